@@ -1,0 +1,3 @@
+from backchannel.cli.main import main
+
+main()

@@ -1,0 +1,67 @@
+"""What every command shares: settings, paths, opening the store, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import click
+
+from backchannel.config import ConfigError, Paths, Settings, load_settings, resolve_paths
+
+
+class UserError(Exception):
+    """An error the user can fix; printed without a traceback."""
+
+    exit_code = 1
+
+
+@dataclass
+class Context:
+    paths: Paths
+    settings: Settings
+
+
+def load_context() -> Context:
+    paths = resolve_paths()
+    try:
+        settings = load_settings(paths)
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    return Context(paths.ensure(), settings)
+
+
+@contextmanager
+def open_store(ctx: Context, read_only: bool = False) -> Iterator[Any]:
+    from backchannel.memory import Store, StoreError
+    from backchannel.memory import entities
+
+    try:
+        store = Store.open(ctx.paths.db_file, read_only=read_only)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        if not read_only:
+            entities.ensure_owner(store, ctx.settings.owner.name, ctx.settings.owner.aliases)
+        yield store
+    finally:
+        store.close()
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, (datetime, date)):
+        return o.isoformat()
+    return str(o)
+
+
+def echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, default=_default, ensure_ascii=False, indent=None))
+
+
+def is_tty() -> bool:
+    return sys.stdout.isatty()

@@ -1,0 +1,60 @@
+"""The `backchannel` command. Subcommands load lazily so `backchannel --help` and
+fast commands never pay for litellm, torch or the daemon."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+# name -> "module:attribute"; each module keeps its own imports.
+COMMANDS: dict[str, str] = {
+    "init": "backchannel.cli.setup_cmds:init",
+    "demo": "backchannel.cli.demo_cmd:demo",
+    "ingest": "backchannel.cli.ingest_cmd:ingest",
+    "sources": "backchannel.cli.memory_cmds:sources",
+    "show": "backchannel.cli.memory_cmds:show",
+    "assertions": "backchannel.cli.memory_cmds:assertions",
+    "entities": "backchannel.cli.memory_cmds:entities",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="backchannel")
+def cli() -> None:
+    """backchannel turns meeting transcripts into a memory of dated, attributed
+    assertions and proposes actions on its own.
+
+    Data lives under XDG paths, or under $BACKCHANNEL_HOME when set.
+    """
+
+
+def main() -> None:
+    from backchannel.cli.common import UserError
+
+    try:
+        cli(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except UserError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)

@@ -1,0 +1,115 @@
+"""Settings: config.toml, then `BACKCHANNEL_*` environment (`__` for nesting).
+
+Secrets never live in the TOML file; see `secrets.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from backchannel.config.paths import Paths, resolve_paths
+from backchannel.config.sections import (
+    ApiSettings,
+    CalendarSettings,
+    DeliverySettings,
+    GateSettings,
+    InboxSettings,
+    LoggingSettings,
+    ModelSettings,
+    OwnerSettings,
+    SandboxSettings,
+    ScheduleSettings,
+    SignalSettings,
+)
+
+
+class ConfigError(Exception):
+    """A bad config file or value; the message names the key and the file."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="BACKCHANNEL_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_assignment=True,
+    )
+
+    owner: OwnerSettings = Field(default_factory=OwnerSettings)
+    models: ModelSettings = Field(default_factory=ModelSettings)
+    inbox: InboxSettings = Field(default_factory=InboxSettings)
+    schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    calendar: CalendarSettings = Field(default_factory=CalendarSettings)
+    signals: SignalSettings = Field(default_factory=SignalSettings)
+    gate: GateSettings = Field(default_factory=GateSettings)
+    delivery: DeliverySettings = Field(default_factory=DeliverySettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The file is passed in as init kwargs; environment wins over it.
+        return env_settings, init_settings
+
+
+# Environment variables that configure where things live, not settings fields.
+_LOCATION_VARS = {"BACKCHANNEL_HOME", "BACKCHANNEL_CONFIG"}
+
+
+def _describe(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+
+
+def load_settings(paths: Paths | None = None, environ: dict[str, str] | None = None) -> Settings:
+    """Load settings for `paths` (default: from the environment).
+
+    Raises ConfigError naming the key and the file for unknown keys and bad values.
+    """
+    paths = paths or resolve_paths(environ)
+    data = _read_toml(paths.config_file) if paths.config_file.exists() else {}
+    saved = None
+    if environ is not None:
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(environ)
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = _describe(err["loc"])
+            env_name = "BACKCHANNEL_" + key.replace(".", "__").upper()
+            where = f"environment variable {env_name}" if env_name in os.environ else f"{paths.config_file}"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown key '{key}' in {where}")
+            else:
+                problems.append(f"bad value for '{key}' in {where}: {err['msg']}")
+        raise ConfigError("; ".join(problems)) from None
+    finally:
+        if saved is not None:
+            os.environ.clear()
+            os.environ.update(saved)

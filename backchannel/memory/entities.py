@@ -1,0 +1,108 @@
+"""Entities and their aliases. Lookups are case- and accent-insensitive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backchannel.memory.store import Store, utcnow
+from backchannel.memory.text import norm_name
+
+KINDS = ("person", "organisation", "role")
+
+
+@dataclass(frozen=True)
+class Entity:
+    id: int
+    kind: str
+    name: str
+    is_owner: bool = False
+
+
+def _row(r: tuple) -> Entity:
+    return Entity(id=r[0], kind=r[1], name=r[2], is_owner=bool(r[3]))
+
+
+def get(store: Store, entity_id: int) -> Entity | None:
+    """The live entity for an id, following merges."""
+    seen = set()
+    while entity_id is not None and entity_id not in seen:
+        seen.add(entity_id)
+        r = store.con.execute(
+            "SELECT id, kind, name, is_owner, merged_into FROM entities WHERE id = ?", [entity_id]
+        ).fetchone()
+        if r is None:
+            return None
+        if r[4] is None:
+            return _row(r)
+        entity_id = r[4]
+    return None
+
+
+def find(store: Store, name: str, kind: str | None = None) -> list[Entity]:
+    """Live entities whose name or an alias matches `name` (normalised)."""
+    n = norm_name(name)
+    sql = """
+        SELECT DISTINCT e.id, e.kind, e.name, e.is_owner FROM entities e
+        LEFT JOIN aliases a ON a.entity_id = e.id
+        WHERE e.merged_into IS NULL AND (e.norm = ? OR a.norm = ?)
+    """
+    params: list = [n, n]
+    if kind:
+        sql += " AND e.kind = ?"
+        params.append(kind)
+    return [_row(r) for r in store.con.execute(sql + " ORDER BY e.id", params).fetchall()]
+
+
+def create(store: Store, name: str, kind: str, *, source_id: str | None = None, is_owner: bool = False) -> Entity:
+    if kind not in KINDS:
+        raise ValueError(f"unknown entity kind {kind!r}")
+    eid = store.scalar(
+        "INSERT INTO entities (kind, name, norm, is_owner, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        [kind, name, norm_name(name), is_owner, utcnow()],
+    )
+    add_alias(store, eid, name, source_id=source_id)
+    return Entity(eid, kind, name, is_owner)
+
+
+def add_alias(store: Store, entity_id: int, alias: str, *, source_id: str | None = None) -> None:
+    n = norm_name(alias)
+    if not n:
+        return
+    store.con.execute(
+        "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [entity_id, alias, n, source_id, utcnow()],
+    )
+
+
+def aliases(store: Store, entity_id: int) -> list[str]:
+    return [r[0] for r in store.con.execute(
+        "SELECT alias FROM aliases WHERE entity_id = ? ORDER BY created_at, alias", [entity_id]).fetchall()]
+
+
+def owner(store: Store) -> Entity | None:
+    r = store.con.execute(
+        "SELECT id, kind, name, is_owner FROM entities WHERE is_owner AND merged_into IS NULL ORDER BY id LIMIT 1"
+    ).fetchone()
+    return _row(r) if r else None
+
+
+def ensure_owner(store: Store, name: str, alias_list: list[str] | tuple[str, ...] = ()) -> Entity:
+    """The owner entity, created from config on first use; config aliases are added each time."""
+    me = owner(store)
+    if me is None:
+        me = create(store, name, "person", is_owner=True)
+    for a in (name, *alias_list):
+        add_alias(store, me.id, a)
+    return me
+
+
+def all_entities(store: Store, kind: str | None = None) -> list[dict]:
+    sql = """
+        SELECT e.id, e.kind, e.name, e.is_owner,
+               list(DISTINCT a.alias ORDER BY a.alias) FILTER (WHERE a.alias IS NOT NULL) AS aliases,
+               (SELECT count(*) FROM assertions s WHERE s.subject_id = e.id OR s.object_id = e.id) AS assertion_count
+        FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
+        WHERE e.merged_into IS NULL {kind}
+        GROUP BY e.id, e.kind, e.name, e.is_owner ORDER BY e.kind, e.name
+    """.format(kind="AND e.kind = ?" if kind else "")
+    return store.query(sql, [kind] if kind else [])

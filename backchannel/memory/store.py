@@ -1,0 +1,155 @@
+"""The one DuckDB file. Opening it applies pending named migrations once each.
+
+DuckDB allows one read-write process or many read-only ones, never both: the
+daemon holds the file while it runs and the CLI talks to it over the local API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+
+class StoreError(Exception):
+    pass
+
+
+class StoreLocked(StoreError):
+    """Another process holds the database file."""
+
+
+def _migration_files() -> list[tuple[str, str]]:
+    pkg = resources.files("backchannel.memory") / "migrations"
+    items = sorted((p.name, p.read_text(encoding="utf-8")) for p in pkg.iterdir() if p.name.endswith(".sql"))
+    return [(name.removesuffix(".sql"), sql) for name, sql in items]
+
+
+def utcnow() -> datetime:
+    """Naive UTC, the form every TIMESTAMP column holds."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class Store:
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool):
+        self.con = con
+        self.path = path
+        self.read_only = read_only
+
+    @classmethod
+    def open(cls, path: Path | str, read_only: bool = False) -> "Store":
+        path = Path(path)
+        if read_only and not path.exists():
+            raise StoreError(f"no database at {path}; run `backchannel init` first")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+        try:
+            con = duckdb.connect(str(path), read_only=read_only, config=config)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLocked(
+                    f"{path} is held by another process (is the daemon running?): {exc}"
+                ) from None
+            raise StoreError(f"cannot open {path}: {exc}") from None
+        con.execute("SET TimeZone = 'UTC'")
+        store = cls(con, path, read_only)
+        if not read_only:
+            store.migrate()
+        return store
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- migrations -------------------------------------------------------
+    def migrate(self) -> list[str]:
+        self.con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
+        )
+        done = {r[0] for r in self.con.execute("SELECT name FROM schema_migrations").fetchall()}
+        applied = []
+        for name, sql in _migration_files():
+            if name in done:
+                continue
+            with self.transaction():
+                self.con.execute(sql)
+                self.con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [name, utcnow()])
+            applied.append(name)
+        return applied
+
+    def applied_migrations(self) -> list[str]:
+        return [r[0] for r in self.con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
+
+    # -- transactions and helpers -----------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield self.con
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            raise
+        else:
+            self.con.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        cur = self.con.execute(sql, params or [])
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        row = self.con.execute(sql, params or []).fetchone()
+        return None if row is None else row[0]
+
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], chunk: int = 400) -> None:
+        """Bulk insert with multi-row VALUES: an order of magnitude faster than executemany."""
+        if not rows:
+            return
+        cols = ", ".join(columns)
+        one = "(" + ", ".join("?" for _ in columns) + ")"
+        for i in range(0, len(rows), chunk):
+            part = rows[i : i + chunk]
+            sql = f"INSERT INTO {table} ({cols}) VALUES " + ", ".join(one for _ in part)
+            self.con.execute(sql, [v for row in part for v in row])
+
+    # -- the event log ----------------------------------------------------
+    def append_event(self, kind: str, data: dict[str, Any] | None = None, *, run_id: str | None = None,
+                     key: str | None = None) -> int | None:
+        """Append to the event log. With an idempotency `key`, a second append of the
+        same key is a no-op and returns None."""
+        if key is not None and self.scalar("SELECT 1 FROM events WHERE key = ?", [key]):
+            return None
+        return self.scalar(
+            "INSERT INTO events (occurred_at, run_id, kind, key, data) VALUES (?, ?, ?, ?, ?) RETURNING seq",
+            [utcnow(), run_id, kind, key, json.dumps(data or {}, default=str)],
+        )
+
+    def events(self, run_id: str | None = None, kind: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        where, params = [], []
+        if run_id:
+            where.append("run_id = ?")
+            params.append(run_id)
+        if kind:
+            where.append("kind = ?")
+            params.append(kind)
+        sql = "SELECT seq, occurred_at, run_id, kind, key, data FROM events"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY seq LIMIT {int(limit)}"
+        rows = self.query(sql, params)
+        for r in rows:
+            r["data"] = json.loads(r["data"]) if r["data"] else {}
+        return rows

@@ -1,0 +1,30 @@
+"""Run an operation: through the running daemon's local API when there is one,
+else in-process on the store (DuckDB allows one writer, so never both)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backchannel.cli.common import Context, UserError, open_store
+
+
+def call(ctx: Context, name: str, args: dict[str, Any] | None = None, *, write: bool = True) -> Any:
+    from backchannel.ops import OpEnv, OpError, invoke
+
+    remote = _daemon_client(ctx)
+    if remote is not None:
+        return remote.call(name, args or {})
+    with open_store(ctx, read_only=False) as store:
+        try:
+            return invoke(OpEnv(store=store, settings=ctx.settings, paths=ctx.paths), name, args)
+        except OpError as exc:
+            raise UserError(str(exc)) from None
+
+
+def _daemon_client(ctx: Context) -> Any:
+    """A client for the running daemon's local API, or None when no daemon runs."""
+    try:
+        from backchannel.daemon.api_client import connect
+    except ImportError:
+        return None
+    return connect(ctx.paths)

@@ -1,0 +1,108 @@
+"""Read-side commands: sources, show, assertions, entities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from backchannel.cli.common import echo_json, load_context
+
+
+def _date(v: Any) -> str:
+    return v.date().isoformat() if hasattr(v, "date") and callable(v.date) else (str(v) if v else "?")
+
+
+def render_assertion(a: dict[str, Any]) -> str:
+    obj = a.get("object") or (f'"{a["object_literal"]}"' if a.get("object_literal") else "")
+    qual = f" [{a['qualifier']}]" if a.get("qualifier") else ""
+    when = ""
+    if a.get("valid_from") or a.get("valid_to"):
+        when = f" ({a.get('valid_from') or '?'} → {a.get('valid_to') or 'now'})"
+    sup = " (superseded)" if a.get("superseded_at") else ""
+    said = f"{a.get('speaker') or '?'}, {_date(a.get('said_at'))}"
+    return f"#{a['id']} {a['subject']} {a['predicate']}{qual} {obj}{when}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
+
+
+@click.command()
+@click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
+def sources(json_output: bool) -> None:
+    """List ingested sources (meetings)."""
+    from backchannel.cli.client import call
+
+    rows = call(load_context(), "sources", {})
+    if json_output:
+        echo_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({r['meeting_date_origin']})  {r['title']}  "
+                   f"{r['utterance_count']} utterances, {r['assertion_count']} assertions")
+    if not rows:
+        click.echo("no sources yet: `backchannel ingest PATH`")
+
+
+@click.command()
+@click.argument("source")
+@click.option("--json", "json_output", is_flag=True, help="Print the source, utterances and assertions as JSON.")
+@click.option("--transcript/--no-transcript", default=False, help="Also print the utterances.")
+def show(source: str, json_output: bool, transcript: bool) -> None:
+    """Show one source (by id, id prefix, path or title) and what was learned from it."""
+    from backchannel.cli.client import call
+
+    src = call(load_context(), "source", {"ref": source, "utterances": json_output or transcript})
+    if json_output:
+        echo_json(src)
+        return
+    click.echo(f"{src['id']}  {src['title']}")
+    click.echo(f"  date: {src['meeting_date']} (from {src['meeting_date_origin']})   format: {src['format']}")
+    click.echo(f"  participants: {', '.join(src['participants'])}")
+    click.echo(f"  path: {src['path']}")
+    if transcript:
+        for u in src["utterances"]:
+            click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")
+    click.echo(f"  {len(src['assertions'])} assertions:")
+    for a in src["assertions"]:
+        click.echo("  " + render_assertion(a).replace("\n", "\n  "))
+
+
+@click.command()
+@click.option("--about", help="Only assertions whose subject or object is this entity (name or alias).")
+@click.option("--predicate", help="Only this predicate (works_at, worked_with, knows, committed_to, ...).")
+@click.option("--current", is_flag=True, help="Leave out superseded assertions.")
+@click.option("--limit", default=1000, show_default=True)
+@click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
+def assertions(about: str | None, predicate: str | None, current: bool, limit: int, json_output: bool) -> None:
+    """List assertions with their evidence."""
+    from backchannel.cli.client import call
+
+    rows = call(load_context(), "assertions", {"about": about, "predicate": predicate,
+                                               "include_superseded": not current, "limit": limit})
+    if json_output:
+        echo_json(rows)
+        return
+    for a in rows:
+        click.echo(render_assertion(a))
+    if not rows:
+        click.echo("no assertions")
+
+
+def list_entities(json_output: bool, kind: str | None = None) -> None:
+    from backchannel.cli.client import call
+
+    rows = call(load_context(), "entities", {"kind": kind})
+    if json_output:
+        echo_json(rows)
+        return
+    for e in rows:
+        owner = " (you)" if e["is_owner"] else ""
+        others = [a for a in (e["aliases"] or []) if a != e["name"]]
+        aka = f"  aka {', '.join(others)}" if others else ""
+        click.echo(f"{e['id']:>6}  {e['kind']:<12} {e['name']}{owner}{aka}  [{e['assertion_count']}]")
+
+
+@click.command()
+@click.option("--kind", type=click.Choice(["person", "organisation", "role"]), help="Only this kind.")
+@click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
+def entities(kind: str | None, json_output: bool) -> None:
+    """List people and organisations with their aliases."""
+    list_entities(json_output, kind)

@@ -1,0 +1,103 @@
+"""Ingest: parse a file, skip it if its content is already stored, extract
+assertions (offline rules or the configured model), write it in one transaction."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from backchannel.config import Settings
+from backchannel.extractors.transcript import TranscriptError
+from backchannel.extractors.writer import QuoteMismatch, existing_source, write_source
+from backchannel.memory.store import Store
+
+TRANSCRIPT_SUFFIXES = {".vtt", ".srt", ".txt", ".text", ".md", ".json"}
+_IGNORED_DIRS = {"processed", "failed"}
+
+
+@dataclass
+class IngestOutcome:
+    path: str
+    status: str  # ingested, skipped, failed
+    source_id: str | None = None
+    assertions: int = 0
+    error: str | None = None
+    title: str | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+def expand_paths(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Files as given; folders walked for transcript files (dot and temp files skipped,
+    and the processed/ and failed/ folders an inbox keeps beside it)."""
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                rel = f.relative_to(p).parts
+                if any(part.startswith(".") or part in _IGNORED_DIRS for part in rel):
+                    continue
+                if f.is_file() and f.suffix.lower() in TRANSCRIPT_SUFFIXES and not f.name.endswith(".error.txt"):
+                    yield f
+        else:
+            yield p
+
+
+def owner_names(settings: Settings) -> list[str]:
+    return [settings.owner.name, *settings.owner.aliases]
+
+
+def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=None, run_id: str | None = None) -> IngestOutcome:
+    from backchannel.extractors.parse import parse_file
+
+    path = Path(path)
+    try:
+        transcript = parse_file(path)
+    except TranscriptError as exc:
+        return IngestOutcome(str(path), "failed", error=exc.reason)
+    except OSError as exc:
+        return IngestOutcome(str(path), "failed", error=f"cannot read: {exc.strerror or exc}")
+    content_hash = transcript.content_hash()
+    known = existing_source(store, content_hash)
+    if known:
+        return IngestOutcome(str(path), "skipped", source_id=known, title=transcript.title,
+                             error=None)
+    names = owner_names(settings)
+    try:
+        extracted, intros, extractor = _extract(transcript, settings, names, gateway=gateway, run_id=run_id)
+        result = write_source(store, transcript, extracted, owner_names=names, extractor=extractor,
+                              self_intros=intros, content_hash=content_hash,
+                              resolve_extra=_resolve_extra(settings, gateway))
+    except QuoteMismatch as exc:
+        return IngestOutcome(str(path), "failed", error=f"internal extractor error: {exc}")
+    except TranscriptError as exc:
+        return IngestOutcome(str(path), "failed", error=exc.reason)
+    status = "ingested" if result.created else "skipped"
+    return IngestOutcome(str(path), status, source_id=result.source_id, assertions=result.assertions,
+                         title=transcript.title)
+
+
+def _extract(transcript, settings: Settings, names: list[str], *, gateway, run_id):
+    from backchannel.extractors import offline
+
+    intros = offline.self_introductions(transcript)
+    if settings.models.extract == "offline" or gateway is None:
+        return offline.extract(transcript, owner_names=names), intros, "offline"
+    model_extract = importlib.import_module("backchannel.extractors.model_extract")
+    result = model_extract.extract_with_model(transcript, gateway=gateway, run_id=run_id, owner_names=names)
+    return result.assertions, intros, settings.models.extract
+
+
+def _resolve_extra(settings: Settings, gateway):
+    """The fuzzy/embedding/model layers, when a model is configured (never offline,
+    where exact and alias matching keep ingest fast and predictable)."""
+    if settings.models.extract == "offline" or gateway is None:
+        return None
+    try:
+        layers = importlib.import_module("backchannel.extractors.resolve_layers")
+    except ImportError:
+        return None
+    return lambda store, name, kind: layers.resolve_extra(store, name, kind, gateway=gateway)

@@ -1,0 +1,129 @@
+"""Entity resolution for one source: speaker labels and mentioned names to entities.
+
+Layers, cheapest first: the source's own speakers and participants; exact name and
+alias match (case- and accent-insensitive); a first name that matches exactly one
+participant ("Marc" -> "Marc Dupont"); then, when the model gateway's layers are
+installed, fuzzy / embedding / model matching (`resolve_layers.resolve_extra`).
+Anything still unknown becomes a new entity with its surface form as alias.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from backchannel.memory import entities
+from backchannel.memory.store import Store
+from backchannel.memory.text import norm_name
+
+# Labels that name a seat, not a person: they stay local to their source.
+_GENERIC_LABEL = re.compile(
+    r"^(speaker|participant|spk|person|unknown|guest|caller|interviewer|interviewee|moderator|host|"
+    r"attendee|user|voice|member|chair|witness)\s*[-_#]?\s*\w{0,3}$",
+    re.IGNORECASE,
+)
+_ROLE_WORDS = {
+    "project manager", "marketing", "marketing expert", "user interface", "industrial designer",
+    "professor", "phd", "grad", "postdoc", "chairman", "chair", "the chair", "clerk", "presenter",
+    "narrator", "audience", "everyone", "all", "crowd", "group", "team", "unknown",
+}
+
+
+def looks_like_person_name(label: str) -> bool:
+    """A speaker label that can be a person's name ("Marc", "Sophie Martin", "Dr. Lee")."""
+    s = label.strip()
+    if not s or any(ch.isdigit() for ch in s) or _GENERIC_LABEL.match(s):
+        return False
+    if norm_name(s) in _ROLE_WORDS or len(s.split()) > 4:
+        return False
+    words = [w for w in re.split(r"[\s\-]+", s) if w]
+    return all(w[0].isupper() or w.lower() in {"de", "van", "von", "da", "di", "le", "la", "du", "del", "der"} for w in words)
+
+
+@dataclass
+class SourceResolver:
+    """Resolves names for one source being written; caches what it decided."""
+
+    store: Store
+    source_id: str
+    source_title: str
+    owner_id: int
+    owner_norms: set[str]
+    participants: Sequence[str] = ()
+    self_intros: dict[str, str] = field(default_factory=dict)
+    extra: Callable[..., tuple[int | None, str, float]] | None = None
+    speaker_ids: dict[str, int] = field(default_factory=dict)
+    _cache: dict[tuple[str, str], int] = field(default_factory=dict)
+    created: int = 0
+
+    # -- speakers ---------------------------------------------------------
+    def speaker(self, label: str | None) -> int | None:
+        if not label:
+            return None
+        if label in self.speaker_ids:
+            return self.speaker_ids[label]
+        if norm_name(label) in self.owner_norms:
+            eid = self.owner_id
+        elif label in self.self_intros:
+            eid = self.mention(self.self_intros[label], "person")
+            if not looks_like_person_name(label):
+                entities.add_alias(self.store, eid, f"{label} ({self.source_title})", source_id=self.source_id)
+            else:
+                entities.add_alias(self.store, eid, label, source_id=self.source_id)
+        elif looks_like_person_name(label):
+            eid = self.mention(label, "person")
+        else:
+            # A seat label ("Speaker 2", "Project Manager"): a person known only in this source.
+            local = f"{label} ({self.source_title})"
+            found = entities.find(self.store, local, "person")
+            eid = found[0].id if found else self._create(local, "person")
+        self.speaker_ids[label] = eid
+        return eid
+
+    # -- mentions ---------------------------------------------------------
+    def mention(self, name: str, kind: str) -> int:
+        key = (norm_name(name), kind)
+        if key in self._cache:
+            return self._cache[key]
+        eid = self._resolve(name, kind)
+        self._cache[key] = eid
+        return eid
+
+    def _resolve(self, name: str, kind: str) -> int:
+        n = norm_name(name)
+        if kind == "person" and n in self.owner_norms:
+            return self.owner_id
+        found = entities.find(self.store, name, kind)
+        if len(found) == 1:
+            return found[0].id
+        if len(found) > 1:
+            # Prefer someone present in this meeting; else the most recently created.
+            present = {self.speaker_ids.get(p) for p in self.participants} | set(self.speaker_ids.values())
+            for e in found:
+                if e.id in present:
+                    return e.id
+            return found[-1].id
+        if kind == "person" and " " not in n:
+            full = self._first_name_match(n)
+            if full is not None:
+                entities.add_alias(self.store, full, name, source_id=self.source_id)
+                return full
+        if self.extra is not None:
+            eid, method, score = self.extra(self.store, name, kind)
+            if eid is not None:
+                entities.add_alias(self.store, eid, name, source_id=self.source_id)
+                return eid
+        return self._create(name, kind)
+
+    def _first_name_match(self, first: str) -> int | None:
+        """'Marc' -> 'Marc Dupont' when exactly one participant of this source has that first name."""
+        matches = {p for p in self.participants if norm_name(p).split(" ")[0] == first and " " in norm_name(p)}
+        if len(matches) != 1:
+            return None
+        (full,) = matches
+        return self.mention(full, "person")
+
+    def _create(self, name: str, kind: str) -> int:
+        self.created += 1
+        return entities.create(self.store, name, kind, source_id=self.source_id).id

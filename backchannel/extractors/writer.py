@@ -1,0 +1,139 @@
+"""Writes one parsed and extracted source to the store in ONE transaction:
+a failure anywhere leaves no partial rows, and a kill -9 leaves either the whole
+source or nothing (DuckDB replays only committed transactions)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from backchannel.extractors.resolve import SourceResolver, looks_like_person_name
+from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
+from backchannel.extractors.transcript import Transcript
+from backchannel.memory import entities
+from backchannel.memory.store import Store, utcnow
+from backchannel.memory.text import norm_name
+
+
+class QuoteMismatch(Exception):
+    """An extractor produced a quote that is not the slice it claims: a bug, never stored."""
+
+
+@dataclass
+class WriteResult:
+    source_id: str
+    created: bool  # False: the same content was already stored
+    assertions: int = 0
+    entities_created: int = 0
+
+
+def source_id_for(content_hash: str) -> str:
+    return "S" + content_hash[:12]
+
+
+def existing_source(store: Store, content_hash: str) -> str | None:
+    return store.scalar("SELECT id FROM sources WHERE content_hash = ?", [content_hash])
+
+
+def _optional(module: str, attr: str):
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return None
+
+
+def write_source(
+    store: Store,
+    transcript: Transcript,
+    extracted: Sequence[ExtractedAssertion],
+    *,
+    owner_names: Sequence[str],
+    extractor: str,
+    self_intros: dict[str, str] | None = None,
+    resolve_extra=None,
+    content_hash: str | None = None,
+) -> WriteResult:
+    content_hash = content_hash or transcript.content_hash()
+    sid = source_id_for(content_hash)
+    with store.transaction():
+        if existing_source(store, content_hash):
+            return WriteResult(sid, created=False)
+        me = entities.ensure_owner(store, owner_names[0] if owner_names else "Me", list(owner_names[1:]))
+        title = transcript.title or sid
+        participants = list(transcript.participants or transcript.speakers())
+        store.con.execute(
+            """INSERT INTO sources (id, content_hash, path, title, format, meeting_date, meeting_date_origin,
+                   participants, utterance_count, extractor, ingested_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            [sid, content_hash, transcript.path, title, transcript.format, transcript.meeting_date,
+             transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow()],
+        )
+        resolver = SourceResolver(
+            store, sid, title, me.id, {norm_name(n) for n in owner_names if n},
+            participants=participants, self_intros=dict(self_intros or {}), extra=resolve_extra,
+        )
+        for label in transcript.speakers():
+            resolver.speaker(label)
+        for p in participants:
+            if looks_like_person_name(p) and p not in resolver.speaker_ids:
+                resolver.mention(p, "person")
+
+        store.insert_rows(
+            "utterances", ["source_id", "idx", "speaker", "speaker_id", "start_s", "end_s", "text"],
+            [(sid, u.idx, u.speaker, resolver.speaker(u.speaker), u.start_s, u.end_s, u.text)
+             for u in transcript.utterances],
+        )
+        rows = _assertion_rows(transcript, extracted, resolver, sid, extractor)
+        store.insert_rows(
+            "assertions",
+            ["subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id",
+             "said_at", "valid_from", "valid_to", "recorded_at", "confidence", "modality", "source_id",
+             "utterance_idx", "span_start", "span_end", "quote", "date_phrase", "extractor"],
+            rows,
+        )
+        ids = [r[0] for r in store.con.execute(
+            "SELECT id FROM assertions WHERE source_id = ? ORDER BY id", [sid]).fetchall()] if rows else []
+        store.con.execute("UPDATE sources SET assertion_count = ? WHERE id = ?", [len(rows), sid])
+        supersede = _optional("backchannel.memory.supersede", "apply")
+        if supersede is not None and ids:
+            supersede(store, ids)
+        store.append_event(
+            "source_ingested",
+            {"source_id": sid, "path": transcript.path, "assertions": len(rows), "extractor": extractor},
+            key=f"ingest:{content_hash}",
+        )
+        return WriteResult(sid, created=True, assertions=len(rows), entities_created=resolver.created)
+
+
+def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAssertion], resolver: SourceResolver,
+                    sid: str, extractor: str) -> list[tuple]:
+    said_at: datetime | None = transcript.meeting_date
+    now = utcnow()
+    by_idx = {u.idx: u for u in transcript.utterances}
+    rows: list[tuple] = []
+    seen: set[tuple] = set()
+    for a in extracted:
+        u = by_idx.get(a.utterance_idx)
+        if u is None or u.text[a.span_start:a.span_end] != a.quote:
+            raise QuoteMismatch(f"quote {a.quote!r} is not utterance {a.utterance_idx}[{a.span_start}:{a.span_end}]")
+        if a.predicate not in PREDICATES or a.modality not in MODALITIES:
+            raise ValueError(f"unknown predicate/modality {a.predicate!r}/{a.modality!r}")
+        speaker_id = resolver.speaker(u.speaker)
+        subject_id = speaker_id if a.subject.is_speaker else resolver.mention(a.subject.name, a.subject.kind)
+        if subject_id is None:
+            continue
+        object_id = None
+        if a.object is not None:
+            object_id = speaker_id if a.object.is_speaker else resolver.mention(a.object.name, a.object.kind)
+            if object_id == subject_id:
+                continue
+        key = (subject_id, a.predicate, object_id, a.object_literal, a.qualifier, a.utterance_idx, a.span_start)
+        if key in seen:
+            continue
+        seen.add(key)
+        rows.append((subject_id, a.predicate, object_id, a.object_literal, a.qualifier, speaker_id, said_at,
+                     a.valid_from, a.valid_to, now, a.confidence, a.modality, sid, a.utterance_idx,
+                     a.span_start, a.span_end, a.quote, a.date_phrase, extractor))
+    return rows

@@ -1,0 +1,108 @@
+"""Operations on the memory: ingest, and the read-side listings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backchannel.memory import entities as entity_repo
+from backchannel.ops import OpEnv, OpError
+
+ASSERTION_COLUMNS = """
+    a.id, a.predicate, a.subject_id, s.name AS subject, a.object_id, o.name AS object,
+    a.object_literal, a.qualifier, a.speaker_id, sp.name AS speaker, a.said_at, a.valid_from, a.valid_to,
+    a.recorded_at, a.superseded_at, a.confidence, a.modality, a.source_id, a.utterance_idx,
+    a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor
+"""
+ASSERTION_JOINS = """
+    FROM assertions a
+    JOIN entities s ON s.id = a.subject_id
+    LEFT JOIN entities o ON o.id = a.object_id
+    LEFT JOIN entities sp ON sp.id = a.speaker_id
+"""
+
+
+def ingest(env: OpEnv, paths: list[str]) -> dict[str, Any]:
+    """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}."""
+    from backchannel.extractors.ingest import ingest_file
+
+    gateway = _gateway(env)
+    results = [ingest_file(env.store, env.settings, p, gateway=gateway) for p in paths]
+    return {
+        "ingested": sum(r.status == "ingested" for r in results),
+        "skipped": sum(r.status == "skipped" for r in results),
+        "failed": [{"path": r.path, "error": r.error} for r in results if r.status == "failed"],
+        "results": [r.to_dict() for r in results],
+    }
+
+
+def _gateway(env: OpEnv):
+    if env.settings.models.extract == "offline":
+        return None
+    from backchannel.agent.models import Gateway
+
+    return Gateway(env.settings, env.store, env.paths)
+
+
+def sources(env: OpEnv, limit: int = 1000) -> list[dict[str, Any]]:
+    return env.store.query(
+        """SELECT id, title, format, meeting_date, meeting_date_origin, participants, utterance_count,
+                  assertion_count, extractor, path, content_hash, ingested_at
+           FROM sources ORDER BY meeting_date NULLS LAST, ingested_at LIMIT ?""",
+        [int(limit)],
+    )
+
+
+def _find_source(env: OpEnv, ref: str) -> dict[str, Any]:
+    rows = env.store.query(
+        "SELECT * FROM sources WHERE id = ? OR content_hash LIKE ? OR path = ? OR title = ? ORDER BY id",
+        [ref, ref.lower() + "%" if len(ref) >= 6 else "\x00", ref, ref],
+    )
+    if not rows:
+        rows = env.store.query("SELECT * FROM sources WHERE id LIKE ? ORDER BY id", [ref + "%"])
+    if not rows:
+        raise OpError(f"no source matches {ref!r} (see `backchannel sources`)")
+    if len(rows) > 1:
+        raise OpError(f"{ref!r} matches {len(rows)} sources: " + ", ".join(r["id"] for r in rows[:5]))
+    return rows[0]
+
+
+def source(env: OpEnv, ref: str, utterances: bool = True) -> dict[str, Any]:
+    src = _find_source(env, ref)
+    out = dict(src)
+    if utterances:
+        out["utterances"] = env.store.query(
+            "SELECT idx, speaker, speaker_id, start_s, end_s, text FROM utterances WHERE source_id = ? ORDER BY idx",
+            [src["id"]],
+        )
+    out["assertions"] = env.store.query(
+        f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE a.source_id = ? ORDER BY a.utterance_idx, a.id",
+        [src["id"]],
+    )
+    return out
+
+
+def assertions(env: OpEnv, about: str | None = None, predicate: str | None = None,
+               include_superseded: bool = True, limit: int = 1000) -> list[dict[str, Any]]:
+    where, params = [], []
+    if about:
+        found = entity_repo.find(env.store, about)
+        if not found:
+            raise OpError(f"no entity named {about!r} (see `backchannel entities`)")
+        ids = [e.id for e in found]
+        marks = ", ".join("?" for _ in ids)
+        where.append(f"(a.subject_id IN ({marks}) OR a.object_id IN ({marks}))")
+        params += ids + ids
+    if predicate:
+        where.append("a.predicate = ?")
+        params.append(predicate)
+    if not include_superseded:
+        where.append("a.superseded_at IS NULL")
+    sql = f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY a.said_at NULLS LAST, a.id LIMIT ?"
+    return env.store.query(sql, params + [int(limit)])
+
+
+def entities(env: OpEnv, kind: str | None = None) -> list[dict[str, Any]]:
+    return entity_repo.all_entities(env.store, kind)

@@ -1,0 +1,131 @@
+"""Ingest + offline extraction throughput on generated 8k-word meetings.
+
+Prints JSON: meetings/min, p50/p95 seconds per meeting, words/s, assertions, peak RSS.
+Usage: python bench/ingest.py [--meetings 40] [--words 8000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIRST = ["Marc", "Sophie", "Julie", "Tom", "Priya", "Nadia", "Paul", "Karl", "Laura", "Omar", "Ines", "Lucas",
+         "Chloe", "Hugo", "Emma", "Noah", "Lea", "Arthur", "Jade", "Louis"]
+LAST = ["Dupont", "Martin", "Bernard", "Becker", "Shah", "Haddad", "Girard", "Weber", "Chen", "Khan", "Costa",
+        "Moreau", "Laurent", "Simon", "Michel", "Lefebvre", "Garcia", "Roux", "Fournier", "Blanc"]
+ORGS = ["Acme", "Globex", "Initech", "Umbrella Corp", "Hooli", "Stark Industries", "Wayne Enterprises",
+        "Soylent", "Vandelay Industries", "Cyberdyne"]
+TITLES = ["CIO", "CTO", "CFO", "head of procurement", "VP of Engineering", "chief executive"]
+FILLER = [
+    "I think we should look at the numbers again before we decide anything.",
+    "The rollout went fine in the first region but the second one is behind schedule.",
+    "Can everyone see my screen? Let me share the deck from last week.",
+    "We had some issues with the vendor, mostly around support response times.",
+    "Honestly the budget is tight this quarter, so let's prioritise the essentials.",
+    "That makes sense to me, as long as the timeline holds.",
+    "Let's park that and come back to it at the end of the meeting.",
+    "The customer feedback was mostly positive, with a few complaints about onboarding.",
+    "We need a clearer owner for the migration work, otherwise it will slip.",
+    "Right, and the security review is still pending on their side.",
+]
+
+
+def person(rng: random.Random) -> str:
+    return f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+
+
+def fact(rng: random.Random) -> str:
+    p, q, org = person(rng), person(rng), rng.choice(ORGS)
+    return rng.choice([
+        f"{p} is the {rng.choice(TITLES)} of {org}.",
+        f"{p} and I worked together at {org} from {rng.randint(2008, 2016)} to {rng.randint(2017, 2024)}.",
+        f"I know {p} well, we met years ago.",
+        f"{p} introduced me to {q} last year.",
+        f"I'll send you the pricing by Friday.",
+        f"{p} joined {org} {rng.randint(2, 20)} months ago.",
+    ])
+
+
+def meeting(rng: random.Random, words: int, i: int) -> str:
+    speakers = [person(rng) for _ in range(4)]
+    lines, count, t = [], 0, 0
+    while count < words:
+        sentences = [fact(rng) if rng.random() < 0.08 else rng.choice(FILLER) for _ in range(rng.randint(1, 4))]
+        text = " ".join(sentences)
+        t += rng.randint(5, 40)
+        lines.append(f"[{t // 3600:02d}:{t % 3600 // 60:02d}:{t % 60:02d}] {rng.choice(speakers)}: {text}")
+        count += len(text.split())
+    day = f"2026-{1 + i % 12:02d}-{1 + i % 27:02d}"
+    head = f"---\ntitle: Meeting {i}\ndate: {day} 10:00\nparticipants: [{', '.join(speakers)}]\n---\n"
+    return head + "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--meetings", type=int, default=40)
+    ap.add_argument("--words", type=int, default=8000)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    os.environ["BACKCHANNEL_HOME"] = str(work / "home")
+    from backchannel.config import load_settings, resolve_paths
+    from backchannel.extractors.ingest import ingest_file
+    from backchannel.memory import Store
+
+    rng = random.Random(args.seed)
+    corpus = work / "corpus"
+    corpus.mkdir()
+    files = []
+    for i in range(args.meetings):
+        f = corpus / f"meeting-{i:04d}.txt"
+        f.write_text(meeting(rng, args.words, i), encoding="utf-8")
+        files.append(f)
+
+    paths = resolve_paths().ensure()
+    settings = load_settings(paths)
+    store = Store.open(paths.db_file)
+    per, assertions = [], 0
+    started = time.perf_counter()
+    for f in files:
+        t0 = time.perf_counter()
+        out = ingest_file(store, settings, f)
+        per.append(time.perf_counter() - t0)
+        if out.status != "ingested":
+            print(json.dumps({"error": f"{f}: {out.status} {out.error}"}), file=sys.stderr)
+            sys.exit(1)
+        assertions += out.assertions
+    total = time.perf_counter() - started
+    # Idempotency pass: the same files again must all be skipped, and cheaply.
+    t0 = time.perf_counter()
+    skipped = sum(ingest_file(store, settings, f).status == "skipped" for f in files)
+    reingest = time.perf_counter() - t0
+    store.close()
+    per.sort()
+    print(json.dumps({
+        "bench": "ingest+offline-extraction",
+        "meetings": args.meetings,
+        "words_per_meeting": args.words,
+        "meetings_per_min": round(args.meetings / total * 60, 1),
+        "target_meetings_per_min": 60,
+        "p50_s": round(statistics.median(per), 3),
+        "p95_s": round(per[int(0.95 * (len(per) - 1))], 3),
+        "words_per_s": round(args.meetings * args.words / total),
+        "assertions": assertions,
+        "reingest_skipped": skipped,
+        "reingest_s_per_meeting": round(reingest / args.meetings, 4),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "cpus": os.cpu_count(),
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

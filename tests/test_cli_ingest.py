@@ -1,0 +1,86 @@
+"""The CLI end to end in a temp home: init, ingest (idempotent, failures reported),
+listings with stable JSON, and a kill -9 during a bulk ingest."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from backchannel.demo import corpus_files
+
+
+def bc(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, "-m", "backchannel", *args], capture_output=True, text=True, timeout=120)
+    if check and r.returncode != 0:
+        raise AssertionError(f"backchannel {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def test_init_ingest_list(home, tmp_path):
+    out = json.loads(bc("init", "--name", "Alex Moreau", "--alias", "Alex", "--json").stdout)
+    assert Path(out["config"]).exists() and "0001_core" in out["migrations"]
+    folder = tmp_path / "meetings"
+    folder.mkdir()
+    for f in corpus_files():
+        (folder / f.name).write_bytes(f.read_bytes())
+    (folder / "broken.vtt").write_text("WEBVTT\n\nnot a cue at all\n")
+    r = bc("ingest", str(folder), "--json", check=False)
+    summary = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert summary["ingested"] == 4 and summary["skipped"] == 0
+    assert [Path(f["path"]).name for f in summary["failed"]] == ["broken.vtt"]
+    assert summary["failed"][0]["error"]
+
+    again = json.loads(bc("ingest", str(folder / corpus_files()[0].name), "--json").stdout)
+    assert again == {"ingested": 0, "skipped": 1, "failed": []}
+
+    sources = json.loads(bc("sources", "--json").stdout)
+    assert len(sources) == 4
+    assert {s["meeting_date_origin"] for s in sources} <= {"front_matter", "json", "vtt_note", "filename"}
+
+    about = json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
+    assert about, "the seed story must teach something about Sophie Martin"
+    for a in about:
+        assert a["quote"] and a["speaker"] and a["source_id"]
+    worked = [a for a in about if a["predicate"] == "worked_with"]
+    assert worked and worked[0]["speaker"] == "Marc Dupont"
+    assert str(worked[0]["valid_from"]).startswith("2016") and str(worked[0]["valid_to"]).startswith("2021")
+    cio = [a for a in about if a["predicate"] == "works_at" and a["object"] == "Acme"]
+    assert cio and cio[0]["qualifier"] == "CIO" and cio[0]["speaker"] == "Julie Bernard"
+
+    ents = json.loads(bc("entities", "--json").stdout)
+    owner = [e for e in ents if e["is_owner"]]
+    assert len(owner) == 1 and owner[0]["name"] == "Alex Moreau"
+    shown = json.loads(bc("show", sources[0]["id"], "--json").stdout)
+    assert shown["utterances"] and shown["id"] == sources[0]["id"]
+    assert "Sophie Martin" in bc("assertions", "--about", "sophie martin").stdout
+
+
+def test_kill_9_during_bulk_ingest_then_rerun_stores_each_source_once(home, tmp_path):
+    folder = tmp_path / "bulk"
+    folder.mkdir()
+    words = "We reviewed the roadmap and the budget in detail today. " * 60
+    for i in range(60):
+        (folder / f"2026-01-{1 + i % 28:02d}-m{i:03d}.txt").write_text(
+            "".join(f"Speaker {j % 3}: {words} item {i}-{j}\n" for j in range(12)), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "ingest", str(folder), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    db = home / "data" / "backchannel.duckdb"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (db.exists() and db.stat().st_size > 0):
+        time.sleep(0.05)
+    time.sleep(1.5)  # let some, not all, sources commit
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    r = bc("ingest", str(folder), "--json")
+    summary = json.loads(r.stdout)
+    assert summary["failed"] == []
+    assert summary["ingested"] + summary["skipped"] == 60
+    sources = json.loads(bc("sources", "--json").stdout)
+    assert len(sources) == 60
+    assert len({s["content_hash"] for s in sources}) == 60

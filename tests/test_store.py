@@ -1,0 +1,67 @@
+"""The DuckDB store: named migrations once each, the event log, one transaction per source."""
+
+from __future__ import annotations
+
+import pytest
+
+from backchannel.memory import Store, StoreLocked
+from backchannel.memory import entities
+
+
+def test_migrations_apply_once(home, tmp_path):
+    db = tmp_path / "m.duckdb"
+    with Store.open(db) as s:
+        first = s.applied_migrations()
+        assert "0001_core" in first
+    with Store.open(db) as s:
+        assert s.migrate() == []
+        assert s.applied_migrations() == first
+
+
+def test_event_log_idempotency_key(store):
+    assert store.append_event("step", {"n": 1}, run_id="R1", key="R1:step") is not None
+    assert store.append_event("step", {"n": 2}, run_id="R1", key="R1:step") is None
+    rows = store.events(run_id="R1")
+    assert len(rows) == 1 and rows[0]["data"] == {"n": 1}
+
+
+def test_transaction_rolls_back_everything(store):
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            entities.create(store, "Half Written", "person")
+            raise RuntimeError("boom")
+    assert entities.find(store, "Half Written") == []
+
+
+def test_entity_lookup_is_case_and_accent_insensitive(store):
+    e = entities.create(store, "Sophie Martín", "person")
+    entities.add_alias(store, e.id, "Sophie")
+    assert [x.id for x in entities.find(store, "sophie martin")] == [e.id]
+    assert [x.id for x in entities.find(store, "SOPHIE")] == [e.id]
+    assert entities.find(store, "Sophie", kind="organisation") == []
+
+
+def test_owner_is_created_once(store):
+    a = entities.ensure_owner(store, "Alex Moreau", ["Alex"])
+    b = entities.ensure_owner(store, "Alex Moreau", ["Alex", "AM"])
+    assert a.id == b.id and a.is_owner
+    assert set(entities.aliases(store, a.id)) >= {"Alex Moreau", "Alex", "AM"}
+
+
+def test_second_writer_is_refused_with_clear_error(tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "locked.duckdb"
+    Store.open(db).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import duckdb,time; c=duckdb.connect({str(db)!r}); print('held', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreLocked, match="another process"):
+            Store.open(db)
+    finally:
+        holder.kill()
+        holder.wait()

@@ -1,0 +1,89 @@
+"""The writer: one transaction per source, idempotent by content, entity resolution."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from backchannel.extractors.result import ExtractedAssertion, Mention
+from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extractors.writer import QuoteMismatch, write_source
+from backchannel.memory import entities
+
+OWNER = ["Alex Moreau", "Alex"]
+
+
+def transcript(lines, participants=(), date=datetime(2025, 9, 18, 8, 30)) -> Transcript:
+    return Transcript(
+        utterances=[Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)],
+        format="text", title="Coffee", meeting_date=date, meeting_date_origin="front_matter",
+        participants=list(participants),
+    )
+
+
+def quote_of(t: Transcript, idx: int, phrase: str) -> dict:
+    start = t.utterances[idx].text.index(phrase)
+    return {"utterance_idx": idx, "span_start": start, "span_end": start + len(phrase), "quote": phrase}
+
+
+def test_marc_resolves_to_marc_dupont_among_participants(store):
+    t = transcript([("Marc", "Sophie Martin and I worked together at Globex."), ("Alex", "Nice.")],
+                   participants=["Marc Dupont", "Alex Moreau"])
+    a = ExtractedAssertion(Mention("Marc", "person", is_speaker=True), "worked_with",
+                           object=Mention("Sophie Martin", "person"), qualifier="Globex",
+                           **quote_of(t, 0, "Sophie Martin and I worked together at Globex"))
+    r = write_source(store, t, [a], owner_names=OWNER, extractor="test")
+    assert r.created and r.assertions == 1
+    marc = entities.find(store, "Marc Dupont")
+    assert len(marc) == 1 and entities.find(store, "Marc")[0].id == marc[0].id
+    row = store.query("SELECT * FROM assertions")[0]
+    assert row["subject_id"] == marc[0].id == row["speaker_id"]
+    assert row["said_at"] == datetime(2025, 9, 18, 8, 30)
+    alex = entities.owner(store)
+    assert alex.name == "Alex Moreau"
+    speakers = store.query("SELECT speaker, speaker_id FROM utterances ORDER BY idx")
+    assert speakers[1]["speaker_id"] == alex.id
+
+
+def test_same_content_twice_is_stored_once(store):
+    t = transcript([("Marc Dupont", "Hello there.")])
+    assert write_source(store, t, [], owner_names=OWNER, extractor="test").created
+    again = transcript([("marc dupont", "Hello   there. ")])  # same after normalisation
+    r = write_source(store, again, [], owner_names=OWNER, extractor="test")
+    assert not r.created
+    assert store.scalar("SELECT count(*) FROM sources") == 1
+    assert store.scalar("SELECT count(*) FROM utterances") == 1
+
+
+def test_bad_quote_leaves_no_partial_rows(store):
+    t = transcript([("Marc Dupont", "I know Sophie Martin well.")])
+    bad = ExtractedAssertion(Mention("Marc Dupont", "person", True), "knows", object=Mention("Sophie Martin", "person"),
+                             utterance_idx=0, span_start=0, span_end=5, quote="I know Sophie")
+    with pytest.raises(QuoteMismatch):
+        write_source(store, t, [bad], owner_names=OWNER, extractor="test")
+    for table in ("sources", "utterances", "assertions", "events"):
+        assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table
+    assert entities.find(store, "Sophie Martin") == []
+
+
+def test_seat_labels_stay_local_unless_self_introduced(store):
+    t = transcript([("Speaker 2", "I'm Sarah, the project manager."), ("Speaker 3", "Hi.")])
+    write_source(store, t, [], owner_names=OWNER, extractor="test", self_intros={"Speaker 2": "Sarah"})
+    sarah = entities.find(store, "Sarah")
+    assert len(sarah) == 1
+    assert entities.find(store, "Speaker 2") == []  # a seat, not a global alias
+    assert entities.find(store, "Speaker 3 (Coffee)")
+
+
+def test_speaker_is_distinct_from_subject_for_reported_facts(store):
+    t = transcript([("Julie Bernard", "Sophie Martin is now the CIO of Acme.")])
+    a = ExtractedAssertion(Mention("Sophie Martin", "person"), "works_at", object=Mention("Acme", "organisation"),
+                           qualifier="CIO", modality="reported",
+                           **quote_of(t, 0, "Sophie Martin is now the CIO of Acme"))
+    write_source(store, t, [a], owner_names=OWNER, extractor="test")
+    row = store.query("""SELECT s.name subj, o.name obj, sp.name speaker, a.qualifier FROM assertions a
+                         JOIN entities s ON s.id=a.subject_id JOIN entities o ON o.id=a.object_id
+                         JOIN entities sp ON sp.id=a.speaker_id""")[0]
+    assert row == {"subj": "Sophie Martin", "obj": "Acme", "speaker": "Julie Bernard", "qualifier": "CIO"}
+    assert entities.find(store, "Acme")[0].kind == "organisation"

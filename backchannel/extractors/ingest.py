@@ -13,7 +13,7 @@ from backchannel.extractors.transcript import TranscriptError
 from backchannel.extractors.writer import QuoteMismatch, existing_source, write_source
 from backchannel.memory.store import Store
 
-TRANSCRIPT_SUFFIXES = {".vtt", ".srt", ".txt", ".text", ".md", ".json"}
+TRANSCRIPT_SUFFIXES = {".vtt", ".webvtt", ".srt", ".txt", ".text", ".md", ".markdown", ".json"}
 _IGNORED_DIRS = {"processed", "failed"}
 
 

@@ -62,6 +62,8 @@ class ScheduleSettings(Section):
     misfire_grace_s: int = 6 * 3600
     interval_s: float | None = None  # a plain interval, handy for tests and demos
     wallclock_check_s: float = 60.0
+    wallclock_jump_s: float = 120.0  # wall minus monotonic drift that counts as a suspend
+    timezone: str | None = None  # zone of the cron strings; default: owner.timezone
 
 
 class CalendarSettings(Section):
@@ -69,12 +71,16 @@ class CalendarSettings(Section):
     lead_hours: float = 24.0
     refresh_s: float = 900.0
     horizon_days: int = 14
+    timeout_s: float = 20.0  # per URL fetch
+    timezone: str | None = None  # for floating times and all-day events; default: owner.timezone
 
 
 class SignalSettings(Section):
     feeds: list[str] = Field(default_factory=list)  # RSS/Atom URLs or paths
     drop_dir: Path | None = None  # default: <data_dir>/signals
     refresh_s: float = 1800.0
+    drop_poll_s: float = 30.0  # how often the drop folder is scanned
+    timeout_s: float = 20.0  # per feed fetch
 
 
 class GateSettings(Section):
@@ -97,6 +103,8 @@ class EmailSettings(Section):
     to: str | None = None  # default: owner.email
     digest: bool = False
     timeout_s: float = 30.0
+    digest_time: str = "08:00"  # when the daily digest goes out, local to owner.timezone
+    ca_file: Path | None = None  # a private CA for a self-hosted SMTP server's certificate
 
 
 class SlackSettings(Section):
@@ -116,6 +124,8 @@ class DeliverySettings(Section):
     apprise_urls_secret: str = "apprise_urls"
     max_attempts: int = 8
     link_ttl_hours: int = 72
+    retry_base_s: float = 30.0  # first retry delay; doubles per failed attempt
+    retry_max_s: float = 6 * 3600.0  # the delay stops growing here; a delivery is never dropped
     public_base_url: str | None = None  # default: the local API address
 
 
@@ -127,6 +137,8 @@ class SandboxSettings(Section):
     max_result_bytes: int = 2_000_000
     max_api_calls: int = 10_000
     max_rows: int = 5_000_000
+    max_file_bytes: int = 16_000_000  # RLIMIT_FSIZE: largest file the child may write in its temp dir
+    max_open_files: int = 64  # RLIMIT_NOFILE of the child
 
 
 class ApiSettings(Section):

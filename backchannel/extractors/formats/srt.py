@@ -21,7 +21,12 @@ _HAS_TIMING = re.compile(r"\d+:\d{1,2}:\d{1,2}[,.]\d{1,3}\s*-->\s*\d+:\d{1,2}:\d
 
 def parse_srt(text: str, name: str | None = None) -> Parsed:
     """An SRT file's segments (cues split by speaker lines, merged into sentence runs)."""
+    import logging
+
     import srt  # only SRT files pay for it
+
+    # Skipped blocks are reported through our own error path, not as stray warnings on stderr.
+    logging.getLogger("srt").setLevel(logging.ERROR)
 
     text = text.lstrip("\ufeff").replace("\x00", "")
     if not _HAS_TIMING.search(text):

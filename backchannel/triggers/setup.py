@@ -1,0 +1,103 @@
+"""All triggers built from the settings, started, reloaded and stopped
+together: what the daemon plugs in. Default folders come from the data dir."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from backchannel.config.paths import Paths
+from backchannel.config.settings import Settings
+from backchannel.triggers.calendar import CalendarTrigger
+from backchannel.triggers.inbox import InboxTrigger
+from backchannel.triggers.schedule import ScheduleTrigger
+from backchannel.triggers.signals import SignalTrigger
+from backchannel.triggers.wake import SYSTEM_CLOCK, Clock
+
+
+def inbox_dir(settings: Settings, paths: Paths) -> Path:
+    """`[inbox] path`, else `<data dir>/inbox`; processed/ and failed/ sit beside it."""
+    return Path(settings.inbox.path).expanduser() if settings.inbox.path else paths.data_dir / "inbox"
+
+
+def signals_dir(settings: Settings, paths: Paths) -> Path:
+    """`[signals] drop_dir`, else `<data dir>/signals`."""
+    return Path(settings.signals.drop_dir).expanduser() if settings.signals.drop_dir else paths.data_dir / "signals"
+
+
+@dataclass
+class Triggers:
+    schedule: ScheduleTrigger
+    inbox: InboxTrigger | None  # None when [inbox] enabled = false
+    calendar: CalendarTrigger
+    signals: SignalTrigger
+    settings: Settings
+    paths: Paths
+    queue: asyncio.Queue
+    clock: Clock
+
+    async def start(self, last_sweep: datetime | None = None) -> None:
+        """Start every trigger. `last_sweep`: the scheduled time of the last
+        sweep the daemon handled, to catch up once on runs missed while down."""
+        self.schedule.start(last_fire=last_sweep)
+        if self.inbox is not None:
+            await self.inbox.start()
+        self.calendar.start()
+        self.signals.start()
+
+    async def stop(self) -> None:
+        self.schedule.shutdown()
+        if self.inbox is not None:
+            await self.inbox.stop()
+        await self.calendar.stop()
+        await self.signals.stop()
+
+    async def reload(self, settings: Settings) -> None:
+        """SIGHUP: apply new settings; the inbox watch restarts only when its
+        table changed. A bad cron string raises before anything changes."""
+        self.schedule.reload(settings.schedule)
+        self.calendar.reload(settings.calendar)
+        self.signals.reload(settings.signals)
+        if settings.inbox != self.settings.inbox:
+            if self.inbox is not None:
+                await self.inbox.stop()
+            self.inbox = _make_inbox(settings, self.paths, self.queue, self.clock)
+            if self.inbox is not None:
+                await self.inbox.start()
+        self.settings = settings
+
+    def status(self) -> dict[str, Any]:
+        """What `backchannel status` shows about the triggers."""
+        return {
+            "next_sweeps": [t.isoformat() for t in self.schedule.next_fire_times()],
+            "inbox": None if self.inbox is None else {
+                "path": str(self.inbox.inbox_dir), "watch": self.inbox.observer_kind, "pending": self.inbox.pending,
+            },
+            "calendar": {"events": len(self.calendar.events), "errors": list(self.calendar.errors)},
+            "signals": {"errors": list(self.signals.errors[-10:])},
+        }
+
+
+def _make_inbox(settings: Settings, paths: Paths, queue: asyncio.Queue, clock: Clock) -> InboxTrigger | None:
+    if not settings.inbox.enabled:
+        return None
+    return InboxTrigger.from_settings(settings.inbox, inbox_dir(settings, paths), queue, clock)
+
+
+def build_triggers(settings: Settings, paths: Paths, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK) -> Triggers:
+    """Every trigger from the settings, not started. Cron strings are read in
+    `[schedule] timezone`, else the owner's."""
+    tz = settings.owner.timezone
+    return Triggers(
+        schedule=ScheduleTrigger(settings.schedule, queue, clock=clock, timezone=tz),
+        inbox=_make_inbox(settings, paths, queue, clock),
+        calendar=CalendarTrigger(settings.calendar, queue, clock=clock, timezone=tz),
+        signals=SignalTrigger(settings.signals, signals_dir(settings, paths), queue, clock=clock),
+        settings=settings,
+        paths=paths,
+        queue=queue,
+        clock=clock,
+    )

@@ -1,0 +1,316 @@
+"""External signals ("Acme publishes a tender"): RSS/Atom feeds the user
+configured, and a drop folder of JSON files, each new item a `signal` wake.
+
+Feeds are fetched here with urllib and a timeout (feedparser never touches the
+network: it only parses the bytes). Linking a signal to organisations needs the
+store, so the daemon does it, with `match_orgs`, a pure function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import calendar as _cal
+import hashlib
+import html
+import json
+import logging
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from backchannel.config.sections import SignalSettings
+from backchannel.memory.text import norm_name
+from backchannel.triggers.calendar import fetch_source
+from backchannel.triggers.inbox import is_ignored
+from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+
+log = logging.getLogger(__name__)
+
+_TAGS = re.compile(r"<[^>]+>")
+_WS = re.compile(r"\s+")
+
+
+class FeedError(Exception):
+    """A feed could not be fetched or parsed."""
+
+
+@dataclass(frozen=True)
+class Signal:
+    id: str  # sha256 of source + guid/link/title
+    source: str
+    title: str
+    summary: str = ""
+    url: str | None = None
+    published_at: datetime | None = None  # aware UTC
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["published_at"] = self.published_at.isoformat() if self.published_at else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Signal":
+        pub = d.get("published_at")
+        return cls(
+            id=d["id"],
+            source=d["source"],
+            title=d["title"],
+            summary=d.get("summary") or "",
+            url=d.get("url"),
+            published_at=as_utc(datetime.fromisoformat(pub)) if pub else None,
+        )
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}\n{self.summary}"
+
+
+def signal_id(source: str, ident: str) -> str:
+    return hashlib.sha256(f"{source}\0{ident}".encode()).hexdigest()
+
+
+def plain_text(value: str | None) -> str:
+    """Feed summaries are HTML: tags out, entities decoded, spaces collapsed."""
+    if not value:
+        return ""
+    return _WS.sub(" ", html.unescape(_TAGS.sub(" ", value))).strip()
+
+
+def _parse_when(value: Any) -> datetime | None:
+    if not value:
+        return None
+    if isinstance(value, datetime):
+        return as_utc(value)
+    text = str(value).strip()
+    try:
+        return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        return as_utc(parsedate_to_datetime(text))
+    except (TypeError, ValueError):
+        return None
+
+
+# -- feeds -------------------------------------------------------------------
+
+
+def parse_feed(data: bytes, source: str) -> list[Signal]:
+    """Signals from RSS/Atom bytes. Raises FeedError when nothing usable is in them."""
+    import feedparser
+
+    parsed = feedparser.parse(data)
+    if parsed.get("bozo") and not parsed.entries:
+        raise FeedError(f"{source}: not a feed: {parsed.get('bozo_exception')}")
+    out: list[Signal] = []
+    for entry in parsed.entries:
+        title = plain_text(entry.get("title"))
+        link = entry.get("link") or None
+        ident = entry.get("id") or link or title
+        if not ident:
+            continue  # nothing to tell it apart from the next one
+        when = None
+        for key in ("published_parsed", "updated_parsed"):
+            st = entry.get(key)
+            if st:
+                # feedparser gives a UTC struct_time; timegm, not mktime (local time).
+                when = datetime.fromtimestamp(_cal.timegm(st), timezone.utc)
+                break
+        out.append(
+            Signal(
+                id=signal_id(source, ident),
+                source=source,
+                title=title or (link or ""),
+                summary=plain_text(entry.get("summary") or entry.get("description")),
+                url=link,
+                published_at=when,
+            )
+        )
+    return out
+
+
+def load_feed(source: str, timeout_s: float = 20.0) -> list[Signal]:
+    """Fetch (http(s) URL, with a timeout) or read (path) a feed and parse it.
+    Raises FeedError with the reason."""
+    try:
+        data = fetch_source(source, timeout_s)
+    except Exception as exc:
+        raise FeedError(f"{source}: cannot read: {type(exc).__name__}: {exc}") from exc
+    return parse_feed(data, source)
+
+
+# -- drop folder ---------------------------------------------------------------
+
+
+def _drop_item(item: Any, file: Path) -> Signal:
+    if not isinstance(item, dict):
+        raise ValueError("each signal must be a JSON object")
+    title = item.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise ValueError('a signal needs a non-empty "title"')
+    source = str(item.get("source") or f"drop:{file.name}")
+    url = item.get("url") or None
+    ident = str(item.get("id") or item.get("guid") or url or title)
+    return Signal(
+        id=signal_id(source, ident),
+        source=source,
+        title=title.strip(),
+        summary=plain_text(str(item.get("summary") or "")),
+        url=str(url) if url else None,
+        published_at=_parse_when(item.get("published_at")),
+    )
+
+
+def scan_drop_dir(
+    drop_dir: Path | str,
+    skip: set[str] | None = None,
+    errors: list[str] | None = None,
+) -> list[Signal]:
+    """Signals from every `*.json` in `drop_dir`: one object
+    `{"title", "summary", "url", "published_at", "source"?}` or a list of them.
+    A malformed file is reported in `errors` once and remembered in `skip` (by
+    content hash) so the next scans pass over it quietly; files stay in place."""
+    folder = Path(drop_dir)
+    skip = set() if skip is None else skip
+    errors = [] if errors is None else errors
+    out: list[Signal] = []
+    if not folder.is_dir():
+        return out
+    for file in sorted(folder.iterdir()):
+        if not file.is_file() or is_ignored(file.name) or file.suffix.lower() != ".json":
+            continue
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            errors.append(f"{file}: cannot read: {exc}")
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in skip:
+            continue
+        try:
+            doc = json.loads(data)
+            items = doc if isinstance(doc, list) else [doc]
+            signals = [_drop_item(item, file) for item in items]
+        except (ValueError, UnicodeDecodeError) as exc:
+            skip.add(digest)
+            errors.append(f"{file}: malformed signal file: {exc}")
+            continue
+        out.extend(signals)
+    return out
+
+
+# -- linking ---------------------------------------------------------------------
+
+
+def match_orgs(signal_text: str, orgs: list[tuple[int, list[str]]]) -> list[int]:
+    """Ids of the organisations whose name or an alias occurs in `signal_text`
+    as whole words, ignoring case and accents ("ACME" and "Acmé" match "Acme",
+    "Acmeville" does not). In the order given, each id once."""
+    text = norm_name(signal_text)
+    found: list[int] = []
+    for org_id, names in orgs:
+        for name in names:
+            needle = norm_name(name)
+            if len(needle) < 2 or needle not in text:  # cheap test first: most orgs are absent
+                continue
+            if re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", text):
+                if org_id not in found:
+                    found.append(org_id)
+                break
+    return found
+
+
+# -- the trigger -------------------------------------------------------------------
+
+
+class SignalTrigger:
+    """Polls `[signals] feeds` every `refresh_s` and the drop folder every
+    `drop_poll_s`; enqueues `Wake("signal", key="signal:<id>", payload=signal)`
+    for each signal not seen before by this process (the daemon's log makes it
+    once across restarts)."""
+
+    def __init__(self, settings: SignalSettings, drop_dir: Path | str | None, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._settings = settings
+        self.drop_dir = Path(drop_dir) if drop_dir is not None else None
+        self._queue = queue
+        self._clock = clock
+        self._seen = SeenKeys()
+        self._bad_files: set[str] = set()
+        self.errors: list[str] = []
+        self._task: asyncio.Task | None = None
+        self._last_feeds: float | None = None
+
+    def reload(self, settings: SignalSettings) -> None:
+        self._settings = settings
+        self._last_feeds = None
+
+    def _emit(self, signals: list[Signal]) -> list[Wake]:
+        out: list[Wake] = []
+        for s in signals:
+            key = f"signal:{s.id}"
+            if self._seen.add(key):
+                wake = Wake("signal", key=key, payload=s.to_dict(), created_at=self._clock.now())
+                enqueue(self._queue, wake)
+                out.append(wake)
+        return out
+
+    async def poll_feeds(self) -> list[Wake]:
+        """Fetch every feed now; a failing feed is logged and skipped."""
+        self._last_feeds = self._clock.monotonic()
+        wakes: list[Wake] = []
+        for source in self._settings.feeds:
+            try:
+                signals = await asyncio.to_thread(load_feed, source, self._settings.timeout_s)
+            except FeedError as exc:
+                self.errors.append(str(exc))
+                log.warning("feed problem", extra={"error": str(exc)})
+                continue
+            wakes.extend(self._emit(signals))
+        return wakes
+
+    async def poll_drop_dir(self) -> list[Wake]:
+        if self.drop_dir is None:
+            return []
+        errors: list[str] = []
+        signals = await asyncio.to_thread(scan_drop_dir, self.drop_dir, self._bad_files, errors)
+        for err in errors:
+            log.warning("signal drop problem", extra={"error": err})
+        self.errors.extend(errors)
+        return self._emit(signals)
+
+    async def poll(self) -> list[Wake]:
+        """Feeds and drop folder now (what `backchannel wake signals` asks for)."""
+        return await self.poll_feeds() + await self.poll_drop_dir()
+
+    async def _run(self) -> None:
+        tick = max(0.05, min(self._settings.drop_poll_s, self._settings.refresh_s))
+        while True:
+            try:
+                if self._settings.feeds and (
+                    self._last_feeds is None or self._clock.monotonic() - self._last_feeds >= self._settings.refresh_s
+                ):
+                    await self.poll_feeds()
+                await self.poll_drop_dir()
+                del self.errors[:-100]  # keep the recent ones for status
+            except Exception:  # retried at the next tick
+                log.exception("signal poll failed")
+            await self._clock.sleep(tick)
+
+    def start(self) -> None:
+        if self._task is None:
+            if self.drop_dir is not None:
+                self.drop_dir.mkdir(parents=True, exist_ok=True)
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="signals")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None

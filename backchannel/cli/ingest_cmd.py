@@ -45,6 +45,8 @@ def ingest(paths: tuple[str, ...], json_output: bool) -> None:
             summary["ingested"] += out["ingested"]
             summary["skipped"] += out["skipped"]
             summary["failed"] += out["failed"]
+            if out.get("deferred"):
+                summary.setdefault("deferred", []).extend(out["deferred"])
             results += out["results"]
             if progress is not None:
                 progress.update(task, advance=len(files[i : i + _BATCH]))
@@ -60,8 +62,10 @@ def ingest(paths: tuple[str, ...], json_output: bool) -> None:
                 click.echo(f"ingested  {name}: {r['source_id']}, {r.get('assertions', 0)} assertions")
             elif r["status"] == "skipped":
                 click.echo(f"skipped   {name}: already stored as {r['source_id']}")
+            elif r["status"] == "deferred":
+                click.echo(f"deferred  {name}: {r['error']}", err=True)
             else:
                 click.echo(f"failed    {name}: {r['error']}", err=True)
         click.echo(f"{summary['ingested']} ingested, {summary['skipped']} skipped, {len(summary['failed'])} failed")
-    if summary["failed"]:
+    if summary["failed"] or summary.get("deferred"):
         sys.exit(1)

@@ -14,9 +14,24 @@ COMMANDS: dict[str, str] = {
     "demo": "backchannel.cli.demo_cmd:demo",
     "ingest": "backchannel.cli.ingest_cmd:ingest",
     "sources": "backchannel.cli.memory_cmds:sources",
-    "show": "backchannel.cli.memory_cmds:show",
+    "show": "backchannel.cli.daemon_cmds:show",  # proposals (P-7); other refs go to memory_cmds.show
     "assertions": "backchannel.cli.memory_cmds:assertions",
-    "entities": "backchannel.cli.memory_cmds:entities",
+    "entities": "backchannel.cli.model_cmds:entities",
+    "usage": "backchannel.cli.model_cmds:usage",
+    "run": "backchannel.cli.daemon_cmds:run",
+    "status": "backchannel.cli.daemon_cmds:status",
+    "proposals": "backchannel.cli.daemon_cmds:proposals",
+    "trace": "backchannel.cli.daemon_cmds:trace",
+    "wake": "backchannel.cli.daemon_cmds:wake",
+    "service": "backchannel.cli.daemon_cmds:service",
+    "dismiss": "backchannel.cli.feedback_cmds:dismiss",
+    "accept": "backchannel.cli.feedback_cmds:accept",
+    "snooze": "backchannel.cli.feedback_cmds:snooze",
+    "approve": "backchannel.cli.feedback_cmds:approve",
+    "stats": "backchannel.cli.feedback_cmds:stats",
+    "ask": "backchannel.cli.ask_cmds:ask",
+    "skills": "backchannel.cli.ask_cmds:skills",
+    "import": "backchannel.cli.ask_cmds:import_group",
 }
 
 

@@ -4,6 +4,7 @@ assertions (offline rules or the configured model), write it in one transaction.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ _IGNORED_DIRS = {"processed", "failed"}
 @dataclass
 class IngestOutcome:
     path: str
-    status: str  # ingested, skipped, failed
+    status: str  # ingested, skipped, failed, deferred (budget spent: retry when it returns)
     source_id: str | None = None
     assertions: int = 0
     error: str | None = None
@@ -73,11 +74,26 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
                               resolve_extra=_resolve_extra(settings, gateway))
     except QuoteMismatch as exc:
         return IngestOutcome(str(path), "failed", error=f"internal extractor error: {exc}")
+    except Exception as exc:
+        gateway_error = _gateway_error_kind(exc)
+        if gateway_error is None:
+            raise
+        if gateway_error == "budget":
+            return IngestOutcome(str(path), "deferred", error=f"model budget spent: {exc}", title=transcript.title)
+        return IngestOutcome(str(path), "failed", error=f"model extraction failed: {exc}", title=transcript.title)
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     status = "ingested" if result.created else "skipped"
     return IngestOutcome(str(path), status, source_id=result.source_id, assertions=result.assertions,
                          title=transcript.title)
+
+
+def _gateway_error_kind(exc: Exception) -> str | None:
+    """'budget' or 'model' for the gateway's errors (imported only when a model ran)."""
+    models = importlib.import_module("backchannel.agent.models") if "backchannel.agent.models" in sys.modules else None
+    if models is None or not isinstance(exc, models.GatewayError):
+        return None
+    return "budget" if isinstance(exc, models.BudgetExhausted) else "model"
 
 
 def _extract(transcript, settings: Settings, names: list[str], *, gateway, run_id):

@@ -41,6 +41,10 @@ OPERATIONS: dict[str, str] = {
     "deliver_now": "backchannel.ops.feedback_ops:deliver_now",
     "feedback_link_get": "backchannel.ops.feedback_ops:feedback_link_get",
     "feedback_link_post": "backchannel.ops.feedback_ops:feedback_link_post",
+    "ask": "backchannel.ops.graph_ops:ask",
+    "skills": "backchannel.ops.graph_ops:skills",
+    "skill_run": "backchannel.ops.graph_ops:skill_run",
+    "import_assertions": "backchannel.ops.graph_ops:import_assertions",
 }
 
 

@@ -31,6 +31,7 @@ def ingest(env: OpEnv, paths: list[str]) -> dict[str, Any]:
         "ingested": sum(r.status == "ingested" for r in results),
         "skipped": sum(r.status == "skipped" for r in results),
         "failed": [{"path": r.path, "error": r.error} for r in results if r.status == "failed"],
+        "deferred": [{"path": r.path, "error": r.error} for r in results if r.status == "deferred"],
         "results": [r.to_dict() for r in results],
     }
 

@@ -1,0 +1,1 @@
+"""The model gateway (litellm), budgets, and the roles that call models."""

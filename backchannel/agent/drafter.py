@@ -1,0 +1,191 @@
+"""The drafter role: turn candidates into what the user reads.
+
+Evidence ids are filled in with their quotes, speakers and dates from memory.
+Offline, a template writes the title, body and (for introductions and
+reconnections) a message to send. With a draft model, only the evidence
+excerpts, the people's names and the candidate's `why` reach the model; the
+graph the sweeper walked never does. The number of excerpts sent is counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from backchannel.graph.types import Candidate, Evidence
+
+MAX_EXCERPTS = 6  # evidence excerpts per candidate that reach the drafter
+MAX_QUOTE_CHARS = 400
+
+
+class DraftAnswer(BaseModel):
+    title: str = Field(min_length=3, max_length=200)
+    body: str = Field(min_length=3, max_length=2000)
+    message: str | None = Field(default=None, max_length=2000)
+
+
+@dataclass
+class Draft:
+    candidate: Candidate
+    title: str
+    body: str
+    message: str | None = None
+    names: dict[int, str] = field(default_factory=dict)
+    drafted_by: str = "template"
+    action: dict[str, Any] | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.candidate.to_dict()
+        d.update(title=self.title, body=self.body, message=self.message, drafted_by=self.drafted_by,
+                 names={str(k): v for k, v in self.names.items()}, action=self.action)
+        return d
+
+
+@dataclass
+class DraftResult:
+    drafts: list[Draft]
+    excerpts_sent: int
+    errors: list[str] = field(default_factory=list)
+
+
+def fill_evidence(candidates: list[Candidate], api: Any) -> None:
+    """Replace evidence ids by full evidence (quote, speaker, date, source), in place."""
+    wanted = sorted({i for c in candidates for i in c.evidence_ids[:MAX_EXCERPTS]} -
+                    {e.assertion_id for c in candidates for e in c.evidence})
+    by_id = {r["assertion_id"]: Evidence.from_dict(r) for r in api.evidence(wanted)} if wanted else {}
+    for c in candidates:
+        have = {e.assertion_id for e in c.evidence}
+        c.evidence.extend(by_id[i] for i in c.evidence_ids[:MAX_EXCERPTS] if i in by_id and i not in have)
+
+
+def _names(candidates: list[Candidate], api: Any) -> dict[int, str]:
+    ids = sorted({i for c in candidates for i in (*c.entities, *c.path)})
+    return {e["id"]: e["name"] for e in api.entity(ids)} if ids else {}
+
+
+def _first_name(name: str) -> str:
+    return name.split()[0] if name else "there"
+
+
+def _excerpt_lines(c: Candidate) -> list[str]:
+    lines = []
+    for e in c.evidence[:MAX_EXCERPTS]:
+        when = (e.said_at or e.source_date or "")[:10] or "undated"
+        who = e.speaker or "someone"
+        where = f", {e.source_title}" if e.source_title else ""
+        quote = (e.quote or "").strip()[:MAX_QUOTE_CHARS]
+        lines.append(f'"{quote}" ({who}, {when}{where})' if quote else f"assertion {e.assertion_id} ({who}, {when})")
+    return lines
+
+
+def template_draft(c: Candidate, names: dict[int, str], owner: str) -> Draft:
+    """The offline drafter: a title, a body citing the evidence, and a message where one fits."""
+    ent = [names.get(i, f"#{i}") for i in c.entities]
+    excerpts = _excerpt_lines(c)
+    cited = ("\nEvidence:\n" + "\n".join(f"- {x}" for x in excerpts)) if excerpts else ""
+    message = None
+    if c.kind == "introduction" and len(ent) >= 2:
+        title = f"Ask {ent[0]} for an introduction to {ent[1]}"
+        message = (f"Hi {_first_name(ent[0])},\n\nI hope you are well. I understand you know {ent[1]}; "
+                   f"would you be open to introducing me? Happy to send a short note you can forward.\n\n"
+                   f"Thanks,\n{owner}")
+    elif c.kind == "brief":
+        title = f"Before you meet {ent[0] if ent else 'them'}"
+    elif c.kind == "reconnect":
+        title = f"Reconnect with {ent[0] if ent else 'a contact'}"
+        message = (f"Hi {_first_name(ent[0]) if ent else 'there'},\n\nIt has been a while: how are things? "
+                   f"Would you have time for a quick catch-up in the coming weeks?\n\n{owner}")
+    elif c.kind == "commitment":
+        title = f"Open commitment: {ent[0] if ent else 'someone'}"
+    else:
+        title = c.why.split(".")[0][:120] or c.kind
+    body = (c.why or title) + cited
+    return Draft(c, title, body, message, names)
+
+
+def _model_draft(c: Candidate, names: dict[int, str], gateway: Any, run_id: str | None) -> Draft:
+    from backchannel.agent.sweeper import prompt_text
+
+    people = ", ".join(f"{names.get(i, '#' + str(i))}" for i in c.entities) or "-"
+    evidence = "\n".join(f"- {x}" for x in _excerpt_lines(c)) or "- (none)"
+    messages = [
+        {"role": "system", "content": prompt_text("draft_system.md").strip()},
+        {"role": "user", "content": prompt_text("draft_task.md").format(
+            kind=c.kind, why=c.why or "-", people=people, evidence=evidence)},
+    ]
+    done = gateway.complete("draft", messages, run_id=run_id, response_model=DraftAnswer)
+    ans: DraftAnswer = done.parsed  # type: ignore[assignment]
+    return Draft(c, ans.title, ans.body, ans.message, names, drafted_by=done.model)
+
+
+def _draft_each(candidates: list[Candidate], names: dict[int, str], settings: Any, gateway: Any,
+                run_id: str | None) -> DraftResult:
+    owner = settings.owner.name if settings is not None else "me"
+    use_model = gateway is not None and settings is not None and settings.models.draft != "offline"
+    drafts, errors, sent = [], [], 0
+    for c in candidates:
+        sent += min(len(c.evidence), MAX_EXCERPTS)
+        d = None
+        if use_model:
+            from backchannel.agent.models import BudgetExhausted, GatewayError
+
+            try:
+                d = _model_draft(c, names, gateway, run_id)
+            except BudgetExhausted as exc:
+                errors.append(f"budget: {exc.reason}")
+                use_model = False
+            except GatewayError as exc:
+                errors.append(f"draft model: {exc}")
+        d = d or template_draft(c, names, owner)
+        if d.message and c.kind == "introduction" and c.entities:
+            d.action = {"channel": "email", "to": names.get(c.entities[0]), "subject": d.title, "body": d.message}
+        drafts.append(d)
+    return DraftResult(drafts, sent, errors)
+
+
+def draft(candidates: Any, *, api: Any = None, settings: Any = None, gateway: Any = None,
+          run_id: str | None = None, evidence: list[dict[str, Any]] | None = None,
+          context: dict[str, Any] | None = None, store: Any = None) -> Any:
+    """Drafts for `candidates` (a list, best first), reading evidence and names through
+    `api`; returns a DraftResult. Given one Candidate with its `evidence` dicts and a
+    `store` (the daemon's pipeline), returns that one Draft. A model failure falls
+    back to the template; a spent budget stops model drafting for the rest of the run."""
+    if isinstance(candidates, Candidate):
+        c = candidates
+        if evidence is not None:
+            c.evidence = [Evidence.from_dict(e) for e in evidence][:MAX_EXCERPTS]
+        elif api is not None:
+            fill_evidence([c], api)
+        ids = sorted({*c.entities, *c.path})
+        if store is not None and ids:
+            names = {int(r[0]): r[1] for r in store.con.execute(
+                "SELECT id, name FROM entities WHERE list_contains(?, id)", [ids]).fetchall()}
+        else:
+            names = _names([c], api) if api is not None else {}
+        result = _draft_each([c], names, settings, gateway, run_id)
+        out = result.drafts[0]
+        out.errors = result.errors
+        return out
+    candidates = list(candidates)
+    fill_evidence(candidates, api)
+    return _draft_each(candidates, _names(candidates, api), settings, gateway, run_id)
+
+
+def render_text(drafts: list[Draft]) -> str:
+    """Plain text for the terminal: ranked candidates with their evidence."""
+    out = []
+    for n, d in enumerate(drafts, 1):
+        out.append(f"{n}. [{d.candidate.kind} {d.candidate.score:.2f}] {d.title}")
+        for line in d.body.splitlines():
+            out.append(f"   {line}")
+        if d.message:
+            out.append("   Draft message:")
+            out.extend(f"     {line}" for line in d.message.splitlines())
+        out.append("")
+    return "\n".join(out).rstrip() + "\n" if out else "Nothing found.\n"
+
+
+__all__ = ["Draft", "DraftAnswer", "DraftResult", "draft", "fill_evidence", "render_text", "template_draft"]

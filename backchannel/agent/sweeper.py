@@ -1,0 +1,239 @@
+"""The sweeper role: from a wake or a question to candidates, by running code.
+
+With a sweep model, the model reads the question (or wake context), the graph
+API stubs and the docs of the relevant skills, and writes a program; the sandbox
+runs it; a failure goes back to the model with its error for a bounded number of
+attempts, inside the run's budget. Offline (or when the model path fails for a
+reason other than the budget), the matching prepared skills run instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from backchannel.graph.stubs import api_stubs
+from backchannel.graph.types import Candidate, CandidateError, candidates_from_result
+from backchannel.skills import WAKE_SKILLS, Skill, SkillError, get_skill, relevant_skills
+
+_CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
+MAX_ERROR_CHARS = 4000  # a traceback longer than this is cut before it goes back to the model
+
+
+@dataclass
+class SweepResult:
+    candidates: list[Candidate]
+    skill: str | None  # the skill(s) that ran ("a+b"), or "generated"
+    code: str | None  # the program that produced the candidates
+    attempts: int  # model attempts (0 offline)
+    sandbox_stats: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    budget_stopped: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"candidates": [c.to_dict() for c in self.candidates], "skill": self.skill, "code": self.code,
+                "attempts": self.attempts, "sandbox_stats": self.sandbox_stats, "errors": self.errors,
+                "budget_stopped": self.budget_stopped}
+
+
+def prompt_text(name: str) -> str:
+    return (resources.files("backchannel.agent") / "prompts" / name).read_text(encoding="utf-8")
+
+
+def extract_code(text: str) -> str:
+    """The program in a model answer: the longest fenced block, else the whole text."""
+    blocks = _CODE_BLOCK.findall(text or "")
+    return (max(blocks, key=len) if blocks else (text or "")).strip() + "\n"
+
+
+def _add_stats(total: dict[str, Any], stats: dict[str, Any]) -> None:
+    for k in ("api_calls", "assertions_touched", "rows_returned", "cpu_s", "wall_s", "api_s"):
+        v = stats.get(k)
+        if isinstance(v, (int, float)):
+            total[k] = round(total.get(k, 0) + v, 4)
+    total["runs"] = total.get("runs", 0) + int(stats.get("runs", 1))
+
+
+# -- offline: prepared skills ------------------------------------------------
+_INTRO_TARGET = re.compile(
+    r"(?:introduc\w*\s+(?:me\s+)?to|intro\s+to|reach|get\s+to|connect\s+(?:me\s+)?(?:with|to)|in\s+touch\s+with"
+    r"|path\s+to|who\s+knows)\s+(?:the\s+|an?\s+)?(.+?)\s*[?.!]*$", re.I)
+_NAMES = re.compile(r"\b([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)")
+_WEEKS = re.compile(r"(\d+)\s*weeks?", re.I)
+_NOT_NAMES = {"Who", "What", "Which", "When", "Brief", "Before", "Prepare", "Tell", "I", "My", "Me", "The", "Can",
+              "Do", "Does", "Is", "Are", "Meeting", "Give", "Show", "Any"}
+
+
+def question_args(skill: Skill, question: str) -> dict[str, Any]:
+    """Offline parameters for a skill from the question's words (no model)."""
+    q = question.strip()
+    if skill.name == "introductions":
+        m = _INTRO_TARGET.search(q)
+        return {"target": m.group(1)} if m else {}
+    if skill.name == "pre_meeting_brief":
+        names = [n for n in _NAMES.findall(q) if n.split()[0] not in _NOT_NAMES]
+        return {"attendees": names} if names else {}
+    if skill.name == "stale_relationships":
+        m = _WEEKS.search(q)
+        return {"weeks": int(m.group(1))} if m else {}
+    return {}
+
+
+def _wake_args(skill: Skill, context: dict[str, Any]) -> dict[str, Any]:
+    """Skill parameters implied by a wake's context (a signal's orgs, a meeting's people)."""
+    out: dict[str, Any] = {}
+    signal = context.get("signal") or {}
+    if "org_ids" in skill.params and signal.get("org_ids") and not context.get("org_ids"):
+        out["org_ids"] = list(signal["org_ids"])
+    event = context.get("event") or {}
+    if "attendee_ids" in skill.params and event.get("attendee_ids") and not context.get("attendee_ids"):
+        out["attendee_ids"] = list(event["attendee_ids"])
+    return out
+
+
+def wake_kind(context: dict[str, Any]) -> str:
+    """The wake kind of a context: "wake", "trigger" or "kind" (the daemon says "trigger")."""
+    return str(context.get("wake") or context.get("trigger") or context.get("kind") or "sweep")
+
+
+def choose_skills(context: dict[str, Any], question: str | None, paths: Any) -> list[Skill]:
+    """The prepared skills for a question (best keyword match) or a wake kind."""
+    if context.get("skill"):
+        return [get_skill(str(context["skill"]), paths)]
+    if question:
+        found = relevant_skills(question, paths)
+        return found[:1]
+    wake = wake_kind(context)
+    if wake in WAKE_SKILLS:
+        return [get_skill(n, paths) for n in WAKE_SKILLS[wake]]
+    # Another trigger (inbox, manual, ...): its keywords, else the periodic sweep's skills.
+    return relevant_skills(wake, paths) or [get_skill(n, paths) for n in WAKE_SKILLS["sweep"]]
+
+
+def run_skill(skill: Skill, api: Any, settings: Any, *, args: dict[str, Any] | None = None,
+              context: dict[str, Any] | None = None) -> tuple[list[Candidate], Any]:
+    """Run one skill through the sandbox; returns (candidates, SandboxResult)."""
+    from backchannel.sandbox import run_program
+
+    ctx = skill.context_for(args, {**(context or {}), **_wake_args(skill, context or {})})
+    res = run_program(skill.source_code, api, settings.sandbox, context=ctx)
+    if not res.ok:
+        return [], res
+    try:
+        return candidates_from_result(res.result), res
+    except CandidateError as exc:
+        res.ok, res.error = False, f"skill {skill.name} returned bad candidates: {exc}"
+        return [], res
+
+
+def _offline(context: dict[str, Any], question: str | None, api: Any, settings: Any, paths: Any,
+             errors: list[str]) -> SweepResult:
+    try:
+        skills = choose_skills(context, question, paths)
+    except SkillError as exc:
+        return SweepResult([], None, None, 0, {}, errors + [str(exc)])
+    if not skills:
+        errors = errors + ["no prepared skill matches this question; configure a sweep model for open questions"]
+        return SweepResult([], None, None, 0, {}, errors)
+    candidates: list[Candidate] = []
+    stats: dict[str, Any] = {}
+    for skill in skills:
+        args = question_args(skill, question) if question else {}
+        try:
+            found, res = run_skill(skill, api, settings, args=args, context=context)
+        except SkillError as exc:
+            errors.append(str(exc))
+            continue
+        _add_stats(stats, res.stats)
+        if not res.ok:
+            errors.append(f"{skill.name}: {res.error}")
+        candidates.extend(found)
+    candidates.sort(key=lambda c: -c.score)
+    code = "\n\n".join(f"# skill: {s.name}\n{s.source_code.strip()}" for s in skills)
+    return SweepResult(candidates, "+".join(s.name for s in skills), code, 0, stats, errors)
+
+
+# -- with a model: generated code --------------------------------------------
+def build_messages(context: dict[str, Any], question: str | None, skills: list[Skill]) -> list[dict[str, str]]:
+    task = f"Answer this question from the user: {question}" if question else (
+        f"A wake of kind {wake_kind(context)!r} happened. "
+        "Find what the user should act on now.")
+    skill_text = ""
+    if skills:
+        skill_text = "\n## Prepared skills you may adapt\n" + "\n".join(
+            f"```python\n{s.prompt_doc()}```" for s in skills) + "\n"
+    user = prompt_text("sweep_task.md").format(
+        task=task, context=json.dumps(context, default=str, ensure_ascii=False, indent=1),
+        stubs=api_stubs().strip(), skills=skill_text)
+    return [{"role": "system", "content": prompt_text("sweep_system.md").strip()},
+            {"role": "user", "content": user}]
+
+
+def _log(api: Any, run_id: str | None, kind: str, data: dict[str, Any], key: str) -> None:
+    store = getattr(api, "store", None)
+    if store is not None and run_id and not getattr(store, "read_only", False):
+        store.append_event(kind, data, run_id=run_id, key=f"{run_id}:{key}")
+
+
+def sweep(context: dict[str, Any], *, api: Any, settings: Any, paths: Any, gateway: Any = None,
+          run_id: str | None = None, question: str | None = None) -> SweepResult:
+    """Candidates for a wake (`context["wake"]`: meeting_soon, signal, sweep...) or a
+    question. Never raises for what a program or a model does; see `errors`."""
+    context = dict(context or {})
+    if question and "question" not in context:
+        context["question"] = question
+    offline = gateway is None or settings.models.sweep == "offline"
+    if offline:
+        result = _offline(context, question, api, settings, paths, [])
+        _log(api, run_id, "sweep.offline", {"skill": result.skill, "candidates": len(result.candidates),
+                                            "errors": result.errors, "stats": result.sandbox_stats}, "sweep:offline")
+        return result
+    from backchannel.agent.models import BudgetExhausted, GatewayError
+    from backchannel.sandbox import run_program
+
+    skills = relevant_skills(question or wake_kind(context), paths)
+    messages = build_messages(context, question, skills)
+    attempts_allowed = max(1, int(settings.models.sweep_attempts))
+    errors: list[str] = []
+    stats: dict[str, Any] = {}
+    code = None
+    for attempt in range(1, attempts_allowed + 1):
+        try:
+            completion = gateway.complete("sweep", messages, run_id=run_id)
+        except BudgetExhausted as exc:
+            errors.append(f"budget: {exc.reason}")
+            _log(api, run_id, "sweep.budget_stopped", {"attempt": attempt, "reason": exc.reason}, f"sweep:{attempt}")
+            return SweepResult([], "generated", code, attempt - 1, stats, errors, budget_stopped=True)
+        except GatewayError as exc:
+            errors.append(f"model: {exc}")
+            _log(api, run_id, "sweep.model_failed", {"attempt": attempt, "error": str(exc)}, f"sweep:{attempt}")
+            break
+        code = extract_code(completion.text)
+        res = run_program(code, api, settings.sandbox, context=context)
+        _add_stats(stats, res.stats)
+        error = res.error
+        candidates: list[Candidate] = []
+        if res.ok:
+            try:
+                candidates = candidates_from_result(res.result)
+            except CandidateError as exc:
+                error = f"the result is not a list of candidates: {exc}"
+        _log(api, run_id, "sweep.attempt", {"attempt": attempt, "ok": error is None, "error": error,
+                                            "candidates": len(candidates), "stats": res.stats}, f"sweep:{attempt}")
+        if error is None:
+            return SweepResult(candidates, "generated", code, attempt, stats, errors)
+        errors.append(f"attempt {attempt}: {error}")
+        if res.output:
+            error = f"{error}\n\nThe program printed:\n{res.output[-1000:]}"
+        messages = messages + [
+            {"role": "assistant", "content": completion.text},
+            {"role": "user", "content": prompt_text("sweep_retry.md").format(
+                attempt=attempt, attempts=attempts_allowed, error=(error or "")[-MAX_ERROR_CHARS:])},
+        ]
+    fallback = _offline(context, question, api, settings, paths, errors + ["falling back to prepared skills"])
+    fallback.attempts = attempt
+    _add_stats(fallback.sandbox_stats, stats)
+    return fallback

@@ -1,0 +1,150 @@
+"""The wire between parent and child: newline-delimited JSON over pipes.
+
+Nothing but JSON crosses: never pickle, never eval. Each frame is one JSON object
+on one line (JSON escapes every newline inside strings, and `ensure_ascii` keeps
+the bytes plain ASCII). The parent validates the shape of every message the
+child sends before acting on it.
+
+Child -> parent messages:
+  {"t": "ready", "isolation": [str, ...], "startup_s": float}
+  {"t": "call", "id": int, "m": str, "a": [..], "k": {..}}
+  {"t": "done", "ok": true, "result": <json>, "rss_mb": float|null}
+  {"t": "done", "ok": false, "error": str, "kind": str, "rss_mb": float|null}
+Parent -> child messages:
+  {"t": "init", ...}  (see child.py)
+  {"t": "ret", "id": int, "ok": true, "v": <json>}
+  {"t": "ret", "id": int, "ok": false, "error": str, "fatal": bool}
+
+Stdlib only: the child loads this file by path, without site-packages.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+
+# Error kinds a child may report in a "done" frame.
+CHILD_ERROR_KINDS = frozenset({"syntax", "policy", "exception", "memory", "result", "api", "internal"})
+
+
+class ProtocolError(Exception):
+    """A frame that is not valid JSON or not a message of the expected shape."""
+
+
+def _no_constants(name: str) -> Any:
+    raise ProtocolError(f"non-standard JSON constant {name}")
+
+
+def encode(message: dict[str, Any], default: Any = None) -> bytes:
+    """One frame: compact ASCII JSON plus a newline. Raises TypeError/ValueError
+    for values JSON cannot carry (NaN included)."""
+    if default is None:
+        return (_ENCODER.encode(message) + "\n").encode("ascii")
+    enc = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=default)
+    return (enc.encode(message) + "\n").encode("ascii")
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """Parse one frame (without its newline) into a dict, strictly."""
+    try:
+        obj = json.loads(line, parse_constant=_no_constants)
+    except ProtocolError:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"frame is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError("frame is not a JSON object")
+    return obj
+
+
+class FrameBuffer:
+    """Accumulates bytes read from a pipe and yields complete frames.
+
+    `max_frame` bounds a single frame, so a child that never sends a newline
+    cannot make the parent buffer without limit."""
+
+    def __init__(self, max_frame: int):
+        self.max_frame = max_frame
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self._buf += data
+        frames: list[bytes] = []
+        start = 0
+        while True:
+            nl = self._buf.find(b"\n", start)
+            if nl < 0:
+                break
+            if nl - start > self.max_frame:
+                raise ProtocolError(f"frame of {nl - start} bytes exceeds the limit of {self.max_frame}")
+            frames.append(bytes(self._buf[start:nl]))
+            start = nl + 1
+        if start:
+            del self._buf[:start]
+        if len(self._buf) > self.max_frame:
+            raise ProtocolError(f"frame exceeds the limit of {self.max_frame} bytes")
+        return frames
+
+    @property
+    def pending(self) -> int:
+        return len(self._buf)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_child_message(msg: dict[str, Any]) -> str:
+    """Validate a message from the child; return its type. Raises ProtocolError."""
+    t = msg.get("t")
+    if t == "call":
+        if set(msg) != {"t", "id", "m", "a", "k"}:
+            raise ProtocolError("call frame must have exactly t, id, m, a, k")
+        if not _is_int(msg["id"]) or not isinstance(msg["m"], str):
+            raise ProtocolError("call frame: id must be an integer and m a string")
+        if not isinstance(msg["a"], list) or not isinstance(msg["k"], dict):
+            raise ProtocolError("call frame: a must be a list and k an object")
+        if any(not k.isidentifier() or k.startswith("_") for k in msg["k"]):
+            raise ProtocolError("call frame: keyword names must be public identifiers")
+        return t
+    if t == "done":
+        rss = msg.get("rss_mb")
+        if rss is not None and (not isinstance(rss, (int, float)) or isinstance(rss, bool)):
+            raise ProtocolError("done frame: rss_mb must be a number or null")
+        if msg.get("ok") is True:
+            if set(msg) != {"t", "ok", "result", "rss_mb"}:
+                raise ProtocolError("done frame must have exactly t, ok, result, rss_mb")
+            return t
+        if msg.get("ok") is False:
+            if set(msg) != {"t", "ok", "error", "kind", "rss_mb"}:
+                raise ProtocolError("failed done frame must have exactly t, ok, error, kind, rss_mb")
+            if not isinstance(msg["error"], str) or msg["kind"] not in CHILD_ERROR_KINDS:
+                raise ProtocolError("failed done frame: bad error or kind")
+            return t
+        raise ProtocolError("done frame: ok must be true or false")
+    if t == "ready":
+        if set(msg) != {"t", "isolation", "startup_s"}:
+            raise ProtocolError("ready frame must have exactly t, isolation, startup_s")
+        iso = msg["isolation"]
+        if not isinstance(iso, list) or not all(isinstance(x, str) and len(x) < 64 for x in iso):
+            raise ProtocolError("ready frame: isolation must be a list of short strings")
+        if not isinstance(msg["startup_s"], (int, float)) or isinstance(msg["startup_s"], bool):
+            raise ProtocolError("ready frame: startup_s must be a number")
+        return t
+    raise ProtocolError(f"unknown frame type {str(t)[:40]!r}")
+
+
+def count_rows(value: Any) -> int:
+    """Rows in an API result, for the row budget: the length of a list; for an
+    object, the summed lengths of its list values (1 when it has none); 0 for
+    None; 1 for any other scalar."""
+    if value is None:
+        return 0
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    if isinstance(value, dict):
+        n = sum(len(v) for v in value.values() if isinstance(v, (list, tuple)))
+        return n or 1
+    return 1

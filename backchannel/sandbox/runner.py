@@ -1,0 +1,429 @@
+"""The parent side of the sandbox: spawn a fresh child, serve the API to it over
+JSON on pipes, enforce the budgets and the wall clock, and always tear down the
+child's whole process group.
+
+Nothing the child does can raise in the caller: every failure of the program or
+of the child (syntax, policy, exception, signal, limits, bad frames) comes back
+as `SandboxResult(ok=False, error=...)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import fcntl
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from backchannel.config.sections import SandboxSettings
+from backchannel.sandbox import policy, rpc
+
+CHILD_SCRIPT = str(Path(__file__).with_name("child.py"))
+# Layers of defence; tests switch Python-level ones off to prove the others hold.
+ALL_LAYERS: frozenset[str] = frozenset({"ast", "builtins", "audit", "os"})
+_F_SETPIPE_SZ = 1031
+_PIPE_SIZE = 1 << 20
+_READ_CHUNK = 1 << 20
+
+
+@dataclasses.dataclass
+class SandboxResult:
+    """What a sandboxed run produced. `result` is a JSON value; `error` says why
+    a run failed; `stats` holds api_calls, assertions_touched, cpu_s, wall_s,
+    max_rss_mb, rows_returned, output_bytes, startup_s, isolation, error_kind...
+    `output` is what the program printed (capped)."""
+
+    ok: bool
+    result: Any = None
+    error: str | None = None
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
+    output: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "result": self.result, "error": self.error, "stats": self.stats,
+                "output": self.output}
+
+
+def jsonable(value: Any) -> Any:
+    """`default=` for encoding API results: the parent's own types into JSON."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    for attr in ("model_dump", "tolist", "item"):  # pydantic models, numpy arrays and scalars
+        fn = getattr(value, attr, None)
+        if callable(fn):
+            return fn(mode="json") if attr == "model_dump" else fn()
+    raise TypeError(f"a value of type {type(value).__name__} is not JSON")
+
+
+def _limits_dict(limits: SandboxSettings) -> dict[str, Any]:
+    return limits.model_dump()
+
+
+class _Session:
+    """One run: a child process, three pipes, a selector loop."""
+
+    def __init__(self, code: str, api: Any, methods: dict[str, Callable[..., Any]],
+                 limits: SandboxSettings, context: dict[str, Any], layers: Iterable[str]):
+        self.code, self.api, self.methods, self.limits = code, api, methods, limits
+        self.context, self.layers = context, sorted(layers)
+        self.take_touched = getattr(api, "take_touched", None) if api is not None else None
+        self.stats: dict[str, Any] = {
+            "api_calls": 0, "api_errors": 0, "assertions_touched": 0, "rows_returned": 0,
+            "cpu_s": 0.0, "wall_s": 0.0, "max_rss_mb": 0.0, "startup_s": None, "api_s": 0.0,
+            "output_bytes": 0, "output_truncated": False,
+            "isolation": ["fresh_process", "empty_env", "new_session", "temp_cwd"], "error_kind": None,
+            "exit": None, "pid": None,
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.fds: list[int] = []
+        self.outbuf = bytearray()
+        self.output = bytearray()
+        self.frames = rpc.FrameBuffer(max(int(limits.max_result_bytes), 1 << 16) + 4096)
+        self.done: dict[str, Any] | None = None
+        self.failure: tuple[str, str] | None = None
+        self.rpc_eof = False
+        self.ready_at: float | None = None
+
+    # -- lifecycle --------------------------------------------------------
+    def run(self) -> SandboxResult:
+        self.t0 = time.perf_counter()
+        self.tmpdir = tempfile.mkdtemp(prefix="backchannel-sandbox-")
+        try:
+            self._spawn()
+            self._loop()
+        finally:
+            self._teardown()
+        return self._result()
+
+    def _spawn(self) -> None:
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        out_r, out_w = os.pipe()
+        self.fds = [to_child_r, to_child_w, from_child_r, from_child_w, out_r, out_w]
+        for fd in (to_child_w, from_child_r):
+            try:  # bigger pipes: fewer wake-ups for large API results
+                fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_SIZE)
+            except OSError:
+                pass
+        argv = [sys.executable or "python3", "-I", "-S", "-X", "utf8", CHILD_SCRIPT, str(from_child_w)]
+        self.proc = subprocess.Popen(
+            argv, stdin=to_child_r, stdout=out_w, stderr=out_w, pass_fds=(from_child_w,),
+            env={}, cwd=self.tmpdir, start_new_session=True, close_fds=True,
+        )
+        self.pgid = self.stats["pid"] = self.proc.pid
+        for fd in (to_child_r, from_child_w, out_w):
+            os.close(fd)
+            self.fds.remove(fd)
+        self.to_child, self.from_child, self.out_r = to_child_w, from_child_r, out_r
+        for fd in (to_child_w, from_child_r, out_r):
+            os.set_blocking(fd, False)
+        self._send(rpc.encode({
+            "t": "init", "code": self.code, "methods": sorted(self.methods),
+            "context": self.context, "limits": _limits_dict(self.limits), "layers": self.layers,
+        }))
+
+    def _peak_rss_mb(self) -> float | None:
+        """VmHWM of the child's own image while it still runs (wait4's ru_maxrss
+        would include the parent's memory at fork time)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/status", "rb") as fh:  # type: ignore[union-attr]
+                for line in fh:
+                    if line.startswith(b"VmHWM:"):
+                        return round(int(line.split()[1]) / 1024, 1)
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
+
+    def _teardown(self) -> None:
+        if self.proc is not None:
+            peaks = [self._peak_rss_mb(), (self.done or {}).get("rss_mb")]
+            # The whole group, always: an orphan or a lingering child dies here.
+            try:
+                os.killpg(self.pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                _, status, usage = os.wait4(self.proc.pid, 0)
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.stats["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 4)
+                known = [p for p in peaks if isinstance(p, (int, float))]
+                self.stats["max_rss_mb"] = max(known) if known else round(usage.ru_maxrss / 1024, 1)
+            except ChildProcessError:
+                pass
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    # -- the loop -----------------------------------------------------------
+    def _fail(self, kind: str, message: str) -> None:
+        if self.failure is None:
+            self.failure = (kind, message)
+
+    def _finished(self) -> bool:
+        return self.failure is not None or self.done is not None or self.rpc_eof
+
+    def _loop(self) -> None:
+        sel = selectors.DefaultSelector()
+        self.sel = sel
+        sel.register(self.from_child, selectors.EVENT_READ, "rpc")
+        sel.register(self.out_r, selectors.EVENT_READ, "out")
+        self._writing = False
+        self._sync_writer()
+        deadline = self.t0 + float(self.limits.wall_s)
+        try:
+            while not self._finished():
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    self._fail("timeout", f"wall-clock limit of {self.limits.wall_s} s exceeded")
+                    break
+                for key, _ in sel.select(remaining):
+                    if key.data == "rpc":
+                        self._read_rpc()
+                    elif key.data == "out":
+                        self._read_output()
+                    else:
+                        self._flush()
+                    if self._finished():
+                        break
+            if self.failure is None:
+                self._drain_output()
+        finally:
+            sel.close()
+
+    def _sync_writer(self) -> None:
+        want = bool(self.outbuf)
+        if want and not self._writing:
+            self.sel.register(self.to_child, selectors.EVENT_WRITE, "in")
+        elif not want and self._writing:
+            self.sel.unregister(self.to_child)
+        self._writing = want
+
+    def _send(self, frame: bytes) -> None:
+        self.outbuf += frame
+        if hasattr(self, "sel"):
+            self._flush()
+
+    def _flush(self) -> None:
+        try:
+            while self.outbuf:
+                n = os.write(self.to_child, self.outbuf)
+                del self.outbuf[:n]
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            self.outbuf.clear()  # the child is gone; its exit tells the rest
+        self._sync_writer()
+
+    def _read_output(self) -> None:
+        try:
+            data = os.read(self.out_r, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self.sel.unregister(self.out_r)
+            return
+        self._take_output(data)
+
+    def _take_output(self, data: bytes) -> None:
+        cap = int(self.limits.max_output_bytes)
+        self.stats["output_bytes"] += len(data)
+        room = cap - len(self.output)
+        if room > 0:
+            self.output += data[:room]
+        if len(data) > room:
+            self.stats["output_truncated"] = True
+            self._fail("output", f"output exceeded the limit of {cap} bytes (max_output_bytes)")
+
+    def _drain_output(self) -> None:
+        while self.failure is None:
+            try:
+                data = os.read(self.out_r, _READ_CHUNK)
+            except (BlockingIOError, OSError):
+                return
+            if not data:
+                return
+            self._take_output(data)
+
+    def _read_rpc(self) -> None:
+        try:
+            data = os.read(self.from_child, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self.rpc_eof = True
+            return
+        try:
+            for frame in self.frames.feed(data):
+                self._handle(rpc.decode(frame))
+                if self._finished():
+                    return
+        except rpc.ProtocolError as exc:
+            self._fail("protocol", f"sandbox protocol violation: {exc}")
+
+    def _handle(self, msg: dict[str, Any]) -> None:
+        kind = rpc.check_child_message(msg)
+        if kind == "ready":
+            if self.ready_at is not None:
+                raise rpc.ProtocolError("second ready frame")
+            self.ready_at = time.perf_counter()
+            self.stats["startup_s"] = round(self.ready_at - self.t0, 4)
+            self.stats["isolation"] += msg["isolation"]
+        elif kind == "call":
+            if self.ready_at is None:
+                raise rpc.ProtocolError("call before ready")
+            self._serve(msg)
+        else:
+            self.done = msg
+
+    # -- serving the API ----------------------------------------------------
+    def _reply_error(self, call_id: int, error: str, fatal: bool = False) -> None:
+        self._send(rpc.encode({"t": "ret", "id": call_id, "ok": False, "error": error[:4000], "fatal": fatal}))
+
+    def _serve(self, msg: dict[str, Any]) -> None:
+        call_id, name = msg["id"], msg["m"]
+        budget = int(self.limits.max_api_calls)
+        if self.stats["api_calls"] >= budget:
+            error = f"API call budget of {budget} calls exceeded (max_api_calls)"
+            self._reply_error(call_id, error, fatal=True)
+            self._fail("api_budget", error)
+            return
+        fn = self.methods.get(name)
+        if fn is None:
+            self._reply_error(call_id, f"api has no method {name!r}")
+            return
+        self.stats["api_calls"] += 1
+        t = time.perf_counter()
+        try:
+            value = fn(*msg["a"], **msg["k"])
+        except Exception as exc:  # noqa: BLE001 - an API error is the program's to handle
+            self.stats["api_errors"] += 1
+            self._reply_error(call_id, f"{type(exc).__name__}: {exc}")
+            return
+        finally:
+            self.stats["api_s"] += time.perf_counter() - t
+            if callable(self.take_touched):
+                self.stats["assertions_touched"] += int(self.take_touched() or 0)
+        self.stats["rows_returned"] += rpc.count_rows(value)
+        if self.stats["rows_returned"] > int(self.limits.max_rows):
+            error = f"row budget of {self.limits.max_rows} rows exceeded (max_rows)"
+            self._reply_error(call_id, error, fatal=True)
+            self._fail("row_budget", error)
+            return
+        try:
+            frame = rpc.encode({"t": "ret", "id": call_id, "ok": True, "v": value}, default=jsonable)
+        except (TypeError, ValueError) as exc:
+            self._reply_error(call_id, f"api.{name} returned a value JSON cannot carry: {exc}")
+            return
+        self._send(frame)
+
+    # -- the outcome --------------------------------------------------------
+    def _exit_text(self) -> str:
+        rc = self.proc.returncode if self.proc is not None else None
+        if rc is None:
+            return "unknown"
+        if rc < 0:
+            try:
+                return signal.Signals(-rc).name
+            except ValueError:
+                return f"signal {-rc}"
+        return f"exit {rc}"
+
+    def _death_error(self) -> tuple[str, str]:
+        rc = self.proc.returncode if self.proc is not None else None
+        cpu = self.stats["cpu_s"]
+        if rc == -signal.SIGXCPU or (rc == -signal.SIGKILL and cpu >= int(self.limits.cpu_s)):
+            return "cpu", f"CPU limit of {self.limits.cpu_s} s exceeded"
+        if rc is not None and rc < 0:
+            return "killed", f"the program was killed by {self._exit_text()}"
+        tail = bytes(self.output[-500:]).decode("utf-8", "replace").strip()
+        return "crash", f"the sandbox child ended ({self._exit_text()}) without a result" + (
+            f": {tail}" if tail else "")
+
+    def _result(self) -> SandboxResult:
+        self.stats["wall_s"] = round(time.perf_counter() - self.t0, 4)
+        self.stats["api_s"] = round(self.stats["api_s"], 4)
+        # After a "done" frame the teardown's SIGKILL may beat the child's own _exit.
+        self.stats["exit"] = "finished" if self.done is not None else self._exit_text()
+        output = bytes(self.output).decode("utf-8", "replace")
+        if self.failure is not None:
+            kind, error = self.failure
+        elif self.done is not None and self.done["ok"]:
+            return SandboxResult(True, self.done["result"], None, self.stats, output)
+        elif self.done is not None:
+            kind, error = self.done["kind"], self.done["error"]
+        else:
+            kind, error = self._death_error()
+        self.stats["error_kind"] = kind
+        return SandboxResult(False, None, error[:8000], self.stats, output)
+
+
+def _early_failure(kind: str, error: str) -> SandboxResult:
+    return SandboxResult(False, None, error, {"api_calls": 0, "assertions_touched": 0, "cpu_s": 0.0,
+                                              "wall_s": 0.0, "max_rss_mb": 0.0, "error_kind": kind})
+
+
+def execute(code: str, api: Any = None, limits: SandboxSettings | None = None, *,
+            context: dict[str, Any] | None = None, layers: Iterable[str] = ALL_LAYERS) -> SandboxResult:
+    """`run_program` with a choice of defence layers (tests switch some off to
+    prove that the others hold on their own)."""
+    layers = frozenset(layers)
+    limits = limits or SandboxSettings()
+    if not isinstance(code, str):
+        return _early_failure("internal", "the program must be a str")
+    if "ast" in layers:
+        try:
+            policy.check_source(code)
+        except SyntaxError as exc:
+            return _early_failure("syntax", f"SyntaxError: {exc.msg} (line {exc.lineno})")
+        except policy.PolicyViolation as exc:
+            return _early_failure("policy", f"policy: {exc}")
+        except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+            return _early_failure("syntax", f"cannot parse the program: {type(exc).__name__}: {exc}")
+    try:
+        methods = dict(api.rpc_methods()) if api is not None else {}
+        methods = {k: v for k, v in methods.items() if isinstance(k, str) and k.isidentifier()
+                   and not k.startswith("_") and callable(v)}
+    except Exception as exc:  # noqa: BLE001 - the caller's api object, reported not raised
+        return _early_failure("internal", f"api.rpc_methods() failed: {type(exc).__name__}: {exc}")
+    try:
+        ctx = rpc.decode(rpc.encode(dict(context or {}), default=jsonable)[:-1])
+    except (TypeError, ValueError, rpc.ProtocolError) as exc:
+        return _early_failure("internal", f"the context is not JSON: {exc}")
+    try:
+        return _Session(code, api, methods, limits, ctx, layers).run()
+    except Exception as exc:  # noqa: BLE001 - e.g. no process could be spawned
+        return _early_failure("internal", f"sandbox failure: {type(exc).__name__}: {exc}")
+
+
+def run_program(code: str, api: Any = None, limits: SandboxSettings | None = None, *,
+                context: dict[str, Any] | None = None) -> SandboxResult:
+    """Run `code` in a fresh sandboxed child with `api` served to it.
+
+    The program sees globals `api` (the methods of `api.rpc_methods()`),
+    `context` (a copy of `context`), `Candidate` and `ApiError`. Its result is
+    the value of the variable `result`, or else of its last bare expression,
+    converted to JSON. Never raises for anything the program does.
+    """
+    return execute(code, api, limits, context=context)

@@ -1,0 +1,230 @@
+"""Shared machinery of the offline rules: sentences, the per-sentence context, emission.
+
+A rule sees one sentence at a time through `Ctx` and calls `Ctx.emit`, which
+turns a match (absolute offsets into the utterance text) into an
+`ExtractedAssertion` whose quote is the clause around the match, an exact
+slice of the utterance text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from backchannel.extractors.dates import DateRange, find_date_phrases, resolve_phrase
+from backchannel.extractors.offline_names import NAME_RX, person_name
+from backchannel.extractors.result import ExtractedAssertion, Mention
+from backchannel.memory.text import norm_name
+
+_ABBREV = {"dr", "mr", "mrs", "ms", "prof", "st", "inc", "ltd", "co", "corp", "jr", "sr", "vs", "no", "e.g", "i.e",
+           "etc", "hon", "rt", "mt", "gen", "sen", "rep", "gov", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+           "sep", "sept", "oct", "nov", "dec", "mx", "messrs", "approx", "dept", "fig", "al"}
+_SENT_END = re.compile(r"[.!?…]+(?=[\s\"'”’)\]]|$)")
+_PREV_WORD = re.compile(r"([\w.]+)$")
+_CLAUSE_STOP = re.compile(r"[;:]")
+MAX_QUOTE = 320
+_LONG, _PIECE = 900, 400
+_REACH = 500
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence in `text`, whitespace trimmed; abbreviations
+    ('Dr.', 'Inc.') and decimals do not end a sentence."""
+    out = []
+    start = 0
+    for m in _SENT_END.finditer(text):
+        if m.group(0) == ".":
+            w = _PREV_WORD.search(text, max(0, m.start() - 16), m.start())
+            word = w.group(1).lower() if w else ""
+            if word in _ABBREV or (len(word) == 1 and word.isalpha() and word != "i"):
+                continue
+        end = m.end()
+        _append_trimmed(text, start, end, out)
+        start = end
+    _append_trimmed(text, start, len(text), out)
+    return out
+
+
+def _append_trimmed(text: str, s: int, e: int, out: list) -> None:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    # An unpunctuated transcript is one endless "sentence": cut it into pieces at
+    # spaces (a comma when there is one) so each rule's trigger test stays selective.
+    while e - s > _LONG:
+        cut = max(text.rfind(",", s + _PIECE // 2, s + _PIECE), text.rfind(" ", s + _PIECE // 2, s + _PIECE))
+        if cut <= s:
+            break
+        out.append((s, cut))
+        s = cut + 1
+        while s < e and text[s].isspace():
+            s += 1
+    if e > s:
+        out.append((s, e))
+
+
+@dataclass
+class Ctx:
+    """One sentence of one utterance, and what the rules need around it."""
+
+    utt_idx: int
+    speaker: str | None
+    text: str  # the whole utterance text
+    s0: int
+    s1: int
+    anchor: date | None
+    out: list[ExtractedAssertion]
+    known_people: frozenset[str] = frozenset()  # normalised names that are surely people (speakers, owner)
+    _dates: list | None = None
+
+    @property
+    def sent(self) -> str:
+        return self.text[self.s0:self.s1]
+
+    # ------------------------------------------------------------ mentions
+
+    def me(self) -> Mention | None:
+        """First person, or None when the utterance has no speaker label."""
+        if not self.speaker:
+            return None
+        return Mention(name=self.speaker, kind="person", is_speaker=True)
+
+    def person(self, raw: str) -> Mention | None:
+        name = person_name(raw)
+        if name is None:
+            return None
+        if self.speaker and norm_name(name) == norm_name(self.speaker):
+            return Mention(name=self.speaker, kind="person", is_speaker=True)
+        return Mention(name=name, kind="person")
+
+    def weak_name(self, name: str, start: int) -> bool:
+        """A one-word name that opens its sentence ("Funny story, ...") may be no name at all."""
+        return " " not in name and norm_name(name) not in self.known_people and _SENTENCE_START.search(
+            self.text, max(0, start - 4), start) is not None
+
+    def the_one_person(self, start: int, end: int) -> Mention | None:
+        """The single person (not the speaker) named in text[start:end]; a
+        sentence-initial one-word name only counts when nobody else is named."""
+        found = []
+        for m in NAME_RX.finditer(self.text, start, end):
+            n = person_name(m.group(0))
+            if not n or _followed_by_org_word(self.text, m.end()) or _ORG_BEFORE.search(
+                    self.text, max(0, m.start() - 12), m.start()):
+                continue
+            if self.speaker and norm_name(n) == norm_name(self.speaker):
+                continue
+            found.append((norm_name(n), n, self.weak_name(n, m.start())))
+        for pool in (found, [f for f in found if not f[2]]):
+            distinct = {k: n for k, n, _w in pool}
+            if len(distinct) == 1:
+                return self.person(next(iter(distinct.values())))
+        return None
+
+    def antecedent(self, pos: int) -> Mention | None:
+        """Who 'she'/'he' at `pos` means: the one person (not the speaker) named
+        shortly before in this utterance; None when there are none or several."""
+        return self.the_one_person(max(0, pos - _REACH), pos)
+
+    # ------------------------------------------------------------ dates
+
+    def dates(self) -> list[tuple[int, int, str]]:
+        if self._dates is None:
+            self._dates = [(self.s0 + a, self.s0 + b, p) for a, b, p in find_date_phrases(self.sent)]
+        return self._dates
+
+    def date_for(self, start: int, end: int, *, near: int | None = None, limit: int | None = None,
+                 past: bool = False) -> DateRange | None:
+        """The date phrase that belongs to the match [start, end): the first one
+        inside or after it in the same clause, else the last one before it.
+        With `near`, only a phrase starting within `near` characters after the match;
+        with `limit`, none at or past `limit` (where the next fact starts); `past`
+        for facts that already happened (see dates.resolve_phrase)."""
+        ds = self.dates()
+        if not ds:
+            return None
+        clause_end = self.clause_end_at(end)
+        if limit is not None:
+            clause_end = min(clause_end, limit)
+        if near is not None:
+            clause_end = min(clause_end, end + near)
+            hit = [d for d in ds if start <= d[0] < clause_end]
+            return resolve_phrase(hit[0][2], self.anchor, past=past) if hit else None
+        after = [d for d in ds if d[0] >= start and d[0] < clause_end]
+        pick = after[0] if after else None
+        if pick is None:
+            clause_start = self.clause_start_at(start)
+            before = [d for d in ds if d[1] <= start and d[0] >= clause_start]
+            pick = before[-1] if before else None
+        return resolve_phrase(pick[2], self.anchor, past=past) if pick else None
+
+    # ------------------------------------------------------------ spans
+
+    # Clause searches look at most _REACH characters away, so that an unpunctuated
+    # transcript (one sentence of 8k words) stays linear.
+    def clause_start_at(self, pos: int) -> int:
+        lo = max(self.s0, pos - _REACH)
+        cut = lo
+        for m in _CLAUSE_STOP.finditer(self.text, lo, pos):
+            cut = m.end()
+        return cut
+
+    def clause_end_at(self, pos: int) -> int:
+        hi = min(self.s1, pos + _REACH)
+        m = _CLAUSE_STOP.search(self.text, pos, hi)
+        return m.start() if m else hi
+
+    def quote_span(self, start: int, end: int) -> tuple[int, int]:
+        """The clause around [start, end) (bounded by ';', ':' and the sentence);
+        the match itself when that clause is too long to be a useful quote."""
+        a, b = self.clause_start_at(start), self.clause_end_at(end)
+        if b - a > MAX_QUOTE:
+            a, b = start, end
+        while a < b and (self.text[a].isspace() or self.text[a] in ",;:—–-"):
+            a += 1
+        while b > a and (self.text[b - 1].isspace() or self.text[b - 1] in ",;:—–-"):
+            b -= 1
+        if a >= b:
+            a, b = start, end
+        return a, b
+
+    # ------------------------------------------------------------ emission
+
+    def emit(self, predicate: str, subject: Mention, start: int, end: int, *, obj: Mention | None = None,
+             literal: str | None = None, qualifier: str | None = None, dr: DateRange | None = None,
+             valid_from: date | None = None, valid_to: date | None = None, modality: str | None = None,
+             confidence: float = 0.6, quote_span: tuple[int, int] | None = None) -> None:
+        if obj is not None and obj.is_speaker and subject.is_speaker:
+            return
+        if obj is not None and same_person(obj.name, subject.name):
+            return
+        a, b = quote_span or self.quote_span(start, end)
+        if modality is None:
+            modality = "stated" if subject.is_speaker else "reported"
+        self.out.append(ExtractedAssertion(
+            subject=subject, predicate=predicate, utterance_idx=self.utt_idx, span_start=a, span_end=b,
+            quote=self.text[a:b], object=obj, object_literal=literal, qualifier=qualifier,
+            valid_from=valid_from, valid_to=valid_to, date_phrase=dr.phrase if dr else None,
+            modality=modality, confidence=confidence,
+        ))
+
+
+_ORGISH_NEXT = re.compile(r"\s+(?:Inc|Ltd|LLC|GmbH|Group|Bank|University|Council|Ministry|College)\b")
+
+
+def same_person(a: str, b: str) -> bool:
+    """'Marc' and 'Marc Dupont' (one is the other's first tokens) may be one person."""
+    ta, tb = norm_name(a).split(), norm_name(b).split()
+    if not ta or not tb:
+        return False
+    n = min(len(ta), len(tb))
+    return ta[:n] == tb[:n]
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")
+_ORG_BEFORE = re.compile(r"\b(?:at|for|of|from|in|joined|left|the)\s+$", re.I)
+
+
+def _followed_by_org_word(text: str, pos: int) -> bool:
+    return bool(_ORGISH_NEXT.match(text, pos))

@@ -1,0 +1,238 @@
+"""Offline rules for relations between people and for commitments.
+
+worked_with: "we worked together at Acme from 2016 to 2021", "I worked with
+Sophie at Acme", "Sophie and I worked together", "my old colleague Sophie",
+"Sophie was my boss at Globex"; knows: "I know Sophie well", "I've known Sophie
+for years", "Marc introduced me to Sophie", "Marc knows Sophie", "I met Sophie
+at Acme", "my friend Paul"; committed_to: "I'll send you the pricing by
+Friday", "we'll get back to you by the 15th" (strong verbs alone; everyday verbs
+such as "check" only with a due date; hedged, negated or questioned ones never).
+"""
+
+from __future__ import annotations
+
+import re
+
+from backchannel.extractors.offline_core import Ctx
+from backchannel.extractors.offline_names import NAME, ORG, looks_like_org, org_name
+from backchannel.extractors.result import Mention
+from backchannel.memory.text import norm_name
+
+_ADV = r"(?:(?:also|actually|once|both|really|closely|briefly|previously|even)\s+)*"
+_PAST_WORK = r"(?:worked|used\s+to\s+work|(?:have|has|had)\s+worked|['’](?:ve|d)\s+worked|were\s+colleagues)"
+_AT = rf"(?:\s+(?:at|in|for|from)\s+(?:the\s+)?(?P<org>{ORG}))?"
+# A name that ends its phrase: no possessive, no verb after ("I know Sophie is right" is not knowing Sophie).
+_NAME_END = (r"(?!\s*['’]s\b)(?=\s*(?:[,.;!?—–-]|$)|\s+(?:well|personally|very|quite|pretty|really|from|since|through|"
+             r"for|at|in|on|during|when|while|before|after|back|a\s+bit|a\s+little|and|too|as\s+well|socially|"
+             r"professionally|last|years|ages|yesterday|recently|once|twice)\b)")
+
+
+def _org(ctx: Ctx, m: re.Match) -> str | None:
+    raw = m.groupdict().get("org")
+    if not raw:
+        return None
+    org = org_name(raw)
+    if org is None or norm_name(org) in ctx.known_people:
+        return None
+    return org
+
+
+def _other_person(ctx: Ctx, start: int, end: int) -> Mention | None:
+    """The one other person 'we' refers to: named in this sentence outside the
+    match, else named shortly before in the utterance; None when ambiguous."""
+    found = [p for p in (ctx.the_one_person(ctx.s0, start), ctx.the_one_person(end, ctx.s1)) if p]
+    if len({norm_name(p.name) for p in found}) == 1:
+        return found[0]
+    if not found:
+        return ctx.the_one_person(max(0, ctx.s0 - 500), ctx.s0)
+    return None
+
+
+def _worked(ctx: Ctx, a: Mention, b: Mention, m: re.Match, org: str | None, conf: float) -> None:
+    dr = ctx.date_for(m.start(), m.end(), past=True)
+    ctx.emit("worked_with", a, m.start(), m.end(), obj=b, qualifier=org, dr=dr,
+             valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=conf)
+
+
+_WE_TOGETHER = re.compile(rf"\b(?:[Ww]e|[Tt]he\s+two\s+of\s+us)\s+{_ADV}{_PAST_WORK}(?:\s+together)?{_AT}")
+_X_AND_I = re.compile(
+    rf"(?:(?P<x>{NAME})\s+and\s+I|\bI\s+and\s+(?P<y>{NAME})|\b[Mm]e\s+and\s+(?P<z>{NAME}))\s+{_ADV}{_PAST_WORK}"
+    rf"(?:\s+together)?{_AT}")
+_I_WITH = re.compile(
+    rf"\bI\s*{_ADV}(?:{_PAST_WORK}|work)\s+{_ADV}(?:with|alongside)\s+(?P<x>{NAME}){_NAME_END}{_AT}")
+_X_WITH_Y = re.compile(
+    rf"(?P<x>{NAME})\s+{_ADV}(?:worked|used\s+to\s+work|(?:has|had)\s+worked)\s+{_ADV}(?:with|alongside)\s+"
+    rf"(?P<y>{NAME}){_NAME_END}{_AT}")
+_WORK_TIE = r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager)"
+_MY_COLLEAGUE = re.compile(
+    rf"(?P<x>{NAME})(?:\s*,[^,;.]{{1,80}},)?\s+(?:was|is|['’]s)\s+(?:my\s+(?:former\s+|old\s+|ex-?\s*|previous\s+)?"
+    rf"{_WORK_TIE}|an?\s+(?:former|old|ex-?|previous)\s*{_WORK_TIE}\s+of\s+mine){_AT}")
+
+
+_TIE_ADJ = r"(?:former\s+|old\s+|ex-?\s*|previous\s+|good\s+|close\s+|dear\s+|best\s+)?"
+# "my old colleague Sophie Martin", "my friend Paul"; "Sophie Martin, my former boss at Globex"
+_MY_TIE_X = re.compile(
+    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}")
+_X_MY_TIE = re.compile(rf"(?P<x>{NAME})\s*,\s*(?:who\s+was\s+|who['’]s\s+)?my\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\b{_AT}")
+
+
+def rule_my_ties(ctx: Ctx) -> None:
+    """'my old colleague Sophie Martin' -> worked_with; 'my friend Paul' -> knows."""
+    me = ctx.me()
+    if me is None:
+        return
+    for rx in (_MY_TIE_X, _X_MY_TIE):
+        for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
+            other = ctx.person(m.group("x"))
+            if other is None or looks_like_org(other.name) or (
+                    rx is _X_MY_TIE and ctx.weak_name(other.name, m.start("x"))):
+                continue
+            if m.group("tie").lower() == "friend":
+                ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.65)
+            else:
+                _worked(ctx, me, other, m, _org(ctx, m), 0.65)
+
+
+def rule_worked_with(ctx: Ctx) -> None:
+    me = ctx.me()
+    for m in _WE_TOGETHER.finditer(ctx.text, ctx.s0, ctx.s1):
+        if me is None or "together" not in m.group(0) and "colleagues" not in m.group(0):
+            continue
+        other = _other_person(ctx, m.start(), m.end())
+        if other and not other.is_speaker:
+            _worked(ctx, me, other, m, _org(ctx, m), 0.65)
+    for m in _X_AND_I.finditer(ctx.text, ctx.s0, ctx.s1):
+        other = ctx.person(m.group("x") or m.group("y") or m.group("z"))
+        if me and other:
+            org = _org(ctx, m)
+            _worked(ctx, me, other, m, org, 0.7 if org or "together" in m.group(0) else 0.55)
+    for m in _I_WITH.finditer(ctx.text, ctx.s0, ctx.s1):
+        other = ctx.person(m.group("x"))
+        if me and other and not looks_like_org(other.name):
+            _worked(ctx, me, other, m, _org(ctx, m), 0.7)
+    for m in _X_WITH_Y.finditer(ctx.text, ctx.s0, ctx.s1):
+        a, b = ctx.person(m.group("x")), ctx.person(m.group("y"))
+        if a and b and not looks_like_org(b.name):
+            _worked(ctx, a, b, m, _org(ctx, m), 0.6)
+    for m in _MY_COLLEAGUE.finditer(ctx.text, ctx.s0, ctx.s1):
+        other = ctx.person(m.group("x"))
+        if me and other:
+            _worked(ctx, me, other, m, _org(ctx, m), 0.65)
+
+
+_AND_X2 = rf"(?:\s*,?\s+and\s+(?P<x2>{NAME}){_NAME_END})?"
+_I_KNOW = re.compile(rf"\bI\s+(?:really\s+|do\s+|also\s+)?(?:know|knew)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+_KNOWN = re.compile(
+    rf"(?:\bI\s?(?:['’]ve|\s+have|\s+had|['’]d)|(?P<s>{NAME})\s+(?:has|had|['’]s))\s+known\s+(?P<x>{NAME})"
+    rf"{_NAME_END}{_AND_X2}")
+_X_KNOWS = re.compile(rf"(?P<s>{NAME})\s+(?:really\s+|also\s+)?knows\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+_MET = re.compile(rf"\bI\s+(?:first\s+|once\s+)?met\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+_FRIEND = re.compile(
+    rf"(?P<x>{NAME})\s+(?:is|was|['’]s)\s+(?:a\s+(?:good\s+|old\s+|close\s+|dear\s+)?friend\s+of\s+mine|"
+    r"my\s+(?:good\s+|old\s+|close\s+|best\s+)?friend)\b")
+_INTRODUCED = re.compile(
+    rf"(?:(?P<s>{NAME})|\b(?P<i>I))\s+(?:(?:has|had)\s+|['’]d\s+|kindly\s+)?introduced\s+"
+    rf"(?:(?P<me>me|us)|(?P<a>{NAME}))\s+to\s+(?:(?P<me2>me|us)|(?P<b>{NAME}){_NAME_END})")
+
+
+def _listed(ctx: Ctx, m: re.Match) -> list[Mention]:
+    """The person named in group x, and the one in x2 ("Monica and Chandler") if any."""
+    names = [m.group("x")] + ([m.group("x2")] if m.groupdict().get("x2") else [])
+    return [p for p in (ctx.person(n) for n in names) if p is not None]
+
+
+def rule_knows(ctx: Ctx) -> None:
+    me = ctx.me()
+    t0, t1 = ctx.s0, ctx.s1
+    for rx, conf in ((_I_KNOW, 0.65), (_MET, 0.6), (_FRIEND, 0.65)):
+        for m in rx.finditer(ctx.text, t0, t1):
+            for other in _listed(ctx, m):
+                if me:
+                    dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
+                    ctx.emit("knows", me, m.start(), m.end(), obj=other, dr=dr,
+                             valid_from=dr.start if dr else None, confidence=conf)
+    for rx in (_KNOWN, _X_KNOWS):
+        for m in rx.finditer(ctx.text, t0, t1):
+            subj = ctx.person(m.group("s")) if m.group("s") else me
+            for other in _listed(ctx, m):
+                if subj:
+                    dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
+                    ctx.emit("knows", subj, m.start(), m.end(), obj=other, dr=dr,
+                             valid_from=dr.start if dr else None, confidence=0.65)
+    for m in _INTRODUCED.finditer(ctx.text, t0, t1):
+        intro = me if m.group("i") else ctx.person(m.group("s"))
+        a = me if m.group("me") else (ctx.person(m.group("a")) if m.group("a") else None)
+        b = me if m.group("me2") else (ctx.person(m.group("b")) if m.group("b") else None)
+        if not (intro and a and b):
+            continue
+        span = (m.start(), m.end())
+        ctx.emit("knows", a, *span, obj=b, confidence=0.65)
+        ctx.emit("knows", intro, *span, obj=b, confidence=0.6)
+        ctx.emit("introduced", intro, *span, obj=b, confidence=0.65)
+
+
+# ---------------------------------------------------------------- commitments
+
+_TO_PERSON = r"(?=\s+(?:you|us|him|her|them|[A-Z]))"
+_STRONG_VERBS = (
+    r"send(?:\s+over)?|e-?mail|forward|share(?!\s+(?:my|the|your|our)\s+screen)|circulate|follow\s+up"
+    rf"|(?:get|come|report)\s+back\s+to{_TO_PERSON}"
+    r"|introduce|put\s+\w+\s+in\s+touch|connect|arrange|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
+    rf"|(?:reach\s+out\s+to|contact|call|ring|phone){_TO_PERSON}"
+    r"|let\s+(?:you|\w+)\s+know|drop\s+\w+\s+a\s+(?:line|note|email)"
+    r"|deliver|provide|submit|organi[sz]e")
+# Everyday verbs that make a promise only with a due date ("I'll check it by Monday").
+_WEAK_VERBS = (r"check|look\s+into|find\s+out|review|update|finish|complete|fix|sort\s+out|talk\s+to|speak\s+to"
+               r"|ask|write|do|get")
+_COMMIT = re.compile(
+    rf"(?:(?P<subj>\b[Ii]|\b[Ww]e|{NAME})\s?(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to"
+    rf"|['’]re\s+going\s+to|\s+are\s+going\s+to|\s+is\s+going\s+to)|\b(?P<letme>[Ll]et\s+me))\s+"
+    rf"(?:(?:definitely|certainly|just|also|then|personally|quickly|make\s+sure\s+to|try\s+and|try\s+to)\s+)*"
+    rf"(?P<verb>(?:{_STRONG_VERBS})|(?P<weak>{_WEAK_VERBS}))\b(?P<rest>[^.;!?]*)")
+_HEDGE = re.compile(r"\b(?:if|maybe|perhaps|probably|might|unless|whether|hopefully|would|could|not|never|say|says|"
+                    r"said|wonder|suppose)\b|n['’]t\b", re.I)
+_OBJECT_START = re.compile(r"\s+(?:you|him|her|them|us|it|this|that|the|a|an|our|my|your|some|those|these|over|"
+                           rf"to|with|on|up|back|everyone|everybody|{NAME})\b")
+_PROMISE_CUT = re.compile(
+    r"['\"“”‘]|-\s|\s+or\b|,\s*(?:and|but|so|then|because|which|okay|ok|alright|right)\b"
+    r"|\s+(?:and\s+then|so\s+that|because|but)\b|\s+(?:okay|ok|alright|yeah|right)\s*$")
+_FILLER_END = re.compile(r"(?:\s+(?:as\s+well|too|then|okay|ok|alright|yeah|right|please|again|now))+\s*$")
+
+
+def rule_commitment(ctx: Ctx) -> None:
+    sent = ctx.sent
+    if sent.rstrip().endswith("?"):
+        return
+    for m in _COMMIT.finditer(ctx.text, ctx.s0, ctx.s1):
+        raw = m.group("subj") or "I"  # "let me send you ..." is the speaker's promise
+        if raw in ("I", "i", "We", "we"):
+            subj = ctx.me()
+        else:
+            subj = ctx.person(raw)
+        if subj is None:
+            continue
+        if _HEDGE.search(ctx.text, ctx.clause_start_at(m.start()), m.start("verb")):
+            continue
+        rest_start = m.end("verb")
+        verb = m.group("verb").lower()
+        if not _OBJECT_START.match(ctx.text, rest_start) and not verb.startswith(("get back", "follow")):
+            continue
+        dr = ctx.date_for(m.start("verb"), m.end())
+        if m.group("weak") and dr is None:
+            continue
+        promise_end = m.end()
+        if dr is not None:
+            for a, _b, _p in ctx.dates():
+                if m.start("verb") < a < promise_end:
+                    promise_end = a
+                    break
+        cut = _PROMISE_CUT.search(ctx.text, rest_start, promise_end)
+        if cut:
+            promise_end = cut.start()
+        promise = _FILLER_END.sub("", ctx.text[m.start("verb"):promise_end]).strip(" ,—–-")
+        words = promise.split()
+        if len(words) < 2 or len(words) > 16:
+            continue
+        due = dr.end or dr.start if dr else None
+        ctx.emit("committed_to", subj, m.start(), m.end(), literal=" ".join(words), dr=dr, valid_to=due,
+                 modality="commitment", confidence=0.6 if dr else 0.5)

@@ -1,0 +1,159 @@
+"""Date phrases: finding them in text and resolving them against the meeting date."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+from backchannel.extractors.dates import DateRange, find_date_phrases, resolve_phrase
+
+# Tuesday 10 March 2026, 14:00: the meeting every relative phrase is said in.
+ANCHOR = datetime(2026, 3, 10, 14, 0)
+D = date
+
+
+@pytest.mark.parametrize("phrase,start,end", [
+    ("from 2016 to 2021", D(2016, 1, 1), D(2021, 12, 31)),
+    ("between 2016 and 2021", D(2016, 1, 1), D(2021, 12, 31)),
+    ("2016-2021", D(2016, 1, 1), D(2021, 12, 31)),
+    ("from March 2016 to June 2021", D(2016, 3, 1), D(2021, 6, 30)),
+    ("from March 2016 until now", D(2016, 3, 1), D(2026, 3, 10)),
+    ("from 2016-01-15 to 2021", D(2016, 1, 15), D(2021, 12, 31)),
+    ("since 2019", D(2019, 1, 1), None),
+    ("since March 2019", D(2019, 3, 1), None),
+    ("since last year", D(2025, 1, 1), None),
+    ("in 2019", D(2019, 1, 1), D(2019, 12, 31)),
+    ("in March 2019", D(2019, 3, 1), D(2019, 3, 31)),
+    ("March 2024", D(2024, 3, 1), D(2024, 3, 31)),
+    ("last year", D(2025, 1, 1), D(2025, 12, 31)),
+    ("this year", D(2026, 1, 1), D(2026, 12, 31)),
+    ("next year", D(2027, 1, 1), D(2027, 12, 31)),
+    ("last month", D(2026, 2, 1), D(2026, 2, 28)),
+    ("next month", D(2026, 4, 1), D(2026, 4, 30)),
+    ("last week", D(2026, 3, 2), D(2026, 3, 8)),
+    ("next week", D(2026, 3, 16), D(2026, 3, 22)),
+    ("this quarter", D(2026, 1, 1), D(2026, 3, 31)),
+    ("14 months ago", D(2025, 1, 10), D(2025, 1, 10)),
+    ("fourteen months ago", D(2025, 1, 10), D(2025, 1, 10)),
+    ("two years ago", D(2024, 3, 10), D(2024, 3, 10)),
+    ("a year ago", D(2025, 3, 10), D(2025, 3, 10)),
+    ("a couple of years ago", D(2024, 3, 10), D(2024, 3, 10)),
+    ("3 weeks ago", D(2026, 2, 17), D(2026, 2, 17)),
+    ("next Thursday", D(2026, 3, 12), D(2026, 3, 12)),
+    ("on Thursday", D(2026, 3, 12), D(2026, 3, 12)),
+    ("on Tuesday", D(2026, 3, 17), D(2026, 3, 17)),  # strictly after the anchor
+    ("last Thursday", D(2026, 3, 5), D(2026, 3, 5)),
+    ("last Tuesday", D(2026, 3, 3), D(2026, 3, 3)),
+    ("by Friday", None, D(2026, 3, 13)),
+    ("tomorrow", D(2026, 3, 11), D(2026, 3, 11)),
+    ("yesterday", D(2026, 3, 9), D(2026, 3, 9)),
+    ("the day after tomorrow", D(2026, 3, 12), D(2026, 3, 12)),
+    ("by the 15th", None, D(2026, 3, 15)),
+    ("by the 5th", None, D(2026, 4, 5)),  # the 5th already passed this month
+    ("on 3 March", D(2026, 3, 3), D(2026, 3, 3)),
+    ("on the 3rd of April 2020", D(2020, 4, 3), D(2020, 4, 3)),
+    ("April 3rd, 2020", D(2020, 4, 3), D(2020, 4, 3)),
+    ("by 5 January", None, D(2026, 1, 5)),
+    ("in November", D(2025, 11, 1), D(2025, 11, 30)),  # within six months of the anchor
+    ("in October", D(2025, 10, 1), D(2025, 10, 31)),
+    ("in August", D(2026, 8, 1), D(2026, 8, 31)),
+    ("2024-03-05", D(2024, 3, 5), D(2024, 3, 5)),
+    ("before 2019", None, D(2018, 12, 31)),
+    ("after 2019", D(2020, 1, 1), None),
+    ("until June", None, D(2026, 6, 30)),
+    ("for 10 years", D(2016, 3, 10), D(2026, 3, 10)),
+    ("for the past two years", D(2024, 3, 10), D(2026, 3, 10)),
+    ("over the last 6 months", D(2025, 9, 10), D(2026, 3, 10)),
+    ("in two weeks", D(2026, 3, 24), D(2026, 3, 24)),
+    ("within 3 days", None, D(2026, 3, 13)),
+    ("by the end of the week", None, D(2026, 3, 13)),
+    ("by the end of next week", None, D(2026, 3, 20)),
+    ("end of the month", D(2026, 3, 31), D(2026, 3, 31)),
+    ("earlier this year", D(2026, 1, 1), D(2026, 3, 10)),
+    ("later this year", D(2026, 3, 10), D(2026, 12, 31)),
+])
+def test_resolve_phrase(phrase, start, end):
+    r = resolve_phrase(phrase, ANCHOR)
+    assert (r.start, r.end) == (start, end)
+    assert r.phrase == phrase
+
+
+def test_month_arithmetic_clamps_to_month_end():
+    r = resolve_phrase("a month ago", datetime(2026, 3, 31))
+    assert r.start == D(2026, 2, 28)
+
+
+def test_date_anchor_works_like_datetime():
+    assert resolve_phrase("tomorrow", D(2026, 3, 10)).start == D(2026, 3, 11)
+
+
+def test_no_anchor_resolves_only_absolute_phrases():
+    assert resolve_phrase("from 2016 to 2021", None) == DateRange(D(2016, 1, 1), D(2021, 12, 31), "from 2016 to 2021")
+    assert resolve_phrase("since March 2019", None).start == D(2019, 3, 1)
+    for rel in ("last year", "14 months ago", "next Thursday", "by Friday", "tomorrow", "in March"):
+        r = resolve_phrase(rel, None)
+        assert (r.start, r.end) == (None, None), rel
+
+
+def test_unknown_phrase_resolves_to_nothing():
+    assert resolve_phrase("whenever", ANCHOR) == DateRange(None, None, "whenever")
+
+
+@pytest.mark.parametrize("phrase,start", [
+    ("on Monday", D(2026, 3, 9)),
+    ("on Tuesday", D(2026, 3, 3)),  # strictly before the anchor
+    ("this Monday", D(2026, 3, 9)),
+    ("next Monday", D(2026, 3, 16)),  # "next" stays in the future
+    ("on the 15th", D(2026, 2, 15)),
+    ("on the 10th", D(2026, 3, 10)),
+    ("in November", D(2025, 11, 1)),
+    ("in May", D(2025, 5, 1)),
+    ("on 3 April", D(2025, 4, 3)),
+    ("since March", D(2026, 3, 1)),
+])
+def test_past_tense_resolves_backwards(phrase, start):
+    assert resolve_phrase(phrase, ANCHOR, past=True).start == start
+
+
+def test_point_prefers_the_end():
+    assert resolve_phrase("by Friday", ANCHOR).point == D(2026, 3, 13)
+    assert resolve_phrase("since 2019", ANCHOR).point == D(2019, 1, 1)
+
+
+def test_find_phrases_with_spans():
+    text = "We worked together at Acme from 2016 to 2021, and she has been CIO since March 2019."
+    found = find_date_phrases(text)
+    assert [p for _, _, p in found] == ["from 2016 to 2021", "since March 2019"]
+    for a, b, p in found:
+        assert text[a:b] == p
+
+
+def test_find_phrases_keeps_prepositions_and_relative_phrases():
+    text = "I'll send it by Friday, then next week we meet; fourteen months ago he left, on 3 March 2024."
+    assert [p for _, _, p in find_date_phrases(text)] == [
+        "by Friday", "next week", "fourteen months ago", "on 3 March 2024"]
+
+
+@pytest.mark.parametrize("text", [
+    "section 58 of the Children Act 2004 provides a defence",
+    "we may go there",
+    "I'll march on",
+    "about 2019 people came",  # a bare year is not a date without a preposition
+    "Janet said so",
+    "page 15 of the report",
+])
+def test_find_phrases_ignores_non_dates(text):
+    assert find_date_phrases(text) == []
+
+
+def test_sentence_final_period_is_not_part_of_the_month():
+    assert [p for _, _, p in find_date_phrases("It was in May. Then in Sept. it moved.")] == ["in May", "in Sept."]
+
+
+def test_find_and_resolve_round_trip_on_every_found_phrase():
+    text = ("Since 2019 we met monthly; from 2016 to 2021 at Acme, two years ago in Paris, "
+            "next Thursday, by the 15th, tomorrow, last month and on 2024-03-05.")
+    for _a, _b, p in find_date_phrases(text):
+        r = resolve_phrase(p, ANCHOR)
+        assert r.start or r.end, p

@@ -1,0 +1,142 @@
+"""`ask`, `skills` and `import`: questions answered by code over the graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from backchannel.cli.common import UserError, echo_json, load_context
+
+
+def _parse_value(raw: str) -> Any:
+    """--arg values: JSON when they parse (numbers, lists, true), else the plain string."""
+    import json
+
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _evidence_lines(c: dict[str, Any]) -> list[str]:
+    out = []
+    for e in c.get("evidence") or []:
+        when = (e.get("said_at") or e.get("source_date") or "")[:10] or "undated"
+        where = f", {e['source_title']}" if e.get("source_title") else ""
+        out.append(f"     “{e.get('quote') or ''}” — {e.get('speaker') or '?'}, {when}{where}")
+    return out
+
+
+@click.command()
+@click.argument("question")
+@click.option("--json", "json_output", is_flag=True, help="Print the run, candidates and evidence as JSON.")
+@click.option("--show-code", is_flag=True, help="Also print the program that found the candidates.")
+def ask(question: str, json_output: bool, show_code: bool) -> None:
+    """Answer QUESTION from memory: a program walks the graph (a prepared skill
+    offline, or code the sweep model writes), then candidates are drafted with
+    their evidence quotes, speakers and dates.
+
+    Example: backchannel ask "who can introduce me to the CIO of Acme?"
+    """
+    from backchannel.cli.client import call
+
+    out = call(load_context(), "ask", {"question": question, "show_code": show_code})
+    if json_output:
+        echo_json(out)
+        return
+    if show_code and out.get("code"):
+        click.echo(f"# program ({out.get('skill')}):")
+        click.echo(out["code"].rstrip())
+        click.echo("")
+    cands = out.get("candidates") or []
+    for n, c in enumerate(cands, 1):
+        click.echo(f"{n}. [{c['kind']} {c['score']:.2f}] {c['title']}")
+        click.echo(f"   {c.get('why') or ''}")
+        for line in _evidence_lines(c):
+            click.echo(line)
+        if c.get("message"):
+            click.echo("   Draft message:")
+            for line in c["message"].splitlines():
+                click.echo(f"     {line}")
+        click.echo("")
+    if not cands:
+        click.echo("Nothing found.")
+    for err in out.get("errors") or []:
+        click.echo(f"note: {err}", err=True)
+    click.echo(f"run {out['run_id']}: {out['assertions_touched']} assertions touched, "
+               f"{out['excerpts_sent']} excerpts sent to the drafter ({out.get('skill') or 'no skill'})", err=True)
+
+
+@click.group(invoke_without_command=True)
+@click.option("--json", "json_output", is_flag=True, help="Print the list as JSON.")
+@click.pass_context
+def skills(ctx: click.Context, json_output: bool) -> None:
+    """List skills (prepared traversals), or run one: `skills run NAME --arg key=value`."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from backchannel.cli.client import call
+
+    rows = call(load_context(), "skills", {})
+    if json_output:
+        echo_json(rows)
+        return
+    for s in rows:
+        origin = "" if s["origin"] == "builtin" else f"  ({s['origin']})"
+        click.echo(f"{s['name']}{origin}\n  {s['doc']}")
+        for k, v in s["params"].items():
+            click.echo(f"    --arg {k}=...  {v.get('doc', '')} (default {v.get('default')!r})")
+
+
+@skills.command("run")
+@click.argument("name")
+@click.option("--arg", "args", multiple=True, metavar="KEY=VALUE", help="A skill parameter (repeatable).")
+@click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")
+def skills_run(name: str, args: tuple[str, ...], json_output: bool) -> None:
+    """Run skill NAME through the sandbox and print its candidates with evidence."""
+    from backchannel.cli.client import call
+
+    parsed: dict[str, Any] = {}
+    for a in args:
+        if "=" not in a:
+            raise UserError(f"--arg {a!r}: expected KEY=VALUE")
+        k, v = a.split("=", 1)
+        parsed[k.strip()] = _parse_value(v)
+    out = call(load_context(), "skill_run", {"name": name, "args": parsed})
+    if json_output:
+        echo_json(out)
+        return
+    if not out["ok"]:
+        raise UserError(f"skill {name} failed: {out['error']}")
+    for n, c in enumerate(out["candidates"], 1):
+        click.echo(f"{n}. [{c['kind']} {c['score']:.2f}] {c['why']}")
+        for line in _evidence_lines(c):
+            click.echo(line)
+    if not out["candidates"]:
+        click.echo("No candidates.")
+    stats = out.get("stats") or {}
+    click.echo(f"{stats.get('api_calls', 0)} API calls, {stats.get('assertions_touched', 0)} assertions touched, "
+               f"{stats.get('wall_s', 0)} s", err=True)
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import data from other tools (see docs/import-format.md)."""
+
+
+@import_group.command("assertions")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "json_output", is_flag=True, help="Print the import report as JSON.")
+def import_assertions(file: Path, json_output: bool) -> None:
+    """Import entities and assertions with evidence from a JSONL FILE, in one
+    transaction. Lines already imported (same id or content) are skipped; any bad
+    line fails the whole import, naming each bad line."""
+    from backchannel.cli.client import call
+
+    out = call(load_context(), "import_assertions", {"path": str(file.resolve())})
+    if json_output:
+        echo_json(out)
+        return
+    click.echo(f"{out['assertions_imported']} assertions imported, {out['assertions_skipped']} already there; "
+               f"{out['entities_created']} entities created, {out['entities_matched']} matched existing ones.")

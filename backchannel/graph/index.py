@@ -1,0 +1,256 @@
+"""An in-memory adjacency index over the assertions table.
+
+Columns of every assertion are held as numpy arrays (strings dictionary-encoded
+in SQL), and a CSR adjacency maps each entity to the assertions that touch it
+(as subject or as object). Whole frontiers are answered with a few vectorised
+gathers, so a program that walks the graph one person at a time still costs
+microseconds per step instead of a database query.
+
+The index is built once per process and rebuilt when the table changes: its
+`Signature` (max id, row count, superseded count, merges) is one cheap query.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+NO_TIME = np.int64(-(2**62))  # said_at unknown
+NO_DAY = np.int32(-(2**31))  # valid_from / valid_to unknown
+MODALITIES = ("stated", "reported", "commitment", "opinion")
+
+
+@dataclass(frozen=True)
+class Signature:
+    max_id: int
+    count: int
+    superseded: int
+    merged: int
+    entities: int
+
+
+def signature(store: Any) -> Signature:
+    row = store.con.execute(
+        "SELECT coalesce(max(id), 0), count(*), count(superseded_at),"
+        " (SELECT count(merged_into) FROM entities), (SELECT coalesce(max(id), 0) FROM entities)"
+        " FROM assertions"
+    ).fetchone()
+    return Signature(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
+
+
+def _strings(store: Any, column: str) -> list[str]:
+    return [r[0] for r in store.con.execute(
+        f"SELECT DISTINCT {column} FROM assertions WHERE {column} IS NOT NULL ORDER BY 1").fetchall()]
+
+
+_CODE = "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS v, generate_subscripts(?::VARCHAR[], 1) - 1 AS c) {a} ON {a}.v = a.{col}"
+
+
+class GraphIndex:
+    """Column arrays per assertion (row order = id order) and the CSR adjacency."""
+
+    def __init__(self) -> None:
+        self.sig: Signature | None = None
+        self.build_s = 0.0
+
+    # -- building -----------------------------------------------------------
+    @classmethod
+    def build(cls, store: Any) -> "GraphIndex":
+        t0 = time.perf_counter()
+        self = cls()
+        self.sig = signature(store)
+        self.preds = _strings(store, "predicate")
+        self.quals = _strings(store, "qualifier")
+        self.lits = _strings(store, "object_literal")
+        sql = (
+            "SELECT a.id, a.subject_id, coalesce(a.object_id, -1) AS obj, p.c AS pred,"
+            " coalesce(q.c, -1) AS qual, coalesce(l.c, -1) AS lit, coalesce(a.speaker_id, -1) AS spk,"
+            f" coalesce(epoch(a.said_at)::BIGINT, {int(NO_TIME)}) AS said,"
+            f" coalesce(date_diff('day', DATE '1970-01-01', a.valid_from), {int(NO_DAY)})::INTEGER AS vfrom,"
+            f" coalesce(date_diff('day', DATE '1970-01-01', a.valid_to), {int(NO_DAY)})::INTEGER AS vto,"
+            " a.confidence::FLOAT AS conf,"
+            " (CASE a.modality WHEN 'stated' THEN 0 WHEN 'reported' THEN 1 WHEN 'commitment' THEN 2 ELSE 3 END)::TINYINT AS modality,"
+            " a.superseded_at IS NULL AS alive"
+            " FROM assertions a "
+            + _CODE.format(a="p", col="predicate") + " "
+            + _CODE.format(a="q", col="qualifier") + " "
+            + _CODE.format(a="l", col="object_literal")
+            + " ORDER BY a.id"
+        )
+        cols = store.con.execute(
+            sql, [self.preds, self.preds, self.quals, self.quals, self.lits, self.lits]).fetchnumpy()
+
+        def arr(name: str, dtype: Any) -> np.ndarray:
+            return np.asarray(np.ma.getdata(cols[name]), dtype=dtype)
+
+        self.aid = arr("id", np.int64)
+        subj = arr("subject_id", np.int64)
+        obj = arr("obj", np.int64)
+        spk = arr("spk", np.int64)
+        self.pred = arr("pred", np.int16)
+        self.qual = arr("qual", np.int32)
+        self.lit = arr("lit", np.int32)
+        self.said = arr("said", np.int64)
+        self.vfrom = arr("vfrom", np.int32)
+        self.vto = arr("vto", np.int32)
+        self.conf = arr("conf", np.float32)
+        self.modality = arr("modality", np.int8)
+        self.alive = arr("alive", bool)
+        self._load_entities(store)
+        # Merged-away ids point at their live entity, whatever the rows still say.
+        self.subj = self._canon(subj)
+        self.obj = np.where(obj >= 0, self._canon(obj), -1)
+        self.spk = np.where(spk >= 0, self._canon(spk), -1)
+        self._build_csr()
+        self.build_s = time.perf_counter() - t0
+        return self
+
+    def _load_entities(self, store: Any) -> None:
+        rows = store.con.execute(
+            "SELECT id, kind, name, is_owner, coalesce(merged_into, -1) FROM entities ORDER BY id").fetchall()
+        top = max([r[0] for r in rows] + [int(self.subj_max(store))], default=0)
+        self.n_nodes = top + 1
+        self.kind = np.zeros(self.n_nodes, dtype=np.int8)  # 0 unknown, 1 person, 2 organisation, 3 role
+        self.names: list[str | None] = [None] * self.n_nodes
+        canon = np.arange(self.n_nodes, dtype=np.int64)
+        kinds = {"person": 1, "organisation": 2, "role": 3}
+        self.owner = None
+        for eid, kind, name, is_owner, merged in rows:
+            self.kind[eid] = kinds.get(kind, 0)
+            self.names[eid] = name
+            if merged >= 0:
+                canon[eid] = merged
+            elif is_owner and self.owner is None:
+                self.owner = int(eid)
+        for _ in range(8):  # follow merge chains (a merged into b merged into c)
+            nxt = canon[canon]
+            if np.array_equal(nxt, canon):
+                break
+            canon = nxt
+        self.canon = canon
+
+    @staticmethod
+    def subj_max(store: Any) -> int:
+        return store.scalar("SELECT greatest(coalesce(max(subject_id), 0), coalesce(max(object_id), 0),"
+                            " coalesce(max(speaker_id), 0)) FROM assertions") or 0
+
+    def _canon(self, ids: np.ndarray) -> np.ndarray:
+        ok = (ids >= 0) & (ids < self.n_nodes)
+        out = ids.copy()
+        out[ok] = self.canon[ids[ok]]
+        return out
+
+    def _build_csr(self) -> None:
+        n = len(self.aid)
+        rows = np.arange(n, dtype=np.int64)
+        has_obj = self.obj >= 0
+        src = np.concatenate([self.subj, self.obj[has_obj]])
+        order = np.argsort(src, kind="stable")
+        self.adj_row = np.concatenate([rows, rows[has_obj]])[order]
+        self.adj_other = np.concatenate([self.obj, self.subj[has_obj]])[order]
+        # +1: the frontier entity is the subject; -1: it is the object
+        self.adj_dir = np.concatenate([np.ones(n, np.int8), -np.ones(int(has_obj.sum()), np.int8)])[order]
+        counts = np.bincount(src, minlength=self.n_nodes)
+        self.indptr = np.zeros(self.n_nodes + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.indptr[1:])
+        # Assertions each speaker made, for "last heard from" and speaker lookups.
+        spk_rows = np.nonzero(self.spk >= 0)[0]
+        self.last_spoke = np.full(self.n_nodes, NO_TIME, dtype=np.int64)
+        np.maximum.at(self.last_spoke, self.spk[spk_rows], self.said[spk_rows])
+
+    # -- queries --------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.aid)
+
+    def nbytes(self) -> int:
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+
+    def node_array(self, ids: Iterable[int]) -> np.ndarray:
+        a = np.unique(np.asarray(list(ids), dtype=np.int64))
+        a = a[(a >= 0) & (a < self.n_nodes)]
+        return np.unique(self.canon[a])
+
+    def pred_mask(self, predicates: Iterable[str] | None) -> np.ndarray | None:
+        """A boolean array over predicate codes, or None for all predicates."""
+        if predicates is None:
+            return None
+        wanted = set(predicates)
+        return np.array([p in wanted for p in self.preds] + [False], dtype=bool)
+
+    def incident(self, nodes: np.ndarray) -> np.ndarray:
+        """CSR positions of every adjacency entry of `nodes` (a gather, no loop)."""
+        if len(nodes) == 0:
+            return np.zeros(0, dtype=np.int64)
+        starts = self.indptr[nodes]
+        lens = self.indptr[nodes + 1] - starts
+        total = int(lens.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64)
+        offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
+        return offsets + np.arange(total, dtype=np.int64)
+
+    def keep(self, pos: np.ndarray, pmask: np.ndarray | None, *, alive_only: bool = True,
+             entity_edges: bool = False) -> np.ndarray:
+        """Filter CSR positions by predicate, liveness and (optionally) entity objects."""
+        rows = self.adj_row[pos]
+        ok = np.ones(len(pos), dtype=bool)
+        if alive_only:
+            ok &= self.alive[rows]
+        if pmask is not None:
+            ok &= pmask[self.pred[rows]]
+        if entity_edges:
+            ok &= self.adj_other[pos] >= 0
+        return pos[ok]
+
+    def rows_of(self, assertion_ids: Iterable[int]) -> np.ndarray:
+        """Row positions of the given assertion ids (unknown ids dropped)."""
+        ids = np.asarray(list(assertion_ids), dtype=np.int64)
+        if len(self.aid) == 0 or len(ids) == 0:
+            return np.zeros(0, dtype=np.int64)
+        r = np.minimum(np.searchsorted(self.aid, ids), len(self.aid) - 1)
+        return r[self.aid[r] == ids]
+
+    def name(self, eid: int) -> str | None:
+        return self.names[eid] if 0 <= eid < self.n_nodes else None
+
+
+def iso_times(secs: np.ndarray) -> list[str | None]:
+    out = np.datetime_as_string(np.where(secs == NO_TIME, 0, secs).astype("datetime64[s]"))
+    return [None if s == NO_TIME else str(v) for s, v in zip(secs.tolist(), out.tolist())]
+
+
+def iso_days(days: np.ndarray) -> list[str | None]:
+    out = np.datetime_as_string(np.where(days == NO_DAY, 0, days).astype("datetime64[D]"))
+    return [None if d == NO_DAY else str(v) for d, v in zip(days.tolist(), out.tolist())]
+
+
+class IndexCache:
+    """One index per database file per process, rebuilt when its signature changes."""
+
+    _lock = threading.Lock()
+    _by_path: dict[str, GraphIndex] = {}
+    MAX_FILES = 4  # the daemon has one database; tests and benches open many
+
+    @classmethod
+    def get(cls, store: Any, *, check: bool = True) -> GraphIndex:
+        key = str(store.path)
+        with cls._lock:
+            idx = cls._by_path.pop(key, None)
+            if idx is None or (check and idx.sig != signature(store)):
+                idx = GraphIndex.build(store)
+            cls._by_path[key] = idx  # most recently used last
+            while len(cls._by_path) > cls.MAX_FILES:
+                cls._by_path.pop(next(iter(cls._by_path)))
+            return idx
+
+    @classmethod
+    def drop(cls, store: Any | None = None) -> None:
+        with cls._lock:
+            if store is None:
+                cls._by_path.clear()
+            else:
+                cls._by_path.pop(str(store.path), None)

@@ -1,0 +1,110 @@
+"""Operations on the graph: ask a question, list and run skills, import assertions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from backchannel.ops import OpEnv, OpError
+
+
+def _api(env: OpEnv) -> Any:
+    from backchannel.graph.api import GraphAPI
+
+    return GraphAPI(env.store, env.settings)
+
+
+def _gateway(env: OpEnv) -> Any:
+    m = env.settings.models
+    if m.sweep == "offline" and m.draft == "offline":
+        return None
+    from backchannel.agent.models import Gateway
+
+    return Gateway(env.settings, env.store, env.paths)
+
+
+def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
+    """Sweep then draft for a question; records a run (wake_kind "ask") with its
+    assertions touched and excerpts sent. Returns the ranked drafts with evidence."""
+    from backchannel.agent.drafter import draft
+    from backchannel.agent.sweeper import sweep
+    from backchannel.daemon import runs
+
+    question = (question or "").strip()
+    if not question:
+        raise OpError("ask needs a question")
+    store = env.store
+    api = _api(env)
+    gateway = _gateway(env)
+    run_id = runs.start(store, runs.WakeRecord("ask", None, {"question": question}))
+    status, reason = "done", None
+    try:
+        swept = sweep({"wake": "ask", "question": question}, api=api, settings=env.settings, paths=env.paths,
+                      gateway=gateway, run_id=run_id, question=question)
+        touched = int(swept.sandbox_stats.get("assertions_touched") or 0)
+        runs.add_counts(store, run_id, touched=touched)
+        runs.step(store, run_id, "sweep.done", {
+            "skill": swept.skill, "attempts": swept.attempts, "errors": swept.errors,
+            "sandbox_stats": swept.sandbox_stats, "candidates": [c.to_dict() for c in swept.candidates]})
+        drafted = draft(swept.candidates, api=api, settings=env.settings, gateway=gateway, run_id=run_id)
+        runs.add_counts(store, run_id, excerpts=drafted.excerpts_sent)
+        runs.step(store, run_id, "draft.done", {"drafts": len(drafted.drafts), "excerpts_sent": drafted.excerpts_sent,
+                                                "errors": drafted.errors})
+        if swept.budget_stopped:
+            status, reason = "budget_stopped", "; ".join(e for e in swept.errors if e.startswith("budget"))
+    except BaseException as exc:
+        runs.finish(store, run_id, "failed", f"{type(exc).__name__}: {exc}")
+        raise
+    runs.finish(store, run_id, status, reason)
+    out = {
+        "run_id": run_id, "question": question, "skill": swept.skill, "attempts": swept.attempts,
+        "candidates": [d.to_dict() for d in drafted.drafts],
+        "assertions_touched": touched, "excerpts_sent": drafted.excerpts_sent,
+        "errors": swept.errors + drafted.errors, "status": status,
+        "sandbox_stats": swept.sandbox_stats,
+    }
+    if show_code:
+        out["code"] = swept.code
+    return out
+
+
+def skills(env: OpEnv) -> list[dict[str, Any]]:
+    """Every skill (built-in and the user's) with its doc and parameters."""
+    from backchannel.skills import list_skills
+
+    return [s.summary() for s in list_skills(env.paths)]
+
+
+def skill_run(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one skill through the sandbox; candidates come back with their evidence."""
+    from backchannel.agent.drafter import fill_evidence
+    from backchannel.agent.sweeper import run_skill
+    from backchannel.skills import SkillError, get_skill
+
+    api = _api(env)
+    try:
+        skill = get_skill(name, env.paths)
+        candidates, res = run_skill(skill, api, env.settings, args=args or {})
+    except SkillError as exc:
+        raise OpError(str(exc)) from None
+    fill_evidence(candidates, api)
+    return {"skill": name, "ok": res.ok, "error": res.error, "stats": res.stats,
+            "candidates": [c.to_dict() for c in candidates]}
+
+
+def import_assertions(env: OpEnv, path: str) -> dict[str, Any]:
+    """Import a JSONL file of entities and assertions (docs/import-format.md), in one
+    transaction; importing the same lines again is a no-op."""
+    from backchannel.graph.importer import ImportFailed, import_jsonl
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OpError(f"cannot read {path}: {exc}") from None
+    try:
+        report = import_jsonl(env.store, text.splitlines(), owner_name=env.settings.owner.name,
+                              owner_aliases=env.settings.owner.aliases, source_file=str(p))
+    except ImportFailed as exc:
+        raise OpError(f"{path}: nothing imported: {exc}") from None
+    return {"file": str(p), **report.to_dict()}

@@ -1,0 +1,97 @@
+"""Who in my network can introduce me to a target person, organisation or role.
+
+Finds paths me -> contact -> ... -> target over knows / worked_with / introduced
+links, one candidate per introducer (its best path), with the evidence of every
+link. Without a target it aims at the people of organisations named by recent
+signals; with `via_ids` (a meeting's attendees) only those people introduce.
+"""
+
+NAME = "introductions"
+KIND = "introduction"
+WAKES = ("signal", "meeting_soon")
+KEYWORDS = ("introduce", "introduction", "intro", "reach", "connect", "who knows", "path to", "get to",
+            "in touch", "warm")
+PARAMS = {
+    "target": {"default": None, "doc": 'a person, an organisation or a role, e.g. "CIO of Acme"'},
+    "org_ids": {"default": None, "doc": "organisation ids to reach (their current people are the targets)"},
+    "via_ids": {"default": None, "doc": "only these people may introduce (e.g. a meeting's attendees)"},
+    "max_hops": {"default": 3, "doc": "longest path from me to the target, in links"},
+    "signal_days": {"default": 30, "doc": "without a target: organisations in signals of the last N days"},
+}
+
+PROGRAM = r'''
+PREDS = ["knows", "worked_with", "introduced"]
+PHRASE = {"knows": "knows", "worked_with": "worked with", "introduced": "was introduced to"}
+me = api.me()["id"]
+max_hops = int(context.get("max_hops") or 3)  # 0 hops cannot introduce anyone
+org_ids = list(context.get("org_ids") or [])
+via = [v for v in (context.get("via_ids") or []) if v != me]
+event = context.get("event") or {}
+if not via and event.get("attendee_ids"):
+    via = [v for v in event["attendee_ids"] if v != me]
+targets = {}  # person id -> why they are a target
+
+target = context.get("target")
+if target:
+    for t in api.resolve(str(target)):
+        if t["kind"] == "organisation":
+            org_ids.append(t["id"])
+        elif t["kind"] == "person" and t["id"] != me:
+            if t.get("match") == "role":
+                targets[t["id"]] = f'{t["name"]} is {t["title"]} at {t["org_name"]}'
+            else:
+                targets[t["id"]] = t["name"]
+elif not org_ids:
+    for s in api.recent_signals(days=int(30 if context.get("signal_days") is None else context["signal_days"])):
+        org_ids.extend(s["org_ids"])
+
+role_evidence = {}
+if org_ids:
+    staff = sorted({l["to"] for l in api.links(org_ids, ["works_at"]) if l["dir"] == "in"})
+    for e in (api.entity(staff) if staff else []):
+        for r in e["roles"]:
+            if r["org"] in org_ids and e["id"] != me:
+                title = f'as {r["title"]} at ' if r["title"] else "at "
+                targets.setdefault(e["id"], f'{e["name"]} works {title}{r["org_name"]}')
+                role_evidence[e["id"]] = r["assertion"]
+
+if targets and not role_evidence:
+    for e in api.entity(list(targets)):
+        if e["roles"]:
+            role_evidence[e["id"]] = e["roles"][0]["assertion"]
+
+if via:
+    found = api.paths(via, list(targets), max_hops=max(1, max_hops - 1), predicates=PREDS, limit=500)
+    found = [dict(p, nodes=[me] + p["nodes"], names=["me"] + p["names"], edges=[[]] + p["edges"],
+                  predicates=[None] + p["predicates"], qualifiers=[None] + p["qualifiers"], hops=p["hops"] + 1)
+             for p in found]
+else:
+    found = [p for p in api.paths([me], list(targets), max_hops=max_hops, predicates=PREDS, limit=500)
+             if p["hops"] >= 2]
+
+best = {}
+for p in found:
+    introducer = p["nodes"][1]
+    key = (introducer, p["nodes"][-1])
+    if key not in best:
+        best[key] = p  # paths come shortest first, then most recent
+
+result = []
+for (introducer, tgt), p in best.items():
+    steps = []
+    for i in range(1, len(p["nodes"]) - 1):
+        pred = p["predicates"][i]
+        q = p["qualifiers"][i]
+        where = f" at {q}" if q and pred == "worked_with" else ""
+        steps.append(f'{p["names"][i]} {PHRASE.get(pred, pred)} {p["names"][i + 1]}{where}')
+    why = "; ".join(steps + [targets[tgt]]) + "."
+    evidence = [ids[0] for ids in p["edges"] if ids]
+    if tgt in role_evidence and role_evidence[tgt] not in evidence:
+        evidence.append(role_evidence[tgt])
+    score = 0.9 if p["hops"] <= 2 else 0.65 if p["hops"] == 3 else 0.45
+    if via:
+        score = min(1.0, score + 0.05)
+    result.append(Candidate(kind="introduction", entities=[introducer, tgt], path=p["nodes"],
+                            evidence=evidence, score=score, why=why))
+result.sort(key=lambda c: -c.score)
+'''

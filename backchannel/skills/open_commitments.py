@@ -1,0 +1,83 @@
+"""Promises made by me or my contacts that are not done yet.
+
+A commitment (committed_to) is open when its due date has not passed, or passed
+less than `overdue_days` ago (no due date: said within `max_age_days`), and
+nothing later by the same person mentions the same thing again (a follow-up).
+"""
+
+NAME = "open_commitments"
+KIND = "commitment"
+WAKES = ("sweep",)
+KEYWORDS = ("commitment", "committed", "promise", "promised", "owe", "follow up", "follow-up", "todo", "to do",
+            "pending", "open")
+PARAMS = {
+    "person_ids": {"default": None, "doc": "whose commitments (default: me and my contacts)"},
+    "overdue_days": {"default": 14, "doc": "keep commitments overdue by at most N days"},
+    "max_age_days": {"default": 90, "doc": "commitments with no due date: said within N days"},
+    "limit": {"default": 20, "doc": "at most this many candidates"},
+}
+
+PROGRAM = r'''
+import datetime
+import re
+
+me = api.me()["id"]
+now = datetime.datetime.fromisoformat(api.now())
+today = now.date()
+people = list(context.get("person_ids") or [])
+if not people:
+    people = [me] + [c["id"] for c in api.network()]
+def arg(name, default):
+    value = context.get(name)
+    return default if value is None else value
+
+overdue_days = int(arg("overdue_days", 14))
+max_age = int(arg("max_age_days", 90))
+STOP = {"the", "you", "your", "and", "for", "with", "next", "week", "send", "will", "about", "this", "that"}
+
+def words(text):
+    return {w[:5] for w in re.findall(r"[a-z]{3,}", (text or "").lower()) if w not in STOP}
+
+facts = api.assertions_about(people)
+by_person = {}
+for f in facts:
+    by_person.setdefault(f["subject"], []).append(f)
+
+result = []
+for f in facts:
+    if f["predicate"] != "committed_to" or f["subject"] not in people or f["said_at"] is None:
+        continue
+    said = datetime.datetime.fromisoformat(f["said_at"])
+    if f["valid_to"]:
+        due = datetime.date.fromisoformat(f["valid_to"])
+        late = (today - due).days
+        if late > overdue_days:
+            continue
+    else:
+        due, late = None, None
+        if (now - said).days > max_age:
+            continue
+    topic = words(f["literal"])
+    followed = any(
+        g["id"] != f["id"] and g["said_at"] and g["said_at"] > f["said_at"]
+        and topic and len(topic & words((g["literal"] or "") + " " + (g["qualifier"] or ""))) * 2 >= len(topic)
+        for g in by_person.get(f["subject"], []))
+    if followed:
+        continue
+    who = "You" if f["subject"] == me else f["subject_name"]
+    if due is None:
+        when, score = "no due date", 0.5
+    elif late > 0:
+        when, score = f"overdue by {late} days (due {due})", 0.85
+    elif late >= -7:
+        when, score = f"due {due}", 0.75
+    else:
+        when, score = f"due {due}", 0.55
+    if f["subject"] == me:
+        score += 0.1
+    result.append(Candidate(kind="commitment", entities=[f["subject"]], path=[f["subject"]], evidence=[f["id"]],
+                            score=min(1.0, score),
+                            why=f'{who} committed to "{f["literal"]}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
+result.sort(key=lambda c: -c.score)
+result = result[: int(arg("limit", 20))]
+'''

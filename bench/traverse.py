@@ -1,0 +1,214 @@
+"""Traversal bench: the seed-shaped program through the sandbox over 100k and 1M
+assertions, against a DuckDB recursive CTE and a networkx BFS on the same
+question, with assertions touched versus excerpts sent, and the tokens a
+hop-by-hop tool-calling loop would put into a model versus ours.
+
+    python bench/traverse.py [--sizes 100000,1000000] [--runs 15] [--cte-cap-s 60]
+
+Prints one JSON object. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+SOCIAL = ["knows", "worked_with", "introduced"]
+
+SEED_PROGRAM = '''
+target = api.resolve("CIO", org="Acme")
+mine = {c["id"] for c in api.network()}
+keep = []
+for m in api.mentions_of([t["id"] for t in target]):
+    for link in api.links([m["speaker"]]):
+        if link["to"] in mine:
+            keep.append(link["id"])
+result = sorted(set(keep))
+'''
+
+PATHS_PROGRAM = '''
+me = api.me()["id"]
+target = [t["id"] for t in api.resolve("CIO", org="Acme")]
+result = [p["nodes"] for p in api.paths([me], target, max_hops=3, predicates=["knows", "worked_with", "introduced"],
+                                         limit=100000)]
+'''
+
+
+def _tokenizer():
+    spec = importlib.util.find_spec("litellm")  # litellm ships the cl100k file: no download
+    if spec and spec.submodule_search_locations:
+        cache = Path(list(spec.submodule_search_locations)[0]) / "litellm_core_utils" / "tokenizers"
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache))
+    import tiktoken
+
+    enc = tiktoken.get_encoding("cl100k_base")
+    return lambda text: len(enc.encode(text, disallowed_special=()))
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))], 4)
+
+
+def _timed_sandbox(code: str, api, settings, runs: int) -> dict:
+    from backchannel.sandbox import run_program
+
+    walls, last = [], None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        last = run_program(code, api, settings.sandbox)
+        walls.append(time.perf_counter() - t0)
+        if not last.ok:
+            return {"ok": False, "error": last.error}
+    return {"ok": True, "p50_s": _pct(walls, 0.5), "p95_s": _pct(walls, 0.95), "runs": runs,
+            "api_calls": last.stats.get("api_calls"), "assertions_touched": last.stats.get("assertions_touched"),
+            "startup_s": last.stats.get("startup_s"), "results": len(last.result or []), "result": last.result}
+
+
+def _cte_paths(store, me: int, targets: list[int], cap_s: float) -> dict:
+    """All simple paths <= 3 hops from me to the targets, as one recursive CTE."""
+    preds = ", ".join(f"'{p}'" for p in SOCIAL)
+    sql = f"""
+        WITH RECURSIVE e AS (
+            SELECT subject_id AS a, object_id AS b FROM assertions
+             WHERE object_id IS NOT NULL AND superseded_at IS NULL AND predicate IN ({preds}) AND subject_id <> object_id
+            UNION ALL
+            SELECT object_id, subject_id FROM assertions
+             WHERE object_id IS NOT NULL AND superseded_at IS NULL AND predicate IN ({preds}) AND subject_id <> object_id),
+        walk(node, path) AS (
+            SELECT {int(me)}, [{int(me)}]::BIGINT[]
+            UNION ALL
+            SELECT e.b, list_append(w.path, e.b) FROM walk w JOIN e ON e.a = w.node
+             WHERE len(w.path) <= 3 AND NOT list_contains(w.path, e.b)
+               AND NOT list_contains({[int(t) for t in targets]}::BIGINT[], w.node))
+        SELECT DISTINCT path FROM walk WHERE list_contains({[int(t) for t in targets]}::BIGINT[], node)"""
+    timer = threading.Timer(cap_s, store.con.interrupt)
+    t0 = time.perf_counter()
+    timer.start()
+    try:
+        rows = store.con.execute(sql).fetchall()
+        return {"s": round(time.perf_counter() - t0, 3), "paths": len(rows), "timed_out": False}
+    except Exception as exc:  # interrupted at the cap
+        return {"s": round(time.perf_counter() - t0, 3), "paths": None, "timed_out": True, "error": str(exc)[:120]}
+    finally:
+        timer.cancel()
+
+
+def _networkx(store, me: int, targets: list[int], runs: int) -> dict:
+    import networkx as nx
+
+    t0 = time.perf_counter()
+    cols = store.con.execute(
+        "SELECT subject_id, object_id FROM assertions WHERE object_id IS NOT NULL AND superseded_at IS NULL"
+        " AND subject_id <> object_id AND list_contains(?, predicate)", [SOCIAL]).fetchnumpy()
+    g = nx.Graph()
+    g.add_edges_from(zip(cols["subject_id"].tolist(), cols["object_id"].tolist()))
+    build = time.perf_counter() - t0
+    times, n = [], 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        found = {tuple(p) for t in targets for p in nx.all_simple_paths(g, me, t, cutoff=3)}
+        times.append(time.perf_counter() - t0)
+        n = len(found)
+    return {"build_s": round(build, 3), "p50_s": _pct(times, 0.5), "p95_s": _pct(times, 0.95), "paths": n}
+
+
+def _tool_loop_tokens(api, count, me: int, targets: list[int]) -> dict:
+    """What a hop-by-hop tool-calling loop puts into the model for the same question:
+    each tool call's result serialised as a tool message, the context growing per turn."""
+    outputs = []
+    outputs.append(api.resolve("CIO", org="Acme"))
+    outputs.append(api.network())
+    first = api.links(targets, SOCIAL)  # hop 1 from the target
+    outputs.append(first)
+    frontier = sorted({l["to"] for l in first} - {me})
+    outputs.append(api.links(frontier, SOCIAL))  # hop 2 from the target: who knows those people
+    sizes = [count(json.dumps(o)) for o in outputs]
+    cumulative = sum(sum(sizes[: i + 1]) for i in range(len(sizes)))  # each turn re-reads the history
+    return {"tool_calls": len(outputs), "tool_output_tokens": sum(sizes), "per_call": sizes,
+            "cumulative_prompt_tokens": cumulative}
+
+
+def _our_tokens(api, settings, count) -> dict:
+    from backchannel.agent.drafter import MAX_EXCERPTS, _excerpt_lines, fill_evidence
+    from backchannel.agent.sweeper import build_messages, prompt_text, run_skill
+    from backchannel.skills import get_skill, relevant_skills
+
+    q = "Who can introduce me to the CIO of Acme?"
+    sweep_prompt = sum(count(m["content"]) for m in build_messages({"wake": "ask", "question": q}, q,
+                                                                    relevant_skills(q)))
+    skill = get_skill("introductions")
+    cands, res = run_skill(skill, api, settings, args={"target": "CIO of Acme"})
+    cands = cands[:3]  # what the gate would let through
+    fill_evidence(cands, api)
+    excerpts = sum(min(len(c.evidence), MAX_EXCERPTS) for c in cands)
+    draft_prompt = sum(count(prompt_text("draft_system.md")) + count(prompt_text("draft_task.md").format(
+        kind=c.kind, why=c.why, people="", evidence="\n".join(_excerpt_lines(c)))) for c in cands)
+    return {"sweep_prompt_tokens": sweep_prompt, "program_tokens": count(skill.source_code),
+            "draft_prompt_tokens": draft_prompt,
+            "total": sweep_prompt + count(skill.source_code) + draft_prompt,
+            "assertions_touched": res.stats.get("assertions_touched"), "candidates": len(cands),
+            "excerpts_sent": excerpts}
+
+
+def bench_size(n: int, runs: int, cte_cap_s: float, count) -> dict:
+    from backchannel.config import Settings
+    from backchannel.graph.api import GraphAPI
+    from backchannel.graph.index import IndexCache
+    from backchannel.graph.synth import generate
+    from backchannel.memory import Store
+
+    out: dict = {"assertions": n}
+    with tempfile.TemporaryDirectory() as d:
+        store = Store.open(Path(d) / "bench.duckdb")
+        t0 = time.perf_counter()
+        g = generate(store, n, seed=42)
+        out["generate_s"] = round(time.perf_counter() - t0, 2)
+        out["people"], out["orgs"] = len(g.people), len(g.orgs)
+        settings = Settings()
+        api = GraphAPI(store, settings)
+        IndexCache.drop(store)
+        t0 = time.perf_counter()
+        idx = api.refresh()
+        out["index"] = {"build_s": round(time.perf_counter() - t0, 3), "mb": round(idx.nbytes() / 1e6, 1)}
+        targets = [t["id"] for t in api.resolve("CIO", org="Acme")]
+        seed = _timed_sandbox(SEED_PROGRAM, api, settings, runs)
+        seed.pop("result", None)
+        out["seed_program_sandbox"] = seed
+        paths = _timed_sandbox(PATHS_PROGRAM, api, settings, runs)
+        ours = {tuple(p) for p in paths.pop("result", None) or []}
+        out["paths_program_sandbox"] = paths
+        out["duckdb_recursive_cte"] = _cte_paths(store, g.owner, targets, cte_cap_s)
+        out["networkx_bfs"] = _networkx(store, g.owner, targets, max(3, runs // 5))
+        out["paths_agree"] = {"ours": len(ours), "networkx": out["networkx_bfs"]["paths"],
+                              "cte": out["duckdb_recursive_cte"]["paths"]}
+        out["tokens"] = {"hop_by_hop_tool_loop": _tool_loop_tokens(api, count, g.owner, targets),
+                         "ours": _our_tokens(api, settings, count)}
+        store.close()
+        IndexCache.drop()
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--cte-cap-s", type=float, default=60.0)
+    args = ap.parse_args(argv)
+    count = _tokenizer()
+    t0 = time.perf_counter()
+    results = [bench_size(int(s), args.runs, args.cte_cap_s, count) for s in args.sizes.split(",")]
+    print(json.dumps({"bench": "traverse", "python": sys.version.split()[0], "cpus": os.cpu_count(),
+                      "total_s": round(time.perf_counter() - t0, 1), "sizes": results,
+                      "p50_p95_note": "wall seconds in the parent, child start-up included"}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""`ask` end to end offline (op and CLI), and the sweeper's model path with the
+scripted model: a failing first program, its traceback sent back, a fixed second
+one; the budget stopping a run cleanly; the drafter seeing only excerpts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from backchannel.agent.drafter import draft
+from backchannel.agent.sweeper import build_messages, extract_code, sweep
+from backchannel.config import Settings, resolve_paths
+from backchannel.graph.api import GraphAPI
+from backchannel.graph.synth import SEED_NOW, seed_story
+from backchannel.memory import Store, utcnow
+from backchannel.skills import relevant_skills
+from backchannel.ops import OpEnv, invoke
+
+QUESTION = "Who can introduce me to the CIO of Acme?"
+
+
+def _env(store, settings=None):
+    return OpEnv(store=store, settings=settings or Settings(), paths=resolve_paths())
+
+
+def test_ask_offline_records_a_run(store):
+    ids = seed_story(store, now=utcnow())
+    out = invoke(_env(store), "ask", {"question": QUESTION, "show_code": True})
+    assert out["skill"] == "introductions" and out["status"] == "done" and not out["errors"]
+    [c] = out["candidates"]
+    assert c["entities"] == [ids["Marc Dupont"], ids["Sophie Martin"]]
+    assert c["title"] == "Ask Marc Dupont for an introduction to Sophie Martin"
+    quotes = [e["quote"] for e in c["evidence"]]
+    assert "I worked with Sophie Martin at Globex from 2016 to 2021" in quotes
+    assert all(e["speaker"] and e["said_at"] for e in c["evidence"])
+    assert c["action"]["to"] == "Marc Dupont" and "Sophie Martin" in c["message"]
+    assert "api.paths(" in out["code"]
+    run = store.query("SELECT * FROM runs WHERE id = ?", [out["run_id"]])[0]
+    assert run["wake_kind"] == "ask" and run["status"] == "done"
+    assert run["excerpts_sent"] == 3 and run["assertions_touched"] > run["excerpts_sent"]
+    kinds = [e["kind"] for e in store.events(run_id=out["run_id"])]
+    assert kinds[0] == "run.started" and "sweep.offline" in kinds and "sweep.done" in kinds
+    assert kinds[-1] == "run.finished"
+
+
+def test_ask_cli_offline(home):
+    paths = resolve_paths().ensure()
+    with Store.open(paths.db_file) as s:
+        seed_story(s, now=utcnow())
+    from backchannel.cli.main import cli
+
+    runner = CliRunner()
+    res = runner.invoke(cli, ["ask", QUESTION])
+    assert res.exit_code == 0, res.output
+    assert "1. [introduction 0.90] Ask Marc Dupont for an introduction to Sophie Martin" in res.output
+    assert "“Sophie is the CIO of Acme” — Marc Dupont" in res.output
+    res = runner.invoke(cli, ["ask", "what commitments are still open?", "--json"])
+    data = json.loads(res.stdout)
+    assert {c["kind"] for c in data["candidates"]} == {"commitment"} and len(data["candidates"]) == 3
+    res = runner.invoke(cli, ["ask", QUESTION, "--show-code"])
+    assert "api.resolve(" in res.output
+    res = runner.invoke(cli, ["skills"])
+    assert res.exit_code == 0 and "stale_relationships" in res.output
+    res = runner.invoke(cli, ["skills", "run", "stale_relationships", "--arg", "weeks=1", "--json"])
+    out = json.loads(res.stdout)
+    assert out["ok"] and out["candidates"] and out["candidates"][0]["evidence"][0]["quote"]
+    res = runner.invoke(cli, ["skills", "run", "introductions", "--arg", "nope=1"])
+    assert res.exit_code != 0
+
+
+def test_extract_code():
+    assert extract_code("Here:\n```python\nresult = []\n```\nbye") == "result = []\n"
+    assert extract_code("result = [1]") == "result = [1]\n"
+
+
+BROKEN = "```python\ntarget = api.resolve('CIO', org='Acme')\nresult = [t['nope'] for t in target]\n```"
+FIXED = """```python
+me = api.me()["id"]
+target = api.resolve("CIO", org="Acme")
+result = []
+for p in api.paths([me], [t["id"] for t in target], max_hops=3, predicates=["knows", "worked_with"]):
+    result.append(Candidate(kind="introduction", entities=[p["nodes"][1], p["nodes"][-1]], path=p["nodes"],
+                            evidence=[e[0] for e in p["edges"]], score=0.8, why="a path"))
+```"""
+
+
+@pytest.fixture
+def scripted():
+    from backchannel.agent.scripted import register_scripted, unregister_scripted
+
+    made = []
+
+    def make(entries, name):
+        made.append(name)
+        return register_scripted(entries, name=name)
+
+    yield make
+    for n in made:
+        unregister_scripted(n)
+
+
+def test_model_sweep_retries_with_the_traceback(store, scripted):
+    ids = seed_story(store)
+    script = scripted([{"content": BROKEN}, {"content": FIXED}], "sweep-retry")
+    settings = Settings(models={"sweep": "scripted/sweep-retry", "retries": 0})
+    from backchannel.agent.models import Gateway
+
+    api = GraphAPI(store, now=SEED_NOW)
+    res = sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(),
+                gateway=Gateway(settings, store, resolve_paths()), run_id="Rtest1", question=QUESTION)
+    assert res.skill == "generated" and res.attempts == 2
+    assert [c.entities for c in res.candidates] == [[ids["Marc Dupont"], ids["Sophie Martin"]]]
+    assert res.errors and "KeyError" in res.errors[0] and "nope" in res.errors[0]
+    first, second = script.calls
+    assert "def paths(" in first.prompt and "# Skill `introductions`" in first.prompt  # stubs + skill docs
+    assert "KeyError" in second.messages[-1]["content"] and second.messages[-2]["content"] == BROKEN
+    attempts = [e["data"] for e in store.events(run_id="Rtest1", kind="sweep.attempt")]
+    assert [a["ok"] for a in attempts] == [False, True]
+
+
+def test_model_sweep_stops_on_budget(store, scripted):
+    seed_story(store)
+    scripted([{"content": BROKEN, "repeat": True}], "sweep-budget")
+    from backchannel.agent.models import Gateway, estimate_tokens
+
+    first = estimate_tokens(build_messages({"wake": "ask", "question": QUESTION}, QUESTION,
+                                           relevant_skills(QUESTION)))
+    settings = Settings(models={"sweep": "scripted/sweep-budget", "retries": 0, "sweep_attempts": 5,
+                                "budget": {"per_run_tokens": int(first * 1.5)}})
+    api = GraphAPI(store, now=SEED_NOW)
+    res = sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(),
+                gateway=Gateway(settings, store, resolve_paths()), run_id="Rbudget", question=QUESTION)
+    assert res.budget_stopped and res.candidates == [] and res.attempts == 1
+    assert res.errors[-1].startswith("budget:")
+
+
+def test_model_failure_falls_back_to_skills(store, scripted):
+    ids = seed_story(store)
+    scripted([{"error": 400, "repeat": True}], "sweep-down")
+    settings = Settings(models={"sweep": "scripted/sweep-down", "retries": 0})
+    from backchannel.agent.models import Gateway
+
+    res = sweep({"wake": "ask"}, api=GraphAPI(store, now=SEED_NOW), settings=settings, paths=resolve_paths(),
+                gateway=Gateway(settings, store, resolve_paths()), run_id="Rdown", question=QUESTION)
+    assert res.skill == "introductions" and res.candidates[0].entities[0] == ids["Marc Dupont"]
+    assert any(e.startswith("model:") for e in res.errors)
+
+
+def test_model_drafter_sees_only_the_excerpts(store, scripted):
+    seed_story(store)
+    script = scripted([{"content": {"title": "Ask Marc about Sophie", "body": "Marc worked with her at Globex.",
+                                    "message": "Hi Marc, could you introduce me to Sophie?"}}], "draft-one")
+    settings = Settings(models={"draft": "scripted/draft-one", "retries": 0})
+    from backchannel.agent.models import Gateway
+
+    api = GraphAPI(store, now=SEED_NOW)
+    swept = sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(), question=QUESTION)
+    out = draft(swept.candidates, api=api, settings=settings, gateway=Gateway(settings, store, resolve_paths()),
+                run_id="Rdraft")
+    [d] = out.drafts
+    assert d.title == "Ask Marc about Sophie" and d.drafted_by == "scripted/draft-one"
+    assert d.action["body"] == "Hi Marc, could you introduce me to Sophie?"
+    assert out.excerpts_sent == 3
+    prompt = script.calls[0].prompt
+    assert "I worked with Sophie Martin at Globex from 2016 to 2021" in prompt
+    for unrelated in ("Robert Petit", "Julie Bernard", "review the contract", "Nina"):
+        assert unrelated not in prompt
+
+
+def test_drafter_single_candidate_for_the_pipeline(store):
+    """The daemon drafts one candidate at a time with the evidence it loaded itself."""
+    ids = seed_story(store)
+    api = GraphAPI(store, now=SEED_NOW)
+    swept = sweep({"wake": "ask"}, api=api, settings=Settings(), paths=resolve_paths(), question=QUESTION)
+    cand = swept.candidates[0]
+    evidence = api.evidence(cand.evidence_ids)
+    d = draft(cand, evidence=evidence, context={"trigger": "signal"}, store=store, settings=Settings(),
+              gateway=None, run_id=None).to_dict()
+    assert d["title"] == "Ask Marc Dupont for an introduction to Sophie Martin"
+    assert d["action"]["to"] == "Marc Dupont" and d["entities"] == [ids["Marc Dupont"], ids["Sophie Martin"]]
+    assert "Sophie is the CIO of Acme" in d["body"]

@@ -1,0 +1,174 @@
+"""Skills: loading (never executing) skill files, choosing them, and running each
+through the real sandbox on the hand-built seed story."""
+
+from __future__ import annotations
+
+import pytest
+
+from backchannel.agent.sweeper import question_args, run_skill, sweep
+from backchannel.config import Settings, resolve_paths
+from backchannel.graph.api import GraphAPI
+from backchannel.graph.synth import SEED_NOW, generate, seed_story
+from backchannel.sandbox import run_program
+from backchannel.skills import SkillError, get_skill, list_skills, parse_skill, relevant_skills
+
+BUILTIN = {"introductions", "pre_meeting_brief", "stale_relationships", "open_commitments"}
+
+
+@pytest.fixture
+def seeded(store):
+    ids = seed_story(store)
+    return ids, GraphAPI(store, now=SEED_NOW), Settings()
+
+
+def _run(name, api, settings, **args):
+    found, res = run_skill(get_skill(name), api, settings, args=args)
+    assert res.ok, res.error
+    assert res.stats["api_calls"] > 0 and res.stats["assertions_touched"] >= 0
+    return found
+
+
+def test_builtin_skills_are_listed_with_docs():
+    skills = {s.name: s for s in list_skills()}
+    assert set(skills) == BUILTIN
+    for s in skills.values():
+        assert s.doc and s.origin == "builtin" and "result" in s.source_code
+        assert s.name in s.prompt_doc()
+    assert skills["introductions"].params["max_hops"]["default"] == 3
+
+
+def test_user_skills_are_parsed_not_executed(home):
+    paths = resolve_paths().ensure()
+    paths.user_skills_dir.mkdir(parents=True)
+    marker = home / "executed"
+    (paths.user_skills_dir / "who_knows.py").write_text(
+        f'"""Who knows a person."""\nopen({str(marker)!r}, "w").write("x")\n'
+        'NAME = "who_knows"\nKEYWORDS = ("who knows",)\nPARAMS = {"name": {"default": None, "doc": "a name"}}\n'
+        'PROGRAM = "result = []"\n')
+    (paths.user_skills_dir / "broken.py").write_text('NAME = "broken"\nPROGRAM = compute()\n')
+    (paths.user_skills_dir / "introductions.py").write_text(
+        '"""My own introductions."""\nNAME = "introductions"\nPROGRAM = "result = []"\n')
+    skills = {s.name: s for s in list_skills(paths)}
+    assert not marker.exists()
+    assert set(skills) == BUILTIN | {"who_knows"}
+    assert skills["who_knows"].origin.endswith("who_knows.py")
+    assert skills["introductions"].doc == "My own introductions."
+    assert [s.name for s in relevant_skills("who knows Sophie?", paths)][0] == "who_knows"
+    with pytest.raises(SkillError):
+        get_skill("nope", paths)
+    with pytest.raises(SkillError):
+        parse_skill('NAME = "x"\nPROGRAM = "result = ("\n', "x.py")
+    with pytest.raises(SkillError):
+        skills["who_knows"].context_for({"bogus": 1})
+
+
+def test_relevant_skills_by_wake_and_question():
+    assert [s.name for s in relevant_skills("meeting_soon")] == ["pre_meeting_brief", "introductions"]
+    assert [s.name for s in relevant_skills("signal")] == ["introductions"]
+    assert {s.name for s in relevant_skills("sweep")} == {"stale_relationships", "open_commitments"}
+    assert relevant_skills("who can introduce me to the CIO of Acme?")[0].name == "introductions"
+    assert relevant_skills("what did I promise?")[0].name == "open_commitments"
+    assert relevant_skills("who have I lost touch with?")[0].name == "stale_relationships"
+    assert relevant_skills("brief me before my meeting with Marc")[0].name == "pre_meeting_brief"
+    assert relevant_skills("what is the weather") == []
+    intro = get_skill("introductions")
+    assert question_args(intro, "Who can introduce me to the CIO of Acme?") == {"target": "CIO of Acme"}
+    assert question_args(get_skill("stale_relationships"), "silent for 12 weeks") == {"weeks": 12}
+    assert question_args(get_skill("pre_meeting_brief"), "Brief me on Marc and Sophie Martin") == \
+        {"attendees": ["Marc", "Sophie Martin"]}
+
+
+def test_introductions_to_a_role(seeded):
+    ids, api, settings = seeded
+    found = _run("introductions", api, settings, target="CIO of Acme")
+    assert len(found) == 1  # Marc; not Tom (no contact of mine), not Robert (left), not Julie (Initech)
+    c = found[0]
+    assert c.kind == "introduction" and c.entities == [ids["Marc Dupont"], ids["Sophie Martin"]]
+    assert c.path == [ids["Me"], ids["Marc Dupont"], ids["Sophie Martin"]]
+    assert len(c.evidence_ids) == 3 and 0 < c.score <= 1
+    assert "Marc Dupont worked with Sophie Martin at Globex" in c.why and "CIO at Acme" in c.why
+    quotes = {e["quote"] for e in api.evidence(c.evidence_ids)}
+    assert "Sophie is the CIO of Acme" in quotes
+
+
+def test_introductions_to_an_org_and_from_a_signal(seeded):
+    ids, api, settings = seeded
+    by_org = _run("introductions", api, settings, target="Acme")
+    assert [c.entities for c in by_org] == [[ids["Marc Dupont"], ids["Sophie Martin"]]]  # Paul: I know him
+    from_signal = _run("introductions", api, settings)  # no target: the Acme tender signal
+    assert [c.entities for c in from_signal] == [[ids["Marc Dupont"], ids["Sophie Martin"]]]
+    via_meeting = _run("introductions", api, settings, target="Sophie Martin", via_ids=[ids["Marc Dupont"]])
+    assert via_meeting[0].path == [ids["Me"], ids["Marc Dupont"], ids["Sophie Martin"]]
+    assert _run("introductions", api, settings, target="Nobody Known") == []
+
+
+def test_pre_meeting_brief(seeded):
+    ids, api, settings = seeded
+    found = _run("pre_meeting_brief", api, settings)  # the next calendar event: lunch with Marc
+    assert [c.entities for c in found] == [[ids["Marc Dupont"]]]
+    why = found[0].why
+    assert "worked with Sophie Martin (CIO at Acme) at Globex (2016-2021)" in why
+    assert "send you the pricing" in why and found[0].kind == "brief"
+    named = _run("pre_meeting_brief", api, settings, attendees=["Paul"])
+    assert named[0].entities == [ids["Paul Durand"]] and "CFO at Acme" in named[0].why
+
+
+def test_stale_relationships(seeded):
+    ids, api, settings = seeded
+    found = _run("stale_relationships", api, settings, weeks=8)
+    assert [c.entities for c in found] == [[ids["Nina Roux"]]]
+    assert found[0].kind == "reconnect" and "39 weeks" in found[0].why
+    assert {c.entities[0] for c in _run("stale_relationships", api, settings, weeks=0)} == \
+        {ids["Nina Roux"], ids["Marc Dupont"], ids["Paul Durand"]}
+
+
+def test_open_commitments(seeded):
+    ids, api, settings = seeded
+    found = _run("open_commitments", api, settings)
+    got = {(c.entities[0], c.why.split('"')[1]) for c in found}
+    assert got == {(ids["Marc Dupont"], "send you the pricing"), (ids["Me"], "share the deck"),
+                   (ids["Paul Durand"], "review the contract")}
+    paul = [c for c in found if c.entities == [ids["Paul Durand"]]][0]
+    assert paul.evidence_ids == [api.assertions_about([ids["Paul Durand"]], ["committed_to"])[0]["id"]]  # latest
+    assert all(c.kind == "commitment" for c in found)
+
+
+def test_offline_sweep_by_wake(seeded, home):
+    ids, api, settings = seeded
+    paths = resolve_paths()
+    res = sweep({"wake": "meeting_soon", "event": {"uid": "lunch-marc", "attendee_ids": [ids["Marc Dupont"]]}},
+                api=api, settings=settings, paths=paths)
+    assert res.skill == "pre_meeting_brief+introductions" and res.attempts == 0 and not res.errors
+    kinds = [c.kind for c in res.candidates]
+    assert "brief" in kinds and "introduction" in kinds  # Marc can introduce me to Sophie (Acme tender)
+    sig = sweep({"trigger": "signal", "signal": {"id": "G", "org_ids": [ids["Acme"]]}}, api=api,
+                settings=settings, paths=paths)
+    assert sig.skill == "introductions" and sig.candidates[0].entities[1] == ids["Sophie Martin"]
+    periodic = sweep({"wake": "sweep"}, api=api, settings=settings, paths=paths)
+    assert {c.kind for c in periodic.candidates} == {"reconnect", "commitment"}
+    assert periodic.sandbox_stats["runs"] == 2 and periodic.sandbox_stats["assertions_touched"] > 0
+
+
+SEED_PROGRAM = '''
+target = api.resolve("CIO", org="Acme")
+mine = {c["id"] for c in api.network()}
+keep = []
+for m in api.mentions_of([t["id"] for t in target]):
+    for link in api.links([m["speaker"]]):
+        if link["to"] in mine:
+            keep.append(link["id"])
+result = sorted(set(keep))
+'''
+
+
+def test_seed_shaped_program_through_the_sandbox_matches_in_process(store):
+    generate(store, 20_000, seed=3)
+    api = GraphAPI(store)
+    res = run_program(SEED_PROGRAM, api, Settings().sandbox)
+    assert res.ok, res.error
+    mine = {c["id"] for c in api.network()}
+    want = set()
+    for m in api.mentions_of([t["id"] for t in api.resolve("CIO", org="Acme")]):
+        want.update(l["id"] for l in api.links([m["speaker"]]) if l["to"] in mine)
+    assert res.result == sorted(want) and want
+    assert res.stats["assertions_touched"] > len(want)

@@ -60,14 +60,29 @@ if targets and not role_evidence:
         if e["roles"]:
             role_evidence[e["id"]] = e["roles"][0]["assertion"]
 
+def via_contacts(starts):
+    """Paths from people I have met (no link assertion needed for the first hop)."""
+    got = api.paths(starts, list(targets), max_hops=max(1, max_hops - 1), predicates=PREDS, limit=500)
+    return [dict(p, nodes=[me] + p["nodes"], names=["me"] + p["names"], edges=[[]] + p["edges"],
+                 predicates=["met"] + p["predicates"], qualifiers=[None] + p["qualifiers"], hops=p["hops"] + 1)
+            for p in got]
+
+
 if via:
-    found = api.paths(via, list(targets), max_hops=max(1, max_hops - 1), predicates=PREDS, limit=500)
-    found = [dict(p, nodes=[me] + p["nodes"], names=["me"] + p["names"], edges=[[]] + p["edges"],
-                  predicates=[None] + p["predicates"], qualifiers=[None] + p["qualifiers"], hops=p["hops"] + 1)
-             for p in found]
-else:
+    found = via_contacts(via) if targets else []
+elif targets:
+    contacts = {c["id"] for c in api.network(1)}
+    # Someone I already know or have met needs no introduction.
+    targets = {t: why for t, why in targets.items() if t not in contacts}
     found = [p for p in api.paths([me], list(targets), max_hops=max_hops, predicates=PREDS, limit=500)
-             if p["hops"] >= 2]
+             if p["hops"] >= 2] if targets else []
+    # People I met in meetings count as contacts even when nobody said "I know X".
+    linked = {p["nodes"][1] for p in found}
+    met = sorted(c for c in contacts if c not in linked)
+    if met and targets:
+        found += via_contacts(met)
+else:
+    found = []
 
 best = {}
 for p in found:

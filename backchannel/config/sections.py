@@ -90,7 +90,7 @@ class GateSettings(Section):
     max_per_week: int = 10
     min_gap_minutes: int = 60
     quiet_hours: str | None = "21:00-07:00"  # local to owner.timezone
-    similarity_threshold: float = 0.82
+    similarity_threshold: float = 0.75  # calibrated: docs/rejection-memory.md
 
 
 class EmailSettings(Section):

@@ -1,0 +1,97 @@
+"""What a message says: a proposal (or a digest of several) rendered from the
+jinja2 templates shipped as package data. HTML templates autoescape, so text
+that came from a transcript can never inject markup into a mail or a page."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from backchannel.config import Paths, Settings
+from backchannel.delivery.approval import parse_action
+from backchannel.delivery.links import links_for
+
+
+@lru_cache(maxsize=1)
+def _env():
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    return Environment(
+        loader=PackageLoader("backchannel.delivery", "templates"),
+        autoescape=select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render(name: str, **context: Any) -> str:
+    return _env().get_template(name).render(**context)
+
+
+def load_proposal(store: Any, proposal_id: str) -> dict[str, Any] | None:
+    rows = store.query("SELECT * FROM proposals WHERE id = ?", [proposal_id])
+    if not rows:
+        return None
+    p = rows[0]
+    ev = p.get("evidence")
+    p["evidence"] = json.loads(ev) if isinstance(ev, str) else (ev or [])
+    p["action"] = parse_action(p.get("action"))
+    p["entity_ids"] = list(p.get("entity_ids") or [])
+    return p
+
+
+def view(settings: Settings, paths: Paths, proposal: dict[str, Any]) -> dict[str, Any]:
+    """The template context for one proposal: its text, evidence and signed links."""
+    return {
+        "id": proposal["id"],
+        "kind": proposal["kind"],
+        "title": proposal["title"],
+        "body": proposal["body"],
+        "why": proposal.get("why") or "",
+        "score": float(proposal.get("score") or 0.0),
+        "evidence": [
+            {
+                "quote": str(e.get("quote") or ""),
+                "speaker": str(e.get("speaker") or ""),
+                "said_at": str(e.get("said_at") or "")[:10],
+                "source_id": str(e.get("source_id") or ""),
+            }
+            for e in proposal.get("evidence") or []
+            if isinstance(e, dict)
+        ],
+        "action": proposal.get("action"),
+        "action_hash": proposal.get("action_hash"),
+        "links": links_for(settings, paths, proposal),
+    }
+
+
+def proposal_message(settings: Settings, paths: Paths, proposal: dict[str, Any]) -> dict[str, str]:
+    """Subject, plain text and HTML of the mail for one proposal."""
+    v = view(settings, paths, proposal)
+    return {
+        "subject": f"[backchannel {v['id']}] {v['title']}",
+        "text": render("proposal.txt.j2", p=v),
+        "html": render("proposal.html.j2", p=v),
+    }
+
+
+def digest_message(settings: Settings, paths: Paths, proposals: list[dict[str, Any]]) -> dict[str, str]:
+    """Subject, plain text and HTML of one mail carrying several proposals."""
+    views = [view(settings, paths, p) for p in proposals]
+    n = len(views)
+    subject = f"[backchannel] {n} proposal{'s' if n != 1 else ''}: " + "; ".join(v["title"] for v in views[:3])
+    return {
+        "subject": subject[:200],
+        "text": render("digest.txt.j2", proposals=views),
+        "html": render("digest.html.j2", proposals=views),
+    }
+
+
+def chat_text(settings: Settings, paths: Paths, proposal: dict[str, Any]) -> dict[str, Any]:
+    """The view plus a short markdown-ish body for chat channels."""
+    v = view(settings, paths, proposal)
+    v["markdown"] = render("proposal.md.j2", p=v)
+    return v

@@ -1,0 +1,254 @@
+"""The rejection memory: what the owner dismissed is not proposed again.
+
+Two nets, checked by the gate before the judge (`check`):
+
+1. structured suppressions, one row per dismissal (table `suppressions`):
+   scope `this` (the same kind on the same entities), `entity` (anything that
+   involves the entity) or `kind` (every proposal of that kind), each until a
+   date or for good;
+2. semantic suppression: the dismissed proposal's text is embedded with
+   all-MiniLM-L6-v2 (384-d, normalised); a candidate whose text is at least
+   `DEFAULT_THRESHOLD` cosine-similar to an active dismissal is suppressed,
+   however it is worded. The threshold is calibrated in docs/rejection-memory.md.
+
+Every hit explains itself: "suppressed: 0.91 similar to P-123, dismissed
+2026-11-02: not a target account".
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from backchannel.memory.store import utcnow
+
+# Calibrated on bench/rejection_pairs.json (docs/rejection-memory.md): paraphrases of
+# the same proposal score 0.71-0.95, different proposals at most 0.73.
+DEFAULT_THRESHOLD = 0.75
+DIM = 384
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """Why a candidate must stay silent. `reason` is what logs and `trace` show."""
+
+    reason: str
+    scope: str  # this | entity | kind | semantic | error
+    proposal_id: str | None = None
+    similarity: float | None = None
+    until: datetime | None = None
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "scope": self.scope, "proposal_id": self.proposal_id,
+                "similarity": self.similarity, "until": self.until.isoformat() if self.until else None}
+
+
+def proposal_text(proposal: dict[str, Any]) -> str:
+    """The text remembered for a dismissed proposal, built like the gate's candidate
+    text (the candidate's why + its evidence quotes), so like is compared with like;
+    the title and body stand in when there is no why."""
+    ev = proposal.get("evidence") or []
+    if isinstance(ev, str):
+        ev = json.loads(ev)
+    quotes = [str(e.get("quote") or "") for e in ev if isinstance(e, dict)]
+    why = (proposal.get("why") or "").strip()
+    if not why:
+        why = f"{proposal.get('title') or ''}. {proposal.get('body') or ''}".strip(". ")
+    return " ".join([why] + [q for q in quotes if q]).strip()
+
+
+def embed(texts: list[str]):
+    """Normalised float32 vectors (n, 384), from the shared embedder."""
+    import numpy as np
+
+    from backchannel.extractors.embeddings import embed as _embed
+
+    vecs = np.asarray(_embed(list(texts)), dtype=np.float32)
+    return vecs.reshape(len(texts), -1)
+
+
+def _day(ts: datetime | None) -> str:
+    return f"{ts:%Y-%m-%d}" if ts else "?"
+
+
+def _names(store: Any, ids: list[int]) -> str:
+    if not ids:
+        return ""
+    rows = store.query("SELECT id, name FROM entities WHERE id IN (SELECT unnest(?::BIGINT[]))", [list(ids)])
+    by_id = {r["id"]: r["name"] for r in rows}
+    return ", ".join(by_id.get(i, f"#{i}") for i in ids)
+
+
+def _explain(store: Any, row: dict[str, Any]) -> str:
+    why = f": {row['reason']}" if row.get("reason") else ""
+    until = f" until {_day(row['until'])}" if row.get("until") else ""
+    when = f"dismissed {_day(row['created_at'])}{until}"
+    if row["scope"] == "this":
+        return f"suppressed: same {row['kind']} as {row['proposal_id']} ({_names(store, row['entity_ids'])}), {when}{why}"
+    if row["scope"] == "entity":
+        return (f"suppressed: anything about {_names(store, row['entity_ids'])} "
+                f"(from {row['proposal_id']}), {when}{why}")
+    return f"suppressed: every {row['kind']} proposal (from {row['proposal_id']}), {when}{why}"
+
+
+def check_structured(store: Any, kind: str, entity_ids: list[int], now: datetime) -> Suppression | None:
+    ids = sorted({int(e) for e in entity_ids})
+    rows = store.query(
+        """SELECT * FROM suppressions
+           WHERE lifted_at IS NULL AND (until IS NULL OR until > ?)
+             AND ((scope = 'kind' AND kind = ?)
+               OR (scope = 'entity' AND list_has_any(entity_ids, ?::BIGINT[]))
+               OR (scope = 'this' AND kind = ? AND list_sort(entity_ids) = ?::BIGINT[]))
+           ORDER BY created_at DESC LIMIT 1""",
+        [now, kind, ids, kind, ids],
+    )
+    if not rows:
+        return None
+    r = rows[0]
+    r["entity_ids"] = list(r["entity_ids"] or [])
+    return Suppression(_explain(store, r), r["scope"], r["proposal_id"], None, r["until"])
+
+
+class _Matrix:
+    """The active dismissals' vectors, loaded once per store and reloaded only when
+    the table changes (its row count and vector count are the version)."""
+
+    def __init__(self) -> None:
+        self.version: tuple[Any, ...] | None = None
+        self.ids: list[str] = []
+        self.meta: list[dict[str, Any]] = []
+        self.vectors: Any = None
+        self.until: Any = None
+
+
+_CACHE: dict[tuple[int, str], _Matrix] = {}
+_LOCK = threading.Lock()
+
+
+def _fill_missing(store: Any) -> None:
+    """Embed dismissals stored without a vector (dismiss stays fast: the CLI never loads the model)."""
+    rows = store.query("SELECT proposal_id, text FROM rejection_embeddings WHERE vector IS NULL ORDER BY proposal_id")
+    if not rows or store.read_only:
+        return
+    for i in range(0, len(rows), 256):
+        part = rows[i:i + 256]
+        vecs = embed([r["text"] for r in part])
+        # One statement per batch (atomic on its own): the gate may call this inside or outside a transaction.
+        values = ", ".join("(?, ?::FLOAT[384])" for _ in part)
+        store.con.execute(
+            f"""UPDATE rejection_embeddings SET vector = v.vec FROM (VALUES {values}) AS v(pid, vec)
+                WHERE rejection_embeddings.proposal_id = v.pid""",
+            [x for r, vec in zip(part, vecs) for x in (r["proposal_id"], vec.tolist())])
+
+
+def _matrix(store: Any) -> _Matrix:
+    import numpy as np
+
+    _fill_missing(store)
+    version = tuple(store.con.execute(
+        "SELECT count(*), count(vector), max(dismissed_at), max(until) FROM rejection_embeddings").fetchone())
+    m = _CACHE.setdefault((id(store.con), str(store.path)), _Matrix())
+    if m.version == version:
+        return m
+    res = store.con.execute(
+        # coalesce: fetchnumpy masks NULLs, and "for good" must compare as the far future.
+        """SELECT proposal_id, coalesce(reason, '') AS reason, dismissed_at,
+                  coalesce(until, TIMESTAMP '9999-12-31') AS until, vector FROM rejection_embeddings
+           WHERE vector IS NOT NULL ORDER BY dismissed_at, proposal_id""").fetchnumpy()
+    n = len(res["proposal_id"])
+    m.ids = [str(x) for x in res["proposal_id"]]
+    m.meta = [{"reason": res["reason"][i], "dismissed_at": res["dismissed_at"][i]} for i in range(n)]
+    m.vectors = np.stack(list(res["vector"])).astype(np.float32) if n else np.zeros((0, DIM), np.float32)
+    m.until = np.asarray(res["until"], dtype="datetime64[us]")
+    m.version = version
+    return m
+
+
+def check_semantic(store: Any, candidate_text: str, now: datetime,
+                   threshold: float = DEFAULT_THRESHOLD) -> Suppression | None:
+    import numpy as np
+
+    if not candidate_text.strip():
+        return None
+    with _LOCK:
+        m = _matrix(store)
+        if not m.ids:
+            return None
+        sims = m.vectors @ embed([candidate_text])[0]
+        active = m.until > np.datetime64(now, "us")
+        sims = np.where(active, sims, -1.0)
+        best = int(np.argmax(sims))
+        score = float(sims[best])
+        if score < threshold:
+            return None
+        pid, meta = m.ids[best], m.meta[best]
+    dismissed = np.datetime64(meta["dismissed_at"], "us").item()  # a datetime at microsecond precision
+    reason = meta["reason"]
+    tail = f": {reason}" if reason else ""
+    return Suppression(f"suppressed: {score:.2f} similar to {pid}, dismissed {_day(dismissed)}{tail}",
+                       "semantic", pid, round(score, 4), None)
+
+
+def check(store: Any, candidate_text: str, kind: str, entity_ids: list[int], now: datetime | None = None,
+          *, threshold: float | None = None) -> Suppression | None:
+    """The gate's hook: a Suppression when the candidate matches a past dismissal, else None.
+
+    Structured suppressions are checked first (exact and cheap), then semantic
+    similarity to every active dismissal.
+    """
+    now = now or utcnow()
+    hit = check_structured(store, kind, entity_ids, now)
+    if hit is not None:
+        return hit
+    try:
+        return check_semantic(store, candidate_text, now, DEFAULT_THRESHOLD if threshold is None else threshold)
+    except Exception as exc:  # noqa: BLE001 - a broken model must not let dismissed proposals back in
+        # Silence is the default: when the memory cannot tell, the candidate waits.
+        return Suppression(f"suppressed: the rejection memory could not check ({type(exc).__name__}: {exc}); "
+                           "silence is the default", "error")
+
+
+# -- recording ---------------------------------------------------------------
+def lift(store: Any, proposal_id: str, now: datetime | None = None) -> int:
+    """Forget a dismissal (the owner accepted the proposal after all); returns the suppressions lifted."""
+    n = len(store.con.execute(
+        "UPDATE suppressions SET lifted_at = ? WHERE proposal_id = ? AND lifted_at IS NULL RETURNING id",
+        [now or utcnow(), proposal_id]).fetchall())
+    store.con.execute("DELETE FROM rejection_embeddings WHERE proposal_id = ?", [proposal_id])
+    return n
+
+
+def remember_dismissal(store: Any, proposal: dict[str, Any], *, scope: str, reason: str | None,
+                       until: datetime | None, feedback_id: int | None, entity_ids: list[int] | None = None,
+                       now: datetime | None = None) -> list[int]:
+    """Record the structured suppression(s) and the text for the semantic net.
+    Call inside the dismissal's transaction. Returns the suppression ids."""
+    now = now or utcnow()
+    ids = sorted({int(e) for e in proposal.get("entity_ids") or []})
+    if scope == "this":
+        targets = [ids]
+    elif scope == "entity":
+        targets = [[e] for e in (sorted({int(x) for x in entity_ids}) if entity_ids else ids)]
+    elif scope == "kind":
+        targets = [[]]
+    else:
+        raise ValueError(f"scope must be this, entity or kind, not {scope!r}")
+    made = []
+    for ents in targets:
+        made.append(store.scalar(
+            """INSERT INTO suppressions (scope, proposal_id, kind, entity_ids, reason, until, feedback_id, created_at)
+               VALUES (?, ?, ?, ?::BIGINT[], ?, ?, ?, ?) RETURNING id""",
+            [scope, proposal["id"], proposal["kind"], ents, reason, until, feedback_id, now]))
+    store.con.execute(
+        """INSERT INTO rejection_embeddings (proposal_id, kind, entity_ids, text, vector, reason, dismissed_at, until)
+           VALUES (?, ?, ?::BIGINT[], ?, NULL, ?, ?, ?)
+           ON CONFLICT (proposal_id) DO UPDATE SET reason = excluded.reason, dismissed_at = excluded.dismissed_at,
+                                                   until = excluded.until""",
+        [proposal["id"], proposal["kind"], ids, proposal_text(proposal), reason, now, until])
+    return made

@@ -9,7 +9,7 @@ from datetime import date, datetime
 
 import pytest
 
-from backchannel.agent.models import BudgetExhausted, Gateway, InvalidOutput, load_litellm
+from backchannel.agent.models import Gateway, InvalidOutput, load_litellm
 from backchannel.agent.scripted import register_scripted
 from backchannel.config import Settings, resolve_paths
 from backchannel.config.sections import BudgetSettings, ModelSettings

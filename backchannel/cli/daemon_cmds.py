@@ -1,0 +1,250 @@
+"""Commands about the daemon: run, status, proposals, show, trace, wake, service."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+import click
+
+from backchannel.cli.common import UserError, echo_json, load_context
+
+
+@click.command()
+def run() -> None:
+    """Run the daemon in the foreground (what the systemd unit / LaunchAgent starts).
+
+    It watches the inbox, the schedule, the calendars and the signals, and
+    proposes only what passes the gate. SIGTERM stops it, SIGHUP reloads the config.
+    """
+    from backchannel.daemon import logging as dlog
+    from backchannel.daemon.lockfile import AlreadyRunning
+    from backchannel.daemon.service import run_daemon
+
+    ctx = load_context()
+    dlog.setup(ctx.settings.logging.level, ctx.settings.logging.json_logs)
+    try:
+        code = run_daemon(ctx.paths, ctx.settings)
+    except AlreadyRunning as exc:
+        raise UserError(str(exc)) from None
+    sys.exit(code)
+
+
+def _when(v: Any) -> str:
+    return str(v or "?").replace("T", " ")[:19]
+
+
+@click.command()
+@click.option("--json", "json_output", is_flag=True, help="Print the status as JSON.")
+def status(json_output: bool) -> None:
+    """Uptime, recent wakes, queue length, next scheduled wakes and today's spend."""
+    from backchannel.cli.client import call
+
+    st = call(load_context(), "status", {})
+    if json_output:
+        echo_json(st)
+        return
+    d = st.get("daemon")
+    if d:
+        click.echo(f"daemon: running, PID {d['pid']}, up {d['uptime_s']:.0f} s, queue {d['queue_length']}"
+                   + (f", busy with {d['current']['kind']}" if d.get("current") else ", idle"))
+    else:
+        click.echo("daemon: not running (`backchannel run`, or `backchannel service install`)")
+    nxt = (d or {}).get("next_wakes") or st.get("next_wakes") or []
+    if nxt:
+        click.echo("next wakes:")
+        for w in nxt[:5]:
+            click.echo(f"  {_when(w['at'])}  {w['kind']}" + (f"  {w['summary']}" if w.get("summary") else ""))
+    click.echo("recent wakes:")
+    for r in st["recent_wakes"][:10]:
+        click.echo(f"  {_when(r['started_at'])}  {r['wake_kind']:<12} {r['status']:<8} {r['id']}"
+                   + (f"  ({r['reason']})" if r.get("reason") else ""))
+    if not st["recent_wakes"]:
+        click.echo("  none yet")
+    trig = (d or {}).get("triggers") or {}
+    for err in (trig.get("calendar") or {}).get("errors", [])[:3] + (trig.get("signals") or {}).get("errors", [])[:3]:
+        click.echo(f"problem: {err}")
+    sp = st["spend_today"]
+    click.echo(f"today's spend: {sp['calls']} model calls, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
+    if st["proposals"]:
+        click.echo("proposals: " + ", ".join(f"{n} {k}" for k, n in st["proposals"].items()))
+
+
+@click.command()
+@click.option("--status", "status_filter", help="Only this status (pending, delivered, dismissed, ...).")
+@click.option("--limit", default=50, show_default=True)
+@click.option("--json", "json_output", is_flag=True, help="Print a JSON list.")
+def proposals(status_filter: str | None, limit: int, json_output: bool) -> None:
+    """List proposals, newest first."""
+    from backchannel.cli.client import call
+
+    rows = call(load_context(), "proposals", {"status": status_filter, "limit": limit})
+    if json_output:
+        echo_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['id']:<6} {r['status']:<10} {r['score']:.2f}  {_when(r['created_at'])}  {r['title']}")
+    if not rows:
+        click.echo("no proposals yet: the daemon stays silent until something deserves attention")
+
+
+_PROPOSAL_ID = re.compile(r"^[Pp]-?\d+$")
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--json", "json_output", is_flag=True, help="Print as JSON.")
+@click.option("--transcript/--no-transcript", default=False, help="For a source: also print the utterances.")
+@click.pass_context
+def show(cctx: click.Context, ref: str, json_output: bool, transcript: bool) -> None:
+    """Show a proposal (P-7) with its evidence, or a source (by id, path or title)."""
+    if not _PROPOSAL_ID.match(ref):
+        from backchannel.cli import memory_cmds
+
+        cctx.invoke(memory_cmds.show, source=ref, json_output=json_output, transcript=transcript)
+        return
+    from backchannel.cli.client import call
+
+    pid = "P-" + ref.lstrip("Pp-")
+    p = call(load_context(), "proposal", {"id": pid})
+    if json_output:
+        echo_json(p)
+        return
+    click.echo(f"{p['id']}  {p['title']}  [{p['kind']}, {p['status']}, score {p['score']:.2f}]")
+    click.echo("")
+    click.echo(p["body"])
+    click.echo("")
+    if p.get("why"):
+        click.echo(f"why: {p['why']}")
+    click.echo("evidence:")
+    for e in p["evidence"]:
+        click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
+                   f"{_when(e.get('said_at'))[:10]}, {e.get('source_id')}")
+    if p.get("action"):
+        click.echo("action to approve:")
+        click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
+    click.echo(f"trace: backchannel trace {p['id']}")
+
+
+@click.command()
+@click.argument("proposal_id")
+@click.option("--json", "json_output", is_flag=True, help="Print the whole trace as JSON.")
+def trace(proposal_id: str, json_output: bool) -> None:
+    """Why a proposal exists: trigger, skill or code, sandbox stats, model calls,
+    gate decisions and delivery."""
+    from backchannel.cli.client import call
+
+    t = call(load_context(), "trace", {"id": proposal_id})
+    if json_output:
+        echo_json(t)
+        return
+    p, trig, sw, sb = t["proposal"], t["trigger"], t["sweep"], t["sandbox"]
+    click.echo(f"{p['id']}  {p['title']}  ({p['status']})")
+    click.echo(f"trigger: {trig['kind']} wake {trig['key']}  run {t['run']['id']} ({t['run']['status']})")
+    click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
+               f"{sw.get('attempts') or 1} attempt(s), {sw['candidates']} candidate(s)")
+    if sw.get("code") and not sw.get("skill"):
+        click.echo("  code:\n    " + str(sw["code"]).replace("\n", "\n    "))
+    click.echo(f"sandbox: {sb['assertions_touched']} assertions touched, {sb['excerpts_sent']} excerpts sent to a model"
+               + (f"; {json.dumps(sb['stats'])}" if sb.get("stats") else ""))
+    j = t.get("judge")
+    if j:
+        sig = ", ".join(f"{k} {v:.2f}" for k, v in j["signals"].items())
+        click.echo(f"judge ({j['model']}): score {j['score']:.2f} from {sig}")
+        for r in j.get("reasons", []):
+            click.echo(f"  - {r}")
+    click.echo("gate:")
+    for g in t["gate"]:
+        click.echo(f"  {g['stage']}: {'passed' if g['passed'] else 'SUPPRESSED'} ({g['reason']})")
+    sp = t["spend"]
+    click.echo(f"model calls: {sp['calls']}, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
+    for c in t["model_calls"]:
+        click.echo(f"  {c['role']} {c['model']} {c['outcome']} {c['prompt_tokens']}+{c['completion_tokens']} tokens")
+    click.echo("delivery:" + ("" if t["delivery"] else " none (no channel configured)"))
+    for d in t["delivery"]:
+        click.echo(f"  {d['channel']}: {d['status']} after {d['attempts']} attempt(s)"
+                   + (f" ({d['last_error']})" if d.get("last_error") else ""))
+
+
+@click.command()
+@click.argument("kind", type=click.Choice(["sweep", "calendar", "signals"]))
+@click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")
+def wake(kind: str, json_output: bool) -> None:
+    """Wake now: a sweep, a calendar refresh, or a signal poll. With a running
+    daemon it is queued there; otherwise it runs here and reports what it did."""
+    from backchannel.cli.client import call
+
+    out = call(load_context(), "wake", {"kind": kind})
+    if json_output:
+        echo_json(out)
+        return
+    if not out.get("ran_in_process"):
+        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon (see `backchannel status`)")
+        return
+    for r in out["runs"]:
+        line = f"{r['kind']:<12} {r['status']:<8} {r['run_id']}"
+        if r["proposals"]:
+            line += "  proposals: " + ", ".join(r["proposals"])
+        if r.get("reason"):
+            line += f"  ({r['reason']})"
+        click.echo(line)
+    if not out["runs"]:
+        click.echo("nothing to do")
+
+
+@click.group()
+def service() -> None:
+    """Install, remove or print the systemd user unit / launchd LaunchAgent."""
+
+
+def _kind(systemd: bool, launchd: bool) -> str:
+    from backchannel.daemon.units import default_kind
+
+    if systemd and launchd:
+        raise UserError("choose one of --systemd and --launchd")
+    return "systemd" if systemd else "launchd" if launchd else default_kind()
+
+
+@service.command("print")
+@click.option("--systemd", is_flag=True, help="The systemd user unit.")
+@click.option("--launchd", is_flag=True, help="The launchd LaunchAgent plist.")
+def service_print(systemd: bool, launchd: bool) -> None:
+    """Print the unit for this installation."""
+    from backchannel.daemon import units
+
+    click.echo(units.render(_kind(systemd, launchd), load_context().paths).decode(), nl=False)
+
+
+@service.command("install")
+@click.option("--systemd", is_flag=True)
+@click.option("--launchd", is_flag=True)
+@click.option("--no-start", is_flag=True, help="Only write the unit file; do not enable or start it.")
+def service_install(systemd: bool, launchd: bool, no_start: bool) -> None:
+    """Write the unit and enable + start it."""
+    from backchannel.daemon import units
+
+    ctx = load_context()
+    kind = _kind(systemd, launchd)
+    if kind == "launchd":
+        for w in units.check_macos_folders(ctx.settings, ctx.paths):
+            click.echo(f"warning: {w}", err=True)
+    out = units.install(kind, ctx.paths, activate=not no_start)
+    click.echo(f"wrote {out['path']}")
+    for s in out["steps"]:
+        click.echo(f"  $ {s['command']}  -> {s['rc']}" + (f": {s['output']}" if s["output"] else ""))
+    if any(s["rc"] != 0 for s in out["steps"]):
+        raise UserError("the unit was written but could not be started; see above")
+
+
+@service.command("uninstall")
+@click.option("--systemd", is_flag=True)
+@click.option("--launchd", is_flag=True)
+@click.option("--no-stop", is_flag=True, help="Only remove the unit file.")
+def service_uninstall(systemd: bool, launchd: bool, no_stop: bool) -> None:
+    """Stop, disable and remove the unit."""
+    from backchannel.daemon import units
+
+    out = units.uninstall(_kind(systemd, launchd), deactivate=not no_stop)
+    click.echo(f"{'removed' if out['removed'] else 'no unit at'} {out['path']}")

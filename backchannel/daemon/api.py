@@ -1,0 +1,214 @@
+"""The local API: HTTP/1.1 over a unix socket (paths.api_socket, mode 0600) and,
+when delivery is configured (its feedback links must open in a browser), also
+on loopback TCP at `[api] host/port` (port 0: any free port, written to
+`<state>/api.port`).
+
+    POST /ops/<name>   JSON args -> {"ok": true, "result": ...} | {"ok": false, "error": ...}
+    GET  /health       {"ok": true, "pid": ..., "uptime_s": ...}
+    GET|POST /feedback/...  the delivery web handlers (signed links; no bearer token)
+
+Everything but /feedback needs `Authorization: Bearer <token>`, the token in
+paths.api_token_file (0600, created at the first start). One request per
+connection (Connection: close): the clients are the CLI and a browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import importlib
+import inspect
+import json
+import os
+import secrets
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from backchannel.config import Paths
+from backchannel.daemon.logging import get as get_logger, log
+
+logger = get_logger("api")
+
+MAX_BODY = 16 * 1024 * 1024
+REASONS = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request", 401: "Unauthorized",
+           403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 410: "Gone", 409: "Conflict", 413: "Payload Too Large", 415: "Unsupported Media Type",
+           500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+def ensure_token(paths: Paths) -> str:
+    """The API token, created (mode 0600) when missing."""
+    f = paths.api_token_file
+    if f.is_file():
+        token = f.read_text().strip()
+        if token:
+            os.chmod(f, 0o600)
+            return token
+    f.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    tmp = f.with_name(f".{f.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token + "\n")
+    os.replace(tmp, f)
+    return token
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, (datetime, date)):
+        return o.isoformat()
+    return str(o)
+
+
+def _json(status: int, obj: Any) -> tuple[int, dict[str, str], bytes]:
+    return status, {"Content-Type": "application/json"}, json.dumps(obj, default=_default, ensure_ascii=False).encode()
+
+
+class ApiServer:
+    def __init__(self, daemon: Any):
+        self.daemon = daemon
+        self.paths: Paths = daemon.paths
+        self.token = ensure_token(self.paths)
+        self.unix_server: asyncio.AbstractServer | None = None
+        self.tcp_server: asyncio.AbstractServer | None = None
+        self.tcp_port: int | None = None
+
+    @property
+    def port_file(self) -> Path:
+        return self.paths.state_dir / "api.port"
+
+    async def start(self) -> None:
+        sock = self.paths.api_socket
+        with contextlib.suppress(FileNotFoundError):
+            sock.unlink()  # a stale socket of a dead daemon (we hold the lock, so it is stale)
+        old = os.umask(0o177)
+        try:
+            self.unix_server = await asyncio.start_unix_server(self._serve, path=str(sock))
+        finally:
+            os.umask(old)
+        os.chmod(sock, 0o600)
+        s = self.daemon.settings
+        if s.delivery.channels or s.api.port:
+            self.tcp_server = await asyncio.start_server(self._serve, host=s.api.host, port=s.api.port)
+            self.tcp_port = self.tcp_server.sockets[0].getsockname()[1]
+            self.port_file.write_text(f"{self.tcp_port}\n")
+
+    async def stop(self) -> None:
+        for srv in (self.unix_server, self.tcp_server):
+            if srv is not None:
+                srv.close()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(srv.wait_closed(), 1.0)
+        with contextlib.suppress(FileNotFoundError):
+            self.paths.api_socket.unlink()
+        if self.tcp_port is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.port_file.unlink()
+
+    # -- HTTP ------------------------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            status, headers, body = await self._one(reader)
+        except Exception:  # noqa: BLE001 - a bad request must not reach the loop
+            logger.exception("api request failed")
+            status, headers, body = _json(500, {"ok": False, "error": "internal error"})
+        head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}", f"Content-Length: {len(body)}",
+                "Connection: close"]
+        head += [f"{k}: {v}" for k, v in headers.items()]
+        with contextlib.suppress(ConnectionError):
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+            await writer.drain()
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+
+    async def _one(self, reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+        line = await asyncio.wait_for(reader.readline(), 30)
+        parts = line.decode("latin-1").split()
+        if len(parts) != 3:
+            return _json(400, {"ok": False, "error": "bad request line"})
+        method, target, _ = parts
+        headers: dict[str, str] = {}
+        while True:
+            h = await asyncio.wait_for(reader.readline(), 30)
+            if h in (b"\r\n", b"\n", b""):
+                break
+            k, _, v = h.decode("latin-1").partition(":")
+            headers[k.strip().lower()] = v.strip()
+        length = int(headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            return _json(413, {"ok": False, "error": "body too large"})
+        body = await asyncio.wait_for(reader.readexactly(length), 60) if length else b""
+        url = urlsplit(target)
+        if url.path == "/feedback" or url.path.startswith("/feedback/"):
+            return await self._feedback(method, url.path, parse_qs(url.query), headers, body)
+        if not self._authorised(headers):
+            return _json(401, {"ok": False, "error": "missing or wrong bearer token"})
+        if url.path == "/health" and method == "GET":
+            return _json(200, {"ok": True, "pid": os.getpid(), "uptime_s": self.daemon.info()["uptime_s"]})
+        if url.path.startswith("/ops/"):
+            if method != "POST":
+                return _json(405, {"ok": False, "error": "use POST"})
+            return await self._op(url.path.removeprefix("/ops/"), body)
+        return _json(404, {"ok": False, "error": f"no such endpoint {url.path}"})
+
+    def _authorised(self, headers: dict[str, str]) -> bool:
+        auth = headers.get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.token.encode())
+
+    async def _op(self, name: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        from backchannel.ops import OpError, resolve
+
+        try:
+            args = json.loads(body or b"{}")
+            if not isinstance(args, dict):
+                raise ValueError("arguments must be a JSON object")
+        except ValueError as exc:
+            return _json(400, {"ok": False, "error": f"bad arguments: {exc}"})
+        try:
+            fn = resolve(name)
+            inspect.signature(fn).bind(None, **args)  # unknown or missing arguments: the caller's error
+        except OpError as exc:
+            return _json(404 if "unknown operation" in str(exc) else 400, {"ok": False, "error": str(exc)})
+        except TypeError as exc:
+            return _json(400, {"ok": False, "error": f"bad arguments for {name}: {exc}"})
+        try:
+            result = await self.daemon.call_op(name, args)
+        except (OpError, ValueError) as exc:
+            return _json(400, {"ok": False, "error": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - reported to the caller, logged here
+            log(logger, 40, "operation failed", op=name, error=f"{type(exc).__name__}: {exc}")
+            return _json(500, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+        return _json(200, {"ok": True, "result": result})
+
+    async def _feedback(self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str],
+                        body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Mount the delivery web handlers (signed links; they write, so they run on the consumer)."""
+        try:
+            web = importlib.import_module("backchannel.delivery.web")
+        except ImportError:
+            return _json(404, {"ok": False, "error": "feedback links are not available"})
+        if path.rstrip("/") != "/feedback":
+            return _html(404, "<p>not found</p>", web)
+        d = self.daemon
+        if method == "GET":
+            token = query.get("t", [""])[0]
+            status, html = await d.call_internal(lambda st: web.handle_get(st, d.settings, d.paths, token), "feedback")
+        elif method == "POST":
+            if len(body) > web.MAX_FORM_BYTES:
+                return _html(413, "<p>too large</p>", web)
+            if headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+                return _html(415, "<p>form posts only</p>", web)
+            form = web.parse_form(body)
+            status, html = await d.call_internal(lambda st: web.handle_post(st, d.settings, d.paths, form), "feedback")
+        else:
+            return _html(405, "<p>use GET or POST</p>", web)
+        return _html(status, html, web)
+
+
+def _html(status: int, html: str, web: Any) -> tuple[int, dict[str, str], bytes]:
+    headers = {"Content-Type": "text/html; charset=utf-8", **getattr(web, "SECURITY_HEADERS", {})}
+    return status, headers, html.encode("utf-8")

@@ -1,0 +1,154 @@
+"""The gate: silence is the default. A candidate becomes a proposal only if it
+passes, in this order:
+
+1. dedupe: no proposal of the same kind on the same entities within
+   `gate.dedupe_window_days` (whatever that proposal's status);
+2. the rejection memory (`backchannel.memory.rejections.check`), when present;
+3. the rate limit: quiet hours, `max_per_day` and `max_per_week` (days in
+   `owner.timezone`), `min_gap_minutes` since the last proposal;
+4. the score threshold (`gate.score_threshold`) on the judge's score.
+
+Checks 1-3 run before the judge (they need no score, and a judge with a model
+costs money), 4 after. Every suppression is appended to the event log
+(`gate.suppressed`) with its reason, and every pass (`gate.passed`), so
+`trace` can show each decision.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from datetime import datetime, time as dtime, timedelta, timezone
+from typing import Any, Iterable
+from zoneinfo import ZoneInfo
+
+from backchannel.config import Settings
+from backchannel.memory.store import Store
+
+
+@dataclass(frozen=True)
+class Decision:
+    passed: bool
+    check: str  # dedupe, rejection, threshold, rate_day, rate_week, min_gap, quiet_hours, ok
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "check": self.check, "reason": self.reason}
+
+
+PASS = Decision(True, "ok", "passed")
+
+
+def dedupe_key(kind: str, entity_ids: Iterable[int]) -> str:
+    """kind + sorted distinct entity ids: 'introduction:3,7,12'."""
+    return f"{kind}:" + ",".join(str(i) for i in sorted({int(e) for e in entity_ids}))
+
+
+def _to_utc_naive(now: datetime) -> datetime:
+    return now.astimezone(timezone.utc).replace(tzinfo=None) if now.tzinfo else now
+
+
+def check_dedupe(store: Store, kind: str, entity_ids: list[int], now: datetime, window_days: int) -> Decision:
+    key = dedupe_key(kind, entity_ids)
+    since = _to_utc_naive(now) - timedelta(days=window_days)
+    row = store.con.execute(
+        "SELECT id, status, created_at FROM proposals WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
+        [key, since],
+    ).fetchone()
+    if row:
+        return Decision(False, "dedupe", f"same {kind} on the same entities as {row[0]} ({row[1]}, {row[2]:%Y-%m-%d}) "
+                                         f"within {window_days} days")
+    return PASS
+
+
+def check_rejection(store: Store, text: str, kind: str, entity_ids: list[int], now: datetime,
+                    threshold: float | None = None) -> Decision:
+    """The rejection-memory hook (`gate.similarity_threshold` for the semantic match).
+    Absent module: nothing is remembered yet, so it passes."""
+    try:
+        rejections = importlib.import_module("backchannel.memory.rejections")
+    except ImportError:
+        return PASS
+    hit = rejections.check(store, text, kind, list(entity_ids), _to_utc_naive(now), threshold=threshold)
+    if hit is None:
+        return PASS
+    reason = getattr(hit, "reason", None) or str(hit)
+    return Decision(False, "rejection", f"matches a past dismissal: {reason}")
+
+
+def check_threshold(score: float, threshold: float) -> Decision:
+    if score < threshold:
+        return Decision(False, "threshold", f"score {score:.2f} below threshold {threshold:.2f}")
+    return PASS
+
+
+def parse_quiet_hours(spec: str | None) -> tuple[dtime, dtime] | None:
+    """'21:00-07:00' -> (21:00, 07:00); None, '', 'off' or 'none' -> no quiet hours."""
+    if not spec or spec.strip().lower() in ("off", "none"):
+        return None
+    try:
+        a, b = (p.strip() for p in spec.split("-"))
+        return dtime.fromisoformat(a), dtime.fromisoformat(b)
+    except ValueError:
+        raise ValueError(f"gate.quiet_hours must look like '21:00-07:00', got {spec!r}") from None
+
+
+def in_quiet_hours(local: datetime, spec: str | None) -> bool:
+    qh = parse_quiet_hours(spec)
+    if qh is None:
+        return False
+    start, end = qh
+    t = local.time()
+    if start <= end:
+        return start <= t < end
+    return t >= start or t < end  # wraps midnight
+
+
+def check_rate(store: Store, settings: Settings, now: datetime) -> Decision:
+    g = settings.gate
+    tz = ZoneInfo(settings.owner.timezone)
+    aware = now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    local = aware.astimezone(tz)
+    if in_quiet_hours(local, g.quiet_hours):
+        return Decision(False, "quiet_hours", f"{local:%H:%M} {settings.owner.timezone} is within quiet hours {g.quiet_hours}")
+    day_start = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    day_start_utc = _to_utc_naive(day_start)
+    week_start_utc = _to_utc_naive(aware) - timedelta(days=7)
+    today = store.scalar("SELECT count(*) FROM proposals WHERE created_at >= ?", [day_start_utc]) or 0
+    if today >= g.max_per_day:
+        return Decision(False, "rate_day", f"{today} proposals today already (max_per_day {g.max_per_day})")
+    week = store.scalar("SELECT count(*) FROM proposals WHERE created_at >= ?", [week_start_utc]) or 0
+    if week >= g.max_per_week:
+        return Decision(False, "rate_week", f"{week} proposals in the last 7 days already (max_per_week {g.max_per_week})")
+    if g.min_gap_minutes > 0:
+        last = store.scalar("SELECT max(created_at) FROM proposals")
+        if last is not None:
+            gap = _to_utc_naive(aware) - last
+            if gap < timedelta(minutes=g.min_gap_minutes):
+                mins = int(gap.total_seconds() // 60)
+                return Decision(False, "min_gap", f"last proposal {mins} min ago (min_gap_minutes {g.min_gap_minutes})")
+    return PASS
+
+
+def before_judge(store: Store, settings: Settings, kind: str, entity_ids: list[int], text: str, now: datetime) -> Decision:
+    d = check_dedupe(store, kind, entity_ids, now, settings.gate.dedupe_window_days)
+    if not d.passed:
+        return d
+    g = settings.gate
+    # Only a threshold the user set overrides the rejection memory's own tuned default.
+    threshold = g.similarity_threshold if "similarity_threshold" in g.model_fields_set else None
+    d = check_rejection(store, text, kind, entity_ids, now, threshold)
+    if not d.passed:
+        return d
+    return check_rate(store, settings, now)
+
+
+def after_judge(settings: Settings, score: float) -> Decision:
+    return check_threshold(score, settings.gate.score_threshold)
+
+
+def record(store: Store, run_id: str, key: str, decision: Decision, stage: str, extra: dict[str, Any] | None = None) -> None:
+    """Append the decision to the event log (idempotent per run, candidate and stage)."""
+    data = {"stage": stage, "dedupe_key": key, **decision.as_dict(), **(extra or {})}
+    kind = "gate.passed" if decision.passed else "gate.suppressed"
+    store.append_event(kind, data, run_id=run_id, key=f"{run_id}:gate:{stage}:{key}")

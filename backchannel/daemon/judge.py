@@ -1,0 +1,182 @@
+"""The judge: is this candidate worth an interruption now?
+
+The offline judge scores converging signals (see docs/judging.md):
+
+    s_meeting  = 1 if a meeting with one of the candidate's entities starts within
+                 72 h, decaying linearly to 0 at the calendar horizon; 0 if none
+    s_signal   = 1 if a signal about one of the candidate's organisations is at most
+                 2 days old, decaying linearly to 0 at 14 days; 0 if none
+    s_evidence = max over the evidence of confidence * 0.5 ** (age_days / 365)
+
+    score = 1 - (1 - 0.4 s_meeting) (1 - 0.4 s_signal) (1 - 0.3 s_evidence)
+
+One assertion alone scores at most 0.30; a meeting and a strong fresh assertion
+0.58; a meeting, a signal and even a 14-month-old assertion about 0.67. With the
+default threshold of 0.6 only crossing signals get through.
+
+With a model configured for drafting and a gateway at hand, the model sees only
+the evidence excerpts and the signals, and may lower the score (never raise it
+above the offline score's ceiling of 1) or veto; its failure means silence.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from backchannel.memory.store import Store
+
+W_MEETING, W_SIGNAL, W_EVIDENCE = 0.4, 0.4, 0.3
+MEETING_FULL_H = 72.0
+SIGNAL_FULL_D, SIGNAL_ZERO_D = 2.0, 14.0
+EVIDENCE_HALF_LIFE_D = 365.0
+
+
+class JudgeError(Exception):
+    """The judge could not decide; the pipeline stays silent and logs this."""
+
+
+@dataclass
+class Judgement:
+    score: float
+    signals: dict[str, float]
+    reasons: list[str] = field(default_factory=list)
+    meeting: dict[str, Any] | None = None
+    signal: dict[str, Any] | None = None
+    model: str = "offline"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"score": round(self.score, 4), "signals": {k: round(v, 4) for k, v in self.signals.items()},
+                "reasons": self.reasons, "meeting": self.meeting, "signal": self.signal, "model": self.model}
+
+
+def combine(s_meeting: float, s_signal: float, s_evidence: float) -> float:
+    """The documented noisy-OR of the three signals, each in [0, 1]."""
+    return 1 - (1 - W_MEETING * s_meeting) * (1 - W_SIGNAL * s_signal) * (1 - W_EVIDENCE * s_evidence)
+
+
+def meeting_strength(hours_until: float, horizon_days: float) -> float:
+    if hours_until < 0:
+        return 0.0
+    if hours_until <= MEETING_FULL_H:
+        return 1.0
+    span = max(horizon_days * 24 - MEETING_FULL_H, 1.0)
+    return max(0.0, 1 - (hours_until - MEETING_FULL_H) / span)
+
+
+def signal_strength(days_old: float) -> float:
+    if days_old <= SIGNAL_FULL_D:
+        return 1.0
+    return max(0.0, 1 - (days_old - SIGNAL_FULL_D) / (SIGNAL_ZERO_D - SIGNAL_FULL_D))
+
+
+def evidence_strength(confidence: float, age_days: float) -> float:
+    return max(0.0, min(1.0, float(confidence))) * 0.5 ** (max(age_days, 0.0) / EVIDENCE_HALF_LIFE_D)
+
+
+def related_orgs(store: Store, entity_ids: list[int], evidence_ids: list[int]) -> list[int]:
+    """Organisations the candidate is about: its own organisation entities, where its
+    people work (current assertions), and the organisations its evidence names."""
+    if not entity_ids and not evidence_ids:
+        return []
+    ids = list(entity_ids) or [-1]
+    ev = list(evidence_ids) or [-1]
+    rows = store.con.execute(
+        """
+        SELECT id FROM entities WHERE kind = 'organisation' AND list_contains(?, id)
+        UNION
+        SELECT a.object_id FROM assertions a JOIN entities o ON o.id = a.object_id
+        WHERE o.kind = 'organisation' AND a.superseded_at IS NULL
+          AND (list_contains(?, a.subject_id) OR list_contains(?, a.id))
+        UNION
+        SELECT o.id FROM assertions a JOIN aliases al ON al.norm = lower(a.qualifier)
+        JOIN entities o ON o.id = al.entity_id
+        WHERE o.kind = 'organisation' AND list_contains(?, a.id)
+        """,
+        [ids, ids, ev, ev],
+    ).fetchall()
+    return sorted({int(r[0]) for r in rows if r[0] is not None})
+
+
+def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any]], now: datetime,
+            horizon_days: float = 14.0, context: dict[str, Any] | None = None) -> Judgement:
+    """Score a candidate from the store alone. `now` is naive UTC."""
+    reasons: list[str] = []
+    ids = [int(e) for e in entity_ids]
+    # An upcoming meeting with one of the candidate's entities (the intermediary).
+    meeting = None
+    s_meeting = 0.0
+    if ids:
+        row = store.con.execute(
+            """SELECT uid, starts_at, summary FROM calendar_events
+               WHERE starts_at >= ? AND starts_at <= ? AND list_has_any(attendee_ids, ?)
+               ORDER BY starts_at LIMIT 1""",
+            [now, now + timedelta(days=horizon_days), ids],
+        ).fetchone()
+        if row:
+            hours = (row[1] - now).total_seconds() / 3600
+            s_meeting = meeting_strength(hours, horizon_days)
+            meeting = {"uid": row[0], "starts_at": row[1].isoformat(), "summary": row[2]}
+            reasons.append(f"meeting '{row[2]}' in {hours:.0f} h")
+    # A recent signal about one of the candidate's organisations.
+    evidence_ids = [int(e["assertion_id"]) for e in evidence if e.get("assertion_id") is not None]
+    orgs = related_orgs(store, ids, evidence_ids)
+    signal = None
+    s_signal = 0.0
+    if orgs:
+        row = store.con.execute(
+            """SELECT id, title, coalesce(published_at, seen_at) AS seen FROM signals
+               WHERE list_has_any(org_ids, ?) AND coalesce(published_at, seen_at) >= ?
+               ORDER BY seen DESC LIMIT 1""",
+            [orgs, now - timedelta(days=SIGNAL_ZERO_D)],
+        ).fetchone()
+        if row:
+            days = max((now - row[2]).total_seconds() / 86400, 0.0)
+            s_signal = signal_strength(days)
+            signal = {"id": row[0], "title": row[1], "at": row[2].isoformat()}
+            reasons.append(f"signal '{row[1]}' {days:.1f} days old")
+    # The evidence itself: confidence discounted by age.
+    s_evidence = 0.0
+    for e in evidence:
+        said = e.get("said_at")
+        if isinstance(said, str):
+            said = datetime.fromisoformat(said)
+        age = (now - said).total_seconds() / 86400 if said else EVIDENCE_HALF_LIFE_D * 2
+        s_evidence = max(s_evidence, evidence_strength(e.get("confidence") or 0.5, age))
+    reasons.append(f"best evidence strength {s_evidence:.2f}")
+    score = combine(s_meeting, s_signal, s_evidence)
+    return Judgement(score, {"meeting": s_meeting, "signal": s_signal, "evidence": s_evidence}, reasons,
+                     meeting, signal)
+
+
+class ModelVerdict(BaseModel):
+    worth_it: bool
+    score: float
+    reason: str = ""
+
+
+def with_model(judgement: Judgement, *, gateway: Any, evidence: list[dict[str, Any]],
+               kind: str, run_id: str | None) -> Judgement:
+    """Let the configured model review the offline judgement, seeing only the evidence
+    excerpts and the signal summaries. It may lower the score or veto, never raise it."""
+    excerpts = [{"quote": e.get("quote"), "speaker": e.get("speaker"), "said_at": str(e.get("said_at"))}
+                for e in evidence]
+    prompt = (
+        "You decide whether a proactive suggestion deserves to interrupt its user now. "
+        'Answer with JSON {"worth_it": true|false, "score": 0..1, "reason": "..."}.\n'
+        f"Suggestion kind: {kind}\nSignals: {json.dumps(judgement.reasons)}\n"
+        f"Evidence excerpts: {json.dumps(excerpts, default=str, ensure_ascii=False)}"
+    )
+    try:
+        reply = gateway.complete("judge", [{"role": "user", "content": prompt}], run_id=run_id,
+                                 response_model=ModelVerdict)
+        verdict = reply.parsed if isinstance(reply.parsed, ModelVerdict) else ModelVerdict.model_validate_json(reply.text)
+    except Exception as exc:  # noqa: BLE001 - any model failure means silence
+        raise JudgeError(f"model judge failed: {type(exc).__name__}: {exc}") from None
+    new = min(judgement.score, max(0.0, float(verdict.score))) if verdict.worth_it else 0.0
+    return Judgement(new, judgement.signals, judgement.reasons + [f"model: {verdict.reason}"],
+                     judgement.meeting, judgement.signal, getattr(reply, "model", "model"))

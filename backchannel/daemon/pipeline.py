@@ -1,0 +1,567 @@
+"""The wake pipeline: what one wake does, as one durable run.
+
+    inbox        -> ingest the file, then move it (processed/ or failed/)
+    calendar     -> upsert calendar_events, attendees resolved to entities
+    signal       -> store the signal with the organisations it mentions, then sweep
+    meeting_soon -> sweep with the meeting as context
+    sweep/manual -> sweep
+
+    sweep -> candidates -> gate (dedupe, rejection memory, rate limit, quiet
+    hours) -> judge -> gate (score threshold) -> draft -> proposal (pending) -> outbox
+
+Each step is appended to the event log with an idempotency key (runs.py), so a
+run resumed after a crash skips what it already did: the sweep's candidates are
+read back from its event, a proposal is created once per dedupe key (and the
+gate's dedupe check sees it), an ingested transcript is skipped by content hash.
+
+`run_wake_once()` is the entry point for the daemon's consumer and for
+in-process callers (the demo, `backchannel wake` without a daemon).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from backchannel.config import Paths, Settings
+from backchannel.daemon import gate, judge, runs
+from backchannel.daemon.logging import get as get_logger, log
+from backchannel.daemon.runs import WakeRecord, crashpoint
+from backchannel.memory import entities
+from backchannel.memory.store import Store, utcnow
+from backchannel.memory.text import norm_name
+
+logger = get_logger("pipeline")
+
+
+class Interrupted(Exception):
+    """The daemon is stopping: the run stays `running` and resumes at the next start."""
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    kind: str
+    status: str  # done, failed, closed, skipped, interrupted
+    reason: str | None = None
+    proposals: list[str] = field(default_factory=list)
+    suppressed: list[dict[str, Any]] = field(default_factory=list)
+    candidates: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "kind": self.kind, "status": self.status, "reason": self.reason,
+                "proposals": self.proposals, "suppressed": self.suppressed, "candidates": self.candidates,
+                "detail": self.detail}
+
+
+@dataclass
+class _Ctx:
+    store: Store
+    settings: Settings
+    paths: Paths
+    run_id: str
+    wake: WakeRecord
+    now: datetime  # naive UTC
+    gateway: Any
+    cancel: threading.Event | None
+    inbox_finish: Callable[..., Any] | None
+    outcome: RunOutcome
+
+    def checkpoint(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Interrupted()
+
+
+def inbox_dir(settings: Settings, paths: Paths) -> Path:
+    from backchannel.triggers.setup import inbox_dir as _inbox_dir
+
+    return _inbox_dir(settings, paths)
+
+
+def make_gateway(store: Store, settings: Settings, paths: Paths) -> Any:
+    """The model gateway when any role has a real model; None when all are offline."""
+    m = settings.models
+    if all(v == "offline" for v in (m.extract, m.sweep, m.draft)):
+        return None
+    models = importlib.import_module("backchannel.agent.models")
+    return models.Gateway(settings, store, paths)
+
+
+def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, run_id: str | None = None,
+                  gateway: Any = None, cancel: threading.Event | None = None,
+                  inbox_finish: Callable[..., Any] | None = None, now: datetime | None = None) -> RunOutcome:
+    """Handle one wake as one run, start to finish. `run_id` resumes an unfinished run.
+    `inbox_finish(path, ok, error)` moves an inbox file (default: triggers.inbox.finish).
+    Never raises for a failure of the work itself: the run is marked failed instead."""
+    w = WakeRecord.of(wake)
+    if w.kind == "inbox" and run_id is None and not Path(str(w.payload.get("path", ""))).is_file():
+        # Seen twice (a rescan after a resumed run moved it): nothing to do, no run needed.
+        return RunOutcome("", w.kind, "skipped", f"{w.payload.get('path')} is gone (already handled)")
+    when = now or utcnow()
+    if when.tzinfo:
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    if run_id is None and w.key and w.kind != "inbox":
+        prior = store.scalar("SELECT id FROM runs WHERE wake_key = ? AND status = 'done' LIMIT 1", [w.key])
+        if prior:
+            return RunOutcome(prior, w.kind, "skipped", f"wake {w.key} already handled by run {prior}")
+    if gateway is None:
+        gateway = make_gateway(store, settings, paths)
+    rid = runs.start(store, w, run_id)
+    out = RunOutcome(rid, w.kind, "done")
+    ctx = _Ctx(store, settings, paths, rid, w, when, gateway, cancel, inbox_finish, out)
+    log(logger, 20, "run started", run_id=rid, wake_kind=w.kind, wake_key=w.key)
+    try:
+        HANDLERS.get(w.kind, _unknown)(ctx)
+    except Interrupted:
+        runs.step(store, rid, "run.interrupted", {"at": utcnow().isoformat()}, key=f"{rid}:interrupted:{utcnow().isoformat()}")
+        out.status, out.reason = "interrupted", "the daemon stopped; the run resumes at the next start"
+        log(logger, 20, "run interrupted", run_id=rid)
+        return out
+    except Exception as exc:  # noqa: BLE001 - a run's failure is recorded, never raised into the daemon
+        logger.exception("run failed", extra={"fields": {"run_id": rid, "wake_kind": w.kind}})
+        _rollback_quietly(store)
+        out.status, out.reason = "failed", f"{type(exc).__name__}: {exc}"
+        runs.finish(store, rid, "failed", out.reason[:1000])
+        return out
+    crashpoint("run.before_finish")
+    runs.finish(store, rid, out.status, out.reason)
+    log(logger, 20, "run finished", run_id=rid, status=out.status, proposals=out.proposals,
+        suppressed=len(out.suppressed), candidates=out.candidates)
+    return out
+
+
+def _rollback_quietly(store: Store) -> None:
+    try:
+        store.con.execute("ROLLBACK")
+    except Exception:  # noqa: BLE001 - no transaction was open: nothing to roll back
+        pass
+
+
+def _unknown(ctx: _Ctx) -> None:
+    ctx.outcome.status, ctx.outcome.reason = "closed", f"no handler for wake kind {ctx.wake.kind!r}"
+
+
+# -- inbox ---------------------------------------------------------------------
+
+
+def _inbox(ctx: _Ctx) -> None:
+    path = Path(ctx.wake.payload.get("path", ""))
+    if not path.is_file():
+        ctx.outcome.status, ctx.outcome.reason = "closed", f"{path} is gone (already moved?)"
+        return
+    ingest = importlib.import_module("backchannel.extractors.ingest")
+    try:
+        result = ingest.ingest_file(ctx.store, ctx.settings, path, gateway=ctx.gateway, run_id=ctx.run_id)
+        status, error, detail = result.status, result.error, result.to_dict()
+    except Exception as exc:  # noqa: BLE001 - a bug in one file's ingest must not wedge the inbox
+        _rollback_quietly(ctx.store)
+        status, error, detail = "failed", f"internal error: {type(exc).__name__}: {exc}", {"path": str(path)}
+    runs.step(ctx.store, ctx.run_id, "ingest.done", {**detail, "status": status})
+    ctx.outcome.detail["ingest"] = {**detail, "status": status}
+    crashpoint("inbox.after_ingest")
+    ok = status in ("ingested", "skipped")
+    if ctx.inbox_finish is not None:
+        dest = ctx.inbox_finish(path, ok, error)
+    else:
+        triggers_inbox = importlib.import_module("backchannel.triggers.inbox")
+        dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
+    runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
+    if not ok:
+        ctx.outcome.reason = error
+
+
+# -- calendar --------------------------------------------------------------------
+
+
+def _attendee_name_email(a: Any) -> tuple[str, str | None]:
+    if isinstance(a, dict):
+        email = (a.get("email") or "").removeprefix("mailto:").removeprefix("MAILTO:") or None
+        return (a.get("name") or a.get("cn") or email or "").strip(), email
+    s = str(a).strip()
+    if "<" in s and s.endswith(">"):
+        name, email = s[:-1].split("<", 1)
+        return name.strip().strip('"'), email.strip()
+    s = s.removeprefix("mailto:").removeprefix("MAILTO:")
+    return s, (s if "@" in s else None)
+
+
+def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -> int | None:
+    """A person entity for a calendar attendee: exact name or alias, then the e-mail's
+    local part ('marc.dupont@x' -> 'marc dupont'), then a unique first-name match."""
+    name, email = _attendee_name_email(attendee)
+    tries = [name] if name and "@" not in name else []
+    if email:
+        tries.append(email.split("@", 1)[0].replace(".", " ").replace("_", " "))
+    for t in tries:
+        found = [e for e in entities.find(store, t, "person") if e.id != owner_id]
+        if len(found) == 1:
+            return found[0].id
+    for t in tries:
+        first = t.split()[0] if t.split() else ""
+        if first and first != t:
+            found = [e for e in entities.find(store, first, "person") if e.id != owner_id]
+            if len(found) == 1:
+                return found[0].id
+    for t in tries:
+        # 'Marc' on the invitation, 'Marc Dupont' in memory: a unique person with that first name.
+        n = norm_name(t)
+        if n and " " not in n:
+            rows = store.con.execute(
+                """SELECT DISTINCT e.id FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
+                   WHERE e.kind = 'person' AND e.merged_into IS NULL AND e.id IS DISTINCT FROM ?
+                     AND (starts_with(e.norm, ?) OR starts_with(a.norm, ?))""",
+                [owner_id, n + " ", n + " "]).fetchall()
+            if len(rows) == 1:
+                return int(rows[0][0])
+    return None
+
+
+def _ts(value: Any) -> datetime | None:
+    if value is None or value == "":
+        return None
+    d = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return d.astimezone(timezone.utc).replace(tzinfo=None) if d.tzinfo else d
+
+
+def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | None = None) -> list[dict[str, Any]]:
+    """Write upcoming meetings to calendar_events; returns them with attendee_ids."""
+    me = entities.owner(store)
+    owner_id = me.id if me else None
+    out = []
+    resolved: dict[str, int | None] = {}  # the same people recur across a calendar's events
+
+    def resolve(a: Any) -> int | None:
+        k = json.dumps(a, sort_keys=True, default=str)
+        if k not in resolved:
+            resolved[k] = resolve_attendee(store, a, owner_id)
+        return resolved[k]
+
+    with store.transaction():
+        for ev in events:
+            attendees = list(ev.get("attendees") or [])
+            names = [_attendee_name_email(a)[0] or str(a) for a in attendees]
+            ids = sorted({i for i in (resolve(a) for a in attendees) if i is not None})
+            row = {"uid": str(ev.get("uid")), "starts_at": _ts(ev.get("starts_at") or ev.get("start")),
+                   "ends_at": _ts(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
+                   "location": ev.get("location"), "attendees": names, "attendee_ids": ids,
+                   "calendar": ev.get("calendar") or calendar}
+            if row["starts_at"] is None:
+                continue
+            store.con.execute(
+                """INSERT INTO calendar_events (uid, starts_at, ends_at, summary, location, attendees, attendee_ids,
+                       calendar, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (uid, starts_at) DO UPDATE SET ends_at = excluded.ends_at, summary = excluded.summary,
+                       location = excluded.location, attendees = excluded.attendees,
+                       attendee_ids = excluded.attendee_ids, calendar = excluded.calendar, seen_at = excluded.seen_at""",
+                [row["uid"], row["starts_at"], row["ends_at"], row["summary"], row["location"], names, ids,
+                 row["calendar"], utcnow()],
+            )
+            out.append(row)
+    return out
+
+
+def _calendar(ctx: _Ctx) -> None:
+    p = ctx.wake.payload
+    events = p.get("events") or []
+    rows = upsert_events(ctx.store, events, p.get("calendar") or p.get("source"))
+    resolved = sum(1 for r in rows if r["attendee_ids"])
+    runs.step(ctx.store, ctx.run_id, "calendar.upserted",
+              {"events": len(rows), "with_known_attendees": resolved, "errors": p.get("errors") or []})
+    ctx.outcome.detail["calendar"] = {"events": len(rows), "with_known_attendees": resolved}
+
+
+def _meeting_soon(ctx: _Ctx) -> None:
+    p = dict(ctx.wake.payload)
+    meeting = dict(p.get("event") or p)
+    starts = _ts(meeting.get("starts_at") or meeting.get("start"))
+    row = None
+    if meeting.get("uid") and starts:
+        row = ctx.store.query("SELECT attendee_ids FROM calendar_events WHERE uid = ? AND starts_at = ?",
+                              [str(meeting["uid"]), starts])
+    if row:
+        ids = [int(i) for i in row[0]["attendee_ids"]]
+    else:
+        upserted = upsert_events(ctx.store, [meeting])
+        ids = upserted[0]["attendee_ids"] if upserted else []
+    meeting["attendee_ids"] = ids
+    meeting["starts_at"] = starts.isoformat() if starts else None
+    runs.step(ctx.store, ctx.run_id, "meeting.resolved", {"uid": meeting.get("uid"), "attendee_ids": ids})
+    if not ids:
+        ctx.outcome.reason = "no attendee of this meeting is known to memory"
+        return
+    _sweep_and_propose(ctx, {"wake": "meeting_soon", "event": meeting})
+
+
+# -- signals ---------------------------------------------------------------------
+
+
+def _org_list(store: Store) -> list[tuple[int, list[str]]]:
+    """(id, [name, aliases...]) of every live organisation, as match_orgs takes them."""
+    rows = store.con.execute(
+        """SELECT e.id, e.name, list(DISTINCT a.alias) FILTER (WHERE a.alias IS NOT NULL)
+           FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
+           WHERE e.kind = 'organisation' AND e.merged_into IS NULL GROUP BY e.id, e.name ORDER BY e.id"""
+    ).fetchall()
+    return [(int(r[0]), [r[1], *[a for a in (r[2] or []) if a != r[1]]]) for r in rows]
+
+
+def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
+    """Insert the signal once (by id), linked to the organisations its text mentions."""
+    signals_mod = importlib.import_module("backchannel.triggers.signals")
+    text = " ".join(str(p.get(k) or "") for k in ("title", "summary"))
+    org_ids = sorted({int(i) for i in signals_mod.match_orgs(text, _org_list(store))})
+    sid = str(p.get("id") or signals_mod.signal_id(str(p.get("source") or "unknown"),
+                                                    str(p.get("guid") or p.get("url") or p.get("title") or "")))
+    with store.transaction():
+        store.con.execute(
+            """INSERT INTO signals (id, source, title, summary, url, published_at, org_ids, seen_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING""",
+            [sid, str(p.get("source") or "unknown"), str(p.get("title") or "(untitled)"), p.get("summary"),
+             p.get("url"), _ts(p.get("published_at")), org_ids, utcnow()],
+        )
+    return {"id": sid, "title": p.get("title"), "summary": p.get("summary"), "url": p.get("url"),
+            "published_at": p.get("published_at"), "org_ids": org_ids}
+
+
+def _signal(ctx: _Ctx) -> None:
+    sig = store_signal(ctx.store, ctx.wake.payload)
+    runs.step(ctx.store, ctx.run_id, "signal.stored", sig)
+    crashpoint("signal.after_store")
+    if not sig["org_ids"]:
+        ctx.outcome.reason = "the signal mentions no organisation known to memory"
+        return
+    ctx.checkpoint()
+    context: dict[str, Any] = {"wake": "signal", "signal": sig}
+    soon = imminent_attendees(ctx.store, ctx.now, max(ctx.settings.calendar.lead_hours, judge.MEETING_FULL_H))
+    if soon:
+        # A signal landing while meetings are imminent: the people met soon are the
+        # introducers worth asking (the judge rewards exactly that convergence).
+        context["via_ids"] = soon
+    _sweep_and_propose(ctx, context)
+
+
+def imminent_attendees(store: Store, now: datetime, lead_hours: float) -> list[int]:
+    """Known attendees (not the owner) of meetings starting within `lead_hours`."""
+    me = entities.owner(store)
+    rows = store.con.execute(
+        """SELECT DISTINCT unnest(attendee_ids) FROM calendar_events
+           WHERE starts_at >= ? AND starts_at <= ? + to_microseconds(CAST(? * 3600000000 AS BIGINT))""",
+        [now, now, float(lead_hours)],
+    ).fetchall()
+    return sorted({int(r[0]) for r in rows if r[0] is not None and (me is None or int(r[0]) != me.id)})
+
+
+def _sweep(ctx: _Ctx) -> None:
+    _sweep_and_propose(ctx, {**ctx.wake.payload, "wake": "sweep", "trigger": ctx.wake.kind})
+
+
+# -- sweep, gate, judge, draft, propose -----------------------------------------
+
+
+def _graph_api(store: Store, settings: Settings) -> Any:
+    api_mod = importlib.import_module("backchannel.graph.api")
+    return api_mod.GraphAPI(store, settings)
+
+
+def run_sweep(ctx: _Ctx, context: dict[str, Any]) -> list[Any]:
+    """The sweep step, or its recorded result when this run already swept."""
+    types = importlib.import_module("backchannel.graph.types")
+    done = runs.done_step(ctx.store, ctx.run_id, "sweep.done")
+    if done is not None:
+        return [types.Candidate.from_dict(c) for c in done.get("candidates", [])]
+    sweeper = importlib.import_module("backchannel.agent.sweeper")
+    result = sweeper.sweep(context, api=_graph_api(ctx.store, ctx.settings), settings=ctx.settings,
+                           paths=ctx.paths, gateway=ctx.gateway, run_id=ctx.run_id)
+    stats = dict(getattr(result, "sandbox_stats", None) or {})
+    cands = list(result.candidates)
+    touched = int(stats.get("assertions_touched") or stats.get("rows") or 0)
+    with ctx.store.transaction():
+        runs.add_counts(ctx.store, ctx.run_id, touched=touched)
+        runs.step(ctx.store, ctx.run_id, "sweep.done", {
+            "context": context, "skill": getattr(result, "skill", None), "code": getattr(result, "code", None),
+            "attempts": getattr(result, "attempts", None), "sandbox_stats": stats,
+            "errors": list(getattr(result, "errors", None) or []),
+            "candidates": [c.to_dict() for c in cands],
+        })
+    crashpoint("sweep.after_commit")
+    return cands
+
+
+def load_evidence(store: Store, candidate: Any) -> list[dict[str, Any]]:
+    """The candidate's evidence as the proposal stores it, read from memory."""
+    ids = list(getattr(candidate, "evidence_ids", None) or [])
+    if not ids:
+        return [e.to_dict() for e in getattr(candidate, "evidence", [])]
+    rows = store.query(
+        """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
+                  s.title AS source_title, a.confidence, a.predicate
+           FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
+           WHERE list_contains(?, a.id) ORDER BY a.said_at NULLS LAST, a.id""",
+        [ids],
+    )
+    for r in rows:
+        r["said_at"] = r["said_at"].isoformat() if r["said_at"] else None
+    return rows
+
+
+def _draft(ctx: _Ctx, candidate: Any, evidence: list[dict[str, Any]],
+           context: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The drafter role on one candidate, with the evidence this run loaded:
+    (title/body/action, evidence excerpts that reached a model)."""
+    drafter = importlib.import_module("backchannel.agent.drafter")
+    d = drafter.draft(candidate, evidence=evidence, context=context, store=ctx.store, settings=ctx.settings,
+                      gateway=ctx.gateway, run_id=ctx.run_id)
+    errors = list(getattr(d, "errors", None) or [])
+    if errors:
+        runs.step(ctx.store, ctx.run_id, "draft.notes", {"errors": errors},
+                  key=f"{ctx.run_id}:draftnotes:" + gate.dedupe_key(candidate.kind, candidate.entities))
+    sent = 0 if d.drafted_by == "template" else len(d.candidate.evidence)  # what reached a model
+    return {"title": d.title, "body": d.body, "action": d.action, "drafted_by": d.drafted_by}, sent
+
+
+def _action_hash(action: Any) -> str | None:
+    """The hash an approval binds to (delivery.approval's canonical form)."""
+    if not action:
+        return None
+    from backchannel.delivery.approval import action_hash
+
+    return action_hash(action)
+
+
+def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[str, Any]],
+                    draft: dict[str, Any], score: float) -> str | None:
+    """Insert the pending proposal, its event and its outbox rows in one transaction.
+    Returns None when this run already created one for the dedupe key (a resumption)."""
+    store = ctx.store
+    ev_json = [{k: e.get(k) for k in ("assertion_id", "quote", "speaker", "said_at", "source_id", "source_title")}
+               for e in evidence]
+    action = draft.get("action")
+    channels = list(ctx.settings.delivery.channels)
+    with store.transaction():
+        if store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):
+            return None
+        pid = f"P-{store.scalar('SELECT nextval(?)', ['proposal_numbers'])}"
+        now = utcnow()
+        store.con.execute(
+            """INSERT INTO proposals (id, run_id, dedupe_key, kind, entity_ids, title, body, score, why, evidence,
+                   action, action_hash, status, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)""",
+            [pid, ctx.run_id, dkey, candidate.kind, sorted({int(e) for e in candidate.entities}),
+             str(draft.get("title") or candidate.kind), str(draft.get("body") or candidate.why),
+             float(score), candidate.why, json.dumps(ev_json, default=str),
+             json.dumps(action, default=str) if action else None, _action_hash(action), now, now],
+        )
+        store.append_event("proposal.created", {"proposal_id": pid, "dedupe_key": dkey, "score": score,
+                                                "channels": channels}, run_id=ctx.run_id,
+                           key=f"proposal:{ctx.run_id}:{dkey}")
+        if channels:
+            outbox = importlib.import_module("backchannel.delivery.outbox")
+            outbox.enqueue(store, pid, channels, settings=ctx.settings)
+    crashpoint("proposal.after_commit")
+    return pid
+
+
+def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
+    ctx.checkpoint()
+    candidates = run_sweep(ctx, context)
+    ctx.outcome.candidates = len(candidates)
+    excerpts_sent = 0
+    for cand in sorted(candidates, key=lambda c: -float(c.score)):
+        ctx.checkpoint()
+        ids = sorted({int(e) for e in cand.entities})
+        dkey = gate.dedupe_key(cand.kind, ids)
+        if ctx.store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):
+            pid = ctx.store.scalar("SELECT id FROM proposals WHERE run_id = ? AND dedupe_key = ?", [ctx.run_id, dkey])
+            if pid:
+                ctx.outcome.proposals.append(pid)
+            continue  # created before a crash; resumed runs do not make it twice
+        evidence = load_evidence(ctx.store, cand)
+        text = " ".join([cand.why or ""] + [str(e.get("quote") or "") for e in evidence])
+        d = gate.before_judge(ctx.store, ctx.settings, cand.kind, ids, text, ctx.now)
+        gate.record(ctx.store, ctx.run_id, dkey, d, "before_judge")
+        if not d.passed:
+            ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
+            log(logger, 20, "candidate suppressed", run_id=ctx.run_id, dedupe_key=dkey, check=d.check, reason=d.reason)
+            continue
+        try:
+            j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
+                              horizon_days=ctx.settings.calendar.horizon_days, context=context)
+            if ctx.gateway is not None and ctx.gateway.available("judge"):
+                excerpts_sent += len(evidence)
+                j = judge.with_model(j, gateway=ctx.gateway, evidence=evidence, kind=cand.kind, run_id=ctx.run_id)
+        except Exception as exc:  # noqa: BLE001 - when the judge fails, the default is silence
+            reason = str(exc) if isinstance(exc, judge.JudgeError) else f"judge error: {type(exc).__name__}: {exc}"
+            runs.step(ctx.store, ctx.run_id, "judge.failed", {"dedupe_key": dkey, "reason": reason},
+                      key=f"{ctx.run_id}:judge:{dkey}")
+            ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "judge", "reason": reason})
+            log(logger, 30, "judge failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
+            continue
+        runs.step(ctx.store, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
+                  key=f"{ctx.run_id}:judge:{dkey}")
+        d = gate.after_judge(ctx.settings, j.score)
+        gate.record(ctx.store, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
+        if not d.passed:
+            ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
+            log(logger, 20, "candidate suppressed", run_id=ctx.run_id, dedupe_key=dkey, check=d.check, reason=d.reason)
+            continue
+        ctx.checkpoint()
+        try:
+            drafted, sent = _draft(ctx, cand, evidence, context)
+        except Exception as exc:  # noqa: BLE001 - a failed draft is silence too
+            reason = f"draft failed: {type(exc).__name__}: {exc}"
+            runs.step(ctx.store, ctx.run_id, "draft.failed", {"dedupe_key": dkey, "reason": reason},
+                      key=f"{ctx.run_id}:draft:{dkey}")
+            ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "draft", "reason": reason})
+            log(logger, 30, "draft failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
+            continue
+        excerpts_sent += sent
+        crashpoint("proposal.before_commit")
+        pid = create_proposal(ctx, cand, dkey, evidence, drafted, j.score)
+        if pid:
+            ctx.outcome.proposals.append(pid)
+            log(logger, 20, "proposal created", run_id=ctx.run_id, proposal_id=pid, dedupe_key=dkey,
+                score=round(j.score, 3))
+    if excerpts_sent:
+        runs.add_counts(ctx.store, ctx.run_id, excerpts=excerpts_sent)
+
+
+HANDLERS: dict[str, Callable[[_Ctx], None]] = {
+    "inbox": _inbox,
+    "calendar": _calendar,
+    "meeting_soon": _meeting_soon,
+    "signal": _signal,
+    "sweep": _sweep,
+    "manual": _sweep,
+}
+
+
+def collect_wakes(settings: Settings, paths: Paths, kind: str) -> list[Any]:
+    """The wakes a trigger would enqueue right now, without a daemon: a manual
+    sweep, a calendar refresh (calendar + meeting_soon wakes), or a signal poll."""
+    import asyncio
+
+    from backchannel.triggers.wake import Wake
+
+    now = datetime.now(timezone.utc)
+    if kind == "sweep":
+        return [Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)]
+    queue: asyncio.Queue = asyncio.Queue()
+    if kind == "calendar":
+        from backchannel.triggers.calendar import CalendarTrigger
+
+        trig = CalendarTrigger(settings.calendar, queue, timezone=settings.owner.timezone)
+        return asyncio.run(trig.refresh(force=True))
+    if kind == "signals":
+        from backchannel.triggers.signals import SignalTrigger
+
+        from backchannel.triggers.setup import signals_dir
+
+        sig = SignalTrigger(settings.signals, signals_dir(settings, paths), queue)
+        return asyncio.run(sig.poll())
+    raise ValueError(f"unknown wake {kind!r}; use sweep, calendar or signals")

@@ -1,0 +1,147 @@
+"""Durable runs: every wake is a run (a row in `runs`) whose steps are appended to
+the event log with idempotency keys.
+
+A step's key is `<run_id>:<step>` unless the caller gives a content key (e.g. a
+proposal's dedupe key), so replaying a run after a crash turns completed steps
+into no-ops. After a crash, `recover()` finds runs left `running`: those whose
+wake can be replayed are handed back for resumption under the same run id; the
+others are closed with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from backchannel.memory.store import Store, utcnow
+
+# Wakes whose handler is safe to run again: every write they make is keyed.
+REPLAYABLE = {"sweep", "manual", "meeting_soon", "signal", "calendar", "inbox"}
+
+# Test hook: BACKCHANNEL_TEST_CRASH_AT=<point> makes the process die like kill -9 there.
+CRASH_ENV = "BACKCHANNEL_TEST_CRASH_AT"
+
+
+def crashpoint(name: str) -> None:
+    """Die at once (no cleanup, exit status 137) when the test hook names this point."""
+    if os.environ.get(CRASH_ENV) == name:
+        os._exit(137)
+
+
+def new_run_id() -> str:
+    """'R' + time-ordered hex (ns clock) + 4 random hex digits."""
+    return f"R{time.time_ns():016x}{secrets.token_hex(2)}"
+
+
+@dataclass
+class WakeRecord:
+    """A wake as the pipeline needs it; built from triggers.wake.Wake or from a run row."""
+
+    kind: str
+    key: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None
+
+    @classmethod
+    def of(cls, wake: Any) -> "WakeRecord":
+        if isinstance(wake, WakeRecord):
+            return wake
+        if isinstance(wake, dict):
+            return cls(wake["kind"], wake.get("key"), dict(wake.get("payload") or {}), wake.get("created_at"))
+        return cls(wake.kind, getattr(wake, "key", None), dict(getattr(wake, "payload", None) or {}),
+                   getattr(wake, "created_at", None))
+
+
+def start(store: Store, wake: WakeRecord, run_id: str | None = None) -> str:
+    """Create the run row (status running) unless `run_id` already exists (a resumption)."""
+    if run_id and store.scalar("SELECT 1 FROM runs WHERE id = ?", [run_id]):
+        store.append_event("run.resumed", {"wake_kind": wake.kind}, run_id=run_id)
+        return run_id
+    run_id = run_id or new_run_id()
+    with store.transaction():
+        store.con.execute(
+            "INSERT INTO runs (id, wake_kind, wake_key, wake_payload, status, started_at) VALUES (?, ?, ?, ?, 'running', ?)",
+            [run_id, wake.kind, wake.key, json.dumps(wake.payload, default=str), utcnow()],
+        )
+        store.append_event("run.started", {"wake_kind": wake.kind, "wake_key": wake.key}, run_id=run_id,
+                           key=f"{run_id}:started")
+    return run_id
+
+
+def step(store: Store, run_id: str, name: str, data: dict[str, Any] | None = None, *, key: str | None = None) -> bool:
+    """Record step `name` of a run. Returns False when its key was already recorded."""
+    k = key or f"{run_id}:{name}"
+    return store.append_event(name, data or {}, run_id=run_id, key=k) is not None
+
+
+def done_step(store: Store, run_id: str, name: str) -> dict[str, Any] | None:
+    """The data of step `name` if this run already recorded it (for resumption)."""
+    rows = store.query("SELECT data FROM events WHERE key = ?", [f"{run_id}:{name}"])
+    if not rows:
+        return None
+    return json.loads(rows[0]["data"]) if rows[0]["data"] else {}
+
+
+def add_counts(store: Store, run_id: str, touched: int = 0, excerpts: int = 0) -> None:
+    store.con.execute(
+        "UPDATE runs SET assertions_touched = assertions_touched + ?, excerpts_sent = excerpts_sent + ? WHERE id = ?",
+        [int(touched or 0), int(excerpts or 0), run_id],
+    )
+
+
+def finish(store: Store, run_id: str, status: str = "done", reason: str | None = None) -> None:
+    with store.transaction():
+        store.con.execute(
+            "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ? AND status = 'running'",
+            [status, reason, utcnow(), run_id],
+        )
+        store.append_event("run.finished", {"status": status, "reason": reason}, run_id=run_id,
+                           key=f"{run_id}:finished")
+
+
+def unfinished(store: Store) -> list[dict[str, Any]]:
+    rows = store.query(
+        "SELECT id, wake_kind, wake_key, wake_payload, started_at FROM runs WHERE status = 'running' ORDER BY started_at"
+    )
+    for r in rows:
+        r["wake_payload"] = json.loads(r["wake_payload"]) if r["wake_payload"] else {}
+    return rows
+
+
+def recover(store: Store) -> list[tuple[str, WakeRecord]]:
+    """Runs left `running` by a crash: return (run_id, wake) for those to resume,
+    and close the others with the reason they cannot be replayed."""
+    resume: list[tuple[str, WakeRecord]] = []
+    for r in unfinished(store):
+        wake = WakeRecord(r["wake_kind"], r["wake_key"], r["wake_payload"])
+        reason = _not_replayable(wake)
+        if reason:
+            finish(store, r["id"], "closed", f"interrupted by a crash or stop; {reason}")
+        else:
+            store.append_event("run.recovered", {"wake_kind": wake.kind}, run_id=r["id"], key=f"{r['id']}:recovered")
+            resume.append((r["id"], wake))
+    return resume
+
+
+def _not_replayable(wake: WakeRecord) -> str | None:
+    if wake.kind not in REPLAYABLE:
+        return f"a {wake.kind!r} wake is not replayable"
+    if wake.kind == "inbox":
+        path = wake.payload.get("path")
+        if not path or not Path(path).exists():
+            # The file moves only after its commit: gone means its work is done.
+            return "its file was already moved to processed/ or failed/"
+    return None
+
+
+def recent(store: Store, limit: int = 10) -> list[dict[str, Any]]:
+    return store.query(
+        "SELECT id, wake_kind, status, reason, started_at, finished_at, assertions_touched, excerpts_sent "
+        f"FROM runs ORDER BY started_at DESC LIMIT {int(limit)}"
+    )

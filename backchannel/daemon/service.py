@@ -1,0 +1,424 @@
+"""`backchannel run`: the service process.
+
+- A lock file (fcntl.flock on paths.lock_file) makes a second instance refuse,
+  naming the PID that holds it.
+- One asyncio loop, ONE queue. Triggers only enqueue Wakes; API calls that
+  write enqueue an op with a future. One consumer takes items in order and runs
+  each on the single writer thread that owns the DuckDB connection (DuckDB
+  connections are not thread-safe; blocking work must not stall the loop, which
+  keeps answering the API, signals and the watchdog).
+- Read-only API ops run concurrently on a cursor of their own (serialised
+  among themselves).
+- SIGTERM/SIGINT: stop triggers, ask the current run to stop at its next
+  checkpoint, wait at most STOP_GRACE_S, exit; an unfinished run stays
+  `running` and is resumed (or closed with a reason) at the next start.
+- SIGHUP: reload the config and re-plan the triggers; a bad config is logged
+  and the old one kept.
+- sd_notify READY/STATUS/WATCHDOG when NOTIFY_SOCKET is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import json
+import signal
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from backchannel.config import ConfigError, Paths, Settings, load_settings
+from backchannel.daemon import runs
+from backchannel.daemon.lockfile import DaemonLock
+from backchannel.daemon.logging import get as get_logger, log
+from backchannel.daemon.notify import Notifier
+from backchannel.memory.store import Store, utcnow
+
+logger = get_logger("service")
+
+STOP_GRACE_S = 8.0  # the whole stop must fit in systemd's and the tests' 10 s
+DELIVERY_TICK_S = 15.0
+READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities"})
+
+
+@dataclass
+class OpCall:
+    """An API operation that writes: handled by the consumer, in queue order."""
+
+    name: str
+    args: dict[str, Any]
+    future: asyncio.Future
+    fn: Any = None  # an internal call: fn(store) instead of the op `name`
+
+
+class Daemon:
+    def __init__(self, paths: Paths, settings: Settings, *, clock: Any = None, environ: dict[str, str] | None = None):
+        from backchannel.triggers.wake import SYSTEM_CLOCK
+
+        self.paths = paths.ensure()
+        self.settings = settings
+        self.clock = clock or SYSTEM_CLOCK
+        self.notifier = Notifier(environ)
+        self.lock = DaemonLock(paths.lock_file)
+        self.store: Store | None = None
+        self.read_store: Store | None = None
+        self.queue: asyncio.Queue | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="backchannel-writer")
+        self.reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="backchannel-reader")
+        self.cancel = threading.Event()
+        self.started_at: datetime | None = None
+        self.started_mono = time.monotonic()
+        self.current: dict[str, Any] | None = None
+        self.recent: deque[dict[str, Any]] = deque(maxlen=20)
+        self.triggers: Any = None  # backchannel.triggers.setup.Triggers, while running
+        self.api = None
+        self._stop: asyncio.Event | None = None
+        self._busy = False
+        self.exit_code = 0
+        self._tasks: list[asyncio.Task] = []
+
+    # -- lifecycle ----------------------------------------------------------
+    def run(self) -> int:
+        """Run until stopped; returns the exit status."""
+        self.lock.acquire()
+        try:
+            return asyncio.run(self._main())
+        finally:
+            self.lock.release()
+
+    async def _main(self) -> int:
+        self.loop = asyncio.get_running_loop()
+        self.queue = asyncio.Queue()
+        self._stop = asyncio.Event()
+        self.started_at = datetime.now(timezone.utc)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self.loop.add_signal_handler(sig, self.request_stop, sig.name)
+        self.loop.add_signal_handler(signal.SIGHUP, lambda: self.loop.create_task(self.reload()))
+        await self._on_writer(self._open_store)
+        log(logger, 20, "daemon starting", pid=os.getpid(), db=str(self.paths.db_file))
+        resumed = await self._on_writer(lambda: runs.recover(self.store))
+        for run_id, wake in resumed:
+            self.queue.put_nowait(("resume", run_id, wake))
+        if resumed:
+            log(logger, 20, "resuming unfinished runs", runs=[r for r, _ in resumed])
+        from backchannel.daemon.api import ApiServer
+
+        self.api = ApiServer(self)
+        await self.api.start()
+        await self._start_triggers()
+        self.notifier.ready(status="idle")
+        log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket),
+            tcp_port=self.api.tcp_port)
+        if self.notifier.watchdog_interval_s:
+            self._tasks.append(self.loop.create_task(self._watchdog(), name="watchdog"))
+        self._tasks.append(self.loop.create_task(self._deliveries(), name="deliveries"))
+        consumer = self.loop.create_task(self._consume(), name="consumer")
+        consumer.add_done_callback(self._consumer_ended)
+        await self._stop.wait()
+        return await self._shutdown(consumer)
+
+    def _consumer_ended(self, task: asyncio.Task) -> None:
+        if self._stop.is_set() or task.cancelled():
+            return
+        # Without its consumer the daemon is useless: exit non-zero so the service manager restarts it.
+        log(logger, 50, "the consumer stopped unexpectedly", error=repr(task.exception()))
+        self.exit_code = 1
+        self.request_stop("consumer ended")
+
+    def request_stop(self, why: str = "stop") -> None:
+        if self._stop is None or self._stop.is_set():
+            return
+        log(logger, 20, "stopping", signal=why)
+        self.notifier.stopping()
+        self.cancel.set()  # the current run stops at its next checkpoint
+        self._stop.set()
+
+    async def _shutdown(self, consumer: asyncio.Task) -> int:
+        deadline = time.monotonic() + STOP_GRACE_S
+        await self._stop_triggers()
+        if self.api is not None:
+            await self.api.stop()
+        if not self._busy:
+            consumer.cancel()  # idle, waiting on the queue: nothing to finish
+        try:
+            await asyncio.wait_for(asyncio.shield(consumer), timeout=max(0.1, deadline - time.monotonic()))
+        except asyncio.CancelledError:
+            pass
+        except asyncio.TimeoutError:
+            consumer.cancel()
+            log(logger, 30, "current step did not finish in time; its run resumes at the next start",
+                current=self.current)
+            # The writer thread cannot be interrupted. Every committed step is durable and
+            # the unfinished run is resumed at the next start, so exiting now is safe.
+            os._exit(0)
+        for t in self._tasks:
+            t.cancel()
+        dropped = self._drain()
+        if dropped:
+            log(logger, 20, "wakes not handled before the stop", count=dropped)
+        await self._on_writer(self._close_store)
+        self.writer.shutdown(wait=False)
+        self.reader.shutdown(wait=False)
+        log(logger, 20, "stopped")
+        return self.exit_code
+
+    def _drain(self) -> int:
+        n = 0
+        while self.queue is not None and not self.queue.empty():
+            item = self.queue.get_nowait()
+            n += 1
+            if isinstance(item, OpCall) and not item.future.done():
+                item.future.set_exception(RuntimeError("the daemon is stopping"))
+        return n
+
+    # -- the store, on the writer thread ------------------------------------
+    async def _on_writer(self, fn: Any) -> Any:
+        return await self.loop.run_in_executor(self.writer, fn)
+
+    def _open_store(self) -> None:
+        from backchannel.memory import entities
+
+        self.store = Store.open(self.paths.db_file)
+        entities.ensure_owner(self.store, self.settings.owner.name, self.settings.owner.aliases)
+        self.read_store = Store(self.store.con.cursor(), self.paths.db_file, False)
+
+    def _close_store(self) -> None:
+        if self.read_store is not None:
+            self.read_store.close()
+        if self.store is not None:
+            with contextlib.suppress(Exception):
+                self.store.con.execute("CHECKPOINT")
+            self.store.close()
+
+    # -- triggers -----------------------------------------------------------
+    def inbox_dir(self) -> Path:
+        from backchannel.triggers.setup import inbox_dir
+
+        return inbox_dir(self.settings, self.paths)
+
+    async def _last_sweep_fire(self) -> datetime | None:
+        """The scheduled time of the last sweep handled, for the schedule's catch-up."""
+        def q() -> datetime | None:
+            rows = self.store.query(
+                "SELECT wake_payload FROM runs WHERE wake_kind = 'sweep' ORDER BY started_at DESC LIMIT 1")
+            when = json.loads(rows[0]["wake_payload"] or "{}").get("scheduled_for") if rows else None
+            return datetime.fromisoformat(when) if when else None
+        return await self._on_writer(q)
+
+    async def _start_triggers(self) -> None:
+        from backchannel.triggers.setup import build_triggers
+
+        self.triggers = build_triggers(self.settings, self.paths, self.queue, self.clock)
+        await self.triggers.start(last_sweep=await self._last_sweep_fire())
+
+    async def _stop_triggers(self) -> None:
+        if self.triggers is not None:
+            with contextlib.suppress(Exception):
+                await self.triggers.stop()
+            self.triggers = None
+
+    async def reload(self) -> None:
+        """SIGHUP: re-read the config, then re-plan every trigger from it."""
+        self.notifier.reloading()
+        try:
+            new = load_settings(self.paths)
+            if self.triggers is not None:
+                await self.triggers.reload(new)  # a bad cron string raises before anything changes
+        except (ConfigError, ValueError) as exc:
+            log(logger, 40, "config reload failed; keeping the running config", error=str(exc))
+            self.notifier.ready(status="config reload failed; old config kept")
+            return
+        self.settings = new
+        log(logger, 20, "config reloaded", config=str(self.paths.config_file))
+        self.notifier.ready(status="config reloaded")
+
+    def request_wake(self, kind: str) -> dict[str, Any]:
+        """Enqueue a wake now (called from any thread): sweep, calendar or signals."""
+        from backchannel.triggers.wake import Wake
+
+        if kind == "sweep":
+            now = datetime.now(timezone.utc)
+            wake = Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, wake)
+            return {"enqueued": "manual", "key": wake.key}
+        if self.triggers is None:
+            raise RuntimeError("the triggers are not running")
+        if kind == "calendar":
+            asyncio.run_coroutine_threadsafe(self.triggers.calendar.refresh(force=True), self.loop)
+            return {"enqueued": "calendar", "sources": list(self.settings.calendar.sources)}
+        if kind == "signals":
+            asyncio.run_coroutine_threadsafe(self.triggers.signals.poll(), self.loop)
+            return {"enqueued": "signals", "drop_dir": str(self.triggers.signals.drop_dir),
+                    "feeds": len(self.settings.signals.feeds)}
+        raise ValueError(f"unknown wake {kind!r}; use sweep, calendar or signals")
+
+    def next_wakes(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.triggers is None:
+            return out
+        out += [{"kind": "sweep", "at": t.isoformat()} for t in self.triggers.schedule.next_fire_times()[:5]]
+        lead = timedelta(hours=self.settings.calendar.lead_hours)
+        now = datetime.now(timezone.utc)
+        for ev in self.triggers.calendar.events:
+            if ev.starts_at > now:
+                out.append({"kind": "meeting_soon", "at": max(ev.starts_at - lead, now).isoformat(),
+                            "summary": ev.summary})
+            if len(out) >= 10:
+                break
+        return sorted(out, key=lambda w: w["at"])
+
+    # -- the consumer --------------------------------------------------------
+    async def _watchdog(self) -> None:
+        while True:
+            self.notifier.watchdog()
+            await asyncio.sleep(self.notifier.watchdog_interval_s)
+
+    async def _consume(self) -> None:
+        while True:
+            item = await self.queue.get()
+            if self.cancel.is_set():
+                self.queue.put_nowait(item)  # left for _drain
+                return
+            self._busy = True
+            try:
+                if isinstance(item, OpCall):
+                    await self._handle_op(item)
+                else:
+                    await self._handle_wake(item)
+            except Exception:  # noqa: BLE001 - one bad item must never stop the consumer
+                logger.exception("consumer item failed")
+            finally:
+                self._busy = False
+                self.current = None
+                self.notifier.status("idle")
+            if self.cancel.is_set():
+                return
+
+    async def _handle_wake(self, item: Any) -> None:
+        from backchannel.daemon.pipeline import run_wake_once
+
+        run_id = None
+        if isinstance(item, tuple) and item and item[0] == "resume":
+            _, run_id, wake = item
+        else:
+            wake = item
+        kind = getattr(wake, "kind", "?")
+        self.current = {"kind": kind, "key": getattr(wake, "key", None), "since": utcnow().isoformat()}
+        self.notifier.status(f"handling {kind} wake")
+        t0 = time.monotonic()
+        outcome = await self._on_writer(lambda: run_wake_once(
+            self.store, self.settings, self.paths, wake, run_id=run_id, cancel=self.cancel,
+            inbox_finish=self._inbox_finish))
+        if outcome.proposals and self.settings.delivery.channels:
+            # Deliver now rather than at the next tick; the outbox makes it exactly once.
+            from backchannel.delivery import outbox
+
+            self.loop.create_task(self._deliver_now(outbox))
+        if outcome.status == "skipped":
+            log(logger, 20, "wake skipped", wake_kind=kind, wake_key=getattr(wake, "key", None), reason=outcome.reason)
+        self.recent.appendleft({"kind": kind, "run_id": outcome.run_id, "status": outcome.status,
+                                "proposals": outcome.proposals, "ms": round((time.monotonic() - t0) * 1000, 1),
+                                "at": utcnow().isoformat()})
+
+    def _inbox_finish(self, path: Path, ok: bool, error: str | None) -> Path:
+        """Called on the writer thread after the ingest committed; the move runs on the
+        loop, where the inbox trigger keeps its state."""
+        async def move() -> Path:
+            if self.triggers is not None and self.triggers.inbox is not None:
+                return self.triggers.inbox.finish(path, ok, error)
+            from backchannel.triggers.inbox import finish
+
+            return finish(path, ok, error, self.inbox_dir())
+        return asyncio.run_coroutine_threadsafe(move(), self.loop).result(timeout=60)
+
+    def op_env(self, store: Store) -> Any:
+        from backchannel.ops import OpEnv
+
+        return OpEnv(store=store, settings=self.settings, paths=self.paths, daemon=self)
+
+    async def _handle_op(self, call: OpCall) -> None:
+        from backchannel.ops import invoke
+
+        self.current = {"kind": "op", "name": call.name, "since": utcnow().isoformat()}
+
+        def work() -> Any:
+            try:
+                if call.fn is not None:
+                    return call.fn(self.store)
+                return invoke(self.op_env(self.store), call.name, call.args)
+            except BaseException:
+                # An op that failed inside a transaction must not leave it open for the next one.
+                with contextlib.suppress(Exception):
+                    self.store.con.execute("ROLLBACK")
+                raise
+
+        try:
+            result = await self._on_writer(work)
+        except Exception as exc:  # noqa: BLE001 - handed back to the API caller
+            if not call.future.done():
+                call.future.set_exception(exc)
+        else:
+            if not call.future.done():
+                call.future.set_result(result)
+
+    async def call_op(self, name: str, args: dict[str, Any]) -> Any:
+        """Run an operation for the API: reads concurrently on the reader cursor, writes on the consumer."""
+        from backchannel.ops import invoke
+
+        if name in READ_OPS:
+            return await self.loop.run_in_executor(
+                self.reader, lambda: invoke(self.op_env(self.read_store), name, args))
+        fut = self.loop.create_future()
+        self.queue.put_nowait(OpCall(name, args, fut))
+        return await fut
+
+    async def call_internal(self, fn: Any, name: str = "internal") -> Any:
+        """Run `fn(store)` on the consumer, in queue order (for writers outside the ops)."""
+        fut = self.loop.create_future()
+        self.queue.put_nowait(OpCall(name, {}, fut, fn))
+        return await fut
+
+    async def _deliver_now(self, outbox: Any) -> None:
+        try:
+            await self.call_internal(lambda st: outbox.deliver_due(st, self.settings, self.paths), "deliver")
+        except Exception:  # noqa: BLE001 - the periodic tick retries
+            logger.exception("delivery failed")
+
+    async def _deliveries(self) -> None:
+        """Send what the outbox holds, on the consumer, every DELIVERY_TICK_S."""
+        from backchannel.delivery import outbox
+
+        while True:
+            await asyncio.sleep(DELIVERY_TICK_S)
+            if not self.settings.delivery.channels:
+                continue
+            try:
+                await self.call_internal(lambda st: outbox.deliver_due(st, self.settings, self.paths), "deliver")
+            except Exception:  # noqa: BLE001 - retried at the next tick; the outbox keeps the rows
+                logger.exception("delivery tick failed")
+
+    # -- status ---------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "uptime_s": round(time.monotonic() - self.started_mono, 1),
+            "queue_length": self.queue.qsize() if self.queue else 0,
+            "current": self.current,
+            "recent_in_process": list(self.recent)[:10],
+            "next_wakes": self.next_wakes(),
+            "triggers": self.triggers.status() if self.triggers is not None else None,
+            "api": {"socket": str(self.paths.api_socket), "tcp_port": self.api.tcp_port if self.api else None},
+        }
+
+
+def run_daemon(paths: Paths, settings: Settings) -> int:
+    """Entry point of `backchannel run`."""
+    return Daemon(paths, settings).run()

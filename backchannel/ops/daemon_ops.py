@@ -1,0 +1,203 @@
+"""Operations about the daemon and its proposals: status, proposals, proposal
+(show), trace, wake. They run in the daemon (through the API) or in-process
+when no daemon runs; `env.daemon` tells which."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from backchannel.ops import OpEnv, OpError
+
+PROPOSAL_STATUSES = ("pending", "delivered", "accepted", "dismissed", "snoozed", "approved", "sent", "expired")
+
+
+def _has_table(store: Any, name: str) -> bool:
+    return bool(store.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]))
+
+
+def spend_today(env: OpEnv) -> dict[str, Any]:
+    """Model calls, tokens and cost since midnight UTC, the day the per-day budget counts."""
+    if not _has_table(env.store, "model_calls"):
+        return {"calls": 0, "tokens": 0, "cost_usd": 0.0}
+    from backchannel.agent import budget
+
+    s = budget.spent(env.store, since=budget.day_start())
+    return {"calls": s.calls, "tokens": s.tokens, "cost_usd": round(s.cost_usd, 6),
+            "budget_usd": env.settings.models.budget.per_day_cost_usd}
+
+
+def status(env: OpEnv) -> dict[str, Any]:
+    """Uptime, recent wakes, queue length, next scheduled wakes, today's spend."""
+    from backchannel.daemon import runs
+
+    out: dict[str, Any] = {"daemon": None}
+    if env.daemon is not None:
+        out["daemon"] = env.daemon.info()
+    recent = runs.recent(env.store, 10)
+    for r in recent:
+        for k in ("started_at", "finished_at"):
+            r[k] = r[k].isoformat() if r[k] else None
+    out["recent_wakes"] = recent
+    out["running_runs"] = int(env.store.scalar("SELECT count(*) FROM runs WHERE status = 'running'") or 0)
+    out["proposals"] = {r["status"]: int(r["n"]) for r in env.store.query(
+        "SELECT status, count(*) AS n FROM proposals GROUP BY status ORDER BY status")}
+    out["spend_today"] = spend_today(env)
+    if _has_table(env.store, "outbox"):  # queued and failing deliveries stay visible here
+        from backchannel.delivery.outbox import summary
+
+        out["deliveries"] = summary(env.store, env.settings)
+    if env.daemon is None:
+        out["next_wakes"] = _planned_wakes(env)
+    return out
+
+
+def _planned_wakes(env: OpEnv) -> list[dict[str, Any]]:
+    """Next scheduled sweeps from the config (no daemon: what it would do)."""
+    try:
+        from backchannel.triggers.schedule import build_triggers
+    except ImportError:
+        return []
+    s = env.settings
+    tz = ZoneInfo(s.schedule.timezone or s.owner.timezone)
+    now = datetime.now(tz)
+    out = []
+    for _, trig in build_triggers(s.schedule, tz):
+        t = trig.get_next_fire_time(None, now)
+        if t is not None:
+            out.append({"kind": "sweep", "at": t.astimezone(timezone.utc).isoformat()})
+    return sorted(out, key=lambda w: w["at"])
+
+
+def _proposal_row(r: dict[str, Any], full: bool = False) -> dict[str, Any]:
+    out = {k: r[k] for k in ("id", "kind", "status", "title", "score", "run_id", "created_at") if k in r}
+    out["score"] = round(float(out.get("score") or 0), 4)
+    out["created_at"] = r["created_at"].isoformat() if r.get("created_at") else None
+    out["entity_ids"] = [int(e) for e in (r.get("entity_ids") or [])]
+    if full:
+        out["body"] = r["body"]
+        out["why"] = r["why"]
+        out["dedupe_key"] = r["dedupe_key"]
+        out["evidence"] = json.loads(r["evidence"]) if r.get("evidence") else []
+        out["action"] = json.loads(r["action"]) if r.get("action") else None
+        out["action_hash"] = r.get("action_hash")
+        out["updated_at"] = r["updated_at"].isoformat() if r.get("updated_at") else None
+    return out
+
+
+def proposals(env: OpEnv, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """Proposals, newest first; `status` filters (pending, delivered, ...)."""
+    if status is not None and status not in PROPOSAL_STATUSES:
+        raise OpError(f"unknown status {status!r}; use one of {', '.join(PROPOSAL_STATUSES)}")
+    sql = "SELECT * FROM proposals"
+    params: list[Any] = []
+    if status:
+        sql += " WHERE status = ?"
+        params.append(status)
+    sql += f" ORDER BY created_at DESC, id DESC LIMIT {max(1, int(limit))}"
+    return [_proposal_row(r) for r in env.store.query(sql, params)]
+
+
+def _normalise_id(proposal_id: str) -> str:
+    pid = str(proposal_id).strip()
+    return f"P-{pid}" if pid.isdigit() else pid.upper()
+
+
+def _get(env: OpEnv, proposal_id: str) -> dict[str, Any]:
+    pid = _normalise_id(proposal_id)
+    rows = env.store.query("SELECT * FROM proposals WHERE id = ?", [pid])
+    if not rows:
+        raise OpError(f"no proposal {pid}")
+    return rows[0]
+
+
+def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's word for it
+    """One proposal in full: body, evidence, action, entity names."""
+    r = _get(env, id)
+    out = _proposal_row(r, full=True)
+    ids = out["entity_ids"] or [-1]
+    out["entities"] = env.store.query("SELECT id, kind, name FROM entities WHERE list_contains(?, id) ORDER BY id",
+                                      [ids])
+    return out
+
+
+def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
+    """Why a proposal exists: trigger, skill or code, sandbox stats, model calls,
+    gate decisions and delivery, rebuilt from runs, events, model_calls, outbox."""
+    p = _get(env, id)
+    store = env.store
+    run_id = p["run_id"]
+    run = store.query("SELECT * FROM runs WHERE id = ?", [run_id])
+    run_d = run[0] if run else {}
+    if run_d:
+        run_d["wake_payload"] = json.loads(run_d["wake_payload"]) if run_d.get("wake_payload") else {}
+    events = store.events(run_id=run_id, limit=10_000)
+    sweep = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
+    dkey = p["dedupe_key"]
+    gate_events = [{"kind": e["kind"], "at": e["occurred_at"], **e["data"]} for e in events
+                   if e["kind"].startswith("gate.") and e["data"].get("dedupe_key") == dkey]
+    other_gate = [{"kind": e["kind"], **e["data"]} for e in events
+                  if e["kind"] == "gate.suppressed" and e["data"].get("dedupe_key") != dkey]
+    judgement = next((e["data"] for e in events if e["kind"] == "judge.scored" and e["data"].get("dedupe_key") == dkey),
+                     None)
+    calls: list[dict[str, Any]] = []
+    if _has_table(store, "model_calls"):
+        calls = store.query(
+            """SELECT role, model, attempt, repair, prompt_tokens, completion_tokens, cost_usd, latency_ms, outcome,
+                      error, created_at FROM model_calls WHERE run_id = ? ORDER BY id""", [run_id])
+    delivery: list[dict[str, Any]] = []
+    if _has_table(store, "outbox"):
+        delivery = store.query(
+            """SELECT channel, status, attempts, last_error, message_id, created_at, sent_at FROM outbox
+               WHERE proposal_id = ? ORDER BY id""", [p["id"]])
+    feedback: list[dict[str, Any]] = []
+    if _has_table(store, "feedback"):
+        feedback = store.query("SELECT verdict, reason, scope, via, created_at FROM feedback WHERE proposal_id = ? "
+                               "ORDER BY id", [p["id"]])
+    candidate = next((c for c in sweep.get("candidates", [])
+                      if sorted({int(e) for e in c.get("entities", [])}) == [int(e) for e in (p["entity_ids"] or [])]
+                      and c.get("kind") == p["kind"]), None)
+    return {
+        "proposal": _proposal_row(p, full=True),
+        "trigger": {"kind": run_d.get("wake_kind"), "key": run_d.get("wake_key"), "payload": run_d.get("wake_payload"),
+                    "context": sweep.get("context")},
+        "run": {k: run_d.get(k) for k in ("id", "status", "reason", "started_at", "finished_at")},
+        "sweep": {"skill": sweep.get("skill"), "code": sweep.get("code"), "attempts": sweep.get("attempts"),
+                  "errors": sweep.get("errors"), "candidates": len(sweep.get("candidates", [])),
+                  "candidate": candidate},
+        "sandbox": {"stats": sweep.get("sandbox_stats") or {},
+                    "assertions_touched": run_d.get("assertions_touched", 0),
+                    "excerpts_sent": run_d.get("excerpts_sent", 0)},
+        "judge": judgement,
+        "gate": gate_events,
+        "other_suppressions_in_run": other_gate,
+        "model_calls": calls,
+        "spend": {"calls": len(calls),
+                  "tokens": sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls),
+                  "cost_usd": round(sum(c["cost_usd"] or 0 for c in calls), 6)},
+        "delivery": delivery,
+        "feedback": feedback,
+        "events": [{"seq": e["seq"], "at": e["occurred_at"], "kind": e["kind"]} for e in events],
+    }
+
+
+WAKES = ("sweep", "calendar", "signals")
+
+
+def wake(env: OpEnv, kind: str) -> dict[str, Any]:
+    """Wake now: through the running daemon's queue, or, with no daemon, run the
+    wake(s) here in-process and report what they did."""
+    if kind not in WAKES:
+        raise OpError(f"unknown wake {kind!r}; use one of {', '.join(WAKES)}")
+    if env.daemon is not None:
+        try:
+            return env.daemon.request_wake(kind)
+        except RuntimeError as exc:
+            raise OpError(str(exc)) from None
+    from backchannel.daemon.pipeline import collect_wakes, run_wake_once
+
+    outcomes = [run_wake_once(env.store, env.settings, env.paths, w).to_dict()
+                for w in collect_wakes(env.settings, env.paths, kind)]
+    return {"ran_in_process": True, "runs": outcomes}

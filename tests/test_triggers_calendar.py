@@ -110,8 +110,10 @@ def test_weekly_paris_expansion_across_dst(weekly: Path):
     assert all(e.starts_at.tzinfo == UTC and e.ends_at - e.starts_at == timedelta(hours=1) for e in marc)
     first = marc[0]
     assert first.summary == "Weekly with Marc" and first.location == "Acme HQ, Lyon"
-    assert first.attendees == ["Sophie Martín", "Marc Dupont", "cio@acme.example"]
-    assert marc[-1].summary.endswith("(moved to Friday)") and marc[-1].attendees == ["Marc Dupont"]
+    assert first.attendees == ["Sophie Martín <sophie@example.com>", "Marc Dupont <marc@acme.example>",
+                               "cio@acme.example"]
+    assert marc[-1].summary.endswith("(moved to Friday)")
+    assert marc[-1].attendees == ["Marc Dupont <marc@acme.example>"]
     assert not any(e.uid == "cancelled@example.com" for e in got.events)
     allday = [e for e in got.events if e.uid == "allday@example.com"]
     assert allday[0].all_day and allday[0].starts_at == datetime(2026, 10, 16, tzinfo=UTC)
@@ -226,7 +228,8 @@ def test_trigger_calendar_and_meeting_soon_wakes(weekly: Path):
     assert "2026-10-22T08:00:00+00:00" in starts
     soon = first[1]
     assert soon.key == "meeting_soon:weekly-marc@example.com:2026-10-22T08:00:00+00:00"
-    assert soon.payload["attendees"] == ["Sophie Martín", "Marc Dupont", "cio@acme.example"]
+    assert soon.payload["attendees"] == ["Sophie Martín <sophie@example.com>", "Marc Dupont <marc@acme.example>",
+                                         "cio@acme.example"]
     assert again == []
     assert [w.key for w in later] == ["meeting_soon:weekly-marc@example.com:2026-10-29T09:00:00+00:00"]
     assert [w.kind for w in forced] == ["calendar"]  # the 29th's meeting_soon is not repeated

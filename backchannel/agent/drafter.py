@@ -167,6 +167,12 @@ def draft(candidates: Any, *, api: Any = None, settings: Any = None, gateway: An
             names = _names([c], api) if api is not None else {}
         result = _draft_each([c], names, settings, gateway, run_id)
         out = result.drafts[0]
+        if out.action and store is not None and c.entities:
+            email = store.scalar(
+                "SELECT alias FROM aliases WHERE entity_id = ? AND alias LIKE '%_@_%' ORDER BY created_at DESC LIMIT 1",
+                [int(c.entities[0])])
+            if email:
+                out.action["to"] = email
         out.errors = result.errors
         return out
     candidates = list(candidates)

@@ -112,6 +112,12 @@ def show(cctx: click.Context, ref: str, json_output: bool, transcript: bool) -> 
     if json_output:
         echo_json(p)
         return
+    render_proposal(p)
+    click.echo(f"trace: backchannel trace {p['id']}")
+
+
+def render_proposal(p: dict) -> None:
+    """Print a proposal with its evidence (used by `show` and `demo`)."""
     click.echo(f"{p['id']}  {p['title']}  [{p['kind']}, {p['status']}, score {p['score']:.2f}]")
     click.echo("")
     click.echo(p["body"])
@@ -125,7 +131,6 @@ def show(cctx: click.Context, ref: str, json_output: bool, transcript: bool) -> 
     if p.get("action"):
         click.echo("action to approve:")
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
-    click.echo(f"trace: backchannel trace {p['id']}")
 
 
 @click.command()

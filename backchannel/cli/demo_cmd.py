@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -11,68 +10,46 @@ import click
 
 from backchannel.cli.common import echo_json
 
-_CONFIG = """\
-[owner]
-name = "{owner}"
-aliases = ["Alex"]
-email = "alex@example.org"
-
-[models]
-extract = "offline"
-sweep = "offline"
-draft = "offline"
-
-[gate]
-quiet_hours = ""
-"""
-
 
 @click.command()
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path),
               help="Scratch folder to use (default: a new temporary folder).")
-@click.option("--json", "json_output", is_flag=True, help="Print what was learned as JSON.")
+@click.option("--json", "json_output", is_flag=True, help="Print the report as JSON.")
 def demo(home: Path | None, json_output: bool) -> None:
-    """Run the sample story offline in a scratch home: ingest four meetings and show
-    what was learned (who said what about whom, and when)."""
-    from backchannel.config import load_settings, resolve_paths
-    from backchannel.demo import OWNER, corpus_files
-    from backchannel.extractors.ingest import ingest_file
-    from backchannel.memory import Store
-    from backchannel.memory import entities as entity_repo
-    from backchannel.ops import OpEnv
-    from backchannel.ops.memory_ops import assertions
+    """Run the whole loop offline on a sample corpus in a scratch home.
+
+    Ingests four meetings, then a calendar wake (you see Marc on Thursday) and a
+    signal wake (Acme publishes a tender), and prints the proposal that results,
+    with its evidence. Nothing leaves the machine.
+    """
+    from backchannel.demo.scenario import run_demo
 
     started = time.monotonic()
     home = Path(home or tempfile.mkdtemp(prefix="backchannel-demo-")).resolve()
     home.mkdir(parents=True, exist_ok=True)
-    os.environ["BACKCHANNEL_HOME"] = str(home)
-    paths = resolve_paths().ensure()
-    if not paths.config_file.exists():
-        paths.config_file.write_text(_CONFIG.format(owner=OWNER), encoding="utf-8")
-    settings = load_settings(paths)
-    store = Store.open(paths.db_file)
-    try:
-        entity_repo.ensure_owner(store, settings.owner.name, settings.owner.aliases)
-        outcomes = [ingest_file(store, settings, f) for f in corpus_files()]
-        env = OpEnv(store=store, settings=settings, paths=paths)
-        learned = assertions(env, include_superseded=True)
-    finally:
-        store.close()
-    report = {
-        "home": str(home),
-        "ingested": [o.to_dict() for o in outcomes],
-        "assertions": learned,
-        "seconds": round(time.monotonic() - started, 2),
-    }
+    report = run_demo(home)
+    seconds = round(time.monotonic() - started, 1)
     if json_output:
-        echo_json(report)
+        echo_json(dict(report.to_dict(), seconds=seconds))
         return
-    from backchannel.cli.memory_cmds import render_assertion
+    from backchannel.cli.daemon_cmds import render_proposal
 
-    click.echo(f"scratch home: {home}")
-    for o in outcomes:
-        click.echo(f"  {o.status:<9}{Path(o.path).name}: {o.assertions} assertions" + (f" ({o.error})" if o.error else ""))
-    click.echo(f"\nwhat was learned ({len(learned)} assertions):")
-    for a in learned:
-        click.echo(render_assertion(a))
-    click.echo(f"\ndone in {report['seconds']} s. Explore it: BACKCHANNEL_HOME={home} backchannel assertions --about 'Sophie Martin'")
+    click.echo(f"scratch home: {home}\n")
+    click.echo("1. ingest")
+    for o in report.ingested:
+        extra = f" ({o['error']})" if o.get("error") else ""
+        click.echo(f"   {o['status']:<9}{Path(o['path']).name}: {o.get('assertions', 0)} assertions{extra}")
+    click.echo(f"   memory: {report.assertions} dated, attributed assertions\n")
+    click.echo("2. wakes")
+    for r in report.runs:
+        made = f" -> {', '.join(r['proposals'])}" if r["proposals"] else ""
+        why = f" ({r['reason']})" if r.get("reason") and not r["proposals"] else ""
+        click.echo(f"   {r['wake']:<13} run {r['run_id']}: {r['status']}{made}{why}")
+    click.echo("")
+    if not report.proposals:
+        click.echo("3. no proposal: nothing crossed the gate (see `backchannel trace`)")
+    for p in report.proposals:
+        click.echo("3. proposal\n")
+        render_proposal(p)
+        click.echo("")
+    click.echo(f"done in {seconds} s. Explore: BACKCHANNEL_HOME={home} backchannel proposals | show P-1 | trace P-1")

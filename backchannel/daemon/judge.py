@@ -112,7 +112,7 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
     s_meeting = 0.0
     if ids:
         row = store.con.execute(
-            """SELECT uid, starts_at, summary FROM calendar_events
+            """SELECT uid, starts_at, summary, attendee_ids FROM calendar_events
                WHERE starts_at >= ? AND starts_at <= ? AND list_has_any(attendee_ids, ?)
                ORDER BY starts_at LIMIT 1""",
             [now, now + timedelta(days=horizon_days), ids],
@@ -120,7 +120,10 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
         if row:
             hours = (row[1] - now).total_seconds() / 3600
             s_meeting = meeting_strength(hours, horizon_days)
-            meeting = {"uid": row[0], "starts_at": row[1].isoformat(), "summary": row[2]}
+            met = [i for i in ids if i in set(row[3] or [])]
+            who = [r[0] for r in store.con.execute(
+                "SELECT name FROM entities WHERE list_contains(?, id) ORDER BY name", [met]).fetchall()]
+            meeting = {"uid": row[0], "starts_at": row[1].isoformat(), "summary": row[2], "with": who}
             reasons.append(f"meeting '{row[2]}' in {hours:.0f} h")
     # A recent signal about one of the candidate's organisations.
     evidence_ids = [int(e["assertion_id"]) for e in evidence if e.get("assertion_id") is not None]
@@ -151,6 +154,35 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
     score = combine(s_meeting, s_signal, s_evidence)
     return Judgement(score, {"meeting": s_meeting, "signal": s_signal, "evidence": s_evidence}, reasons,
                      meeting, signal)
+
+
+def _ago(days: float) -> str:
+    if days < 1:
+        return "today"
+    if days < 45:
+        return f"{days:.0f} days ago"
+    months = round(days / 30.44)
+    return f"{months} months ago" if months < 24 else f"{days / 365.25:.0f} years ago"
+
+
+def why_now(j: Judgement, evidence: list[dict[str, Any]], now: datetime) -> list[str]:
+    """The converging signals in words, for the proposal the user reads."""
+    lines = []
+    if j.meeting:
+        starts = datetime.fromisoformat(j.meeting["starts_at"])
+        who = " and ".join(j.meeting.get("with") or []) or "them"
+        lines.append(f"You meet {who} on {starts:%A %d %B at %H:%M} UTC ({j.meeting.get('summary') or 'a meeting'}).")
+    if j.signal:
+        at = datetime.fromisoformat(j.signal["at"])
+        lines.append(f"News, {_ago((now - at).total_seconds() / 86400)}: {j.signal['title']}.")
+    dated = [e for e in evidence if e.get("said_at")]
+    if dated:
+        oldest = min(dated, key=lambda e: str(e["said_at"]))
+        said = oldest["said_at"]
+        said = datetime.fromisoformat(said) if isinstance(said, str) else said
+        lines.append(f"{oldest.get('speaker') or 'Someone'} said it {_ago((now - said).total_seconds() / 86400)} "
+                     f"({said:%Y-%m-%d}).")
+    return lines
 
 
 class ModelVerdict(BaseModel):

@@ -247,6 +247,10 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
             attendees = list(ev.get("attendees") or [])
             names = [_attendee_name_email(a)[0] or str(a) for a in attendees]
             ids = sorted({i for i in (resolve(a) for a in attendees) if i is not None})
+            for a in attendees:
+                email = _attendee_name_email(a)[1]
+                if email and resolve(a) is not None:
+                    entities.add_alias(store, resolve(a), email)  # how an approved message reaches them
             row = {"uid": str(ev.get("uid")), "starts_at": _ts(ev.get("starts_at") or ev.get("start")),
                    "ends_at": _ts(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
                    "location": ev.get("location"), "attendees": names, "attendee_ids": ids,
@@ -521,6 +525,9 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
             log(logger, 30, "draft failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             continue
         excerpts_sent += sent
+        reasons = judge.why_now(j, evidence, ctx.now)
+        if reasons:
+            drafted["body"] = f"{drafted['body']}\n\nWhy now:\n" + "\n".join(f"- {r}" for r in reasons)
         crashpoint("proposal.before_commit")
         pid = create_proposal(ctx, cand, dkey, evidence, drafted, j.score)
         if pid:

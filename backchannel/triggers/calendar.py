@@ -103,15 +103,17 @@ def _to_utc(value: Any, tz: ZoneInfo) -> tuple[datetime, bool]:
 
 
 def _address(prop: Any) -> str:
-    """The CN name of an ATTENDEE/ORGANIZER, else its email without mailto:."""
+    """An ATTENDEE/ORGANIZER as 'CN <email>', or the CN alone, or the email alone
+    (the email is how an approved introduction request can reach them)."""
     params = getattr(prop, "params", {}) or {}
     cn = str(params.get("CN", "") or "").strip().strip('"')
-    if cn:
-        return cn
     text = str(prop).strip()
     if text.lower().startswith("mailto:"):
         text = text[7:]
-    return text.strip()
+    email = text.strip() if "@" in text and not any(c in text for c in " <>,;") else ""
+    if cn and email:
+        return f"{cn} <{email}>"
+    return cn or email or text.strip()
 
 
 def _attendees(component: Any) -> list[str]:

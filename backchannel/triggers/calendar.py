@@ -22,7 +22,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config.sections import CalendarSettings
-from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
 
 log = logging.getLogger(__name__)
 
@@ -368,10 +368,5 @@ class CalendarTrigger:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="calendar")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel_task(self._task)
+        self._task = None

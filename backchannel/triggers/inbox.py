@@ -32,7 +32,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from backchannel.config.sections import InboxSettings
-from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, Wake, enqueue
+from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, Wake, enqueue
 
 log = logging.getLogger(__name__)
 
@@ -242,13 +242,8 @@ class InboxTrigger:
         log.info("inbox watching", extra={"path": str(self.inbox_dir), "observer": self.observer_kind})
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel_task(self._task)
+        self._task = None
         if self._observer is not None:
             observer, self._observer = self._observer, None
             observer.stop()

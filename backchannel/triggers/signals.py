@@ -24,7 +24,7 @@ from backchannel.config.sections import SignalSettings
 from backchannel.memory.text import norm_name
 from backchannel.triggers.calendar import fetch_source
 from backchannel.triggers.inbox import is_ignored
-from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
 
 log = logging.getLogger(__name__)
 
@@ -307,10 +307,5 @@ class SignalTrigger:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="signals")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel_task(self._task)
+        self._task = None

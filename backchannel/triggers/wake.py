@@ -149,3 +149,14 @@ class SeenKeys:
 
     def discard(self, key: str) -> None:
         self._keys.pop(key, None)
+
+
+async def cancel_task(task: "asyncio.Task | None") -> None:
+    """Cancel a trigger's background task and wait for it to end."""
+    if task is None:
+        return
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass

@@ -84,3 +84,22 @@ def test_kill_9_during_bulk_ingest_then_rerun_stores_each_source_once(home, tmp_
     sources = json.loads(bc("sources", "--json").stdout)
     assert len(sources) == 60
     assert len({s["content_hash"] for s in sources}) == 60
+
+
+def test_as_of_answers_who_held_a_role_then(home, tmp_path):
+    bc("init", "--name", "Alex Moreau")
+    (tmp_path / "2024-05-02 board.txt").write_text("Julie Bernard: Robert Petit is the CIO of Acme.\n")
+    (tmp_path / "2026-10-02 breakfast.txt").write_text("Julie Bernard: Sophie Martin is now the CIO of Acme.\n")
+    bc("ingest", str(tmp_path / "2024-05-02 board.txt"), str(tmp_path / "2026-10-02 breakfast.txt"))
+
+    def holders(day: str) -> list[str]:
+        rows = json.loads(bc("assertions", "--predicate", "works_at", "--as-of", day, "--json").stdout)
+        return [r["subject"] for r in rows if r["object"] == "Acme" and r["qualifier"] == "CIO"]
+
+    assert holders("2023-01-01") == []
+    assert holders("2025-01-01") == ["Robert Petit"]
+    assert holders("2026-11-01") == ["Sophie Martin"]
+    current = json.loads(bc("assertions", "--predicate", "works_at", "--current", "--json").stdout)
+    assert [r["subject"] for r in current] == ["Sophie Martin"]
+    bad = bc("assertions", "--as-of", "last tuesday", check=False)
+    assert bad.returncode == 1 and "--as-of" in bad.stderr and "Traceback" not in bad.stderr

@@ -113,3 +113,9 @@ def test_cli_reports_config_error_without_traceback(home):
     assert r.returncode == 1
     assert "inbox.quiet_period" in r.stderr and "config.toml" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_env_with_unknown_table_is_an_error(home, monkeypatch):
+    monkeypatch.setenv("BACKCHANNEL_MODLES__SWEEP", "offline")
+    with pytest.raises(ConfigError, match="BACKCHANNEL_MODLES__SWEEP"):
+        load_settings()

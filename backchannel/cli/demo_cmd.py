@@ -39,7 +39,12 @@ def demo(home: Path | None, json_output: bool) -> None:
     for o in report.ingested:
         extra = f" ({o['error']})" if o.get("error") else ""
         click.echo(f"   {o['status']:<9}{Path(o['path']).name}: {o.get('assertions', 0)} assertions{extra}")
-    click.echo(f"   memory: {report.assertions} dated, attributed assertions\n")
+    from backchannel.cli.memory_cmds import render_assertion_line
+
+    click.echo(f"   learned {report.assertions} dated, attributed assertions:")
+    for a in report.learned:
+        click.echo(f"     {render_assertion_line(a)}")
+    click.echo("")
     click.echo("2. wakes")
     for r in report.runs:
         made = f" -> {', '.join(r['proposals'])}" if r["proposals"] else ""

@@ -24,6 +24,16 @@ def render_assertion(a: dict[str, Any]) -> str:
     return f"#{a['id']} {a['subject']} {a['predicate']}{qual} {obj}{when}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
 
 
+def render_assertion_line(a: dict[str, Any]) -> str:
+    """One line: the fact, then who said it and when."""
+    obj = a.get("object") or (f'"{a["object_literal"]}"' if a.get("object_literal") else "")
+    qual = f" [{a['qualifier']}]" if a.get("qualifier") else ""
+    span = ""
+    if a.get("valid_from") or a.get("valid_to"):
+        span = f" {str(a.get('valid_from') or '?')[:10]}→{str(a.get('valid_to') or 'now')[:10]}"
+    return f"{a['subject']} {a['predicate']}{qual} {obj}{span}  (said by {a.get('speaker') or '?'}, {_date(a.get('said_at'))})"
+
+
 @click.command()
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
 def sources(json_output: bool) -> None:
@@ -69,14 +79,17 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
 @click.option("--about", help="Only assertions whose subject or object is this entity (name or alias).")
 @click.option("--predicate", help="Only this predicate (works_at, worked_with, knows, committed_to, ...).")
 @click.option("--current", is_flag=True, help="Leave out superseded assertions.")
+@click.option("--as-of", "as_of", metavar="DATE", help="Only what held on DATE (YYYY-MM-DD), superseded facts included.")
 @click.option("--limit", default=1000, show_default=True)
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
-def assertions(about: str | None, predicate: str | None, current: bool, limit: int, json_output: bool) -> None:
+def assertions(about: str | None, predicate: str | None, current: bool, as_of: str | None, limit: int,
+               json_output: bool) -> None:
     """List assertions with their evidence."""
     from backchannel.cli.client import call
 
     rows = call(load_context(), "assertions", {"about": about, "predicate": predicate,
-                                               "include_superseded": not current, "limit": limit})
+                                               "include_superseded": not current, "limit": limit,
+                                               "as_of": as_of})
     if json_output:
         echo_json(rows)
         return

@@ -70,6 +70,18 @@ class Settings(BaseSettings):
 _LOCATION_VARS = {"BACKCHANNEL_HOME", "BACKCHANNEL_CONFIG"}
 
 
+def _check_env_tables(environ: Any) -> None:
+    """`BACKCHANNEL_TABLE__KEY` must name a known table: a typo in the table name would
+    otherwise be ignored silently (pydantic-settings only reads the fields it knows)."""
+    tables = set(Settings.model_fields)
+    for name in environ:
+        if name.startswith("BACKCHANNEL_") and "__" in name:
+            table = name.removeprefix("BACKCHANNEL_").split("__", 1)[0].lower()
+            if table not in tables:
+                raise ConfigError(f"unknown table '{table}' in environment variable {name} "
+                                  f"(known: {', '.join(sorted(tables))})")
+
+
 def _describe(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc)
 
@@ -97,6 +109,7 @@ def load_settings(paths: Paths | None = None, environ: dict[str, str] | None = N
         os.environ.clear()
         os.environ.update(environ)
     try:
+        _check_env_tables(os.environ)
         return Settings(**data)
     except ValidationError as exc:
         problems = []

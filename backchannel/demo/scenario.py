@@ -70,10 +70,11 @@ class DemoReport:
     runs: list[dict[str, Any]] = field(default_factory=list)
     proposals: list[dict[str, Any]] = field(default_factory=list)
     assertions: int = 0
+    learned: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"home": str(self.home), "ingested": self.ingested, "runs": self.runs,
-                "proposals": self.proposals, "assertions": self.assertions}
+                "proposals": self.proposals, "assertions": self.assertions, "learned": self.learned}
 
 
 def next_thursday(now: datetime) -> datetime:
@@ -115,6 +116,7 @@ def run_demo(home: Path) -> DemoReport:
     from backchannel.memory import entities as entity_repo
     from backchannel.ops import OpEnv
     from backchannel.ops.daemon_ops import proposal, proposals
+    from backchannel.ops.memory_ops import assertions
 
     prepare_home(home)
     paths = resolve_paths({"BACKCHANNEL_HOME": str(home)}).ensure()
@@ -124,6 +126,7 @@ def run_demo(home: Path) -> DemoReport:
     try:
         entity_repo.ensure_owner(store, settings.owner.name, settings.owner.aliases)
         report.ingested = [ingest_file(store, settings, f).to_dict() for f in corpus_files()]
+        report.learned = assertions(OpEnv(store=store, settings=settings, paths=paths))
         wakes = collect_wakes(settings, paths, "calendar") + collect_wakes(settings, paths, "signals")
         for wake in wakes:
             out = run_wake_once(store, settings, paths, wake)

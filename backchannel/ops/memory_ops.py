@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from backchannel.memory import entities as entity_repo
@@ -83,8 +84,18 @@ def source(env: OpEnv, ref: str, utterances: bool = True) -> dict[str, Any]:
 
 
 def assertions(env: OpEnv, about: str | None = None, predicate: str | None = None,
-               include_superseded: bool = True, limit: int = 1000) -> list[dict[str, Any]]:
+               include_superseded: bool = True, limit: int = 1000, as_of: str | None = None) -> list[dict[str, Any]]:
+    """Assertions with evidence. `as_of` (YYYY-MM-DD) keeps those that held on that day
+    (started on or before it, by valid_from else said_at, and not ended by then), the
+    same rule as memory.supersede.as_of: "who was CIO of Acme in 2024?"."""
     where, params = [], []
+    if as_of:
+        try:
+            day = date.fromisoformat(as_of)
+        except ValueError:
+            raise OpError(f"--as-of wants a date like 2024-06-01, got {as_of!r}") from None
+        where.append("coalesce(a.valid_from, CAST(a.said_at AS DATE)) <= ? AND (a.valid_to IS NULL OR a.valid_to > ?)")
+        params += [day, day]
     if about:
         found = entity_repo.find(env.store, about)
         if not found:

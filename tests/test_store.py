@@ -65,3 +65,18 @@ def test_second_writer_is_refused_with_clear_error(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_find_many_matches_find_for_every_name(store):
+    sophie = entities.create(store, "Sophie Martín", "person")
+    entities.add_alias(store, sophie.id, "Sophie")
+    acme = entities.create(store, "Acme", "organisation")
+    entities.create(store, "Sophie", "organisation")  # same surface, other kind
+    names = ["sophie martin", "SOPHIE", "Acme", "nobody here", ""]
+    many = entities.find_many(store, names)
+    for n in names[:-1]:
+        from backchannel.memory.text import norm_name
+
+        assert many[norm_name(n)] == entities.find(store, n), n
+    assert [e.id for e in many["acme"]] == [acme.id]
+    assert many["nobody here"] == []

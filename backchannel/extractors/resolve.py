@@ -55,7 +55,27 @@ class SourceResolver:
     extra: Callable[..., tuple[int | None, str, float]] | None = None
     speaker_ids: dict[str, int] = field(default_factory=dict)
     _cache: dict[tuple[str, str], int] = field(default_factory=dict)
+    _known: dict[str, list[entities.Entity]] = field(default_factory=dict)
     created: int = 0
+
+    def prefetch(self, names: set[str]) -> None:
+        """Look every name this source will need up in one query (one per name is the
+        slow path: a meeting mentions dozens of names)."""
+        self._known.update(entities.find_many(self.store, names))
+
+    def _find(self, name: str, kind: str) -> list[entities.Entity]:
+        n = norm_name(name)
+        if n in self._known:
+            return [e for e in self._known[n] if e.kind == kind]
+        return entities.find(self.store, name, kind)
+
+    def _alias(self, eid: int, alias: str) -> None:
+        entities.add_alias(self.store, eid, alias, source_id=self.source_id)
+        n = norm_name(alias)
+        if n in self._known and all(e.id != eid for e in self._known[n]):
+            e = entities.get(self.store, eid)
+            if e is not None:
+                self._known[n].append(e)
 
     # -- speakers ---------------------------------------------------------
     def speaker(self, label: str | None) -> int | None:
@@ -67,16 +87,13 @@ class SourceResolver:
             eid = self.owner_id
         elif label in self.self_intros:
             eid = self.mention(self.self_intros[label], "person")
-            if not looks_like_person_name(label):
-                entities.add_alias(self.store, eid, f"{label} ({self.source_title})", source_id=self.source_id)
-            else:
-                entities.add_alias(self.store, eid, label, source_id=self.source_id)
+            self._alias(eid, label if looks_like_person_name(label) else f"{label} ({self.source_title})")
         elif looks_like_person_name(label):
             eid = self.mention(label, "person")
         else:
             # A seat label ("Speaker 2", "Project Manager"): a person known only in this source.
             local = f"{label} ({self.source_title})"
-            found = entities.find(self.store, local, "person")
+            found = self._find(local, "person")
             eid = found[0].id if found else self._create(local, "person")
         self.speaker_ids[label] = eid
         return eid
@@ -94,7 +111,7 @@ class SourceResolver:
         n = norm_name(name)
         if kind == "person" and n in self.owner_norms:
             return self.owner_id
-        found = entities.find(self.store, name, kind)
+        found = self._find(name, kind)
         if len(found) == 1:
             return found[0].id
         if len(found) > 1:
@@ -107,12 +124,12 @@ class SourceResolver:
         if kind == "person" and " " not in n:
             full = self._first_name_match(n)
             if full is not None:
-                entities.add_alias(self.store, full, name, source_id=self.source_id)
+                self._alias(full, name)
                 return full
         if self.extra is not None:
             eid, method, score = self.extra(self.store, name, kind)
             if eid is not None:
-                entities.add_alias(self.store, eid, name, source_id=self.source_id)
+                self._alias(eid, name)
                 return eid
         return self._create(name, kind)
 
@@ -126,4 +143,6 @@ class SourceResolver:
 
     def _create(self, name: str, kind: str) -> int:
         self.created += 1
-        return entities.create(self.store, name, kind, source_id=self.source_id).id
+        e = entities.create(self.store, name, kind, source_id=self.source_id)
+        self._known.setdefault(norm_name(name), []).append(e)
+        return e.id

@@ -74,6 +74,10 @@ def write_source(
             store, sid, title, me.id, {norm_name(n) for n in owner_names if n},
             participants=participants, self_intros=dict(self_intros or {}), extra=resolve_extra,
         )
+        names = set(participants) | set(transcript.speakers()) | set((self_intros or {}).values())
+        names |= {f"{label} ({title})" for label in transcript.speakers()}
+        names |= {m.name for a in extracted for m in (a.subject, a.object) if m is not None and not m.is_speaker}
+        resolver.prefetch(names)
         for label in transcript.speakers():
             resolver.speaker(label)
         for p in participants:

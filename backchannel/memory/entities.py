@@ -53,6 +53,25 @@ def find(store: Store, name: str, kind: str | None = None) -> list[Entity]:
     return [_row(r) for r in store.con.execute(sql + " ORDER BY e.id", params).fetchall()]
 
 
+def find_many(store: Store, names: list[str] | set[str]) -> dict[str, list[Entity]]:
+    """`find` for many names in one query: normalised name -> live entities (by id)."""
+    norms = sorted({norm_name(n) for n in names} - {""})
+    out: dict[str, list[Entity]] = {n: [] for n in norms}
+    if not norms:
+        return out
+    rows = store.con.execute(
+        """SELECT DISTINCT m.norm, e.id, e.kind, e.name, e.is_owner FROM entities e
+           LEFT JOIN aliases a ON a.entity_id = e.id,
+           (SELECT unnest(?::VARCHAR[]) AS norm) m
+           WHERE e.merged_into IS NULL AND (e.norm = m.norm OR a.norm = m.norm)
+           ORDER BY e.id""",
+        [norms],
+    ).fetchall()
+    for n, *rest in rows:
+        out[n].append(_row(tuple(rest)))
+    return out
+
+
 def create(store: Store, name: str, kind: str, *, source_id: str | None = None, is_owner: bool = False) -> Entity:
     if kind not in KINDS:
         raise ValueError(f"unknown entity kind {kind!r}")

@@ -12,6 +12,7 @@ import click
 COMMANDS: dict[str, str] = {
     "init": "backchannel.cli.setup_cmds:init",
     "demo": "backchannel.cli.demo_cmd:demo",
+    "doctor": "backchannel.cli.doctor_cmd:doctor",
     "ingest": "backchannel.cli.ingest_cmd:ingest",
     "sources": "backchannel.cli.memory_cmds:sources",
     "show": "backchannel.cli.daemon_cmds:show",  # proposals (P-7); other refs go to memory_cmds.show

@@ -25,7 +25,7 @@ class StoreLocked(StoreError):
     """Another process holds the database file."""
 
 
-def _migration_files() -> list[tuple[str, str]]:
+def migration_files() -> list[tuple[str, str]]:
     pkg = resources.files("backchannel.memory") / "migrations"
     items = sorted((p.name, p.read_text(encoding="utf-8")) for p in pkg.iterdir() if p.name.endswith(".sql"))
     return [(name.removesuffix(".sql"), sql) for name, sql in items]
@@ -80,7 +80,7 @@ class Store:
         )
         done = {r[0] for r in self.con.execute("SELECT name FROM schema_migrations").fetchall()}
         applied = []
-        for name, sql in _migration_files():
+        for name, sql in migration_files():
             if name in done:
                 continue
             with self.transaction():

@@ -13,6 +13,8 @@ COMMANDS: dict[str, str] = {
     "init": "backchannel.cli.setup_cmds:init",
     "demo": "backchannel.cli.demo_cmd:demo",
     "doctor": "backchannel.cli.doctor_cmd:doctor",
+    "export": "backchannel.cli.privacy_cmds:export",
+    "forget": "backchannel.cli.privacy_cmds:forget",
     "ingest": "backchannel.cli.ingest_cmd:ingest",
     "sources": "backchannel.cli.memory_cmds:sources",
     "show": "backchannel.cli.daemon_cmds:show",  # proposals (P-7); other refs go to memory_cmds.show

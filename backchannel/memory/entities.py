@@ -53,6 +53,17 @@ def find(store: Store, name: str, kind: str | None = None) -> list[Entity]:
     return [_row(r) for r in store.con.execute(sql + " ORDER BY e.id", params).fetchall()]
 
 
+def find_by_first_name(store: Store, first: str) -> list[Entity]:
+    """People whose name starts with this one word ("Sophie" -> "Sophie Martin")."""
+    n = norm_name(first)
+    if not n or " " in n:
+        return []
+    rows = store.con.execute(
+        """SELECT id, kind, name, is_owner FROM entities
+           WHERE kind = 'person' AND merged_into IS NULL AND starts_with(norm, ?) ORDER BY id""", [n + " "]).fetchall()
+    return [_row(r) for r in rows]
+
+
 def find_many(store: Store, names: list[str] | set[str]) -> dict[str, list[Entity]]:
     """`find` for many names in one query: normalised name -> live entities (by id)."""
     norms = sorted({norm_name(n) for n in names} - {""})

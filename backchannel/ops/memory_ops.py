@@ -97,7 +97,7 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
         where.append("coalesce(a.valid_from, CAST(a.said_at AS DATE)) <= ? AND (a.valid_to IS NULL OR a.valid_to > ?)")
         params += [day, day]
     if about:
-        found = entity_repo.find(env.store, about)
+        found = entity_repo.find(env.store, about) or entity_repo.find_by_first_name(env.store, about)
         if not found:
             raise OpError(f"no entity named {about!r} (see `backchannel entities`)")
         ids = [e.id for e in found]

@@ -1,0 +1,76 @@
+"""`backchannel export NAME` and `backchannel forget NAME`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from backchannel.cli.common import UserError, echo_json, load_context
+
+
+@click.command()
+@click.argument("name")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the JSON here instead of standard output.")
+def export(name: str, output: Path | None) -> None:
+    """Everything held about a person or organisation (by name, alias or id), as JSON:
+    aliases, assertions with their evidence, what they said, proposals about them."""
+    import json
+
+    from backchannel.cli.client import call
+    from backchannel.cli.common import _default
+
+    data = call(load_context(), "export_entity", {"ref": name})
+    if output is None:
+        echo_json(data)
+        return
+    output.write_text(json.dumps(data, default=_default, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    output.chmod(0o600)
+    click.echo(f"wrote {output}: {len(data['assertions'])} assertions, {len(data['utterances'])} utterances")
+
+
+@click.command()
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@click.option("--json", "json_output", is_flag=True, help="Print the report as JSON.")
+def forget(name: str, yes: bool, dry_run: bool, json_output: bool) -> None:
+    """Erase a person or organisation (by name, alias or id): their assertions, what they
+    said, proposals about them, and their name wherever it was written down; then rewrite
+    the database file so no deleted byte remains. The daemon must be stopped first."""
+    from backchannel.cli.common import open_store
+    from backchannel.daemon.lockfile import lock_held
+    from backchannel.memory import erasure
+    from backchannel.ops import OpEnv, OpError
+    from backchannel.ops.privacy_ops import find_one
+
+    ctx = load_context()
+    if lock_held(ctx.paths.lock_file):
+        raise UserError("the daemon is running: stop it first (forgetting rewrites the database file), "
+                        "e.g. `systemctl --user stop backchannel`, then run `backchannel forget` again")
+    with open_store(ctx) as store:
+        try:
+            target = find_one(OpEnv(store=store, settings=ctx.settings, paths=ctx.paths), name)
+        except OpError as exc:
+            raise UserError(str(exc)) from None
+        if target.is_owner:
+            raise UserError("that is you (the [owner] of this memory); remove the data folder instead")
+        preview = erasure.plan(store, target.id)
+        if not json_output:
+            c = preview.counts
+            click.echo(f"{target.name} ({target.kind} {target.id}): {c['assertions']} assertions, "
+                       f"{c['utterances']} utterances they spoke, {c['proposals']} proposals")
+        if dry_run:
+            if json_output:
+                echo_json({"dry_run": True, **preview.to_dict()})
+            return
+        if not yes and not click.confirm("Erase all of it? This cannot be undone", default=False):
+            raise click.exceptions.Abort()
+        report = erasure.forget(store, target.id)
+    erasure.rewrite(ctx.paths.db_file)
+    if json_output:
+        echo_json({"forgotten": target.name, **report.to_dict()})
+    else:
+        click.echo(f"forgotten; names redacted in {report.counts.get('utterances_redacted', 0)} other utterances; "
+                   "database file rewritten")

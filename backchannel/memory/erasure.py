@@ -1,0 +1,194 @@
+"""Forgetting a person, for real.
+
+DuckDB keeps deleted rows readable in the database file and its WAL until the
+file is rewritten, so erasure is two steps: `forget()` deletes and redacts every
+row that holds the person (one transaction), then `rewrite()` copies the live
+database into a fresh file (`COPY FROM DATABASE`) and swaps it in. Sequences and
+constraints survive the copy; the old bytes do not.
+
+What goes: the entity and every entity merged into it, their aliases and merge
+log, assertions they are the subject, object or speaker of, utterances they
+spoke, proposals about them with their outbox, feedback and rejection-memory
+rows; their names are redacted from other utterances, source titles and
+participants, calendar attendees, the event log and run payloads. The content
+hash of each source stays, so re-ingesting the same transcript does not bring
+them back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from backchannel.memory.store import Store, utcnow
+
+REDACTED = "[forgotten]"
+
+
+@dataclass
+class ForgetReport:
+    entity_ids: list[int]
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"entity_ids": self.entity_ids, "counts": self.counts}
+
+
+def _family(store: Store, entity_id: int) -> list[int]:
+    """The entity and everything merged into it, transitively."""
+    ids, frontier = {entity_id}, [entity_id]
+    while frontier:
+        rows = store.con.execute("SELECT id FROM entities WHERE list_contains(?, merged_into)", [frontier]).fetchall()
+        frontier = [r[0] for r in rows if r[0] not in ids]
+        ids.update(frontier)
+    return sorted(ids)
+
+
+def _names(store: Store, ids: list[int]) -> list[str]:
+    rows = store.con.execute(
+        "SELECT name FROM entities WHERE list_contains(?, id) UNION SELECT alias FROM aliases WHERE list_contains(?, entity_id)",
+        [ids, ids]).fetchall()
+    names = {r[0] for r in rows if r[0] and len(r[0].strip()) >= 2}
+    # People are called by their first name ("Marc, good to see you"): redact it too,
+    # unless another person in memory has the same one.
+    for first in {n.split()[0] for n in names if " " in n.strip() and "@" not in n}:
+        if len(first) >= 3 and not store.scalar(
+                "SELECT count(*) FROM entities WHERE kind = 'person' AND NOT list_contains(?, id) "
+                "AND starts_with(norm, ?)", [ids, first.lower() + " "]):
+            names.add(first)
+    # Longest first, so "Marc Dupont" is redacted before "Marc".
+    return sorted(names, key=len, reverse=True)
+
+
+def _pattern(names: list[str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in names) + r")(?!\w)", re.IGNORECASE)
+
+
+def plan(store: Store, entity_id: int) -> ForgetReport:
+    """What `forget` would remove, without changing anything."""
+    ids = _family(store, entity_id)
+    def count(sql: str) -> int:
+        return int(store.scalar(sql, [ids]) or 0)
+
+    return ForgetReport(ids, {
+        "assertions": count("SELECT count(*) FROM assertions WHERE list_contains($1, subject_id) "
+                            "OR list_contains($1, object_id) OR list_contains($1, speaker_id)"),
+        "utterances": count("SELECT count(*) FROM utterances WHERE list_contains($1, speaker_id)"),
+        "proposals": count("SELECT count(*) FROM proposals WHERE list_has_any(entity_ids, $1)"),
+    })
+
+
+def forget(store: Store, entity_id: int) -> ForgetReport:
+    """Delete and redact everything about the entity, in one transaction. Call
+    `rewrite()` afterwards (with the store closed) so no deleted byte remains."""
+    with store.transaction():
+        report = plan(store, entity_id)
+        ids = report.entity_ids
+        rx = _pattern(_names(store, ids))
+        con = store.con
+
+        def redact(text: str | None) -> str | None:
+            return rx.sub(REDACTED, text) if (rx and text) else text
+
+        proposals = [r[0] for r in con.execute(
+            "SELECT id FROM proposals WHERE list_has_any(entity_ids, ?)", [ids]).fetchall()]
+        if rx is not None:
+            for pid, title, body, evidence in con.execute(
+                    "SELECT id, title, body, CAST(evidence AS VARCHAR) FROM proposals").fetchall():
+                if pid not in proposals and rx.search(" ".join([title or "", body or "", evidence or ""])):
+                    proposals.append(pid)
+        for table in ("outbox", "feedback", "rejection_embeddings"):
+            con.execute(f"DELETE FROM {table} WHERE list_contains(?, proposal_id)", [proposals])
+        con.execute("DELETE FROM suppressions WHERE list_contains(?, proposal_id) OR list_has_any(entity_ids, ?)",
+                    [proposals, ids])
+        con.execute("DELETE FROM proposals WHERE list_contains(?, id)", [proposals])
+        report.counts["proposals"] = len(proposals)
+
+        con.execute("DELETE FROM import_keys WHERE assertion_id IN (SELECT id FROM assertions WHERE "
+                    "list_contains($1, subject_id) OR list_contains($1, object_id) OR list_contains($1, speaker_id))",
+                    [ids])
+        con.execute("DELETE FROM assertions WHERE list_contains($1, subject_id) OR list_contains($1, object_id) "
+                    "OR list_contains($1, speaker_id)", [ids])
+        con.execute("DELETE FROM utterances WHERE list_contains(?, speaker_id)", [ids])
+        if rx is not None:
+            _redact_text(store, rx, redact, report)
+        con.execute("UPDATE calendar_events SET attendee_ids = list_filter(attendee_ids, lambda x: NOT list_contains(?, x)) "
+                    "WHERE list_has_any(attendee_ids, ?)", [ids, ids])
+        con.execute("DELETE FROM aliases WHERE list_contains(?, entity_id)", [ids])
+        con.execute("DELETE FROM entity_merges WHERE list_contains($1, kept_id) OR list_contains($1, merged_id)", [ids])
+        con.execute("DELETE FROM entities WHERE list_contains(?, id)", [ids])
+        con.execute("UPDATE sources SET assertion_count = (SELECT count(*) FROM assertions a WHERE a.source_id = sources.id),"
+                    " utterance_count = (SELECT count(*) FROM utterances u WHERE u.source_id = sources.id)")
+        store.append_event("entity.forgotten", {"entities": len(ids), **report.counts})
+    return report
+
+
+def _redact_text(store: Store, rx: re.Pattern[str], redact, report: ForgetReport) -> None:
+    con = store.con
+    changed = 0
+    for sid, idx, speaker, text in con.execute("SELECT source_id, idx, speaker, text FROM utterances").fetchall():
+        new_text, new_speaker = redact(text), redact(speaker)
+        if new_text == text and new_speaker == speaker:
+            continue
+        changed += 1
+        con.execute("UPDATE utterances SET text = ?, speaker = ? WHERE source_id = ? AND idx = ?",
+                    [new_text, new_speaker, sid, idx])
+        # Quotes of other people's assertions stay verbatim slices of the redacted text.
+        for aid, quote in con.execute("SELECT id, quote FROM assertions WHERE source_id = ? AND utterance_idx = ?",
+                                      [sid, idx]).fetchall():
+            new_quote = redact(quote)
+            start = new_text.find(new_quote)
+            if start < 0:
+                con.execute("DELETE FROM assertions WHERE id = ?", [aid])
+            else:
+                con.execute("UPDATE assertions SET quote = ?, span_start = ?, span_end = ? WHERE id = ?",
+                            [new_quote, start, start + len(new_quote), aid])
+    report.counts["utterances_redacted"] = changed
+    for sid, title, path, participants in con.execute(
+            "SELECT id, title, path, participants FROM sources").fetchall():
+        new = [redact(p) for p in participants]
+        if redact(title) != title or redact(path) != path or new != participants:
+            con.execute("UPDATE sources SET title = ?, path = ?, participants = ? WHERE id = ?",
+                        [redact(title), redact(path), new, sid])
+    for uid, starts, attendees, summary in con.execute(
+            "SELECT uid, starts_at, attendees, summary FROM calendar_events").fetchall():
+        new = [redact(a) for a in attendees]
+        if new != attendees or redact(summary) != summary:
+            con.execute("UPDATE calendar_events SET attendees = ?, summary = ? WHERE uid = ? AND starts_at = ?",
+                        [new, redact(summary), uid, starts])
+    marker = json.dumps({"redacted": "forget", "at": utcnow().isoformat()})
+    events = [r[0] for r in con.execute("SELECT seq, CAST(data AS VARCHAR) FROM events").fetchall() if rx.search(r[1] or "")]
+    con.execute("UPDATE events SET data = ? WHERE list_contains(?, seq)", [marker, events])
+    runs = [r[0] for r in con.execute("SELECT id, CAST(wake_payload AS VARCHAR) FROM runs").fetchall() if rx.search(r[1] or "")]
+    con.execute("UPDATE runs SET wake_payload = ? WHERE list_contains(?, id)", [marker, runs])
+    report.counts["events_redacted"] = len(events) + len(runs)
+
+
+def rewrite(path: Path) -> None:
+    """Copy the live database into a fresh file and swap it in: deleted rows and the
+    old WAL are gone afterwards. The store must be closed; a crash before the swap
+    leaves the old file intact (and a stale `.rewrite` file, removed next time)."""
+    path = Path(path)
+    fresh = path.with_name(path.name + ".rewrite")
+    for leftover in (fresh, Path(str(fresh) + ".wal")):
+        leftover.unlink(missing_ok=True)
+    con = duckdb.connect(str(path), config={"autoinstall_known_extensions": "false"})
+    try:
+        con.execute("CHECKPOINT")
+        name = con.execute("SELECT current_database()").fetchone()[0]
+        con.execute(f"ATTACH '{fresh}' AS fresh")
+        con.execute(f'COPY FROM DATABASE "{name}" TO fresh')
+        con.execute("DETACH fresh")
+    finally:
+        con.close()
+    with open(fresh, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(fresh, path)
+    Path(str(path) + ".wal").unlink(missing_ok=True)

@@ -1,0 +1,50 @@
+"""Operations for a person's data: everything we hold about them (export)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backchannel.memory import entities as entity_repo
+from backchannel.ops import OpEnv, OpError
+from backchannel.ops.memory_ops import ASSERTION_COLUMNS, ASSERTION_JOINS
+
+
+def find_one(env: OpEnv, ref: str) -> entity_repo.Entity:
+    """An entity by id or by a name/alias that names exactly one."""
+    if ref.isdigit():
+        e = entity_repo.get(env.store, int(ref))
+        if e is None:
+            raise OpError(f"no entity with id {ref}")
+        return e
+    found = entity_repo.find(env.store, ref)
+    if not found:
+        raise OpError(f"no entity named {ref!r} (see `backchannel entities`)")
+    if len(found) > 1:
+        raise OpError(f"{ref!r} names {len(found)} entities; use an id: "
+                      + ", ".join(f"{e.id} ({e.kind} {e.name})" for e in found))
+    return found[0]
+
+
+def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
+    """Everything held about one entity: aliases, merges, assertions (as subject, object
+    or speaker) with evidence, utterances they spoke, proposals about them."""
+    e = find_one(env, ref)
+    store = env.store
+    ids = [e.id] + [r[0] for r in store.con.execute("SELECT id FROM entities WHERE merged_into = ?", [e.id]).fetchall()]
+    return {
+        "entity": {"id": e.id, "kind": e.kind, "name": e.name, "is_owner": e.is_owner},
+        "aliases": store.query("SELECT alias, source_id, created_at FROM aliases WHERE list_contains(?, entity_id) "
+                               "ORDER BY created_at", [ids]),
+        "merges": store.query("SELECT * FROM entity_merges WHERE list_contains($1, kept_id) OR list_contains($1, merged_id)",
+                              [ids]),
+        "assertions": store.query(
+            f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE list_contains($1, a.subject_id) "
+            "OR list_contains($1, a.object_id) OR list_contains($1, a.speaker_id) ORDER BY a.said_at NULLS LAST, a.id",
+            [ids]),
+        "utterances": store.query(
+            "SELECT u.source_id, s.title, s.meeting_date, u.idx, u.speaker, u.start_s, u.end_s, u.text "
+            "FROM utterances u JOIN sources s ON s.id = u.source_id WHERE list_contains(?, u.speaker_id) "
+            "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx", [ids]),
+        "proposals": store.query("SELECT id, kind, title, status, created_at FROM proposals "
+                                 "WHERE list_has_any(entity_ids, ?) ORDER BY created_at", [ids]),
+    }

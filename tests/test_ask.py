@@ -73,6 +73,8 @@ def test_ask_cli_offline(home):
 def test_extract_code():
     assert extract_code("Here:\n```python\nresult = []\n```\nbye") == "result = []\n"
     assert extract_code("result = [1]") == "result = [1]\n"
+    assert extract_code("```Python\nresult = 2\n```") == "result = 2\n"
+    assert extract_code("``` python3\r\nresult = 3\n```") == "result = 3\n"
 
 
 BROKEN = "```python\ntarget = api.resolve('CIO', org='Acme')\nresult = [t['nope'] for t in target]\n```"
@@ -181,3 +183,63 @@ def test_drafter_single_candidate_for_the_pipeline(store):
     assert d["title"] == "Ask Marc Dupont for an introduction to Sophie Martin"
     assert d["action"]["to"] == "Marc Dupont" and d["entities"] == [ids["Marc Dupont"], ids["Sophie Martin"]]
     assert "Sophie is the CIO of Acme" in d["body"]
+
+
+def test_sweep_prompt_has_the_real_stubs_and_only_the_relevant_skill_docs(store, scripted):
+    """What the sweep model reads: the stubs generated from the real GraphAPI (every
+    served method's signature and docstring), the question and context, and the
+    docs of the skills relevant to this question or wake, and no others."""
+    import inspect
+
+    from backchannel.agent.models import Gateway
+    from backchannel.graph.api import API_METHODS
+    from backchannel.graph.stubs import api_stubs
+    from backchannel.skills import get_skill, list_skills
+
+    seed_story(store)
+    script = scripted([{"content": FIXED, "repeat": True}], "sweep-prompt")
+    settings = Settings(models={"sweep": "scripted/sweep-prompt", "retries": 0})
+    gw = Gateway(settings, store, resolve_paths())
+    api = GraphAPI(store, now=SEED_NOW)
+    sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(), gateway=gw, question=QUESTION)
+    sweep({"wake": "sweep"}, api=api, settings=settings, paths=resolve_paths(), gateway=gw)
+    asked, periodic = script.calls[0].prompt, script.calls[1].prompt
+    for prompt in (asked, periodic):
+        assert api_stubs().strip() in prompt
+        for name in API_METHODS:
+            fn = getattr(GraphAPI, name)
+            params = [p for p in inspect.signature(fn).parameters if p != "self"]
+            assert f"def {name}(" in prompt and all(p in prompt for p in params), name
+            assert inspect.getdoc(fn).splitlines()[0] in prompt, name
+    assert QUESTION in asked and '"wake": "ask"' in asked
+
+    def shown(prompt):
+        return {s.name for s in list_skills() if f"# Skill `{s.name}`" in prompt}
+
+    assert shown(asked) == {"introductions"}
+    assert get_skill("introductions").prompt_doc().strip() in asked
+    assert shown(periodic) == {"stale_relationships", "open_commitments"}
+
+
+def test_the_sweeper_never_runs_model_code_in_the_daemon(store, scripted):
+    """A generated program that mutates modules it imports changes only the
+    sandbox child's copies; every attempt ran in a fresh, confined process."""
+    import math
+    import os as _os
+    import textwrap as _textwrap
+
+    from backchannel.agent.models import Gateway
+
+    seed_story(store)
+    program = ("```python\nimport math, textwrap\nmath.pi = 3\ntextwrap.PWNED = 'yes'\n"
+               "result = [Candidate(kind='other', entities=[api.me()['id']], why='pi is ' + str(math.pi))]\n```")
+    scripted([{"content": program}], "sweep-mutate")
+    settings = Settings(models={"sweep": "scripted/sweep-mutate", "retries": 0})
+    res = sweep({"wake": "ask"}, api=GraphAPI(store, now=SEED_NOW), settings=settings, paths=resolve_paths(),
+                gateway=Gateway(settings, store, resolve_paths()), run_id="Rmut", question="anything odd?")
+    assert res.skill == "generated" and res.candidates[0].why == "pi is 3"  # it ran...
+    assert math.pi != 3 and not hasattr(_textwrap, "PWNED")  # ...but not here
+    [attempt] = [e["data"] for e in store.events(run_id="Rmut", kind="sweep.attempt")]
+    stats = attempt["stats"]
+    assert stats["pid"] != _os.getpid() and "fresh_process" in stats["isolation"]
+    assert "empty_env" in stats["isolation"] and "audit_hook" in stats["isolation"]

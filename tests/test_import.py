@@ -77,14 +77,19 @@ def test_bad_lines_fail_the_whole_import_with_line_numbers(store):
         json.dumps({"type": "entity", "id": "marc", "name": "Marc Again"}),
         json.dumps({"type": "assertion", "subject": "marc", "predicate": "knows", "object": "acme",
                     "valid_from": "last year", "confidence": 3}),
+        json.dumps({"type": "assertion", "id": "dup", "subject": "marc", "predicate": "knows", "object": "acme"}),
+        json.dumps({"type": "assertion", "id": "dup", "subject": "marc", "predicate": "left", "object": "acme"}),
     ]
     with pytest.raises(ImportFailed) as err:
         import_jsonl(store, bad)
     text = str(err.value)
     for needle in ("line 8: not JSON", "line 9: predicate 'employs'", "line 10: subject 'ghost'",
                    "line 11: evidence quote does not occur", "line 12: entity id 'marc' already declared",
-                   "line 13: confidence", "line 13: valid_from 'last year'"):
+                   "line 13: confidence", "line 13: valid_from 'last year'",
+                   "line 15: assertion id 'dup' already used on line 14"):
         assert needle in text
+    numbers = [int(p.split(":")[0].split()[1]) for p in err.value.problems]
+    assert numbers == sorted(numbers)  # in file order, whatever pass found them
     assert store.scalar("SELECT count(*) FROM assertions") == 0
     assert store.scalar("SELECT count(*) FROM entities") == 0
 

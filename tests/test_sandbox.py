@@ -304,3 +304,25 @@ def test_entry_point_with_the_graph_api(home, store, tmp_path):
     assert set(out) >= {"ok", "result", "error", "stats"}
     assert out["stats"]["api_calls"] >= 1, out
     assert p.returncode == (0 if out["ok"] else 1)
+
+
+def test_touched_counts_only_this_runs_calls():
+    class Counting:
+        def __init__(self):
+            self.touched = 0
+
+        def rpc_methods(self):
+            return {"read": self.read}
+
+        def read(self, n):
+            self.touched += n
+            return n
+
+        def take_touched(self):
+            n, self.touched = self.touched, 0
+            return n
+
+    api = Counting()
+    api.read(1000)  # the parent's own reads (e.g. the drafter) before the run
+    r = run_program("result = api.read(7) + api.read(5)", api)
+    assert r.ok and r.result == 12 and r.stats["assertions_touched"] == 12

@@ -172,3 +172,52 @@ def test_seed_shaped_program_through_the_sandbox_matches_in_process(store):
         want.update(l["id"] for l in api.links([m["speaker"]]) if l["to"] in mine)
     assert res.result == sorted(want) and want
     assert res.stats["assertions_touched"] > len(want)
+
+
+def test_broken_user_skills_fail_clearly(home):
+    """A user skill with bad code is never silently ignored when asked for: the
+    listing marks it BROKEN with the reason, and running it names the file."""
+    from click.testing import CliRunner
+
+    from backchannel.cli.main import cli
+    from backchannel.skills import broken_skills
+
+    paths = resolve_paths().ensure()
+    paths.user_skills_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        "syntaxbad": 'NAME = "syntaxbad"\nPROGRAM = "result = ("\n',
+        "evil": '"""Reads the env."""\nNAME = "evil"\nPROGRAM = "import os\\nresult = dict(os.environ)"\n',
+        "badwakes": 'NAME = "badwakes"\nWAKES = "signal"\nPROGRAM = "result = []"\n',
+        "notlit": 'NAME = "notlit"\nPROGRAM = open("x").read()\n',
+        "crash": '"""Raises."""\nNAME = "crash"\nPROGRAM = "me = api.me()\\nresult = me[\'nope\']"\n',
+    }
+    for name, text in files.items():
+        (paths.user_skills_dir / f"{name}.py").write_text(text)
+    assert {s.name for s in list_skills(paths)} == BUILTIN | {"crash"}
+    broken = {b["name"]: b for b in broken_skills(paths)}
+    assert set(broken) == {"syntaxbad", "evil", "badwakes", "notlit"}
+    assert "not valid Python" in broken["syntaxbad"]["error"]
+    assert "refused by the sandbox" in broken["evil"]["error"] and "import of 'os'" in broken["evil"]["error"]
+    assert "WAKES must be a tuple of strings" in broken["badwakes"]["error"]
+    assert "must be a literal" in broken["notlit"]["error"]
+    for name in ("syntaxbad", "evil"):
+        with pytest.raises(SkillError, match=f"{name}.py"):
+            get_skill(name, paths)
+    runner = CliRunner()
+    res = runner.invoke(cli, ["skills"])
+    assert res.exit_code == 0 and "BROKEN, not used:" in res.output and "evil.py" in res.output
+    rows = {r["name"]: r for r in __import__("json").loads(runner.invoke(cli, ["skills", "--json"]).stdout)}
+    assert rows["introductions"]["error"] is None and "refused by the sandbox" in rows["evil"]["error"]
+    res = runner.invoke(cli, ["skills", "run", "evil"])
+    said = res.output + str(res.exception or "")  # UserError: main() prints it as "error: ..."
+    assert res.exit_code != 0 and "cannot be used" in said and "import of 'os'" in said
+    res = runner.invoke(cli, ["skills", "run", "crash"])
+    said = res.output + str(res.exception or "")
+    assert res.exit_code != 0 and "crash.py" in said
+    assert "line 2" in said and "KeyError: 'nope'" in said
+    assert "Traceback (most recent call last)" not in said
+
+
+def test_stale_question_wordings():
+    for q in ("who have I not talked to in 6 weeks?", "which contacts have gone quiet?"):
+        assert relevant_skills(q)[0].name == "stale_relationships", q

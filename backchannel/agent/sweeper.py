@@ -19,7 +19,7 @@ from backchannel.graph.stubs import api_stubs
 from backchannel.graph.types import Candidate, CandidateError, candidates_from_result
 from backchannel.skills import WAKE_SKILLS, Skill, SkillError, get_skill, relevant_skills
 
-_CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
+_CODE_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\r?\n(.*?)```", re.S | re.I)
 MAX_ERROR_CHARS = 4000  # a traceback longer than this is cut before it goes back to the model
 
 

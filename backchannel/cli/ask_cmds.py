@@ -84,6 +84,9 @@ def skills(ctx: click.Context, json_output: bool) -> None:
         return
     for s in rows:
         origin = "" if s["origin"] == "builtin" else f"  ({s['origin']})"
+        if s.get("error"):
+            click.echo(f"{s['name']}{origin}\n  BROKEN, not used: {s['error']}")
+            continue
         click.echo(f"{s['name']}{origin}\n  {s['doc']}")
         for k, v in s["params"].items():
             click.echo(f"    --arg {k}=...  {v.get('doc', '')} (default {v.get('default')!r})")
@@ -108,7 +111,8 @@ def skills_run(name: str, args: tuple[str, ...], json_output: bool) -> None:
         echo_json(out)
         return
     if not out["ok"]:
-        raise UserError(f"skill {name} failed: {out['error']}")
+        where = "" if out.get("origin") in (None, "builtin") else f" ({out['origin']})"
+        raise UserError(f"skill {name}{where} failed: {out['error']}")
     for n, c in enumerate(out["candidates"], 1):
         click.echo(f"{n}. [{c['kind']} {c['score']:.2f}] {c['why']}")
         for line in _evidence_lines(c):

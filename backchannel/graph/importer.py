@@ -125,6 +125,7 @@ def parse_lines(lines: Iterable[str]) -> tuple[dict[str, tuple[int, dict]], list
     problems: list[str] = []
     entities: dict[str, tuple[int, dict]] = {}
     assertions: list[tuple[int, dict]] = []
+    assertion_ids: dict[str, int] = {}  # an id twice in one file: which content is meant?
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -144,6 +145,11 @@ def parse_lines(lines: Iterable[str]) -> tuple[dict[str, tuple[int, dict]], list
                 problems.append(f"line {n}: entity id {ref!r} already declared on line {entities[ref][0]}")
             entities[ref] = (n, d)
         elif kind == "assertion":
+            key = d.get("id")
+            if key not in (None, ""):
+                if str(key) in assertion_ids:
+                    problems.append(f"line {n}: assertion id {key!r} already used on line {assertion_ids[str(key)]}")
+                assertion_ids.setdefault(str(key), n)
             assertions.append((n, d))
         else:
             problems.append(f"line {n}: \"type\" must be \"entity\" or \"assertion\", got {kind!r}")
@@ -157,6 +163,8 @@ def parse_lines(lines: Iterable[str]) -> tuple[dict[str, tuple[int, dict]], list
             ev["said_at"] = _date(ev.get("said_at"), "evidence said_at", problems, n, with_time=True)
             ev["source_date"] = _date(ev.get("source_date"), "evidence source_date", problems, n, with_time=True)
     if problems:
+        # In file order (the checks run in two passes); stable within a line.
+        problems.sort(key=lambda p: int(p.split(":", 1)[0].split()[1]))
         raise ImportFailed(problems)
     return entities, assertions
 

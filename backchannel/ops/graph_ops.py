@@ -69,10 +69,14 @@ def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
 
 
 def skills(env: OpEnv) -> list[dict[str, Any]]:
-    """Every skill (built-in and the user's) with its doc and parameters."""
-    from backchannel.skills import list_skills
+    """Every skill (built-in and the user's) with its doc and parameters, `error`
+    null; then each user skill file that cannot be used, with `error` saying why."""
+    from backchannel.skills import broken_skills, list_skills
 
-    return [s.summary() for s in list_skills(env.paths)]
+    rows = [{**s.summary(), "error": None} for s in list_skills(env.paths)]
+    rows += [{"name": b["name"], "doc": "", "params": {}, "origin": b["file"], "kind": None, "wakes": [],
+              "error": b["error"]} for b in broken_skills(env.paths)]
+    return rows
 
 
 def skill_run(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -88,7 +92,7 @@ def skill_run(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> dict
     except SkillError as exc:
         raise OpError(str(exc)) from None
     fill_evidence(candidates, api)
-    return {"skill": name, "ok": res.ok, "error": res.error, "stats": res.stats,
+    return {"skill": name, "origin": skill.origin, "ok": res.ok, "error": res.error, "stats": res.stats,
             "candidates": [c.to_dict() for c in candidates]}
 
 

@@ -14,6 +14,7 @@ import datetime as dt
 import enum
 import fcntl
 import os
+import resource  # noqa: F401 - os.wait4 imports it lazily; load it while the install is readable
 import selectors
 import shutil
 import signal
@@ -85,6 +86,8 @@ class _Session:
         self.code, self.api, self.methods, self.limits = code, api, methods, limits
         self.context, self.layers = context, sorted(layers)
         self.take_touched = getattr(api, "take_touched", None) if api is not None else None
+        if callable(self.take_touched):
+            self.take_touched()  # what the parent itself read before this run is not the program's
         self.stats: dict[str, Any] = {
             "api_calls": 0, "api_errors": 0, "assertions_touched": 0, "rows_returned": 0,
             "cpu_s": 0.0, "wall_s": 0.0, "max_rss_mb": 0.0, "startup_s": None, "api_s": 0.0,

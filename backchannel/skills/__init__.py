@@ -12,6 +12,8 @@ user skill runs only inside the sandbox, like any generated code.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -79,14 +81,23 @@ def parse_skill(text: str, origin: str) -> Skill:
     for required in ("NAME", "PROGRAM"):
         if not isinstance(values.get(required), str):
             raise SkillError(f"{origin}: missing {required} (a string)")
+    from backchannel.sandbox.policy import PolicyViolation, check_source
+
     try:
-        compile(values["PROGRAM"], f"<skill {values['NAME']}>", "exec", dont_inherit=True,
-                flags=ast.PyCF_ONLY_AST)
+        check_source(values["PROGRAM"], f"<skill {values['NAME']}>")  # parses only, never runs
     except SyntaxError as exc:
         raise SkillError(f"{origin}: PROGRAM is not valid Python: {exc}") from None
+    except PolicyViolation as exc:
+        raise SkillError(f"{origin}: PROGRAM would be refused by the sandbox: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise SkillError(f"{origin}: PROGRAM cannot be parsed: {exc}") from None
     params = values.get("PARAMS") or {}
     if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
         raise SkillError(f"{origin}: PARAMS must be a dict of {{name: {{'default': ..., 'doc': ...}}}}")
+    for listed in ("WAKES", "KEYWORDS"):
+        got = values.get(listed)
+        if got is not None and (not isinstance(got, (tuple, list)) or not all(isinstance(x, str) for x in got)):
+            raise SkillError(f"{origin}: {listed} must be a tuple of strings, e.g. {listed} = (\"signal\",)")
     doc = (ast.get_docstring(tree) or "").strip()
     return Skill(name=values["NAME"], doc=" ".join(doc.split("\n\n")[0].split()), params=params,
                  source_code=values["PROGRAM"], origin=origin, kind=str(values.get("KIND") or "other"),
@@ -99,32 +110,67 @@ def _builtin_files() -> list[tuple[str, str]]:
                   if p.name.endswith(".py") and not p.name.startswith("_"))
 
 
-def list_skills(paths: Any = None) -> list[Skill]:
-    """Every skill: the built-in ones, then the user's (`paths.user_skills_dir`), a
-    user skill replacing a built-in one of the same NAME. Broken user files are
-    skipped with a warning."""
+_NAME_LINE = re.compile(r"^NAME\s*=\s*[\"']([^\"']+)[\"']", re.MULTILINE)
+_warned: set[tuple[str, str]] = set()  # (file, error) already logged by this process
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(text: str, origin: str) -> Skill:
+    # Parsing and the policy check cost ~5 ms a file; every wake lists the skills.
+    return parse_skill(text, origin)
+
+
+def _parse(text: str, origin: str) -> Skill:
+    return dataclasses.replace(_parse_cached(text, origin))  # a copy: callers may not share state
+
+
+def _load(paths: Any) -> tuple[dict[str, Skill], list[dict[str, str]]]:
     skills: dict[str, Skill] = {}
+    broken: list[dict[str, str]] = []
     for name, text in _builtin_files():
-        s = parse_skill(text, "builtin")
+        s = _parse(text, "builtin")
         skills[s.name] = s
     user_dir = Path(paths.user_skills_dir) if paths is not None else None
     if user_dir is not None and user_dir.is_dir():
         for f in sorted(user_dir.glob("*.py")):
+            text = ""
             try:
-                s = parse_skill(f.read_text(encoding="utf-8"), str(f))
+                text = f.read_text(encoding="utf-8")
+                s = _parse(text, str(f))
             except (SkillError, OSError, UnicodeDecodeError) as exc:
-                log.warning("skipping user skill %s: %s", f, exc)
+                m = _NAME_LINE.search(text)
+                broken.append({"name": m.group(1) if m else f.stem, "file": str(f), "error": str(exc)})
+                if (str(f), str(exc)) not in _warned:
+                    _warned.add((str(f), str(exc)))
+                    log.warning("skipping user skill %s: %s", f, exc)
                 continue
             skills[s.name] = s
-    return sorted(skills.values(), key=lambda s: s.name)
+    return skills, broken
+
+
+def list_skills(paths: Any = None) -> list[Skill]:
+    """Every skill: the built-in ones, then the user's (`paths.user_skills_dir`), a
+    user skill replacing a built-in one of the same NAME. Broken user files are
+    skipped with a warning (see `broken_skills`)."""
+    return sorted(_load(paths)[0].values(), key=lambda s: s.name)
+
+
+def broken_skills(paths: Any = None) -> list[dict[str, str]]:
+    """The user skill files that cannot be used: [{"name", "file", "error"}]."""
+    return _load(paths)[1]
 
 
 def get_skill(name: str, paths: Any = None) -> Skill:
-    for s in list_skills(paths):
-        if s.name == name:
-            return s
-    known = ", ".join(s.name for s in list_skills(paths))
-    raise SkillError(f"no skill named {name!r} (known: {known})")
+    """The skill NAME. Raises SkillError naming the file and the reason when NAME is
+    a broken user skill (and no built-in one of that name exists), or listing the
+    known skills."""
+    skills, broken = _load(paths)
+    if name in skills:
+        return skills[name]
+    for b in broken:
+        if b["name"] == name or Path(b["file"]).stem == name:
+            raise SkillError(f"user skill {name!r} cannot be used: {b['error']}")
+    raise SkillError(f"no skill named {name!r} (known: {', '.join(sorted(skills))})")
 
 
 def relevant_skills(wake_or_question: str, paths: Any = None) -> list[Skill]:
@@ -163,4 +209,5 @@ def _wake_order(skills: list[Skill], wake: str) -> list[Skill]:
     return sorted(skills, key=lambda s: (order.index(s.name) if s.name in order else len(order), s.name))
 
 
-__all__ = ["Skill", "SkillError", "get_skill", "list_skills", "parse_skill", "relevant_skills", "WAKE_SKILLS"]
+__all__ = ["WAKE_SKILLS", "Skill", "SkillError", "broken_skills", "get_skill", "list_skills", "parse_skill",
+           "relevant_skills"]

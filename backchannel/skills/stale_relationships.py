@@ -8,8 +8,8 @@ current title. One "reconnect" candidate per contact silent for `weeks` or more.
 NAME = "stale_relationships"
 KIND = "reconnect"
 WAKES = ("sweep",)
-KEYWORDS = ("stale", "silent", "lost touch", "reconnect", "haven't talked", "not heard", "catch up", "neglect",
-            "relationship")
+KEYWORDS = ("stale", "silent", "lost touch", "reconnect", "haven't talked", "not talked", "haven't spoken",
+            "not spoken", "not heard", "gone quiet", "catch up", "neglect", "relationship")
 PARAMS = {
     "weeks": {"default": 8, "doc": "silent for at least this many weeks"},
     "min_strength": {"default": 1, "doc": "ignore contacts with fewer shared links/meetings"},

@@ -10,6 +10,7 @@ import plistlib
 import shutil
 import socket
 import subprocess
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -190,6 +191,36 @@ def test_api_client_is_none_without_a_daemon(home):
     assert connect(paths) is None
 
 
+def test_api_client_reports_a_running_daemon_it_cannot_reach(home, monkeypatch):
+    """A held lock means the store is the daemon's: no silent fallback to it, but
+    a message naming the problem (no socket yet, no answer)."""
+    from backchannel.cli.common import UserError
+    from backchannel.daemon import api_client
+    from backchannel.daemon.lockfile import DaemonLock
+
+    paths = resolve_paths().ensure()
+    lock = DaemonLock(paths.lock_file)
+    lock.acquire()
+    try:
+        monkeypatch.setattr(api_client, "SOCKET_WAIT_S", 0.3)
+        with pytest.raises(UserError, match=r"API socket .* did not appear"):
+            api_client.connect(paths)
+        paths.api_token_file.write_text("t\n")
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(str(paths.api_socket))
+        srv.listen(4)  # accepts (the kernel queues the connection) but never answers: a hung daemon
+        try:
+            t0 = time.monotonic()
+            with pytest.raises(UserError, match=rf"PID {os.getpid()}\) does not answer"):
+                api_client.connect(paths, health_timeout_s=0.5)
+            assert time.monotonic() - t0 < 5
+        finally:
+            srv.close()
+    finally:
+        lock.release()
+    assert api_client.connect(paths) is None  # lock free: the CLI opens the store itself
+
+
 # -- units -----------------------------------------------------------------------
 
 
@@ -342,6 +373,8 @@ def test_wake_op_runs_in_process_without_a_daemon(home, store):
     assert [r["status"] for r in again["runs"]] == ["skipped"]  # the same signal is handled once
     with pytest.raises(OpError):
         invoke(env, "wake", {"kind": "lunch"})
+    with pytest.raises(OpError, match=r"set \[calendar\] sources"):
+        invoke(env, "wake", {"kind": "calendar"})
     st = invoke(env, "status")
     assert st["daemon"] is None and st["recent_wakes"][0]["wake_kind"] == "signal"
     assert st["spend_today"]["calls"] == 0
@@ -361,7 +394,7 @@ def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store
     from backchannel.config import load_settings
     from backchannel.daemon.pipeline import run_wake_once, upsert_events
     from backchannel.extractors.ingest import ingest_file
-    from backchannel.ops import OpEnv, invoke
+    from backchannel.ops import OpEnv, OpError, invoke
 
     paths = resolve_paths().ensure()
     paths.config_file.write_text('[owner]\nname = "Alex Moreau"\n[gate]\nquiet_hours = "off"\n')
@@ -387,6 +420,19 @@ def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store
     assert t["trigger"]["kind"] == "signal" and t["sweep"]["skill"] == "introductions"
     assert t["judge"]["score"] >= s.gate.score_threshold and t["delivery"] == []
     assert t["sandbox"]["assertions_touched"] > 0
+    # A silent run is traced by its run id: each candidate, and why it was not proposed.
+    env = OpEnv(store=store, settings=s, paths=paths)
+    rt = invoke(env, "trace", {"id": out3.run_id})
+    assert rt["run"]["id"] == out3.run_id and rt["trigger"]["kind"] == "signal" and rt["sweep"]["candidates"] == 1
+    [c] = rt["candidates"]
+    assert c["outcome"].startswith("suppressed by dedupe:") and out2.proposals[0] in c["outcome"]
+    assert [g["check"] for g in c["gate"]] == ["dedupe"]
+    [c1] = invoke(env, "trace", {"id": out.run_id.lower()})["candidates"]
+    assert c1["outcome"].startswith("silent:") and "did not answer" in c1["outcome"]
+    [c2] = invoke(env, "trace", {"id": out2.run_id})["candidates"]
+    assert c2["proposal"] == out2.proposals[0] and c2["judge"]["score"] >= s.gate.score_threshold
+    with pytest.raises(OpError, match="no run"):
+        invoke(env, "trace", {"id": "Rdeadbeef"})
     assert t["sandbox"]["excerpts_sent"] == 0  # offline: no excerpt reached any model
     assert [g["stage"] for g in t["gate"]] == ["before_judge", "after_judge"]
 
@@ -484,3 +530,14 @@ def test_model_judge_veto_is_silence(store):
     assert capped.score == 0.7
     with pytest.raises(judge.JudgeError):
         judge.with_model(base, gateway=_Model("no JSON at all"), evidence=[], kind="introduction", run_id=None)
+
+
+def test_why_now_speaks_in_the_owners_time_zone():
+    j = judge.Judgement(0.7, {"meeting": 1.0, "signal": 1.0, "evidence": 0.4},
+                        meeting={"starts_at": "2026-12-03T08:00:00", "summary": "Coffee", "with": ["Marc Dupont"]},
+                        signal={"id": "s", "title": "Acme publishes a tender", "at": "2026-12-01T07:00:00"})
+    ev = [{"said_at": "2025-10-01T10:00:00", "speaker": "Marc Dupont"}]
+    lines = judge.why_now(j, ev, datetime(2026, 12, 1, 9, 0), "Europe/Paris")
+    assert lines[0] == "You meet Marc Dupont on Thursday 03 December at 09:00 Europe/Paris (Coffee)."
+    assert lines[1] == "News, today: Acme publishes a tender." and "14 months ago (2025-10-01)" in lines[2]
+    assert "at 08:00 UTC" in judge.why_now(j, ev, datetime(2026, 12, 1, 9, 0))[0]

@@ -229,6 +229,12 @@ def test_lock_cli_through_api_notify_and_sigterm(home, daemons, tmp_path):
     assert st["daemon"]["pid"] == d.proc.pid and st["daemon"]["queue_length"] == 0
     assert st["spend_today"]["calls"] == 0
     assert json.loads(cli(home, "proposals", "--json").stdout) == []
+    token_file = home / "state" / "api.token"
+    good = token_file.read_text()
+    token_file.write_text("not-the-token\n")  # the daemon refuses it; the CLI says so (no store fallback)
+    refused = cli(home, "proposals", check=False)
+    assert refused.returncode == 1 and "refused the API token" in refused.stderr, refused.stderr
+    token_file.write_text(good)
     # The database is held by the daemon: this ingest can only have gone through its API.
     out = json.loads(cli(home, "ingest", "--json", str(CORPUS / "2025-09-18 coffee with Marc.vtt")).stdout)
     assert out["ingested"] == 1
@@ -303,7 +309,14 @@ def test_schedule_interval_and_sighup_replans(home, daemons):
     st = json.loads(cli(home, "status", "--json").stdout)
     assert any(w["kind"] == "sweep" for w in st["daemon"]["next_wakes"])
     assert all(r["wake_kind"] == "sweep" for r in st["recent_wakes"])
+    _config(home, owner={"timezone": "Europe/Pari"}, schedule={"sweep": [], "interval_s": 0.5})
+    d.proc.send_signal(signal.SIGHUP)  # a bad zone: logged, the running config kept
+    line = d.wait_log(lambda x: x.get("msg") == "config reload failed; keeping the running config")
+    assert "Europe/Pari" in line["error"] and d.proc.poll() is None
     d.stop()
+    refused = cli(home, "run", check=False)  # and a fresh start refuses it, naming it, without a traceback
+    assert refused.returncode == 1 and "Europe/Pari" in refused.stderr and "Traceback" not in refused.stderr
+    assert "config problem: [owner] timezone" in cli(home, "status").stdout
 
 
 class _Hooks(http.server.BaseHTTPRequestHandler):
@@ -372,6 +385,11 @@ def test_calendar_and_signal_wakes_lead_to_a_proposal(home, daemons):
             urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/ops/proposals", data=b"{}"),
                                    timeout=10)
         assert err.value.code == 401
+        # Nor is an unauthenticated body read: the refusal comes before it is sent.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            raw.sendall(b"POST /ops/ingest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\n"
+                        b"Content-Length: 10000000\r\n\r\n")
+            assert raw.recv(200).startswith(b"HTTP/1.1 401")
         d.stop()
     finally:
         hooks.shutdown()
@@ -391,7 +409,11 @@ def test_kill9_at_several_points_loses_and_doubles_nothing(home, daemons):
     d.wait_log(lambda x: x.get("msg") == "run finished" and x.get("wake_kind") is None and x.get("status") == "done")
     _signal(drop)
     assert d.wait_exit() == 137
-    # 3. The signal run resumes from its recorded sweep; die right after the proposal's commit.
+    # 3. The signal run resumes from its recorded sweep; die just before the proposal's commit,
+    # then again right after it.
+    assert daemons(home, BACKCHANNEL_TEST_CRASH_AT="proposal.before_commit").wait_exit() == 137
+    with _db(home) as store:
+        assert store.scalar("SELECT count(*) FROM proposals") == 0
     assert daemons(home, BACKCHANNEL_TEST_CRASH_AT="proposal.after_commit").wait_exit() == 137
     # 4. Resumes again: the proposal exists, so it is not made twice; die before the run closes.
     assert daemons(home, BACKCHANNEL_TEST_CRASH_AT="run.before_finish").wait_exit() == 137
@@ -419,8 +441,89 @@ def test_kill9_at_several_points_loses_and_doubles_nothing(home, daemons):
         sig_run = store.query("SELECT id, status FROM runs WHERE wake_kind = 'signal'")
         assert len(sig_run) == 1 and sig_run[0]["status"] == "done"
         assert len(store.events(run_id=sig_run[0]["id"], kind="run.recovered")) == 1  # keyed: once
-        assert len(store.events(run_id=sig_run[0]["id"], kind="run.resumed")) == 3
+        assert len(store.events(run_id=sig_run[0]["id"], kind="run.resumed")) == 4
         assert len(store.events(kind="proposal.created")) == 1
     assert (home / "data" / "processed" / "tom.vtt").exists()
     assert (home / "data" / "processed" / "budget-again.srt").exists()
     assert not any(inbox.iterdir())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie waiting for init to reap it is dead
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the sandbox child")
+def test_sigterm_during_a_long_sandbox_run_exits_in_time_and_kills_the_sandbox(home, daemons):
+    from backchannel.daemon.service import child_pids
+
+    _config(home, extra="[sandbox]\ncpu_s = 60\nwall_s = 60\n")
+    skills = home / "skills"
+    skills.mkdir()
+    (skills / "stale_relationships.py").write_text(  # replaces the built-in skill of a manual sweep
+        '"""Spins."""\nNAME = "stale_relationships"\nWAKES = ("sweep",)\nPROGRAM = "while True:\\n    pass\\n"\n')
+    d = daemons(home).ready()
+    assert "queued" in cli(home, "wake", "sweep").stdout
+    run_id = d.wait_log(lambda x: x.get("msg") == "run started" and x.get("wake_kind") == "manual")["run_id"]
+    deadline = time.monotonic() + 10
+    sandbox: list[int] = []
+    while not sandbox and time.monotonic() < deadline:
+        sandbox = [p for p in child_pids(d.proc.pid) if os.getpgid(p) == p]  # a session of its own
+        time.sleep(0.05)
+    assert sandbox, "no sandbox child seen"
+    t0 = time.monotonic()
+    assert "queued" in cli(home, "wake", "sweep").stdout  # enqueuing never waits behind the busy run
+    assert time.monotonic() - t0 < 5
+    assert d.stop() < 10
+    assert not any(_alive(p) for p in sandbox)
+    assert any(x.get("msg") == "killed child process groups before exiting" for x in d.lines())
+    # The cut-short sweep was not recorded: the run resumes at the next start and sweeps for real.
+    (skills / "stale_relationships.py").unlink()
+    d = daemons(home).ready()
+    d.wait_log(lambda x: x.get("msg") == "run finished" and x.get("run_id") == run_id)
+    d.stop()
+    with _db(home) as store:
+        assert store.scalar("SELECT status FROM runs WHERE id = ?", [run_id]) == "done"
+        done = store.events(run_id=run_id, kind="sweep.done")
+        assert len(done) == 1 and "stale_relationships" in (done[0]["data"]["skill"] or "")
+        assert not any("stale_relationships" in e for e in done[0]["data"]["errors"])
+
+
+def test_kill9_after_an_inbox_file_moved_closes_its_run(home, daemons):
+    _config(home)
+    inbox = home / "data" / "inbox"
+    d = daemons(home, BACKCHANNEL_TEST_CRASH_AT="inbox.after_move").ready()
+    (inbox / "tom.vtt").write_text(NEW_TRANSCRIPT)
+    assert d.wait_exit() == 137
+    assert (home / "data" / "processed" / "tom.vtt").exists()
+    d = daemons(home).ready()  # the file moved after its commit: the run closes with that reason
+    d.stop()
+    with _db(home) as store:
+        assert store.scalar("SELECT count(*) FROM sources") == 1
+        [run] = store.query("SELECT status, reason FROM runs WHERE wake_kind = 'inbox'")
+        assert run["status"] == "closed" and "already moved" in run["reason"]
+
+
+def test_start_waits_for_a_cli_that_holds_the_store(home, daemons):
+    """A CLI command that found no daemon opened the store itself: the daemon that
+    starts meanwhile waits for it (and still obeys SIGTERM) instead of crashing."""
+    import duckdb
+
+    _config(home)
+    cli(home, "init")
+    db = home / "data" / "backchannel.duckdb"
+    con = duckdb.connect(str(db))
+    try:
+        d = daemons(home)
+        d.wait_log(lambda x: x.get("msg") == "the database is held by another process; waiting for it")
+        assert d.stop() < 10  # a stop while waiting is prompt
+        d = daemons(home)
+        d.wait_log(lambda x: x.get("msg") == "the database is held by another process; waiting for it")
+    finally:
+        con.close()
+    d.ready()
+    assert json.loads(cli(home, "status", "--json").stdout)["daemon"]["pid"] == d.proc.pid
+    d.stop()

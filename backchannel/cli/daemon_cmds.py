@@ -22,8 +22,12 @@ def run() -> None:
     from backchannel.daemon import logging as dlog
     from backchannel.daemon.lockfile import AlreadyRunning
     from backchannel.daemon.service import run_daemon
+    from backchannel.triggers.checks import problems
 
     ctx = load_context()
+    bad = problems(ctx.settings)
+    if bad:
+        raise UserError(f"{ctx.paths.config_file} cannot be run with:\n  - " + "\n  - ".join(bad))
     dlog.setup(ctx.settings.logging.level, ctx.settings.logging.json_logs)
     try:
         code = run_daemon(ctx.paths, ctx.settings)
@@ -63,6 +67,10 @@ def status(json_output: bool) -> None:
                    + (f"  ({r['reason']})" if r.get("reason") else ""))
     if not st["recent_wakes"]:
         click.echo("  none yet")
+    else:
+        click.echo("  (what a run did and why it stayed silent: backchannel trace RUN_ID)")
+    for p in st.get("config_problems") or []:
+        click.echo(f"config problem: {p}")
     trig = (d or {}).get("triggers") or {}
     for err in (trig.get("calendar") or {}).get("errors", [])[:3] + (trig.get("signals") or {}).get("errors", [])[:3]:
         click.echo(f"problem: {err}")
@@ -70,6 +78,14 @@ def status(json_output: bool) -> None:
     click.echo(f"today's spend: {sp['calls']} model calls, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
     if st["proposals"]:
         click.echo("proposals: " + ", ".join(f"{n} {k}" for k, n in st["proposals"].items()))
+    waiting = (st.get("deliveries") or {}).get("waiting") or []
+    if waiting:  # a failing channel keeps its deliveries queued: show them and why
+        click.echo(f"deliveries not sent yet: {len(waiting)}")
+        for w in waiting[:10]:
+            click.echo(f"  {w['proposal_id']} {w['channel']}: {w['status']}, {w['attempts']} attempt(s)"
+                       + (" (stuck)" if w.get("stuck") else "")
+                       + (f", next {_when(w['next_attempt_at'])}" if w["status"] == "queued" else "")
+                       + (f": {w['last_error']}" if w.get("last_error") else ""))
 
 
 @click.command()
@@ -133,17 +149,39 @@ def render_proposal(p: dict) -> None:
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
 
 
+def _render_run_trace(t: dict) -> None:
+    r, trig = t["run"], t["trigger"]
+    click.echo(f"run {r['id']}  {r['status']}" + (f" ({r['reason']})" if r.get("reason") else ""))
+    click.echo(f"trigger: {trig['kind']} wake {trig['key']}")
+    sw = t.get("sweep")
+    if sw:
+        click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
+                   f"{sw['candidates']} candidate(s)" + (f"; errors: {'; '.join(sw['errors'])}" if sw.get("errors") else ""))
+        click.echo(f"sandbox: {t['sandbox']['assertions_touched']} assertions touched, "
+                   f"{t['sandbox']['excerpts_sent']} excerpts sent to a model")
+    click.echo("candidates:" + ("" if t["candidates"] else " none"))
+    for c in t["candidates"]:
+        score = f", judge {c['judge']['score']:.2f}" if c.get("judge") else ""
+        click.echo(f"  {c['dedupe_key']}{score}: {c.get('outcome') or '?'}")
+    sp = t["spend"]
+    click.echo(f"model calls: {sp['calls']}, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
+
+
 @click.command()
-@click.argument("proposal_id")
+@click.argument("ref")
 @click.option("--json", "json_output", is_flag=True, help="Print the whole trace as JSON.")
-def trace(proposal_id: str, json_output: bool) -> None:
-    """Why a proposal exists: trigger, skill or code, sandbox stats, model calls,
-    gate decisions and delivery."""
+def trace(ref: str, json_output: bool) -> None:
+    """Why a proposal exists (P-7): trigger, skill or code, sandbox stats, model
+    calls, gate decisions and delivery. Given a run id (R..., from `backchannel
+    status`), what that run did and why each candidate was or was not proposed."""
     from backchannel.cli.client import call
 
-    t = call(load_context(), "trace", {"id": proposal_id})
+    t = call(load_context(), "trace", {"id": ref})
     if json_output:
         echo_json(t)
+        return
+    if "proposal" not in t:
+        _render_run_trace(t)
         return
     p, trig, sw, sb = t["proposal"], t["trigger"], t["sweep"], t["sandbox"]
     click.echo(f"{p['id']}  {p['title']}  ({p['status']})")
@@ -163,6 +201,11 @@ def trace(proposal_id: str, json_output: bool) -> None:
     click.echo("gate:")
     for g in t["gate"]:
         click.echo(f"  {g['stage']}: {'passed' if g['passed'] else 'SUPPRESSED'} ({g['reason']})")
+    others = t.get("other_suppressions_in_run") or []
+    if others:
+        click.echo(f"other candidates of this run, suppressed ({len(others)}; `backchannel trace {t['run']['id']}`):")
+        for g in others[:5]:
+            click.echo(f"  {g.get('dedupe_key')}: {g.get('check')} ({g.get('reason')})")
     sp = t["spend"]
     click.echo(f"model calls: {sp['calls']}, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
     for c in t["model_calls"]:
@@ -171,6 +214,13 @@ def trace(proposal_id: str, json_output: bool) -> None:
     for d in t["delivery"]:
         click.echo(f"  {d['channel']}: {d['status']} after {d['attempts']} attempt(s)"
                    + (f" ({d['last_error']})" if d.get("last_error") else ""))
+    for f in t.get("feedback") or []:
+        click.echo(f"feedback: {f['verdict']} via {f['via']}" + (f" (scope {f['scope']})" if f.get("scope") else "")
+                   + (f": {f['reason']}" if f.get("reason") else ""))
+    if t.get("suppressed_since"):
+        click.echo("suppressed since:")
+        for x in t["suppressed_since"]:
+            click.echo(f"  {str(x['at'])[:19]}  run {x['run_id']}  {x['check']}: {x['reason']}")
 
 
 @click.command()

@@ -33,6 +33,8 @@ from backchannel.daemon.logging import get as get_logger, log
 logger = get_logger("api")
 
 MAX_BODY = 16 * 1024 * 1024
+MAX_FEEDBACK_BODY = 64 * 1024  # a feedback form is a few hundred bytes (delivery.web caps it too)
+MAX_HEADERS = 100
 REASONS = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request", 401: "Unauthorized",
            403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 410: "Gone", 409: "Conflict", 413: "Payload Too Large", 415: "Unsupported Media Type",
            500: "Internal Server Error", 503: "Service Unavailable"}
@@ -135,17 +137,25 @@ class ApiServer:
             h = await asyncio.wait_for(reader.readline(), 30)
             if h in (b"\r\n", b"\n", b""):
                 break
+            if len(headers) >= MAX_HEADERS:
+                return _json(400, {"ok": False, "error": "too many headers"})
             k, _, v = h.decode("latin-1").partition(":")
             headers[k.strip().lower()] = v.strip()
-        length = int(headers.get("content-length") or 0)
-        if length > MAX_BODY:
+        try:
+            length = int(headers.get("content-length") or 0)
+        except ValueError:
+            return _json(400, {"ok": False, "error": "bad Content-Length"})
+        url = urlsplit(target)
+        feedback = url.path == "/feedback" or url.path.startswith("/feedback/")
+        # Nothing unauthenticated is read beyond what a feedback form needs (the
+        # TCP port is open to every local user).
+        if not feedback and not self._authorised(headers):
+            return _json(401, {"ok": False, "error": "missing or wrong bearer token"})
+        if length < 0 or length > (MAX_FEEDBACK_BODY if feedback else MAX_BODY):
             return _json(413, {"ok": False, "error": "body too large"})
         body = await asyncio.wait_for(reader.readexactly(length), 60) if length else b""
-        url = urlsplit(target)
-        if url.path == "/feedback" or url.path.startswith("/feedback/"):
+        if feedback:
             return await self._feedback(method, url.path, parse_qs(url.query), headers, body)
-        if not self._authorised(headers):
-            return _json(401, {"ok": False, "error": "missing or wrong bearer token"})
         if url.path == "/health" and method == "GET":
             return _json(200, {"ok": True, "pid": os.getpid(), "uptime_s": self.daemon.info()["uptime_s"]})
         if url.path.startswith("/ops/"):

@@ -1,12 +1,13 @@
 """The CLI's side of the local API: `connect(paths)` returns a client when a
-daemon runs (its lock is held and its socket answers), else None, so the CLI
-opens the store itself."""
+daemon runs (its lock is held), else None, so the CLI opens the store itself.
+A daemon that runs but cannot be reached is a clear error, never a fallback."""
 
 from __future__ import annotations
 
 import http.client
 import json
 import socket
+import time
 from typing import Any
 
 from backchannel.config import Paths
@@ -33,6 +34,10 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
 class DaemonError(Exception):
     """The daemon answered with an error that is not the user's to fix."""
 
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
 
 class Client:
     def __init__(self, paths: Paths, token: str, timeout: float = DEFAULT_TIMEOUT_S):
@@ -58,7 +63,7 @@ class Client:
     def health(self, timeout: float = 5.0) -> dict[str, Any]:
         status, obj = self.request("GET", "/health", timeout=timeout)
         if status != 200:
-            raise DaemonError(f"health check failed: {status} {obj}")
+            raise DaemonError(f"health check failed: {status} {obj}", status)
         return obj
 
     def call(self, name: str, args: dict[str, Any] | None = None) -> Any:
@@ -76,21 +81,60 @@ class Client:
         raise UserError(f"the daemon failed to run {name} ({status}): {err}; see its log")
 
 
-def connect(paths: Paths, timeout: float = DEFAULT_TIMEOUT_S) -> Client | None:
-    """A client for the running daemon, or None when none runs: no socket, the
-    lock not held, the connection refused, or no readable token."""
+class DaemonUnreachable(Exception):
+    """A daemon holds the lock (so the store is not ours to open) but its API
+    cannot be used: no socket, no answer, or a refused token."""
+
+
+SOCKET_WAIT_S = 10.0  # a daemon that just started opens its store before its socket
+
+
+def _holder_pid(paths: Paths) -> str:
+    try:
+        return paths.lock_file.read_text().strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def connect(paths: Paths, timeout: float = DEFAULT_TIMEOUT_S, health_timeout_s: float = 10.0) -> Client | None:
+    """A client for the running daemon, or None when no daemon runs (its lock is
+    free: the CLI then opens the store itself).
+
+    When a daemon holds the lock the store is its alone (DuckDB allows one
+    writer), so any failure to reach its API raises a UserError that says what
+    is wrong (no socket yet, no answer, token unreadable or refused) instead of
+    falling back to the store and failing on its lock."""
+    from backchannel.cli.common import UserError
     from backchannel.daemon.lockfile import lock_held
 
-    sock = paths.api_socket
-    if not sock.exists() or not lock_held(paths.lock_file):
+    if not lock_held(paths.lock_file):
         return None
+    sock = paths.api_socket
+    deadline = time.monotonic() + SOCKET_WAIT_S
+    while not sock.exists() and time.monotonic() < deadline and lock_held(paths.lock_file):
+        time.sleep(0.1)  # starting up: migrations and crash recovery come before the API
+    if not lock_held(paths.lock_file):
+        return None  # it stopped meanwhile
+    pid = _holder_pid(paths)
+    if not sock.exists():
+        raise UserError(f"the daemon (PID {pid}) is running but its API socket {sock} did not appear "
+                        f"within {SOCKET_WAIT_S:.0f} s; see its log (journalctl --user -u backchannel)")
     try:
         token = paths.api_token_file.read_text().strip()
-    except OSError:
-        return None
+    except OSError as exc:
+        raise UserError(f"cannot read the daemon's API token {paths.api_token_file}: {exc.strerror or exc}; "
+                        f"run this command as the user the daemon (PID {pid}) runs as") from None
     client = Client(paths, token, timeout)
     try:
-        client.health(timeout=10.0)
-    except (OSError, DaemonError, http.client.HTTPException):
-        return None
+        client.health(timeout=health_timeout_s)
+    except DaemonError as exc:
+        if exc.status == 401:
+            raise UserError(f"the daemon (PID {pid}) refused the API token in {paths.api_token_file}; the file "
+                            f"changed after it started: restart the daemon to issue a new one") from None
+        raise UserError(f"the daemon (PID {pid}) answered its health check with an error: {exc}") from None
+    except (OSError, http.client.HTTPException) as exc:
+        why = "no answer within {:.0f} s".format(health_timeout_s) if isinstance(exc, TimeoutError) else \
+            f"{type(exc).__name__}: {exc}"
+        raise UserError(f"the daemon (PID {pid}) does not answer on {sock} ({why}); it may be busy or hung: "
+                        f"see its log, or restart it") from None
     return client

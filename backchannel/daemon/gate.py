@@ -90,7 +90,7 @@ def parse_quiet_hours(spec: str | None) -> tuple[dtime, dtime] | None:
         a, b = (p.strip() for p in spec.split("-"))
         return dtime.fromisoformat(a), dtime.fromisoformat(b)
     except ValueError:
-        raise ValueError(f"gate.quiet_hours must look like '21:00-07:00', got {spec!r}") from None
+        raise ValueError(f"[gate] quiet_hours must look like '21:00-07:00', got {spec!r}") from None
 
 
 def in_quiet_hours(local: datetime, spec: str | None) -> bool:

@@ -165,13 +165,18 @@ def _ago(days: float) -> str:
     return f"{months} months ago" if months < 24 else f"{days / 365.25:.0f} years ago"
 
 
-def why_now(j: Judgement, evidence: list[dict[str, Any]], now: datetime) -> list[str]:
-    """The converging signals in words, for the proposal the user reads."""
+def why_now(j: Judgement, evidence: list[dict[str, Any]], now: datetime, tz: str = "UTC") -> list[str]:
+    """The converging signals in words, for the proposal the user reads; the
+    meeting's time in `tz` (the owner's time zone). `now` is naive UTC."""
+    from datetime import timezone
+    from zoneinfo import ZoneInfo
+
     lines = []
     if j.meeting:
-        starts = datetime.fromisoformat(j.meeting["starts_at"])
+        starts = datetime.fromisoformat(j.meeting["starts_at"])  # naive UTC, as stored
+        local = (starts if starts.tzinfo else starts.replace(tzinfo=timezone.utc)).astimezone(ZoneInfo(tz))
         who = " and ".join(j.meeting.get("with") or []) or "them"
-        lines.append(f"You meet {who} on {starts:%A %d %B at %H:%M} UTC ({j.meeting.get('summary') or 'a meeting'}).")
+        lines.append(f"You meet {who} on {local:%A %d %B at %H:%M} {tz} ({j.meeting.get('summary') or 'a meeting'}).")
     if j.signal:
         at = datetime.fromisoformat(j.signal["at"])
         lines.append(f"News, {_ago((now - at).total_seconds() / 86400)}: {j.signal['title']}.")

@@ -72,6 +72,7 @@ class _Ctx:
     cancel: threading.Event | None
     inbox_finish: Callable[..., Any] | None
     outcome: RunOutcome
+    abandon: threading.Event | None = None  # a forced exit is under way: record nothing more
 
     def checkpoint(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -95,9 +96,12 @@ def make_gateway(store: Store, settings: Settings, paths: Paths) -> Any:
 
 def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, run_id: str | None = None,
                   gateway: Any = None, cancel: threading.Event | None = None,
-                  inbox_finish: Callable[..., Any] | None = None, now: datetime | None = None) -> RunOutcome:
+                  inbox_finish: Callable[..., Any] | None = None, now: datetime | None = None,
+                  abandon: threading.Event | None = None) -> RunOutcome:
     """Handle one wake as one run, start to finish. `run_id` resumes an unfinished run.
     `inbox_finish(path, ok, error)` moves an inbox file (default: triggers.inbox.finish).
+    `abandon`, once set, means the sandbox may have been killed under the sweep: its
+    result is not recorded (the run resumes and sweeps again).
     Never raises for a failure of the work itself: the run is marked failed instead."""
     w = WakeRecord.of(wake)
     if w.kind == "inbox" and run_id is None and not Path(str(w.payload.get("path", ""))).is_file():
@@ -114,7 +118,7 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
         gateway = make_gateway(store, settings, paths)
     rid = runs.start(store, w, run_id)
     out = RunOutcome(rid, w.kind, "done")
-    ctx = _Ctx(store, settings, paths, rid, w, when, gateway, cancel, inbox_finish, out)
+    ctx = _Ctx(store, settings, paths, rid, w, when, gateway, cancel, inbox_finish, out, abandon)
     log(logger, 20, "run started", run_id=rid, wake_kind=w.kind, wake_key=w.key)
     try:
         HANDLERS.get(w.kind, _unknown)(ctx)
@@ -171,6 +175,7 @@ def _inbox(ctx: _Ctx) -> None:
     else:
         triggers_inbox = importlib.import_module("backchannel.triggers.inbox")
         dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
+    crashpoint("inbox.after_move")
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
     if not ok:
         ctx.outcome.reason = error
@@ -382,6 +387,8 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any]) -> list[Any]:
     sweeper = importlib.import_module("backchannel.agent.sweeper")
     result = sweeper.sweep(context, api=_graph_api(ctx.store, ctx.settings), settings=ctx.settings,
                            paths=ctx.paths, gateway=ctx.gateway, run_id=ctx.run_id)
+    if ctx.abandon is not None and ctx.abandon.is_set():
+        raise Interrupted()  # the daemon killed the sandbox to exit: a cut-short sweep is no result
     stats = dict(getattr(result, "sandbox_stats", None) or {})
     cands = list(result.candidates)
     touched = int(stats.get("assertions_touched") or stats.get("rows") or 0)
@@ -525,7 +532,7 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
             log(logger, 30, "draft failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             continue
         excerpts_sent += sent
-        reasons = judge.why_now(j, evidence, ctx.now)
+        reasons = judge.why_now(j, evidence, ctx.now, ctx.settings.owner.timezone)
         if reasons:
             drafted["body"] = f"{drafted['body']}\n\nWhy now:\n" + "\n".join(f"- {r}" for r in reasons)
         crashpoint("proposal.before_commit")

@@ -9,11 +9,15 @@
   keeps answering the API, signals and the watchdog).
 - Read-only API ops run concurrently on a cursor of their own (serialised
   among themselves).
+- The store is opened after the lock; a CLI command that opened it just before
+  is waited for (STORE_WAIT_S), not crashed into.
 - SIGTERM/SIGINT: stop triggers, ask the current run to stop at its next
   checkpoint, wait at most STOP_GRACE_S, exit; an unfinished run stays
-  `running` and is resumed (or closed with a reason) at the next start.
-- SIGHUP: reload the config and re-plan the triggers; a bad config is logged
-  and the old one kept.
+  `running` and is resumed (or closed with a reason) at the next start. A
+  step still running then (a sandbox run cannot checkpoint) is abandoned: the
+  process groups of our children are killed, then the process exits.
+- SIGHUP: reload the config (checked by triggers.checks) and re-plan the
+  triggers; a bad config is logged and the old one kept.
 - sd_notify READY/STATUS/WATCHDOG when NOTIFY_SOCKET is set.
 """
 
@@ -38,13 +42,15 @@ from backchannel.daemon import runs
 from backchannel.daemon.lockfile import DaemonLock
 from backchannel.daemon.logging import get as get_logger, log
 from backchannel.daemon.notify import Notifier
-from backchannel.memory.store import Store, utcnow
+from backchannel.memory.store import Store, StoreLocked, utcnow
 
 logger = get_logger("service")
 
 STOP_GRACE_S = 8.0  # the whole stop must fit in systemd's and the tests' 10 s
+STORE_WAIT_S = 30.0  # a CLI command that opened the store just before we took the lock
 DELIVERY_TICK_S = 15.0
-READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities"})
+READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities",
+                      "wake"})  # `wake` only enqueues: it must not wait behind a long run
 
 
 @dataclass
@@ -73,6 +79,7 @@ class Daemon:
         self.writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="backchannel-writer")
         self.reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="backchannel-reader")
         self.cancel = threading.Event()
+        self.abandon = threading.Event()  # set just before a forced exit: commit nothing more
         self.started_at: datetime | None = None
         self.started_mono = time.monotonic()
         self.current: dict[str, Any] | None = None
@@ -90,6 +97,9 @@ class Daemon:
         self.lock.acquire()
         try:
             return asyncio.run(self._main())
+        except StoreLocked as exc:
+            log(logger, 50, "cannot open the database; exiting", error=str(exc), waited_s=STORE_WAIT_S)
+            return 1
         finally:
             self.lock.release()
 
@@ -101,7 +111,9 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self.request_stop, sig.name)
         self.loop.add_signal_handler(signal.SIGHUP, lambda: self.loop.create_task(self.reload()))
-        await self._on_writer(self._open_store)
+        if not await self._open_store_waiting():
+            log(logger, 20, "stopped before the database could be opened")
+            return self.exit_code
         log(logger, 20, "daemon starting", pid=os.getpid(), db=str(self.paths.db_file))
         resumed = await self._on_writer(lambda: runs.recover(self.store))
         for run_id, wake in resumed:
@@ -156,7 +168,14 @@ class Daemon:
             log(logger, 30, "current step did not finish in time; its run resumes at the next start",
                 current=self.current)
             # The writer thread cannot be interrupted. Every committed step is durable and
-            # the unfinished run is resumed at the next start, so exiting now is safe.
+            # the unfinished run is resumed at the next start, so exiting now is safe; but a
+            # sandbox child (its own session, so our exit does not reach it) would live on:
+            # kill its whole process group first. `abandon` stops the writer from recording
+            # the result of the sweep that this kill cuts short.
+            self.abandon.set()
+            killed = kill_child_groups()
+            if killed:
+                log(logger, 30, "killed child process groups before exiting", pids=killed)
             os._exit(0)
         for t in self._tasks:
             t.cancel()
@@ -181,6 +200,27 @@ class Daemon:
     # -- the store, on the writer thread ------------------------------------
     async def _on_writer(self, fn: Any) -> Any:
         return await self.loop.run_in_executor(self.writer, fn)
+
+    async def _open_store_waiting(self) -> bool:
+        """Open the store, waiting up to STORE_WAIT_S while another process holds it:
+        a CLI command that found no daemon (we had not taken the lock yet) opened
+        it itself, and lets go when it is done; later ones see the lock and use the API.
+        False when a stop was requested meanwhile."""
+        deadline = time.monotonic() + STORE_WAIT_S
+        warned = False
+        while not self._stop.is_set():
+            try:
+                await self._on_writer(self._open_store)
+                return True
+            except StoreLocked as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                if not warned:
+                    warned = True
+                    log(logger, 30, "the database is held by another process; waiting for it", error=str(exc))
+                    self.notifier.status("waiting for the database")
+            await asyncio.sleep(0.25)
+        return False
 
     def _open_store(self) -> None:
         from backchannel.memory import entities
@@ -227,8 +267,13 @@ class Daemon:
     async def reload(self) -> None:
         """SIGHUP: re-read the config, then re-plan every trigger from it."""
         self.notifier.reloading()
+        from backchannel.triggers.checks import problems
+
         try:
             new = load_settings(self.paths)
+            bad = problems(new)
+            if bad:
+                raise ConfigError("; ".join(bad))
             if self.triggers is not None:
                 await self.triggers.reload(new)  # a bad cron string raises before anything changes
         except (ConfigError, ValueError) as exc:
@@ -267,9 +312,8 @@ class Daemon:
         lead = timedelta(hours=self.settings.calendar.lead_hours)
         now = datetime.now(timezone.utc)
         for ev in self.triggers.calendar.events:
-            if ev.starts_at > now:
-                out.append({"kind": "meeting_soon", "at": max(ev.starts_at - lead, now).isoformat(),
-                            "summary": ev.summary})
+            if ev.starts_at - lead > now:  # inside the lead window its wake has already fired
+                out.append({"kind": "meeting_soon", "at": (ev.starts_at - lead).isoformat(), "summary": ev.summary})
             if len(out) >= 10:
                 break
         return sorted(out, key=lambda w: w["at"])
@@ -315,7 +359,7 @@ class Daemon:
         t0 = time.monotonic()
         outcome = await self._on_writer(lambda: run_wake_once(
             self.store, self.settings, self.paths, wake, run_id=run_id, cancel=self.cancel,
-            inbox_finish=self._inbox_finish))
+            inbox_finish=self._inbox_finish, abandon=self.abandon))
         if outcome.proposals and self.settings.delivery.channels:
             # Deliver now rather than at the next tick; the outbox makes it exactly once.
             from backchannel.delivery import outbox
@@ -395,8 +439,10 @@ class Daemon:
         """Send what the outbox holds, on the consumer, every DELIVERY_TICK_S."""
         from backchannel.delivery import outbox
 
+        delay = 0.0  # at start: what a crash left queued or in doubt goes out now, not a tick later
         while True:
-            await asyncio.sleep(DELIVERY_TICK_S)
+            await asyncio.sleep(delay)
+            delay = DELIVERY_TICK_S
             if not self.settings.delivery.channels:
                 continue
             try:
@@ -417,6 +463,50 @@ class Daemon:
             "triggers": self.triggers.status() if self.triggers is not None else None,
             "api": {"socket": str(self.paths.api_socket), "tcp_port": self.api.tcp_port if self.api else None},
         }
+
+
+def child_pids(pid: int | None = None) -> list[int]:
+    """The direct children of process `pid` (default: this one): /proc on Linux,
+    `pgrep -P` elsewhere (macOS)."""
+    pid = os.getpid() if pid is None else pid
+    proc = Path("/proc")
+    if (proc / "self" / "stat").exists():
+        out = []
+        for d in proc.iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue  # exited meanwhile
+            fields = stat[stat.rindex(")") + 2:].split()  # after "(comm)": state, ppid, ...
+            if len(fields) > 1 and fields[1] == str(pid):
+                out.append(int(d.name))
+        return sorted(out)
+    import subprocess
+
+    try:
+        res = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, timeout=2)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return sorted(int(x) for x in res.stdout.split() if x.isdigit())
+
+
+def kill_child_groups() -> list[int]:
+    """SIGKILL every child of this process and, when it leads one (the sandbox
+    starts each run in a session of its own), its whole process group, so no
+    orphan outlives a forced exit. Returns the children's PIDs."""
+    me = os.getpgrp()
+    pids = child_pids()
+    for pid in pids:
+        try:
+            if os.getpgid(pid) == pid and pid != me:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return pids
 
 
 def run_daemon(paths: Paths, settings: Settings) -> int:

@@ -49,7 +49,10 @@ def status(env: OpEnv) -> dict[str, Any]:
         from backchannel.delivery.outbox import summary
 
         out["deliveries"] = summary(env.store, env.settings)
-    if env.daemon is None:
+    from backchannel.triggers.checks import problems
+
+    out["config_problems"] = problems(env.settings)
+    if env.daemon is None and not out["config_problems"]:
         out["next_wakes"] = _planned_wakes(env)
     return out
 
@@ -123,9 +126,77 @@ def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's 
     return out
 
 
+def _model_calls(store: Any, run_id: str) -> list[dict[str, Any]]:
+    if not _has_table(store, "model_calls"):
+        return []
+    return store.query(
+        """SELECT role, model, attempt, repair, prompt_tokens, completion_tokens, cost_usd, latency_ms, outcome,
+                  error, created_at FROM model_calls WHERE run_id = ? ORDER BY id""", [run_id])
+
+
+def _spend(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"calls": len(calls),
+            "tokens": sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls),
+            "cost_usd": round(sum(c["cost_usd"] or 0 for c in calls), 6)}
+
+
+def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
+    """What one run did, proposal or not: its trigger, sweep, and for every
+    candidate the gate's decisions and the judge's score (why it stayed silent)."""
+    store = env.store
+    rows = store.query("SELECT * FROM runs WHERE id = ?", [run_id])
+    if not rows:
+        raise OpError(f"no run {run_id}")
+    run_d = rows[0]
+    run_d["wake_payload"] = json.loads(run_d["wake_payload"]) if run_d.get("wake_payload") else {}
+    events = store.events(run_id=run_id, limit=10_000)
+    sweep = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
+    from backchannel.daemon.gate import dedupe_key
+
+    by_key: dict[str, dict[str, Any]] = {}
+    for c in sweep.get("candidates", []):
+        k = dedupe_key(c.get("kind") or "?", c.get("entities") or [])
+        by_key[k] = {"dedupe_key": k, "kind": c.get("kind"), "why": c.get("why"), "score": c.get("score"),
+                     "gate": [], "judge": None, "proposal": None, "outcome": "not gated (run unfinished?)"}
+    for e in events:
+        d, k = e["data"], e["data"].get("dedupe_key")
+        if k is None:
+            continue
+        c = by_key.setdefault(k, {"dedupe_key": k, "gate": [], "judge": None, "proposal": None})
+        if e["kind"].startswith("gate."):
+            c["gate"].append({"stage": d.get("stage"), "passed": d.get("passed"), "check": d.get("check"),
+                              "reason": d.get("reason")})
+            if not d.get("passed"):
+                c["outcome"] = f"suppressed by {d.get('check')}: {d.get('reason')}"
+        elif e["kind"] == "judge.scored":
+            c["judge"] = {"score": d.get("score"), "signals": d.get("signals"), "model": d.get("model")}
+        elif e["kind"] in ("judge.failed", "draft.failed"):
+            c["outcome"] = f"silent: {d.get('reason')}"
+        elif e["kind"] == "proposal.created":
+            c["proposal"], c["outcome"] = d.get("proposal_id"), f"proposal {d.get('proposal_id')}"
+    calls = _model_calls(store, run_id)
+    return {
+        "run": {k: run_d.get(k) for k in ("id", "status", "reason", "started_at", "finished_at")},
+        "trigger": {"kind": run_d.get("wake_kind"), "key": run_d.get("wake_key"), "payload": run_d.get("wake_payload")},
+        "sweep": {"skill": sweep.get("skill"), "attempts": sweep.get("attempts"), "errors": sweep.get("errors"),
+                  "candidates": len(sweep.get("candidates", []))} if sweep else None,
+        "sandbox": {"stats": sweep.get("sandbox_stats") or {}, "assertions_touched": run_d.get("assertions_touched", 0),
+                    "excerpts_sent": run_d.get("excerpts_sent", 0)},
+        "candidates": list(by_key.values()),
+        "model_calls": calls,
+        "spend": _spend(calls),
+        "events": [{"seq": e["seq"], "at": e["occurred_at"], "kind": e["kind"]} for e in events],
+    }
+
+
 def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
     """Why a proposal exists: trigger, skill or code, sandbox stats, model calls,
-    gate decisions and delivery, rebuilt from runs, events, model_calls, outbox."""
+    gate decisions and delivery, rebuilt from runs, events, model_calls, outbox.
+    Given a run id (R...; `backchannel status` lists them), what that run did
+    and why each of its candidates was or was not proposed."""
+    ref = str(id).strip()
+    if ref[:1] in ("R", "r") and not ref[1:].isdigit():
+        return run_trace(env, "R" + ref[1:].lower())
     p = _get(env, id)
     store = env.store
     run_id = p["run_id"]
@@ -142,11 +213,7 @@ def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
                   if e["kind"] == "gate.suppressed" and e["data"].get("dedupe_key") != dkey]
     judgement = next((e["data"] for e in events if e["kind"] == "judge.scored" and e["data"].get("dedupe_key") == dkey),
                      None)
-    calls: list[dict[str, Any]] = []
-    if _has_table(store, "model_calls"):
-        calls = store.query(
-            """SELECT role, model, attempt, repair, prompt_tokens, completion_tokens, cost_usd, latency_ms, outcome,
-                      error, created_at FROM model_calls WHERE run_id = ? ORDER BY id""", [run_id])
+    calls = _model_calls(store, run_id)
     delivery: list[dict[str, Any]] = []
     if _has_table(store, "outbox"):
         delivery = store.query(
@@ -174,13 +241,19 @@ def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
         "gate": gate_events,
         "other_suppressions_in_run": other_gate,
         "model_calls": calls,
-        "spend": {"calls": len(calls),
-                  "tokens": sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls),
-                  "cost_usd": round(sum(c["cost_usd"] or 0 for c in calls), 6)},
+        "spend": _spend(calls),
         "delivery": delivery,
         "feedback": feedback,
+        "suppressed_since": _suppressed_since(env, p) if feedback else [],
         "events": [{"seq": e["seq"], "at": e["occurred_at"], "kind": e["kind"]} for e in events],
     }
+
+
+def _suppressed_since(env: OpEnv, p: dict[str, Any]) -> list[dict[str, Any]]:
+    """Later re-derivations the gate suppressed because of this (answered) proposal."""
+    from backchannel.ops.feedback_ops import suppressed_since
+
+    return suppressed_since(env, p)
 
 
 WAKES = ("sweep", "calendar", "signals")
@@ -191,6 +264,8 @@ def wake(env: OpEnv, kind: str) -> dict[str, Any]:
     wake(s) here in-process and report what they did."""
     if kind not in WAKES:
         raise OpError(f"unknown wake {kind!r}; use one of {', '.join(WAKES)}")
+    if kind == "calendar" and not env.settings.calendar.sources:
+        raise OpError("no calendar to read: set [calendar] sources (ICS files or URLs) in the config")
     if env.daemon is not None:
         try:
             return env.daemon.request_wake(kind)

@@ -291,11 +291,19 @@ class CalendarTrigger:
         self._task: asyncio.Task | None = None
         self._last_refresh: float | None = None
 
-    def reload(self, settings: CalendarSettings) -> None:
+    def reload(self, settings: CalendarSettings, timezone: str | None = None) -> None:
+        """New settings (SIGHUP); `timezone` is the (new) owner's. A running
+        trigger takes them at its next tick: `restart()` applies them now."""
         self._settings = settings
-        self._tz = settings.timezone or self._tz
+        self._tz = settings.timezone or timezone or self._tz
         self._last_refresh = None  # refresh at the next tick
         self._last_digest = None
+
+    async def restart(self) -> None:
+        """Stop and start again: a new tick takes effect at once, and sources
+        added to a calendar that had none start being read."""
+        await self.stop()
+        self.start()
 
     async def refresh(self, force: bool = False) -> list[Wake]:
         """Load every source now; enqueue a `calendar` wake when the upcoming
@@ -351,8 +359,8 @@ class CalendarTrigger:
         return out
 
     async def _run(self) -> None:
-        tick = max(0.05, min(60.0, self._settings.refresh_s))
         while True:
+            tick = max(0.05, min(60.0, self._settings.refresh_s))
             try:
                 due = self._last_refresh is None or self._clock.monotonic() - self._last_refresh >= self._settings.refresh_s
                 if due:

@@ -217,14 +217,16 @@ class ScheduleTrigger:
             if sched.running:
                 sched.shutdown(wait=False)
 
-    def reload(self, settings: ScheduleSettings) -> None:
-        """Apply new settings (SIGHUP). A bad cron string raises before anything
-        changes, so the running schedule stays as it was."""
-        tz = self._resolve_tz(settings)
+    def reload(self, settings: ScheduleSettings, timezone: str | None = None) -> None:
+        """Apply new settings (SIGHUP); `timezone` is the (new) owner's. A bad cron
+        string or zone raises before anything changes, so the running schedule
+        stays as it was."""
+        default_tz = timezone or self._default_tz
+        tz = ZoneInfo(settings.timezone or default_tz or "UTC")
         triggers = build_triggers(settings, tz)
         was_running = self.running
         self.shutdown()
-        self._settings, self.tz, self._triggers = settings, tz, triggers
+        self._settings, self.tz, self._triggers, self._default_tz = settings, tz, triggers, default_tz
         if was_running:
             self.start()
 

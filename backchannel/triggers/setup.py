@@ -56,11 +56,14 @@ class Triggers:
         await self.signals.stop()
 
     async def reload(self, settings: Settings) -> None:
-        """SIGHUP: apply new settings; the inbox watch restarts only when its
-        table changed. A bad cron string raises before anything changes."""
-        self.schedule.reload(settings.schedule)
-        self.calendar.reload(settings.calendar)
-        self.signals.reload(settings.signals)
+        """SIGHUP: apply new settings at once; the inbox watch restarts only when
+        its table changed. A bad cron string or time zone raises before anything
+        changes."""
+        self.schedule.reload(settings.schedule, settings.owner.timezone)
+        self.calendar.reload(settings.calendar, settings.owner.timezone)
+        self.signals.reload(settings.signals, signals_dir(settings, self.paths))
+        await self.calendar.restart()  # its loop only runs with sources, and reads its tick once a lap
+        await self.signals.restart()
         if settings.inbox != self.settings.inbox:
             if self.inbox is not None:
                 await self.inbox.stop()

@@ -244,9 +244,19 @@ class SignalTrigger:
         self._task: asyncio.Task | None = None
         self._last_feeds: float | None = None
 
-    def reload(self, settings: SignalSettings) -> None:
+    def reload(self, settings: SignalSettings, drop_dir: Path | str | None = None) -> None:
+        """New settings (SIGHUP). A running trigger takes them at its next tick:
+        `restart()` applies them now."""
         self._settings = settings
         self._last_feeds = None
+        if drop_dir is not None and Path(drop_dir) != self.drop_dir:
+            self.drop_dir = Path(drop_dir)
+            self._bad_files.clear()
+
+    async def restart(self) -> None:
+        """Stop and start again, so a new poll period or drop folder applies at once."""
+        await self.stop()
+        self.start()
 
     def _emit(self, signals: list[Signal]) -> list[Wake]:
         out: list[Wake] = []
@@ -287,8 +297,8 @@ class SignalTrigger:
         return await self.poll_feeds() + await self.poll_drop_dir()
 
     async def _run(self) -> None:
-        tick = max(0.05, min(self._settings.drop_poll_s, self._settings.refresh_s))
         while True:
+            tick = max(0.05, min(self._settings.drop_poll_s, self._settings.refresh_s))
             try:
                 if self._settings.feeds and (
                     self._last_feeds is None or self._clock.monotonic() - self._last_feeds >= self._settings.refresh_s

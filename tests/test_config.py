@@ -119,3 +119,16 @@ def test_env_with_unknown_table_is_an_error(home, monkeypatch):
     monkeypatch.setenv("BACKCHANNEL_MODLES__SWEEP", "offline")
     with pytest.raises(ConfigError, match="BACKCHANNEL_MODLES__SWEEP"):
         load_settings()
+
+
+def test_data_and_state_folders_are_private(home):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        p = resolve_paths().ensure()
+    finally:
+        os.umask(old)
+    for d in (p.data_dir, p.state_dir):
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700, d

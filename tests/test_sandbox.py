@@ -326,3 +326,38 @@ def test_touched_counts_only_this_runs_calls():
     api.read(1000)  # the parent's own reads (e.g. the drafter) before the run
     r = run_program("result = api.read(7) + api.read(5)", api)
     assert r.ok and r.result == 12 and r.stats["assertions_touched"] == 12
+
+
+def test_child_dies_with_a_killed_parent(tmp_path):
+    """A kill -9 of the daemon must not leave generated code running."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    driver = tmp_path / "driver.py"
+    driver.write_text(
+        "import sys\n"
+        "from backchannel.config.sections import SandboxSettings\n"
+        "from backchannel.sandbox import run_program\n"
+        "class Api:\n"
+        "    def rpc_methods(self):\n"
+        "        return {'hello': lambda: print('child up', flush=True) or 1}\n"
+        "run_program('x = api.hello()\\nwhile True:\\n    pass', Api(), SandboxSettings(cpu_s=30, wall_s=60))\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(driver)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout.readline().strip() == "child up"
+        children = subprocess.run(["pgrep", "-P", str(parent.pid)], capture_output=True, text=True).stdout.split()
+        assert children, "the sandbox child should be running"
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 5
+        alive = children
+        while alive and time.monotonic() < deadline:
+            alive = [c for c in children if os.path.exists(f"/proc/{c}") and
+                     open(f"/proc/{c}/stat").read().split()[2] != "Z"]
+            time.sleep(0.05)
+        assert not alive, f"sandbox child {alive} outlived its killed parent"
+    finally:
+        parent.kill()

@@ -40,8 +40,13 @@ class Paths:
         return self.config_dir / "skills"
 
     def ensure(self) -> "Paths":
-        for d in (self.config_dir, self.data_dir, self.state_dir):
-            d.mkdir(parents=True, exist_ok=True)
+        """Create the folders. Data and state hold transcripts, the database and the API
+        token: only the owner may enter them, whatever the umask."""
+        self.config_dir.mkdir(parents=True, exist_ok=True)
+        for d in (self.data_dir, self.state_dir):
+            d.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if d.stat().st_mode & 0o077:
+                d.chmod(0o700)
         return self
 
 

@@ -34,6 +34,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
 _CAP_VERSION_3 = 0x20080522
 NOBODY = 65534
 PR_SET_SECCOMP = 22
@@ -138,6 +139,7 @@ def confine_namespaces(workdir: str) -> list[str]:
     """Network namespace, chroot and privilege drop; returns the steps applied."""
     applied: list[str] = []
     ctypes, libc = _libc()
+    parent = os.getppid()
     uid, gid = os.getuid(), os.getgid()
     if uid == 0:
         if libc is not None and libc.unshare(CLONE_NEWNET) == 0:
@@ -167,6 +169,11 @@ def confine_namespaces(workdir: str) -> list[str]:
             applied.append("chroot")
         if _drop_caps(ctypes, libc):
             applied.append("no_caps")
+    # Die with the daemon, even on its kill -9. Set after the uid change, which clears it.
+    if libc is not None and libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0) == 0:
+        applied.append("pdeathsig")
+        if os.getppid() != parent:  # the daemon died before the line above
+            os._exit(137)
     if libc is not None and libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
         applied.append("no_new_privs")
         # Last: the filter refuses clone/kill, which the steps above do not need.

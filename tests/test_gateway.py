@@ -181,3 +181,80 @@ def test_script_file_answers_by_prompt_match_then_in_order(store, tmp_path):
     assert ask("Lea") == 3  # the scripted 429 was retried
     assert script.remaining == 0 and [c.error for c in script.calls] == [None, None, 429, None]
     assert [r["outcome"] for r in calls(store)] == ["ok", "ok", "rate_limited", "ok"]
+
+
+def test_a_key_echoed_by_the_provider_never_reaches_rows_logs_or_output(store, caplog, capfd):
+    import logging
+
+    key = "Zq9ExoticKeyShape4711"  # no sk- prefix: only the exact-value redaction catches it
+    caplog.set_level(logging.DEBUG)
+    with FaultServer(default={"kind": "401"}) as srv:
+        gw = make_gateway(store, [], extract="openai/fault-model", api_base=srv.base_url, retries=2)
+        (gw.paths.config_dir / "secrets" / "openai_api_key").write_text(key + "\n")
+        with pytest.raises(ModelError) as info:
+            gw.complete("extract", MSGS, run_id="R10", response_model=ResolutionAnswer)
+        assert srv.kinds == ["401"]  # an auth error is not retried
+        assert srv.auth == [f"Bearer {key}"]  # the key was sent, and echoed back in the error
+    rows = calls(store)
+    assert [r["outcome"] for r in rows] == ["error"] and "[redacted]" in rows[0]["error"]
+    dumped = json.dumps(store.query("SELECT * FROM model_calls"), default=str)
+    out, err = capfd.readouterr()
+    for where in (dumped, caplog.text, out, err, str(info.value)):
+        assert key not in where
+
+
+def test_cli_fast_paths_never_import_litellm_even_with_models_configured(home):
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from backchannel.cli.main import cli\n"
+        "for args in (['--help'], ['sources'], ['status'], ['proposals'], ['usage'], ['entities']):\n"
+        "    r = CliRunner().invoke(cli, args)\n"
+        "    assert r.exit_code == 0, (args, r.output)\n"
+        "print([m for m in ('litellm', 'torch', 'sentence_transformers', 'backchannel.agent.models')"
+        " if m in sys.modules])\n"
+    )
+    env = {**os.environ, "BACKCHANNEL_HOME": str(home), "BACKCHANNEL_MODELS__EXTRACT": "openai/gpt-4.1-mini",
+           "BACKCHANNEL_MODELS__DRAFT": "openai/gpt-4.1-mini", "BACKCHANNEL_MODELS__SWEEP": "openai/gpt-4.1-mini"}
+    p = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"
+
+
+def test_audit_rows_survive_the_callers_rollback_and_still_count_against_the_budget(store):
+    register_scripted([{"content": GOOD, "repeat": True}], name="rollback")
+    gw = make_gateway(store, extract="scripted/rollback",
+                      budget=BudgetSettings(per_run_tokens=None, per_day_tokens=None, per_run_cost_usd=None))
+    with pytest.raises(RuntimeError):
+        with store.transaction():  # the writer's transaction around an entity-resolution call
+            gw.complete("extract", MSGS, run_id="R11", response_model=ResolutionAnswer)
+            raise RuntimeError("the source failed after the call")
+    rows = calls(store)
+    assert [r["outcome"] for r in rows] == ["ok"]
+    gw.settings.models.budget.per_run_tokens = rows[0]["prompt_tokens"] + rows[0]["completion_tokens"]
+    with pytest.raises(BudgetExhausted):  # what the rolled-back source spent still counts
+        gw.complete("extract", MSGS, run_id="R11", response_model=ResolutionAnswer)
+
+
+def test_a_missing_key_fails_at_once_with_a_message_naming_where_to_put_it(store, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    waits: list[float] = []
+    with FaultServer([{"kind": "ok", "content": GOOD}]) as srv:
+        gw = make_gateway(store, waits, extract="openai/local-model", api_base=srv.base_url)
+        (gw.paths.config_dir / "secrets" / "openai_api_key").unlink()
+        with pytest.raises(ModelError, match="Missing credentials.*secrets/openai_api_key"):
+            gw.complete("extract", MSGS, run_id="R12")
+        assert srv.kinds == []  # nothing was sent
+    assert waits == [] and [r["outcome"] for r in calls(store)] == ["error"]  # not retried
+
+
+def test_a_server_without_usage_is_charged_an_estimate(store):
+    with FaultServer([{"kind": "ok", "content": GOOD, "usage": False}]) as srv:
+        gw = make_gateway(store, [], extract="openai/local-model", api_base=srv.base_url)
+        c = gw.complete("extract", MSGS, run_id="R13", response_model=ResolutionAnswer)
+    row = calls(store)[0]
+    assert c.prompt_tokens == row["prompt_tokens"] > 10 and c.completion_tokens == row["completion_tokens"] > 5

@@ -148,3 +148,145 @@ def test_budget_stop_writes_nothing_for_the_source(store, home):
     out = ingest_file(store, gw.settings, path, gateway=gw, run_id="R5")
     assert out.status == "ingested" and out.assertions >= 1
     assert json.loads(json.dumps(out.to_dict()))["status"] == "ingested"
+
+
+# -- the CLI end to end, a scripted model configured like a real one, no network --
+
+AUDIT_RUNNER = r'''
+import atexit, ipaddress, json, runpy, sys
+
+seen = []
+
+def _local(host):
+    if host in (None, "", "localhost") or not isinstance(host, str):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost: a lookup would leave the machine
+
+def _hook(event, args):
+    if event in ("socket.connect", "socket.sendto", "socket.sendmsg"):
+        addr = args[1] if len(args) > 1 else None
+        if isinstance(addr, tuple) and not _local(addr[0]):
+            seen.append([event, str(addr)])
+    elif event in ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex"):
+        if not _local(args[0]):
+            seen.append([event, str(args[0])])
+
+sys.addaudithook(_hook)
+report = sys.argv[1]
+heavy = ("litellm", "torch")
+atexit.register(lambda: open(report, "w").write(json.dumps(
+    {"sockets": seen, "imported": [m for m in heavy if m in sys.modules]})))
+module = sys.argv[2]
+sys.argv = [module, *sys.argv[3:]]
+runpy.run_module(module, run_name="__main__")
+'''
+
+
+def run_audited(home, tmp_path, env_extra, *args, module="backchannel"):
+    import os
+    import subprocess
+    import sys
+
+    runner = tmp_path / "audit_runner.py"
+    runner.write_text(AUDIT_RUNNER)
+    report = tmp_path / f"sockets-{len(list(tmp_path.glob('sockets-*')))}.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BACKCHANNEL_")}
+    env.update({"BACKCHANNEL_HOME": str(home), **env_extra})
+    env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # the gateway must set it itself
+    p = subprocess.run([sys.executable, str(runner), str(report), module, *args], env=env, capture_output=True,
+                       text=True, timeout=120)
+    audit = json.loads(report.read_text())
+    run_audited.imported = audit["imported"]
+    return p, audit["sockets"]
+
+
+def test_the_socket_audit_sees_an_outside_connection(home, tmp_path):
+    (tmp_path / "probe.py").write_text(
+        "import socket\n"
+        "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "s.connect(('192.0.2.1', 9))\n"  # UDP: no packet needed for connect to be audited
+        "s.connect(('127.0.0.1', 9))\n"
+        "try:\n    socket.getaddrinfo('telemetry.example.invalid', 443)\nexcept OSError:\n    pass\n")
+    p, sockets = run_audited(home, tmp_path, {}, module="probe")
+    assert p.returncode == 0, p.stderr
+    assert sockets == [["socket.connect", "('192.0.2.1', 9)"], ["socket.getaddrinfo", "telemetry.example.invalid"]]
+
+
+def test_cli_ingest_with_a_configured_scripted_model_stays_offline_and_resumes_after_budget(home, tmp_path):
+    """`backchannel ingest` in a child process, [models] extract from config.toml and
+    the script from BACKCHANNEL_SCRIPTED_MODELS: a budget stop defers the files and
+    writes nothing; with budget back they ingest whole, the invented quote is
+    rejected and counted, a later CIO supersedes the earlier one for
+    `assertions --as-of`, and no socket ever leaves loopback."""
+    (home / "config.toml").write_text('[models]\nextract = "scripted/e2e"\n\n[models.budget]\nper_day_tokens = 50\n')
+    (home / "secrets").mkdir(exist_ok=True)
+    (home / "secrets" / "scripted_api_key").write_text("Zq9SecretForScripted\n")
+    first = home / "2024-03-10 lunch.txt"
+    first.write_text("Marc: I worked with Sophie Martin at Acme back in 2019.\n"
+                     "Me: And Sophie Martin is the CIO of Acme now, right?\n")
+    second = home / "2025-02-20 call.txt"
+    second.write_text("Lea: Paul Leroy became the CIO of Acme last month.\nMe: Good to know.\n")
+    answer = {"assertions": [
+        {"utterance": 0, "quote": "I worked with Sophie Martin at Acme", "subject": "I",
+         "predicate": "worked_with", "object": "Sophie Martin", "qualifier": "Acme", "date_phrase": "in 2019"},
+        {"utterance": 1, "quote": "Sophie Martin is the CIO of Acme", "subject": "Sophie Martin",
+         "predicate": "works_at", "object": "Acme", "object_kind": "organisation", "qualifier": "CIO"},
+        {"utterance": 0, "quote": "Sophie runs Globex", "subject": "Sophie Martin", "predicate": "works_at",
+         "object": "Globex", "object_kind": "organisation"},  # invented: rejected and counted
+    ]}
+    later = {"assertions": [
+        {"utterance": 0, "quote": "Paul Leroy became the CIO of Acme last month", "subject": "Paul Leroy",
+         "predicate": "works_at", "object": "Acme", "object_kind": "organisation", "qualifier": "CIO",
+         "date_phrase": "last month", "modality": "reported"}]}
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps({"e2e": [
+        {"match": "Name as mentioned", "content": {"match_id": None, "confidence": 0.1}, "repeat": True},
+        {"match": "I worked with Sophie", "content": answer, "repeat": True},
+        {"match": "Paul Leroy became", "content": later, "repeat": True},
+    ]}))
+    env = {"BACKCHANNEL_SCRIPTED_MODELS": str(scripts)}
+
+    p, sockets = run_audited(home, tmp_path, env, "ingest", str(first), str(second), "--json")
+    assert p.returncode == 1, p.stderr
+    out = json.loads(p.stdout)
+    assert out["ingested"] == 0 and len(out["deferred"]) == 2 and "budget" in out["deferred"][0]["error"]
+    assert sockets == []
+    assert run_audited.imported == []  # a spent budget refuses before litellm is imported
+
+    env["BACKCHANNEL_MODELS__BUDGET__PER_DAY_TOKENS"] = "100000"  # the budget is back
+    p, sockets = run_audited(home, tmp_path, env, "ingest", str(first), str(second), "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["ingested"] == 2
+    assert sockets == [] and "litellm" in run_audited.imported
+
+    from backchannel.config import Settings, resolve_paths
+    from backchannel.memory.store import Store
+    from backchannel.ops import OpEnv, invoke
+
+    s = Store.open(resolve_paths().db_file)
+    try:
+        def held_on(day):  # what `backchannel assertions --as-of DAY` lists
+            rows = invoke(OpEnv(s, Settings(), resolve_paths()), "assertions",
+                          {"predicate": "works_at", "as_of": day})
+            return [(r["subject"], r["qualifier"], r["object"]) for r in rows]
+
+        assert held_on("2024-06-01") == [("Sophie Martin", "CIO", "Acme")]
+        assert held_on("2025-03-01") == [("Paul Leroy", "CIO", "Acme")]
+        rows = s.query("SELECT predicate, quote, extractor, valid_from, superseded_by FROM assertions ORDER BY id")
+        assert [(r["predicate"], r["quote"], r["extractor"]) for r in rows] == [
+            ("worked_with", "I worked with Sophie Martin at Acme", "scripted/e2e"),
+            ("works_at", "Sophie Martin is the CIO of Acme", "scripted/e2e"),
+            ("works_at", "Paul Leroy became the CIO of Acme last month", "scripted/e2e")]
+        assert str(rows[0]["valid_from"]) == "2019-01-01" and rows[1]["superseded_by"] is not None
+        calls = s.query("SELECT outcome, model FROM model_calls WHERE role = 'extract' ORDER BY id")
+        assert [c["outcome"] for c in calls] == ["budget_stopped", "budget_stopped", "ok", "ok"]
+        assert all(c["model"] == "scripted/e2e" for c in calls)
+        ev = s.events(kind="model_extraction")
+        assert sorted(e["data"]["rejected_quotes"] for e in ev) == [0, 1]
+        assert all(e["data"]["calls"] >= 1 for e in ev)
+        assert "Zq9SecretForScripted" not in json.dumps(s.query("SELECT * FROM model_calls"), default=str)
+    finally:
+        s.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
+from typing import Any
 
 from backchannel.config.sections import BudgetSettings
 from backchannel.memory.store import Store, utcnow
@@ -22,8 +23,9 @@ class Spend:
     cost_usd: float
 
 
-def spent(store: Store, *, run_id: str | None = None, since: datetime | None = None) -> Spend:
-    """Calls, tokens and cost recorded for one run, or since a time (naive UTC)."""
+def spent(store: Store, *, run_id: str | None = None, since: datetime | None = None, con: Any = None) -> Spend:
+    """Calls, tokens and cost recorded for one run, or since a time (naive UTC).
+    `con`: the connection to read with (default: the store's)."""
     where, params = ["outcome <> 'budget_stopped'"], []
     if run_id is not None:
         where.append("run_id = ?")
@@ -31,7 +33,7 @@ def spent(store: Store, *, run_id: str | None = None, since: datetime | None = N
     if since is not None:
         where.append("created_at >= ?")
         params.append(since)
-    row = store.con.execute(
+    row = (con or store.con).execute(
         "SELECT count(*), coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0),"
         " coalesce(sum(cost_usd), 0.0) FROM model_calls WHERE " + " AND ".join(where),
         params,
@@ -45,7 +47,7 @@ def day_start(now: datetime | None = None) -> datetime:
 
 
 def check(store: Store, budget: BudgetSettings, run_id: str | None, *, next_tokens: int = 0,
-          now: datetime | None = None) -> str | None:
+          now: datetime | None = None, con: Any = None) -> str | None:
     """The reason the next call may not be made, or None when it may.
 
     `next_tokens` is the estimated prompt size of the call about to be made: a
@@ -53,8 +55,10 @@ def check(store: Store, budget: BudgetSettings, run_id: str | None, *, next_toke
     """
     checks: list[tuple[str, Spend, int | None, float | None]] = []
     if run_id is not None:
-        checks.append(("run", spent(store, run_id=run_id), budget.per_run_tokens, budget.per_run_cost_usd))
-    checks.append(("day", spent(store, since=day_start(now)), budget.per_day_tokens, budget.per_day_cost_usd))
+        checks.append(("run", spent(store, run_id=run_id, con=con), budget.per_run_tokens,
+                       budget.per_run_cost_usd))
+    checks.append(("day", spent(store, since=day_start(now), con=con), budget.per_day_tokens,
+                   budget.per_day_cost_usd))
     for scope, s, max_tokens, max_cost in checks:
         if max_tokens is not None and s.tokens + next_tokens > max_tokens:
             return (f"per-{scope} token budget spent: {s.tokens} used + ~{next_tokens} needed"

@@ -7,7 +7,8 @@ of the script; when the script runs out the `default` step answers.
 
 Steps are dicts with a `kind`:
 - ``{"kind": "ok", "content": "..."}``: a normal answer (`content` may be a dict,
-  sent as JSON text); optional `prompt_tokens` / `completion_tokens`.
+  sent as JSON text); optional `prompt_tokens` / `completion_tokens`, or
+  `"usage": false` to answer without usage, as some local servers do.
 - ``{"kind": "429", "retry_after": 0.2}``: rate limited, with a Retry-After header
   when `retry_after` is given.
 - ``{"kind": "500"}``: an internal server error.
@@ -16,6 +17,8 @@ Steps are dicts with a `kind`:
 - ``{"kind": "truncated", "content": {...}}``: the answer's JSON text cut in half,
   finish_reason "length".
 - ``{"kind": "wrong_schema"}``: valid JSON that matches no expected schema.
+- ``{"kind": "401"}``: an authentication error whose message echoes the key it
+  was sent (as some providers do), to check that keys never reach the audit rows.
 """
 
 from __future__ import annotations
@@ -134,7 +137,8 @@ class FaultServer:
             "model": body.get("model", "fault-model"),
             "choices": [{"index": 0, "finish_reason": finish,
                          "message": {"role": "assistant", "content": content}}],
-            "usage": _usage_for(body, content, step),
+            # "usage": False in a step leaves usage out, as some local servers do
+            **({} if step.get("usage") is False else {"usage": _usage_for(body, content, step)}),
         }
 
     def _answer(self, h: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
@@ -147,6 +151,10 @@ class FaultServer:
             headers = {"Retry-After": str(step["retry_after"])} if "retry_after" in step else {}
             self._send(h, 429, {"error": {"message": "rate limited (fault server)", "type": "rate_limit_error",
                                           "code": "rate_limit_exceeded"}}, headers)
+        elif kind == "401":
+            sent = (h.headers.get("Authorization") or "").removeprefix("Bearer ")
+            self._send(h, 401, {"error": {"message": f"Incorrect API key provided: {sent}",
+                                          "type": "invalid_request_error", "code": "invalid_api_key"}})
         elif kind == "500":
             self._send(h, 500, {"error": {"message": "internal error (fault server)", "type": "server_error"}})
         elif kind == "hang":

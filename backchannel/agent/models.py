@@ -11,24 +11,31 @@ Every call goes through `Gateway.complete()`, which
   supports it, JSON mode otherwise), validates it locally with pydantic, sends
   the validation error back once (the repair attempt) and raises
   `InvalidOutput` if that fails too;
-- records every attempt, failures included, in `model_calls`.
+- records every attempt, failures included, in `model_calls` (a server that
+  reports no usage is charged an estimate, so token budgets still bind);
+- never lets a key reach the audit rows, its error messages or the logs of
+  litellm and its HTTP clients (`redact`); a missing key fails at once, saying
+  where to put it.
 
 Keys come from the secrets dir (`<provider>_api_key`), else litellm reads the
 provider's usual environment variable; never from the TOML file.
 
-The rows are written with the store's connection as they happen: call the
-gateway outside any transaction that might roll back, or the audit rows of a
-failed source would vanish with it.
+The audit rows are written, and the budgets read, through a connection of
+the gateway's own (a cursor of the store's) that commits each row at once: a
+caller's transaction that rolls back after a call (the writer's, around an
+entity-resolution call) cannot erase what the call spent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,8 +117,38 @@ def load_litellm() -> Any:
         litellm.failure_callback = []
         litellm.callbacks = []
         litellm.set_verbose = False
+        _quiet_loggers()
         _litellm = litellm
     return _litellm
+
+
+# Loggers of litellm and the HTTP clients under it. litellm's debug lines carry raw
+# provider errors and responses (a provider may echo the key; answers are user data).
+_NOISY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+_CLIENT_LOGGERS = ("httpx", "httpcore", "openai", "openai._base_client", "anthropic", "anthropic._base_client")
+
+
+class _RedactFilter(logging.Filter):
+    """Redacts keys from a record's message (see `redact`) before any handler sees it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            msg = record.getMessage()
+        except Exception:  # a malformed record: leave it to logging's own error path
+            return True
+        clean = redact(msg)
+        if clean != msg:
+            record.msg, record.args = clean, None
+        return True
+
+
+def _quiet_loggers() -> None:
+    for name in _NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    for name in (*_NOISY_LOGGERS, *_CLIENT_LOGGERS):
+        lg = logging.getLogger(name)
+        if not any(isinstance(f, _RedactFilter) for f in lg.filters):
+            lg.addFilter(_RedactFilter())
 
 
 def prompt_hash(messages: list[dict[str, Any]]) -> str:
@@ -122,6 +159,23 @@ def prompt_hash(messages: list[dict[str, Any]]) -> str:
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     """A cheap estimate (4 characters a token) for the budget check before a call."""
     return sum(len(str(m.get("content") or "")) for m in messages) // 4 + 4 * len(messages)
+
+
+_known_keys: set[str] = set()  # keys the gateway read from the secrets dir, for `redact`
+_KEY_SHAPES = re.compile(
+    r"(?i)(bearer\s+|x-api-key[\"':=\s]+|api[_-]?key[\"':=\s]+)[A-Za-z0-9._~+/=-]{6,}"
+    r"|\b(sk|pk|rk|gsk|xai|hf|sk-ant|sk-proj|AIza)[-_]?[A-Za-z0-9_-]{12,}"
+)
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """`text` with the given secrets, any `*_API_KEY` value of the environment and
+    anything shaped like a key or bearer token replaced by [redacted]."""
+    values = {s for s in (*secrets, *_known_keys) if s and len(s) >= 6}
+    values |= {v for k, v in os.environ.items() if k.upper().endswith(("_API_KEY", "_TOKEN")) and v and len(v) >= 6}
+    for v in sorted(values, key=len, reverse=True):
+        text = text.replace(v, "[redacted]")
+    return _KEY_SHAPES.sub(lambda m: (m.group(1) or "") + "[redacted]", text)
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
@@ -195,31 +249,79 @@ class Gateway:
         key = read_secret(self.paths, f"{provider}_api_key")
         if key:
             kw["api_key"] = key
+            _known_keys.add(key)
         # The one api_base belongs to the primary model's provider (a local
         # server); a fallback at another provider uses that provider's default.
         if self.settings.models.api_base and provider == primary.split("/", 1)[0]:
             kw["api_base"] = self.settings.models.api_base
         return kw
 
+    @staticmethod
+    def _load_scripts() -> None:
+        """Test models named in BACKCHANNEL_SCRIPTED_MODELS (see agent.scripted)."""
+        from backchannel.agent import scripted
+
+        try:
+            scripted.register_from_env()
+        except ValueError as exc:
+            raise ModelError(str(exc)) from None
+
     # -- recording --------------------------------------------------------
+    @contextlib.contextmanager
+    def _audit(self) -> Iterator[Any]:
+        """A short-lived connection of its own: autocommit, outside any caller's
+        transaction, and closed at once so it never holds the file open."""
+        cur = self.store.con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    def last_call_id(self) -> int:
+        """The id of the latest audit row (0 when none): count calls made since."""
+        with self._audit() as con:
+            return int(con.execute("SELECT coalesce(max(id), 0) FROM model_calls").fetchone()[0])
+
+    def calls_since(self, call_id: int) -> int:
+        """How many attempts were recorded after audit row `call_id`."""
+        with self._audit() as con:
+            return int(con.execute("SELECT count(*) FROM model_calls WHERE id > ?", [call_id]).fetchone()[0])
+
+    def _check_budget(self, run_id: str | None, role: str, model: str, attempt: int, repair: bool, phash: str,
+                      next_tokens: int) -> None:
+        """Record a budget stop and raise BudgetExhausted when the next call may not be made."""
+        with self._audit() as con:
+            reason = budgets.check(self.store, self.settings.models.budget, run_id, next_tokens=next_tokens,
+                                   con=con)
+        if reason:
+            self._record(run_id=run_id, role=role, model=model, attempt=attempt, repair=repair,
+                         outcome="budget_stopped", phash=phash, error=reason)
+            raise BudgetExhausted(reason)
+
     def _record(self, *, run_id: str | None, role: str, model: str, attempt: int, repair: bool,
                 outcome: str, phash: str, latency_ms: int | None = None, prompt_tokens: int | None = None,
                 completion_tokens: int | None = None, cost_usd: float | None = None,
                 error: str | None = None) -> None:
-        self.store.con.execute(
-            "INSERT INTO model_calls (run_id, role, model, attempt, repair, prompt_tokens, completion_tokens,"
-            " cost_usd, latency_ms, outcome, error, prompt_hash, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [run_id, role, model, attempt, repair, prompt_tokens, completion_tokens, cost_usd, latency_ms,
-             outcome, (error or "")[:2000] or None, phash, utcnow()],
-        )
+        with self._audit() as con:
+            con.execute(
+                "INSERT INTO model_calls (run_id, role, model, attempt, repair, prompt_tokens, completion_tokens,"
+                " cost_usd, latency_ms, outcome, error, prompt_hash, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, role, model, attempt, repair, prompt_tokens, completion_tokens, cost_usd, latency_ms,
+                 outcome, (error or "")[:2000] or None, phash, utcnow()],
+            )
 
     # -- the call ---------------------------------------------------------
     def complete(self, role: str, messages: list[dict[str, Any]], *, run_id: str | None,
                  response_model: type[BaseModel] | None = None, max_tokens: int | None = None) -> Completion:
         """One completion for `role`. See the module docstring for what it guarantees."""
         chain = self._chain(role)
+        # A spent budget refuses before litellm is even imported (seconds saved per
+        # deferred file); the check before each attempt below stays the authority.
+        self._check_budget(run_id, role, chain[0], 1, False, prompt_hash(messages), estimate_tokens(messages))
         lt = load_litellm()
+        if any(m.startswith("scripted/") for m in chain):
+            self._load_scripts()
         failures: list[str] = []
         for model in chain:
             msgs = list(messages)
@@ -233,6 +335,10 @@ class Gateway:
                     usage = getattr(resp, "usage", None)
                     pt = getattr(usage, "prompt_tokens", None)
                     ct = getattr(usage, "completion_tokens", None)
+                    if not pt and not ct:
+                        # A server that reports no usage is charged an estimate, so that
+                        # token budgets still bind (4 characters a token).
+                        pt, ct = estimate_tokens(msgs), (len(text) + 3) // 4
                     cost = self._cost(lt, resp)
                     record = dict(run_id=run_id, role=role, model=model, attempt=attempt, repair=repair,
                                   phash=prompt_hash(msgs), latency_ms=latency_ms, prompt_tokens=pt,
@@ -268,11 +374,7 @@ class Gateway:
         call_msgs, fmt = self._structured(lt, model, msgs, response_model)
         attempts = max(1, ms.retries + 1)
         for attempt in range(1, attempts + 1):
-            reason = budgets.check(self.store, ms.budget, run_id, next_tokens=estimate_tokens(call_msgs))
-            if reason:
-                self._record(run_id=run_id, role=role, model=model, attempt=attempt, repair=repair,
-                             outcome="budget_stopped", phash=phash, error=reason)
-                raise BudgetExhausted(reason)
+            self._check_budget(run_id, role, model, attempt, repair, phash, estimate_tokens(call_msgs))
             t0 = time.monotonic()
             try:
                 resp = lt.completion(model=model, messages=call_msgs, timeout=ms.timeout_s, max_tokens=max_tokens,
@@ -281,11 +383,16 @@ class Gateway:
             except Exception as exc:  # litellm maps provider errors to its own types
                 latency_ms = int((time.monotonic() - t0) * 1000)
                 outcome, retryable = _classify(lt, exc)
+                # A provider may echo the key in its error: never let it reach the audit rows.
+                error = redact(f"{type(exc).__name__}: {exc}", kwargs.get("api_key"))
+                if _missing_key(exc):
+                    retryable = False  # no retry can find a key
+                    error += (f" (put the key in {self.paths.secrets_dirs[-1] / (model.split('/', 1)[0] + '_api_key')}"
+                              " or the provider's environment variable)")
                 self._record(run_id=run_id, role=role, model=model, attempt=attempt, repair=repair,
-                             outcome=outcome, phash=phash, latency_ms=latency_ms,
-                             error=f"{type(exc).__name__}: {exc}")
+                             outcome=outcome, phash=phash, latency_ms=latency_ms, error=error)
                 if not retryable or attempt == attempts:
-                    raise _ModelFailed(f"{outcome} after {attempt} attempt(s): {type(exc).__name__}") from exc
+                    raise _ModelFailed(f"{outcome} after {attempt} attempt(s): {_brief(error)}") from None
                 wait = min(MAX_BACKOFF_S, ms.backoff_s * 2 ** (attempt - 1))
                 hint = _retry_after(exc) if outcome == "rate_limited" else None
                 if hint is not None:
@@ -323,6 +430,17 @@ class Gateway:
         except Exception:  # not in the price map (local or scripted models): unknown, not zero
             return None
         return None if cost is None else float(cost)
+
+
+def _missing_key(exc: Exception) -> bool:
+    text = str(exc).casefold()
+    return "missing credentials" in text or "api_key client option must be set" in text
+
+
+def _brief(error: str, limit: int = 300) -> str:
+    """An error for a message to the user: litellm's repeated prefixes dropped, cut to `limit`."""
+    error = re.sub(r"(litellm\.)?\w+Error: ", "", error, count=3) or error
+    return error if len(error) <= limit else error[: limit - 1] + "…"
 
 
 def _short_error(exc: ValidationError) -> str:

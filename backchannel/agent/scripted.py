@@ -11,6 +11,13 @@ A script is a list of entries (or a JSON file holding one), each a dict:
 Entries answer in order: the first unused one that applies. When none applies,
 the script's `responder(messages) -> str | dict` answers if given, else the
 call fails with a 500 ("script exhausted").
+
+Other processes (the CLI, the daemon) load scripts from the file named by the
+environment variable ``BACKCHANNEL_SCRIPTED_MODELS``: a JSON object mapping each
+name to its entries (a list, or ``{"entries": [...]}``). The gateway reads it the
+first time a ``scripted/`` model is called, so `[models] extract = "scripted/x"`
+in config.toml drives a real `backchannel ingest` or daemon with no key and no
+network. A name already registered in the process keeps its in-process script.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import Any
 from backchannel.agent.models import load_litellm
 
 PROVIDER = "scripted"
+ENV_VAR = "BACKCHANNEL_SCRIPTED_MODELS"
 Responder = Callable[[list[dict[str, Any]]], "str | dict | list"]
 
 
@@ -140,3 +148,35 @@ def register_scripted(script: list[dict[str, Any]] | str | Path | None = None, *
 
 def unregister_scripted(name: str = "default") -> None:
     _SCRIPTS.pop(name, None)
+
+
+_loaded_files: set[str] = set()
+
+
+def register_from_env(environ: Any = None) -> list[str]:
+    """Register the scripts of the file named by BACKCHANNEL_SCRIPTED_MODELS (once
+    per process and file); returns the names registered now. Without the variable,
+    nothing happens. A bad file is a ValueError naming the file."""
+    import os
+
+    path = (os.environ if environ is None else environ).get(ENV_VAR)
+    if not path or path in _loaded_files:
+        return []
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{ENV_VAR}={path}: cannot load scripts: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f'{ENV_VAR}={path}: expected a JSON object {{"name": [entries...]}}')
+    _loaded_files.add(path)
+    added = []
+    for name, entries in data.items():
+        if name in _SCRIPTS:
+            continue
+        if isinstance(entries, dict):
+            entries = entries.get("entries", [])
+        if not isinstance(entries, list):
+            raise ValueError(f"{ENV_VAR}={path}: script {name!r} must be a list of entries")
+        register_scripted(entries, name=name)
+        added.append(name)
+    return added

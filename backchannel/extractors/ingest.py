@@ -26,6 +26,7 @@ class IngestOutcome:
     assertions: int = 0
     error: str | None = None
     title: str | None = None
+    rejected_quotes: int | None = None  # model extraction: invented quotes dropped
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -68,10 +69,10 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
                              error=None)
     names = owner_names(settings)
     try:
-        extracted, intros, extractor = _extract(transcript, settings, names, gateway=gateway, run_id=run_id)
+        extracted, intros, extractor, stats = _extract(transcript, settings, names, gateway=gateway, run_id=run_id)
         result = write_source(store, transcript, extracted, owner_names=names, extractor=extractor,
                               self_intros=intros, content_hash=content_hash,
-                              resolve_extra=_resolve_extra(settings, gateway))
+                              resolve_extra=_resolve_extra(settings, gateway, run_id))
     except QuoteMismatch as exc:
         return IngestOutcome(str(path), "failed", error=f"internal extractor error: {exc}")
     except Exception as exc:
@@ -84,8 +85,12 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     status = "ingested" if result.created else "skipped"
+    if stats is not None and result.created:
+        # What the model proposed and the code dropped (invented quotes, pronouns), for audit.
+        store.append_event("model_extraction", {"source_id": result.source_id, **stats}, run_id=run_id,
+                           key=f"extract:{content_hash}")
     return IngestOutcome(str(path), status, source_id=result.source_id, assertions=result.assertions,
-                         title=transcript.title)
+                         title=transcript.title, rejected_quotes=stats and stats["rejected_quotes"])
 
 
 def _gateway_error_kind(exc: Exception) -> str | None:
@@ -101,13 +106,13 @@ def _extract(transcript, settings: Settings, names: list[str], *, gateway, run_i
 
     intros = offline.self_introductions(transcript)
     if settings.models.extract == "offline" or gateway is None:
-        return offline.extract(transcript, owner_names=names), intros, "offline"
+        return offline.extract(transcript, owner_names=names), intros, "offline", None
     model_extract = importlib.import_module("backchannel.extractors.model_extract")
     result = model_extract.extract_with_model(transcript, gateway=gateway, run_id=run_id, owner_names=names)
-    return result.assertions, intros, settings.models.extract
+    return result.assertions, intros, settings.models.extract, result.stats()
 
 
-def _resolve_extra(settings: Settings, gateway):
+def _resolve_extra(settings: Settings, gateway, run_id: str | None = None):
     """The fuzzy/embedding/model layers, when a model is configured (never offline,
     where exact and alias matching keep ingest fast and predictable)."""
     if settings.models.extract == "offline" or gateway is None:
@@ -116,4 +121,5 @@ def _resolve_extra(settings: Settings, gateway):
         layers = importlib.import_module("backchannel.extractors.resolve_layers")
     except ImportError:
         return None
-    return lambda store, name, kind: layers.resolve_extra(store, name, kind, gateway=gateway)
+    # run_id: resolution calls count against the run's budget and show in its audit.
+    return lambda store, name, kind: layers.resolve_extra(store, name, kind, gateway=gateway, run_id=run_id)

@@ -22,6 +22,7 @@ stop always raises.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,7 +60,15 @@ class ModelExtraction:
     completion_tokens: int = 0
     rejected: list[dict[str, Any]] = field(default_factory=list)  # what was dropped and why
 
+    def stats(self, max_rejected: int = 50) -> dict[str, Any]:
+        """The counts (and the first dropped items) as JSON, for the event log."""
+        return {"chunks": self.chunks, "calls": self.calls, "assertions": len(self.assertions),
+                "rejected_quotes": self.rejected_quotes, "unresolved": self.unresolved,
+                "failed_chunks": self.failed_chunks, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "rejected": self.rejected[:max_rejected]}
 
+
+@functools.cache
 def load_prompt(name: str) -> Template:
     text = (resources.files("backchannel.extractors") / "prompts" / name).read_text(encoding="utf-8")
     return Template(text)
@@ -214,7 +223,7 @@ def extract_with_model(transcript: Transcript, *, gateway: Gateway, run_id: str 
     chunks = chunk_utterances(transcript.utterances, ms.chunk_tokens, ms.chunk_overlap_utterances)
     out = ModelExtraction([], len(chunks), 0, 0)
     checker = _Checker(transcript, out)
-    before = gateway.store.scalar("SELECT coalesce(max(id), 0) FROM model_calls")
+    before = gateway.last_call_id()
     try:
         for chunk in chunks:
             messages = build_messages(transcript, chunk, len(chunks), owner_names)
@@ -233,7 +242,7 @@ def extract_with_model(transcript: Transcript, *, gateway: Gateway, run_id: str 
             for item in c.parsed.assertions:
                 checker.add(item, chunk)
     finally:
-        out.calls = int(gateway.store.scalar("SELECT count(*) FROM model_calls WHERE id > ?", [before]))
+        out.calls = gateway.calls_since(before)
     return out
 
 

@@ -199,3 +199,111 @@ def add_proposal(store: Any, *, kind: str = "introduction", entity_ids: list[int
         [pid, f"{kind}:" + ",".join(map(str, ids)), kind, ids, title, body, why, json.dumps(ev),
          json.dumps(action) if action else None, action_hash(action) if action else None, status, now, now])
     return pid
+
+
+# -- a real daemon on a demo-like home ----------------------------------------------
+class DaemonProc:
+    """One `backchannel run` child in `home`; its log lines go to a file we poll."""
+
+    def __init__(self, home: Path, crash_at: str | None = None):
+        import os
+        import subprocess
+        import sys
+
+        self.home = home
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("BACKCHANNEL_") and k != "NOTIFY_SOCKET"}
+        self.env.update(BACKCHANNEL_HOME=str(home), PYTHONUNBUFFERED="1")
+        run_env = dict(self.env)
+        if crash_at:  # the daemon dies there at once, as under kill -9 (the test hook)
+            run_env["BACKCHANNEL_TEST_CRASH_AT"] = crash_at
+        self.log_path = home / ("daemon.log" if not crash_at else f"daemon-crash-{crash_at}.log")
+        with self.log_path.open("w") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env=run_env,
+                                         stdout=subprocess.DEVNULL, stderr=log)
+
+    def lines(self) -> list[dict[str, Any]]:
+        out = []
+        for raw in self.log_path.read_text().splitlines():
+            try:
+                out.append(json.loads(raw))
+            except ValueError:
+                out.append({"msg": raw})
+        return out
+
+    def wait_log(self, pred, timeout: float = 60.0) -> dict[str, Any]:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.lines():
+                if pred(line):
+                    return line
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise AssertionError(f"log line not seen (exit {self.proc.poll()}):\n{self.log_path.read_text()[-4000:]}")
+
+    def cli(self, *args: str, input: str | None = None, env: dict[str, str] | None = None):
+        import subprocess
+        import sys
+
+        return subprocess.run([sys.executable, "-m", "backchannel", *args], env={**self.env, **(env or {})},
+                              capture_output=True, text=True, timeout=120, input=input)
+
+    def stop(self) -> int:
+        import signal
+
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=20)
+        except Exception:  # noqa: BLE001 - a hung daemon must not outlive the test
+            self.proc.kill()
+            return self.proc.wait(timeout=10)
+
+
+def wait_for(pred, timeout: float = 60.0, what: str = "condition") -> Any:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def demo_home(home: Path, delivery_toml: str, *, marc_email: bool = True, extra_files: list[Path] | None = None,
+              gate: str = "") -> None:
+    """The demo's story (its corpus, a meeting with Marc on Thursday, Acme's tender),
+    ingested in-process before any daemon, with `delivery_toml` appended to the config.
+    Without `marc_email` the invitation names Marc but gives no address."""
+    from backchannel.config import load_settings, resolve_paths
+    from backchannel.demo import corpus_files
+    from backchannel.demo.scenario import prepare_home
+    from backchannel.extractors.ingest import ingest_file
+    from backchannel.memory import Store, entities
+
+    prepare_home(home)
+    if not marc_email:
+        ics = home / "demo" / "calendar.ics"
+        ics.write_text(ics.read_text().replace("ATTENDEE;CN=Marc Dupont:mailto:marc@example.org",
+                                               "ATTENDEE;CN=Marc Dupont:Marc Dupont"))
+    cfg = (home / "config.toml").read_text()
+    cfg = cfg.replace('[gate]\nquiet_hours = ""', '[gate]\nquiet_hours = ""\nmin_gap_minutes = 0\n' + gate)
+    cfg = cfg.replace("[signals]\n", "[signals]\ndrop_poll_s = 0.3\n")
+    (home / "config.toml").write_text(cfg + "\n" + delivery_toml)
+    env = {"BACKCHANNEL_HOME": str(home)}
+    paths = resolve_paths(env).ensure()
+    settings = load_settings(paths, environ=env)
+    with Store.open(paths.db_file) as st:
+        entities.ensure_owner(st, settings.owner.name, settings.owner.aliases)
+        for f in [*corpus_files(), *(extra_files or [])]:
+            assert ingest_file(st, settings, f).status == "ingested", f
+
+
+def email_toml(smtp_port: int, *, auth: bool = False) -> str:
+    login = f'username = "{USER}"\n' if auth else ""
+    return (f'[delivery.email]\nhost = "127.0.0.1"\nport = {smtp_port}\nsecurity = "none"\n{login}'
+            f'sender = "bc@example.net"\n')

@@ -124,6 +124,36 @@ def test_bad_recipients_are_refused():
         validate_action({**DRAFT, "channel": "slack"})
 
 
+def test_edited_draft_takes_only_to_and_subject():
+    from backchannel.delivery.approval import from_editable, to_editable
+
+    assert from_editable(to_editable(DRAFT)) == DRAFT
+    with pytest.raises(ValueError, match="only To: and Subject:.*Bcc:"):
+        from_editable("To: marc@example.org\nBcc: someone@example.org\nSubject: Hi\n\nBody\n")
+
+
+def test_a_name_as_recipient_is_refused_with_the_way_out(store, smtp):
+    pid = add_proposal(store, action={**DRAFT, "to": "Marc Dupont"}, status="delivered")
+    env = _env(store, smtp)
+    info = ops.proposal_action(env, pid)
+    assert "is a name, not an email address" in info["problem"]
+    with pytest.raises(OpError, match=rf"--edit"):
+        ops.approve(env, pid, expected_hash=info["action_hash"])
+    assert smtp.messages == [] and store.scalar("SELECT count(*) FROM outbox") == 0
+    assert "approve" not in links.links_for(env.settings, env.paths, ops._proposal(env, pid))
+
+
+def test_approving_a_dismissed_proposal_lifts_its_dismissal(store, smtp):
+    from backchannel.memory import rejections
+
+    pid = add_proposal(store, action=DRAFT, status="delivered", entity_ids=[7, 8])
+    env = _env(store, smtp)
+    ops.dismiss(env, pid, reason="not now")
+    assert rejections.check_structured(store, "introduction", [7, 8], ops.utcnow()) is not None
+    assert ops.approve(env, pid, expected_hash=action_hash(DRAFT))["sent"]
+    assert rejections.check_structured(store, "introduction", [7, 8], ops.utcnow()) is None
+
+
 def test_approve_link_get_shows_the_draft_post_sends_stale_link_refused(store, smtp):
     from backchannel.delivery.web import handle_get, handle_post
 

@@ -527,3 +527,34 @@ def test_start_waits_for_a_cli_that_holds_the_store(home, daemons):
     d.ready()
     assert json.loads(cli(home, "status", "--json").stdout)["daemon"]["pid"] == d.proc.pid
     d.stop()
+
+
+def test_budget_spent_leaves_the_file_in_the_inbox_until_the_budget_returns(home, daemons, tmp_path):
+    """A spent daily model budget defers an inbox file (not failed/): it stays in the
+    inbox and is ingested once SIGHUP brings a raised budget."""
+    answer = {"assertions": [{"utterance": 0, "quote": "I joined Hooli as head of procurement in September",
+                              "subject": "I", "predicate": "works_at", "object": "Hooli",
+                              "object_kind": "organisation", "qualifier": "head of procurement"}]}
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps({"inbox": [
+        {"match": "Name as mentioned", "content": {"match_id": None, "confidence": 0.1}, "repeat": True},
+        {"content": answer, "repeat": True}]}))
+    _config(home, models={"extract": "scripted/inbox"}, extra="[models.budget]\nper_day_tokens = 10\n")
+    d = daemons(home, BACKCHANNEL_SCRIPTED_MODELS=str(scripts)).ready()
+    inbox = home / "data" / "inbox"
+    (inbox / "2026-11-02 tom.vtt").write_text(NEW_TRANSCRIPT)
+    d.wait_log(lambda x: x.get("msg") == "run finished" and x.get("status") == "budget_stopped")
+    time.sleep(0.5)
+    assert (inbox / "2026-11-02 tom.vtt").exists()
+    assert not (home / "data" / "failed").exists() or not any((home / "data" / "failed").iterdir())
+
+    _config(home, models={"extract": "scripted/inbox"}, extra="[models.budget]\nper_day_tokens = 100000\n")
+    d.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (home / "data" / "processed" / "2026-11-02 tom.vtt").exists():
+        time.sleep(0.1)
+    assert (home / "data" / "processed" / "2026-11-02 tom.vtt").exists(), d.log_path.read_text()[-3000:]
+    facts = json.loads(cli(home, "assertions", "--about", "Tom Becker", "--json").stdout)
+    assert [(f["predicate"], f["object"], f["extractor"]) for f in facts][:1] == \
+        [("works_at", "Hooli", "scripted/inbox")]
+    d.stop()

@@ -51,6 +51,37 @@ def test_slack_error_status_keeps_it_queued_without_leaking_the_url(home, store)
         cap.stop()
 
 
+def test_malformed_secret_urls_never_show_in_errors(home, store):
+    """urllib quotes a malformed URL in its exception text; the URL is the credential."""
+    settings = make_settings(channels=["slack"])
+    paths = resolve_paths()
+    for url in ("hooks.slack.com/services/T0/B0/NOSCHEMESECRET", "http://127.0.0.1:9/services/SPACE SECRET",
+                "ftp://127.0.0.1/services/FTPSECRET"):
+        write_secret(home, "slack_webhook_url", url)
+        store.con.execute("DELETE FROM outbox")
+        pid = add_proposal(store)
+        [r] = outbox.deliver_due(store, settings, paths)
+        recorded = json.dumps(store.query("SELECT * FROM outbox") + store.events(limit=1000), default=str)
+        assert not r.ok and "SECRET" not in r.detail and "SECRET" not in recorded, r.detail
+        store.con.execute("UPDATE proposals SET status = 'dismissed' WHERE id = ?", [pid])
+
+
+def test_any_error_text_is_scrubbed_of_every_delivery_secret(home):
+    from backchannel.delivery.redact import scrub
+
+    write_secret(home, "smtp_password", "pa55-word-xyz")
+    write_secret(home, "slack_webhook_url", "https://hooks.slack.com/services/T1/B2/slackTOKEN99")
+    write_secret(home, "apprise_urls", "# comment\ntgram://123456:BOTTOKEN-abc/987\njson://u:JSONPASS88@h/p")
+    write_secret(home, "webhook_hmac_key", "hmac-key-0123456789")
+    settings, paths = make_settings(), resolve_paths()
+    text = ("535 auth failed for pa55-word-xyz; POST /services/T1/B2/slackTOKEN99 failed; 'slackTOKEN99'; "
+            "tgram BOTTOKEN-abc; JSONPASS88; key hmac-key-0123456789")
+    out = scrub(settings, paths, text)
+    for secret in ("pa55-word-xyz", "slackTOKEN99", "BOTTOKEN-abc", "JSONPASS88", "hmac-key-0123456789"):
+        assert secret not in out
+    assert out.startswith("535 auth failed for [secret]")
+
+
 def test_webhook_is_signed_and_verifiable(home, store):
     cap = start_http()
     try:

@@ -136,8 +136,9 @@ def test_budget_stop_writes_nothing_for_the_source(store, home):
     script = register_scripted([{"content": answer, "repeat": True}], name="mx4")
     gw = gateway(store, "mx4", chunk_tokens=150,
                  budget=BudgetSettings(per_run_tokens=1500, per_day_tokens=None, per_run_cost_usd=None))
-    deferred = ingest_file(store, gw.settings, path, gateway=gw, run_id="R4")
-    assert deferred.status == "deferred" and "budget" in deferred.error
+    stopped = ingest_file(store, gw.settings, path, gateway=gw, run_id="R4")
+    # A file that alone exceeds the per-run budget fails (waiting would not help) and says what to raise.
+    assert stopped.status == "failed" and "per_run_tokens" in stopped.error
     assert 1 <= len(script.calls) < 6  # some chunks were extracted, then the budget stopped the source
     for table in ("sources", "utterances", "assertions"):
         assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table

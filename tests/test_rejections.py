@@ -100,6 +100,26 @@ def test_semantic_suppression_lapses_with_until(store):
     assert rejections.check(store, text, "introduction", [777], utcnow() + timedelta(days=4)) is None
 
 
+def test_semantic_net_compares_like_kinds_only(store):
+    """The demo's story: the owner dismisses the introduction via Marc; the meeting
+    brief about Marc quotes the same lines (0.84 similar) but is another proposal."""
+    data = json.loads(PAIRS.read_text())
+    d13 = next(d for d in data["dismissed"] if d["id"] == "D13")
+    brief = next(c for c in data["candidates"] if c["kind"] == "brief" and "Globex case study" in c["text"])
+    marc, acme, *_ = _world(store)
+    pid = add_proposal(store, entity_ids=[marc, acme], why=d13["text"], evidence=[])
+    ops.dismiss(_env(store), pid, reason="already in touch with Sophie")
+    [sim] = (rejections.embed([brief["text"]]) @ rejections.embed([d13["text"]]).T)[0]
+    assert sim >= rejections.DEFAULT_THRESHOLD  # what made the brief a false positive before
+    assert rejections.check(store, brief["text"], "brief", [marc], utcnow()) is None
+    # Kinds drift in generated code: "intro" / "Introduction" still count as the same kind.
+    for kind in ("intro", "Introduction", "introduction"):
+        hit = rejections.check(store, d13["text"], kind, [4242], utcnow())
+        assert hit is not None and hit.scope == "semantic" and hit.proposal_id == pid, kind
+    assert rejections.same_kind("follow-up", "follow_up") and not rejections.same_kind("brief", "birthday")
+    assert not rejections.same_kind("in", "introduction")  # too short to be a prefix
+
+
 def test_gate_hook_explains_the_suppression(store):
     from backchannel.daemon import gate
 
@@ -117,7 +137,8 @@ def test_calibrated_threshold_separates_the_labelled_set():
     data = json.loads(PAIRS.read_text())
     dismissed = rejections.embed([d["text"] for d in data["dismissed"]])
     cands = rejections.embed([c["text"] for c in data["candidates"]])
-    sims = cands @ dismissed.T
+    same = np.array([[rejections.same_kind(c["kind"], d["kind"]) for d in data["dismissed"]] for c in data["candidates"]])
+    sims = np.where(same, cands @ dismissed.T, -1.0)  # as `check` compares: same kind only
     ids = [d["id"] for d in data["dismissed"]]
     pos = [sims[i, ids.index(c["same_as"])] for i, c in enumerate(data["candidates"]) if c["same_as"]]
     neg = [sims[i].max() for i, c in enumerate(data["candidates"]) if not c["same_as"]]

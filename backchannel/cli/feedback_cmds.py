@@ -66,7 +66,7 @@ def approve(proposal_id: str, edit: bool, yes: bool, json_output: bool) -> None:
     The approval binds to the sha256 of the exact payload shown (or saved from
     the editor); the message goes out with backchannel's own email settings.
     """
-    from backchannel.delivery.approval import action_hash, from_editable, to_editable
+    from backchannel.delivery.approval import action_hash, from_editable, problem, to_editable
 
     info = _call("proposal_action", {"id": proposal_id})
     action = info["action"]
@@ -78,11 +78,16 @@ def approve(proposal_id: str, edit: bool, yes: bool, json_output: bool) -> None:
         try:
             edited = from_editable(text, channel=action.get("channel", "email"))
         except ValueError as exc:
-            raise UserError(f"cannot read the edited draft: {exc}") from None
+            raise UserError(f"cannot read the edited draft: {exc}; nothing approved") from None
         action = edited
     digest = action_hash(action)
     if not json_output:
         _show_draft(action, digest)
+    why_not = problem(action)
+    if why_not:  # refuse before asking: there is nothing sendable to confirm
+        fix = ("run it again and correct the To: line" if edited is not None
+               else f"run `backchannel approve {info['id']} --edit` and put their address in the To: line")
+        raise UserError(f"cannot send this draft: {why_not}; {fix}. Nothing approved.")
     if not yes and not click.confirm(f"Send this to {action['to']}?", default=False):
         raise UserError("nothing approved")
     args: dict[str, Any] = {"id": info["id"], "expected_hash": digest}

@@ -73,6 +73,7 @@ class _Ctx:
     inbox_finish: Callable[..., Any] | None
     outcome: RunOutcome
     abandon: threading.Event | None = None  # a forced exit is under way: record nothing more
+    inbox_defer: Callable[..., Any] | None = None  # (path, retry_after_s): leave it, offer it later
 
     def checkpoint(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -97,9 +98,11 @@ def make_gateway(store: Store, settings: Settings, paths: Paths) -> Any:
 def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, run_id: str | None = None,
                   gateway: Any = None, cancel: threading.Event | None = None,
                   inbox_finish: Callable[..., Any] | None = None, now: datetime | None = None,
-                  abandon: threading.Event | None = None) -> RunOutcome:
+                  abandon: threading.Event | None = None,
+                  inbox_defer: Callable[..., Any] | None = None) -> RunOutcome:
     """Handle one wake as one run, start to finish. `run_id` resumes an unfinished run.
-    `inbox_finish(path, ok, error)` moves an inbox file (default: triggers.inbox.finish).
+    `inbox_finish(path, ok, error)` moves an inbox file (default: triggers.inbox.finish);
+    `inbox_defer(path, retry_after_s)` leaves one in the inbox while the model budget is spent.
     `abandon`, once set, means the sandbox may have been killed under the sweep: its
     result is not recorded (the run resumes and sweeps again).
     Never raises for a failure of the work itself: the run is marked failed instead."""
@@ -118,7 +121,7 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
         gateway = make_gateway(store, settings, paths)
     rid = runs.start(store, w, run_id)
     out = RunOutcome(rid, w.kind, "done")
-    ctx = _Ctx(store, settings, paths, rid, w, when, gateway, cancel, inbox_finish, out, abandon)
+    ctx = _Ctx(store, settings, paths, rid, w, when, gateway, cancel, inbox_finish, out, abandon, inbox_defer)
     log(logger, 20, "run started", run_id=rid, wake_kind=w.kind, wake_key=w.key)
     try:
         HANDLERS.get(w.kind, _unknown)(ctx)
@@ -169,6 +172,17 @@ def _inbox(ctx: _Ctx) -> None:
     runs.step(ctx.store, ctx.run_id, "ingest.done", {**detail, "status": status})
     ctx.outcome.detail["ingest"] = {**detail, "status": status}
     crashpoint("inbox.after_ingest")
+    if status == "deferred":
+        # The daily model budget is spent: the file stays in the inbox and is offered
+        # again when the budget resets (or on SIGHUP, after a budget change).
+        from backchannel.agent.budget import next_reset
+
+        retry_after = max(60.0, (next_reset(ctx.now) - ctx.now).total_seconds())
+        if ctx.inbox_defer is not None:
+            ctx.inbox_defer(path, retry_after)
+        runs.step(ctx.store, ctx.run_id, "inbox.deferred", {"path": str(path), "retry_after_s": round(retry_after)})
+        ctx.outcome.status, ctx.outcome.reason = "budget_stopped", error
+        return
     ok = status in ("ingested", "skipped")
     if ctx.inbox_finish is not None:
         dest = ctx.inbox_finish(path, ok, error)

@@ -281,6 +281,8 @@ class Daemon:
             self.notifier.ready(status="config reload failed; old config kept")
             return
         self.settings = new
+        if self.triggers is not None and self.triggers.inbox is not None:
+            self.triggers.inbox.retry_deferred()  # the model budget may have been raised
         log(logger, 20, "config reloaded", config=str(self.paths.config_file))
         self.notifier.ready(status="config reloaded")
 
@@ -359,7 +361,7 @@ class Daemon:
         t0 = time.monotonic()
         outcome = await self._on_writer(lambda: run_wake_once(
             self.store, self.settings, self.paths, wake, run_id=run_id, cancel=self.cancel,
-            inbox_finish=self._inbox_finish, abandon=self.abandon))
+            inbox_finish=self._inbox_finish, abandon=self.abandon, inbox_defer=self._inbox_defer))
         if outcome.proposals and self.settings.delivery.channels:
             # Deliver now rather than at the next tick; the outbox makes it exactly once.
             from backchannel.delivery import outbox
@@ -370,6 +372,13 @@ class Daemon:
         self.recent.appendleft({"kind": kind, "run_id": outcome.run_id, "status": outcome.status,
                                 "proposals": outcome.proposals, "ms": round((time.monotonic() - t0) * 1000, 1),
                                 "at": utcnow().isoformat()})
+
+    def _inbox_defer(self, path: Path, retry_after_s: float) -> None:
+        """Called on the writer thread: the trigger (on the loop) offers the file again later."""
+        def defer() -> None:
+            if self.triggers is not None and self.triggers.inbox is not None:
+                self.triggers.inbox.defer(path, retry_after_s)
+        self.loop.call_soon_threadsafe(defer)
 
     def _inbox_finish(self, path: Path, ok: bool, error: str | None) -> Path:
         """Called on the writer thread after the ingest committed; the move runs on the

@@ -34,8 +34,22 @@ def validate_action(action: dict[str, Any]) -> None:
     if action["channel"] != "email":
         raise ValueError(f"cannot send an action over {action['channel']!r}; only email is supported")
     to = action["to"].strip()
-    if "@" not in to or any(c in to for c in ",;\r\n <>"):
+    if "@" not in to:
+        # The drafter only knows an address when a calendar invitation gave one; else "to" is a name.
+        raise ValueError(f"the recipient {to!r} is a name, not an email address (none is known for them)")
+    if any(c in to for c in ",;\r\n <>\t") or to.count("@") != 1 or to.startswith("@") or to.endswith("@"):
         raise ValueError(f"the action's recipient must be one plain address, got {to!r}")
+
+
+def problem(action: dict[str, Any] | None) -> str | None:
+    """Why this draft cannot be approved as it stands (None: it can)."""
+    if not action:
+        return None
+    try:
+        validate_action(action)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def to_editable(action: dict[str, Any]) -> str:
@@ -55,4 +69,8 @@ def from_editable(text: str, channel: str = "email") -> dict[str, Any]:
         headers[name.strip().lower()] = value.strip()
     if "to" not in headers or "subject" not in headers:
         raise ValueError("the draft needs a To: and a Subject: line")
+    extra = sorted(set(headers) - {"to", "subject"})
+    if extra:  # a Cc: or Bcc: added here would otherwise be dropped without a word
+        raise ValueError(f"only To: and Subject: can be set, not {', '.join(h.capitalize() + ':' for h in extra)} "
+                         "(the message goes to one recipient)")
     return {"channel": channel, "to": headers["to"], "subject": headers["subject"], "body": body.rstrip("\n") + "\n"}

@@ -105,8 +105,11 @@ def feedback_url(settings: Settings, paths: Paths, proposal_id: str, verdict: st
 
 
 def links_for(settings: Settings, paths: Paths, proposal: dict[str, Any]) -> dict[str, str]:
-    """The feedback links a message about `proposal` carries."""
+    """The feedback links a message about `proposal` carries. No approve link for a
+    draft that cannot be sent as it stands (its recipient is a name, not an address)."""
+    from backchannel.delivery.approval import problem
+
     links = {v: feedback_url(settings, paths, proposal["id"], v) for v in ("accept", "dismiss", "snooze")}
-    if proposal.get("action_hash"):
+    if proposal.get("action_hash") and not problem(proposal.get("action")):
         links["approve"] = feedback_url(settings, paths, proposal["id"], "approve", proposal["action_hash"])
     return links

@@ -38,6 +38,7 @@ from zoneinfo import ZoneInfo
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery._http import DeliveryError
+from backchannel.delivery.redact import scrub
 from backchannel.memory.store import utcnow
 
 CHANNELS = ("email", "slack", "webhook", "apprise")
@@ -294,6 +295,8 @@ def _deliver_group(store: Any, settings: Settings, paths: Paths, group: list[dic
         return results + [_finish(store, settings, r, now, error=str(exc), blocked=True) for r in live]
     except Exception as exc:  # noqa: BLE001 - a channel's failure of any type keeps the delivery queued
         msg = str(exc) if isinstance(exc, DeliveryError) else f"{type(exc).__name__}: {exc}"
+        # A library's message may quote a credential; the row, the event and `status` must not.
+        msg = scrub(settings, paths, msg) or msg
         return results + [_finish(store, settings, r, now, error=msg[:500]) for r in live]
     crash_point("outbox.sent")
     return results + [_finish(store, settings, r, now, detail=detail) for r in live]
@@ -404,11 +407,12 @@ def _finish(store: Any, settings: Settings, row: dict[str, Any], now: datetime, 
 
 # -- visibility --------------------------------------------------------------
 def summary(store: Any, settings: Settings | None = None) -> dict[str, Any]:
-    """What `status` shows: counts per channel and status, and every delivery not yet sent."""
+    """What `status` shows: counts per channel and status, and every delivery still
+    waiting to go out (queued or in flight) or blocked; cancelled ones only count."""
     counts = store.query("SELECT channel, status, count(*) AS n FROM outbox GROUP BY ALL ORDER BY ALL")
     waiting = store.query(
         """SELECT idem_key, proposal_id, channel, status, attempts, next_attempt_at, last_error
-           FROM outbox WHERE status <> 'sent' ORDER BY next_attempt_at, id LIMIT 100""")
+           FROM outbox WHERE status IN ('queued', 'sending', 'blocked') ORDER BY next_attempt_at, id LIMIT 100""")
     stuck_after = settings.delivery.max_attempts if settings else 8
     for w in waiting:
         w["stuck"] = w["attempts"] >= stuck_after

@@ -44,14 +44,23 @@ def load_proposal(store: Any, proposal_id: str) -> dict[str, Any] | None:
 
 
 def view(settings: Settings, paths: Paths, proposal: dict[str, Any]) -> dict[str, Any]:
-    """The template context for one proposal: its text, evidence and signed links."""
-    return {
+    """The template context for one proposal: its text, evidence and signed links.
+    `why_shown` and `evidence_shown` leave out what the body already says (template
+    drafts include both), and `action_problem` says why the draft cannot be approved
+    as it stands (None: it can)."""
+    from backchannel.delivery.approval import problem
+
+    body = proposal["body"] or ""
+    why = (proposal.get("why") or "").strip()
+    v: dict[str, Any] = {
         "id": proposal["id"],
         "kind": proposal["kind"],
         "title": proposal["title"],
-        "body": proposal["body"],
-        "why": proposal.get("why") or "",
+        "body": body,
+        "why": why,
+        "why_shown": "" if why and why in body else why,
         "score": float(proposal.get("score") or 0.0),
+        "action_problem": problem(proposal.get("action")),
         "evidence": [
             {
                 "quote": str(e.get("quote") or ""),
@@ -66,6 +75,9 @@ def view(settings: Settings, paths: Paths, proposal: dict[str, Any]) -> dict[str
         "action_hash": proposal.get("action_hash"),
         "links": links_for(settings, paths, proposal),
     }
+    # The messages quote only what the body does not already quote.
+    v["evidence_shown"] = [e for e in v["evidence"] if not (e["quote"] and e["quote"] in body)]
+    return v
 
 
 def proposal_message(settings: Settings, paths: Paths, proposal: dict[str, Any]) -> dict[str, str]:

@@ -72,6 +72,9 @@ def handle_get(store: Any, settings: Settings, paths: Paths, token: str) -> tupl
                      f"Run `backchannel approve {p['id']}` to see and approve the current one.", p=v)
     if p["status"] == DONE_STATUS[claim.verdict] or p["status"] in ("sent", "expired"):
         return _page(200, f"{p['id']} is already {p['status']}", "Nothing to do.", p=v)
+    if claim.verdict == "approve" and v["action_problem"]:
+        return _page(409, "This draft cannot be sent as it stands", f"{v['action_problem']}. Run "
+                     f"`backchannel approve {p['id']} --edit` and put their address in the To: line.", p=v)
     return _page(200, f"{BUTTONS[claim.verdict]}: {p['id']}?", "Nothing changes until you confirm.",
                  p=v, form=True, verdict=claim.verdict, token=token, form_action="", button=BUTTONS[claim.verdict])
 

@@ -75,15 +75,20 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
                               resolve_extra=_resolve_extra(settings, gateway, run_id))
     except QuoteMismatch as exc:
         return IngestOutcome(str(path), "failed", error=f"internal extractor error: {exc}")
+    except TranscriptError as exc:
+        return IngestOutcome(str(path), "failed", error=exc.reason)
     except Exception as exc:
         gateway_error = _gateway_error_kind(exc)
         if gateway_error is None:
             raise
+        if gateway_error == "budget" and "per-run" in str(exc):
+            # Each file is its own run: waiting will not make it fit.
+            return IngestOutcome(str(path), "failed", title=transcript.title, error=(
+                f"this transcript needs more than the per-run model budget ({exc}); raise "
+                "[models.budget] per_run_tokens / per_run_cost_usd and drop it in the inbox again"))
         if gateway_error == "budget":
             return IngestOutcome(str(path), "deferred", error=f"model budget spent: {exc}", title=transcript.title)
         return IngestOutcome(str(path), "failed", error=f"model extraction failed: {exc}", title=transcript.title)
-    except TranscriptError as exc:
-        return IngestOutcome(str(path), "failed", error=exc.reason)
     status = "ingested" if result.created else "skipped"
     if stats is not None and result.created:
         # What the model proposed and the code dropped (invented quotes, pronouns), for audit.

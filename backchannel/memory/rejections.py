@@ -8,8 +8,10 @@ Two nets, checked by the gate before the judge (`check`):
    date or for good;
 2. semantic suppression: the dismissed proposal's text is embedded with
    all-MiniLM-L6-v2 (384-d, normalised); a candidate whose text is at least
-   `DEFAULT_THRESHOLD` cosine-similar to an active dismissal is suppressed,
-   however it is worded. The threshold is calibrated in docs/rejection-memory.md.
+   `DEFAULT_THRESHOLD` cosine-similar to an active dismissal of the same kind
+   (`same_kind`: "intro" matches "introduction") is suppressed, however it is
+   worded. The threshold is calibrated in docs/rejection-memory.md. The
+   candidate is embedded only when such a dismissal exists.
 
 Every hit explains itself: "suppressed: 0.91 similar to P-123, dismissed
 2026-11-02: not a target account".
@@ -61,6 +63,20 @@ def proposal_text(proposal: dict[str, Any]) -> str:
     if not why:
         why = f"{proposal.get('title') or ''}. {proposal.get('body') or ''}".strip(". ")
     return " ".join([why] + [q for q in quotes if q]).strip()
+
+
+def _kind_norm(kind: str | None) -> str:
+    return "".join(ch for ch in str(kind or "").casefold() if ch.isalnum())
+
+
+def same_kind(a: str | None, b: str | None) -> bool:
+    """Kinds named by generated code drift ("intro", "Introduction", "follow-up"):
+    equal once lowercased to letters and digits, or one a prefix (4+ letters) of the other."""
+    x, y = _kind_norm(a), _kind_norm(b)
+    if x == y:
+        return True
+    short, long_ = sorted((x, y), key=len)
+    return len(short) >= 4 and long_.startswith(short)
 
 
 def embed(texts: list[str]):
@@ -125,6 +141,8 @@ class _Matrix:
         self.meta: list[dict[str, Any]] = []
         self.vectors: Any = None
         self.until: Any = None
+        self.kinds: list[str] = []  # the distinct kinds; kind_idx[i] indexes it
+        self.kind_idx: Any = None
 
 
 _CACHE: dict[tuple[int, str], _Matrix] = {}
@@ -159,19 +177,25 @@ def _matrix(store: Any) -> _Matrix:
     res = store.con.execute(
         # coalesce: fetchnumpy masks NULLs, and "for good" must compare as the far future.
         """SELECT proposal_id, coalesce(reason, '') AS reason, dismissed_at,
-                  coalesce(until, TIMESTAMP '9999-12-31') AS until, vector FROM rejection_embeddings
+                  coalesce(until, TIMESTAMP '9999-12-31') AS until, kind, vector FROM rejection_embeddings
            WHERE vector IS NOT NULL ORDER BY dismissed_at, proposal_id""").fetchnumpy()
     n = len(res["proposal_id"])
     m.ids = [str(x) for x in res["proposal_id"]]
     m.meta = [{"reason": res["reason"][i], "dismissed_at": res["dismissed_at"][i]} for i in range(n)]
     m.vectors = np.stack(list(res["vector"])).astype(np.float32) if n else np.zeros((0, DIM), np.float32)
     m.until = np.asarray(res["until"], dtype="datetime64[us]")
+    kinds = [str(k) for k in res["kind"]]
+    m.kinds = sorted(set(kinds))
+    index = {k: i for i, k in enumerate(m.kinds)}
+    m.kind_idx = np.asarray([index[k] for k in kinds], dtype=np.int32)
     m.version = version
     return m
 
 
 def check_semantic(store: Any, candidate_text: str, now: datetime,
-                   threshold: float = DEFAULT_THRESHOLD) -> Suppression | None:
+                   threshold: float = DEFAULT_THRESHOLD, kind: str | None = None) -> Suppression | None:
+    """The nearest active dismissal (of the same kind, when `kind` is given) at or
+    above `threshold`, explained; None when there is none."""
     import numpy as np
 
     if not candidate_text.strip():
@@ -180,9 +204,14 @@ def check_semantic(store: Any, candidate_text: str, now: datetime,
         m = _matrix(store)
         if not m.ids:
             return None
-        sims = m.vectors @ embed([candidate_text])[0]
         active = m.until > np.datetime64(now, "us")
-        sims = np.where(active, sims, -1.0)
+        if kind is not None:
+            # A meeting brief is not the introduction it shares quotes with (0.84 on the demo's story).
+            wanted = [i for i, k in enumerate(m.kinds) if same_kind(k, kind)]
+            active &= np.isin(m.kind_idx, wanted)
+        if not active.any():
+            return None  # nothing to compare with: the candidate is not embedded at all
+        sims = np.where(active, m.vectors @ embed([candidate_text])[0], -1.0)
         best = int(np.argmax(sims))
         score = float(sims[best])
         if score < threshold:
@@ -200,14 +229,15 @@ def check(store: Any, candidate_text: str, kind: str, entity_ids: list[int], now
     """The gate's hook: a Suppression when the candidate matches a past dismissal, else None.
 
     Structured suppressions are checked first (exact and cheap), then semantic
-    similarity to every active dismissal.
+    similarity to every active dismissal of the same kind.
     """
     now = now or utcnow()
     hit = check_structured(store, kind, entity_ids, now)
     if hit is not None:
         return hit
     try:
-        return check_semantic(store, candidate_text, now, DEFAULT_THRESHOLD if threshold is None else threshold)
+        return check_semantic(store, candidate_text, now, DEFAULT_THRESHOLD if threshold is None else threshold,
+                              kind=kind)
     except Exception as exc:  # noqa: BLE001 - a broken model must not let dismissed proposals back in
         # Silence is the default: when the memory cannot tell, the candidate waits.
         return Suppression(f"suppressed: the rejection memory could not check ({type(exc).__name__}: {exc}); "

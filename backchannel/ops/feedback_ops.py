@@ -140,14 +140,16 @@ def snooze(env: OpEnv, id: str, until: str | None = None, via: str = "cli") -> d
 
 
 def proposal_action(env: OpEnv, id: str) -> dict[str, Any]:
-    """The outbound draft of a proposal and its hash, for `approve` to show or edit."""
-    from backchannel.delivery.approval import action_hash
+    """The outbound draft of a proposal and its hash, for `approve` to show or edit;
+    `problem` says why it cannot be sent as it stands (a name instead of an address)."""
+    from backchannel.delivery.approval import action_hash, problem
 
     p = _proposal(env, id)
     if not p["action"]:
         raise OpError(f"{p['id']} has no outbound action to approve")
     return {"id": p["id"], "status": p["status"], "title": p["title"], "action": p["action"],
-            "action_hash": action_hash(p["action"]), "stored_hash": p.get("action_hash")}
+            "action_hash": action_hash(p["action"]), "stored_hash": p.get("action_hash"),
+            "problem": problem(p["action"])}
 
 
 def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[str, Any] | None = None,
@@ -160,6 +162,7 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
     """
     from backchannel.delivery.approval import action_hash, validate_action
     from backchannel.delivery.outbox import deliver_keys, enqueue_action
+    from backchannel.memory.rejections import lift
 
     p = _proposal(env, id)
     if p["status"] in CLOSED:
@@ -172,7 +175,9 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
     try:
         validate_action(payload)
     except ValueError as exc:
-        raise OpError(f"cannot approve this draft: {exc}") from None
+        fix = ("fix it in the editor and approve again" if action is not None
+               else f"run `backchannel approve {p['id']} --edit` to correct the To: line (or the draft), then approve")
+        raise OpError(f"cannot approve this draft: {exc}; {fix}") from None
     h = action_hash(payload)
     if h != expected_hash:
         raise OpError(f"the draft changed since it was shown (sha256 {h[:12]}…, approved {expected_hash[:12]}…); "
@@ -194,6 +199,8 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
                WHERE proposal_id = ? AND channel = 'action' AND status = 'queued' AND payload_hash <> ?""",
             [utcnow(), p["id"], h])
         _record(env, p, "approve", via=via, action=payload, action_hash=h)
+        if p["status"] == "dismissed":  # changed their mind, as with accept: the dismissal no longer teaches
+            lift(env.store, p["id"])
         _set_status(env, p["id"], "approved")
         key = enqueue_action(env.store, p["id"], h)
     out: dict[str, Any] = {"id": p["id"], "status": "approved", "action_hash": h, "to": payload["to"],
@@ -261,6 +268,27 @@ def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
         "dismissal_reasons": [{"reason": r["reason"], "scope": r["scope"], "n": int(r["n"])} for r in reasons],
         "active_suppressions": {r["scope"]: int(r["n"]) for r in active},
     }
+
+
+def suppressed_since(env: OpEnv, proposal: dict[str, Any], limit: int = 20) -> list[dict[str, Any]]:
+    """Later gate suppressions because of this proposal: its re-derivations caught by
+    dedupe (same kind on the same entities) or by the rejection memory (a reason that
+    names it, semantic hits included), newest first, for `trace`."""
+    pid, dkey = proposal["id"], proposal.get("dedupe_key")
+    rows = env.store.query(
+        """SELECT run_id, occurred_at, json_extract_string(data, '$.check') AS check,
+                  json_extract_string(data, '$.dedupe_key') AS dedupe_key,
+                  json_extract_string(data, '$.reason') AS reason
+           FROM events WHERE kind = 'gate.suppressed' AND run_id IS DISTINCT FROM ?
+             AND (json_extract_string(data, '$.dedupe_key') = ?
+                  OR regexp_matches(json_extract_string(data, '$.reason'), ?))
+           ORDER BY seq DESC LIMIT ?""",
+        [proposal.get("run_id"), dkey, rf"\b{pid}\b", int(limit)])
+    out = []
+    for r in rows:
+        at = r.pop("occurred_at")
+        out.append({"at": at.isoformat() if at else None, **r})
+    return out
 
 
 def feedback_link_get(env: OpEnv, token: str) -> dict[str, Any]:

@@ -186,6 +186,8 @@ class InboxTrigger:
         self.observer_kind: str | None = None  # "native" or "polling", for status
         self._task: asyncio.Task | None = None
         self._rescan_due = True
+        # path -> monotonic time after which a deferred file is offered again
+        self._deferred: dict[Path, float] = {}
 
     @classmethod
     def from_settings(cls, settings: InboxSettings, inbox_dir: Path, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK) -> "InboxTrigger":
@@ -295,6 +297,13 @@ class InboxTrigger:
                         continue  # already enqueued, unchanged: no need to hash again
                 self._candidates[path] = _Candidate(changed_at=self._clock.monotonic())
                 added += 1
+        now = self._clock.monotonic()
+        for path, retry_at in list(self._deferred.items()):
+            if now >= retry_at or path not in present:
+                del self._deferred[path]
+                if path in present and self._emitted.pop(path, None) is not None:
+                    self._candidates[path] = _Candidate(changed_at=now)
+                    added += 1
         for gone in [p for p in self._emitted if p not in present]:
             del self._emitted[gone]  # moved out or deleted: the same content may come back later
         return added
@@ -365,6 +374,19 @@ class InboxTrigger:
         self._emitted.pop(Path(path), None)
         self._candidates.pop(Path(path), None)
         return dest
+
+    def defer(self, path: Path | str, retry_after_s: float) -> None:
+        """Leave a file in the inbox and offer it again after `retry_after_s` (its
+        ingest waits for the model budget to come back)."""
+        self._deferred[Path(path)] = self._clock.monotonic() + max(0.0, retry_after_s)
+
+    def retry_deferred(self) -> int:
+        """Offer every deferred file again at the next look (the config was reloaded)."""
+        n = len(self._deferred)
+        for path in self._deferred:
+            self._deferred[path] = 0.0
+        self._rescan_due = True
+        return n
 
     @property
     def pending(self) -> int:

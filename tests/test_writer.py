@@ -87,3 +87,26 @@ def test_speaker_is_distinct_from_subject_for_reported_facts(store):
                          JOIN entities sp ON sp.id=a.speaker_id""")[0]
     assert row == {"subj": "Sophie Martin", "obj": "Acme", "speaker": "Julie Bernard", "qualifier": "CIO"}
     assert entities.find(store, "Acme")[0].kind == "organisation"
+
+
+def test_title_and_start_of_one_job_become_one_fact(store):
+    t = transcript([("Julie Bernard", "Sophie Martin is now the CIO of Acme, she joined Acme in March.")],
+                   date=datetime(2026, 10, 2))
+    sophie, acme = Mention("Sophie Martin", "person"), Mention("Acme", "organisation")
+    titled = ExtractedAssertion(sophie, "works_at", object=acme, qualifier="CIO", modality="reported",
+                                **quote_of(t, 0, "Sophie Martin is now the CIO of Acme"))
+    dated = ExtractedAssertion(sophie, "works_at", object=acme, modality="reported", confidence=0.7,
+                               valid_from=datetime(2026, 3, 1).date(), date_phrase="in March",
+                               **quote_of(t, 0, "she joined Acme in March"))
+    other = ExtractedAssertion(sophie, "works_at", object=acme, qualifier="board member", modality="reported",
+                               **quote_of(t, 0, "Sophie Martin is now the CIO"))
+    write_source(store, t, [titled, dated, other], owner_names=OWNER, extractor="test")
+    rows = store.query("SELECT qualifier, valid_from, quote, span_start, span_end, confidence, date_phrase "
+                       "FROM assertions ORDER BY id")
+    assert len(rows) == 2  # the CIO fact with its start date; a different title stays separate
+    merged = rows[0]
+    assert merged["qualifier"] == "CIO" and str(merged["valid_from"]) == "2026-03-01"
+    assert merged["quote"] == "Sophie Martin is now the CIO of Acme, she joined Acme in March"
+    assert t.utterances[0].text[merged["span_start"]:merged["span_end"]] == merged["quote"]
+    assert merged["confidence"] == 0.7 and merged["date_phrase"] == "in March"
+    assert rows[1]["qualifier"] == "board member"

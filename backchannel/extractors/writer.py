@@ -140,4 +140,36 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
         rows.append((subject_id, a.predicate, object_id, a.object_literal, a.qualifier, speaker_id, said_at,
                      a.valid_from, a.valid_to, now, a.confidence, a.modality, sid, a.utterance_idx,
                      a.span_start, a.span_end, a.quote, a.date_phrase, extractor))
-    return rows
+    return _merge_employment(rows, by_idx)
+
+
+# Row layout of _assertion_rows, for the merge below.
+_SUBJ, _PRED, _OBJ, _QUAL, _FROM, _TO, _CONF, _UTT, _START, _END, _QUOTE, _PHRASE = 0, 1, 2, 4, 7, 8, 10, 13, 14, 15, 16, 17
+
+
+def _merge_employment(rows: list[tuple], by_idx: dict) -> list[tuple]:
+    """One fact, not two: "Sophie is now the CIO of Acme, she joined Acme in March" yields
+    a titled works_at and a dated one from the same utterance; keep one row with the title
+    and the dates, quoting the span that covers both (still a verbatim slice)."""
+    out: list[tuple] = []
+    index: dict[tuple, int] = {}
+    for r in rows:
+        key = (r[_SUBJ], r[_OBJ], r[_UTT])
+        if r[_PRED] != "works_at" or r[_OBJ] is None or key not in index:
+            if r[_PRED] == "works_at" and r[_OBJ] is not None:
+                index[key] = len(out)
+            out.append(r)
+            continue
+        prev = list(out[index[key]])
+        if prev[_QUAL] and r[_QUAL] and prev[_QUAL].casefold() != r[_QUAL].casefold():
+            out.append(r)  # two different titles: two facts
+            continue
+        start, end = min(prev[_START], r[_START]), max(prev[_END], r[_END])
+        prev[_QUAL] = prev[_QUAL] or r[_QUAL]
+        prev[_FROM] = prev[_FROM] or r[_FROM]
+        prev[_TO] = prev[_TO] or r[_TO]
+        prev[_PHRASE] = prev[_PHRASE] or r[_PHRASE]
+        prev[_CONF] = max(prev[_CONF], r[_CONF])
+        prev[_START], prev[_END], prev[_QUOTE] = start, end, by_idx[r[_UTT]].text[start:end]
+        out[index[key]] = tuple(prev)
+    return out

@@ -91,6 +91,9 @@ for p in found:
     if key not in best:
         best[key] = p  # paths come shortest first, then most recent
 
+last_hops = sorted({p["nodes"][-2] for p in best.values()})
+worked = {(l["from"], l["to"]) for l in (api.links(last_hops, ["worked_with"]) if last_hops else [])}
+
 result = []
 for (introducer, tgt), p in best.items():
     steps = []
@@ -104,6 +107,9 @@ for (introducer, tgt), p in best.items():
     if tgt in role_evidence and role_evidence[tgt] not in evidence:
         evidence.append(role_evidence[tgt])
     score = 0.9 if p["hops"] <= 2 else 0.65 if p["hops"] == 3 else 0.45
+    # Having worked with the target is a stronger tie than knowing them.
+    if (p["nodes"][-2], tgt) not in worked:
+        score -= 0.05
     if via:
         score = min(1.0, score + 0.05)
     result.append(Candidate(kind="introduction", entities=[introducer, tgt], path=p["nodes"],

@@ -13,25 +13,26 @@ def _date(v: Any) -> str:
     return v.date().isoformat() if hasattr(v, "date") and callable(v.date) else (str(v) if v else "?")
 
 
-def render_assertion(a: dict[str, Any]) -> str:
-    obj = a.get("object") or (f'"{a["object_literal"]}"' if a.get("object_literal") else "")
-    qual = f" [{a['qualifier']}]" if a.get("qualifier") else ""
-    when = ""
-    if a.get("valid_from") or a.get("valid_to"):
-        when = f" ({a.get('valid_from') or '?'} → {a.get('valid_to') or 'now'})"
-    sup = " (superseded)" if a.get("superseded_at") else ""
-    said = f"{a.get('speaker') or '?'}, {_date(a.get('said_at'))}"
-    return f"#{a['id']} {a['subject']} {a['predicate']}{qual} {obj}{when}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
-
-
-def render_assertion_line(a: dict[str, Any]) -> str:
-    """One line: the fact, then who said it and when."""
+def _fact(a: dict[str, Any]) -> str:
+    """'Sophie Martin works_at [CIO] Acme 2026-03-01→now'."""
     obj = a.get("object") or (f'"{a["object_literal"]}"' if a.get("object_literal") else "")
     qual = f" [{a['qualifier']}]" if a.get("qualifier") else ""
     span = ""
     if a.get("valid_from") or a.get("valid_to"):
         span = f" {str(a.get('valid_from') or '?')[:10]}→{str(a.get('valid_to') or 'now')[:10]}"
-    return f"{a['subject']} {a['predicate']}{qual} {obj}{span}  (said by {a.get('speaker') or '?'}, {_date(a.get('said_at'))})"
+    return f"{a['subject']} {a['predicate']}{qual} {obj}{span}"
+
+
+def render_assertion(a: dict[str, Any]) -> str:
+    """The fact, then its verbatim evidence: who said it, when, where."""
+    sup = " (superseded)" if a.get("superseded_at") else ""
+    said = f"{a.get('speaker') or '?'}, {_date(a.get('said_at'))}"
+    return f"#{a['id']} {_fact(a)}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
+
+
+def render_assertion_line(a: dict[str, Any]) -> str:
+    """One line: the fact, then who said it and when."""
+    return f"{_fact(a)}  (said by {a.get('speaker') or '?'}, {_date(a.get('said_at'))})"
 
 
 @click.command()

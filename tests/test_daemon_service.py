@@ -288,6 +288,8 @@ def test_inbox_drops_partial_writes_and_malformed(home, daemons):
     assert (inbox / ".hidden.tmp").exists()
     sources = json.loads(cli(home, "sources", "--json").stdout)
     assert len(sources) == 2  # never a half-written third one
+    recent = json.loads(cli(home, "status", "--json").stdout)["recent_wakes"]
+    assert sorted(r["status"] for r in recent if r["wake_kind"] == "inbox") == ["done", "done", "failed"]
     d.stop()
 
 

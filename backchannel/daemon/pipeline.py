@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -159,12 +160,14 @@ def _unknown(ctx: _Ctx) -> None:
 
 def _inbox(ctx: _Ctx) -> None:
     path = Path(ctx.wake.payload.get("path", ""))
-    if not path.is_file():
+    if not os.path.lexists(path):  # a link is not followed here: strict ingest refuses it, and it moves out
         ctx.outcome.status, ctx.outcome.reason = "closed", f"{path} is gone (already moved?)"
         return
     ingest = importlib.import_module("backchannel.extractors.ingest")
     try:
-        result = ingest.ingest_file(ctx.store, ctx.settings, path, gateway=ctx.gateway, run_id=ctx.run_id)
+        # strict: a link, FIFO or hard link swapped in since the trigger looked is still refused.
+        result = ingest.ingest_file(ctx.store, ctx.settings, path, gateway=ctx.gateway, run_id=ctx.run_id,
+                                    strict=True, max_bytes=int(ctx.settings.inbox.max_file_mb * 1_000_000))
         status, error, detail = result.status, result.error, result.to_dict()
     except Exception as exc:  # noqa: BLE001 - a bug in one file's ingest must not wedge the inbox
         _rollback_quietly(ctx.store)
@@ -192,7 +195,8 @@ def _inbox(ctx: _Ctx) -> None:
     crashpoint("inbox.after_move")
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
     if not ok:
-        ctx.outcome.reason = error
+        # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
+        ctx.outcome.status, ctx.outcome.reason = "failed", error
 
 
 # -- calendar --------------------------------------------------------------------

@@ -110,3 +110,16 @@ def test_title_and_start_of_one_job_become_one_fact(store):
     assert t.utterances[0].text[merged["span_start"]:merged["span_end"]] == merged["quote"]
     assert merged["confidence"] == 0.7 and merged["date_phrase"] == "in March"
     assert rows[1]["qualifier"] == "board member"
+
+
+def test_an_organisation_is_not_taken_for_a_person(store):
+    first = transcript([("Julie Bernard", "Sophie Martin is the CIO of Acme.")])
+    write_source(store, first, [ExtractedAssertion(
+        Mention("Sophie Martin", "person"), "works_at", object=Mention("Acme", "organisation"), qualifier="CIO",
+        **quote_of(first, 0, "Sophie Martin is the CIO of Acme"))], owner_names=OWNER, extractor="test")
+    second = transcript([("Marc Dupont", "I know Acme well.")], date=datetime(2025, 10, 1))
+    r = write_source(store, second, [ExtractedAssertion(
+        Mention("Marc Dupont", "person", True), "knows", object=Mention("Acme", "person"),
+        **quote_of(second, 0, "I know Acme well"))], owner_names=OWNER, extractor="test")
+    assert r.assertions == 0
+    assert [e.kind for e in entities.find(store, "Acme")] == ["organisation"]

@@ -98,6 +98,11 @@ class SourceResolver:
         self.speaker_ids[label] = eid
         return eid
 
+    def only_an_organisation(self, name: str) -> bool:
+        """True when memory knows `name` as an organisation and not as a person
+        ("I know Acme well" is not about a person called Acme)."""
+        return bool(self._find(name, "organisation")) and not self._find(name, "person")
+
     # -- mentions ---------------------------------------------------------
     def mention(self, name: str, kind: str) -> int:
         key = (norm_name(name), kind)

@@ -125,6 +125,9 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
         if a.predicate not in PREDICATES or a.modality not in MODALITIES:
             raise ValueError(f"unknown predicate/modality {a.predicate!r}/{a.modality!r}")
         speaker_id = resolver.speaker(u.speaker)
+        if any(m is not None and m.kind == "person" and not m.is_speaker and resolver.only_an_organisation(m.name)
+               for m in (a.subject, a.object)):
+            continue  # a rule took an organisation for a person
         subject_id = speaker_id if a.subject.is_speaker else resolver.mention(a.subject.name, a.subject.kind)
         if subject_id is None:
             continue

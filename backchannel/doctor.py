@@ -33,12 +33,39 @@ def _loose(path: Path, allowed: int) -> bool:
     return bool(mode & 0o077 & ~allowed)
 
 
+def _tamperable(path: Path) -> list[tuple[str, str]]:
+    """(level, why) someone else could change what `path` says: the config decides where
+    mail, model calls and webhooks go. "fail": another owner, or writable by anyone;
+    "warn": writable by the group (often the user's own group, under umask 002)."""
+    problems = []
+    for target, what in ((path, "file"), (path.parent, "folder")):
+        try:
+            st = target.stat()
+        except OSError:
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        if what == "folder" and mode & stat.S_ISVTX:
+            continue  # sticky (like /tmp): others cannot replace a file they do not own
+        if st.st_uid not in (os.getuid(), 0):  # root could change anything anyway
+            problems.append(("fail", f"the config {what} {target} is owned by uid {st.st_uid}, not you"))
+        if mode & 0o002:
+            problems.append(("fail", f"the config {what} {target} is writable by anyone (chmod o-w {target})"))
+        elif mode & 0o020:
+            problems.append(("warn", f"the config {what} {target} is writable by its group (chmod g-w {target})"))
+    return problems
+
+
 def check_config(paths: Paths) -> tuple[Check, Settings | None]:
     where = paths.config_file if paths.config_file.exists() else f"{paths.config_file} (absent: defaults)"
     try:
         settings = load_settings(paths)
     except ConfigError as exc:
         return Check("config", "fail", str(exc)), None
+    problems = _tamperable(paths.config_file) if paths.config_file.exists() else []
+    if problems:
+        level = "fail" if any(lv == "fail" for lv, _ in problems) else "warn"
+        detail = "; ".join(why for _, why in problems)
+        return Check("config", level, f"{detail}: whoever can edit it can redirect your data"), settings
     return Check("config", "ok", f"{where}; owner {settings.owner.name!r}"), settings
 
 

@@ -61,6 +61,35 @@ def test_init_ingest_list(home, tmp_path):
     assert "Sophie Martin" in bc("assertions", "--about", "sophie martin").stdout
 
 
+def test_init_writes_valid_toml_for_any_name(home):
+    # An apostrophe, a double quote or a backslash in a name must not break the config file.
+    name = 'Seán "Jack" O\'Neill\\'
+    bc("init", "--name", name, "--alias", "O'Neill", "--email", "sean@example.org")
+    owner = [e for e in json.loads(bc("entities", "--json").stdout) if e["is_owner"]]
+    assert owner[0]["name"] == name and "O'Neill" in owner[0]["aliases"]
+    # Run again with other values: the config is kept, and the user is told the options were not applied.
+    again = bc("init", "--name", "Alex Moreau", "--email", "sean@example.org")
+    assert "--name 'Alex Moreau' not applied" in again.stderr and "--email" not in again.stderr
+    assert [e["name"] for e in json.loads(bc("entities", "--json").stdout) if e["is_owner"]] == [name]
+
+
+def test_a_home_that_is_a_file_is_a_clear_error(tmp_path, monkeypatch):
+    afile = tmp_path / "not-a-folder"
+    afile.write_text("")
+    monkeypatch.setenv("BACKCHANNEL_HOME", str(afile))
+    r = bc("sources", check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "cannot create the data folders" in r.stderr and "BACKCHANNEL_HOME" in r.stderr
+
+
+def test_a_warning_during_a_command_says_what_went_wrong(home, tmp_path):
+    # Without a daemon, `wake calendar` runs here: a broken calendar is reported with its reason.
+    missing = tmp_path / "gone.ics"
+    (home / "config.toml").write_text(f'[calendar]\nsources = ["{missing}"]\n')
+    r = bc("wake", "calendar")
+    assert "calendar problem" in r.stderr and f"{missing}: cannot read: No such file or directory" in r.stderr
+
+
 def test_kill_9_during_bulk_ingest_then_rerun_stores_each_source_once(home, tmp_path):
     folder = tmp_path / "bulk"
     folder.mkdir()
@@ -103,3 +132,5 @@ def test_as_of_answers_who_held_a_role_then(home, tmp_path):
     assert [r["subject"] for r in current] == ["Sophie Martin"]
     bad = bc("assertions", "--as-of", "last tuesday", check=False)
     assert bad.returncode == 1 and "--as-of" in bad.stderr and "Traceback" not in bad.stderr
+    typo = bc("assertions", "--predicate", "work_at", check=False)
+    assert typo.returncode == 1 and "unknown predicate 'work_at'" in typo.stderr and "works_at" in typo.stderr

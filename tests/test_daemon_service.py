@@ -310,6 +310,7 @@ def test_schedule_interval_and_sighup_replans(home, daemons):
     assert len(done) >= 2
     st = json.loads(cli(home, "status", "--json").stdout)
     assert any(w["kind"] == "sweep" for w in st["daemon"]["next_wakes"])
+    assert st["next_wakes"] == st["daemon"]["next_wakes"]  # same key as without a daemon
     assert all(r["wake_kind"] == "sweep" for r in st["recent_wakes"])
     _config(home, owner={"timezone": "Europe/Pari"}, schedule={"sweep": [], "interval_s": 0.5})
     d.proc.send_signal(signal.SIGHUP)  # a bad zone: logged, the running config kept

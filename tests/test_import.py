@@ -52,6 +52,9 @@ def test_import_writes_entities_assertions_and_evidence(store):
     assert utt == "Sophie is the CIO of Acme now."
     promise = api.assertions_about([marc], predicates=["committed_to"])[0]
     assert promise["modality"] == "commitment" and promise["valid_to"] == "2025-04-10"
+    # `backchannel sources` counts what the import put there, like a transcript's.
+    src = store.query("SELECT utterance_count, assertion_count FROM sources WHERE format = 'import'")
+    assert [(r["utterance_count"], r["assertion_count"]) for r in src] == [(2, 2)]  # two quotes of CRM note 1
 
 
 def test_import_is_idempotent_and_matches_existing_entities(store):

@@ -46,6 +46,13 @@ def test_export_holds_everything_about_a_person(demo_home):
     bc("export", "marc@example.org", "-o", str(out))
     assert json.loads(out.read_text())["entity"]["id"] == data["entity"]["id"]
     assert oct(out.stat().st_mode & 0o777) == "0o600"
+    shared = demo_home / "shared.json"
+    shared.write_text("{}")
+    shared.chmod(0o644)  # overwriting a readable file must not leave the export readable
+    bc("export", "Marc Dupont", "-o", str(shared))
+    assert oct(shared.stat().st_mode & 0o777) == "0o600" and json.loads(shared.read_text())["entity"]
+    nowhere = bc("export", "Marc Dupont", "-o", str(demo_home / "no" / "such" / "dir.json"), check=False)
+    assert nowhere.returncode == 1 and "cannot write" in nowhere.stderr and "Traceback" not in nowhere.stderr
 
 
 def test_forget_erases_every_byte_and_the_store_keeps_working(demo_home, tmp_path):

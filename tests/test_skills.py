@@ -99,7 +99,13 @@ def test_introductions_to_an_org_and_from_a_signal(seeded):
     assert [c.entities for c in from_signal] == [[ids["Marc Dupont"], ids["Sophie Martin"]]]
     via_meeting = _run("introductions", api, settings, target="Sophie Martin", via_ids=[ids["Marc Dupont"]])
     assert via_meeting[0].path == [ids["Me"], ids["Marc Dupont"], ids["Sophie Martin"]]
+    # Asked by name, the why says what the target does now, and never ends on a bare name.
+    assert via_meeting[0].why == ("Marc Dupont worked with Sophie Martin at Globex; "
+                                  "Sophie Martin is CIO at Acme."), via_meeting[0].why
     assert _run("introductions", api, settings, target="Nobody Known") == []
+    # Sophie is at the meeting herself: nobody needs to introduce her.
+    both = [ids["Marc Dupont"], ids["Sophie Martin"]]
+    assert _run("introductions", api, settings, target="Sophie Martin", via_ids=both) == []
 
 
 def test_pre_meeting_brief(seeded):
@@ -111,6 +117,14 @@ def test_pre_meeting_brief(seeded):
     assert "send you the pricing" in why and found[0].kind == "brief"
     named = _run("pre_meeting_brief", api, settings, attendees=["Paul"])
     assert named[0].entities == [ids["Paul Durand"]] and "CFO at Acme" in named[0].why
+    # One value for a list parameter (`--arg attendees=Paul`, `--arg attendee_ids=7`) is a list of one,
+    # not a string walked letter by letter.
+    one = _run("pre_meeting_brief", api, settings, attendees="Paul")
+    assert [c.entities for c in one] == [[ids["Paul Durand"]]]
+    by_id = _run("pre_meeting_brief", api, settings, attendee_ids=ids["Paul Durand"])
+    assert [c.entities for c in by_id] == [[ids["Paul Durand"]]]
+    # A name that resolves to nobody gives no brief, not the brief of the next calendar meeting.
+    assert _run("pre_meeting_brief", api, settings, attendees=["Nobody Known"]) == []
 
 
 def test_stale_relationships(seeded):

@@ -132,6 +132,7 @@ def test_horizon_limits_occurrences(weekly: Path):
 def test_unreachable_and_missing_sources_are_reported(tmp_path: Path):
     missing = load_calendar(str(tmp_path / "nope.ics"))
     assert missing.events == [] and "cannot read" in missing.errors[0]
+    assert missing.errors[0] == f"{tmp_path / 'nope.ics'}: cannot read: No such file or directory"  # path once
     (tmp_path / "junk.ics").write_bytes(b"\x00\x01 not a calendar at all")
     junk = load_calendar(str(tmp_path / "junk.ics"))
     assert junk.events == [] and junk.errors

@@ -76,6 +76,21 @@ def test_seat_labels_stay_local_unless_self_introduced(store):
     assert entities.find(store, "Speaker 3 (Coffee)")
 
 
+def test_a_name_with_a_note_in_brackets_is_that_person(store):
+    # Hansard style: the same speaker as "Hon. Bill Blair" and "Hon. Bill Blair (Minister of ...)".
+    t = transcript([("Hon. Bill Blair", "Thank you."),
+                    ("Hon. Bill Blair (Minister of Public Safety and Emergency Preparedness)", "Indeed."),
+                    ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))", "Order."),
+                    ("The Acting Chair", "Next.")])
+    write_source(store, t, [], owner_names=OWNER, extractor="test")
+    blair = entities.find(store, "Hon. Bill Blair")
+    assert len(blair) == 1
+    noted = entities.find(store, "Hon. Bill Blair (Minister of Public Safety and Emergency Preparedness)")
+    assert [e.id for e in noted] == [blair[0].id]
+    assert entities.find(store, "The Chair") == []  # a seat stays local to its source
+    assert entities.find(store, "The Acting Chair") == [] and entities.find(store, "The Acting Chair (Coffee)")
+
+
 def test_speaker_is_distinct_from_subject_for_reported_facts(store):
     t = transcript([("Julie Bernard", "Sophie Martin is now the CIO of Acme.")])
     a = ExtractedAssertion(Mention("Sophie Martin", "person"), "works_at", object=Mention("Acme", "organisation"),

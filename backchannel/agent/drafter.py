@@ -77,7 +77,9 @@ def _excerpt_lines(c: Candidate) -> list[str]:
         who = e.speaker or "someone"
         where = f", {e.source_title}" if e.source_title else ""
         quote = (e.quote or "").strip()[:MAX_QUOTE_CHARS]
-        lines.append(f'"{quote}" ({who}, {when}{where})' if quote else f"assertion {e.assertion_id} ({who}, {when})")
+        # Without a quote (a CRM line imported without evidence) there is no speaker or date to cite either.
+        lines.append(f'"{quote}" ({who}, {when}{where})' if quote
+                     else f"assertion {e.assertion_id} (no quote recorded)")
     return lines
 
 
@@ -168,9 +170,12 @@ def draft(candidates: Any, *, api: Any = None, settings: Any = None, gateway: An
         result = _draft_each([c], names, settings, gateway, run_id)
         out = result.drafts[0]
         if out.action and store is not None and c.entities:
+            # Only an address the owner's side gave (a calendar invitation, an import), never
+            # one a transcript attached (source_id set): what someone says in a meeting
+            # must not choose where an approved message goes.
             email = store.scalar(
-                "SELECT alias FROM aliases WHERE entity_id = ? AND alias LIKE '%_@_%' ORDER BY created_at DESC LIMIT 1",
-                [int(c.entities[0])])
+                "SELECT alias FROM aliases WHERE entity_id = ? AND alias LIKE '%_@_%' AND source_id IS NULL "
+                "ORDER BY created_at DESC LIMIT 1", [int(c.entities[0])])
             if email:
                 out.action["to"] = email
         out.errors = result.errors

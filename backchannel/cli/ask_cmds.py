@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from backchannel.cli.common import UserError, echo_json, load_context
+from backchannel.cli.common import UserError, echo_json, load_context, plural
 
 
 def _parse_value(raw: str) -> Any:
@@ -21,8 +21,16 @@ def _parse_value(raw: str) -> Any:
 
 
 def _evidence_lines(c: dict[str, Any]) -> list[str]:
-    out = []
+    out, seen = [], set()
     for e in c.get("evidence") or []:
+        # Two facts from one sentence ("chair of X and CEO of Y") cite the same words: print them once.
+        key = (e.get("quote"), e.get("source_id"))
+        if e.get("quote") and key in seen:
+            continue
+        seen.add(key)
+        if not e.get("quote"):  # e.g. a CRM line imported without evidence
+            out.append(f"     (assertion #{e.get('assertion_id')}: no quote recorded)")
+            continue
         when = (e.get("said_at") or e.get("source_date") or "")[:10] or "undated"
         where = f", {e['source_title']}" if e.get("source_title") else ""
         out.append(f"     “{e.get('quote') or ''}” — {e.get('speaker') or '?'}, {when}{where}")
@@ -62,11 +70,13 @@ def ask(question: str, json_output: bool, show_code: bool) -> None:
                 click.echo(f"     {line}")
         click.echo("")
     if not cands:
-        click.echo("Nothing found.")
+        click.echo("Nothing found. (`--show-code` shows what was searched; `backchannel entities` lists "
+                   "the names memory knows.)")
     for err in out.get("errors") or []:
         click.echo(f"note: {err}", err=True)
-    click.echo(f"run {out['run_id']}: {out['assertions_touched']} assertions touched, "
-               f"{out['excerpts_sent']} excerpts sent to the drafter ({out.get('skill') or 'no skill'})", err=True)
+    click.echo(f"run {out['run_id']}: {plural(out['assertions_touched'], 'assertion')} touched, "
+               f"{plural(out['excerpts_sent'], 'excerpt')} sent to the drafter "
+               f"({out.get('skill') or 'no skill'})", err=True)
 
 
 @click.group(invoke_without_command=True)
@@ -89,7 +99,8 @@ def skills(ctx: click.Context, json_output: bool) -> None:
             continue
         click.echo(f"{s['name']}{origin}\n  {s['doc']}")
         for k, v in s["params"].items():
-            click.echo(f"    --arg {k}=...  {v.get('doc', '')} (default {v.get('default')!r})")
+            many = "; one value or a JSON list" if v.get("list") else ""
+            click.echo(f"    --arg {k}=...  {v.get('doc', '')} (default {v.get('default')!r}{many})")
 
 
 @skills.command("run")

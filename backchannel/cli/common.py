@@ -33,7 +33,12 @@ def load_context() -> Context:
         settings = load_settings(paths)
     except ConfigError as exc:
         raise UserError(str(exc)) from None
-    return Context(paths.ensure(), settings)
+    try:
+        return Context(paths.ensure(), settings)
+    except OSError as exc:  # e.g. BACKCHANNEL_HOME names a file, or a folder we may not write
+        where = f" {exc.filename}" if exc.filename else ""
+        raise UserError(f"cannot create the data folders:{where}: {exc.strerror or exc} "
+                        "(check BACKCHANNEL_HOME, or XDG_CONFIG_HOME / XDG_DATA_HOME / XDG_STATE_HOME)") from None
 
 
 @contextmanager
@@ -65,3 +70,8 @@ def echo_json(obj: Any) -> None:
 
 def is_tty() -> bool:
     return sys.stdout.isatty()
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 assertion', '3 assertions' (`many` for irregular plurals: 'entity'/'entities')."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"

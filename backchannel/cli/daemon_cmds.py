@@ -138,10 +138,13 @@ def render_proposal(p: dict) -> None:
     click.echo("")
     click.echo(p["body"])
     click.echo("")
-    if p.get("why"):
+    if p.get("why") and not (p.get("body") or "").startswith(p["why"]):  # the template body opens with it
         click.echo(f"why: {p['why']}")
     click.echo("evidence:")
     for e in p["evidence"]:
+        if not e.get("quote"):  # e.g. a CRM line imported without evidence
+            click.echo(f"  #{e.get('assertion_id')} (no quote recorded)")
+            continue
         click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
                    f"{_when(e.get('said_at'))[:10]}, {e.get('source_id')}")
     if p.get("action"):

@@ -57,4 +57,6 @@ def demo(home: Path | None, json_output: bool) -> None:
         click.echo("3. proposal\n")
         render_proposal(p)
         click.echo("")
-    click.echo(f"done in {seconds} s. Explore: BACKCHANNEL_HOME={home} backchannel proposals | show P-1 | trace P-1")
+    # Commands that can be pasted as they are (the old "a | b | c" read like a shell pipeline).
+    click.echo(f"done in {seconds} s. Explore it:\n  export BACKCHANNEL_HOME={home}\n"
+               "  backchannel proposals; backchannel show P-1; backchannel trace P-1")

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from backchannel.cli.common import UserError, echo_json, load_context
+from backchannel.cli.common import UserError, echo_json, load_context, plural
 
 
 def _call(name: str, args: dict[str, Any]) -> Any:
@@ -103,7 +103,7 @@ def approve(proposal_id: str, edit: bool, yes: bool, json_output: bool) -> None:
 
 
 @click.command()
-@click.option("--days", default=30, show_default=True, help="How far back to count.")
+@click.option("--days", default=30, show_default=True, type=click.IntRange(min=1), help="How far back to count.")
 @click.option("--json", "json_output", is_flag=True, help="Print the figures as JSON.")
 def stats(days: int, json_output: bool) -> None:
     """Proposals per day, acceptance and dismissal rates, suppressions by reason."""
@@ -115,8 +115,8 @@ def stats(days: int, json_output: bool) -> None:
     def pct(x: float | None) -> str:
         return "—" if x is None else f"{x:.0%}"
 
-    click.echo(f"last {s['days']} days: {s['proposals']} proposals, accepted {pct(s['acceptance_rate'])}, "
-               f"dismissed {pct(s['dismissal_rate'])}")
+    click.echo(f"last {plural(s['days'], 'day')}: {plural(s['proposals'], 'proposal')}, "
+               f"accepted {pct(s['acceptance_rate'])}, dismissed {pct(s['dismissal_rate'])}")
     for d in s["per_day"]:
         click.echo(f"  {d['day']}  {'#' * min(d['proposals'], 40)} {d['proposals']}")
     if s["suppressed_by_check"]:

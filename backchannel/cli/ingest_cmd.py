@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from backchannel.cli.common import UserError, echo_json, load_context
+from backchannel.cli.common import UserError, echo_json, load_context, plural
 
 _BATCH = 8
 
@@ -59,13 +59,13 @@ def ingest(paths: tuple[str, ...], json_output: bool) -> None:
         for r in results:
             name = Path(r["path"]).name
             if r["status"] == "ingested":
-                click.echo(f"ingested  {name}: {r['source_id']}, {r.get('assertions', 0)} assertions")
+                click.echo(f"ingested  {name}: {r['source_id']}, {plural(r.get('assertions', 0), 'assertion')}")
             elif r["status"] == "skipped":
                 click.echo(f"skipped   {name}: already stored as {r['source_id']}")
             elif r["status"] == "deferred":
                 click.echo(f"deferred  {name}: {r['error']}", err=True)
-            else:
-                click.echo(f"failed    {name}: {r['error']}", err=True)
+            else:  # the whole path: a tree may hold several files of that name, and this one needs fixing
+                click.echo(f"failed    {r['path']}: {r['error']}", err=True)
         click.echo(f"{summary['ingested']} ingested, {summary['skipped']} skipped, {len(summary['failed'])} failed")
     if summary["failed"] or summary.get("deferred"):
         sys.exit(1)

@@ -49,6 +49,16 @@ class LazyGroup(click.Group):
         module, attr = target.split(":")
         return getattr(importlib.import_module(module), attr)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            import difflib
+
+            close = difflib.get_close_matches(name, COMMANDS, n=1)
+            if close:  # `backchannel sourcs` -> "Did you mean 'sources'?"
+                ctx.fail(f"No such command {name!r}. Did you mean {close[0]!r}?")
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="backchannel")
@@ -60,9 +70,26 @@ def cli() -> None:
     """
 
 
+def _warnings_with_their_fields() -> None:
+    """Library warnings in a command ("calendar problem" during `wake calendar`) keep their
+    fields (the error itself); Python's last-resort handler would print the bare message.
+    `backchannel run` replaces this with the daemon's own logging."""
+    import logging
+
+    from backchannel.daemon.logging import LOGGER_NAME, HumanFormatter
+
+    logger = logging.getLogger(LOGGER_NAME)
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(HumanFormatter())
+        logger.addHandler(handler)
+
+
 def main() -> None:
     from backchannel.cli.common import UserError
 
+    _warnings_with_their_fields()
     try:
         cli(standalone_mode=False)
     except click.exceptions.Abort:

@@ -6,11 +6,17 @@ from typing import Any
 
 import click
 
-from backchannel.cli.common import echo_json, load_context
+from backchannel.cli.common import echo_json, load_context, plural
 
 
 def _date(v: Any) -> str:
-    return v.date().isoformat() if hasattr(v, "date") and callable(v.date) else (str(v) if v else "?")
+    # In-process calls return datetimes, the daemon's API ISO strings: print the same day either way.
+    return v.date().isoformat() if hasattr(v, "date") and callable(v.date) else (str(v)[:10] if v else "?")
+
+
+def _minute(v: Any) -> str:
+    """'2025-09-18 08:30' from a datetime or an ISO string (seconds and microseconds are noise here)."""
+    return str(v).replace("T", " ")[:16] if v else "?"
 
 
 def _fact(a: dict[str, Any]) -> str:
@@ -26,6 +32,8 @@ def _fact(a: dict[str, Any]) -> str:
 def render_assertion(a: dict[str, Any]) -> str:
     """The fact, then its verbatim evidence: who said it, when, where."""
     sup = " (superseded)" if a.get("superseded_at") else ""
+    if not a.get("quote"):  # e.g. a CRM line imported without evidence
+        return f"#{a['id']} {_fact(a)}{sup}\n    (no quote recorded)"
     said = f"{a.get('speaker') or '?'}, {_date(a.get('said_at'))}"
     return f"#{a['id']} {_fact(a)}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
 
@@ -47,7 +55,7 @@ def sources(json_output: bool) -> None:
         return
     for r in rows:
         click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({r['meeting_date_origin']})  {r['title']}  "
-                   f"{r['utterance_count']} utterances, {r['assertion_count']} assertions")
+                   f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}")
     if not rows:
         click.echo("no sources yet: `backchannel ingest PATH`")
 
@@ -65,13 +73,15 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         echo_json(src)
         return
     click.echo(f"{src['id']}  {src['title']}")
-    click.echo(f"  date: {src['meeting_date']} (from {src['meeting_date_origin']})   format: {src['format']}")
-    click.echo(f"  participants: {', '.join(src['participants'])}")
-    click.echo(f"  path: {src['path']}")
+    click.echo(f"  date: {_minute(src['meeting_date'])} (from {src['meeting_date_origin']})   format: {src['format']}")
+    if src.get("participants"):
+        click.echo(f"  participants: {', '.join(src['participants'])}")
+    if src.get("path"):  # imported sources have none
+        click.echo(f"  path: {src['path']}")
     if transcript:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")
-    click.echo(f"  {len(src['assertions'])} assertions:")
+    click.echo(f"  {plural(len(src['assertions']), 'assertion')}:")
     for a in src["assertions"]:
         click.echo("  " + render_assertion(a).replace("\n", "\n  "))
 

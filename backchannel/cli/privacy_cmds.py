@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -25,8 +26,15 @@ def export(name: str, output: Path | None) -> None:
     if output is None:
         echo_json(data)
         return
-    output.write_text(json.dumps(data, default=_default, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    output.chmod(0o600)
+    text = json.dumps(data, default=_default, ensure_ascii=False, indent=2) + "\n"
+    try:
+        # 0600 from the first byte: this is everything held about a person.
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # a file that already existed keeps its mode otherwise
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
     click.echo(f"wrote {output}: {len(data['assertions'])} assertions, {len(data['utterances'])} utterances")
 
 

@@ -53,6 +53,7 @@ class InboxSettings(Section):
     rescan_interval_s: float = 300.0
     poll_interval_s: float = 1.0
     force_polling: bool = False
+    max_file_mb: float = 20.0  # a larger drop goes to failed/ unread (a 10-hour meeting is under 1 MB)
 
 
 class ScheduleSettings(Section):

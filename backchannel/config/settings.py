@@ -6,6 +6,7 @@ Secrets never live in the TOML file; see `secrets.py`.
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -86,12 +87,24 @@ def _describe(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc)
 
 
+MAX_CONFIG_BYTES = 1_000_000
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML at `path`; only a plain file is read (a FIFO would block every command)."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise ConfigError(f"{path}: not a regular file; the config must be a TOML file")
+            if st.st_size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"{path}: {st.st_size} bytes is too large for a config file")
+            return tomllib.loads(fh.read(MAX_CONFIG_BYTES).decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
 

@@ -35,7 +35,11 @@ logger = get_logger("api")
 MAX_BODY = 16 * 1024 * 1024
 MAX_FEEDBACK_BODY = 64 * 1024  # a feedback form is a few hundred bytes (delivery.web caps it too)
 MAX_HEADERS = 100
-REASONS = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request", 401: "Unauthorized",
+# The TCP port is open to every local user: a slow or idle client may hold only a
+# few file descriptors, briefly, or it could starve the owner's socket and the inbox.
+HEAD_TIMEOUT_S = 10.0  # request line and all headers, together
+MAX_TCP_CONNECTIONS = 64
+REASONS = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request", 401: "Unauthorized", 408: "Request Timeout", 421: "Misdirected Request",
            403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 410: "Gone", 409: "Conflict", 413: "Payload Too Large", 415: "Unsupported Media Type",
            500: "Internal Server Error", 503: "Service Unavailable"}
 
@@ -76,6 +80,7 @@ class ApiServer:
         self.unix_server: asyncio.AbstractServer | None = None
         self.tcp_server: asyncio.AbstractServer | None = None
         self.tcp_port: int | None = None
+        self.tcp_open = 0  # TCP connections being served now
 
     @property
     def port_file(self) -> Path:
@@ -93,7 +98,7 @@ class ApiServer:
         os.chmod(sock, 0o600)
         s = self.daemon.settings
         if s.delivery.channels or s.api.port:
-            self.tcp_server = await asyncio.start_server(self._serve, host=s.api.host, port=s.api.port)
+            self.tcp_server = await asyncio.start_server(self._serve_tcp, host=s.api.host, port=s.api.port)
             self.tcp_port = self.tcp_server.sockets[0].getsockname()[1]
             self.port_file.write_text(f"{self.tcp_port}\n")
 
@@ -110,9 +115,21 @@ class ApiServer:
                 self.port_file.unlink()
 
     # -- HTTP ------------------------------------------------------------------
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Over the cap, a TCP connection is closed at once, unread (the unix socket has no cap:
+        only the owner can reach it)."""
+        if self.tcp_open >= MAX_TCP_CONNECTIONS:
+            writer.close()
+            return
+        self.tcp_open += 1
         try:
-            status, headers, body = await self._one(reader)
+            await self._serve(reader, writer, tcp=True)
+        finally:
+            self.tcp_open -= 1
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tcp: bool = False) -> None:
+        try:
+            status, headers, body = await self._one(reader, tcp)
         except Exception:  # noqa: BLE001 - a bad request must not reach the loop
             logger.exception("api request failed")
             status, headers, body = _json(500, {"ok": False, "error": "internal error"})
@@ -126,21 +143,16 @@ class ApiServer:
         with contextlib.suppress(Exception):
             await writer.wait_closed()
 
-    async def _one(self, reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
-        line = await asyncio.wait_for(reader.readline(), 30)
-        parts = line.decode("latin-1").split()
-        if len(parts) != 3:
-            return _json(400, {"ok": False, "error": "bad request line"})
-        method, target, _ = parts
-        headers: dict[str, str] = {}
-        while True:
-            h = await asyncio.wait_for(reader.readline(), 30)
-            if h in (b"\r\n", b"\n", b""):
-                break
-            if len(headers) >= MAX_HEADERS:
-                return _json(400, {"ok": False, "error": "too many headers"})
-            k, _, v = h.decode("latin-1").partition(":")
-            headers[k.strip().lower()] = v.strip()
+    async def _one(self, reader: asyncio.StreamReader, tcp: bool = False) -> tuple[int, dict[str, str], bytes]:
+        try:
+            head = await asyncio.wait_for(self._head(reader), HEAD_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            return _json(408, {"ok": False, "error": "request headers too slow"})
+        except ValueError:  # a line past the stream's 64 KiB limit
+            return _json(400, {"ok": False, "error": "header line too long"})
+        if isinstance(head[0], int):
+            return head  # type: ignore[return-value]
+        method, target, headers = head
         try:
             length = int(headers.get("content-length") or 0)
         except ValueError:
@@ -151,9 +163,13 @@ class ApiServer:
         # TCP port is open to every local user).
         if not feedback and not self._authorised(headers):
             return _json(401, {"ok": False, "error": "missing or wrong bearer token"})
+        if tcp and not self._host_allowed(headers.get("host")):
+            # DNS rebinding: a web page whose name now resolves to 127.0.0.1 sends its own Host.
+            return _json(421, {"ok": False, "error": "unexpected Host header"})
         if length < 0 or length > (MAX_FEEDBACK_BODY if feedback else MAX_BODY):
             return _json(413, {"ok": False, "error": "body too large"})
-        body = await asyncio.wait_for(reader.readexactly(length), 60) if length else b""
+        # An unauthenticated (feedback) body is a few hundred bytes: no reason to wait long for it.
+        body = await asyncio.wait_for(reader.readexactly(length), HEAD_TIMEOUT_S if feedback else 60) if length else b""
         if feedback:
             return await self._feedback(method, url.path, parse_qs(url.query), headers, body)
         if url.path == "/health" and method == "GET":
@@ -163,6 +179,39 @@ class ApiServer:
                 return _json(405, {"ok": False, "error": "use POST"})
             return await self._op(url.path.removeprefix("/ops/"), body)
         return _json(404, {"ok": False, "error": f"no such endpoint {url.path}"})
+
+    async def _head(self, reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str]] | tuple[int, dict[str, str], bytes]:
+        """(method, target, headers), or an error response."""
+        line = await reader.readline()
+        parts = line.decode("latin-1").split()
+        if len(parts) != 3:
+            return _json(400, {"ok": False, "error": "bad request line"})
+        method, target, _ = parts
+        headers: dict[str, str] = {}
+        while True:
+            h = await reader.readline()
+            if h in (b"\r\n", b"\n", b""):
+                break
+            if len(headers) >= MAX_HEADERS:
+                return _json(400, {"ok": False, "error": "too many headers"})
+            k, _, v = h.decode("latin-1").partition(":")
+            headers[k.strip().lower()] = v.strip()
+        return method, target, headers
+
+    def _host_allowed(self, host: str | None) -> bool:
+        """The Host a browser sends for a loopback URL or `delivery.public_base_url`; none
+        at all (an HTTP/1.0 client) is allowed too."""
+        if not host:
+            return True
+        try:
+            name = urlsplit(f"//{host}").hostname or ""
+        except ValueError:  # "[::1" and the like
+            return False
+        s = self.daemon.settings
+        allowed = {"127.0.0.1", "localhost", "::1", (s.api.host or "").strip("[]").lower()}
+        if s.delivery.public_base_url:
+            allowed.add((urlsplit(s.delivery.public_base_url).hostname or "").lower())
+        return name.lower() in allowed
 
     def _authorised(self, headers: dict[str, str]) -> bool:
         auth = headers.get("authorization", "")

@@ -37,7 +37,8 @@ def validate_action(action: dict[str, Any]) -> None:
     if "@" not in to:
         # The drafter only knows an address when a calendar invitation gave one; else "to" is a name.
         raise ValueError(f"the recipient {to!r} is a name, not an email address (none is known for them)")
-    if any(c in to for c in ",;\r\n <>\t") or to.count("@") != 1 or to.startswith("@") or to.endswith("@"):
+    if (any(c in to for c in ",;\r\n <>\t") or not to.isprintable() or to.count("@") != 1
+            or to.startswith("@") or to.endswith("@")):
         raise ValueError(f"the action's recipient must be one plain address, got {to!r}")
 
 

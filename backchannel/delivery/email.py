@@ -28,7 +28,10 @@ def build_message(settings: Settings, *, to: str, subject: str, text: str, html:
     msg = EmailMessage()
     msg["From"] = sender
     msg["To"] = to
-    msg["Subject"] = subject.replace("\r", " ").replace("\n", " ")
+    # Every line break the email package refuses in a header (U+2028, NEL, VT, FF... not
+    # only CR/LF): a title drafted from a transcript must neither inject a header nor
+    # make the mail unsendable.
+    msg["Subject"] = " ".join(subject.splitlines())
     msg["Date"] = formatdate(localtime=False, usegmt=True)
     msg["Message-ID"] = message_id
     for k, v in (headers or {}).items():

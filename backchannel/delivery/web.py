@@ -28,7 +28,8 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+    "Content-Security-Policy": ("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                                "frame-ancestors 'none'; base-uri 'none'"),
 }
 MAX_FORM_BYTES = 64 * 1024
 # The status a verdict leaves the proposal in: posting it again is a no-op.
@@ -128,6 +129,8 @@ def serve_feedback(store: Any, settings: Settings, paths: Paths, host: str = "12
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
+        timeout = 10  # one request at a time: an idle or slow client must not hold the server
+
         def log_message(self, *args: Any) -> None:  # tokens are in URLs: keep them out of logs
             pass
 
@@ -152,8 +155,11 @@ def serve_feedback(store: Any, settings: Settings, paths: Paths, host: str = "12
         def do_POST(self) -> None:
             if urlsplit(self.path).path.rstrip("/") != "/feedback":
                 return self._send(404, "<p>not found</p>")
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_FORM_BYTES:
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                return self._send(400, "<p>bad Content-Length</p>")
+            if length < 0 or length > MAX_FORM_BYTES:  # read(-1) would wait for the client to hang up
                 return self._send(413, "<p>too large</p>")
             ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
             if ctype != "application/x-www-form-urlencoded":

@@ -52,12 +52,15 @@ def owner_names(settings: Settings) -> list[str]:
     return [settings.owner.name, *settings.owner.aliases]
 
 
-def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=None, run_id: str | None = None) -> IngestOutcome:
-    from backchannel.extractors.parse import parse_file
+def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=None, run_id: str | None = None,
+                strict: bool = False, max_bytes: int | None = None) -> IngestOutcome:
+    """`strict` and `max_bytes` (default: parse.MAX_FILE_BYTES) as for `parse_file`;
+    the inbox passes strict=True: a file nobody named is never read through a link."""
+    from backchannel.extractors.parse import MAX_FILE_BYTES, parse_file
 
     path = Path(path)
     try:
-        transcript = parse_file(path)
+        transcript = parse_file(path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES)
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     except OSError as exc:

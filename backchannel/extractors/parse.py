@@ -8,7 +8,10 @@ the file cannot be read at all.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 import unicodedata
 from pathlib import Path, PurePath
 
@@ -26,15 +29,61 @@ from backchannel.extractors.transcript import (
 )
 
 
-def parse_file(path: Path | str) -> Transcript:
-    """Read and parse a transcript file; its mtime is the date of last resort."""
+# No transcript is this big (a 10-hour meeting is under 1 MB); past it, reading and
+# parsing would hold the daemon's writer and gigabytes of memory for minutes.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def unreadable_reason(st: os.stat_result, max_bytes: int | None = MAX_FILE_BYTES, *,
+                      hard_links_ok: bool = False) -> str | None:
+    """Why a file with this (l)stat must not be read as a transcript; None: it may.
+    Symbolic links, FIFOs, devices, sockets and hard links (a second name for a file
+    someone else put elsewhere) are refused, as is anything over `max_bytes`."""
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        return "a symbolic link: links are never followed here (copy the file itself)"
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "a directory" if stat.S_ISDIR(mode) else "special")
+        return f"not a regular file ({kind}): only plain transcript files are read"
+    if st.st_nlink > 1 and not hard_links_ok:
+        return f"a hard link ({st.st_nlink} names for one file): copy the file itself instead"
+    if max_bytes is not None and st.st_size > max_bytes:
+        return (f"too large: {st.st_size / 1e6:.1f} MB; transcripts up to {max_bytes / 1e6:.1f} MB are read "
+                "(split it into parts)")
+    return None
+
+
+def parse_file(path: Path | str, *, strict: bool = False, max_bytes: int | None = MAX_FILE_BYTES) -> Transcript:
+    """Read and parse a transcript file; its mtime is the date of last resort.
+
+    Files over `max_bytes` are refused. `strict` (files nobody named, e.g. from the
+    inbox): the last path component is not followed if it is a link, and only a plain
+    file with one name is read (`unreadable_reason`), checked on the opened file so it
+    cannot be swapped between the check and the read."""
     path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
+    if strict:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        data = path.read_bytes()
-        mtime = path.stat().st_mtime
+        fd = os.open(path, flags)
     except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise TranscriptError(path, unreadable_reason(os.lstat(path)) or "a symbolic link") from None
         raise TranscriptError(path, f"cannot read the file: {e.strerror or e}") from None
-    return parse_bytes(data, str(path), mtime)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        why = unreadable_reason(st, max_bytes, hard_links_ok=not strict)
+        if why:
+            raise TranscriptError(path, why)
+        try:
+            # Bounded: the file may grow after fstat.
+            data = f.read(max_bytes + 1) if max_bytes is not None else f.read()
+        except OSError as e:
+            raise TranscriptError(path, f"cannot read the file: {e.strerror or e}") from None
+    if max_bytes is not None and len(data) > max_bytes:
+        raise TranscriptError(path, f"too large: more than {max_bytes / 1e6:.1f} MB")
+    return parse_bytes(data, str(path), st.st_mtime)
 
 
 def parse_bytes(data: bytes, name: str, mtime: float | None = None) -> Transcript:

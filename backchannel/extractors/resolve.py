@@ -23,6 +23,7 @@ _GENERIC_LABEL = re.compile(
     r"attendee|user|voice|member|chair|witness)\s*[-_#]?\s*\w{0,3}$",
     re.IGNORECASE,
 )
+_LABEL_NOTE = re.compile(r"\s*\(.*\)\s*$")  # a trailing "(riding, party)" or "(title)" after a name
 _ROLE_WORDS = {
     "project manager", "marketing", "marketing expert", "user interface", "industrial designer",
     "professor", "phd", "grad", "postdoc", "chairman", "chair", "the chair", "clerk", "presenter",
@@ -35,8 +36,8 @@ def looks_like_person_name(label: str) -> bool:
     s = label.strip()
     if not s or any(ch.isdigit() for ch in s) or _GENERIC_LABEL.match(s):
         return False
-    if norm_name(s) in _ROLE_WORDS or len(s.split()) > 4:
-        return False
+    if norm_name(s) in _ROLE_WORDS or len(s.split()) > 4 or s.split()[0].lower() == "the":
+        return False  # "The Acting Chair", "The Clerk": a seat, not a name
     words = [w for w in re.split(r"[\s\-]+", s) if w]
     return all(w[0].isupper() or w.lower() in {"de", "van", "von", "da", "di", "le", "la", "du", "del", "der"} for w in words)
 
@@ -90,6 +91,11 @@ class SourceResolver:
             self._alias(eid, label if looks_like_person_name(label) else f"{label} ({self.source_title})")
         elif looks_like_person_name(label):
             eid = self.mention(label, "person")
+        elif looks_like_person_name(base := _LABEL_NOTE.sub("", label)) and base != label.strip():
+            # "Mr. Dan Albas (Central Okanagan, CPC)", "Hon. Bill Blair (Minister of ...)": a name, then
+            # a riding or a title; the same person as plain "Mr. Dan Albas" elsewhere in the meeting.
+            eid = self.mention(base, "person")
+            self._alias(eid, label)
         else:
             # A seat label ("Speaker 2", "Project Manager"): a person known only in this source.
             local = f"{label} ({self.source_title})"

@@ -94,9 +94,9 @@ def _check_assertion(d: dict[str, Any], line: int, refs: set[str], problems: lis
 
     ref_ok("subject", True)
     pred = d.get("predicate")
-    if pred not in PREDICATES:
+    if not isinstance(pred, str) or pred not in PREDICATES:  # a list is not even hashable
         problems.append(f"line {line}: predicate {pred!r} is not one of {', '.join(PREDICATES)}")
-    if pred in LITERAL_PREDICATES:
+    if isinstance(pred, str) and pred in LITERAL_PREDICATES:
         if not isinstance(d.get("object_literal"), str) or not d["object_literal"].strip():
             problems.append(f"line {line}: {pred} needs \"object_literal\" (a string)")
     elif pred is not None:
@@ -133,6 +133,9 @@ def parse_lines(lines: Iterable[str]) -> tuple[dict[str, tuple[int, dict]], list
             d = json.loads(raw)
         except json.JSONDecodeError as exc:
             problems.append(f"line {n}: not JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except (ValueError, RecursionError) as exc:  # nested too deep; an integer of 5000 digits
+            problems.append(f"line {n}: not usable JSON ({type(exc).__name__}: {str(exc)[:80]})")
             continue
         if not isinstance(d, dict):
             problems.append(f"line {n}: each line must be a JSON object")
@@ -295,6 +298,13 @@ def _write_assertions(store: Store, todo: list[tuple[int, dict, str]], ref_ids: 
                       [(k, aid, source_file, n, now) for aid, (n, _, k) in zip(ids, todo)])
     report.assertions_imported += len(todo)
     report.assertion_ids.extend(ids)
+    touched = sorted(set(sources.values()))
+    if touched:  # the counts `backchannel sources` lists, kept true as the transcript writer keeps them
+        store.con.execute(
+            """UPDATE sources SET
+                   utterance_count = (SELECT count(*) FROM utterances u WHERE u.source_id = sources.id),
+                   assertion_count = (SELECT count(*) FROM assertions a WHERE a.source_id = sources.id)
+               WHERE list_contains(?, id)""", [touched])
     try:
         from backchannel.memory.supersede import apply as supersede
     except ImportError:  # supersession arrives with ingest; without it nothing is closed

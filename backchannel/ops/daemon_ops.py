@@ -52,8 +52,11 @@ def status(env: OpEnv) -> dict[str, Any]:
     from backchannel.triggers.checks import problems
 
     out["config_problems"] = problems(env.settings)
-    if env.daemon is None and not out["config_problems"]:
-        out["next_wakes"] = _planned_wakes(env)
+    # One place for scripts to read, daemon or not (the daemon's own copy stays in `daemon`).
+    if env.daemon is not None:
+        out["next_wakes"] = list(out["daemon"].get("next_wakes") or [])
+    else:
+        out["next_wakes"] = [] if out["config_problems"] else _planned_wakes(env)
     return out
 
 

@@ -4,8 +4,8 @@
 A skill is a .py file (in this package, or in the user skills folder) holding a
 module docstring and literal assignments: NAME, KIND, WAKES (wake kinds it
 serves), KEYWORDS (words of a question it answers), PARAMS ({name: {"default",
-"doc"}}) and PROGRAM (the source that runs in the sandbox; its parameters arrive
-in `context`). Files are parsed with `ast`, never imported or executed here: a
+"doc", optional "list": True}}) and PROGRAM (the source that runs in the sandbox;
+its parameters arrive in `context`). Files are parsed with `ast`, never imported or executed here: a
 user skill runs only inside the sandbox, like any generated code.
 """
 
@@ -59,7 +59,12 @@ class Skill:
         if unknown:
             raise SkillError(f"skill {self.name!r} has no parameter {', '.join(sorted(unknown))}"
                              f" (it takes: {', '.join(self.params) or 'none'})")
-        ctx.update(args or {})
+        for k, v in (args or {}).items():
+            # A list parameter given one value (`--arg attendees="Kay Martin"`) means a list of one;
+            # a bare string would otherwise be walked character by character.
+            if self.params[k].get("list") and v is not None and not isinstance(v, (list, tuple)):
+                v = [v]
+            ctx[k] = v
         return ctx
 
 

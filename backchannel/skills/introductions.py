@@ -13,8 +13,9 @@ KEYWORDS = ("introduce", "introduction", "intro", "reach", "connect", "who knows
             "in touch", "warm")
 PARAMS = {
     "target": {"default": None, "doc": 'a person, an organisation or a role, e.g. "CIO of Acme"'},
-    "org_ids": {"default": None, "doc": "organisation ids to reach (their current people are the targets)"},
-    "via_ids": {"default": None, "doc": "only these people may introduce (e.g. a meeting's attendees)"},
+    "org_ids": {"default": None, "list": True,
+                "doc": "organisation ids to reach (their current people are the targets)"},
+    "via_ids": {"default": None, "list": True, "doc": "only these people may introduce (e.g. a meeting's attendees)"},
     "max_hops": {"default": 3, "doc": "longest path from me to the target, in links"},
     "signal_days": {"default": 30, "doc": "without a target: organisations in signals of the last N days"},
 }
@@ -58,7 +59,11 @@ if org_ids:
 if targets and not role_evidence:
     for e in api.entity(list(targets)):
         if e["roles"]:
-            role_evidence[e["id"]] = e["roles"][0]["assertion"]
+            r = e["roles"][0]
+            role_evidence[e["id"]] = r["assertion"]
+            if targets[e["id"]] == e["name"]:  # asked by name: say what they do now
+                targets[e["id"]] = (f'{e["name"]} is {r["title"]} at {r["org_name"]}' if r["title"]
+                                    else f'{e["name"]} works at {r["org_name"]}')
 
 def via_contacts(starts):
     """Paths from people I have met (no link assertion needed for the first hop)."""
@@ -69,6 +74,8 @@ def via_contacts(starts):
 
 
 if via:
+    # Someone among the people I am about to meet needs no introduction.
+    targets = {t: why for t, why in targets.items() if t not in via}
     found = via_contacts(via) if targets else []
 elif targets:
     contacts = {c["id"] for c in api.network(1)}
@@ -102,7 +109,9 @@ for (introducer, tgt), p in best.items():
         q = p["qualifiers"][i]
         where = f" at {q}" if q and pred == "worked_with" else ""
         steps.append(f'{p["names"][i]} {PHRASE.get(pred, pred)} {p["names"][i + 1]}{where}')
-    why = "; ".join(steps + [targets[tgt]]) + "."
+    # A bare name adds nothing after the path that ends with it ("...; Kay Martin.").
+    tail = [] if targets[tgt] == p["names"][-1] else [targets[tgt]]
+    why = "; ".join(steps + tail) + "."
     evidence = [ids[0] for ids in p["edges"] if ids]
     if tgt in role_evidence and role_evidence[tgt] not in evidence:
         evidence.append(role_evidence[tgt])

@@ -11,7 +11,7 @@ WAKES = ("sweep",)
 KEYWORDS = ("commitment", "committed", "promise", "promised", "owe", "follow up", "follow-up", "todo", "to do",
             "pending", "open")
 PARAMS = {
-    "person_ids": {"default": None, "doc": "whose commitments (default: me and my contacts)"},
+    "person_ids": {"default": None, "list": True, "doc": "whose commitments (default: me and my contacts)"},
     "overdue_days": {"default": 14, "doc": "keep commitments overdue by at most N days"},
     "max_age_days": {"default": 90, "doc": "commitments with no due date: said within N days"},
     "limit": {"default": 20, "doc": "at most this many candidates"},

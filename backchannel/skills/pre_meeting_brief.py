@@ -11,8 +11,8 @@ KIND = "brief"
 WAKES = ("meeting_soon",)
 KEYWORDS = ("brief", "meeting", "prepare", "prep", "attendees", "who am i meeting", "know about", "background")
 PARAMS = {
-    "attendee_ids": {"default": None, "doc": "entity ids of the people to brief on"},
-    "attendees": {"default": None, "doc": "names of the people to brief on (resolved)"},
+    "attendee_ids": {"default": None, "list": True, "doc": "entity ids of the people to brief on"},
+    "attendees": {"default": None, "list": True, "doc": "names of the people to brief on (resolved)"},
     "days": {"default": 7, "doc": "without attendees: the next calendar event within N days"},
     "max_facts": {"default": 6, "doc": "facts (evidence) per person"},
 }
@@ -25,7 +25,7 @@ for name in (context.get("attendees") or []):
     found = api.resolve(name, kind="person")
     if found:
         ids.append(found[0]["id"])
-if not ids:
+if not ids and not context.get("attendees"):  # names that resolve to nobody: no brief, not the next meeting's
     for ev in api.upcoming_events(days=int(7 if context.get("days") is None else context["days"])):
         if ev["attendee_ids"]:
             event = ev

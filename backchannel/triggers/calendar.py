@@ -262,7 +262,9 @@ def load_calendar(
     try:
         data = fetch_source(source, timeout_s)
     except Exception as exc:
-        return CalendarLoad(errors=[f"{source}: cannot read: {type(exc).__name__}: {exc}"[:500]])
+        # "No such file or directory" says it all; the exception's own text repeats the path.
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+        return CalendarLoad(errors=[f"{source}: cannot read: {why}"[:500]])
     try:
         return parse_calendar(data, source, now, horizon_days, zone)
     except Exception as exc:  # last line of defence: a parser bug is still only a report

@@ -23,6 +23,7 @@ import hashlib
 import logging
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from backchannel.config.sections import InboxSettings
+from backchannel.extractors.parse import unreadable_reason
 from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, Wake, enqueue
 
 log = logging.getLogger(__name__)
@@ -47,8 +49,12 @@ def is_ignored(name: str) -> bool:
 
 
 def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    """The content hash of a plain file; never through a link, never blocking on a FIFO."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
@@ -57,15 +63,34 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 # -- moving a handled file out -------------------------------------------------
 
 
+NAME_MAX = 255  # bytes in one path component, on every common filesystem
+
+
+def _fit(name: str, room: int) -> str:
+    """`name` with its stem shortened so that `room` more bytes still fit in NAME_MAX
+    (a 250-byte name dropped in the inbox must still get its `.error.txt`)."""
+    limit = NAME_MAX - room
+    if len(os.fsencode(name)) <= limit:
+        return name
+    suffix = Path(name).suffix
+    suffix = suffix if len(os.fsencode(suffix)) <= 16 else ""
+    stem = name[: len(name) - len(suffix)]
+    while stem and len(os.fsencode(stem + suffix)) > limit:
+        stem = stem[:-1]
+    return (stem or "file") + suffix
+
+
 def _free_name(folder: Path, name: str, also: str = "") -> Path:
     """`folder/name`, or `stem-1.ext`, `stem-2.ext`... when taken. `also` is a
     suffix whose companion file must be free too (the .error.txt)."""
+    name = _fit(name, len(also) + 8)  # 8: room for "-1234567"
     p = Path(name)
     stem, suffix = p.stem, p.suffix
     n = 0
     while True:
         candidate = folder / (name if n == 0 else f"{stem}-{n}{suffix}")
-        if not candidate.exists() and not (also and Path(str(candidate) + also).exists()):
+        # lexists: a dangling link moved out earlier still holds its name
+        if not os.path.lexists(candidate) and not (also and os.path.lexists(str(candidate) + also)):
             return candidate
         n += 1
 
@@ -103,7 +128,7 @@ def finish(path: Path | str, ok: bool, error: str | None = None, inbox_dir: Path
     inbox = Path(inbox_dir) if inbox_dir is not None else src.parent
     dest_dir = inbox.parent / ("processed" if ok else "failed")
     dest_dir.mkdir(parents=True, exist_ok=True)
-    if not src.exists():
+    if not os.path.lexists(src):  # a dangling link is still moved out, not followed
         raise FileNotFoundError(f"inbox file {src} is gone (already moved?)")
     if ok:
         dest = _free_name(dest_dir, src.name)
@@ -171,8 +196,10 @@ class InboxTrigger:
         poll_interval_s: float = 1.0,
         force_polling: bool = False,
         clock: Clock = SYSTEM_CLOCK,
+        max_bytes: int | None = 20_000_000,
     ) -> None:
         self.inbox_dir = Path(inbox_dir)
+        self.max_bytes = max_bytes
         self._queue = queue
         self.quiet_period_s = quiet_period_s
         self.rescan_interval_s = rescan_interval_s
@@ -199,6 +226,7 @@ class InboxTrigger:
             poll_interval_s=settings.poll_interval_s,
             force_polling=settings.force_polling,
             clock=clock,
+            max_bytes=int(settings.max_file_mb * 1_000_000),
         )
 
     # -- lifecycle -------------------------------------------------------------
@@ -314,25 +342,31 @@ class InboxTrigger:
         now = self._clock.monotonic()
         for path, cand in list(self._candidates.items()):
             try:
-                st = path.stat()
+                st = os.lstat(path)  # never follow a link someone dropped here
             except FileNotFoundError:
                 self._candidates.pop(path, None)
                 continue
             except OSError as exc:
                 log.warning("cannot stat inbox file", extra={"path": str(path), "error": str(exc)})
                 continue
-            if not path.is_file():
+            if stat.S_ISDIR(st.st_mode):
                 self._candidates.pop(path, None)
                 continue
+            # Links, FIFOs, devices: refused at once, never opened; hard links and size once stable.
+            why = None if stat.S_ISREG(st.st_mode) else unreadable_reason(st, None)
             sig = (st.st_size, st.st_mtime_ns)
-            if sig != cand.sig:
+            if why is None and sig != cand.sig:
                 cand.sig, cand.changed_at = sig, now  # changed (or first look): not stable yet
                 continue
-            if now - cand.changed_at < self.quiet_period_s:
+            if why is None and now - cand.changed_at < self.quiet_period_s:
+                continue
+            why = why or unreadable_reason(st, self.max_bytes)
+            if why is not None:
+                self._refuse(path, why)
                 continue
             try:
                 digest = await asyncio.to_thread(file_sha256, path)
-                st2 = path.stat()
+                st2 = os.lstat(path)
             except OSError as exc:
                 log.warning("cannot read inbox file", extra={"path": str(path), "error": str(exc)})
                 continue
@@ -366,6 +400,17 @@ class InboxTrigger:
             except Exception:  # one bad file or look must not stop the watch
                 log.exception("inbox look failed")
             await self._clock.sleep(interval)
+
+    def _refuse(self, path: Path, why: str) -> None:
+        """Move an entry that must not be read to failed/ with its reason, unread."""
+        self._candidates.pop(path, None)
+        if self.max_bytes and "too large" in why:
+            why += f" (the inbox limit is [inbox] max_file_mb = {self.max_bytes / 1e6:g})"
+        log.warning("inbox entry refused", extra={"path": str(path), "reason": why})
+        try:
+            self.finish(path, False, f"not read: {why}")
+        except OSError as exc:
+            log.warning("cannot move refused inbox entry", extra={"path": str(path), "error": str(exc)})
 
     def finish(self, path: Path | str, ok: bool, error: str | None = None) -> Path:
         """`finish()` for a file of this inbox; also forgets it, so the same

@@ -139,7 +139,9 @@ def load_feed(source: str, timeout_s: float = 20.0) -> list[Signal]:
     try:
         data = fetch_source(source, timeout_s)
     except Exception as exc:
-        raise FeedError(f"{source}: cannot read: {type(exc).__name__}: {exc}") from exc
+        # As for calendars: "No such file or directory" without the path said twice.
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+        raise FeedError(f"{source}: cannot read: {why}") from exc
     return parse_feed(data, source)
 
 

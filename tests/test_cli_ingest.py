@@ -134,3 +134,16 @@ def test_as_of_answers_who_held_a_role_then(home, tmp_path):
     assert bad.returncode == 1 and "--as-of" in bad.stderr and "Traceback" not in bad.stderr
     typo = bc("assertions", "--predicate", "work_at", check=False)
     assert typo.returncode == 1 and "unknown predicate 'work_at'" in typo.stderr and "works_at" in typo.stderr
+
+
+def test_folder_ingest_skips_licences_and_readmes(tmp_path):
+    from backchannel.extractors.ingest import expand_paths
+
+    (tmp_path / "LICENSE.txt").write_text("MIT License\n")
+    (tmp_path / "README.md").write_text("# corpus\n")
+    (tmp_path / "INDEX.json").write_text("[]")
+    (tmp_path / "index review.txt").write_text("Marc: hello\n")
+    (tmp_path / "processed").mkdir()
+    (tmp_path / "processed" / "old.txt").write_text("Marc: old\n")
+    assert [p.name for p in expand_paths([tmp_path])] == ["index review.txt"]
+    assert [p.name for p in expand_paths([tmp_path / "README.md"])] == ["README.md"]  # named: taken as given

@@ -132,3 +132,13 @@ def test_data_and_state_folders_are_private(home):
         os.umask(old)
     for d in (p.data_dir, p.state_dir):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
+
+
+def test_misspelt_key_suggests_the_real_one(home):
+    write_config(home, '[inbox]\nquiet_period = 3\n[models.budget]\nper_day_tokenz = 5\n[owner]\nzzz = 1\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    msg = str(err.value)
+    assert "'inbox.quiet_period'" in msg and "did you mean 'quiet_period_s'" in msg
+    assert "did you mean 'per_day_tokens'" in msg
+    assert "'owner.zzz'" in msg and msg.count("did you mean") == 2

@@ -220,3 +220,39 @@ def test_snoozed_proposal_comes_back(home, store):
         assert store.scalar("SELECT status FROM proposals WHERE id = ?", [pid]) == "delivered"
     finally:
         smtp.stop()
+
+
+def test_rates_count_the_latest_verdict_once(store, home):
+    from backchannel.config import Settings, resolve_paths
+    from backchannel.ops import OpEnv, invoke
+
+    from tests.delivery_support import add_proposal
+
+    env = OpEnv(store=store, settings=Settings(), paths=resolve_paths())
+    changed, kept = add_proposal(store, entity_ids=[1]), add_proposal(store, entity_ids=[2], kind="reconnect")
+    invoke(env, "accept", {"id": changed})
+    invoke(env, "dismiss", {"id": changed, "reason": "changed my mind"})
+    invoke(env, "accept", {"id": kept})
+    stats = invoke(env, "stats", {})
+    assert stats["proposals"] == 2
+    assert stats["acceptance_rate"] == 0.5 and stats["dismissal_rate"] == 0.5
+
+
+def test_approve_without_a_mail_server_says_what_to_configure(store, home):
+    from backchannel.config import Settings, resolve_paths
+    from backchannel.delivery.approval import action_hash
+    from backchannel.ops import OpEnv, OpError, invoke
+
+    from tests.delivery_support import add_proposal
+
+    action = {"channel": "email", "to": "marc@example.org", "subject": "Intro", "body": "Hi Marc"}
+    pid = add_proposal(store, entity_ids=[1], action=action)
+    env = OpEnv(store=store, settings=Settings(), paths=resolve_paths())
+    try:
+        invoke(env, "approve", {"id": pid, "expected_hash": action_hash(action)})
+    except OpError as exc:
+        assert "[delivery.email] host" in str(exc)
+    else:
+        raise AssertionError("approve must refuse when no mail server is configured")
+    assert store.scalar("SELECT status FROM proposals WHERE id = ?", [pid]) == "pending"
+    assert store.scalar("SELECT count(*) FROM outbox") == 0

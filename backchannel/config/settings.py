@@ -83,6 +83,20 @@ def _check_env_tables(environ: Any) -> None:
                                   f"(known: {', '.join(sorted(tables))})")
 
 
+def _suggest(loc: tuple[Any, ...]) -> str:
+    """' (did you mean 'quiet_period_s'?)' for a misspelt key, from the table's real fields."""
+    import difflib
+
+    model: Any = Settings
+    for part in loc[:-1]:
+        field = getattr(model, "model_fields", {}).get(part)
+        model = getattr(field, "annotation", None) if field is not None else None
+        if model is None or not hasattr(model, "model_fields"):
+            return ""
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def _describe(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc)
 
@@ -131,7 +145,7 @@ def load_settings(paths: Paths | None = None, environ: dict[str, str] | None = N
             env_name = "BACKCHANNEL_" + key.replace(".", "__").upper()
             where = f"environment variable {env_name}" if env_name in os.environ else f"{paths.config_file}"
             if err["type"] == "extra_forbidden":
-                problems.append(f"unknown key '{key}' in {where}")
+                problems.append(f"unknown key '{key}' in {where}{_suggest(err['loc'])}")
             else:
                 problems.append(f"bad value for '{key}' in {where}: {err['msg']}")
         raise ConfigError("; ".join(problems)) from None

@@ -16,6 +16,8 @@ from backchannel.memory.store import Store
 
 TRANSCRIPT_SUFFIXES = {".vtt", ".webvtt", ".srt", ".txt", ".text", ".md", ".markdown", ".json"}
 _IGNORED_DIRS = {"processed", "failed"}
+# Files that travel with transcripts but are not meetings (a corpus's licence, its readme).
+_NOT_MEETINGS = {"license", "licence", "copying", "notice", "readme", "changelog", "authors", "index"}
 
 
 @dataclass
@@ -34,7 +36,8 @@ class IngestOutcome:
 
 def expand_paths(paths: Iterable[str | Path]) -> Iterator[Path]:
     """Files as given; folders walked for transcript files (dot and temp files skipped,
-    and the processed/ and failed/ folders an inbox keeps beside it)."""
+    the processed/ and failed/ folders an inbox keeps beside it, and LICENSE, README,
+    INDEX and similar files that are not meetings)."""
     for p in paths:
         p = Path(p)
         if p.is_dir():
@@ -42,7 +45,8 @@ def expand_paths(paths: Iterable[str | Path]) -> Iterator[Path]:
                 rel = f.relative_to(p).parts
                 if any(part.startswith(".") or part in _IGNORED_DIRS for part in rel):
                     continue
-                if f.is_file() and f.suffix.lower() in TRANSCRIPT_SUFFIXES and not f.name.endswith(".error.txt"):
+                if (f.is_file() and f.suffix.lower() in TRANSCRIPT_SUFFIXES and not f.name.endswith(".error.txt")
+                        and f.stem.lower() not in _NOT_MEETINGS):
                     yield f
         else:
             yield p

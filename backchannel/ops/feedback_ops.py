@@ -171,6 +171,10 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
         raise OpError(f"{p['id']} has no outbound action to approve")
     if not expected_hash:
         raise OpError("approval needs the sha256 of the payload being approved")
+    if not env.settings.delivery.email.host:
+        raise OpError("approved messages go out through your own mail server, and none is configured: "
+                      "set [delivery.email] host, sender and username (password in the secrets folder), "
+                      "then approve again")
     payload = dict(action) if action is not None else p["action"]
     try:
         validate_action(payload)
@@ -236,10 +240,15 @@ def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
     verdicts = {r["verdict"]: int(r["n"]) for r in s.query(
         """SELECT f.verdict, count(DISTINCT f.proposal_id) AS n FROM feedback f
            JOIN proposals p ON p.id = f.proposal_id WHERE p.created_at >= ? GROUP BY 1""", [since])}
-    accepted = int(s.scalar(
-        """SELECT count(DISTINCT f.proposal_id) FROM feedback f JOIN proposals p ON p.id = f.proposal_id
-           WHERE p.created_at >= ? AND f.verdict IN ('accept', 'approve')""", [since]) or 0)
-    dismissed = verdicts.get("dismiss", 0)
+    # Rates count each proposal once, by the user's latest word on it (they may change their mind).
+    latest = {r["verdict"]: int(r["n"]) for r in s.query(
+        """SELECT verdict, count(*) AS n FROM (
+               SELECT f.proposal_id, arg_max(f.verdict, f.id) AS verdict FROM feedback f
+               JOIN proposals p ON p.id = f.proposal_id
+               WHERE p.created_at >= ? AND f.verdict IN ('accept', 'approve', 'dismiss') GROUP BY 1)
+           GROUP BY 1""", [since])}
+    accepted = latest.get("accept", 0) + latest.get("approve", 0)
+    dismissed = latest.get("dismiss", 0)
     gate = s.query(
         """SELECT coalesce(json_extract_string(data, '$.check'), 'unknown') AS check, count(*) AS n
            FROM events WHERE kind = 'gate.suppressed' AND occurred_at >= ? GROUP BY 1 ORDER BY 2 DESC""", [since])

@@ -137,7 +137,7 @@ def test_a_name_as_recipient_is_refused_with_the_way_out(store, smtp):
     env = _env(store, smtp)
     info = ops.proposal_action(env, pid)
     assert "is a name, not an email address" in info["problem"]
-    with pytest.raises(OpError, match=rf"--edit"):
+    with pytest.raises(OpError, match=r"--edit"):
         ops.approve(env, pid, expected_hash=info["action_hash"])
     assert smtp.messages == [] and store.scalar("SELECT count(*) FROM outbox") == 0
     assert "approve" not in links.links_for(env.settings, env.paths, ops._proposal(env, pid))

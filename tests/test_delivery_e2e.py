@@ -119,7 +119,7 @@ def test_approve_through_the_daemon_reaches_only_marc_and_secrets_never_leak(hom
         # Approve through the daemon's API, as the user does.
         r = d.cli("approve", pid, "--yes")
         assert r.returncode == 0, r.stderr
-        assert f"approved and sent to marc@example.org" in r.stdout
+        assert "approved and sent to marc@example.org" in r.stdout
         wait_for(lambda: len(smtp.messages) == 2, what="the approved mail")
         sent = smtp.messages[1]
         assert sent.rcpt_tos == ["marc@example.org"] and sent.msg["To"] == "marc@example.org"

@@ -38,3 +38,20 @@ def test_demo_runs_the_whole_loop_offline(tmp_path, monkeypatch):
     second = json.loads(again.stdout)
     assert {o["status"] for o in second["ingested"]} == {"skipped"}
     assert len(second["proposals"]) == 1
+
+
+def test_status_shows_the_upcoming_meeting_and_its_wake(tmp_path):
+    import os
+
+    home = tmp_path / "demo"
+    subprocess.run([sys.executable, "-m", "backchannel", "demo", "--home", str(home)], check=True,
+                   capture_output=True, timeout=120)
+    env = {**os.environ, "BACKCHANNEL_HOME": str(home)}
+    st = json.loads(subprocess.run([sys.executable, "-m", "backchannel", "status", "--json"], env=env,
+                                   capture_output=True, text=True, timeout=60, check=True).stdout)
+    (meeting,) = st["upcoming_meetings"]
+    assert meeting["summary"] == "Coffee with Marc" and meeting["known_attendees"] >= 1
+    assert meeting["wakes_at"] < meeting["starts_at"]
+    text = subprocess.run([sys.executable, "-m", "backchannel", "status"], env=env, capture_output=True,
+                          text=True, timeout=60, check=True).stdout
+    assert "upcoming meetings:" in text and "Coffee with Marc" in text

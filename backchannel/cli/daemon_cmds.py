@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from datetime import datetime, timezone
 from typing import Any
 
 import click
@@ -61,6 +62,17 @@ def status(json_output: bool) -> None:
         click.echo("next wakes:")
         for w in nxt[:5]:
             click.echo(f"  {_when(w['at'])}  {w['kind']}" + (f"  {w['summary']}" if w.get("summary") else ""))
+    meetings = st.get("upcoming_meetings") or []
+    if meetings:
+        click.echo("upcoming meetings:")
+        for m in meetings:
+            if not m["wakes_at"]:
+                wake = "no known attendee: no wake"
+            elif m["wakes_at"] <= datetime.now(timezone.utc).replace(tzinfo=None).isoformat():
+                wake = "in its lead window: already considered"
+            else:
+                wake = f"wakes {_when(m['wakes_at'])}"
+            click.echo(f"  {_when(m['starts_at'])}  {m['summary'] or '(untitled)'}  ({wake})")
     click.echo("recent wakes:")
     for r in st["recent_wakes"][:10]:
         click.echo(f"  {_when(r['started_at'])}  {r['wake_kind']:<12} {r['status']:<8} {r['id']}"

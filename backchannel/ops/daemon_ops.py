@@ -5,7 +5,7 @@ when no daemon runs; `env.daemon` tells which."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -45,6 +45,7 @@ def status(env: OpEnv) -> dict[str, Any]:
     out["proposals"] = {r["status"]: int(r["n"]) for r in env.store.query(
         "SELECT status, count(*) AS n FROM proposals GROUP BY status ORDER BY status")}
     out["spend_today"] = spend_today(env)
+    out["upcoming_meetings"] = _upcoming_meetings(env)
     if _has_table(env.store, "outbox"):  # queued and failing deliveries stay visible here
         from backchannel.delivery.outbox import summary
 
@@ -58,6 +59,19 @@ def status(env: OpEnv) -> dict[str, Any]:
     else:
         out["next_wakes"] = [] if out["config_problems"] else _planned_wakes(env)
     return out
+
+
+def _upcoming_meetings(env: OpEnv, limit: int = 5) -> list[dict[str, Any]]:
+    """The next meetings from the calendars, and when each wakes the daemon (lead_hours before)."""
+    lead = timedelta(hours=env.settings.calendar.lead_hours)
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    rows = env.store.query(
+        """SELECT summary, starts_at, len(attendee_ids) AS known_attendees FROM calendar_events
+           WHERE starts_at >= ? ORDER BY starts_at LIMIT ?""", [now, int(limit)])
+    return [{"summary": r["summary"], "starts_at": r["starts_at"].isoformat(),
+             "known_attendees": int(r["known_attendees"]),
+             "wakes_at": (r["starts_at"] - lead).isoformat() if r["known_attendees"] else None}
+            for r in rows]
 
 
 def _planned_wakes(env: OpEnv) -> list[dict[str, Any]]:

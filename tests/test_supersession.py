@@ -89,3 +89,26 @@ def test_writer_applies_supersession_per_source(store):
     assert [names[r["subject_id"]] for r in march] == ["Sophie Martin"]
     assert [names[r["subject_id"]] for r in june] == ["Paul Leroy"]
     assert march[0]["valid_to"] == date(2025, 5, 1) and march[0]["quote"] == "Sophie Martin is the CIO of Acme now."
+
+
+def test_merging_two_names_of_one_organisation_orders_its_title_holders_and_split_undoes_it(store):
+    from backchannel.memory import merges
+
+    acme, acme_corp = entities.create(store, "Acme", "organisation").id, entities.create(store, "Acme Corp",
+                                                                                          "organisation").id
+    robert, sophie = entities.create(store, "Robert Petit", "person").id, entities.create(store, "Sophie Martin",
+                                                                                           "person").id
+    old = add(store, robert, "works_at", acme_corp, "CIO", said=datetime(2024, 5, 2, 9))
+    new = add(store, sophie, "works_at", acme, "CIO", said=datetime(2026, 10, 2, 9), valid_from=date(2026, 3, 1))
+    assert who(store, acme_corp, "CIO", date(2026, 11, 1)) == [robert]  # two organisations: no order yet
+
+    mid = merges.merge(store, acme, acme_corp, reason="same company")
+    assert who(store, acme, "CIO", date(2025, 1, 1)) == [robert]
+    assert who(store, acme, "CIO", date(2026, 11, 1)) == [sophie]
+    row = store.query("SELECT valid_to, superseded_by FROM assertions WHERE id = ?", [old])[0]
+    assert row == {"valid_to": date(2026, 3, 1), "superseded_by": new}
+
+    merges.split(store, f"M{mid}")
+    row = store.query("SELECT valid_to, superseded_at, superseded_by FROM assertions WHERE id = ?", [old])[0]
+    assert row == {"valid_to": None, "superseded_at": None, "superseded_by": None}
+    assert who(store, acme_corp, "CIO", date(2026, 11, 1)) == [robert]

@@ -85,6 +85,7 @@ def merge(store: Store, keep_id: int, merge_id: int, method: str = "user", reaso
         if moved["utterances"]:
             store.con.execute("UPDATE utterances SET speaker_id = ? WHERE speaker_id = ?", [keep_id, merge_id])
         store.con.execute("UPDATE entities SET merged_into = ? WHERE id = ?", [keep_id, merge_id])
+        moved["supersession"] = _supersede_after_merge(store, keep_id, moved["subject"] + moved["object"])
         mid = store.scalar(
             "INSERT INTO entity_merges (kept_id, merged_id, method, score, reason, moved, merged_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -93,6 +94,25 @@ def merge(store: Store, keep_id: int, merge_id: int, method: str = "user", reaso
         store.append_event("entity_merged", {"merge_id": mid, "kept_id": keep_id, "merged_id": merge_id,
                                              "method": method, "reason": reason})
         return int(mid)
+
+
+def _supersede_after_merge(store: Store, keep_id: int, moved_ids: list[int]) -> list[list[Any]]:
+    """Two organisations that were one may have had two holders of one title: let
+    supersession order them now. Returns the prior state of every assertion it
+    changed ([id, valid_to, superseded_at, superseded_by], JSON-able) so a split
+    restores it exactly."""
+    from backchannel.memory import supersede
+
+    ids = _ids(store, "SELECT id FROM assertions WHERE (object_id = ? OR subject_id = ?)"
+                      " AND predicate IN ('works_at', 'left') ORDER BY id", [keep_id, keep_id])
+    if not set(ids) & set(moved_ids):
+        return []
+    cols = "id, CAST(valid_to AS VARCHAR), CAST(superseded_at AS VARCHAR), superseded_by"
+    scope = f"SELECT {cols} FROM assertions WHERE predicate = 'works_at' AND (object_id = ? OR subject_id = ?)"
+    before = {r[0]: list(r) for r in store.con.execute(scope, [keep_id, keep_id]).fetchall()}
+    supersede.apply(store, ids)
+    after = {r[0]: list(r) for r in store.con.execute(scope, [keep_id, keep_id]).fetchall()}
+    return [before[i] for i in sorted(before) if after.get(i) != before[i]]
 
 
 def find_merge(store: Store, entity_id_or_merge_id: int | str) -> dict[str, Any]:
@@ -133,6 +153,10 @@ def split(store: Store, entity_id_or_merge_id: int | str, *, transaction: bool =
         for source_id, idx in moved["utterances"]:
             store.con.execute("UPDATE utterances SET speaker_id = ? WHERE source_id = ? AND idx = ? AND speaker_id = ?",
                               [gone_id, source_id, idx, keep_id])
+        for aid, valid_to, superseded_at, superseded_by in moved.get("supersession", []):
+            # What the merge closed (the two were one holder of a title), opened again as it was.
+            store.con.execute("UPDATE assertions SET valid_to = ?, superseded_at = ?, superseded_by = ? WHERE id = ?",
+                              [valid_to, superseded_at, superseded_by, aid])
         store.con.execute("UPDATE entities SET merged_into = NULL WHERE id = ?", [gone_id])
         store.con.execute("UPDATE entity_merges SET undone_at = ? WHERE id = ?", [utcnow(), m["id"]])
         store.append_event("entity_split", {"merge_id": m["id"], "kept_id": keep_id, "restored_id": gone_id})

@@ -433,7 +433,8 @@ def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store
     assert c2["proposal"] == out2.proposals[0] and c2["judge"]["score"] >= s.gate.score_threshold
     with pytest.raises(OpError, match="no run"):
         invoke(env, "trace", {"id": "Rdeadbeef"})
-    assert t["sandbox"]["excerpts_sent"] == 0  # offline: no excerpt reached any model
+    # Offline: the evidence went to the template drafter, and no excerpt reached any model.
+    assert t["sandbox"]["excerpts_sent"] >= 1 and t["model_calls"] == []
     assert [g["stage"] for g in t["gate"]] == ["before_judge", "after_judge"]
 
 

@@ -173,7 +173,7 @@ def _render_run_trace(t: dict) -> None:
         click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
                    f"{sw['candidates']} candidate(s)" + (f"; errors: {'; '.join(sw['errors'])}" if sw.get("errors") else ""))
         click.echo(f"sandbox: {t['sandbox']['assertions_touched']} assertions touched, "
-                   f"{t['sandbox']['excerpts_sent']} excerpts sent to a model")
+                   f"{t['sandbox']['excerpts_sent']} excerpts passed to the drafter")
     click.echo("candidates:" + ("" if t["candidates"] else " none"))
     for c in t["candidates"]:
         score = f", judge {c['judge']['score']:.2f}" if c.get("judge") else ""
@@ -205,7 +205,7 @@ def trace(ref: str, json_output: bool) -> None:
                f"{sw.get('attempts') or 1} attempt(s), {sw['candidates']} candidate(s)")
     if sw.get("code") and not sw.get("skill"):
         click.echo("  code:\n    " + str(sw["code"]).replace("\n", "\n    "))
-    click.echo(f"sandbox: {sb['assertions_touched']} assertions touched, {sb['excerpts_sent']} excerpts sent to a model"
+    click.echo(f"sandbox: {sb['assertions_touched']} assertions touched, {sb['excerpts_sent']} excerpts passed to the drafter"
                + (f"; {json.dumps(sb['stats'])}" if sb.get("stats") else ""))
     j = t.get("judge")
     if j:

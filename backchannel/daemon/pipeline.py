@@ -450,7 +450,7 @@ def _draft(ctx: _Ctx, candidate: Any, evidence: list[dict[str, Any]],
     if errors:
         runs.step(ctx.store, ctx.run_id, "draft.notes", {"errors": errors},
                   key=f"{ctx.run_id}:draftnotes:" + gate.dedupe_key(candidate.kind, candidate.entities))
-    sent = 0 if d.drafted_by == "template" else len(d.candidate.evidence)  # what reached a model
+    sent = len(d.candidate.evidence)  # passed to the drafter (a template offline, else the draft model)
     return {"title": d.title, "body": d.body, "action": d.action, "drafted_by": d.drafted_by}, sent
 
 

@@ -171,10 +171,12 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     from backchannel.daemon.gate import dedupe_key
 
     by_key: dict[str, dict[str, Any]] = {}
+    ungated = ("answered, not gated: `ask` shows answers and proposes nothing" if run_d["wake_kind"] == "ask"
+               else "not gated (run unfinished?)")
     for c in sweep.get("candidates", []):
         k = dedupe_key(c.get("kind") or "?", c.get("entities") or [])
         by_key[k] = {"dedupe_key": k, "kind": c.get("kind"), "why": c.get("why"), "score": c.get("score"),
-                     "gate": [], "judge": None, "proposal": None, "outcome": "not gated (run unfinished?)"}
+                     "gate": [], "judge": None, "proposal": None, "outcome": ungated}
     for e in events:
         d, k = e["data"], e["data"].get("dedupe_key")
         if k is None:
@@ -285,7 +287,7 @@ def wake(env: OpEnv, kind: str) -> dict[str, Any]:
         raise OpError("no calendar to read: set [calendar] sources (ICS files or URLs) in the config")
     if env.daemon is not None:
         try:
-            return env.daemon.request_wake(kind)
+            return env.daemon.request_wake(kind, env.store)
         except RuntimeError as exc:
             raise OpError(str(exc)) from None
     from backchannel.daemon.pipeline import collect_wakes, run_wake_once

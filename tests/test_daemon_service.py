@@ -6,6 +6,7 @@ with nothing lost or doubled."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -493,6 +494,52 @@ def test_sigterm_during_a_long_sandbox_run_exits_in_time_and_kills_the_sandbox(h
         done = store.events(run_id=run_id, kind="sweep.done")
         assert len(done) == 1 and "stale_relationships" in (done[0]["data"]["skill"] or "")
         assert not any("stale_relationships" in e for e in done[0]["data"]["errors"])
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the sandbox child")
+def test_kill9_keeps_a_queued_manual_wake_and_runs_it_once_after_restart(home, daemons):
+    """`wake sweep` answered "queued" while a long run held the writer: after kill -9
+    the request is in the event log, and the next start runs it exactly once."""
+    from backchannel.daemon.service import child_pids
+
+    _config(home, extra="[sandbox]\ncpu_s = 60\nwall_s = 60\n")
+    skills = home / "skills"
+    skills.mkdir()
+    (skills / "stale_relationships.py").write_text(  # the first manual sweep spins in its sandbox
+        '"""Spins."""\nNAME = "stale_relationships"\nWAKES = ("sweep",)\nPROGRAM = "while True:\\n    pass\\n"\n')
+    d = daemons(home).ready()
+    first = json.loads(cli(home, "wake", "sweep", "--json").stdout)["key"]
+    d.wait_log(lambda x: x.get("msg") == "run started" and x.get("wake_key") == first)
+    deadline = time.monotonic() + 10
+    sandbox: list[int] = []
+    while not sandbox and time.monotonic() < deadline:
+        sandbox = [p for p in child_pids(d.proc.pid) if os.getpgid(p) == p]
+        time.sleep(0.05)
+    assert sandbox, "no sandbox child seen"
+    t0 = time.monotonic()
+    second = json.loads(cli(home, "wake", "sweep", "--json").stdout)["key"]  # queued behind the spinning run
+    assert time.monotonic() - t0 < 5  # recording it did not wait for the writer
+    d.kill()
+    for pgid in sandbox:  # a session of its own: kill -9 of the daemon does not reach it
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+    (skills / "stale_relationships.py").unlink()
+
+    d = daemons(home).ready()
+    for key in (first, second):
+        d.wait_log(lambda x, k=key: x.get("msg") == "run finished" and any(
+            y.get("run_id") == x.get("run_id") and y.get("wake_key") == k
+            for y in d.lines() if y.get("msg") == "run started"))
+    d.stop()
+    assert not any(x.get("msg") == "wake skipped" for x in d.lines())  # the resumed first one not queued again
+    assert any(x.get("msg") == "re-queueing requested wakes" and x.get("keys") == [second] for x in d.lines())
+    with _db(home) as store:
+        for key in (first, second):
+            assert [r["status"] for r in store.query("SELECT status FROM runs WHERE wake_key = ?", [key])] == ["done"]
+        assert [e["key"] for e in store.events(kind="wake.requested")] == [first, second]
+    d = daemons(home).ready()  # a further start finds nothing left to re-queue
+    d.stop()
+    assert not any(x.get("msg") == "re-queueing requested wakes" for x in d.lines())
 
 
 def test_kill9_after_an_inbox_file_moved_closes_its_run(home, daemons):

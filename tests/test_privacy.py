@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,28 @@ def test_forget_refuses_the_owner_an_ambiguous_name_and_a_running_daemon(demo_ho
         assert r.returncode == 1 and "stop it first" in r.stderr
     finally:
         lock.release()
+
+
+def test_forget_dry_run_goes_through_a_running_daemon(demo_home):
+    """--dry-run writes nothing, so it works while the daemon runs (the `forget_plan`
+    op over its API); the real forget still refuses."""
+    log_path = demo_home / "daemon.log"
+    env = {k: v for k, v in os.environ.items() if k != "NOTIFY_SOCKET"}
+    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env={**env, "PYTHONUNBUFFERED": "1"},
+                            stdout=subprocess.DEVNULL, stderr=log_path.open("w"))
+    try:
+        deadline = time.monotonic() + 30
+        while "daemon ready" not in log_path.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-3000:]
+            time.sleep(0.05)
+        dry = json.loads(bc("forget", "Marc Dupont", "--dry-run", "--json").stdout)
+        assert dry["dry_run"] and dry["entity"]["name"] == "Marc Dupont" and dry["counts"]["assertions"] == 4
+        assert "Marc Dupont (person" in bc("forget", "marc@example.org", "--dry-run").stdout
+        r = bc("forget", "Alex Moreau", "--dry-run", check=False)
+        assert r.returncode == 1 and "that is you" in r.stderr
+        r = bc("forget", "Marc Dupont", "--yes", check=False)
+        assert r.returncode == 1 and "stop it first" in r.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, log_path.read_text()[-3000:]
+    assert b"Marc Dupont" in raw_db(demo_home)  # nothing was erased

@@ -46,39 +46,46 @@ def export(name: str, output: Path | None) -> None:
 def forget(name: str, yes: bool, dry_run: bool, json_output: bool) -> None:
     """Erase a person or organisation (by name, alias or id): their assertions, what they
     said, proposals about them, and their name wherever it was written down; then rewrite
-    the database file so no deleted byte remains. The daemon must be stopped first."""
+    the database file so no deleted byte remains. The daemon must be stopped first
+    (not for --dry-run, which changes nothing)."""
     from backchannel.cli.common import open_store
     from backchannel.daemon.lockfile import lock_held
     from backchannel.memory import erasure
     from backchannel.ops import OpEnv, OpError
-    from backchannel.ops.privacy_ops import find_one
+    from backchannel.ops.privacy_ops import forget_plan
 
     ctx = load_context()
+    if dry_run:
+        from backchannel.cli.client import call
+
+        _show_plan(call(ctx, "forget_plan", {"ref": name}), json_output, dry_run=True)
+        return
     if lock_held(ctx.paths.lock_file):
         raise UserError("the daemon is running: stop it first (forgetting rewrites the database file), "
                         "e.g. `systemctl --user stop backchannel`, then run `backchannel forget` again")
     with open_store(ctx) as store:
         try:
-            target = find_one(OpEnv(store=store, settings=ctx.settings, paths=ctx.paths), name)
+            preview = forget_plan(OpEnv(store=store, settings=ctx.settings, paths=ctx.paths), name)
         except OpError as exc:
             raise UserError(str(exc)) from None
-        if target.is_owner:
-            raise UserError("that is you (the [owner] of this memory); remove the data folder instead")
-        preview = erasure.plan(store, target.id)
-        if not json_output:
-            c = preview.counts
-            click.echo(f"{target.name} ({target.kind} {target.id}): {c['assertions']} assertions, "
-                       f"{c['utterances']} utterances they spoke, {c['proposals']} proposals")
-        if dry_run:
-            if json_output:
-                echo_json({"dry_run": True, **preview.to_dict()})
-            return
+        _show_plan(preview, json_output, dry_run=False)
         if not yes and not click.confirm("Erase all of it? This cannot be undone", default=False):
             raise click.exceptions.Abort()
-        report = erasure.forget(store, target.id)
+        report = erasure.forget(store, preview["entity"]["id"])
     erasure.rewrite(ctx.paths.db_file)
     if json_output:
-        echo_json({"forgotten": target.name, **report.to_dict()})
+        echo_json({"forgotten": preview["entity"]["name"], **report.to_dict()})
     else:
         click.echo(f"forgotten; names redacted in {report.counts.get('utterances_redacted', 0)} other utterances; "
                    "database file rewritten")
+
+
+def _show_plan(preview: dict, json_output: bool, *, dry_run: bool) -> None:
+    """The counts line (text), or with --dry-run --json the whole plan."""
+    if json_output:
+        if dry_run:
+            echo_json({"dry_run": True, **preview})
+        return
+    e, c = preview["entity"], preview["counts"]
+    click.echo(f"{e['name']} ({e['kind']} {e['id']}): {c['assertions']} assertions, "
+               f"{c['utterances']} utterances they spoke, {c['proposals']} proposals")

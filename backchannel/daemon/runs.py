@@ -129,6 +129,22 @@ def recover(store: Store) -> list[tuple[str, WakeRecord]]:
     return resume
 
 
+def record_request(store: Store, wake: Any) -> bool:
+    """Make a requested wake (`backchannel wake sweep`) durable before the user is told
+    it is queued: event `wake.requested`, keyed by the wake's key. False if already there."""
+    return store.append_event("wake.requested", wake.to_dict(), key=wake.key) is not None
+
+
+def pending_requests(store: Store) -> list[dict[str, Any]]:
+    """The requested wakes (as their dicts) that never got a run. Called after
+    `recover()`: a request whose run started is resumed or closed there, and one
+    whose run finished is done with, so neither is handed out again."""
+    rows = store.query(
+        """SELECT e.data FROM events e WHERE e.kind = 'wake.requested'
+           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.wake_key = e.key) ORDER BY e.seq""")
+    return [json.loads(r["data"]) for r in rows]
+
+
 def _not_replayable(wake: WakeRecord) -> str | None:
     if wake.kind not in REPLAYABLE:
         return f"a {wake.kind!r} wake is not replayable"

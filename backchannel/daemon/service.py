@@ -50,7 +50,7 @@ STOP_GRACE_S = 8.0  # the whole stop must fit in systemd's and the tests' 10 s
 STORE_WAIT_S = 30.0  # a CLI command that opened the store just before we took the lock
 DELIVERY_TICK_S = 15.0
 READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities",
-                      "wake"})  # `wake` only enqueues: it must not wait behind a long run
+                      "forget_plan", "wake"})  # `wake` only enqueues: it must not wait behind a long run
 
 
 @dataclass
@@ -120,6 +120,13 @@ class Daemon:
             self.queue.put_nowait(("resume", run_id, wake))
         if resumed:
             log(logger, 20, "resuming unfinished runs", runs=[r for r, _ in resumed])
+        from backchannel.triggers.wake import Wake
+
+        requested = await self._on_writer(lambda: runs.pending_requests(self.store))
+        for data in requested:  # `wake sweep` answered "queued" but never started: a crash or stop
+            self.queue.put_nowait(Wake.from_dict(data))
+        if requested:
+            log(logger, 20, "re-queueing requested wakes", keys=[w["key"] for w in requested])
         from backchannel.daemon.api import ApiServer
 
         self.api = ApiServer(self)
@@ -286,13 +293,19 @@ class Daemon:
         log(logger, 20, "config reloaded", config=str(self.paths.config_file))
         self.notifier.ready(status="config reloaded")
 
-    def request_wake(self, kind: str) -> dict[str, Any]:
-        """Enqueue a wake now (called from any thread): sweep, calendar or signals."""
+    def request_wake(self, kind: str, store: Store) -> dict[str, Any]:
+        """Enqueue a wake now: sweep, calendar or signals. Called on the reader
+        thread with its cursor `store`: a manual sweep is recorded there (durable
+        before the answer; re-queued at the next start if it never ran), not on the
+        writer thread, where it would wait behind a long run."""
         from backchannel.triggers.wake import Wake
 
         if kind == "sweep":
             now = datetime.now(timezone.utc)
             wake = Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
+            # One keyed append to the append-only log, on a cursor of the daemon's own
+            # connection: DuckDB lets it commit beside the writer's transaction.
+            runs.record_request(store, wake)
             self.loop.call_soon_threadsafe(self.queue.put_nowait, wake)
             return {"enqueued": "manual", "key": wake.key}
         if self.triggers is None:

@@ -24,6 +24,7 @@ OPERATIONS: dict[str, str] = {
     "assertions": "backchannel.ops.memory_ops:assertions",
     "entities": "backchannel.ops.memory_ops:entities",
     "export_entity": "backchannel.ops.privacy_ops:export_entity",
+    "forget_plan": "backchannel.ops.privacy_ops:forget_plan",
     "usage": "backchannel.ops.model_ops:usage",
     "entities_merge": "backchannel.ops.model_ops:entities_merge",
     "entities_split": "backchannel.ops.model_ops:entities_split",

@@ -1,4 +1,5 @@
-"""Operations for a person's data: everything we hold about them (export)."""
+"""Operations for a person's data: everything we hold about them (export), and
+what erasing them would remove (forget_plan; the erasure itself is `backchannel forget`)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,14 @@ def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
         "proposals": store.query("SELECT id, kind, title, status, created_at FROM proposals "
                                  "WHERE list_has_any(entity_ids, ?) ORDER BY created_at", [ids]),
     }
+
+
+def forget_plan(env: OpEnv, ref: str) -> dict[str, Any]:
+    """What `forget` would remove for one entity, changing nothing (`forget --dry-run`,
+    which may run while the daemon does). The owner is refused."""
+    from backchannel.memory import erasure
+
+    e = find_one(env, ref)
+    if e.is_owner:
+        raise OpError("that is you (the [owner] of this memory); remove the data folder instead")
+    return {"entity": {"id": e.id, "kind": e.kind, "name": e.name}, **erasure.plan(env.store, e.id).to_dict()}

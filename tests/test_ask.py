@@ -243,3 +243,35 @@ def test_the_sweeper_never_runs_model_code_in_the_daemon(store, scripted):
     stats = attempt["stats"]
     assert stats["pid"] != _os.getpid() and "fresh_process" in stats["isolation"]
     assert "empty_env" in stats["isolation"] and "audit_hook" in stats["isolation"]
+
+
+def test_ask_says_why_nothing_was_found(home):
+    paths = resolve_paths().ensure()
+    with Store.open(paths.db_file) as s:
+        seed_story(s, now=utcnow())
+    from backchannel.cli.main import cli
+
+    runner = CliRunner()
+    res = runner.invoke(cli, ["ask", "brief me on Nobody Known"])
+    assert res.exit_code == 0 and "Nothing found: no one and no organisation named 'Nobody Known' in memory." \
+        in res.stdout, res.output
+    data = json.loads(runner.invoke(cli, ["ask", "who can introduce me to someone at Hooli?", "--json"]).stdout)
+    assert data["candidates"] == [] and "'Hooli'" in data["why_nothing"]
+    data = json.loads(runner.invoke(cli, ["ask", "brief me on Acme", "--json"]).stdout)
+    assert data["why_nothing"] is None and [c["title"] for c in data["candidates"]] == ["Brief on Acme"]
+
+
+def test_ask_natural_questions_on_qmsum(corpora, store):
+    env = _env(store)
+    files = sorted(str(f) for f in (corpora / "meetings" / "qmsum").glob("*.json") if f.name != "INDEX.json")
+    assert invoke(env, "ingest", {"paths": files})["ingested"] == len(files)
+    out = invoke(env, "ask", {"question": "who is the chief executive of Colegau Cymru?"})
+    [c] = out["candidates"]
+    assert c["title"] == "Brief on ColegauCymru" and "nobody is recorded as chief executive there" in c["why"]
+    assert "Dafydd Evans (chair)" in c["why"]
+    out = invoke(env, "ask", {"question": "who works at Samaritans?"})
+    assert "Sarah Stone (executive director for Wales)" in out["candidates"][0]["why"]
+    out = invoke(env, "ask", {"question": "who knows Kay Martin?"})
+    assert out["candidates"] == [] and out["why_nothing"].startswith("no path from you to Kay Martin")
+    out = invoke(env, "ask", {"question": "what did Lynne Neagle promise?"})
+    assert out["candidates"] and all(c["kind"] == "commitment" for c in out["candidates"])

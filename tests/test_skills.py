@@ -74,8 +74,11 @@ def test_relevant_skills_by_wake_and_question():
     intro = get_skill("introductions")
     assert question_args(intro, "Who can introduce me to the CIO of Acme?") == {"target": "CIO of Acme"}
     assert question_args(get_skill("stale_relationships"), "silent for 12 weeks") == {"weeks": 12}
+    # One phrase: the program splits it only when memory has no such name ("Cardiff and Vale College").
     assert question_args(get_skill("pre_meeting_brief"), "Brief me on Marc and Sophie Martin") == \
-        {"attendees": ["Marc", "Sophie Martin"]}
+        {"attendees": ["Marc and Sophie Martin"]}
+    assert question_args(get_skill("pre_meeting_brief"), "brief me before my meeting with Marc") == \
+        {"attendees": ["Marc"]}
 
 
 def test_introductions_to_a_role(seeded):
@@ -235,3 +238,70 @@ def test_broken_user_skills_fail_clearly(home):
 def test_stale_question_wordings():
     for q in ("who have I not talked to in 6 weeks?", "which contacts have gone quiet?"):
         assert relevant_skills(q)[0].name == "stale_relationships", q
+
+
+def test_natural_questions_pick_the_right_skill_and_target():
+    route = {
+        "who works at Initech?": "pre_meeting_brief", "tell me about Sophie Martin": "pre_meeting_brief",
+        "who is the CIO of Acme?": "pre_meeting_brief", "what do we know about Acme?": "pre_meeting_brief",
+        "brief me on Acme": "pre_meeting_brief", "who knows Sophie Martin?": "introductions",
+        "who can introduce me to someone at Hooli?": "introductions", "what did Marc promise me?": "open_commitments",
+    }
+    for q, name in route.items():
+        assert relevant_skills(q)[0].name == name, q
+    intro, brief = get_skill("introductions"), get_skill("pre_meeting_brief")
+    assert question_args(intro, "who can introduce me to someone at Hooli?") == {"target": "Hooli"}
+    assert question_args(intro, "Can anyone get me in touch with people at Acme?") == {"target": "Acme"}
+    assert question_args(intro, "who knows Sophie Martin?") == {"target": "Sophie Martin"}
+    assert question_args(brief, "who works at Initech?") == {"attendees": ["Initech"]}
+    assert question_args(brief, "what do we know about ColegauCymru?") == {"attendees": ["ColegauCymru"]}
+    assert question_args(brief, "who is the chief executive of Colegau Cymru?") == \
+        {"attendees": ["chief executive of Colegau Cymru"]}
+    promises = get_skill("open_commitments")
+    assert question_args(promises, "what did I promise?") == {"people": ["me"], "overdue_days": 3650,
+                                                              "max_age_days": 3650}
+    assert question_args(promises, "what did Marc promise me?")["people"] == ["Marc"]
+    assert question_args(promises, "what commitments are still open?") == {}
+    assert question_args(get_skill("stale_relationships"), "not spoken in 3 months") == {"weeks": 12}
+
+
+def test_brief_on_an_organisation(seeded):
+    ids, api, settings = seeded
+    [acme] = _run("pre_meeting_brief", api, settings, attendees=["Acme"])
+    assert acme.entities == [ids["Acme"]] and acme.kind == "brief" and acme.extra == {"about": "organisation"}
+    # Its current people (Robert left: not among them) and what was said about it.
+    assert "people: Sophie Martin (CIO), Paul Durand (CFO); Robert Petit left" in acme.why, acme.why
+    quotes = {e["quote"] for e in api.evidence(acme.evidence_ids)}
+    assert "Sophie is the CIO of Acme" in quotes
+    # A role nobody holds there: the organisation's brief, saying so; a held role: the holder's brief.
+    [ceo] = _run("pre_meeting_brief", api, settings, attendees=["chief executive of Acme"])
+    assert ceo.entities == [ids["Acme"]] and "nobody is recorded as chief executive there" in ceo.why
+    [cio] = _run("pre_meeting_brief", api, settings, attendees=["CIO of Acme"])
+    assert cio.entities == [ids["Sophie Martin"]]
+    two = _run("pre_meeting_brief", api, settings, attendees=["Marc and Sophie Martin"])
+    assert {c.entities[0] for c in two} == {ids["Marc Dupont"], ids["Sophie Martin"]}
+    from backchannel.agent.drafter import template_draft
+
+    assert template_draft(acme, {ids["Acme"]: "Acme"}, "Me").title == "Brief on Acme"
+
+
+def test_nothing_found_says_why(seeded, home):
+    ids, api, settings = seeded
+    paths = resolve_paths()
+    why = {
+        "brief me on Nobody Known": "no one and no organisation named 'Nobody Known' in memory",
+        "who can introduce me to someone at Hooli?":
+            "no one, no organisation and no role holder matching 'Hooli' in memory",
+        "how do I get to Paul Durand?": "you already know or have met Paul Durand; no introduction needed",
+        "who can introduce me to Julie Bernard?":
+            "no path from you to Julie Bernard within 3 links (knows, worked with, introduced, "
+            "or through people you met)",
+        "what did Nina promise?": "no commitments recorded by Nina Roux",
+        "what did Nobody Known promise?": "no one named 'Nobody Known' in memory",
+        "who have I not talked to in 1000 weeks?": "none of your 3 contacts has been silent for 1000 weeks or more",
+    }
+    for q, reason in why.items():
+        res = sweep({"wake": "ask"}, api=api, settings=settings, paths=paths, question=q)
+        assert res.candidates == [] and res.nothing_found == [reason], (q, res.nothing_found, res.errors)
+    found = sweep({"wake": "ask"}, api=api, settings=settings, paths=paths, question="what did Marc promise me?")
+    assert [c.entities for c in found.candidates] == [[ids["Marc Dupont"]]] and found.nothing_found == []

@@ -94,6 +94,8 @@ def template_draft(c: Candidate, names: dict[int, str], owner: str) -> Draft:
         message = (f"Hi {_first_name(ent[0])},\n\nI hope you are well. I understand you know {ent[1]}; "
                    f"would you be open to introducing me? Happy to send a short note you can forward.\n\n"
                    f"Thanks,\n{owner}")
+    elif c.kind == "brief" and (c.extra or {}).get("about") == "organisation":
+        title = f"Brief on {ent[0] if ent else 'the organisation'}"
     elif c.kind == "brief":
         title = f"Before you meet {ent[0] if ent else 'them'}"
     elif c.kind == "reconnect":

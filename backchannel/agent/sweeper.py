@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from backchannel.agent.questions import nothing_found_reasons, question_args
 from backchannel.graph.stubs import api_stubs
 from backchannel.graph.types import Candidate, CandidateError, candidates_from_result
 from backchannel.skills import WAKE_SKILLS, Skill, SkillError, get_skill, relevant_skills
@@ -32,11 +33,12 @@ class SweepResult:
     sandbox_stats: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     budget_stopped: bool = False
+    nothing_found: list[str] = field(default_factory=list)  # why a skill found nothing, as it printed
 
     def to_dict(self) -> dict[str, Any]:
         return {"candidates": [c.to_dict() for c in self.candidates], "skill": self.skill, "code": self.code,
                 "attempts": self.attempts, "sandbox_stats": self.sandbox_stats, "errors": self.errors,
-                "budget_stopped": self.budget_stopped}
+                "budget_stopped": self.budget_stopped, "nothing_found": self.nothing_found}
 
 
 def prompt_text(name: str) -> str:
@@ -58,30 +60,6 @@ def _add_stats(total: dict[str, Any], stats: dict[str, Any]) -> None:
 
 
 # -- offline: prepared skills ------------------------------------------------
-_INTRO_TARGET = re.compile(
-    r"(?:introduc\w*\s+(?:me\s+)?to|intro\s+to|reach|get\s+to|connect\s+(?:me\s+)?(?:with|to)|in\s+touch\s+with"
-    r"|path\s+to|who\s+knows)\s+(?:the\s+|an?\s+)?(.+?)\s*[?.!]*$", re.I)
-_NAMES = re.compile(r"\b([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)")
-_WEEKS = re.compile(r"(\d+)\s*weeks?", re.I)
-_NOT_NAMES = {"Who", "What", "Which", "When", "Brief", "Before", "Prepare", "Tell", "I", "My", "Me", "The", "Can",
-              "Do", "Does", "Is", "Are", "Meeting", "Give", "Show", "Any"}
-
-
-def question_args(skill: Skill, question: str) -> dict[str, Any]:
-    """Offline parameters for a skill from the question's words (no model)."""
-    q = question.strip()
-    if skill.name == "introductions":
-        m = _INTRO_TARGET.search(q)
-        return {"target": m.group(1)} if m else {}
-    if skill.name == "pre_meeting_brief":
-        names = [n for n in _NAMES.findall(q) if n.split()[0] not in _NOT_NAMES]
-        return {"attendees": names} if names else {}
-    if skill.name == "stale_relationships":
-        m = _WEEKS.search(q)
-        return {"weeks": int(m.group(1))} if m else {}
-    return {}
-
-
 def _wake_args(skill: Skill, context: dict[str, Any]) -> dict[str, Any]:
     """Skill parameters implied by a wake's context (a signal's orgs, a meeting's people)."""
     out: dict[str, Any] = {}
@@ -140,6 +118,7 @@ def _offline(context: dict[str, Any], question: str | None, api: Any, settings: 
         return SweepResult([], None, None, 0, {}, errors)
     candidates: list[Candidate] = []
     stats: dict[str, Any] = {}
+    reasons: list[str] = []
     for skill in skills:
         args = question_args(skill, question) if question else {}
         try:
@@ -150,10 +129,13 @@ def _offline(context: dict[str, Any], question: str | None, api: Any, settings: 
         _add_stats(stats, res.stats)
         if not res.ok:
             errors.append(f"{skill.name}: {res.error}")
+        elif not found:
+            reasons.extend(nothing_found_reasons(res.output))
         candidates.extend(found)
     candidates.sort(key=lambda c: -c.score)
     code = "\n\n".join(f"# skill: {s.name}\n{s.source_code.strip()}" for s in skills)
-    return SweepResult(candidates, "+".join(s.name for s in skills), code, 0, stats, errors)
+    return SweepResult(candidates, "+".join(s.name for s in skills), code, 0, stats, errors,
+                       nothing_found=[] if candidates else reasons)
 
 
 # -- with a model: generated code --------------------------------------------

@@ -69,7 +69,9 @@ def ask(question: str, json_output: bool, show_code: bool) -> None:
             for line in c["message"].splitlines():
                 click.echo(f"     {line}")
         click.echo("")
-    if not cands:
+    if not cands and out.get("why_nothing"):
+        click.echo(f"Nothing found: {out['why_nothing']}.")
+    elif not cands:
         click.echo("Nothing found. (`--show-code` shows what was searched; `backchannel entities` lists "
                    "the names memory knows.)")
     for err in out.get("errors") or []:

@@ -62,6 +62,8 @@ def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
         "assertions_touched": touched, "excerpts_sent": drafted.excerpts_sent,
         "errors": swept.errors + drafted.errors, "status": status,
         "sandbox_stats": swept.sandbox_stats,
+        # Why nothing was found, when the skill could tell ("no one named X in memory"); null otherwise.
+        "why_nothing": "; ".join(swept.nothing_found) if not drafted.drafts and swept.nothing_found else None,
     }
     if show_code:
         out["code"] = swept.code

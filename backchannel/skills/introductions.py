@@ -33,8 +33,12 @@ if not via and event.get("attendee_ids"):
 targets = {}  # person id -> why they are a target
 
 target = context.get("target")
+resolved = []
 if target:
-    for t in api.resolve(str(target)):
+    resolved = api.resolve(str(target))
+    if not resolved and " " in str(target).strip():  # "Colegau Cymru" is ColegauCymru
+        resolved = api.resolve(str(target).replace(" ", ""))
+    for t in resolved:
         if t["kind"] == "organisation":
             org_ids.append(t["id"])
         elif t["kind"] == "person" and t["id"] != me:
@@ -73,6 +77,7 @@ def via_contacts(starts):
             for p in got]
 
 
+asked = dict(targets)  # before those I already know are dropped
 if via:
     # Someone among the people I am about to meet needs no introduction.
     targets = {t: why for t, why in targets.items() if t not in via}
@@ -124,4 +129,16 @@ for (introducer, tgt), p in best.items():
     result.append(Candidate(kind="introduction", entities=[introducer, tgt], path=p["nodes"],
                             evidence=evidence, score=score, why=why))
 result.sort(key=lambda c: -c.score)
+if not result and target:
+    if not resolved:
+        print(f"nothing found: no one, no organisation and no role holder matching {str(target)!r} in memory")
+    elif not asked:
+        print(f"nothing found: nobody is recorded as working at {str(target)!r} now")
+    elif not targets:
+        names = ", ".join(e["name"] for e in api.entity(list(asked)))
+        print(f"nothing found: you already know or have met {names}; no introduction needed")
+    else:
+        names = ", ".join(e["name"] for e in api.entity(list(targets)))
+        print(f"nothing found: no path from you to {names} within {max_hops} links "
+              "(knows, worked with, introduced, or through people you met)")
 '''

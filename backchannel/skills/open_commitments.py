@@ -12,6 +12,7 @@ KEYWORDS = ("commitment", "committed", "promise", "promised", "owe", "follow up"
             "pending", "open")
 PARAMS = {
     "person_ids": {"default": None, "list": True, "doc": "whose commitments (default: me and my contacts)"},
+    "people": {"default": None, "list": True, "doc": 'whose commitments, by name ("me" is the owner)'},
     "overdue_days": {"default": 14, "doc": "keep commitments overdue by at most N days"},
     "max_age_days": {"default": 90, "doc": "commitments with no due date: said within N days"},
     "limit": {"default": 20, "doc": "at most this many candidates"},
@@ -25,7 +26,19 @@ me = api.me()["id"]
 now = datetime.datetime.fromisoformat(api.now())
 today = now.date()
 people = list(context.get("person_ids") or [])
-if not people:
+named = [str(n).strip() for n in (context.get("people") or []) if str(n).strip()]
+unknown = []
+for name in named:
+    if name.lower() in ("me", "i", "myself", "you"):
+        people.append(me)
+        continue
+    found = api.resolve(name, kind="person")
+    if found:
+        people.append(found[0]["id"])
+    else:
+        unknown.append(name)
+people = list(dict.fromkeys(people))
+if not people and not named:
     people = [me] + [c["id"] for c in api.network()]
 def arg(name, default):
     value = context.get(name)
@@ -38,7 +51,7 @@ STOP = {"the", "you", "your", "and", "for", "with", "next", "week", "send", "wil
 def words(text):
     return {w[:5] for w in re.findall(r"[a-z]{3,}", (text or "").lower()) if w not in STOP}
 
-facts = api.assertions_about(people)
+facts = api.assertions_about(people) if people else []
 by_person = {}
 for f in facts:
     by_person.setdefault(f["subject"], []).append(f)
@@ -80,4 +93,19 @@ for f in facts:
                             why=f'{who} committed to "{f["literal"]}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
 result.sort(key=lambda c: -c.score)
 result = result[: int(arg("limit", 20))]
+if not result:
+    said = [f for f in facts if f["predicate"] == "committed_to" and f["subject"] in people]
+    if people == [me]:
+        who = "you"
+    elif named or context.get("person_ids"):
+        who = ", ".join(("you" if e["id"] == me else e["name"]) for e in api.entity(people))
+    else:
+        who = "you or your contacts"
+    if unknown:
+        print("nothing found: no one named " + ", ".join(repr(n) for n in unknown) + " in memory")
+    elif not said:
+        print(f"nothing found: no commitments recorded by {who}")
+    else:
+        print(f"nothing found: {len(said)} commitment(s) by {who}, none open: past due by more than "
+              f"{overdue_days} days, older than {max_age} days without a due date, or followed up since")
 '''

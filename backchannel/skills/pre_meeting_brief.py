@@ -1,18 +1,24 @@
-"""What we know about the people of an upcoming meeting.
+"""What we know about the people of an upcoming meeting, or about an organisation.
 
 One brief per attendee: their current roles, who they worked with or know
 (and what those people do now), their commitments, with the evidence of each
 fact. The meeting comes from the wake (`event`), from `attendee_ids` or
-`attendees` (names), or else the next calendar event with attendees.
+`attendees` (names, roles such as "CIO of Acme", or organisations), or else the
+next calendar event with attendees. An organisation named in `attendees` gets
+one brief: its current people (works_at, not ended or superseded) and what was
+said about it. When nothing is found the program prints "nothing found: why".
 """
 
 NAME = "pre_meeting_brief"
 KIND = "brief"
 WAKES = ("meeting_soon",)
-KEYWORDS = ("brief", "meeting", "prepare", "prep", "attendees", "who am i meeting", "know about", "background")
+KEYWORDS = ("brief", "meeting", "prepare", "prep", "attendees", "who am i meeting", "know about", "background",
+            "tell me about", "who is", "who's", "works at", "work at", "works for", "work for", "who works",
+            "people at", "staff", "employ")
 PARAMS = {
     "attendee_ids": {"default": None, "list": True, "doc": "entity ids of the people to brief on"},
-    "attendees": {"default": None, "list": True, "doc": "names of the people to brief on (resolved)"},
+    "attendees": {"default": None, "list": True,
+                  "doc": 'names of the people (or roles, e.g. "CIO of Acme", or organisations) to brief on'},
     "days": {"default": 7, "doc": "without attendees: the next calendar event within N days"},
     "max_facts": {"default": 6, "doc": "facts (evidence) per person"},
 }
@@ -21,10 +27,57 @@ PROGRAM = r'''
 me = api.me()["id"]
 event = context.get("event") or {}
 ids = list(context.get("attendee_ids") or event.get("attendee_ids") or [])
+org_ids = []
+missing_role = {}  # org id -> the role asked for that nobody holds there
+not_found = []
+TITLES = {"chief executive officer": "CEO", "chief executive": "CEO", "chief information officer": "CIO",
+          "chief financial officer": "CFO", "chief technology officer": "CTO", "chief operating officer": "COO",
+          "managing director": "MD"}
+
+
+def lookup(text):
+    """Entities for a name, a role ("CIO of Acme") or an organisation; spaces are
+    tried away too ("Colegau Cymru" is ColegauCymru)."""
+    found = api.resolve(text)
+    if not found and " " in text.strip():
+        found = api.resolve(text.replace(" ", ""))
+    return found
+
+
+names = []
 for name in (context.get("attendees") or []):
-    found = api.resolve(name, kind="person")
-    if found:
-        ids.append(found[0]["id"])
+    name = str(name).strip()
+    parts = [x.strip() for x in name.replace(" and ", ",").replace(" & ", ",").split(",") if x.strip()]
+    # "Marc and Sophie Martin" is two people, "Cardiff and Vale College" one: memory tells.
+    if len(parts) > 1 and not lookup(name):
+        names.extend(parts)
+    elif name:
+        names.append(name)
+
+for name in names:
+    found = lookup(name)
+    low = name.lower()
+    role, org_part = None, None
+    for sep in (" of ", " at "):
+        if not found and sep in low:
+            i = low.index(sep)
+            role, org_part = name[:i].strip(), name[i + len(sep):].strip()
+            short = TITLES.get(role.lower())
+            if short:
+                found = api.resolve(short, org=org_part) or api.resolve(short, org=org_part.replace(" ", ""))
+            if not found:  # nobody holds the role: brief on the organisation, saying so
+                orgs = [o for o in lookup(org_part) if o["kind"] == "organisation"]
+                if orgs:
+                    missing_role[orgs[0]["id"]] = role
+                    found = orgs[:1]
+    if not found:
+        not_found.append(name)
+        continue
+    top = found[0]
+    if top["kind"] == "organisation":
+        org_ids.append(top["id"])
+    elif top["kind"] == "person":
+        ids.append(top["id"])
 if not ids and not context.get("attendees"):  # names that resolve to nobody: no brief, not the next meeting's
     for ev in api.upcoming_events(days=int(7 if context.get("days") is None else context["days"])):
         if ev["attendee_ids"]:
@@ -32,6 +85,7 @@ if not ids and not context.get("attendees"):  # names that resolve to nobody: no
             ids = list(ev["attendee_ids"])
             break
 ids = [i for i in dict.fromkeys(ids) if i != me]
+org_ids = list(dict.fromkeys(org_ids))
 max_facts = int(context.get("max_facts") or 6)
 RANK = {"works_at": 0, "worked_with": 1, "committed_to": 2, "knows": 3, "introduced": 3, "has_title": 4,
         "left": 4, "mentioned_with": 6}
@@ -92,5 +146,56 @@ if ids:
         result.append(Candidate(kind="brief", entities=[pid], path=[me, pid], evidence=evidence,
                                 score=min(1.0, 0.45 + 0.08 * len(evidence)),
                                 why=f'{person["name"]}: ' + "; ".join(lines) + "."))
+
+quiet = []  # people in memory with nothing recorded beyond their name
+if ids:
+    briefed = {c.entities[0] for c in result}
+    quiet = [people[i]["name"] for i in ids if i in people and i not in briefed]
+
+for oid in org_ids:
+    org = api.entity([oid])[0]
+    staff = sorted({l["to"] for l in api.links([oid], ["works_at"]) if l["dir"] == "in"})
+    lines, evidence = [], []
+    if oid in missing_role:
+        lines.append(f'nobody is recorded as {missing_role[oid]} there')
+    names = []
+    for e in (api.entity(staff) if staff else []):
+        for r in e["roles"]:  # current roles only: ended, left or superseded ones are not listed
+            if r["org"] == oid and e["id"] != me:
+                names.append(f'{e["name"]} ({r["title"]})' if r["title"] else e["name"])
+                evidence.append(r["assertion"])
+    if names:
+        lines.append("people: " + ", ".join(names))
+    for f in api.assertions_about([oid]):
+        if f["predicate"] == "works_at" or f["id"] in evidence or len(evidence) >= max_facts + len(names):
+            continue
+        other = f["subject_name"] if f["object"] == oid else f["object_name"]
+        if f["predicate"] == "left":
+            lines.append(f'{other} left')
+        elif f["predicate"] == "mentioned_with":
+            lines.append(f'{other} mentioned with it' + (f' ({f["qualifier"]})' if f["qualifier"] else ""))
+        elif f["predicate"] in ("knows", "worked_with", "introduced"):
+            lines.append(f'{f["subject_name"]} {f["predicate"].replace("_", " ")} {f["object_name"]}')
+        elif f["subject"] == oid and (f["literal"] or other):
+            lines.append(f'{f["predicate"].replace("_", " ")} {f["literal"] or other}')
+        else:
+            continue
+        evidence.append(f["id"])
+    for s in api.recent_signals(days=90, org_ids=[oid])[:3]:
+        lines.append(f'signal {s["published_at"][:10]}: {s["title"]}')
+    if not evidence:
+        quiet.append(org["name"])
+        continue
+    result.append(Candidate(kind="brief", entities=[oid], path=[me, oid], evidence=evidence,
+                            score=min(1.0, 0.45 + 0.05 * len(evidence)), why=f'{org["name"]}: ' + "; ".join(lines) + ".",
+                            extra={"about": "organisation"}))
 result.sort(key=lambda c: -c.score)
+if not result:
+    if not_found:
+        print("nothing found: no one and no organisation named " + ", ".join(repr(n) for n in not_found) + " in memory")
+    elif quiet:
+        print("nothing found: " + ", ".join(quiet) + " in memory, but nothing is recorded beyond the name")
+    elif not ids and not org_ids:
+        print("nothing found: nobody named, and no upcoming calendar meeting with attendees; "
+              "ask e.g. 'brief me on Marc'")
 '''

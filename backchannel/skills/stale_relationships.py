@@ -61,4 +61,10 @@ if stale:
                                     f'(last seen {c["last_seen"][:10]}).'))
 result.sort(key=lambda c: -c.score)
 result = result[: int(arg("limit", 10))]
+if not result:
+    if not contacts:
+        print("nothing found: no contacts in memory yet (nobody linked to you by knows, worked with or "
+              "introduced, or who spoke in a meeting you spoke in)")
+    else:
+        print(f"nothing found: none of your {len(contacts)} contacts has been silent for {weeks:g} weeks or more")
 '''

@@ -164,10 +164,18 @@ def render_proposal(p: dict) -> None:
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
 
 
+def _trigger_words(trig: dict) -> str:
+    """'ask: "brief me on Acme"' or 'signal wake signal:…'."""
+    question = (trig.get("payload") or {}).get("question")
+    if question:
+        return f'{trig["kind"]}: "{question}"'
+    return f"{trig['kind']} wake {trig['key']}" if trig.get("key") else f"{trig['kind']} wake"
+
+
 def _render_run_trace(t: dict) -> None:
     r, trig = t["run"], t["trigger"]
     click.echo(f"run {r['id']}  {r['status']}" + (f" ({r['reason']})" if r.get("reason") else ""))
-    click.echo(f"trigger: {trig['kind']} wake {trig['key']}")
+    click.echo(f"trigger: {_trigger_words(trig)}")
     sw = t.get("sweep")
     if sw:
         click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
@@ -200,7 +208,7 @@ def trace(ref: str, json_output: bool) -> None:
         return
     p, trig, sw, sb = t["proposal"], t["trigger"], t["sweep"], t["sandbox"]
     click.echo(f"{p['id']}  {p['title']}  ({p['status']})")
-    click.echo(f"trigger: {trig['kind']} wake {trig['key']}  run {t['run']['id']} ({t['run']['status']})")
+    click.echo(f"trigger: {_trigger_words(trig)}  run {t['run']['id']} ({t['run']['status']})")
     click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
                f"{sw.get('attempts') or 1} attempt(s), {sw['candidates']} candidate(s)")
     if sw.get("code") and not sw.get("skill"):

@@ -49,7 +49,7 @@ def fact(rng: random.Random) -> str:
         f"{p} and I worked together at {org} from {rng.randint(2008, 2016)} to {rng.randint(2017, 2024)}.",
         f"I know {p} well, we met years ago.",
         f"{p} introduced me to {q} last year.",
-        f"I'll send you the pricing by Friday.",
+        "I'll send you the pricing by Friday.",
         f"{p} joined {org} {rng.randint(2, 20)} months ago.",
     ])
 

@@ -22,16 +22,6 @@ from pathlib import Path
 
 SOCIAL = ["knows", "worked_with", "introduced"]
 
-SEED_PROGRAM = '''
-target = api.resolve("CIO", org="Acme")
-mine = {c["id"] for c in api.network()}
-keep = []
-for m in api.mentions_of([t["id"] for t in target]):
-    for link in api.links([m["speaker"]]):
-        if link["to"] in mine:
-            keep.append(link["id"])
-result = sorted(set(keep))
-'''
 
 PATHS_PROGRAM = '''
 me = api.me()["id"]
@@ -162,7 +152,7 @@ def bench_size(n: int, runs: int, cte_cap_s: float, count) -> dict:
     from backchannel.config import Settings
     from backchannel.graph.api import GraphAPI
     from backchannel.graph.index import IndexCache
-    from backchannel.graph.synth import generate
+    from backchannel.graph.synth import SEED_PROGRAM, generate
     from backchannel.memory import Store
 
     out: dict = {"assertions": n}

@@ -18,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from daemon_support import DaemonLog
+
 OWNER = "owner@example.net"
 USER, PASSWORD = "bc-user", "s3cret-pass"
 
@@ -202,7 +204,7 @@ def add_proposal(store: Any, *, kind: str = "introduction", entity_ids: list[int
 
 
 # -- a real daemon on a demo-like home ----------------------------------------------
-class DaemonProc:
+class DaemonProc(DaemonLog):
     """One `backchannel run` child in `home`; its log lines go to a file we poll."""
 
     def __init__(self, home: Path, crash_at: str | None = None):
@@ -221,27 +223,8 @@ class DaemonProc:
             self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env=run_env,
                                          stdout=subprocess.DEVNULL, stderr=log)
 
-    def lines(self) -> list[dict[str, Any]]:
-        out = []
-        for raw in self.log_path.read_text().splitlines():
-            try:
-                out.append(json.loads(raw))
-            except ValueError:
-                out.append({"msg": raw})
-        return out
-
     def wait_log(self, pred, timeout: float = 60.0) -> dict[str, Any]:
-        import time
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in self.lines():
-                if pred(line):
-                    return line
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise AssertionError(f"log line not seen (exit {self.proc.poll()}):\n{self.log_path.read_text()[-4000:]}")
+        return super().wait_log(pred, timeout, poll=0.1)  # a delivery round trip takes longer
 
     def cli(self, *args: str, input: str | None = None, env: dict[str, str] | None = None):
         import subprocess

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from daemon_support import DaemonLog
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "backchannel" / "demo" / "corpus"
@@ -74,7 +75,7 @@ def cli(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     return p
 
 
-class Daemon:
+class Daemon(DaemonLog):
     """One `backchannel run` child; its JSON log lines go to a file we poll."""
 
     def __init__(self, home: Path, **env: str):
@@ -82,26 +83,6 @@ class Daemon:
         self.log_path = home / f"daemon-{time.monotonic_ns()}.log"
         self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env=_env(home, **env),
                                      stdout=subprocess.DEVNULL, stderr=self.log_path.open("w"))
-
-    def lines(self) -> list[dict]:
-        out = []
-        for raw in self.log_path.read_text().splitlines():
-            try:
-                out.append(json.loads(raw))
-            except ValueError:
-                out.append({"msg": raw})
-        return out
-
-    def wait_log(self, pred, timeout: float = 20.0) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in self.lines():
-                if pred(line):
-                    return line
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"log line not seen (exit {self.proc.poll()}):\n{self.log_path.read_text()[-4000:]}")
 
     def ready(self) -> "Daemon":
         self.wait_log(lambda line: line.get("msg") == "daemon ready")

@@ -226,7 +226,7 @@ def test_rates_count_the_latest_verdict_once(store, home):
     from backchannel.config import Settings, resolve_paths
     from backchannel.ops import OpEnv, invoke
 
-    from tests.delivery_support import add_proposal
+    from delivery_support import add_proposal
 
     env = OpEnv(store=store, settings=Settings(), paths=resolve_paths())
     changed, kept = add_proposal(store, entity_ids=[1]), add_proposal(store, entity_ids=[2], kind="reconnect")
@@ -243,7 +243,7 @@ def test_approve_without_a_mail_server_says_what_to_configure(store, home):
     from backchannel.delivery.approval import action_hash
     from backchannel.ops import OpEnv, OpError, invoke
 
-    from tests.delivery_support import add_proposal
+    from delivery_support import add_proposal
 
     action = {"channel": "email", "to": "marc@example.org", "subject": "Intro", "body": "Hi Marc"}
     pid = add_proposal(store, entity_ids=[1], action=action)

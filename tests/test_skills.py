@@ -8,7 +8,7 @@ import pytest
 from backchannel.agent.sweeper import question_args, run_skill, sweep
 from backchannel.config import Settings, resolve_paths
 from backchannel.graph.api import GraphAPI
-from backchannel.graph.synth import SEED_NOW, generate, seed_story
+from backchannel.graph.synth import SEED_NOW, SEED_PROGRAM, generate, seed_story
 from backchannel.sandbox import run_program
 from backchannel.skills import SkillError, get_skill, list_skills, parse_skill, relevant_skills
 
@@ -164,18 +164,6 @@ def test_offline_sweep_by_wake(seeded, home):
     periodic = sweep({"wake": "sweep"}, api=api, settings=settings, paths=paths)
     assert {c.kind for c in periodic.candidates} == {"reconnect", "commitment"}
     assert periodic.sandbox_stats["runs"] == 2 and periodic.sandbox_stats["assertions_touched"] > 0
-
-
-SEED_PROGRAM = '''
-target = api.resolve("CIO", org="Acme")
-mine = {c["id"] for c in api.network()}
-keep = []
-for m in api.mentions_of([t["id"] for t in target]):
-    for link in api.links([m["speaker"]]):
-        if link["to"] in mine:
-            keep.append(link["id"])
-result = sorted(set(keep))
-'''
 
 
 def test_seed_shaped_program_through_the_sandbox_matches_in_process(store):

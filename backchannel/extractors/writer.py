@@ -4,7 +4,6 @@ source or nothing (DuckDB replays only committed transactions)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,7 +11,7 @@ from datetime import datetime
 from backchannel.extractors.resolve import SourceResolver, looks_like_person_name
 from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
-from backchannel.memory import entities
+from backchannel.memory import entities, supersede
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
 
@@ -35,13 +34,6 @@ def source_id_for(content_hash: str) -> str:
 
 def existing_source(store: Store, content_hash: str) -> str | None:
     return store.scalar("SELECT id FROM sources WHERE content_hash = ?", [content_hash])
-
-
-def _optional(module: str, attr: str):
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        return None
 
 
 def write_source(
@@ -100,9 +92,8 @@ def write_source(
         ids = [r[0] for r in store.con.execute(
             "SELECT id FROM assertions WHERE source_id = ? ORDER BY id", [sid]).fetchall()] if rows else []
         store.con.execute("UPDATE sources SET assertion_count = ? WHERE id = ?", [len(rows), sid])
-        supersede = _optional("backchannel.memory.supersede", "apply")
-        if supersede is not None and ids:
-            supersede(store, ids)
+        if ids:
+            supersede.apply(store, ids)
         store.append_event(
             "source_ingested",
             {"source_id": sid, "path": transcript.path, "assertions": len(rows), "extractor": extractor},

@@ -261,3 +261,18 @@ def seed_story(store: Store, now: datetime = SEED_NOW) -> dict[str, int]:
             " VALUES ('Gseedtender', 'seed', 'Acme publishes a tender for a data platform', NULL, ?, ?, ?)",
             [now - timedelta(days=1), [ids["Acme"]], now])
     return ids
+
+
+# The seed's own question, written the way naive generated code writes it: for each
+# person mentioning the target, for each link of that person, keep links into my
+# network. bench/traverse.py times it at 1M assertions; tests check it stays correct.
+SEED_PROGRAM = '''
+target = api.resolve("CIO", org="Acme")
+mine = {c["id"] for c in api.network()}
+keep = []
+for m in api.mentions_of([t["id"] for t in target]):
+    for link in api.links([m["speaker"]]):
+        if link["to"] in mine:
+            keep.append(link["id"])
+result = sorted(set(keep))
+'''

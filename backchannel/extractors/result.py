@@ -47,3 +47,7 @@ class ExtractedAssertion:
     date_phrase: str | None = None
     modality: str = "stated"
     confidence: float = 0.6
+    # Why this fact deserves less trust than its confidence (keys of memory.trust.REASON_FACTORS).
+    trust_reasons: tuple[str, ...] = ()
+    # committed_to: whom the promise was made to; None when not said or not known.
+    recipient: Mention | None = None

@@ -12,6 +12,7 @@ from backchannel.extractors.resolve import SourceResolver, looks_like_person_nam
 from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory import entities, supersede
+from backchannel.memory.trust import trust_score
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
 
@@ -86,7 +87,8 @@ def write_source(
             "assertions",
             ["subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id",
              "said_at", "valid_from", "valid_to", "recorded_at", "confidence", "modality", "source_id",
-             "utterance_idx", "span_start", "span_end", "quote", "date_phrase", "extractor"],
+             "utterance_idx", "span_start", "span_end", "quote", "date_phrase", "extractor",
+             "trust", "trust_reasons", "recipient_id"],
             rows,
         )
         ids = [r[0] for r in store.con.execute(
@@ -127,18 +129,24 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
             object_id = speaker_id if a.object.is_speaker else resolver.mention(a.object.name, a.object.kind)
             if object_id == subject_id:
                 continue
+        recipient_id = None
+        if a.recipient is not None:
+            recipient_id = speaker_id if a.recipient.is_speaker else resolver.mention(a.recipient.name, "person")
+        reasons = list(dict.fromkeys(a.trust_reasons))
         key = (subject_id, a.predicate, object_id, a.object_literal, a.qualifier, a.utterance_idx, a.span_start)
         if key in seen:
             continue
         seen.add(key)
         rows.append((subject_id, a.predicate, object_id, a.object_literal, a.qualifier, speaker_id, said_at,
                      a.valid_from, a.valid_to, now, a.confidence, a.modality, sid, a.utterance_idx,
-                     a.span_start, a.span_end, a.quote, a.date_phrase, extractor))
+                     a.span_start, a.span_end, a.quote, a.date_phrase, extractor,
+                     trust_score(a.confidence, reasons), reasons, recipient_id))
     return _merge_employment(rows, by_idx)
 
 
 # Row layout of _assertion_rows, for the merge below.
 _SUBJ, _PRED, _OBJ, _QUAL, _FROM, _TO, _CONF, _UTT, _START, _END, _QUOTE, _PHRASE = 0, 1, 2, 4, 7, 8, 10, 13, 14, 15, 16, 17
+_TRUST = 19
 
 
 def _merge_employment(rows: list[tuple], by_idx: dict) -> list[tuple]:
@@ -164,6 +172,7 @@ def _merge_employment(rows: list[tuple], by_idx: dict) -> list[tuple]:
         prev[_TO] = prev[_TO] or r[_TO]
         prev[_PHRASE] = prev[_PHRASE] or r[_PHRASE]
         prev[_CONF] = max(prev[_CONF], r[_CONF])
+        prev[_TRUST] = max(prev[_TRUST], r[_TRUST])
         prev[_START], prev[_END], prev[_QUOTE] = start, end, by_idx[r[_UTT]].text[start:end]
         out[index[key]] = tuple(prev)
     return out

@@ -19,6 +19,7 @@ from typing import Any
 from backchannel.extractors.result import MODALITIES, PREDICATES
 from backchannel.memory import entities as ents
 from backchannel.memory.store import Store, utcnow
+from backchannel.memory.trust import trust_score
 from backchannel.memory.text import norm_name
 
 KINDS = ("person", "organisation", "role")
@@ -286,13 +287,14 @@ def _write_assertions(store: Store, todo: list[tuple[int, dict, str]], ref_ids: 
             d.get("object_literal"), d.get("qualifier"), spk, ev.get("said_at"), d.get("valid_from"),
             d.get("valid_to"), utcnow(), float(d.get("confidence", 0.7)),
             d.get("modality") or ("commitment" if d["predicate"] == "committed_to" else "stated"),
-            sid, uidx, start, end, quote, d.get("date_phrase"), "import"))
+            sid, uidx, start, end, quote, d.get("date_phrase"), "import",
+            trust_score(float(d.get("confidence", 0.7)), ["imported"]), ["imported"]))
     store.insert_rows("utterances", ["source_id", "idx", "speaker", "speaker_id", "start_s", "end_s", "text"], utter)
     store.insert_rows(
         "assertions",
         ["id", "subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id", "said_at",
          "valid_from", "valid_to", "recorded_at", "confidence", "modality", "source_id", "utterance_idx",
-         "span_start", "span_end", "quote", "date_phrase", "extractor"], rows)
+         "span_start", "span_end", "quote", "date_phrase", "extractor", "trust", "trust_reasons"], rows)
     now = utcnow()
     store.insert_rows("import_keys", ["key", "assertion_id", "source_file", "line", "imported_at"],
                       [(k, aid, source_file, n, now) for aid, (n, _, k) in zip(ids, todo)])

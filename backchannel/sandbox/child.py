@@ -6,8 +6,10 @@ Order of events, all before any untrusted code runs:
 2. parse and check the program (policy.py), compile it;
 3. preload the allowlisted modules (the program's `import` only ever returns one
    of these), build the restricted builtins and the `api` proxy;
-4. confine the process (limits.py): network namespace, chroot into the temp
-   dir, privilege drop, rlimits;
+4. confine the process (limits.py): namespaces (PID, mount, network, IPC, UTS,
+   user when not root), a tmpfs as its directory, chroot, privilege drop,
+   seccomp, rlimits; where no OS isolation could be had, refuse to run the
+   program unless the limits say `allow_unisolated`;
 5. install the audit hook, say "ready", run the program;
 6. send the result (or the error) as one JSON frame on fd FD, then _exit, so no
    atexit hook, thread or finaliser of the program ever runs.
@@ -32,6 +34,7 @@ import _thread  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
+import exports as _exports  # noqa: E402
 import limits as _limits  # noqa: E402
 import policy as _policy  # noqa: E402
 import rpc as _rpc  # noqa: E402
@@ -158,8 +161,21 @@ def preload() -> dict:
     return allowed
 
 
+def internal_views() -> dict:
+    """Views of the private modules C code imports lazily; `_strptime` keeps the
+    two private functions datetime's C code calls."""
+    present = {name: sys.modules[name] for name in _LAZY_DEPS if name in sys.modules}
+    views = _exports.make_views(present)
+    if "_strptime" in present:
+        for attr in ("_strptime_datetime", "_strptime_time"):
+            if hasattr(present["_strptime"], attr):
+                setattr(views["_strptime"], attr, getattr(present["_strptime"], attr))
+    return views
+
+
 def make_import(allowed: dict):
-    internal = {name: sys.modules[name] for name in _LAZY_DEPS if name in sys.modules}
+    """`allowed` maps module names to the views the program may have."""
+    internal = internal_views()
 
     def sandbox_import(name, globals=None, locals=None, fromlist=(), level=0):
         if not level and name in internal:
@@ -186,7 +202,8 @@ def make_builtins(allowed: dict, restricted: bool) -> dict:
         b.pop(name, None)
     for name in ("__loader__", "__spec__", "__package__"):
         b.pop(name, None)
-    b["__import__"] = make_import(allowed)
+    # Views, not the modules: no allowlisted module may hand out builtins, sys or os.
+    b["__import__"] = make_import(_exports.make_views(allowed))
     return b
 
 
@@ -254,12 +271,14 @@ def install_audit_hook(program_code, workroot: str) -> None:
         return frame.f_code.co_filename if frame is not None else ""
 
     def judge(event: str, args: tuple) -> str | None:
+        # Exact types only: a str or bytes subclass would run the program's own
+        # methods inside the hook.
         if event == "open":
             path = args[0]
-            if isinstance(path, bytes):
-                path = path.decode("utf-8", "replace")
-            if not isinstance(path, str):
-                return "opening a file descriptor is not allowed"
+            if type(path) is bytes:
+                path = bytes.decode(path, "utf-8", "replace")
+            if type(path) is not str:
+                return "opening anything but a plain str or bytes path is not allowed"
             full = realpath(join(getcwd(), path))
             if full != workroot and not full.startswith(workroot.rstrip("/") + "/"):
                 return f"opening {path!r} is not allowed (only the working directory)"
@@ -271,7 +290,9 @@ def install_audit_hook(program_code, workroot: str) -> None:
         if event == "compile":
             return None if realpath(caller_file()) in trusted_compilers else "compiling code is not allowed"
         if event == "import":
-            top = str(args[0]).split(".")[0]
+            if type(args[0]) is not str:
+                return "import of a name that is not a plain str is not allowed"
+            top = args[0].split(".")[0]
             return None if top in _policy.ALLOWED_MODULES else f"import of {args[0]!r} is not allowed"
         if event in ("object.__getattr__", "object.__setattr__", "sys._getframe"):
             # Frame, traceback and code attributes; stdlib code may, the program may not.
@@ -283,7 +304,11 @@ def install_audit_hook(program_code, workroot: str) -> None:
             return
         me = get_ident()
         if me in busy:
-            return
+            # Only the hook's own frame lookup may fire inside it; nothing the hook
+            # does runs program code, so any other nested event is an attack.
+            if event == "sys._getframe":
+                return
+            raise SandboxRefused(f"sandbox: {event!r} inside the audit hook is not allowed")
         busy.add(me)
         try:
             refusal = judge(event, args)
@@ -347,6 +372,7 @@ def _rss_reader():
             pass
         return None
 
+    peak_mb.fd = fd  # type: ignore[attr-defined]
     return peak_mb
 
 
@@ -404,8 +430,26 @@ def main() -> None:
     limits = init["limits"]
     isolation = []
     workdir = os.getcwd()
+    refusal = None
     if "os" in layers:
-        isolation += _limits.confine_namespaces(workdir)
+        # The rss reader must read the /proc entry of the process that runs the
+        # program, which (with a PID namespace) is a fork made inside confine().
+        def reopen_rss() -> None:
+            nonlocal peak_mb
+            old = getattr(peak_mb, "fd", None)
+            peak_mb = _rss_reader()
+            if old is not None:
+                os.close(old)
+
+        applied, reason = _limits.confine(workdir, limits, before_chroot=reopen_rss)
+        _limits.forget_ctypes()
+        isolation += applied
+        if reason is not None and not limits.get("allow_unisolated"):
+            refusal = (f"no OS isolation for generated code: {reason}. Run the daemon as root, enable "
+                       "unprivileged user namespaces, or set [sandbox] allow_unisolated = true to accept "
+                       "the Python layers and seccomp alone")
+        elif reason is not None:
+            isolation.append("unisolated_allowed")
     workroot = "/" if "chroot" in isolation else os.path.realpath(workdir)
     isolation += ["rlimit_" + n for n in _limits.set_rlimits(limits)]
     if "audit" in layers:
@@ -414,6 +458,8 @@ def main() -> None:
     isolation += [layer for layer in ("ast", "builtins") if layer in layers]
     chan.send(_rpc.encode({"t": "ready", "isolation": isolation,
                            "startup_s": round(time.perf_counter() - _T0, 6)}))
+    if refusal is not None:
+        finish({"t": "done", "ok": False, "kind": "isolation", "error": refusal})
     lines = source.splitlines()
     try:
         exec(code, env)

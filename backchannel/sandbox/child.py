@@ -257,6 +257,7 @@ def make_caller(chan: Channel):
 # -- the audit hook --------------------------------------------------------
 # Events stdlib code fires in normal use; anything not named here is refused.
 _SILENT = frozenset({"builtins.id", "time.sleep", "object.__delattr__"})
+_HOOK_OWN_EVENTS = frozenset({"sys._getframe", "object.__getattr__"})
 
 
 def install_audit_hook(program_code, workroot: str) -> None:
@@ -304,9 +305,10 @@ def install_audit_hook(program_code, workroot: str) -> None:
             return
         me = get_ident()
         if me in busy:
-            # Only the hook's own frame lookup may fire inside it; nothing the hook
-            # does runs program code, so any other nested event is an attack.
-            if event == "sys._getframe":
+            # Only the hook's own frame lookups (sys._getframe, frame.f_code) may
+            # fire inside it; nothing the hook does runs program code, so any other
+            # nested event is an attack.
+            if event in _HOOK_OWN_EVENTS:
                 return
             raise SandboxRefused(f"sandbox: {event!r} inside the audit hook is not allowed")
         busy.add(me)

@@ -19,8 +19,10 @@ names of the steps that applied go back to the parent and into the run's stats
 - chroot into that directory; as root, setuid/setgid to nobody; in a user
   namespace, drop every capability.
 - Always: PR_SET_PDEATHSIG (re-armed after each credential change),
-  PR_SET_NO_NEW_PRIVS and the seccomp allow list of seccomp_policy.py, which
-  also forbids clearing the death signal, memfd, SysV IPC and io_uring.
+  PR_SET_NO_NEW_PRIVS, landlock (landlock.py: files only beneath the run's
+  directory, no TCP, no signal out) where the kernel has it, and the seccomp
+  allow list of seccomp_policy.py, which also forbids clearing the death
+  signal, memfd, SysV IPC and io_uring.
 
 ctypes is needed for unshare/mount/prctl/capset (Python 3.11 has no os.unshare);
 once done, every ctypes module and class is dropped, so no program finds them.
@@ -37,8 +39,9 @@ import sys
 from typing import Any, Callable
 
 try:
-    from backchannel.sandbox import seccomp_policy
+    from backchannel.sandbox import landlock, seccomp_policy
 except ImportError:  # the child loads its siblings by path, without the package
+    import landlock  # type: ignore[no-redef]
     import seccomp_policy  # type: ignore[no-redef]
 
 CLONE_NEWNS = 0x00020000
@@ -228,6 +231,7 @@ def confine(workdir: str, limits: dict[str, Any],
         os.close(alive)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
         applied.append("no_new_privs")
+        applied += landlock.restrict_to(ctypes, libc, ".")
         prog = seccomp_policy.child_program(os.uname().machine)
         if prog is not None and seccomp_policy.install(ctypes, libc, prog):
             applied.append("seccomp")

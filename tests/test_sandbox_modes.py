@@ -69,16 +69,18 @@ CASES: dict[str, tuple] = {
     # -- the audit hook: exact types, no nested events ------------------------------------
     "str_subclass_open": ("class S(str):\n    def startswith(self, *a):\n        return True\n"
                           "    def endswith(self, *a):\n        return False\n"
-                          "result = open(S(SECRET_FILE)).read()", "noast", "fail"),
+                          "result = open(S(SECRET_FILE)).read()", "audit+os", "fail"),
     "bytes_subclass_open": ("class B(bytes):\n    def decode(self, *a):\n        return '.'\n"
-                            "result = open(B(SECRET_FILE.encode())).read()", "noast", "fail"),
+                            "result = open(B(SECRET_FILE.encode())).read()", "audit+os", "fail"),
     "hook_reentry_import": ("class S(str):\n    def startswith(self, *a):\n        import socket\n"
                             "        socket.socket().connect(('127.0.0.1', TCP_PORT))\n        return True\n"
-                            "result = open(S('x'), 'w')", "noast", "fail"),
+                            "result = open(S('x'), 'w')", "audit+os", "fail"),
     "hook_reentry_open": ("class S(str):\n    def endswith(self, *a):\n"
                           "        open(MARKER, 'w').write('x')\n        return False\n"
-                          "result = open(S('y'), 'w')", "noast", "fail"),
+                          "result = open(S('y'), 'w')", "audit+os", "fail"),
     "import_str_subclass": ("class S(str):\n    pass\nresult = str(__import__(S('os')))", "noast", "fail"),
+    "hook_import_str_subclass": ("class S(str):\n    def split(self, *a):\n        return ['math']\n"
+                                 "result = str(__import__(S('socket')))", "audit+os", "fail"),
     # -- ctypes unreachable -----------------------------------------------------------------
     "ctypes_import": ("import ctypes\nresult = ctypes.CDLL(None).getpid()", "noast", "fail"),
     # ctypes' classes stay alive in memory after the confinement used them (see docs/sandbox.md);
@@ -89,8 +91,9 @@ CASES: dict[str, tuple] = {
     "ctypes_base_type_call": (WALK + "by = {c.__name__: c for c in seen if c.__module__ == '_ctypes'}\n"
                               "class F(by['CFuncPtr']):\n    _flags_ = 1\nclass D:\n    _handle = 0\n"
                               "result = F(('getpid', D()))()", "noast", "fail"),
-    "frame_walk_to_libc": ("def g():\n    yield 1\nit = g()\nf = it.gi_frame\nwhile f.f_back is not None:\n"
-                           "    f = f.f_back\nlim = f.f_globals['_limits']\nct, libc = lim._libc()\n"
+    "frame_walk_to_libc": ("def walker():\n    f = it.gi_frame\n    while f.f_back is not None:\n"
+                           "        f = f.f_back\n    yield f.f_globals\nit = walker()\n"
+                           "lim = next(it)['_limits']\nct, libc = lim._libc()\n"
                            "result = libc.getpid()", "os", "fail", {"nouserns": "wall"}),
     # -- signals, priorities, limits of other processes --------------------------------------
     "kill_parent": ("import os\nos.kill(PARENT_PID, 0)\nresult = 'reached'", "os", "fail"),

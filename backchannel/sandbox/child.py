@@ -260,12 +260,14 @@ _SILENT = frozenset({"builtins.id", "time.sleep", "object.__delattr__"})
 _HOOK_OWN_EVENTS = frozenset({"sys._getframe", "object.__getattr__"})
 
 
-def install_audit_hook(program_code, workroot: str) -> None:
+def install_audit_hook(program_code, workroot: str, max_created: int) -> None:
     trusted_compilers = tuple(os.path.realpath(m.__file__) for m in (dataclasses, sys.modules["collections"]))
     getframe = sys._getframe
     realpath, join, getcwd = os.path.realpath, os.path.join, os.getcwd
     get_ident = _thread.get_ident
     busy: set = set()  # threads inside the hook (its own calls fire events too)
+    created = [0]  # opens that may create a file: bounded where no tmpfs bounds the inodes
+    o_creat = os.O_CREAT
 
     def caller_file() -> str:
         frame = getframe(3)  # caller_file <- judge <- hook <- the code that fired the event
@@ -283,6 +285,11 @@ def install_audit_hook(program_code, workroot: str) -> None:
             full = realpath(join(getcwd(), path))
             if full != workroot and not full.startswith(workroot.rstrip("/") + "/"):
                 return f"opening {path!r} is not allowed (only the working directory)"
+            flags = args[2] if len(args) > 2 else 0
+            if type(flags) is int and flags & o_creat:
+                created[0] += 1
+                if created[0] > max_created:
+                    return f"creating more than {max_created} files is not allowed (workdir_inodes)"
             return None
         if event == "exec":
             if args and args[0] is program_code:
@@ -455,7 +462,7 @@ def main() -> None:
     workroot = "/" if "chroot" in isolation else os.path.realpath(workdir)
     isolation += ["rlimit_" + n for n in _limits.set_rlimits(limits)]
     if "audit" in layers:
-        install_audit_hook(code, workroot)
+        install_audit_hook(code, workroot, int(limits.get("workdir_inodes", 2048)))
         isolation.append("audit_hook")
     isolation += [layer for layer in ("ast", "builtins") if layer in layers]
     chan.send(_rpc.encode({"t": "ready", "isolation": isolation,

@@ -76,6 +76,8 @@ def main() -> None:
 
     from backchannel.config.sections import SandboxSettings
     from backchannel.sandbox import execute, seccomp_policy  # noqa: F401
+    from backchannel.config import Settings
+    from backchannel.doctor import check_sandbox
 
     if mode == "nouserns":
         block_user_namespaces(spec["syscalls"])
@@ -92,6 +94,11 @@ def main() -> None:
         limits = SandboxSettings(**{**spec["limits"], **case.get("limits", {})})
         r = execute(code, Api(), limits, layers=frozenset(case["layers"]))
         out["results"][case["name"]] = r.to_json()
+    # What `backchannel doctor` says in this mode, by default and with the opt-in.
+    out["doctor"] = {}
+    for label, extra in (("default", {}), ("opt_in", {"allow_unisolated": True})):
+        settings = Settings(sandbox=SandboxSettings(**{**spec["limits"], **extra}))
+        out["doctor"][label] = check_sandbox(settings).to_dict()
     out["alive"] = True
     print(json.dumps(out))
 

@@ -288,6 +288,18 @@ def test_mode_isolation_and_aftermath(world, mode):
             if name.endswith("@default"):
                 assert not r["ok"] and r["stats"]["error_kind"] == "isolation", (name, r)
                 assert "allow_unisolated" in r["error"] and "user namespace" in r["error"]
+    doctor = out["doctor"]
+    if mode in ("root", "userns"):
+        for label in ("default", "opt_in"):
+            assert doctor[label]["status"] == "ok" and f"mode: {mode}" in doctor[label]["detail"], doctor
+    else:
+        assert doctor["default"]["status"] == "fail" and "mode: none" in doctor["default"]["detail"]
+        assert "allow_unisolated" in doctor["default"]["detail"]
+        assert doctor["opt_in"]["status"] == "warn" and "mode: unisolated" in doctor["opt_in"]["detail"]
+    for name, r in res.items():
+        if r["stats"].get("isolation"):
+            assert r["stats"]["isolation_mode"] == {"root": "root", "userns": "userns"}.get(
+                mode, "none" if name.endswith("@default") else "unisolated"), name
     assert not (world["base"] / "pwned").exists()
     assert not any(_accepted(s) for s in world["listeners"])
     assert world["neighbour"].poll() is None, "a process running as nobody was killed"

@@ -73,6 +73,18 @@ def jsonable(value: Any) -> Any:
     raise TypeError(f"a value of type {type(value).__name__} is not JSON")
 
 
+def isolation_mode(isolation: list[str]) -> str:
+    """One word for the OS isolation a run had: `root` (namespaces, chroot, uid
+    nobody), `userns` (a user namespace holding the same, no capabilities),
+    `unisolated` (no OS isolation, run anyway by `allow_unisolated`; landlock and
+    seccomp may still apply) or `none` (no OS layer: refused, or switched off)."""
+    if "chroot" in isolation and "uid_nobody" in isolation:
+        return "root"
+    if "chroot" in isolation and "userns" in isolation and "no_caps" in isolation:
+        return "userns"
+    return "unisolated" if "unisolated_allowed" in isolation else "none"
+
+
 def _limits_dict(limits: SandboxSettings) -> dict[str, Any]:
     return limits.model_dump()
 
@@ -318,6 +330,7 @@ class _Session:
             self.ready_at = time.perf_counter()
             self.stats["startup_s"] = round(self.ready_at - self.t0, 4)
             self.stats["isolation"] += msg["isolation"]
+            self.stats["isolation_mode"] = isolation_mode(self.stats["isolation"])
         elif kind == "call":
             if self.ready_at is None:
                 raise rpc.ProtocolError("call before ready")

@@ -25,7 +25,7 @@ names of the steps that applied go back to the parent and into the run's stats
   signal, memfd, SysV IPC and io_uring.
 
 ctypes is needed for unshare/mount/prctl/capset (Python 3.11 has no os.unshare);
-once done, every ctypes module and class is dropped, so no program finds them.
+once done, every ctypes module is dropped from sys.modules (forget_ctypes).
 
 Stdlib only: the child loads this file by path, without site-packages.
 """
@@ -241,13 +241,14 @@ def confine(workdir: str, limits: dict[str, Any],
 
 
 def forget_ctypes() -> None:
-    """Drop every ctypes module, so neither an import nor a walk of the class
-    hierarchy finds ctypes' Python layer (CDLL, the c_* types, our structures)."""
-    import gc
-
+    """Drop every ctypes module from sys.modules: with the stdlib out of reach
+    (chroot or landlock), no import can load ctypes again. Its classes stay in
+    memory (CPython's _ctypes keeps them alive), where only a subclass walk finds
+    them; every use of them fires an audit event (ctypes.dlopen, dlsym,
+    call_function, cdata...) the hook refuses, and the syscalls they could make
+    meet the seccomp filter."""
     for name in [m for m in sys.modules if m == "ctypes" or m.startswith(("ctypes.", "_ctypes"))]:
         del sys.modules[name]
-    gc.collect()
 
 
 def set_rlimits(limits: dict[str, Any]) -> list[str]:

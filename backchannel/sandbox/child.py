@@ -3,13 +3,16 @@ parent, with an empty environment, in a new session, in a temp directory.
 
 Order of events, all before any untrusted code runs:
 1. read the init frame from stdin (fd 0); replies to API calls come the same way;
+   enter the namespaces (PID, mount, network, IPC, UTS, user when not root;
+   limits.py): with a PID namespace this process forks, and only the copy,
+   PID 1 of the namespace, goes on (the original waits for it outside);
 2. parse and check the program (policy.py), compile it;
-3. preload the allowlisted modules (the program's `import` only ever returns one
-   of these), build the restricted builtins and the `api` proxy;
-4. confine the process (limits.py): namespaces (PID, mount, network, IPC, UTS,
-   user when not root), a tmpfs as its directory, chroot, privilege drop,
-   seccomp, rlimits; where no OS isolation could be had, refuse to run the
-   program unless the limits say `allow_unisolated`;
+3. preload the allowlisted modules (the program's `import` only ever returns a
+   view of one of these, exports.py), build the restricted builtins and the
+   `api` proxy;
+4. lock the process down (limits.py): a tmpfs as its directory, chroot,
+   privilege drop, landlock, seccomp, rlimits; where no OS isolation could be
+   had, refuse to run the program unless the limits say `allow_unisolated`;
 5. install the audit hook, say "ready", run the program;
 6. send the result (or the error) as one JSON frame on fd FD, then _exit, so no
    atexit hook, thread or finaliser of the program ever runs.
@@ -381,7 +384,6 @@ def _rss_reader():
             pass
         return None
 
-    peak_mb.fd = fd  # type: ignore[attr-defined]
     return peak_mb
 
 
@@ -398,7 +400,7 @@ def main() -> None:
     chan = Channel(0, wfd)
     sys.stdin = io.StringIO("")
 
-    peak_mb = _rss_reader()
+    peak_mb = lambda: None  # noqa: E731 - replaced once this is the process that runs the program
 
     def finish(message: dict) -> None:
         message["rss_mb"] = peak_mb()
@@ -414,6 +416,13 @@ def main() -> None:
 
     init = chan.recv()
     layers = set(init.get("layers", ()))
+    confinement = None
+    if "os" in layers:
+        # Fork into the PID namespace first: the preloads below then happen in the
+        # copy that runs the program, not before a fork that would copy them.
+        confinement = _limits.Confinement()
+        confinement.enter_namespaces()
+    peak_mb = _rss_reader()
     source = init["code"]
     try:
         code = prepare(source, check="ast" in layers)
@@ -440,17 +449,8 @@ def main() -> None:
     isolation = []
     workdir = os.getcwd()
     refusal = None
-    if "os" in layers:
-        # The rss reader must read the /proc entry of the process that runs the
-        # program, which (with a PID namespace) is a fork made inside confine().
-        def reopen_rss() -> None:
-            nonlocal peak_mb
-            old = getattr(peak_mb, "fd", None)
-            peak_mb = _rss_reader()
-            if old is not None:
-                os.close(old)
-
-        applied, reason = _limits.confine(workdir, limits, before_chroot=reopen_rss)
+    if confinement is not None:
+        applied, reason = confinement.lock_down(workdir, limits)
         _limits.forget_ctypes()
         isolation += applied
         if reason is not None and not limits.get("allow_unisolated"):

@@ -42,16 +42,20 @@ def _owner(value: Any) -> str | None:
     return module if isinstance(module, str) else None
 
 
+_DANGEROUS_IDS = frozenset(id(getattr(builtins, name)) for name in DANGEROUS_BUILTINS if hasattr(builtins, name))
+_INTERNAL_TYPE_IDS = frozenset(id(v) for v in vars(types).values() if isinstance(v, type))
+
+
 def is_dangerous(value: Any) -> bool:
     """True for a module outside the allowlist's reach or an object of a dangerous module."""
     if isinstance(value, types.ModuleType):
         return True  # the caller keeps allowlisted modules by replacing them with views
-    if any(value is getattr(builtins, name, None) for name in DANGEROUS_BUILTINS):
+    if id(value) in _DANGEROUS_IDS:
         return True
     if isinstance(value, type) and value.__module__ == "builtins":
         # Plain builtin classes (typing.Text is str) are harmless; the interpreter's
         # internal ones (function, code, frame types, re-exported via `types`) are not.
-        return any(value is v for v in vars(types).values())
+        return id(value) in _INTERNAL_TYPE_IDS
     owner = _owner(value)
     return owner is not None and owner.split(".")[0] in DANGEROUS_MODULES
 

@@ -160,84 +160,111 @@ def _set_pdeathsig(libc: Any) -> bool:
     return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
 
 
+class Confinement:
+    """The confinement in two steps, so that the fork into the PID namespace
+    happens before the child preloads its modules (a small process to copy, no
+    copy-on-write of the preloaded heap) and the lock-down after them."""
+
+    def __init__(self) -> None:
+        self.applied: list[str] = []
+        self.reason: str | None = None
+        self.alive: int | None = None
+        self.uid = os.getuid()
+        self.ctypes, self.libc = _libc()
+
+    def enter_namespaces(self) -> None:
+        """unshare, uid map, death signal, and the fork into the PID namespace
+        (only the copy returns)."""
+        ctypes, libc, uid = self.ctypes, self.libc, self.uid
+        if libc is None:
+            self.reason = "ctypes is unavailable, so no namespace can be made"
+            return
+        gid, parent = os.getgid(), os.getppid()
+        flags = sum(flag for _, flag in NAMESPACES)
+        if uid == 0:
+            if libc.unshare(flags) == 0:
+                self.applied += [name for name, _ in NAMESPACES]
+            elif libc.unshare(CLONE_NEWNET) == 0:
+                self.applied.append("netns")
+        elif libc.unshare(CLONE_NEWUSER | flags) == 0:
+            self.applied += ["userns"] + [name for name, _ in NAMESPACES]
+            try:
+                _write("/proc/self/setgroups", "deny")
+                _write("/proc/self/uid_map", f"{uid} {uid} 1")
+                _write("/proc/self/gid_map", f"{gid} {gid} 1")
+            except OSError:
+                pass
+        else:
+            self.reason = (f"the daemon runs as uid {uid} and cannot create a user namespace: "
+                           f"unshare(CLONE_NEWUSER) failed: {_errno_text(ctypes)}")
+        # Die with the daemon, even on its kill -9.
+        if _set_pdeathsig(libc) and os.getppid() != parent:
+            os._exit(137)  # the daemon died before the line above
+        if "pidns" in self.applied:
+            self.alive = _enter_pid_namespace()
+
+    def lock_down(self, workdir: str, limits: dict[str, Any]) -> tuple[list[str], str | None]:
+        """tmpfs, chroot, privilege drop, death signal, no_new_privs, landlock,
+        seccomp. Returns the steps that applied and, when no OS isolation could
+        be had, why."""
+        ctypes, libc, uid, applied = self.ctypes, self.libc, self.uid, self.applied
+        if libc is None:
+            return applied, self.reason
+        if "mountns" in applied and _mount_workdir(ctypes, libc, workdir, limits, NOBODY if uid == 0 else None):
+            applied.append("tmpfs")
+        elif uid == 0:
+            try:
+                os.chown(workdir, NOBODY, NOBODY)
+            except OSError:
+                pass
+        try:
+            os.chroot(".")
+            os.chdir("/")
+            applied.append("chroot")
+        except OSError:
+            pass
+        if uid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+                applied.append("uid_nobody")
+            except OSError:
+                pass
+        elif "userns" in applied and _drop_caps(ctypes, libc):
+            applied.append("no_caps")
+        # Again: a credential change clears the death signal; in a PID namespace the
+        # parent to die with is the reaper, and the pipe says whether it still lives.
+        if _set_pdeathsig(libc):
+            applied.append("pdeathsig")
+        if self.alive is not None:
+            os.set_blocking(self.alive, False)
+            try:
+                if os.read(self.alive, 1) == b"":
+                    os._exit(137)
+            except BlockingIOError:
+                pass
+            os.close(self.alive)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
+            applied.append("no_new_privs")
+            applied += landlock.restrict_to(ctypes, libc, ".")
+            prog = seccomp_policy.child_program(os.uname().machine)
+            if prog is not None and seccomp_policy.install(ctypes, libc, prog):
+                applied.append("seccomp")
+        if self.reason is None and not os_isolated(applied):
+            self.reason = f"the daemon runs as uid {uid} and the kernel refused the chroot or the privilege drop"
+        self.ctypes = self.libc = None
+        return applied, self.reason
+
+
 def confine(workdir: str, limits: dict[str, Any],
-            before_chroot: Callable[[], None] = lambda: None) -> tuple[list[str], str | None]:
-    """Namespaces, tmpfs, chroot, privilege drop, seccomp. Returns the steps that
-    applied and, when no OS isolation could be had, why. `before_chroot` runs in
-    the process that will run the program, while /proc is still visible."""
-    applied: list[str] = []
-    reason: str | None = None
-    ctypes, libc = _libc()
-    if libc is None:
-        return applied, "ctypes is unavailable, so no namespace can be made"
-    uid, gid = os.getuid(), os.getgid()
-    parent = os.getppid()
-    flags = sum(flag for _, flag in NAMESPACES)
-    if uid == 0:
-        if libc.unshare(flags) == 0:
-            applied += [name for name, _ in NAMESPACES]
-        elif libc.unshare(CLONE_NEWNET) == 0:
-            applied.append("netns")
-    elif libc.unshare(CLONE_NEWUSER | flags) == 0:
-        applied += ["userns"] + [name for name, _ in NAMESPACES]
-        try:
-            _write("/proc/self/setgroups", "deny")
-            _write("/proc/self/uid_map", f"{uid} {uid} 1")
-            _write("/proc/self/gid_map", f"{gid} {gid} 1")
-        except OSError:
-            pass
-    else:
-        reason = (f"the daemon runs as uid {uid} and cannot create a user namespace: "
-                  f"unshare(CLONE_NEWUSER) failed: {_errno_text(ctypes)}")
-    # Die with the daemon, even on its kill -9.
-    if _set_pdeathsig(libc) and os.getppid() != parent:
-        os._exit(137)  # the daemon died before the line above
-    alive = _enter_pid_namespace() if "pidns" in applied else None
-    if "mountns" in applied and _mount_workdir(ctypes, libc, workdir, limits, NOBODY if uid == 0 else None):
-        applied.append("tmpfs")
-    elif uid == 0:
-        try:
-            os.chown(workdir, NOBODY, NOBODY)
-        except OSError:
-            pass
-    before_chroot()
-    try:
-        os.chroot(".")
-        os.chdir("/")
-        applied.append("chroot")
-    except OSError:
-        pass
-    if uid == 0:
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            applied.append("uid_nobody")
-        except OSError:
-            pass
-    elif "userns" in applied and _drop_caps(ctypes, libc):
-        applied.append("no_caps")
-    # Again: a credential change clears the death signal; in a PID namespace the
-    # parent to die with is the reaper, and the pipe says whether it still lives.
-    if _set_pdeathsig(libc):
-        applied.append("pdeathsig")
-    if alive is not None:
-        os.set_blocking(alive, False)
-        try:
-            if os.read(alive, 1) == b"":
-                os._exit(137)
-        except BlockingIOError:
-            pass
-        os.close(alive)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
-        applied.append("no_new_privs")
-        applied += landlock.restrict_to(ctypes, libc, ".")
-        prog = seccomp_policy.child_program(os.uname().machine)
-        if prog is not None and seccomp_policy.install(ctypes, libc, prog):
-            applied.append("seccomp")
-    if reason is None and not os_isolated(applied):
-        reason = f"the daemon runs as uid {uid} and the kernel refused the chroot or the privilege drop"
-    return applied, reason
+            before_lock_down: Callable[[], None] = lambda: None) -> tuple[list[str], str | None]:
+    """Both steps of Confinement; `before_lock_down` runs in the process that will
+    run the program, while the host's files are still visible."""
+    confinement = Confinement()
+    confinement.enter_namespaces()
+    before_lock_down()
+    return confinement.lock_down(workdir, limits)
 
 
 def forget_ctypes() -> None:

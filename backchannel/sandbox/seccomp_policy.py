@@ -21,6 +21,7 @@ Stdlib only: the child loads this file by path, without site-packages.
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 RET_ALLOW = 0x7FFF0000
@@ -147,15 +148,12 @@ def child_program(machine: str) -> list[tuple[int, int, int, int]] | None:
 
 def install(ctypes: Any, libc: Any, prog: list[tuple[int, int, int, int]]) -> bool:
     """Load `prog` as this thread's seccomp filter (no_new_privs must be set)."""
-
-    class SockFilter(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                    ("k", ctypes.c_uint32)]
+    # struct sock_filter is {u16 code; u8 jt; u8 jf; u32 k}: pack the rows at once.
+    rows = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *row) for row in prog))
 
     class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-    rows = (SockFilter * len(prog))(*[SockFilter(*row) for row in prog])
-    fprog = SockFprog(len(prog), rows)
+    fprog = SockFprog(len(prog), ctypes.addressof(rows))
     pr_set_seccomp, seccomp_mode_filter = 22, 2
     return libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) == 0

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,79 @@ def test_cli_prints_strict_json(home, store, tmp_path):
             assert out["ok"] and out["result"] == 0.5
         else:
             assert not out["ok"] and out["stats"]["error_kind"] == "result"
+
+
+DAEMON = '''
+import json, os, sys
+import fcntl, resource, select, selectors, signal, tempfile  # the parent side's lazy imports
+sys.path.insert(0, sys.argv[2])
+import sandbox_modes_driver as drv
+from backchannel.config.sections import SandboxSettings
+from backchannel.sandbox import run_program
+mode = sys.argv[1]
+if mode == "nouserns":
+    drv.block_user_namespaces(json.loads(sys.argv[3]))
+if mode != "root" and drv.drop_to_nobody():
+    print("skip", flush=True)
+    sys.exit(0)
+print("running", flush=True)
+run_program("while True:\\n    pass", None, SandboxSettings(cpu_s=60, wall_s=90.0, allow_unisolated=True))
+'''
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("mode", ["root", "userns", "nouserns"])
+def test_the_child_dies_with_the_daemon(tmp_path, mode):
+    """kill -9 of the daemon mid-run: the child (and, with a PID namespace, the
+    program's process inside it) die too, since the program cannot clear its
+    death signal (seccomp) and the namespace ends with its reaper."""
+    if os.getuid() != 0:
+        pytest.skip("needs root to run the three modes")
+    from tests.test_sandbox_modes import _resolve_clone_numbers
+
+    script = tmp_path / "daemon.py"
+    script.write_text(DAEMON)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    daemon = subprocess.Popen([sys.executable, str(script), mode, str(ROOT / "tests"),
+                               json.dumps(_resolve_clone_numbers())], env=env, cwd=str(tmp_path),
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert daemon.stdout.readline().strip() in ("running", "skip")
+        family: list[int] = []
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            kids = _children(daemon.pid)
+            family = kids + [g for k in kids for g in _children(k)]
+            if len(family) >= (1 if mode == "nouserns" else 2):
+                break
+            time.sleep(0.05)
+        assert family, "no sandbox child appeared"
+        time.sleep(0.3)  # let the program reach its loop
+    finally:
+        daemon.kill()
+        daemon.wait()
+    deadline = time.time() + 5
+    while any(_alive(p) for p in family) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in family), f"sandbox processes outlived the daemon ({mode})"

@@ -185,7 +185,7 @@ class _Session:
     def _teardown(self) -> None:
         try:
             self._stop_child()
-        except BaseException as exc:  # noqa: BLE001 - a teardown that raises would hide the run's outcome
+        except Exception as exc:  # noqa: BLE001 - a teardown that raises would hide the run's outcome
             self.stats["teardown_errors"] = [f"{type(exc).__name__}: {exc}"]
         for fd in self.fds:
             try:

@@ -269,7 +269,7 @@ def install_audit_hook(program_code, workroot: str, max_created: int) -> None:
     realpath, join, getcwd = os.path.realpath, os.path.join, os.getcwd
     get_ident = _thread.get_ident
     busy: set = set()  # threads inside the hook (its own calls fire events too)
-    created = [0]  # opens that may create a file: bounded where no tmpfs bounds the inodes
+    created: set = set()  # paths opened with O_CREAT: bounded where no tmpfs bounds the inodes
     o_creat = os.O_CREAT
 
     def caller_file() -> str:
@@ -289,10 +289,10 @@ def install_audit_hook(program_code, workroot: str, max_created: int) -> None:
             if full != workroot and not full.startswith(workroot.rstrip("/") + "/"):
                 return f"opening {path!r} is not allowed (only the working directory)"
             flags = args[2] if len(args) > 2 else 0
-            if type(flags) is int and flags & o_creat:
-                created[0] += 1
-                if created[0] > max_created:
+            if type(flags) is int and flags & o_creat and full not in created:
+                if len(created) >= max_created:
                     return f"creating more than {max_created} files is not allowed (workdir_inodes)"
+                created.add(full)
             return None
         if event == "exec":
             if args and args[0] is program_code:

@@ -140,6 +140,11 @@ class SandboxSettings(Section):
     max_rows: int = 5_000_000
     max_file_bytes: int = 16_000_000  # RLIMIT_FSIZE: largest file the child may write in its temp dir
     max_open_files: int = 64  # RLIMIT_NOFILE of the child
+    workdir_mb: int = 64  # size of the child's private tmpfs (its only writable place)
+    workdir_inodes: int = 2048  # files and directories that tmpfs may hold
+    # Run generated code even where no OS isolation exists (non-root without user
+    # namespaces): only the Python layers and seccomp then stand. Off by default.
+    allow_unisolated: bool = False
 
 
 class ApiSettings(Section):

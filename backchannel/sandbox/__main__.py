@@ -83,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
         out = _run(args)
     except Exception as exc:  # noqa: BLE001 - the parent reports, never dies
         out = _failure(f"{type(exc).__name__}: {exc}")
-    text = json.dumps(out, ensure_ascii=False, indent=None if args.json else 2, default=str)
+    try:  # strict: never print NaN or Infinity, which are not JSON
+        text = json.dumps(out, ensure_ascii=False, indent=None if args.json else 2, default=str, allow_nan=False)
+    except (ValueError, RecursionError) as exc:
+        out = _failure(f"the run's outcome is not JSON: {exc}")
+        text = json.dumps(out, ensure_ascii=False, indent=None if args.json else 2, allow_nan=False)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
     return 0 if out.get("ok") else 1

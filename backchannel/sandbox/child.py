@@ -3,11 +3,16 @@ parent, with an empty environment, in a new session, in a temp directory.
 
 Order of events, all before any untrusted code runs:
 1. read the init frame from stdin (fd 0); replies to API calls come the same way;
+   enter the namespaces (PID, mount, network, IPC, UTS, user when not root;
+   limits.py): with a PID namespace this process forks, and only the copy,
+   PID 1 of the namespace, goes on (the original waits for it outside);
 2. parse and check the program (policy.py), compile it;
-3. preload the allowlisted modules (the program's `import` only ever returns one
-   of these), build the restricted builtins and the `api` proxy;
-4. confine the process (limits.py): network namespace, chroot into the temp
-   dir, privilege drop, rlimits;
+3. preload the allowlisted modules (the program's `import` only ever returns a
+   view of one of these, exports.py), build the restricted builtins and the
+   `api` proxy;
+4. lock the process down (limits.py): a tmpfs as its directory, chroot,
+   privilege drop, landlock, seccomp, rlimits; where no OS isolation could be
+   had, refuse to run the program unless the limits say `allow_unisolated`;
 5. install the audit hook, say "ready", run the program;
 6. send the result (or the error) as one JSON frame on fd FD, then _exit, so no
    atexit hook, thread or finaliser of the program ever runs.
@@ -32,6 +37,7 @@ import _thread  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
+import exports as _exports  # noqa: E402
 import limits as _limits  # noqa: E402
 import policy as _policy  # noqa: E402
 import rpc as _rpc  # noqa: E402
@@ -158,8 +164,21 @@ def preload() -> dict:
     return allowed
 
 
+def internal_views() -> dict:
+    """Views of the private modules C code imports lazily; `_strptime` keeps the
+    two private functions datetime's C code calls."""
+    present = {name: sys.modules[name] for name in _LAZY_DEPS if name in sys.modules}
+    views = _exports.make_views(present)
+    if "_strptime" in present:
+        for attr in ("_strptime_datetime", "_strptime_time"):
+            if hasattr(present["_strptime"], attr):
+                setattr(views["_strptime"], attr, getattr(present["_strptime"], attr))
+    return views
+
+
 def make_import(allowed: dict):
-    internal = {name: sys.modules[name] for name in _LAZY_DEPS if name in sys.modules}
+    """`allowed` maps module names to the views the program may have."""
+    internal = internal_views()
 
     def sandbox_import(name, globals=None, locals=None, fromlist=(), level=0):
         if not level and name in internal:
@@ -186,7 +205,8 @@ def make_builtins(allowed: dict, restricted: bool) -> dict:
         b.pop(name, None)
     for name in ("__loader__", "__spec__", "__package__"):
         b.pop(name, None)
-    b["__import__"] = make_import(allowed)
+    # Views, not the modules: no allowlisted module may hand out builtins, sys or os.
+    b["__import__"] = make_import(_exports.make_views(allowed))
     return b
 
 
@@ -240,29 +260,39 @@ def make_caller(chan: Channel):
 # -- the audit hook --------------------------------------------------------
 # Events stdlib code fires in normal use; anything not named here is refused.
 _SILENT = frozenset({"builtins.id", "time.sleep", "object.__delattr__"})
+_HOOK_OWN_EVENTS = frozenset({"sys._getframe", "object.__getattr__"})
 
 
-def install_audit_hook(program_code, workroot: str) -> None:
+def install_audit_hook(program_code, workroot: str, max_created: int) -> None:
     trusted_compilers = tuple(os.path.realpath(m.__file__) for m in (dataclasses, sys.modules["collections"]))
     getframe = sys._getframe
     realpath, join, getcwd = os.path.realpath, os.path.join, os.getcwd
     get_ident = _thread.get_ident
     busy: set = set()  # threads inside the hook (its own calls fire events too)
+    created: set = set()  # paths opened with O_CREAT: bounded where no tmpfs bounds the inodes
+    o_creat = os.O_CREAT
 
     def caller_file() -> str:
         frame = getframe(3)  # caller_file <- judge <- hook <- the code that fired the event
         return frame.f_code.co_filename if frame is not None else ""
 
     def judge(event: str, args: tuple) -> str | None:
+        # Exact types only: a str or bytes subclass would run the program's own
+        # methods inside the hook.
         if event == "open":
             path = args[0]
-            if isinstance(path, bytes):
-                path = path.decode("utf-8", "replace")
-            if not isinstance(path, str):
-                return "opening a file descriptor is not allowed"
+            if type(path) is bytes:
+                path = bytes.decode(path, "utf-8", "replace")
+            if type(path) is not str:
+                return "opening anything but a plain str or bytes path is not allowed"
             full = realpath(join(getcwd(), path))
             if full != workroot and not full.startswith(workroot.rstrip("/") + "/"):
                 return f"opening {path!r} is not allowed (only the working directory)"
+            flags = args[2] if len(args) > 2 else 0
+            if type(flags) is int and flags & o_creat and full not in created:
+                if len(created) >= max_created:
+                    return f"creating more than {max_created} files is not allowed (workdir_inodes)"
+                created.add(full)
             return None
         if event == "exec":
             if args and args[0] is program_code:
@@ -271,7 +301,9 @@ def install_audit_hook(program_code, workroot: str) -> None:
         if event == "compile":
             return None if realpath(caller_file()) in trusted_compilers else "compiling code is not allowed"
         if event == "import":
-            top = str(args[0]).split(".")[0]
+            if type(args[0]) is not str:
+                return "import of a name that is not a plain str is not allowed"
+            top = args[0].split(".")[0]
             return None if top in _policy.ALLOWED_MODULES else f"import of {args[0]!r} is not allowed"
         if event in ("object.__getattr__", "object.__setattr__", "sys._getframe"):
             # Frame, traceback and code attributes; stdlib code may, the program may not.
@@ -283,7 +315,12 @@ def install_audit_hook(program_code, workroot: str) -> None:
             return
         me = get_ident()
         if me in busy:
-            return
+            # Only the hook's own frame lookups (sys._getframe, frame.f_code) may
+            # fire inside it; nothing the hook does runs program code, so any other
+            # nested event is an attack.
+            if event in _HOOK_OWN_EVENTS:
+                return
+            raise SandboxRefused(f"sandbox: {event!r} inside the audit hook is not allowed")
         busy.add(me)
         try:
             refusal = judge(event, args)
@@ -363,7 +400,7 @@ def main() -> None:
     chan = Channel(0, wfd)
     sys.stdin = io.StringIO("")
 
-    peak_mb = _rss_reader()
+    peak_mb = lambda: None  # noqa: E731 - replaced once this is the process that runs the program
 
     def finish(message: dict) -> None:
         message["rss_mb"] = peak_mb()
@@ -379,6 +416,13 @@ def main() -> None:
 
     init = chan.recv()
     layers = set(init.get("layers", ()))
+    confinement = None
+    if "os" in layers:
+        # Fork into the PID namespace first: the preloads below then happen in the
+        # copy that runs the program, not before a fork that would copy them.
+        confinement = _limits.Confinement()
+        confinement.enter_namespaces()
+    peak_mb = _rss_reader()
     source = init["code"]
     try:
         code = prepare(source, check="ast" in layers)
@@ -404,16 +448,27 @@ def main() -> None:
     limits = init["limits"]
     isolation = []
     workdir = os.getcwd()
-    if "os" in layers:
-        isolation += _limits.confine_namespaces(workdir)
+    refusal = None
+    if confinement is not None:
+        applied, reason = confinement.lock_down(workdir, limits)
+        _limits.forget_ctypes()
+        isolation += applied
+        if reason is not None and not limits.get("allow_unisolated"):
+            refusal = (f"no OS isolation for generated code: {reason}. Run the daemon as root, enable "
+                       "unprivileged user namespaces, or set [sandbox] allow_unisolated = true to accept "
+                       "the Python layers and seccomp alone")
+        elif reason is not None:
+            isolation.append("unisolated_allowed")
     workroot = "/" if "chroot" in isolation else os.path.realpath(workdir)
     isolation += ["rlimit_" + n for n in _limits.set_rlimits(limits)]
     if "audit" in layers:
-        install_audit_hook(code, workroot)
+        install_audit_hook(code, workroot, int(limits.get("workdir_inodes", 2048)))
         isolation.append("audit_hook")
     isolation += [layer for layer in ("ast", "builtins") if layer in layers]
     chan.send(_rpc.encode({"t": "ready", "isolation": isolation,
                            "startup_s": round(time.perf_counter() - _T0, 6)}))
+    if refusal is not None:
+        finish({"t": "done", "ok": False, "kind": "isolation", "error": refusal})
     lines = source.splitlines()
     try:
         exec(code, env)

@@ -1,24 +1,31 @@
 """Operating-system confinement of the child, applied to itself before any
-untrusted code runs: rlimits, a network namespace, a chroot into its temp
-directory, and the loss of every privilege.
+untrusted code runs: namespaces, a private tmpfs as its only file system, the
+loss of every privilege, an allow-list seccomp filter and rlimits.
 
-Each step is tried and skipped silently where the kernel or the account does not
-allow it; the names of the steps that applied go back to the parent and into the
-run's stats, so a deployment can see which isolation it really has.
+Each step is tried and skipped where the kernel or the account refuses it; the
+names of the steps that applied go back to the parent and into the run's stats
+(`stats.isolation`), so a deployment sees which isolation it really has.
 
-- As root: unshare(CLONE_NEWNET), chroot into the temp dir, then setuid/setgid
-  to nobody (which drops every capability and makes RLIMIT_NPROC bite).
-- As another user: unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWNET), map the
-  user's own uid/gid, chroot into the temp dir, then drop every capability
-  (so the classic chroot-in-chroot escape is refused).
-- Always: PR_SET_NO_NEW_PRIVS, a seccomp filter (below) and the rlimits.
+- As root: unshare(CLONE_NEWNS|NEWNET|NEWIPC|NEWPID|NEWUTS).
+- As another user: the same plus CLONE_NEWUSER, mapping the user's own uid/gid.
+- With a new PID namespace the process forks: the copy becomes PID 1 of the
+  namespace and runs the program; the original stays outside it, only reaps
+  the copy and ends the same way (so the daemon is in no namespace the program
+  can see, and killing the original's process group, or the original dying,
+  kills the namespace).
+- With a new mount namespace: every mount made private, then a tmpfs limited in
+  size and inodes (noexec, nosuid, nodev) mounted on the run's directory; it
+  vanishes with the namespace, so nothing the program wrote needs deleting.
+- chroot into that directory; as root, setuid/setgid to nobody; in a user
+  namespace, drop every capability.
+- Always: PR_SET_PDEATHSIG (re-armed after each credential change),
+  PR_SET_NO_NEW_PRIVS, landlock (landlock.py: files only beneath the run's
+  directory, no TCP, no signal out) where the kernel has it, and the seccomp
+  allow list of seccomp_policy.py, which also forbids clearing the death
+  signal, memfd, SysV IPC and io_uring.
 
-The seccomp filter makes the kernel refuse (EPERM) the system calls that reach
-beyond the child whatever the account and whether or not user namespaces exist:
-socket creation, new processes and threads, exec, signals to other processes,
-ptrace and cross-process memory access. A non-root daemon without user
-namespaces thus still has a kernel-level wall against network, subprocesses and
-killing the daemon (same-uid `kill()` would otherwise be allowed).
+ctypes is needed for unshare/mount/prctl/capset (Python 3.11 has no os.unshare);
+once done, every ctypes module is dropped from sys.modules (forget_ctypes).
 
 Stdlib only: the child loads this file by path, without site-packages.
 """
@@ -27,34 +34,32 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import sys
-from typing import Any
+from typing import Any, Callable
+
+try:
+    from backchannel.sandbox import landlock, seccomp_policy
+except ImportError:  # the child loads its siblings by path, without the package
+    import landlock  # type: ignore[no-redef]
+    import seccomp_policy  # type: ignore[no-redef]
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-PR_SET_NO_NEW_PRIVS = 38
+NAMESPACES = (("mountns", CLONE_NEWNS), ("netns", CLONE_NEWNET), ("ipcns", CLONE_NEWIPC),
+              ("pidns", CLONE_NEWPID), ("utsns", CLONE_NEWUTS))
 PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
 _CAP_VERSION_3 = 0x20080522
 NOBODY = 65534
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
-_RET_ALLOW = 0x7FFF0000
-_RET_EPERM = 0x00050000 | 1
-_RET_KILL_PROCESS = 0x80000000
-_X32_BIT = 0x40000000
-# arch token of seccomp_data, and the syscalls refused, per machine.
-_SECCOMP_ARCH = {
-    "x86_64": (0xC000003E, {
-        "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62,
-        "ptrace": 101, "rt_sigqueueinfo": 129, "tkill": 200, "tgkill": 234, "rt_tgsigqueueinfo": 297,
-        "process_vm_readv": 310, "process_vm_writev": 311, "execveat": 322, "pidfd_send_signal": 424,
-        "pidfd_open": 434, "clone3": 435}),
-    "aarch64": (0xC00000B7, {
-        "ptrace": 117, "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "socket": 198,
-        "socketpair": 199, "clone": 220, "execve": 221, "rt_tgsigqueueinfo": 240, "process_vm_readv": 270,
-        "process_vm_writev": 271, "execveat": 281, "pidfd_send_signal": 424, "pidfd_open": 434, "clone3": 435}),
-}
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
+# PID 1 of a namespace ignores SIGXCPU's default action, so the program's process
+# turns it into this exit status and the reaper outside re-raises SIGXCPU.
+EXIT_CPU = 128 + 24
 
 
 def _libc() -> Any:
@@ -87,103 +92,190 @@ def _drop_caps(ctypes: Any, libc: Any) -> bool:
     return libc.capset(ctypes.byref(header), data) == 0
 
 
-def _chroot(workdir: str) -> bool:
+def _errno_text(ctypes: Any) -> str:
+    err = ctypes.get_errno()
+    return f"{os.strerror(err)} (errno {err})"
+
+
+def os_isolated(applied: list[str]) -> bool:
+    """True when the kernel, not only Python, keeps the program from the host's
+    files and processes: a chroot plus either nobody or a user namespace."""
+    return "chroot" in applied and ("uid_nobody" in applied or "no_caps" in applied)
+
+
+def _reap_and_mirror(pid: int, keep: int) -> None:
+    """The original process, outside the PID namespace: wait for the copy, then end
+    the same way (status or signal), so the parent's wait4 sees what happened."""
+    os.closerange(0, keep)
+    os.closerange(keep + 1, 1 << 16)
     try:
-        os.chroot(workdir)
-        os.chdir("/")
-        return True
-    except OSError:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+    _, status = os.waitpid(pid, 0)
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_CPU:
+        sig = signal.SIGXCPU
+    if sig:
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _enter_pid_namespace() -> int:
+    """Fork into the new PID namespace. Returns, in the copy, a pipe end that reads
+    EOF once the original is gone; the original never returns."""
+    alive_r, alive_w = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(alive_r)
+        try:
+            _reap_and_mirror(pid, alive_w)
+        finally:
+            os._exit(1)
+    os.close(alive_w)
+    signal.signal(signal.SIGXCPU, lambda *_: os._exit(EXIT_CPU))
+    return alive_r
+
+
+def _mount_workdir(ctypes: Any, libc: Any, workdir: str, limits: dict[str, Any], owner: int | None) -> bool:
+    """A private tmpfs on the run's directory, bounded in bytes and inodes."""
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False  # never mount where the host could see it
+    size_kb = max(64, int(limits.get("workdir_mb", 64)) * 1024)
+    opts = f"size={size_kb}k,nr_inodes={max(16, int(limits.get('workdir_inodes', 2048)))},mode=0700"
+    if owner is not None:
+        opts += f",uid={owner},gid={owner}"
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", flags, opts.encode()) != 0:
         return False
+    os.chdir(workdir)  # the cwd still pointed at the directory under the mount
+    return True
 
 
-def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
-    """The classic-BPF filter for `machine` (os.uname().machine) as (code, jt, jf, k)
-    rows, or None for a machine we have no syscall table for. A foreign arch token
-    (e.g. 32-bit calls on x86_64) kills the process; on x86_64 so does the x32 ABI."""
-    if machine not in _SECCOMP_ARCH:
-        return None
-    arch, table = _SECCOMP_ARCH[machine]
-    numbers = sorted(set(table.values()))
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    # Layout: ld arch; jeq arch; ld nr; [jge x32]; jeq nr * N; ret allow; ret eperm; ret kill.
-    head = 4 if machine == "x86_64" else 3
-    allow = head + len(numbers)
-    eperm, kill = allow + 1, allow + 2
-    prog = [(ld, 0, 0, 4), (jeq, 0, kill - 2, arch), (ld, 0, 0, 0)]
-    if machine == "x86_64":
-        prog.append((jge, kill - 4, 0, _X32_BIT))
-    for nr in numbers:
-        prog.append((jeq, eperm - (len(prog) + 1), 0, nr))
-    prog += [(ret, 0, 0, _RET_ALLOW), (ret, 0, 0, _RET_EPERM), (ret, 0, 0, _RET_KILL_PROCESS)]
-    return prog
+def _set_pdeathsig(libc: Any) -> bool:
+    return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
 
 
-def _install_seccomp(ctypes: Any, libc: Any) -> bool:
-    prog = seccomp_program(os.uname().machine)
-    if prog is None:
-        return False
+class Confinement:
+    """The confinement in two steps, so that the fork into the PID namespace
+    happens before the child preloads its modules (a small process to copy, no
+    copy-on-write of the preloaded heap) and the lock-down after them."""
 
-    class SockFilter(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                    ("k", ctypes.c_uint32)]
+    def __init__(self) -> None:
+        self.applied: list[str] = []
+        self.reason: str | None = None
+        self.alive: int | None = None
+        self.uid = os.getuid()
+        self.ctypes, self.libc = _libc()
 
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+    def enter_namespaces(self) -> None:
+        """unshare, uid map, death signal, and the fork into the PID namespace
+        (only the copy returns)."""
+        ctypes, libc, uid = self.ctypes, self.libc, self.uid
+        if libc is None:
+            self.reason = "ctypes is unavailable, so no namespace can be made"
+            return
+        gid, parent = os.getgid(), os.getppid()
+        flags = sum(flag for _, flag in NAMESPACES)
+        if uid == 0:
+            if libc.unshare(flags) == 0:
+                self.applied += [name for name, _ in NAMESPACES]
+            elif libc.unshare(CLONE_NEWNET) == 0:
+                self.applied.append("netns")
+        elif libc.unshare(CLONE_NEWUSER | flags) == 0:
+            self.applied += ["userns"] + [name for name, _ in NAMESPACES]
+            try:
+                _write("/proc/self/setgroups", "deny")
+                _write("/proc/self/uid_map", f"{uid} {uid} 1")
+                _write("/proc/self/gid_map", f"{gid} {gid} 1")
+            except OSError:
+                pass
+        else:
+            self.reason = (f"the daemon runs as uid {uid} and cannot create a user namespace: "
+                           f"unshare(CLONE_NEWUSER) failed: {_errno_text(ctypes)}")
+        # Die with the daemon, even on its kill -9.
+        if _set_pdeathsig(libc) and os.getppid() != parent:
+            os._exit(137)  # the daemon died before the line above
+        if "pidns" in self.applied:
+            self.alive = _enter_pid_namespace()
 
-    rows = (SockFilter * len(prog))(*[SockFilter(*row) for row in prog])
-    fprog = SockFprog(len(prog), rows)
-    return libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
-
-
-def confine_namespaces(workdir: str) -> list[str]:
-    """Network namespace, chroot and privilege drop; returns the steps applied."""
-    applied: list[str] = []
-    ctypes, libc = _libc()
-    parent = os.getppid()
-    uid, gid = os.getuid(), os.getgid()
-    if uid == 0:
-        if libc is not None and libc.unshare(CLONE_NEWNET) == 0:
-            applied.append("netns")
+    def lock_down(self, workdir: str, limits: dict[str, Any]) -> tuple[list[str], str | None]:
+        """tmpfs, chroot, privilege drop, death signal, no_new_privs, landlock,
+        seccomp. Returns the steps that applied and, when no OS isolation could
+        be had, why."""
+        ctypes, libc, uid, applied = self.ctypes, self.libc, self.uid, self.applied
+        if libc is None:
+            return applied, self.reason
+        if "mountns" in applied and _mount_workdir(ctypes, libc, workdir, limits, NOBODY if uid == 0 else None):
+            applied.append("tmpfs")
+        elif uid == 0:
+            try:
+                os.chown(workdir, NOBODY, NOBODY)
+            except OSError:
+                pass
         try:
-            os.chown(workdir, NOBODY, NOBODY)
-        except OSError:
-            pass
-        if _chroot(workdir):
+            os.chroot(".")
+            os.chdir("/")
             applied.append("chroot")
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            applied.append("uid_nobody")
         except OSError:
             pass
-    elif libc is not None and libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) == 0:
-        applied += ["userns", "netns"]
-        try:
-            _write("/proc/self/setgroups", "deny")
-            _write("/proc/self/uid_map", f"{uid} {uid} 1")
-            _write("/proc/self/gid_map", f"{gid} {gid} 1")
-        except OSError:
-            pass
-        if _chroot(workdir):
-            applied.append("chroot")
-        if _drop_caps(ctypes, libc):
+        if uid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+                applied.append("uid_nobody")
+            except OSError:
+                pass
+        elif "userns" in applied and _drop_caps(ctypes, libc):
             applied.append("no_caps")
-    # Die with the daemon, even on its kill -9. Set after the uid change, which clears it.
-    if libc is not None and libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0) == 0:
-        applied.append("pdeathsig")
-        if os.getppid() != parent:  # the daemon died before the line above
-            os._exit(137)
-    if libc is not None and libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
-        applied.append("no_new_privs")
-        # Last: the filter refuses clone/kill, which the steps above do not need.
-        if _install_seccomp(ctypes, libc):
-            applied.append("seccomp")
-    # ctypes stays loaded in memory, but no program can reach it by import:
-    # the import allowlist and the audit hook refuse it.
+        # Again: a credential change clears the death signal; in a PID namespace the
+        # parent to die with is the reaper, and the pipe says whether it still lives.
+        if _set_pdeathsig(libc):
+            applied.append("pdeathsig")
+        if self.alive is not None:
+            os.set_blocking(self.alive, False)
+            try:
+                if os.read(self.alive, 1) == b"":
+                    os._exit(137)
+            except BlockingIOError:
+                pass
+            os.close(self.alive)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
+            applied.append("no_new_privs")
+            applied += landlock.restrict_to(ctypes, libc, ".")
+            prog = seccomp_policy.child_program(os.uname().machine)
+            if prog is not None and seccomp_policy.install(ctypes, libc, prog):
+                applied.append("seccomp")
+        if self.reason is None and not os_isolated(applied):
+            self.reason = f"the daemon runs as uid {uid} and the kernel refused the chroot or the privilege drop"
+        self.ctypes = self.libc = None
+        return applied, self.reason
+
+
+def confine(workdir: str, limits: dict[str, Any],
+            before_lock_down: Callable[[], None] = lambda: None) -> tuple[list[str], str | None]:
+    """Both steps of Confinement; `before_lock_down` runs in the process that will
+    run the program, while the host's files are still visible."""
+    confinement = Confinement()
+    confinement.enter_namespaces()
+    before_lock_down()
+    return confinement.lock_down(workdir, limits)
+
+
+def forget_ctypes() -> None:
+    """Drop every ctypes module from sys.modules: with the stdlib out of reach
+    (chroot or landlock), no import can load ctypes again. Its classes stay in
+    memory (CPython's _ctypes keeps them alive), where only a subclass walk finds
+    them; every use of them fires an audit event (ctypes.dlopen, dlsym,
+    call_function, cdata...) the hook refuses, and the syscalls they could make
+    meet the seccomp filter."""
     for name in [m for m in sys.modules if m == "ctypes" or m.startswith(("ctypes.", "_ctypes"))]:
         del sys.modules[name]
-    return applied
 
 
 def set_rlimits(limits: dict[str, Any]) -> list[str]:
@@ -203,7 +295,7 @@ def set_rlimits(limits: dict[str, Any]) -> list[str]:
     setr("cpu", resource.RLIMIT_CPU, cpu, cpu + 1)
     setr("fsize", resource.RLIMIT_FSIZE, int(limits["max_file_bytes"]))
     setr("nofile", resource.RLIMIT_NOFILE, int(limits["max_open_files"]))
-    # 0: no new process or thread at all (not enforced for root; see confine_namespaces).
+    # 0: no new process or thread at all (not enforced for root; see confine).
     setr("nproc", resource.RLIMIT_NPROC, 0)
     setr("as", resource.RLIMIT_AS, int(limits["memory_mb"]) * 1024 * 1024)
     return applied

@@ -26,7 +26,8 @@ from typing import Any
 _ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 # Error kinds a child may report in a "done" frame.
-CHILD_ERROR_KINDS = frozenset({"syntax", "policy", "exception", "memory", "result", "api", "internal"})
+CHILD_ERROR_KINDS = frozenset({"syntax", "policy", "exception", "memory", "result", "api", "internal",
+                               "isolation"})
 
 
 class ProtocolError(Exception):
@@ -35,6 +36,17 @@ class ProtocolError(Exception):
 
 def _no_constants(name: str) -> Any:
     raise ProtocolError(f"non-standard JSON constant {name}")
+
+
+def _finite_float(text: str) -> float:
+    # json.loads turns 1e999 into inf: refuse it, as NaN and Infinity are refused.
+    value = float(text)
+    if value != value or value in (_INF, -_INF):
+        raise ProtocolError(f"number {text[:40]} is not finite")
+    return value
+
+
+_INF = float("inf")
 
 
 def encode(message: dict[str, Any], default: Any = None) -> bytes:
@@ -49,11 +61,14 @@ def encode(message: dict[str, Any], default: Any = None) -> bytes:
 def decode(line: bytes) -> dict[str, Any]:
     """Parse one frame (without its newline) into a dict, strictly."""
     try:
-        obj = json.loads(line, parse_constant=_no_constants)
+        obj = json.loads(line, parse_constant=_no_constants, parse_float=_finite_float)
     except ProtocolError:
         raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"frame is not valid JSON: {exc}") from None
+    except RecursionError:
+        # A frame nested deeper than the interpreter's stack is the sender's fault.
+        raise ProtocolError("frame is nested too deeply") from None
     if not isinstance(obj, dict):
         raise ProtocolError("frame is not a JSON object")
     return obj
@@ -96,8 +111,25 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+MAX_DEPTH = 100  # the child's own encoder stops at 64 levels
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a decoded JSON value, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:
+                stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def check_child_message(msg: dict[str, Any]) -> str:
     """Validate a message from the child; return its type. Raises ProtocolError."""
+    if _depth(msg) > MAX_DEPTH:
+        raise ProtocolError(f"frame nested deeper than {MAX_DEPTH} levels")
     t = msg.get("t")
     if t == "call":
         if set(msg) != {"t", "id", "m", "a", "k"}:

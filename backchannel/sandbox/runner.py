@@ -15,19 +15,18 @@ import enum
 import fcntl
 import os
 import resource  # noqa: F401 - os.wait4 imports it lazily; load it while the install is readable
+import select
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from backchannel.config.sections import SandboxSettings
-from backchannel.sandbox import policy, rpc
+from backchannel.sandbox import policy, rpc, workdir
 
 CHILD_SCRIPT = str(Path(__file__).with_name("child.py"))
 # Layers of defence; tests switch Python-level ones off to prove the others hold.
@@ -74,6 +73,18 @@ def jsonable(value: Any) -> Any:
     raise TypeError(f"a value of type {type(value).__name__} is not JSON")
 
 
+def isolation_mode(isolation: list[str]) -> str:
+    """One word for the OS isolation a run had: `root` (namespaces, chroot, uid
+    nobody), `userns` (a user namespace holding the same, no capabilities),
+    `unisolated` (no OS isolation, run anyway by `allow_unisolated`; landlock and
+    seccomp may still apply) or `none` (no OS layer: refused, or switched off)."""
+    if "chroot" in isolation and "uid_nobody" in isolation:
+        return "root"
+    if "chroot" in isolation and "userns" in isolation and "no_caps" in isolation:
+        return "userns"
+    return "unisolated" if "unisolated_allowed" in isolation else "none"
+
+
 def _limits_dict(limits: SandboxSettings) -> dict[str, Any]:
     return limits.model_dump()
 
@@ -108,7 +119,7 @@ class _Session:
     # -- lifecycle --------------------------------------------------------
     def run(self) -> SandboxResult:
         self.t0 = time.perf_counter()
-        self.tmpdir = tempfile.mkdtemp(prefix="backchannel-sandbox-")
+        self.tmpdir = workdir.make()
         try:
             self._spawn()
             self._loop()
@@ -155,9 +166,42 @@ class _Session:
             pass
         return None
 
+    def _await_exit(self, timeout: float) -> None:
+        """Give a child that is ending by itself (done frame sent, or its pipe
+        closed) a moment to do so: with a PID namespace the process we started
+        reaps the program's process and ends the same way, which the group kill
+        would otherwise pre-empt (losing its CPU time and the SIGXCPU)."""
+        try:
+            fd = os.pidfd_open(self.proc.pid)  # type: ignore[union-attr]
+        except (AttributeError, OSError):
+            return
+        try:
+            select.select([fd], [], [], timeout)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
     def _teardown(self) -> None:
+        try:
+            self._stop_child()
+        except Exception as exc:  # noqa: BLE001 - a teardown that raises would hide the run's outcome
+            self.stats["teardown_errors"] = [f"{type(exc).__name__}: {exc}"]
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+        errors = workdir.remove_tree(self.tmpdir)
+        if errors:
+            self.stats.setdefault("teardown_errors", []).extend(errors)
+
+    def _stop_child(self) -> None:
         if self.proc is not None:
             peaks = [self._peak_rss_mb(), (self.done or {}).get("rss_mb")]
+            if self.failure is None and (self.done is not None or self.rpc_eof):
+                self._await_exit(0.5)
             # The whole group, always: an orphan or a lingering child dies here.
             try:
                 os.killpg(self.pgid, signal.SIGKILL)
@@ -171,13 +215,6 @@ class _Session:
                 self.stats["max_rss_mb"] = max(known) if known else round(usage.ru_maxrss / 1024, 1)
             except ChildProcessError:
                 pass
-        for fd in self.fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.fds = []
-        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     # -- the loop -----------------------------------------------------------
     def _fail(self, kind: str, message: str) -> None:
@@ -293,6 +330,7 @@ class _Session:
             self.ready_at = time.perf_counter()
             self.stats["startup_s"] = round(self.ready_at - self.t0, 4)
             self.stats["isolation"] += msg["isolation"]
+            self.stats["isolation_mode"] = isolation_mode(self.stats["isolation"])
         elif kind == "call":
             if self.ready_at is None:
                 raise rpc.ProtocolError("call before ready")
@@ -336,7 +374,7 @@ class _Session:
             return
         try:
             frame = rpc.encode({"t": "ret", "id": call_id, "ok": True, "v": value}, default=jsonable)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             self._reply_error(call_id, f"api.{name} returned a value JSON cannot carry: {exc}")
             return
         self._send(frame)
@@ -412,7 +450,7 @@ def execute(code: str, api: Any = None, limits: SandboxSettings | None = None, *
         return _early_failure("internal", f"api.rpc_methods() failed: {type(exc).__name__}: {exc}")
     try:
         ctx = rpc.decode(rpc.encode(dict(context or {}), default=jsonable)[:-1])
-    except (TypeError, ValueError, rpc.ProtocolError) as exc:
+    except (TypeError, ValueError, RecursionError, rpc.ProtocolError) as exc:
         return _early_failure("internal", f"the context is not JSON: {exc}")
     try:
         return _Session(code, api, methods, limits, ctx, layers).run()

@@ -43,7 +43,7 @@ class WebProc:
     """`backchannel web --port 0` in `home`: the app served by its own process (no daemon),
     its one-time login link read from what it prints."""
 
-    def __init__(self, home: Path, *args: str):
+    def __init__(self, home: Path, *args: str, env: dict[str, str] | None = None):
         import re
         import subprocess
         import sys
@@ -53,7 +53,7 @@ class WebProc:
         self.out_path = home / "web.out"
         with self.log_path.open("w") as err, self.out_path.open("w") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "web", "--port", "0", *args],
-                                         env=subprocess_env(home), stdout=out, stderr=err)
+                                         env={**subprocess_env(home), **(env or {})}, stdout=out, stderr=err)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             found = re.search(r"login link[^:]*: (http://\S+)", self.out_path.read_text())

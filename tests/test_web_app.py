@@ -1,0 +1,181 @@
+"""The web app over real HTTP on loopback (issue 13): served by the daemon with
+`[web] enabled` (its forms go through the daemon's queue, an edited draft is approved
+only under its own hash), served by `backchannel web` alone (a forgotten person is on
+no page), and its guards (Host, Origin, CSRF, one-time and expiring links, the token)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+from delivery_support import PASSWORD, DaemonProc, email_toml, start_smtp, wait_for
+from web_support import Browserless, WebProc, story_home
+
+pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+
+
+@pytest.fixture
+def smtp():
+    server = start_smtp("plain", auth=True)
+    yield server
+    server.stop()
+
+
+def _csrf(page: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def test_the_daemon_serves_the_app_and_an_edited_draft_is_approved_under_its_own_hash(home, smtp):
+    ids = story_home(home, "[web]\nenabled = true\n[delivery]\nchannels = []\n" + email_toml(smtp.port, auth=True))
+    (home / "secrets").mkdir(exist_ok=True)
+    (home / "secrets" / "smtp_password").write_text(PASSWORD)
+    intro, reconnect = ids[1], ids[-1]
+    d = DaemonProc(home)
+    try:
+        d.wait_log(lambda x: x.get("msg") == "web app listening")
+        r = d.cli("web")  # the daemon serves it: this only prints a login link, and returns
+        assert r.returncode == 0, r.stderr
+        link = re.search(r"login link[^:]*: (http://\S+)", r.stdout).group(1)
+        port = int((home / "state" / "web.port").read_text())
+        assert link.startswith(f"http://127.0.0.1:{port}/login?t=")
+        b = Browserless(f"http://127.0.0.1:{port}")
+        status, page = b.get(link)
+        assert status == 200 and "<h1>Proposals</h1>" in page
+        # A verdict through the daemon's queue, seen by the CLI through the daemon's API.
+        status, page = b.post(f"/proposals/{reconnect}/dismiss", {"reason": "no", "scope": "this"},
+                              csrf_from=f"/proposals/{reconnect}")
+        assert status == 200 and "Dismissed" in page
+        shown = json.loads(d.cli("show", reconnect, "--json").stdout)
+        assert shown["status"] == "dismissed"
+        # Edit the draft: the review page shows exactly what would go out, and its hash.
+        status, review = b.post(f"/proposals/{intro}/edit", {"to": "sophie.assistant@example.org",
+                                                              "subject": "Hello", "body": "Hi,\r\nplease forward.\r\n"},
+                                csrf_from=f"/proposals/{intro}")
+        assert status == 200 and "sophie.assistant@example.org" in review
+        action = json.loads(re.search(r'name="action" value="([^"]+)"', review).group(1).replace("&#34;", '"'))
+        digest = re.search(r'name="expected_hash" value="([0-9a-f]{64})"', review).group(1)
+        assert action == {"channel": "email", "to": "sophie.assistant@example.org", "subject": "Hello",
+                          "body": "Hi,\nplease forward.\n"}
+        # A payload changed after review (same hash) is refused, and nothing is sent.
+        tampered = dict(action, to="someone@example.org")
+        status, page = b.post(f"/proposals/{intro}/approve", {"action": json.dumps(tampered), "expected_hash": digest},
+                              csrf_from=f"/proposals/{intro}")
+        assert status == 400 and "changed since it was shown" in page
+        assert smtp.messages == []
+        status, page = b.post(f"/proposals/{intro}/approve", {"action": json.dumps(action), "expected_hash": digest},
+                              csrf_from=f"/proposals/{intro}")
+        assert status == 200 and "Approved and sent to sophie.assistant@example.org" in page
+        wait_for(lambda: smtp.messages, what="the approved mail")
+        [sent] = smtp.messages
+        assert sent.rcpt_tos == ["sophie.assistant@example.org"] and sent.msg["Subject"] == "Hello"
+        trace = json.loads(d.cli("trace", intro, "--json").stdout)
+        assert [f["via"] for f in trace["feedback"]] == ["web"]
+    finally:
+        assert d.stop() == 0
+    assert not (home / "state" / "web.port").exists()
+
+
+def test_a_forgotten_person_is_on_no_page(home):
+    story_home(home)
+    web = WebProc(home)
+    try:
+        b = Browserless(web.base)
+        assert b.get(web.link)[0] == 200
+        _, listing = b.get("/memory")
+        marc = int(re.search(r'href="/memory/(\d+)">Marc Dupont<', listing).group(1))
+        assert b.get(f"/memory/{marc}")[0] == 200
+        # Forgetting needs no daemon, and the running web app does not hold the database.
+        from web_support import subprocess_env
+        import subprocess
+        import sys
+
+        r = subprocess.run([sys.executable, "-m", "backchannel", "forget", "Marc Dupont", "--yes"],
+                           env=subprocess_env(home), capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        status, gone = b.get(f"/memory/{marc}")
+        assert status == 400 and "no entity with id" in gone
+        pages = ["/proposals", "/memory", "/memory?kind=person", "/activity", "/usage"]
+        _, activity = b.get("/activity")
+        _, proposals = b.get("/proposals")
+        _, memory = b.get("/memory")
+        pages += sorted({f"/trace/{r}" for r in re.findall(r'href="/trace/(R[0-9a-f]+)"', activity)})
+        pages += sorted({f"/proposals/{p}" for p in re.findall(r'href="/proposals/(P-\d+)"', proposals)})
+        pages += sorted({f"/trace/{p}" for p in re.findall(r'href="/proposals/(P-\d+)"', proposals)})
+        pages += sorted({f"/memory/{e}" for e in re.findall(r'href="/memory/(\d+)"', memory)})
+        assert len(pages) > 10
+        for path in pages:
+            status, html = b.get(path)
+            assert status == 200, (path, html[:500])
+            hit = re.search(r".{0,80}(\bMarc\b|Dupont).{0,80}", html)
+            assert hit is None, (path, hit.group(0))
+        for q in ("Marc", "Dupont"):
+            _, found = b.get("/memory?q=" + q)
+            assert "No person or organisation by that name" in found
+            results = found.replace(f'value="{q}"', "").replace(f"“{q}”", "").replace(f"Search: {q}", "")  # what was asked
+            assert not re.search(r"\bMarc\b|Dupont", results)
+        assert "No quote mentions it" in b.get("/memory?q=Dupont")[1]
+    finally:
+        web.stop()
+
+
+def test_guards_host_origin_csrf_links_and_the_token(home):
+    story_home(home, sweep=False)
+    web = WebProc(home, env={"BACKCHANNEL_WEB__LOGIN_LINK_MINUTES": "0.02"})  # links last 1.2 s here
+    try:
+        from backchannel.config import resolve_paths
+        from backchannel.web.auth import login_link
+
+        b = Browserless(web.base)
+        time.sleep(2.6)  # the signature carries whole seconds
+        status, page = b.get(web.link)
+        assert status == 403 and "expired" in page
+        status, page = b.get(web.link[:-3] + "abc")
+        assert status == 403 and "not valid" in page
+        # Anything else leads to the login form; nothing is shown, nothing posted is done.
+        status, page = b.get("/proposals/P-1")
+        assert status == 200 and "<h1>Log in</h1>" in page and "Marc" not in page
+        assert b.post("/proposals/P-1/accept", {})[0] == 403
+        # The token login (the API token file), with the login form's own CSRF token.
+        status, page = b.post("/login", {"token": "wrong"}, csrf_from="/login")
+        assert status == 403 and "not the API token" in page
+        token = (home / "state" / "api.token").read_text().strip()
+        status, page = b.post("/login", {"token": token}, csrf_from="/login")
+        assert status == 200 and "<h1>Proposals</h1>" in page
+        # A fresh link works once.
+        fresh = login_link(web.base, resolve_paths({"BACKCHANNEL_HOME": str(home)}).state_dir)
+        other = Browserless(web.base)
+        assert other.get(fresh)[0] == 200
+        assert Browserless(web.base).get(fresh)[0] == 403
+        # Logged in, a form still needs its token, and a foreign Origin or Host is refused.
+        assert b.post("/proposals/P-1/accept", {"csrf": "forged"})[0] == 403
+        req = urllib.request.Request(web.base + "/proposals/P-1/accept", method="POST",
+                                     data=urllib.parse.urlencode({"csrf": _csrf(b.get("/proposals/P-1")[1])}).encode(),
+                                     headers={"Origin": "http://evil.example",
+                                              "Content-Type": "application/x-www-form-urlencoded"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            b.opener.open(req, timeout=30)
+        assert refused.value.code == 403
+        req = urllib.request.Request(web.base + "/proposals", headers={"Host": "evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as rebinding:
+            b.opener.open(req, timeout=30)
+        assert rebinding.value.code == 421
+        assert "pending" in b.get("/proposals/P-1")[1]  # none of that changed anything
+        # No script and nothing from another origin; the headers say so too.
+        with b.opener.open(web.base + "/proposals/P-1", timeout=30) as r:
+            html = r.read().decode()
+            assert "script-src" not in r.headers["Content-Security-Policy"]
+            assert "default-src 'none'" in r.headers["Content-Security-Policy"]
+            assert r.headers["X-Frame-Options"] == "DENY" and r.headers["Referrer-Policy"] == "no-referrer"
+        assert "<script" not in html.lower()
+        assert not re.search(r'(src|href)="(https?:)?//', html)
+        css = b.get("/static/style.css")
+        assert css[0] == 200 and "url(" not in css[1] and "@import" not in css[1]
+        # Logging out ends the session.
+        assert b.post("/logout", {}, csrf_from="/proposals")[0] == 200
+        assert "<h1>Log in</h1>" in b.get("/proposals")[1]
+    finally:
+        web.stop()

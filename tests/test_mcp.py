@@ -127,3 +127,41 @@ def test_a_forgotten_person_is_in_no_answer(home):
     assert not re.search(r"\bMarc\b|Dupont", text), re.search(r".{80}(\bMarc\b|Dupont).{80}", text).group(0)
     assert _json(out[1]) == {"query": "Dupont", "entities": [], "assertions": []}
     assert "Sophie Martin" in text  # the rest of the memory still answers
+
+
+def test_streamable_http_on_loopback_needs_the_api_token(home):
+    import urllib.error
+    import urllib.request
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    ids = story_home(home, sweep=False)
+    log = home / "mcp.log"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "backchannel", "mcp", "--http", "--port", "0"],
+                                env=subprocess_env(home), stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        from delivery_support import wait_for
+
+        url = wait_for(lambda: (m := re.search(r"at (http://\S+/mcp)", log.read_text())) and m.group(1),
+                       what="the MCP HTTP server")
+        token = (home / "state" / "api.token").read_text().strip()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST",
+                                                          headers={"Content-Type": "application/json"}), timeout=30)
+        assert refused.value.code == 401
+
+        async def steps():
+            async with streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write, _):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    return ({t.name for t in (await s.list_tools()).tools},
+                            _json(await s.call_tool("list_proposals", {})))
+
+        tools, listed = asyncio.run(asyncio.wait_for(steps(), 120))
+        assert tools == READ_TOOLS
+        assert [p["id"] for p in listed] == list(reversed(ids))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

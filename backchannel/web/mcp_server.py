@@ -150,7 +150,9 @@ def serve_http(ctx: Any, host: str, port: int) -> None:
 
     token = ensure_token(ctx.paths)
     sock = bind(host, port)
-    server = build_server(ctx, log_level="WARNING", host=host, port=sock.getsockname()[1])
+    # Stateless JSON answers: each request stands alone (no session or event stream to keep open).
+    server = build_server(ctx, log_level="WARNING", host=host, port=sock.getsockname()[1], stateless_http=True,
+                          json_response=True)
     app = BearerGuard(server.streamable_http_app(), token)
     print(f"backchannel MCP (streamable HTTP) at {base_url(sock)}/mcp; send Authorization: Bearer "
           f"<the token in {ctx.paths.api_token_file}>", file=sys.stderr, flush=True)

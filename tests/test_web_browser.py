@@ -3,7 +3,7 @@
 one-time link, dismiss a proposal and find it in the list, approve the drafted
 introduction and see exactly that mail arrive; every page is screenshotted.
 
-Set BACKCHANNEL_SCREENSHOTS=DIR to keep the screenshots (docs/screenshots/ holds a set)."""
+Set WEB_SCREENSHOTS_DIR=DIR to keep the screenshots (docs/screenshots/ holds a set)."""
 
 from __future__ import annotations
 
@@ -50,8 +50,9 @@ def browser():
 
 def _shot(page, tmp_path: Path, name: str) -> None:
     target = tmp_path / f"{name}.png"
-    page.screenshot(path=str(target), full_page=True)
-    keep = os.environ.get("BACKCHANNEL_SCREENSHOTS")
+    height = min(page.evaluate("document.documentElement.scrollHeight"), 1400)  # long pages: their top
+    page.screenshot(path=str(target), full_page=True, clip={"x": 0, "y": 0, "width": 1100, "height": height})
+    keep = os.environ.get("WEB_SCREENSHOTS_DIR")
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(target, Path(keep) / target.name)
@@ -62,7 +63,14 @@ def test_log_in_dismiss_and_approve_in_a_real_browser(home, smtp, browser, tmp_p
     (home / "secrets").mkdir(exist_ok=True)
     (home / "secrets" / "smtp_password").write_text(PASSWORD)
     intro, reconnect = ids[1], ids[-1]
-    web = WebProc(home)
+    # `backchannel web --open` hands its one-time link to the browser ($BROWSER: here, a recorder).
+    opened = tmp_path / "opened.txt"
+    recorder = tmp_path / "browser.sh"
+    recorder.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {opened}\n')
+    recorder.chmod(0o755)
+    web = WebProc(home, "--open", env={"BROWSER": str(recorder)})
+    wait_for(lambda: opened.exists() and opened.read_text(), what="the browser to be opened")
+    assert opened.read_text() == web.link
     browser = browser()
     try:
         ctx = browser.new_context(viewport={"width": 1100, "height": 800})

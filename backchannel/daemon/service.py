@@ -50,7 +50,9 @@ STOP_GRACE_S = 8.0  # the whole stop must fit in systemd's and the tests' 10 s
 STORE_WAIT_S = 30.0  # a CLI command that opened the store just before we took the lock
 DELIVERY_TICK_S = 15.0
 READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities",
-                      "forget_plan", "wake", "search", "proposal_action", "export_entity", "usage"})  # `wake` only enqueues: it must not wait behind a long run
+                      "forget_plan", "wake"})  # `wake` only enqueues: it must not wait behind a long run
+# issue 13: the read-only operations behind the web app's pages, so a page never waits behind a long wake
+READ_OPS |= {"search", "proposal_action", "export_entity", "usage"}
 
 
 @dataclass

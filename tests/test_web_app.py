@@ -179,3 +179,42 @@ def test_guards_host_origin_csrf_links_and_the_token(home):
         assert "<h1>Log in</h1>" in b.get("/proposals")[1]
     finally:
         web.stop()
+
+
+def test_backchannel_web_beside_a_daemon_that_does_not_serve_it_goes_through_its_api(home):
+    ids = story_home(home, sweep=False)
+    d = DaemonProc(home)
+    try:
+        d.wait_log(lambda x: x.get("msg") == "daemon ready")
+        web = WebProc(home)  # the daemon holds the database: every operation travels over its API
+        try:
+            b = Browserless(web.base)
+            assert b.get(web.link)[0] == 200
+            status, page = b.post(f"/proposals/{ids[0]}/snooze", {"until": "2099-01-01"},
+                                  csrf_from=f"/proposals/{ids[0]}")
+            assert status == 200 and "Snoozed until 2099-01-01" in page
+            assert json.loads(d.cli("show", ids[0], "--json").stdout)["status"] == "snoozed"
+            status, page = b.post(f"/proposals/{ids[0]}/snooze", {"until": "1999-01-01"},
+                                  csrf_from=f"/proposals/{ids[0]}")
+            assert status == 400 and "is not in the future" in page  # the operation's own refusal, shown
+        finally:
+            web.stop()
+    finally:
+        assert d.stop() == 0
+
+
+def test_search_matches_literally_and_refuses_empty_text(store):
+    from backchannel.config import Settings, resolve_paths
+    from backchannel.ops import OpEnv, OpError, invoke
+
+    from delivery_support import add_entity
+
+    add_entity(store, "Anna 100% Smith")
+    add_entity(store, "Bob Jones")
+    env = OpEnv(store=store, settings=Settings(), paths=resolve_paths())
+    assert [e["name"] for e in invoke(env, "search", {"query": "100%"})["entities"]] == ["Anna 100% Smith"]
+    assert invoke(env, "search", {"query": "%"})["entities"][0]["name"] == "Anna 100% Smith"
+    assert invoke(env, "search", {"query": "_ob"})["entities"] == []  # `_` is not a wildcard
+    assert [e["name"] for e in invoke(env, "search", {"query": "jones"})["entities"]] == ["Bob Jones"]
+    with pytest.raises(OpError, match="needs some text"):
+        invoke(env, "search", {"query": "  "})

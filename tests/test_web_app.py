@@ -218,3 +218,45 @@ def test_search_matches_literally_and_refuses_empty_text(store):
     assert [e["name"] for e in invoke(env, "search", {"query": "jones"})["entities"]] == ["Bob Jones"]
     with pytest.raises(OpError, match="needs some text"):
         invoke(env, "search", {"query": "  "})
+
+
+LATER_MEETING = """---
+title: Catch-up with Julie
+date: 2026-11-25 10:00
+participants: [Alex Moreau, Julie Bernard]
+---
+[00:00:03] Alex Moreau: Any news from Acme?
+[00:00:09] Julie Bernard: Karl Weber is now the CIO of Acme, he took over in November.
+"""
+
+
+def test_memory_pages_show_superseded_facts_and_merge_then_split(home, tmp_path):
+    later = tmp_path / "2026-11-25 catch-up with Julie.txt"
+    later.write_text(LATER_MEETING)
+    story_home(home, sweep=False, extra_files=[later])
+    web = WebProc(home)
+    try:
+        b = Browserless(web.base)
+        assert b.get(web.link)[0] == 200
+        _, listing = b.get("/memory")
+        ids = dict((name, int(i)) for i, name in re.findall(r'href="/memory/(\d+)">([^<]+)</a>', listing))
+        _, acme = b.get(f"/memory/{ids['Acme']}")
+        current, _, superseded = acme.partition("<h2>Superseded</h2>")
+        assert "Karl Weber is now the CIO of Acme" in current.split("<h2>Current facts</h2>")[1]
+        assert "Sophie Martin is now the CIO of Acme" in superseded.split("</section>")[0]
+        assert "<h2>Timeline</h2>" in acme
+        # Merge Paul Girard into Karl Weber from Karl's page, then split him out again.
+        status, page = b.post(f"/memory/{ids['Karl Weber']}/merge", {"other": "Paul Girard", "reason": "test"},
+                              csrf_from=f"/memory/{ids['Karl Weber']}")
+        assert status == 200 and "Merged #%d into this entity" % ids["Paul Girard"] in page
+        merge_id = re.search(r'name="merge" value="(M\d+)"', page).group(1)
+        _, listing = b.get("/memory")
+        assert f'href="/memory/{ids["Paul Girard"]}"' not in listing  # one entity now, Paul an alias of it
+        assert "Paul Girard" in page.split("Also known as:")[1].split("</p>")[0]
+        status, page = b.post("/memory/split", {"merge": merge_id}, csrf_from=f"/memory/{ids['Karl Weber']}")
+        assert status == 200 and f"Split {merge_id}" in page and "<h1>Paul Girard" in page
+        status, page = b.post(f"/memory/{ids['Karl Weber']}/merge", {"other": "Nobody Atall"},
+                              csrf_from=f"/memory/{ids['Karl Weber']}")
+        assert status == 400 and "Nobody Atall" in page  # the operation's refusal, on the page
+    finally:
+        web.stop()

@@ -11,7 +11,7 @@ from delivery_support import demo_home
 GATE = "score_threshold = 0.05\nmax_per_day = 50\nmax_per_week = 100\n"
 
 
-def story_home(home: Path, extra_toml: str = "", *, sweep: bool = True) -> list[str]:
+def story_home(home: Path, extra_toml: str = "", *, sweep: bool = True, extra_files: list[Path] | None = None) -> list[str]:
     """demo_home, then the calendar and signal wakes (the introduction to Sophie through
     Marc, with a draft to marc@example.org) and, with `sweep`, a sweep's reconnect
     proposals; all run in-process, no daemon. Returns the proposal ids, oldest first."""
@@ -19,7 +19,7 @@ def story_home(home: Path, extra_toml: str = "", *, sweep: bool = True) -> list[
     from backchannel.memory import Store
     from backchannel.ops import OpEnv, invoke
 
-    demo_home(home, extra_toml, gate=GATE)
+    demo_home(home, extra_toml, gate=GATE, extra_files=extra_files)
     env_vars = {"BACKCHANNEL_HOME": str(home)}
     paths = resolve_paths(env_vars).ensure()
     settings = load_settings(paths, environ=env_vars)

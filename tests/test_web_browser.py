@@ -84,6 +84,7 @@ def test_log_in_dismiss_and_approve_in_a_real_browser(home, smtp, browser, tmp_p
         assert page.url == web.base + "/proposals"
         rows = page.locator("table.list tbody tr")
         assert rows.count() == len(ids)
+        assert "Marc Dupont worked with Sophie Martin" in page.locator("table.list").inner_text()  # the why-now
         assert page.get_by_role("link", name="Ask Marc Dupont for an introduction to Sophie Martin").is_visible()
         _shot(page, tmp_path, "proposals")
         cookie = next(c for c in ctx.cookies() if c["name"] == "bc_session")
@@ -136,6 +137,12 @@ def test_log_in_dismiss_and_approve_in_a_real_browser(home, smtp, browser, tmp_p
         assert page.locator("h1").inner_text().startswith("Marc Dupont")
         assert "Current facts" in page.inner_text("main") and page.locator("blockquote").count() >= 1
         _shot(page, tmp_path, "entity")
+        page.goto(web.base + "/ask")
+        page.locator("input[name=question]").fill("who can introduce me to the CIO of Acme?")
+        page.get_by_role("button", name="Ask").click()
+        answer = page.locator("ol.answers > li").first.inner_text()
+        assert "Marc Dupont" in answer and "Sophie Martin" in answer and "“" in answer  # with its evidence
+        _shot(page, tmp_path, "ask")
         page.goto(web.base + "/activity")
         run_link = page.locator("table.list tbody tr a").first
         assert run_link.inner_text().startswith("R")

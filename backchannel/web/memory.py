@@ -67,8 +67,25 @@ async def split(request: Request) -> Response:
     return see_other(f"/memory/{result['restored_id']}")
 
 
+@handler
+async def ask_page(request: Request) -> Response:
+    return render(request, "ask.html", title="Ask", question="", result=None)
+
+
+@handler
+async def ask(request: Request) -> Response:
+    """The CLI's `ask`: a program walks the graph in the sandbox; ranked answers with
+    evidence. It records a run (so it is a POST), and proposes and sends nothing."""
+    f = await form(request)
+    question = (f.get("question") or "").strip()
+    result = await call(request, "ask", question=question)
+    return render(request, "ask.html", title=f"Ask: {question}", question=question, result=result)
+
+
 def routes() -> list[Route]:
     return [
+        Route("/ask", ask_page, methods=["GET"]),
+        Route("/ask", ask, methods=["POST"]),
         Route("/memory", memory, methods=["GET"]),
         Route("/memory/split", split, methods=["POST"]),
         Route("/memory/{eid:int}", entity, methods=["GET"]),

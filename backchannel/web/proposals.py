@@ -24,7 +24,7 @@ async def index(request: Request) -> Response:
 @handler
 async def listing(request: Request) -> Response:
     status = request.query_params.get("status") or None
-    rows = await call(request, "proposals", status=status, limit=200)
+    rows = await call(request, "proposals", status=status, limit=200, full=True)
     return render(request, "proposals.html", title="Proposals", rows=rows, status=status, statuses=STATUSES)
 
 

@@ -94,9 +94,17 @@ async def call(request: Request, name: str, **args: Any) -> Any:
     return await state(request).ops.call(name, args)
 
 
+class FormRefused(Exception):
+    """A POST refused before any operation ran (wrong type, too large, bad CSRF token)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
 async def form(request: Request) -> dict[str, str]:
     """The POSTed form (urlencoded only), after its CSRF token was checked; the guard
-    has already refused a foreign Origin. Raises Forbidden/BadForm as a response."""
+    has already refused a foreign Origin. Raises FormRefused (`handler` turns it into a page)."""
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
         raise FormRefused(415, "forms only (application/x-www-form-urlencoded)")
     body = b""
@@ -111,12 +119,6 @@ async def form(request: Request) -> dict[str, str]:
     if not Auth.csrf_ok(session(request), fields.pop("csrf", None)):
         raise FormRefused(403, "the form's security token is missing or stale: reload the page and try again")
     return fields
-
-
-class FormRefused(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:

@@ -87,7 +87,8 @@ def test_log_in_dismiss_and_approve_in_a_real_browser(home, smtp, browser, tmp_p
         assert "Marc Dupont worked with Sophie Martin" in page.locator("table.list").inner_text()  # the why-now
         assert page.get_by_role("link", name="Ask Marc Dupont for an introduction to Sophie Martin").is_visible()
         _shot(page, tmp_path, "proposals")
-        cookie = next(c for c in ctx.cookies() if c["name"] == "bc_session")
+        port = web.base.rsplit(":", 1)[1]
+        cookie = next(c for c in ctx.cookies() if c["name"] == f"bc_session_{port}")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
         # The link works once.
         other = browser.new_context().new_page()

@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from backchannel.web.auth import COOKIE, Auth, Session
+from backchannel.web.auth import Auth, Session
 from backchannel.web.bridge import OpFailed
 
 HERE = Path(__file__).parent
@@ -86,6 +86,12 @@ def flash(request: Request, kind: str, text: str) -> None:
         s.flash.append((kind, text))
 
 
+def cookie_name(request: Request) -> str:
+    """One cookie per port: browsers do not tell ports apart, and the daemon's app and a
+    `backchannel web` may both run on this host."""
+    return f"bc_session_{request.url.port or 80}"
+
+
 def see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
@@ -145,7 +151,7 @@ class Guard(BaseHTTPMiddleware):
         name = (urlsplit(f"//{host}").hostname or "").lower() if host else ""
         if name not in st.allowed_hosts:  # DNS rebinding: a foreign page whose name now points here
             return self._headers(PlainTextResponse("unexpected Host header", status_code=421))
-        request.state.session = st.auth.session_from_cookie(request.cookies.get(COOKIE))
+        request.state.session = st.auth.session_from_cookie(request.cookies.get(cookie_name(request)))
         public = any(request.url.path == p or (p.endswith("/") and request.url.path.startswith(p))
                      for p in PUBLIC_PATHS)
         if request.method == "POST":
@@ -170,7 +176,7 @@ class Guard(BaseHTTPMiddleware):
 
 def set_session_cookie(request: Request, response: Response, s: Session) -> None:
     st = state(request)
-    response.set_cookie(COOKIE, st.auth.cookie_value(s), max_age=int(st.auth.session_s), path="/",
+    response.set_cookie(cookie_name(request), st.auth.cookie_value(s), max_age=int(st.auth.session_s), path="/",
                         httponly=True, samesite="strict", secure=False)  # loopback http: no TLS to require
 
 

@@ -7,7 +7,7 @@
 - The token login takes the API token (`<state>/api.token`, owner-only), for when
   no link is at hand.
 - Sessions live in the server's memory; the cookie carries only a signed session id
-  (HttpOnly, SameSite=Strict, Path=/). Logging in replaces the session, so an id
+  (`bc_session_<port>`; HttpOnly, SameSite=Strict, Path=/). Logging in replaces the session, so an id
   planted before login is worthless after it.
 - Every POST carries the session's CSRF token; a POST whose Origin is another site
   is refused even before that.
@@ -25,7 +25,6 @@ from typing import Any
 
 from itsdangerous import BadSignature, SignatureExpired, Signer, URLSafeTimedSerializer
 
-COOKIE = "bc_session"
 LOGIN_SALT = "backchannel.web.login"
 COOKIE_SALT = "backchannel.web.session"
 MAX_ANONYMOUS = 1000  # anonymous sessions (a login form's CSRF token) kept at most

@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from backchannel.web.app import flash, form, handler, render, see_other, session, set_session_cookie, state
+from backchannel.web.app import cookie_name, flash, form, handler, render, see_other, session, set_session_cookie, state
 
 
 async def login_page(request: Request) -> Response:
@@ -60,7 +60,7 @@ async def logout(request: Request) -> Response:
     if s is not None:
         state(request).auth.end(s)
     response = see_other("/login")
-    response.delete_cookie("bc_session", path="/")
+    response.delete_cookie(cookie_name(request), path="/")
     return response
 
 

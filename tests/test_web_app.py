@@ -253,6 +253,8 @@ def test_memory_pages_show_superseded_facts_and_merge_then_split(home, tmp_path)
         _, listing = b.get("/memory")
         assert f'href="/memory/{ids["Paul Girard"]}"' not in listing  # one entity now, Paul an alias of it
         assert "Paul Girard" in page.split("Also known as:")[1].split("</p>")[0]
+        status, merged_page = b.get(f"/memory/{ids['Paul Girard']}")  # the merged id leads to the live entity
+        assert status == 200 and "<h1>Karl Weber" in merged_page
         status, page = b.post("/memory/split", {"merge": merge_id}, csrf_from=f"/memory/{ids['Karl Weber']}")
         assert status == 200 and f"Split {merge_id}" in page and "<h1>Paul Girard" in page
         status, page = b.post(f"/memory/{ids['Karl Weber']}/merge", {"other": "Nobody Atall"},

@@ -37,6 +37,8 @@ async def entity(request: Request) -> Response:
     eid = request.path_params["eid"]
     data = await call(request, "export_entity", ref=str(eid))
     me = data["entity"]["id"]
+    if me != eid:  # merged into another: its page is the live entity's
+        return see_other(f"/memory/{me}")
     about = [a for a in data["assertions"] if me in (a["subject_id"], a["object_id"])]
     about.sort(key=_timeline_key)
     said = [a for a in data["assertions"] if a["speaker_id"] == me and me not in (a["subject_id"], a["object_id"])]

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
 
 import pytest
 from delivery_support import PASSWORD, DaemonProc, email_toml, start_smtp, wait_for
-from web_support import Browserless, WebProc, story_home
+from web_support import Browserless, WebProc, story_home, subprocess_env
 
 pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 
@@ -89,10 +91,6 @@ def test_a_forgotten_person_is_on_no_page(home):
         marc = int(re.search(r'href="/memory/(\d+)">Marc Dupont<', listing).group(1))
         assert b.get(f"/memory/{marc}")[0] == 200
         # Forgetting needs no daemon, and the running web app does not hold the database.
-        from web_support import subprocess_env
-        import subprocess
-        import sys
-
         r = subprocess.run([sys.executable, "-m", "backchannel", "forget", "Marc Dupont", "--yes"],
                            env=subprocess_env(home), capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
@@ -115,7 +113,8 @@ def test_a_forgotten_person_is_on_no_page(home):
         for q in ("Marc", "Dupont"):
             _, found = b.get("/memory?q=" + q)
             assert "No person or organisation by that name" in found
-            results = found.replace(f'value="{q}"', "").replace(f"“{q}”", "").replace(f"Search: {q}", "")  # what was asked
+            # The search box, the heading and the title say what was asked; the results must not.
+            results = found.replace(f'value="{q}"', "").replace(f"“{q}”", "").replace(f"Search: {q}", "")
             assert not re.search(r"\bMarc\b|Dupont", results)
         assert "No quote mentions it" in b.get("/memory?q=Dupont")[1]
     finally:
@@ -260,5 +259,28 @@ def test_memory_pages_show_superseded_facts_and_merge_then_split(home, tmp_path)
         status, page = b.post(f"/memory/{ids['Karl Weber']}/merge", {"other": "Nobody Atall"},
                               csrf_from=f"/memory/{ids['Karl Weber']}")
         assert status == 400 and "Nobody Atall" in page  # the operation's refusal, on the page
+    finally:
+        web.stop()
+
+
+def test_the_mails_signed_feedback_links_work_on_the_web_app_too(home):
+    from backchannel.config import resolve_paths
+    from backchannel.delivery.links import make_token
+
+    ids = story_home(home, sweep=False)
+    web = WebProc(home)
+    try:
+        token = make_token(resolve_paths({"BACKCHANNEL_HOME": str(home)}), ids[0], "dismiss")
+        b = Browserless(web.base)  # not logged in: the signed token is the credential
+        status, page = b.get(f"/feedback?t={token}")
+        assert status == 200 and 'name="t"' in page and "Nothing changes until you confirm" in page
+        status, page = b.post(f"/feedback?t={token}", {"t": token, "reason": "from the mail", "scope": "this"})
+        assert status == 200 and "Dismissed" in page
+        assert b.get(f"/feedback?t={token[:-4]}AAAA")[0] == 403
+        assert b.get("/proposals")[1].count("<h1>Log in</h1>") == 1  # the rest still needs a login
+        r = subprocess.run([sys.executable, "-m", "backchannel", "trace", ids[0], "--json"],
+                           env=subprocess_env(home), capture_output=True, text=True, timeout=120)
+        [fb] = json.loads(r.stdout)["feedback"]
+        assert (fb["verdict"], fb["via"], fb["reason"]) == ("dismiss", "link", "from the mail")
     finally:
         web.stop()

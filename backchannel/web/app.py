@@ -24,7 +24,7 @@ from backchannel.web.bridge import OpFailed
 
 HERE = Path(__file__).parent
 MAX_FORM_BYTES = 256 * 1024  # an edited draft is a few KiB
-PUBLIC_PATHS = ("/login", "/static/")
+PUBLIC_PATHS = ("/login", "/static/", "/feedback")  # /feedback: its signed token is the credential
 SECURITY_HEADERS = {
     # No script at all, and nothing from another origin: forms post only to this app.
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
@@ -181,12 +181,12 @@ def set_session_cookie(request: Request, response: Response, s: Session) -> None
 
 
 def build_app(ops: Any, settings: Any, paths: Any, api_token: str) -> Starlette:
-    from backchannel.web import activity, login, memory, proposals
+    from backchannel.web import activity, feedback_links, login, memory, proposals
 
     auth = Auth(paths.state_dir, api_token, session_hours=settings.web.session_hours,
                 link_minutes=settings.web.login_link_minutes)
     allowed = {"127.0.0.1", "localhost", "::1", settings.web.host.lower()}
-    routes = [*login.routes(), *proposals.routes(), *memory.routes(), *activity.routes(),
+    routes = [*login.routes(), *proposals.routes(), *memory.routes(), *activity.routes(), *feedback_links.routes(),
               Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
     app = Starlette(routes=routes, middleware=[Middleware(Guard)])
     app.state.web = WebState(ops=ops, auth=auth, settings=settings, templates=_templates(), allowed_hosts=allowed)

@@ -11,7 +11,8 @@ from delivery_support import demo_home
 GATE = "score_threshold = 0.05\nmax_per_day = 50\nmax_per_week = 100\n"
 
 
-def story_home(home: Path, extra_toml: str = "", *, sweep: bool = True, extra_files: list[Path] | None = None) -> list[str]:
+def story_home(home: Path, extra_toml: str = "", *, sweep: bool = True,
+               extra_files: list[Path] | None = None) -> list[str]:
     """demo_home, then the calendar and signal wakes (the introduction to Sophie through
     Marc, with a draft to marc@example.org) and, with `sweep`, a sweep's reconnect
     proposals; all run in-process, no daemon. Returns the proposal ids, oldest first."""

@@ -39,12 +39,13 @@ def web(open_browser: bool, port: int | None) -> None:
     if served is not None:
         announce(served)
         return
+    port = ctx.settings.web.port if port is None else port
     try:
         click.echo("serving until interrupted (Ctrl-C to stop)", err=True)
-        serve_here(ctx, ctx.settings.web.host, ctx.settings.web.port if port is None else port, announce)
+        serve_here(ctx, ctx.settings.web.host, port, announce)
     except OSError as exc:
-        raise UserError(f"cannot serve on {ctx.settings.web.host}:{port if port is not None else ctx.settings.web.port}: "
-                        f"{exc.strerror or exc} (choose another with --port)") from None
+        raise UserError(f"cannot serve on {ctx.settings.web.host}:{port}: {exc.strerror or exc} "
+                        "(choose another with --port)") from None
 
 
 @click.command()

@@ -63,6 +63,8 @@ def mcp(http: bool, port: int | None) -> None:
     from backchannel.web.mcp_server import serve_http, serve_stdio
 
     ctx = load_context()
+    if port is not None and not http:
+        raise UserError("--port is for --http; over stdio the client starts `backchannel mcp` itself")
     if not http:
         serve_stdio(ctx)
         return

@@ -284,3 +284,39 @@ def test_the_mails_signed_feedback_links_work_on_the_web_app_too(home):
         assert (fb["verdict"], fb["via"], fb["reason"]) == ("dismiss", "link", "from the mail")
     finally:
         web.stop()
+
+
+def test_usage_page_shows_spend_by_day_and_role(home):
+    """Calls recorded as the gateway records them (tests/test_gateway.py covers the recording)."""
+    from datetime import timedelta
+
+    from backchannel.memory import Store
+    from backchannel.memory.store import utcnow
+
+    story_home(home, sweep=False)
+    now = utcnow()
+    with Store.open(home / "data" / "backchannel.duckdb") as st:
+        for role, model, tokens, cost, outcome, when in [
+                ("sweep", "openai/gpt-4.1-mini", (900, 300), 0.0012, "ok", now),
+                ("draft", "anthropic/claude-haiku", (400, 200), 0.0007, "ok", now),
+                ("draft", "anthropic/claude-haiku", (0, 0), None, "timeout", now),
+                ("extract", "ollama/qwen3", (5000, 800), None, "ok", now - timedelta(days=2))]:
+            st.con.execute("""INSERT INTO model_calls (run_id, role, model, prompt_tokens, completion_tokens, cost_usd,
+                                  latency_ms, outcome, prompt_hash, created_at) VALUES ('R1', ?, ?, ?, ?, ?, 800, ?, 'h', ?)""",
+                           [role, model, *tokens, cost, outcome, when])
+    web = WebProc(home)
+    try:
+        b = Browserless(web.base)
+        assert b.get(web.link)[0] == 200
+        _, page = b.get("/usage?days=7")
+        rows = re.findall(r"<tr><td>(\d{4}-\d\d-\d\d)</td><td>(\w+)</td><td>(\d+)</td><td>(\d+)</td>", page)
+        today, earlier = str(now.date()), str((now - timedelta(days=2)).date())
+        assert sorted(rows) == sorted([(earlier, "extract", "1", "0"), (today, "draft", "2", "1"),
+                                       (today, "sweep", "1", "0")])
+        assert "unknown" in page  # the local model's calls have no price: unknown, not free
+        _, one_day = b.get("/usage?days=1")
+        assert "extract" not in one_day
+        status, bad = b.get("/usage?days=zero")
+        assert status == 400 and "whole number" in bad
+    finally:
+        web.stop()

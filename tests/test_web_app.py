@@ -301,9 +301,10 @@ def test_usage_page_shows_spend_by_day_and_role(home):
                 ("draft", "anthropic/claude-haiku", (400, 200), 0.0007, "ok", now),
                 ("draft", "anthropic/claude-haiku", (0, 0), None, "timeout", now),
                 ("extract", "ollama/qwen3", (5000, 800), None, "ok", now - timedelta(days=2))]:
-            st.con.execute("""INSERT INTO model_calls (run_id, role, model, prompt_tokens, completion_tokens, cost_usd,
-                                  latency_ms, outcome, prompt_hash, created_at) VALUES ('R1', ?, ?, ?, ?, ?, 800, ?, 'h', ?)""",
-                           [role, model, *tokens, cost, outcome, when])
+            st.con.execute(
+                """INSERT INTO model_calls (run_id, role, model, prompt_tokens, completion_tokens, cost_usd,
+                       latency_ms, outcome, prompt_hash, created_at) VALUES ('R1', ?, ?, ?, ?, ?, 800, ?, 'h', ?)""",
+                [role, model, *tokens, cost, outcome, when])
     web = WebProc(home)
     try:
         b = Browserless(web.base)

@@ -113,6 +113,14 @@ def test_log_in_dismiss_and_approve_in_a_real_browser(home, smtp, browser, tmp_p
         assert page.locator("dl.payload dd").first.inner_text() == "marc@example.org"
         draft_body = page.locator("section.draft pre.message").inner_text()
         _shot(page, tmp_path, "proposal")
+        # Editing shows the edited draft back, exactly as it would go, under its own hash; cancel it here.
+        page.locator("section.draft summary").click()
+        page.locator("form[action$='/edit'] input[name=subject]").fill("Would you introduce me to Sophie?")
+        page.get_by_role("button", name="Review the edited draft").click()
+        assert page.locator("h1").inner_text() == "Send this?"
+        assert page.locator("dl.payload dd").nth(1).inner_text() == "Would you introduce me to Sophie?"
+        _shot(page, tmp_path, "approve-review")
+        page.get_by_role("link", name="Cancel").click()
         assert smtp.messages == []
         page.get_by_role("button", name="Approve and send").first.click()
         assert "Approved and sent to marc@example.org" in page.locator(".flash.ok").inner_text()

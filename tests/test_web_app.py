@@ -39,10 +39,11 @@ def test_the_daemon_serves_the_app_and_an_edited_draft_is_approved_under_its_own
     d = DaemonProc(home)
     try:
         d.wait_log(lambda x: x.get("msg") == "web app listening")
+        port = int((home / "state" / "web.port").read_text())
+        assert f"web app: http://127.0.0.1:{port}" in d.cli("status").stdout
         r = d.cli("web")  # the daemon serves it: this only prints a login link, and returns
         assert r.returncode == 0, r.stderr
         link = re.search(r"login link[^:]*: (http://\S+)", r.stdout).group(1)
-        port = int((home / "state" / "web.port").read_text())
         assert link.startswith(f"http://127.0.0.1:{port}/login?t=")
         b = Browserless(f"http://127.0.0.1:{port}")
         status, page = b.get(link)

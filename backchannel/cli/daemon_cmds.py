@@ -55,6 +55,8 @@ def status(json_output: bool) -> None:
     if d:
         click.echo(f"daemon: running, PID {d['pid']}, up {d['uptime_s']:.0f} s, queue {d['queue_length']}"
                    + (f", busy with {d['current']['kind']}" if d.get("current") else ", idle"))
+        if d.get("web"):  # issue 13
+            click.echo(f"web app: {d['web']} (`backchannel web --open` for a login link)")
     else:
         click.echo("daemon: not running (`backchannel run`, or `backchannel service install`)")
     nxt = (d or {}).get("next_wakes") or st.get("next_wakes") or []

@@ -35,6 +35,8 @@ COMMANDS: dict[str, str] = {
     "ask": "backchannel.cli.ask_cmds:ask",
     "skills": "backchannel.cli.ask_cmds:skills",
     "import": "backchannel.cli.ask_cmds:import_group",
+    "web": "backchannel.cli.web_cmds:web",  # issue 13
+    "mcp": "backchannel.cli.web_cmds:mcp",  # issue 13
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Section(BaseModel):
@@ -155,3 +155,36 @@ class ApiSettings(Section):
 class LoggingSettings(Section):
     level: str = "INFO"
     json_logs: bool | None = None  # default: JSON when stderr is not a TTY
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+def loopback_only(host: str) -> str:
+    if host.strip("[]").lower() not in LOOPBACK_HOSTS:
+        raise ValueError(f"must be a loopback address ({', '.join(LOOPBACK_HOSTS)}), got {host!r}")
+    return host.strip("[]")
+
+
+class WebSettings(Section):
+    """The local web app (issue 13): served by the daemon when enabled, else by `backchannel web`.
+    Loopback only: it shows everything the memory holds."""
+
+    enabled: bool = False  # true: `backchannel run` serves it too
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: any free port (written to <state>/web.port)
+    session_hours: float = 12.0
+    login_link_minutes: float = 10.0  # a one-time login link expires after this
+
+    _loopback = field_validator("host")(loopback_only)
+
+
+class McpSettings(Section):
+    """`backchannel mcp`: read tools always; the feedback tool only with allow_feedback.
+    Nothing it exposes can send a message."""
+
+    allow_feedback: bool = False
+    host: str = "127.0.0.1"  # for `backchannel mcp --http`
+    port: int = 0
+
+    _loopback = field_validator("host")(loopback_only)

@@ -28,6 +28,7 @@ from backchannel.config.sections import (
     ScheduleSettings,
     SignalSettings,
 )
+from backchannel.config.sections import McpSettings, WebSettings
 
 
 class ConfigError(Exception):
@@ -53,6 +54,8 @@ class Settings(BaseSettings):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(

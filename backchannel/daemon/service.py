@@ -51,6 +51,8 @@ STORE_WAIT_S = 30.0  # a CLI command that opened the store just before we took t
 DELIVERY_TICK_S = 15.0
 READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities",
                       "forget_plan", "wake"})  # `wake` only enqueues: it must not wait behind a long run
+# issue 13: the read-only operations behind the web app's pages, so a page never waits behind a long wake
+READ_OPS |= {"search", "proposal_action", "export_entity", "usage"}
 
 
 @dataclass
@@ -86,6 +88,7 @@ class Daemon:
         self.recent: deque[dict[str, Any]] = deque(maxlen=20)
         self.triggers: Any = None  # backchannel.triggers.setup.Triggers, while running
         self.api = None
+        self.web = None  # backchannel.web.server.DaemonWeb, when [web] enabled
         self._stop: asyncio.Event | None = None
         self._busy = False
         self.exit_code = 0
@@ -131,6 +134,10 @@ class Daemon:
 
         self.api = ApiServer(self)
         await self.api.start()
+        if self.settings.web.enabled:  # issue 13: the local web app, on this loop and this queue
+            from backchannel.web.server import DaemonWeb
+
+            self.web = await DaemonWeb.start(self)
         await self._start_triggers()
         self.notifier.ready(status="idle")
         log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket),
@@ -164,6 +171,8 @@ class Daemon:
         await self._stop_triggers()
         if self.api is not None:
             await self.api.stop()
+        if self.web is not None:
+            await self.web.stop()
         if not self._busy:
             consumer.cancel()  # idle, waiting on the queue: nothing to finish
         try:
@@ -484,6 +493,7 @@ class Daemon:
             "next_wakes": self.next_wakes(),
             "triggers": self.triggers.status() if self.triggers is not None else None,
             "api": {"socket": str(self.paths.api_socket), "tcp_port": self.api.tcp_port if self.api else None},
+            "web": self.web.url if self.web else None,
         }
 
 

@@ -47,6 +47,7 @@ OPERATIONS: dict[str, str] = {
     "skills": "backchannel.ops.graph_ops:skills",
     "skill_run": "backchannel.ops.graph_ops:skill_run",
     "import_assertions": "backchannel.ops.graph_ops:import_assertions",
+    "search": "backchannel.ops.search_ops:search",  # issue 13: the web app's and MCP's search
 }
 
 

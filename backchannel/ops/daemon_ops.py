@@ -107,8 +107,9 @@ def _proposal_row(r: dict[str, Any], full: bool = False) -> dict[str, Any]:
     return out
 
 
-def proposals(env: OpEnv, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-    """Proposals, newest first; `status` filters (pending, delivered, ...)."""
+def proposals(env: OpEnv, status: str | None = None, limit: int = 50, full: bool = False) -> list[dict[str, Any]]:
+    """Proposals, newest first; `status` filters (pending, delivered, ...); `full` adds
+    each one's why, body and evidence (the web app's list shows the why-now)."""
     if status is not None and status not in PROPOSAL_STATUSES:
         raise OpError(f"unknown status {status!r}; use one of {', '.join(PROPOSAL_STATUSES)}")
     sql = "SELECT * FROM proposals"
@@ -117,7 +118,7 @@ def proposals(env: OpEnv, status: str | None = None, limit: int = 50) -> list[di
         sql += " WHERE status = ?"
         params.append(status)
     sql += f" ORDER BY created_at DESC, id DESC LIMIT {max(1, int(limit))}"
-    return [_proposal_row(r) for r in env.store.query(sql, params)]
+    return [_proposal_row(r, full=bool(full)) for r in env.store.query(sql, params)]
 
 
 def _normalise_id(proposal_id: str) -> str:

@@ -1,0 +1,194 @@
+"""The ASGI app: routes from one module per page group, a guard in front of all of
+them (loopback Host, login, CSRF, security headers), jinja2 templates with
+autoescape, and a stylesheet served from the package (no third-party asset, no script).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs, urlsplit
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+from backchannel.web.auth import Auth, Session
+from backchannel.web.bridge import OpFailed
+
+HERE = Path(__file__).parent
+MAX_FORM_BYTES = 256 * 1024  # an edited draft is a few KiB
+PUBLIC_PATHS = ("/login", "/static/", "/feedback")  # /feedback: its signed token is the credential
+SECURITY_HEADERS = {
+    # No script at all, and nothing from another origin: forms post only to this app.
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+                               "frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",  # a login link in the address bar must not leak
+    "Cache-Control": "no-store",
+}
+
+
+@dataclass
+class WebState:
+    ops: Any  # bridge.DaemonOperations | bridge.CliOperations
+    auth: Auth
+    settings: Any
+    templates: jinja2.Environment
+    allowed_hosts: set[str]
+
+
+def _short(value: Any, length: int = 16) -> str:
+    """An ISO timestamp as 'YYYY-MM-DD HH:MM' (or a date as is); anything else unchanged."""
+    if not value:
+        return ""
+    text = str(value).replace("T", " ")
+    return text[:length]
+
+
+def _templates() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters["short"] = _short
+    env.filters["day"] = lambda v: _short(v, 10)
+    return env
+
+
+def state(request: Request) -> WebState:
+    return request.app.state.web
+
+
+def session(request: Request) -> Session | None:
+    return getattr(request.state, "session", None)
+
+
+def render(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    s = session(request)
+    flash = list(s.flash) if s else []
+    if s:
+        s.flash.clear()
+    html = state(request).templates.get_template(template).render(
+        request_path=request.url.path, csrf=s.csrf if s else "", logged_in=bool(s and s.authenticated),
+        flash=flash, **context)
+    return HTMLResponse(html, status_code=status_code)
+
+
+def flash(request: Request, kind: str, text: str) -> None:
+    s = session(request)
+    if s is not None:
+        s.flash.append((kind, text))
+
+
+def cookie_name(request: Request) -> str:
+    """One cookie per port: browsers do not tell ports apart, and the daemon's app and a
+    `backchannel web` may both run on this host."""
+    return f"bc_session_{request.url.port or 80}"
+
+
+def see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+async def call(request: Request, name: str, **args: Any) -> Any:
+    return await state(request).ops.call(name, args)
+
+
+class FormRefused(Exception):
+    """A POST refused before any operation ran (wrong type, too large, bad CSRF token)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+async def form(request: Request) -> dict[str, str]:
+    """The POSTed form (urlencoded only), after its CSRF token was checked; the guard
+    has already refused a foreign Origin. Raises FormRefused (`handler` turns it into a page)."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        raise FormRefused(415, "forms only (application/x-www-form-urlencoded)")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise FormRefused(413, "form too large")
+    try:
+        fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8"), keep_blank_values=True).items()}
+    except UnicodeDecodeError:
+        raise FormRefused(400, "the form is not UTF-8") from None
+    if not Auth.csrf_ok(session(request), fields.pop("csrf", None)):
+        raise FormRefused(403, "the form's security token is missing or stale: reload the page and try again")
+    return fields
+
+
+def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """Turn an operation's refusal into the page saying why (400), and a refused form into its status."""
+
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await fn(request)
+        except OpFailed as exc:
+            return render(request, "error.html", 400, title="Not done", message=str(exc))
+        except FormRefused as exc:
+            return render(request, "error.html", exc.status, title="Refused", message=str(exc))
+
+    wrapped.__name__ = fn.__name__
+    return wrapped
+
+
+class Guard(BaseHTTPMiddleware):
+    """In front of every route: Host, session, login, Origin; security headers on the way out."""
+
+    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        st = state(request)
+        host = (request.headers.get("host") or "").strip()
+        name = (urlsplit(f"//{host}").hostname or "").lower() if host else ""
+        if name not in st.allowed_hosts:  # DNS rebinding: a foreign page whose name now points here
+            return self._headers(PlainTextResponse("unexpected Host header", status_code=421))
+        request.state.session = st.auth.session_from_cookie(request.cookies.get(cookie_name(request)))
+        public = any(request.url.path == p or (p.endswith("/") and request.url.path.startswith(p))
+                     for p in PUBLIC_PATHS)
+        if request.method == "POST":
+            origin = request.headers.get("origin")
+            if origin and origin != "null" and (urlsplit(origin).hostname or "").lower() not in st.allowed_hosts:
+                return self._headers(PlainTextResponse("cross-site form refused", status_code=403))
+        elif request.method not in ("GET", "HEAD"):
+            return self._headers(PlainTextResponse("method not allowed", status_code=405))
+        s = request.state.session
+        if not public and not (s and s.authenticated):
+            if request.method == "POST":
+                return self._headers(PlainTextResponse("log in first", status_code=403))
+            return self._headers(see_other("/login"))
+        return self._headers(await call_next(request))
+
+    @staticmethod
+    def _headers(response: Response) -> Response:
+        for k, v in SECURITY_HEADERS.items():
+            response.headers.setdefault(k, v)
+        return response
+
+
+def set_session_cookie(request: Request, response: Response, s: Session) -> None:
+    st = state(request)
+    response.set_cookie(cookie_name(request), st.auth.cookie_value(s), max_age=int(st.auth.session_s), path="/",
+                        httponly=True, samesite="strict", secure=False)  # loopback http: no TLS to require
+
+
+def build_app(ops: Any, settings: Any, paths: Any, api_token: str) -> Starlette:
+    from backchannel.web import activity, feedback_links, login, memory, proposals
+
+    auth = Auth(paths.state_dir, api_token, session_hours=settings.web.session_hours,
+                link_minutes=settings.web.login_link_minutes)
+    allowed = {"127.0.0.1", "localhost", "::1", settings.web.host.lower()}
+    routes = [*login.routes(), *proposals.routes(), *memory.routes(), *activity.routes(), *feedback_links.routes(),
+              Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
+    app = Starlette(routes=routes, middleware=[Middleware(Guard)])
+    app.state.web = WebState(ops=ops, auth=auth, settings=settings, templates=_templates(), allowed_hosts=allowed)
+    return app
+

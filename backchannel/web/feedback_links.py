@@ -1,0 +1,48 @@
+"""The signed feedback links of the mails (`/feedback?t=TOKEN`), served by this app too,
+so `[delivery] public_base_url` may point at it. The pages and verdicts are those of
+delivery/web.py, through the same operations the daemon's API mounts
+(`feedback_link_get`, `feedback_link_post`). No login: the signed token is the
+credential, and GET changes nothing (mail scanners open every link)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from backchannel.web.app import call, handler
+
+MAX_FORM_BYTES = 64 * 1024  # as delivery.web: a feedback form is a few hundred bytes
+
+
+def _page(result: dict) -> Response:
+    from backchannel.delivery.web import SECURITY_HEADERS
+
+    # Its own headers (its CSP allows the inline style of the mail-sized page); the guard adds none over them.
+    return HTMLResponse(result["html"], status_code=int(result["status"]), headers=SECURITY_HEADERS)
+
+
+@handler
+async def feedback_get(request: Request) -> Response:
+    return _page(await call(request, "feedback_link_get", token=request.query_params.get("t", "")))
+
+
+@handler
+async def feedback_post(request: Request) -> Response:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        return HTMLResponse("<p>form posts only</p>", status_code=415)
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return HTMLResponse("<p>too large</p>", status_code=413)
+    form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+    if "t" not in form and request.query_params.get("t"):
+        form["t"] = request.query_params["t"]
+    return _page(await call(request, "feedback_link_post", form=form))
+
+
+def routes() -> list[Route]:
+    return [Route("/feedback", feedback_get, methods=["GET"]), Route("/feedback", feedback_post, methods=["POST"])]

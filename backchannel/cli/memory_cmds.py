@@ -14,6 +14,15 @@ def _date(v: Any) -> str:
     return v.date().isoformat() if hasattr(v, "date") and callable(v.date) else (str(v)[:10] if v else "?")
 
 
+def said_date(a: dict[str, Any], key: str = "said_at") -> str:
+    """The day something was said, marked when it is only the transcript file's mtime."""
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE, is_fallback
+
+    day = _date(a.get(key))
+    origin = a.get("date_origin", "known")  # rows without the field (older daemons) are not flagged
+    return f"{day} ({FALLBACK_NOTE})" if a.get(key) and origin != "known" and is_fallback(origin) else day
+
+
 def _minute(v: Any) -> str:
     """'2025-09-18 08:30' from a datetime or an ISO string (seconds and microseconds are noise here)."""
     return str(v).replace("T", " ")[:16] if v else "?"
@@ -34,13 +43,13 @@ def render_assertion(a: dict[str, Any]) -> str:
     sup = " (superseded)" if a.get("superseded_at") else ""
     if not a.get("quote"):  # e.g. a CRM line imported without evidence
         return f"#{a['id']} {_fact(a)}{sup}\n    (no quote recorded)"
-    said = f"{a.get('speaker') or '?'}, {_date(a.get('said_at'))}"
+    said = f"{a.get('speaker') or '?'}, {said_date(a)}"
     return f"#{a['id']} {_fact(a)}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
 
 
 def render_assertion_line(a: dict[str, Any]) -> str:
     """One line: the fact, then who said it and when."""
-    return f"{_fact(a)}  (said by {a.get('speaker') or '?'}, {_date(a.get('said_at'))})"
+    return f"{_fact(a)}  (said by {a.get('speaker') or '?'}, {said_date(a)})"
 
 
 @click.command()
@@ -60,6 +69,15 @@ def sources(json_output: bool) -> None:
         click.echo("no sources yet: `backchannel ingest PATH`")
 
 
+def _origin_words(origin: str | None) -> str:
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS, is_fallback
+
+    if is_fallback(origin):
+        return (f"{FALLBACK_NOTE}: from {ORIGIN_WORDS.get(origin or '', 'nowhere')}; ingest it again under a "
+                "dated name or with --date to fix it")
+    return f"from {ORIGIN_WORDS.get(origin or '', origin)}"
+
+
 @click.command()
 @click.argument("source")
 @click.option("--json", "json_output", is_flag=True, help="Print the source, utterances and assertions as JSON.")
@@ -73,7 +91,8 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         echo_json(src)
         return
     click.echo(f"{src['id']}  {src['title']}")
-    click.echo(f"  date: {_minute(src['meeting_date'])} (from {src['meeting_date_origin']})   format: {src['format']}")
+    click.echo(f"  date: {_minute(src['meeting_date'])} ({_origin_words(src['meeting_date_origin'])})"
+               f"   format: {src['format']}")
     if src.get("participants"):
         click.echo(f"  participants: {', '.join(src['participants'])}")
     if src.get("path"):  # imported sources have none

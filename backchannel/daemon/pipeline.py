@@ -429,7 +429,7 @@ def load_evidence(store: Store, candidate: Any) -> list[dict[str, Any]]:
         return [e.to_dict() for e in getattr(candidate, "evidence", [])]
     rows = store.query(
         """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
-                  s.title AS source_title, a.confidence, a.predicate
+                  s.title AS source_title, a.confidence, a.predicate, s.meeting_date_origin AS date_origin
            FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
            WHERE list_contains(?, a.id) ORDER BY a.said_at NULLS LAST, a.id""",
         [ids],
@@ -468,7 +468,8 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
     """Insert the pending proposal, its event and its outbox rows in one transaction.
     Returns None when this run already created one for the dedupe key (a resumption)."""
     store = ctx.store
-    ev_json = [{k: e.get(k) for k in ("assertion_id", "quote", "speaker", "said_at", "source_id", "source_title")}
+    ev_json = [{k: e.get(k) for k in ("assertion_id", "quote", "speaker", "said_at", "source_id", "source_title",
+                                      "date_origin")}
                for e in evidence]
     action = draft.get("action")
     channels = list(ctx.settings.delivery.channels)

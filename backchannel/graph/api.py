@@ -459,13 +459,15 @@ class GraphAPI:
 
     def evidence(self, assertion_ids: list[int]) -> list[dict]:
         """What backs assertions: [{"assertion_id", "quote" (verbatim), "speaker_id",
-        "speaker", "said_at", "source_id", "source_title", "source_date"}], in the order asked."""
+        "speaker", "said_at", "source_id", "source_title", "source_date", "date_origin"}], in the order
+        asked; `date_origin` "mtime" means the date is the file's, not known to be the meeting's."""
         ids = _id_list(assertion_ids, "assertion_ids")
         if not ids:
             return []
         rows = self.store.query(
             """SELECT a.id AS assertion_id, a.quote, a.speaker_id, e.name AS speaker, a.said_at,
-                      a.source_id, s.title AS source_title, s.meeting_date AS source_date
+                      a.source_id, s.title AS source_title, s.meeting_date AS source_date,
+                      s.meeting_date_origin AS date_origin
                FROM assertions a LEFT JOIN entities e ON e.id = a.speaker_id
                LEFT JOIN sources s ON s.id = a.source_id WHERE list_contains(?, a.id)""", [ids])
         self._touched += len(rows)

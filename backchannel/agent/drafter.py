@@ -98,8 +98,10 @@ def template_draft(c: Candidate, names: dict[int, str], owner: str) -> Draft:
                    f"Thanks,\n{owner}")
     elif c.kind == "brief" and (c.extra or {}).get("about") == "organisation":
         title = f"Brief on {ent[0] if ent else 'the organisation'}"
-    elif c.kind == "brief":
+    elif c.kind == "brief" and (c.extra or {}).get("meeting"):
         title = f"Before you meet {ent[0] if ent else 'them'}"
+    elif c.kind == "brief":  # asked about someone, no meeting planned
+        title = f"Brief on {ent[0] if ent else 'them'}"
     elif c.kind == "reconnect":
         title = f"Reconnect with {ent[0] if ent else 'a contact'}"
         message = (f"Hi {_first_name(ent[0]) if ent else 'there'},\n\nIt has been a while: how are things? "

@@ -58,10 +58,12 @@ def ask(question: str, json_output: bool, show_code: bool) -> None:
     if json_output:
         echo_json(out)
         return
-    if show_code and out.get("code"):
-        click.echo(f"# program ({out.get('skill')}):")
-        click.echo(out["code"].rstrip())
+    if show_code:
+        click.echo(f"# program ({out.get('skill') or 'none'}):")
+        click.echo((out.get("code") or "# no program ran").rstrip())
         click.echo("")
+    for note in out.get("notes") or []:
+        click.echo(f"{note}.")
     cands = out.get("candidates") or []
     for n, c in enumerate(cands, 1):
         click.echo(f"{n}. [{c['kind']} {c['score']:.2f}] {c['title']}")

@@ -13,6 +13,7 @@ KEYWORDS = ("commitment", "committed", "promise", "promised", "owe", "follow up"
 PARAMS = {
     "person_ids": {"default": None, "list": True, "doc": "whose commitments (default: me and my contacts)"},
     "people": {"default": None, "list": True, "doc": 'whose commitments, by name ("me" is the owner)'},
+    "everyone": {"default": False, "doc": "with no one named: everyone's commitments, not only mine and my contacts'"},
     "overdue_days": {"default": 14, "doc": "keep commitments overdue by at most N days"},
     "max_age_days": {"default": 90, "doc": "commitments with no due date: said within N days"},
     "limit": {"default": 20, "doc": "at most this many candidates"},
@@ -39,7 +40,10 @@ for name in named:
         unknown.append(name)
 people = list(dict.fromkeys(people))
 if not people and not named:
-    people = [me] + [c["id"] for c in api.network()]
+    if context.get("everyone"):  # "what commitments are open?": whoever made them
+        people = list(dict.fromkeys([me] + api.subjects_of(["committed_to"])))
+    else:
+        people = [me] + [c["id"] for c in api.network()]
 def arg(name, default):
     value = context.get(name)
     return default if value is None else value
@@ -99,6 +103,8 @@ if not result:
         who = "you"
     elif named or context.get("person_ids"):
         who = ", ".join(("you" if e["id"] == me else e["name"]) for e in api.entity(people))
+    elif context.get("everyone"):
+        who = "anyone"
     else:
         who = "you or your contacts"
     if unknown:

@@ -76,6 +76,8 @@ for name in names:
     top = found[0]
     if top["kind"] == "organisation":
         org_ids.append(top["id"])
+    elif top.get("match") == "role":  # a title ("Minister for Education"): every current holder
+        ids.extend(f["id"] for f in found if f["kind"] == "person" and f.get("match") == "role")
     elif top["kind"] == "person":
         ids.append(top["id"])
 if not ids and not context.get("attendees"):  # names that resolve to nobody: no brief, not the next meeting's
@@ -143,9 +145,12 @@ if ids:
             evidence.append(f["id"])
         if not evidence:
             continue
+        # "Before you meet" only when a meeting is planned (the wake's or the next calendar event).
+        planned = {"meeting": event.get("summary") or "a meeting", "starts_at": event.get("starts_at")} \
+            if event.get("attendee_ids") or event.get("starts_at") else {}
         result.append(Candidate(kind="brief", entities=[pid], path=[me, pid], evidence=evidence,
                                 score=min(1.0, 0.45 + 0.08 * len(evidence)),
-                                why=f'{person["name"]}: ' + "; ".join(lines) + "."))
+                                why=f'{person["name"]}: ' + "; ".join(lines) + ".", extra=planned))
 
 quiet = []  # people in memory with nothing recorded beyond their name
 if ids:

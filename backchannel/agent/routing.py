@@ -85,6 +85,9 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((i, re.compile(p, re.I)) for 
                r"|function|occupation|background)" + _END),
     ("person", r"^what\s+(?:role|title|job|position)\s+(?:does|did|has)\s+" + _T + r"(?:\s+(?:have|hold|do|got))?" + _END),
     ("person", r"^what\s+(?:does|did)\s+" + _T + r"\s+do(?:\s+for\s+a\s+living)?" + _END),
+    ("organisation", r"^who\s+(?:is|are)\s+(?:at|from|with)\s+(?:the\s+)?" + _T + _END),
+    ("organisation", r"^who\s+(?:works?|is\s+working|are\s+working)\s+(?:at|for)\s+(?:the\s+)?" + _T + _END),
+    ("organisation", r"^(?:list\s+)?(?:the\s+)?(?:people|staff|employees)\s+(?:at|of|from)\s+(?:the\s+)?" + _T + _END),
     ("role", r"^who\s+(?:is|was|'s|’s|are)\s+(?:the|our|their)\s+(?!people\b|staff\b)" + _T + _END),
     ("role", r"^who(?:'s|’s)?\s+(?:holds|has|serves\s+as|acts\s+as|is\s+serving\s+as)\s+(?:the\s+)?" + _T
              + r"(?:\s+(?:role|title|job|position))?" + _END),
@@ -158,7 +161,7 @@ def _embedding_args(intent: str, question: str, skill: Skill) -> dict[str, Any]:
     elif intent == "introduction" and names and "target" not in args:
         args = {"target": names[0]}
     elif intent == "commitments":
-        args = {"people": names} if names else {k: v for k, v in args.items() if k != "people"}
+        args = {**args, "people": names} if names else {k: v for k, v in args.items() if k != "people"}
         if not names and args.get("people") != ["me"]:
             args["everyone"] = True
     elif intent == "next_meeting":
@@ -243,7 +246,8 @@ def resolve_targets(r: Route, api: Any) -> Route:
             continue
         found = _person_matches(api, name)
         exact = [f for f in found if f["name"].casefold() == name.casefold()]
-        if len(found) > 1 and not exact and all(f.get("match") == "name" for f in found):
+        # Several people: a first name ("Nick"), or a title several hold ("the project manager").
+        if len(found) > 1 and not exact and (r.intent == "role" or all(f.get("match") == "name" for f in found)):
             listed = ", ".join(f["name"] for f in found[:6]) + (", ..." if len(found) > 6 else "")
             both = "both" if len(found) == 2 else f"all {len(found)}"
             if key == "target":

@@ -136,8 +136,10 @@ def skills_run(name: str, args: tuple[str, ...], json_output: bool) -> None:
         click.echo(f"{n}. [{c['kind']} {c['score']:.2f}] {c['why']}")
         for line in _evidence_lines(c):
             click.echo(line)
-    if not out["candidates"]:
-        click.echo("No candidates.")
+    if not out["candidates"] and out.get("why_nothing"):
+        click.echo(f"Nothing found: {out['why_nothing']}.")
+    elif not out["candidates"]:
+        click.echo("Nothing found. (`backchannel entities` lists the names memory knows.)")
     stats = out.get("stats") or {}
     click.echo(f"{stats.get('api_calls', 0)} API calls, {stats.get('assertions_touched', 0)} assertions touched, "
                f"{stats.get('wall_s', 0)} s", err=True)

@@ -89,18 +89,24 @@ def skills(env: OpEnv) -> list[dict[str, Any]]:
 def skill_run(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one skill through the sandbox; candidates come back with their evidence."""
     from backchannel.agent.drafter import fill_evidence
+    from backchannel.agent.questions import nothing_found_reasons
+    from backchannel.agent.skill_args import check_args
     from backchannel.agent.sweeper import run_skill
     from backchannel.skills import SkillError, get_skill
 
     api = _api(env)
     try:
         skill = get_skill(name, env.paths)
+        check_args(skill, args or {})
         candidates, res = run_skill(skill, api, env.settings, args=args or {})
     except SkillError as exc:
         raise OpError(str(exc)) from None
     fill_evidence(candidates, api)
+    reasons = nothing_found_reasons(res.output) if res.ok and not candidates else []
     return {"skill": name, "origin": skill.origin, "ok": res.ok, "error": res.error, "stats": res.stats,
-            "candidates": [c.to_dict() for c in candidates]}
+            "candidates": [c.to_dict() for c in candidates],
+            # why the answer is empty, as the skill printed it (the same words `ask` shows); null otherwise
+            "why_nothing": "; ".join(reasons) or None}
 
 
 def import_assertions(env: OpEnv, path: str) -> dict[str, Any]:

@@ -76,10 +76,10 @@ for name in names:
     top = found[0]
     if top["kind"] == "organisation":
         org_ids.append(top["id"])
-    elif top.get("match") == "role":  # a title ("Minister for Education"): every current holder
-        ids.extend(f["id"] for f in found if f["kind"] == "person" and f.get("match") == "role")
     elif top["kind"] == "person":
         ids.append(top["id"])
+    # A title ("Minister for Education", "project manager"): every current holder, not only the first.
+    ids.extend(f["id"] for f in found if f["kind"] == "person" and f.get("match") == "role")
 if not ids and not context.get("attendees"):  # names that resolve to nobody: no brief, not the next meeting's
     for ev in api.upcoming_events(days=int(7 if context.get("days") is None else context["days"])):
         if ev["attendee_ids"]:

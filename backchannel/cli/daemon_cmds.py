@@ -81,6 +81,12 @@ def status(json_output: bool) -> None:
         click.echo("  none yet")
     else:
         click.echo("  (what a run did and why it stayed silent: backchannel trace RUN_ID)")
+    asked = st.get("recent_asks") or []
+    if asked:
+        click.echo("recent questions (ask):")
+        for r in asked:
+            q = (r.get("question") or "")[:60]
+            click.echo(f"  {_when(r['started_at'])}  {r['status']:<8} {r['id']}  \"{q}\"")
     for p in st.get("config_problems") or []:
         click.echo(f"config problem: {p}")
     trig = (d or {}).get("triggers") or {}
@@ -157,8 +163,9 @@ def render_proposal(p: dict) -> None:
         if not e.get("quote"):  # e.g. a CRM line imported without evidence
             click.echo(f"  #{e.get('assertion_id')} (no quote recorded)")
             continue
+        mark = " (file date, not the meeting's)" if e.get("date_origin") == "mtime" else ""
         click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
-                   f"{_when(e.get('said_at'))[:10]}, {e.get('source_id')}")
+                   f"{_when(e.get('said_at'))[:10]}{mark}, {e.get('source_id')}")
     if p.get("action"):
         click.echo("action to approve:")
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
@@ -169,6 +176,9 @@ def _trigger_words(trig: dict) -> str:
     question = (trig.get("payload") or {}).get("question")
     if question:
         return f'{trig["kind"]}: "{question}"'
+    path = (trig.get("payload") or {}).get("path")
+    if trig.get("kind") == "inbox" and path:
+        return f"inbox file {path}"
     return f"{trig['kind']} wake {trig['key']}" if trig.get("key") else f"{trig['kind']} wake"
 
 
@@ -176,6 +186,24 @@ def _render_run_trace(t: dict) -> None:
     r, trig = t["run"], t["trigger"]
     click.echo(f"run {r['id']}  {r['status']}" + (f" ({r['reason']})" if r.get("reason") else ""))
     click.echo(f"trigger: {_trigger_words(trig)}")
+    ing = t.get("ingest")
+    if ing:
+        from pathlib import PurePath
+
+        name = PurePath(str(ing.get("path") or "?")).name
+        if ing.get("duplicate_of"):
+            what = f"skipped: duplicate of {ing['duplicate_of']}"
+            if ing.get("redated"):
+                from backchannel.extractors.redate import describe
+
+                what += f"; {describe(ing['redated'])}"
+        elif ing.get("status") == "ingested":
+            what = f"ingested as {ing.get('source_id')}, {ing.get('assertions') or 0} assertion(s)"
+        else:
+            what = f"{ing.get('status')}: {ing.get('error') or '?'}"
+        click.echo(f"file: {name}: {what}")
+        if ing.get("moved_to"):
+            click.echo(f"  moved to {ing['moved_to']}")
     sw = t.get("sweep")
     if sw:
         click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "

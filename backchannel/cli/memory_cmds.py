@@ -96,7 +96,11 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
     if src.get("participants"):
         click.echo(f"  participants: {', '.join(src['participants'])}")
     if src.get("path"):  # imported sources have none
-        click.echo(f"  path: {src['path']}")
+        from pathlib import Path
+
+        # Inbox files move to processed/ once ingested; the daemon records where they went.
+        gone = "" if Path(src["path"]).exists() else "  (no longer there: moved or deleted since)"
+        click.echo(f"  file: {src['path']}{gone}")
     if transcript:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")

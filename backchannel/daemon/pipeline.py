@@ -193,6 +193,10 @@ def _inbox(ctx: _Ctx) -> None:
         triggers_inbox = importlib.import_module("backchannel.triggers.inbox")
         dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
     crashpoint("inbox.after_move")
+    if status == "ingested" and detail.get("source_id"):
+        # `show` then says where the transcript is now (processed/), not where it was dropped.
+        ctx.store.con.execute("UPDATE sources SET path = ? WHERE id = ? AND path = ?",
+                              [str(dest), detail["source_id"], str(path)])
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.

@@ -76,3 +76,37 @@ def test_status_shows_asks_apart_from_wakes(home, store):
     wakes, asks = res.stdout.split("recent questions (ask):")
     assert wake in wakes and out["run_id"] not in wakes
     assert out["run_id"] in asks and '"who have I lost touch with?"' in asks
+
+
+def test_wake_says_what_it_did_and_when_quiet_hours_hold(home, monkeypatch):
+    from datetime import datetime, timedelta, timezone
+
+    from backchannel.graph.synth import seed_story
+    from backchannel.memory import Store, utcnow
+
+    now = datetime.now(timezone.utc)
+    start, end = (now - timedelta(hours=1)).strftime("%H:%M"), (now + timedelta(hours=2)).strftime("%H:%M")
+    monkeypatch.setenv("BACKCHANNEL_GATE__QUIET_HOURS", f"{start}-{end}")
+    paths = resolve_paths().ensure()
+    with Store.open(paths.db_file) as s:
+        seed_story(s, now=utcnow())
+    res = CliRunner().invoke(cli, ["wake", "sweep"])
+    assert res.exit_code == 0, res.output
+    assert f"by quiet hours until {end}" in res.stdout, res.stdout
+    assert res.stdout.startswith("manual ") or res.stdout.startswith("sweep ")
+
+
+def test_wake_report_waits_for_the_queued_run(store):
+    from backchannel.cli.wake_report import run_line, wait_for_run
+    from backchannel.daemon import runs
+
+    env = OpEnv(store=store, settings=Settings(owner={"name": "Alex Moreau"}), paths=resolve_paths())
+    rid = runs.start(store, runs.WakeRecord("manual", "manual:1", {"reason": "manual"}))
+    store.append_event("gate.suppressed", {"dedupe_key": "reconnect:7", "stage": "rate", "passed": False,
+                                           "check": "quiet_hours", "reason": "22:10 UTC is within quiet hours"},
+                       run_id=rid)
+    runs.finish(store, rid, "done")
+    ran = wait_for_run(lambda op, args: invoke(env, op, args), "manual:1", 5)
+    assert ran["run_id"] == rid and ran["suppressed"] == [{"check": "quiet_hours"}]
+    assert run_line(ran, "07:00") == f"manual       done     {rid}  held back: 1 by quiet hours until 07:00"
+    assert wait_for_run(lambda op, args: invoke(env, op, args), "manual:never", 0.5) is None

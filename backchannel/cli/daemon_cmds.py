@@ -277,25 +277,47 @@ def trace(ref: str, json_output: bool) -> None:
 @click.command()
 @click.argument("kind", type=click.Choice(["sweep", "calendar", "signals"]))
 @click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")
-def wake(kind: str, json_output: bool) -> None:
+@click.option("--wait", "wait_s", default=10.0, show_default=True, metavar="SECONDS",
+              help="With a running daemon: wait this long for a queued sweep to run, then say what it did "
+                   "(0: don't; no wait either when the daemon is busy with another wake).")
+def wake(kind: str, json_output: bool, wait_s: float) -> None:
     """Wake now: a sweep, a calendar refresh, or a signal poll. With a running
-    daemon it is queued there; otherwise it runs here and reports what it did."""
+    daemon it is queued there (a sweep is waited for, and what it did is printed);
+    otherwise it runs here and reports what it did."""
+    from backchannel.cli import wake_report
     from backchannel.cli.client import call
 
-    out = call(load_context(), "wake", {"kind": kind})
+    ctx = load_context()
+    busy = None
+    if kind == "sweep" and wait_s > 0 and not json_output:
+        d = call(ctx, "status", {}).get("daemon") or {}
+        busy = (d.get("current") or {}).get("kind") or ("queue" if d.get("queue_length") else None)
+    out = call(ctx, "wake", {"kind": kind})
+    until = wake_report.quiet_until(ctx.settings)
+    if busy and not out.get("ran_in_process"):  # it runs after what is ahead of it: no point waiting here
+        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon, behind the {busy} wake it is busy with"
+                   + (f"; proposals are held by quiet hours until {until}" if until else "")
+                   + " (see `backchannel status`)")
+        return
+    if not out.get("ran_in_process") and out.get("key") and wait_s > 0 and not json_output:
+        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon"
+                   + (f"; proposals are held by quiet hours until {until}" if until else "") + "; waiting for it...")
+        ran = wake_report.wait_for_run(lambda op, args: call(ctx, op, args), out["key"], wait_s)
+        if ran is None:
+            click.echo(f"still queued or running after {wait_s:.0f} s: see `backchannel status`")
+        else:
+            click.echo(wake_report.run_line(ran, until))
+        return
     if json_output:
         echo_json(out)
         return
     if not out.get("ran_in_process"):
-        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon (see `backchannel status`)")
+        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon"
+                   + (f"; proposals are held by quiet hours until {until}" if until else "")
+                   + " (see `backchannel status`)")
         return
     for r in out["runs"]:
-        line = f"{r['kind']:<12} {r['status']:<8} {r['run_id']}"
-        if r["proposals"]:
-            line += "  proposals: " + ", ".join(r["proposals"])
-        if r.get("reason"):
-            line += f"  ({r['reason']})"
-        click.echo(line)
+        click.echo(wake_report.run_line(r, until))
     if not out["runs"]:
         click.echo("nothing to do")
 

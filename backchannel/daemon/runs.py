@@ -161,7 +161,7 @@ def recent(store: Store, limit: int = 10, asks: bool | None = None) -> list[dict
     False: only wakes, None: both."""
     where = {True: "WHERE wake_kind = 'ask'", False: "WHERE wake_kind <> 'ask'", None: ""}[asks]
     rows = store.query(
-        "SELECT id, wake_kind, status, reason, started_at, finished_at, assertions_touched, excerpts_sent, "
+        "SELECT id, wake_kind, wake_key, status, reason, started_at, finished_at, assertions_touched, excerpts_sent, "
         f"wake_payload FROM runs {where} ORDER BY started_at DESC LIMIT {int(limit)}"
     )
     for r in rows:

@@ -110,3 +110,51 @@ def test_wake_report_waits_for_the_queued_run(store):
     assert ran["run_id"] == rid and ran["suppressed"] == [{"check": "quiet_hours"}]
     assert run_line(ran, "07:00") == f"manual       done     {rid}  held back: 1 by quiet hours until 07:00"
     assert wait_for_run(lambda op, args: invoke(env, op, args), "manual:never", 0.5) is None
+
+
+POV_MEETING = ("Alex Moreau: Thanks Marc, good to see you.\n"
+               "Marc Dupont: I'll send you the deck by Friday.\n"
+               "Alex Moreau: I'll send you the pricing for your team next week.\n")
+PANEL = ("Lynne Neagle: Thank you all for coming.\n"
+         "Lynne Neagle: We will send you a transcript to check for accuracy following the meeting.\n")
+
+
+def test_promises_read_from_the_right_point_of_view(home, store, tmp_path):
+    from datetime import date, timedelta
+
+    env = OpEnv(store=store, settings=Settings(owner={"name": "Alex Moreau"}), paths=resolve_paths())
+    day = (date.today() - timedelta(days=2)).isoformat()
+    for name, text in ((f"{day} marc.txt", POV_MEETING), (f"{day} panel.txt", PANEL)):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        assert invoke(env, "ingest", {"paths": [str(tmp_path / name)]})["ingested"] == 1
+    out = invoke(env, "ask", {"question": "what commitments are open?"})
+    whys = {c["entities"][0]: c["why"] for c in out["candidates"]}
+    text = " | ".join(whys.values())
+    # said to me by Marc: "you" is me
+    assert "Marc Dupont promised to send you the deck on " in text
+    # my own promise: "you" was Marc, never "You ... send you"
+    assert "You promised to send them the pricing for their team on " in text
+    # a promise to a panel I was not part of: "you" is them
+    assert "Lynne Neagle promised to send them a transcript" in text
+    assert "send you the pricing" not in text and "You promised to send you" not in text
+    # the proposal body the template drafter writes starts with the same words
+    [mine] = [c for c in out["candidates"] if c["why"].startswith("You promised")]
+    assert mine["body"].startswith("You promised to send them the pricing")
+
+
+def test_a_brief_is_titled_before_you_meet_only_with_a_meeting(store):
+    from backchannel.agent.drafter import template_draft
+    from backchannel.agent.sweeper import run_skill
+    from backchannel.graph.api import GraphAPI
+    from backchannel.graph.synth import SEED_NOW, seed_story
+    from backchannel.skills import get_skill
+
+    ids = seed_story(store)
+    api, skill = GraphAPI(store, now=SEED_NOW), get_skill("pre_meeting_brief")
+    names = {ids["Marc Dupont"]: "Marc Dupont"}
+    asked, _ = run_skill(skill, api, Settings(), args={"attendees": ["Marc Dupont"]})
+    assert template_draft(asked[0], names, "Me").title == "Brief on Marc Dupont"
+    event = {"uid": "e1", "summary": "Coffee", "starts_at": "2025-06-01T09:00:00", "attendee_ids": [ids["Marc Dupont"]]}
+    woken, _ = run_skill(skill, api, Settings(), context={"wake": "meeting_soon", "event": event})
+    assert template_draft(woken[0], names, "Me").title == "Before you meet Marc Dupont"
+    assert woken[0].extra["meeting"] == "Coffee"

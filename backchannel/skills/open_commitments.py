@@ -52,6 +52,25 @@ overdue_days = int(arg("overdue_days", 14))
 max_age = int(arg("max_age_days", 90))
 STOP = {"the", "you", "your", "and", "for", "with", "next", "week", "send", "will", "about", "this", "that"}
 
+# "you" in a promise is whoever heard it. Said to me (by a contact: someone I meet), it
+# stays "you"; in my own promise, or in one I was not there to hear, it is "them".
+THEM = {"you": "them", "your": "their", "yours": "theirs", "yourself": "themselves", "yourselves": "themselves",
+        "you're": "they're", "you've": "they've", "you'll": "they'll", "you'd": "they'd"}
+
+
+def point_of_view(text, heard_by_me):
+    if heard_by_me:
+        return text
+    def swap(m):
+        w = m.group(0)
+        out = THEM.get(w.lower(), w)
+        return out[:1].upper() + out[1:] if w[:1].isupper() else out
+    return re.sub(r"\b[Yy]ou(?:rselves|rself|rs|r|'re|'ve|'ll|'d)?\b", swap, text or "")
+
+
+contacts = {c["id"] for c in api.network()}
+
+
 def words(text):
     return {w[:5] for w in re.findall(r"[a-z]{3,}", (text or "").lower()) if w not in STOP}
 
@@ -82,6 +101,7 @@ for f in facts:
     if followed:
         continue
     who = "You" if f["subject"] == me else f["subject_name"]
+    promise = point_of_view(f["literal"], f["subject"] != me and f["subject"] in contacts)
     if due is None:
         when, score = "no due date", 0.5
     elif late > 0:
@@ -94,7 +114,7 @@ for f in facts:
         score += 0.1
     result.append(Candidate(kind="commitment", entities=[f["subject"]], path=[f["subject"]], evidence=[f["id"]],
                             score=min(1.0, score),
-                            why=f'{who} committed to "{f["literal"]}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
+                            why=f'{who} promised to {promise} on {f["said_at"][:10]}, {when}; no follow-up since.'))
 result.sort(key=lambda c: -c.score)
 result = result[: int(arg("limit", 20))]
 if not result:

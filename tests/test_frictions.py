@@ -131,15 +131,15 @@ def test_promises_read_from_the_right_point_of_view(home, store, tmp_path):
     whys = {c["entities"][0]: c["why"] for c in out["candidates"]}
     text = " | ".join(whys.values())
     # said to me by Marc: "you" is me
-    assert "Marc Dupont promised to send you the deck on " in text
+    assert 'Marc Dupont promised to "send you the deck" on ' in text
     # my own promise: "you" was Marc, never "You ... send you"
-    assert "You promised to send them the pricing for their team on " in text
+    assert 'You promised to "send them the pricing for their team" on ' in text
     # a promise to a panel I was not part of: "you" is them
-    assert "Lynne Neagle promised to send them a transcript" in text
+    assert 'Lynne Neagle promised to "send them a transcript' in text
     assert "send you the pricing" not in text and "You promised to send you" not in text
     # the proposal body the template drafter writes starts with the same words
     [mine] = [c for c in out["candidates"] if c["why"].startswith("You promised")]
-    assert mine["body"].startswith("You promised to send them the pricing")
+    assert mine["body"].startswith('You promised to "send them the pricing')
 
 
 def test_a_brief_is_titled_before_you_meet_only_with_a_meeting(store):

@@ -114,7 +114,7 @@ for f in facts:
         score += 0.1
     result.append(Candidate(kind="commitment", entities=[f["subject"]], path=[f["subject"]], evidence=[f["id"]],
                             score=min(1.0, score),
-                            why=f'{who} promised to {promise} on {f["said_at"][:10]}, {when}; no follow-up since.'))
+                            why=f'{who} promised to "{promise}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
 result.sort(key=lambda c: -c.score)
 result = result[: int(arg("limit", 20))]
 if not result:

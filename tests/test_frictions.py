@@ -158,3 +158,63 @@ def test_a_brief_is_titled_before_you_meet_only_with_a_meeting(store):
     woken, _ = run_skill(skill, api, Settings(), context={"wake": "meeting_soon", "event": event})
     assert template_draft(woken[0], names, "Me").title == "Before you meet Marc Dupont"
     assert woken[0].extra["meeting"] == "Coffee"
+
+
+def test_service_print_warns_about_tmp_under_private_tmp(home):
+    from backchannel.daemon.units import check_private_tmp
+
+    res = CliRunner().invoke(cli, ["service", "print", "--systemd"])
+    assert res.exit_code == 0 and "PrivateTmp=yes" in res.stdout
+    assert f"warning: the data dir {resolve_paths().data_dir} is under /tmp, but the unit sets PrivateTmp=yes" \
+        in res.stderr, res.stderr
+    assert "warning" not in res.stdout  # the unit itself stays clean for `> file`
+    elsewhere = resolve_paths({"BACKCHANNEL_HOME": "/srv/backchannel"})
+    assert check_private_tmp(Settings(), elsewhere, python="/opt/venv/bin/python") == []
+    [venv] = check_private_tmp(Settings(), elsewhere, python="/tmp/venv/bin/python")
+    assert venv.startswith("the Python (the venv) /tmp/venv/bin/python is under /tmp")
+
+
+def test_doctor_deep_shows_progress(home):
+    assert CliRunner().invoke(cli, ["init", "--name", "Alex Moreau"]).exit_code == 0
+    res = CliRunner().invoke(cli, ["doctor", "--deep"])
+    lines = res.stderr.splitlines()
+    assert lines[0] == "checking config and secrets..." and "checking the embedding model (loading it, a few " \
+        "seconds)..." in lines, res.stderr
+    assert "loaded offline; vectors of 384 dimensions" in res.stdout
+    assert "checking" not in CliRunner().invoke(cli, ["doctor"]).stderr  # without --deep: quick and quiet
+
+
+def test_export_pretty_prints_on_a_terminal(home, tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    runner = CliRunner()
+    runner.invoke(cli, ["init", "--name", "Alex Moreau"])
+    runner.invoke(cli, ["ingest", str(CORPUS / "2025-09-18 coffee with Marc.vtt")])
+    piped = runner.invoke(cli, ["export", "Marc Dupont"])
+    assert piped.exit_code == 0 and len(piped.stdout.strip().splitlines()) == 1  # not a terminal: one line
+    main, sub = pty.openpty()  # a real terminal for the CLI's stdout
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "export", "Marc Dupont"], stdout=sub,
+                            stderr=subprocess.PIPE, env=env)
+    os.close(sub)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    os.close(main)
+    shown = b"".join(chunks).decode().replace("\r\n", "\n")
+    assert shown.startswith("{\n  \"") and json.loads(shown) == json.loads(piped.stdout)
+
+
+def test_readme_says_where_the_corpora_sit():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "../shared/corpora/" in text and "BACKCHANNEL_CORPORA" in text

@@ -339,10 +339,22 @@ def _kind(systemd: bool, launchd: bool) -> str:
 @click.option("--systemd", is_flag=True, help="The systemd user unit.")
 @click.option("--launchd", is_flag=True, help="The launchd LaunchAgent plist.")
 def service_print(systemd: bool, launchd: bool) -> None:
-    """Print the unit for this installation."""
+    """Print the unit for this installation (warnings, if any, go to stderr)."""
     from backchannel.daemon import units
 
-    click.echo(units.render(_kind(systemd, launchd), load_context().paths).decode(), nl=False)
+    ctx = load_context()
+    kind = _kind(systemd, launchd)
+    click.echo(units.render(kind, ctx.paths).decode(), nl=False)
+    for w in _unit_warnings(kind, ctx):
+        click.echo(f"warning: {w}", err=True)
+
+
+def _unit_warnings(kind: str, ctx) -> list[str]:
+    from backchannel.daemon import units
+
+    if kind == "launchd":
+        return units.check_macos_folders(ctx.settings, ctx.paths)
+    return units.check_private_tmp(ctx.settings, ctx.paths)
 
 
 @service.command("install")
@@ -355,9 +367,8 @@ def service_install(systemd: bool, launchd: bool, no_start: bool) -> None:
 
     ctx = load_context()
     kind = _kind(systemd, launchd)
-    if kind == "launchd":
-        for w in units.check_macos_folders(ctx.settings, ctx.paths):
-            click.echo(f"warning: {w}", err=True)
+    for w in _unit_warnings(kind, ctx):
+        click.echo(f"warning: {w}", err=True)
     out = units.install(kind, ctx.paths, activate=not no_start)
     click.echo(f"wrote {out['path']}")
     for s in out["steps"]:

@@ -16,11 +16,10 @@ def _date(v: Any) -> str:
 
 def said_date(a: dict[str, Any], key: str = "said_at") -> str:
     """The day something was said, marked when it is only the transcript file's mtime."""
-    from backchannel.extractors.meeting_date import FALLBACK_NOTE, is_fallback
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE
 
     day = _date(a.get(key))
-    origin = a.get("date_origin", "known")  # rows without the field (older daemons) are not flagged
-    return f"{day} ({FALLBACK_NOTE})" if a.get(key) and origin != "known" and is_fallback(origin) else day
+    return f"{day} ({FALLBACK_NOTE})" if a.get(key) and a.get("date_origin") == "mtime" else day
 
 
 def _minute(v: Any) -> str:
@@ -63,16 +62,19 @@ def sources(json_output: bool) -> None:
         echo_json(rows)
         return
     for r in rows:
-        click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({r['meeting_date_origin']})  {r['title']}  "
+        origin = "mtime: file date, not the meeting's" if r["meeting_date_origin"] == "mtime" else r["meeting_date_origin"]
+        click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({origin})  {r['title']}  "
                    f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}")
     if not rows:
         click.echo("no sources yet: `backchannel ingest PATH`")
 
 
 def _origin_words(origin: str | None) -> str:
-    from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS, is_fallback
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS
 
-    if is_fallback(origin):
+    if origin is None:
+        return "date unknown: ingest it again with --date"
+    if origin == "mtime":
         return (f"{FALLBACK_NOTE}: from {ORIGIN_WORDS.get(origin or '', 'nowhere')}; ingest it again under a "
                 "dated name or with --date to fix it")
     return f"from {ORIGIN_WORDS.get(origin or '', origin)}"

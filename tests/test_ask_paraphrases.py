@@ -148,3 +148,9 @@ def test_routing_methods_are_recorded(asked):
 def test_everyones_commitments_not_only_mine(asked):
     people = {c["entities"][0] for c in asked["who promised to send something?"]["candidates"]}
     assert len(people) >= 3  # me, Priya Shah, Lynne Neagle, ...
+
+
+def test_a_title_several_hold_is_answered_for_all_and_said(asked):
+    [note] = asked["who is the project manager?"]["notes"]
+    assert note.startswith("project manager: ") and "Ada Longmund" in note and "answering for all" in note
+    assert "(ES2004b)" not in note  # seat labels with nothing recorded are not listed

@@ -251,6 +251,11 @@ def resolve_targets(r: Route, api: Any) -> Route:
         if name.lower() in ("me", "i", "myself"):
             continue
         found = _person_matches(api, name)
+        if r.intent == "role" and len(found) > 1:
+            # A title held by many seat labels ("Project Manager (ES2004b)") with nothing recorded:
+            # answer for the people memory knows something about.
+            known = {e["id"] for e in api.entity([f["id"] for f in found]) if e.get("degree")}
+            found = [f for f in found if f["id"] in known] or found
         exact = [f for f in found if f["name"].casefold() == name.casefold()]
         # Several people: a first name ("Nick"), or a title several hold ("the project manager").
         if len(found) > 1 and not exact and (r.intent == "role" or all(f.get("match") == "name" for f in found)):

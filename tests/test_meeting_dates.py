@@ -145,6 +145,7 @@ def test_redated_cli_line(home, tmp_path):
     assert res.exit_code == 0
     assert "redated   coffee 11.10.2018.txt: duplicate of S" in res.stdout
     assert "date 2026-11-20 (the file's mtime) → 2018-10-11 (the file name)" in res.stdout
+    assert "0 ingested, 1 skipped (1 redated), 0 failed" in res.stdout
 
 
 def test_why_now_says_when_a_date_is_the_files():

@@ -82,6 +82,9 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
     finally:
         if progress is not None:
             progress.stop()
+    redated = sum(1 for r in results if r.get("redated"))
+    if redated:  # duplicates that moved a stored meeting to a better date
+        summary["redated"] = redated
     if json_output:
         echo_json(summary)
     else:
@@ -100,7 +103,8 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
                 click.echo(f"deferred  {name}: {r['error']}", err=True)
             else:  # the whole path: a tree may hold several files of that name, and this one needs fixing
                 click.echo(f"failed    {r['path']}: {r['error']}", err=True)
-        click.echo(f"{summary['ingested']} ingested, {summary['skipped']} skipped, {len(summary['failed'])} failed")
+        skipped = f"{summary['skipped']} skipped" + (f" ({redated} redated)" if redated else "")
+        click.echo(f"{summary['ingested']} ingested, {skipped}, {len(summary['failed'])} failed")
         undated = sum(1 for r in results if r["status"] == "ingested" and r.get("date_origin") == "mtime")
         if undated:
             click.echo(f"{plural(undated, 'meeting')} dated by the file's mtime only: name the file with its date "

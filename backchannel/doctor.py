@@ -209,14 +209,24 @@ def check_delivery(settings: Settings, paths: Paths) -> Check:
     return Check("delivery", "ok", f"channels: {', '.join(d.channels)}")
 
 
-def run_checks(paths: Paths, *, deep: bool = False) -> list[Check]:
+def run_checks(paths: Paths, *, deep: bool = False, progress: Callable[[str], None] | None = None) -> list[Check]:
+    """Every check, in order. `progress(words)` is told what runs next (doctor --deep
+    shows it: loading the embedding model takes seconds)."""
+    say = progress or (lambda _words: None)
+    say("config and secrets")
     config, settings = check_config(paths)
     checks = [config, check_secrets(paths)]
+    say("the daemon and the database")
     daemon = check_daemon(paths)
     checks += [daemon, check_store(paths, daemon.status == "ok")]
     if settings is not None:
-        checks += [check_models(settings, paths), check_sandbox(settings), check_inbox(settings, paths),
-                   check_delivery(settings, paths)]
+        say("models")
+        checks.append(check_models(settings, paths))
+        say("the sandbox (starting a child process)")
+        checks.append(check_sandbox(settings))
+        say("the inbox and delivery")
+        checks += [check_inbox(settings, paths), check_delivery(settings, paths)]
+    say("the embedding model (loading it, a few seconds)" if deep else "the embedding model")
     checks.append(check_embeddings(deep))
     return checks
 

@@ -589,3 +589,14 @@ def test_budget_spent_leaves_the_file_in_the_inbox_until_the_budget_returns(home
     assert [(f["predicate"], f["object"], f["extractor"]) for f in facts][:1] == \
         [("works_at", "Hooli", "scripted/inbox")]
     d.stop()
+
+
+def test_wake_through_the_daemon_says_what_the_sweep_did(home, daemons):
+    """Issue 11: `wake sweep` with a daemon waits for the queued run and prints its outcome."""
+    _config(home)
+    d = daemons(home).ready()
+    out = cli(home, "wake", "sweep", "--wait", "45").stdout
+    assert out.startswith("queued: manual wake in the running daemon; waiting for it...\n"), out
+    line = out.splitlines()[1]
+    assert line.startswith("manual ") and " done " in line and "nothing to propose" in line, out
+    d.stop()

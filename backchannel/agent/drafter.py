@@ -74,6 +74,8 @@ def _excerpt_lines(c: Candidate) -> list[str]:
     lines = []
     for e in c.evidence[:MAX_EXCERPTS]:
         when = (e.said_at or e.source_date or "")[:10] or "undated"
+        if when != "undated" and e.date_origin == "mtime":
+            when += " (file date, not the meeting's)"
         who = e.speaker or "someone"
         where = f", {e.source_title}" if e.source_title else ""
         quote = (e.quote or "").strip()[:MAX_QUOTE_CHARS]
@@ -96,8 +98,10 @@ def template_draft(c: Candidate, names: dict[int, str], owner: str) -> Draft:
                    f"Thanks,\n{owner}")
     elif c.kind == "brief" and (c.extra or {}).get("about") == "organisation":
         title = f"Brief on {ent[0] if ent else 'the organisation'}"
-    elif c.kind == "brief":
+    elif c.kind == "brief" and (c.extra or {}).get("meeting"):
         title = f"Before you meet {ent[0] if ent else 'them'}"
+    elif c.kind == "brief":  # asked about someone, no meeting planned
+        title = f"Brief on {ent[0] if ent else 'them'}"
     elif c.kind == "reconnect":
         title = f"Reconnect with {ent[0] if ent else 'a contact'}"
         message = (f"Hi {_first_name(ent[0]) if ent else 'there'},\n\nIt has been a while: how are things? "

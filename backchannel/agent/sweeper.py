@@ -34,11 +34,14 @@ class SweepResult:
     errors: list[str] = field(default_factory=list)
     budget_stopped: bool = False
     nothing_found: list[str] = field(default_factory=list)  # why a skill found nothing, as it printed
+    notes: list[str] = field(default_factory=list)  # what the user should know (a name fitting several people)
+    route: dict[str, Any] | None = None  # how a question picked its skill (routing.Route.to_dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"candidates": [c.to_dict() for c in self.candidates], "skill": self.skill, "code": self.code,
                 "attempts": self.attempts, "sandbox_stats": self.sandbox_stats, "errors": self.errors,
-                "budget_stopped": self.budget_stopped, "nothing_found": self.nothing_found}
+                "budget_stopped": self.budget_stopped, "nothing_found": self.nothing_found, "notes": self.notes,
+                "route": self.route}
 
 
 def prompt_text(name: str) -> str:
@@ -107,20 +110,40 @@ def run_skill(skill: Skill, api: Any, settings: Any, *, args: dict[str, Any] | N
         return [], res
 
 
+def _program_text(skill: Skill, args: dict[str, Any]) -> str:
+    """The program as it ran: the skill's source, after the arguments it was given."""
+    given = json.dumps(args, ensure_ascii=False, default=str) if args else "(defaults)"
+    return f"# skill: {skill.name}\n# arguments: {given}\n{skill.source_code.strip()}"
+
+
 def _offline(context: dict[str, Any], question: str | None, api: Any, settings: Any, paths: Any,
              errors: list[str]) -> SweepResult:
+    routed = None
     try:
-        skills = choose_skills(context, question, paths)
+        if question and not context.get("skill"):
+            from backchannel.agent.routing import resolve_targets, route
+
+            routed = resolve_targets(route(question, paths), api)
+            skills = [routed.skill] if routed.skill else []
+        else:
+            skills = choose_skills(context, question, paths)
     except SkillError as exc:
         return SweepResult([], None, None, 0, {}, errors + [str(exc)])
     if not skills:
         errors = errors + ["no prepared skill matches this question; configure a sweep model for open questions"]
-        return SweepResult([], None, None, 0, {}, errors)
+        why = "; ".join(routed.notes) if routed and routed.notes else "no prepared skill matches this question"
+        return SweepResult([], None, f"# no program ran: {why}\n", 0, {}, errors,
+                           notes=routed.notes if routed else [], route=routed.to_dict() if routed else None)
     candidates: list[Candidate] = []
     stats: dict[str, Any] = {}
     reasons: list[str] = []
+    ran_args: dict[str, dict[str, Any]] = {}
     for skill in skills:
-        args = question_args(skill, question) if question else {}
+        if routed is not None:
+            args = routed.args
+        else:
+            args = question_args(skill, question) if question else {}
+        ran_args[skill.name] = args
         try:
             found, res = run_skill(skill, api, settings, args=args, context=context)
         except SkillError as exc:
@@ -133,9 +156,10 @@ def _offline(context: dict[str, Any], question: str | None, api: Any, settings: 
             reasons.extend(nothing_found_reasons(res.output))
         candidates.extend(found)
     candidates.sort(key=lambda c: -c.score)
-    code = "\n\n".join(f"# skill: {s.name}\n{s.source_code.strip()}" for s in skills)
+    code = "\n\n".join(_program_text(s, ran_args.get(s.name) or {}) for s in skills)
     return SweepResult(candidates, "+".join(s.name for s in skills), code, 0, stats, errors,
-                       nothing_found=[] if candidates else reasons)
+                       nothing_found=[] if candidates else reasons,
+                       notes=routed.notes if routed else [], route=routed.to_dict() if routed else None)
 
 
 # -- with a model: generated code --------------------------------------------

@@ -32,6 +32,10 @@ def _evidence_lines(c: dict[str, Any]) -> list[str]:
             out.append(f"     (assertion #{e.get('assertion_id')}: no quote recorded)")
             continue
         when = (e.get("said_at") or e.get("source_date") or "")[:10] or "undated"
+        if when != "undated" and e.get("date_origin") == "mtime":
+            from backchannel.extractors.meeting_date import FALLBACK_NOTE
+
+            when += f" ({FALLBACK_NOTE})"
         where = f", {e['source_title']}" if e.get("source_title") else ""
         out.append(f"     “{e.get('quote') or ''}” — {e.get('speaker') or '?'}, {when}{where}")
     return out
@@ -54,10 +58,12 @@ def ask(question: str, json_output: bool, show_code: bool) -> None:
     if json_output:
         echo_json(out)
         return
-    if show_code and out.get("code"):
-        click.echo(f"# program ({out.get('skill')}):")
-        click.echo(out["code"].rstrip())
+    if show_code:
+        click.echo(f"# program ({out.get('skill') or 'none'}):")
+        click.echo((out.get("code") or "# no program ran").rstrip())
         click.echo("")
+    for note in out.get("notes") or []:
+        click.echo(f"{note}.")
     cands = out.get("candidates") or []
     for n, c in enumerate(cands, 1):
         click.echo(f"{n}. [{c['kind']} {c['score']:.2f}] {c['title']}")
@@ -130,8 +136,10 @@ def skills_run(name: str, args: tuple[str, ...], json_output: bool) -> None:
         click.echo(f"{n}. [{c['kind']} {c['score']:.2f}] {c['why']}")
         for line in _evidence_lines(c):
             click.echo(line)
-    if not out["candidates"]:
-        click.echo("No candidates.")
+    if not out["candidates"] and out.get("why_nothing"):
+        click.echo(f"Nothing found: {out['why_nothing']}.")
+    elif not out["candidates"]:
+        click.echo("Nothing found. (`backchannel entities` lists the names memory knows.)")
     stats = out.get("stats") or {}
     click.echo(f"{stats.get('api_calls', 0)} API calls, {stats.get('assertions_touched', 0)} assertions touched, "
                f"{stats.get('wall_s', 0)} s", err=True)

@@ -83,6 +83,12 @@ def status(json_output: bool) -> None:
         click.echo("  none yet")
     else:
         click.echo("  (what a run did and why it stayed silent: backchannel trace RUN_ID)")
+    asked = st.get("recent_asks") or []
+    if asked:
+        click.echo("recent questions (ask):")
+        for r in asked:
+            q = (r.get("question") or "")[:60]
+            click.echo(f"  {_when(r['started_at'])}  {r['status']:<8} {r['id']}  \"{q}\"")
     for p in st.get("config_problems") or []:
         click.echo(f"config problem: {p}")
     trig = (d or {}).get("triggers") or {}
@@ -159,8 +165,9 @@ def render_proposal(p: dict) -> None:
         if not e.get("quote"):  # e.g. a CRM line imported without evidence
             click.echo(f"  #{e.get('assertion_id')} (no quote recorded)")
             continue
+        mark = " (file date, not the meeting's)" if e.get("date_origin") == "mtime" else ""
         click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
-                   f"{_when(e.get('said_at'))[:10]}, {e.get('source_id')}")
+                   f"{_when(e.get('said_at'))[:10]}{mark}, {e.get('source_id')}")
     if p.get("action"):
         click.echo("action to approve:")
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
@@ -171,6 +178,9 @@ def _trigger_words(trig: dict) -> str:
     question = (trig.get("payload") or {}).get("question")
     if question:
         return f'{trig["kind"]}: "{question}"'
+    path = (trig.get("payload") or {}).get("path")
+    if trig.get("kind") == "inbox" and path:
+        return f"inbox file {path}"
     return f"{trig['kind']} wake {trig['key']}" if trig.get("key") else f"{trig['kind']} wake"
 
 
@@ -178,6 +188,24 @@ def _render_run_trace(t: dict) -> None:
     r, trig = t["run"], t["trigger"]
     click.echo(f"run {r['id']}  {r['status']}" + (f" ({r['reason']})" if r.get("reason") else ""))
     click.echo(f"trigger: {_trigger_words(trig)}")
+    ing = t.get("ingest")
+    if ing:
+        from pathlib import PurePath
+
+        name = PurePath(str(ing.get("path") or "?")).name
+        if ing.get("duplicate_of"):
+            what = f"skipped: duplicate of {ing['duplicate_of']}"
+            if ing.get("redated"):
+                from backchannel.extractors.redate import describe
+
+                what += f"; {describe(ing['redated'])}"
+        elif ing.get("status") == "ingested":
+            what = f"ingested as {ing.get('source_id')}, {ing.get('assertions') or 0} assertion(s)"
+        else:
+            what = f"{ing.get('status')}: {ing.get('error') or '?'}"
+        click.echo(f"file: {name}: {what}")
+        if ing.get("moved_to"):
+            click.echo(f"  moved to {ing['moved_to']}")
     sw = t.get("sweep")
     if sw:
         click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
@@ -251,25 +279,47 @@ def trace(ref: str, json_output: bool) -> None:
 @click.command()
 @click.argument("kind", type=click.Choice(["sweep", "calendar", "signals"]))
 @click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")
-def wake(kind: str, json_output: bool) -> None:
+@click.option("--wait", "wait_s", default=10.0, show_default=True, metavar="SECONDS",
+              help="With a running daemon: wait this long for a queued sweep to run, then say what it did "
+                   "(0: don't; no wait either when the daemon is busy with another wake).")
+def wake(kind: str, json_output: bool, wait_s: float) -> None:
     """Wake now: a sweep, a calendar refresh, or a signal poll. With a running
-    daemon it is queued there; otherwise it runs here and reports what it did."""
+    daemon it is queued there (a sweep is waited for, and what it did is printed);
+    otherwise it runs here and reports what it did."""
+    from backchannel.cli import wake_report
     from backchannel.cli.client import call
 
-    out = call(load_context(), "wake", {"kind": kind})
+    ctx = load_context()
+    busy = None
+    if kind == "sweep" and wait_s > 0 and not json_output:
+        d = call(ctx, "status", {}).get("daemon") or {}
+        busy = (d.get("current") or {}).get("kind") or ("queue" if d.get("queue_length") else None)
+    out = call(ctx, "wake", {"kind": kind})
+    until = wake_report.quiet_until(ctx.settings)
+    if busy and not out.get("ran_in_process"):  # it runs after what is ahead of it: no point waiting here
+        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon, behind the {busy} wake it is busy with"
+                   + (f"; proposals are held by quiet hours until {until}" if until else "")
+                   + " (see `backchannel status`)")
+        return
+    if not out.get("ran_in_process") and out.get("key") and wait_s > 0 and not json_output:
+        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon"
+                   + (f"; proposals are held by quiet hours until {until}" if until else "") + "; waiting for it...")
+        ran = wake_report.wait_for_run(lambda op, args: call(ctx, op, args), out["key"], wait_s)
+        if ran is None:
+            click.echo(f"still queued or running after {wait_s:.0f} s: see `backchannel status`")
+        else:
+            click.echo(wake_report.run_line(ran, until))
+        return
     if json_output:
         echo_json(out)
         return
     if not out.get("ran_in_process"):
-        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon (see `backchannel status`)")
+        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon"
+                   + (f"; proposals are held by quiet hours until {until}" if until else "")
+                   + " (see `backchannel status`)")
         return
     for r in out["runs"]:
-        line = f"{r['kind']:<12} {r['status']:<8} {r['run_id']}"
-        if r["proposals"]:
-            line += "  proposals: " + ", ".join(r["proposals"])
-        if r.get("reason"):
-            line += f"  ({r['reason']})"
-        click.echo(line)
+        click.echo(wake_report.run_line(r, until))
     if not out["runs"]:
         click.echo("nothing to do")
 
@@ -291,10 +341,22 @@ def _kind(systemd: bool, launchd: bool) -> str:
 @click.option("--systemd", is_flag=True, help="The systemd user unit.")
 @click.option("--launchd", is_flag=True, help="The launchd LaunchAgent plist.")
 def service_print(systemd: bool, launchd: bool) -> None:
-    """Print the unit for this installation."""
+    """Print the unit for this installation (warnings, if any, go to stderr)."""
     from backchannel.daemon import units
 
-    click.echo(units.render(_kind(systemd, launchd), load_context().paths).decode(), nl=False)
+    ctx = load_context()
+    kind = _kind(systemd, launchd)
+    click.echo(units.render(kind, ctx.paths).decode(), nl=False)
+    for w in _unit_warnings(kind, ctx):
+        click.echo(f"warning: {w}", err=True)
+
+
+def _unit_warnings(kind: str, ctx) -> list[str]:
+    from backchannel.daemon import units
+
+    if kind == "launchd":
+        return units.check_macos_folders(ctx.settings, ctx.paths)
+    return units.check_private_tmp(ctx.settings, ctx.paths)
 
 
 @service.command("install")
@@ -307,9 +369,8 @@ def service_install(systemd: bool, launchd: bool, no_start: bool) -> None:
 
     ctx = load_context()
     kind = _kind(systemd, launchd)
-    if kind == "launchd":
-        for w in units.check_macos_folders(ctx.settings, ctx.paths):
-            click.echo(f"warning: {w}", err=True)
+    for w in _unit_warnings(kind, ctx):
+        click.echo(f"warning: {w}", err=True)
     out = units.install(kind, ctx.paths, activate=not no_start)
     click.echo(f"wrote {out['path']}")
     for s in out["steps"]:

@@ -21,7 +21,11 @@ def doctor(deep: bool, json_output: bool) -> None:
     from backchannel.config import resolve_paths
     from backchannel.doctor import environment_notes, run_checks
 
-    checks = run_checks(resolve_paths().ensure(), deep=deep)
+    progress = None
+    if deep and not json_output:  # --deep takes seconds: say what it is doing, on stderr
+        def progress(words: str) -> None:
+            click.echo(f"checking {words}...", err=True)
+    checks = run_checks(resolve_paths().ensure(), deep=deep, progress=progress)
     failed = any(c.status == "fail" for c in checks)
     if json_output:
         echo_json({"ok": not failed, "checks": [c.to_dict() for c in checks], "notes": environment_notes()})

@@ -11,14 +11,33 @@ from backchannel.cli.common import UserError, echo_json, load_context, plural
 _BATCH = 8
 
 
+def _date_note(r: dict) -> str:
+    """', dated 2018-10-11 (the file name)', or the warning that the date is the file's mtime."""
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS, is_fallback
+
+    if not r.get("meeting_date"):
+        return ", undated"
+    day = str(r["meeting_date"])[:10]
+    if is_fallback(r.get("date_origin")):
+        return f", dated {day} ({FALLBACK_NOTE}: mtime)"
+    return f", dated {day} ({ORIGIN_WORDS.get(r.get('date_origin'), r.get('date_origin'))})"
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "json_output", is_flag=True,
               help='Print {"ingested":N,"skipped":N,"failed":[{"path":...,"error":...}]}.')
-def ingest(paths: tuple[str, ...], json_output: bool) -> None:
+@click.option("--date", "meeting_date", metavar="YYYY-MM-DD",
+              help="The meeting date for files whose content and name carry none (instead of their mtime).")
+def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) -> None:
     """Ingest transcript files and folders (VTT, SRT, text, JSON).
 
-    The same content twice is stored once. Exits non-zero when any file failed.
+    The same content twice is stored once; ingesting it again under a dated name
+    (or with --date) moves a meeting that was dated only by its file's mtime.
+    A meeting's date comes from the file's metadata, else its name
+    ("2026-03-05 sync.vtt", "20260305", "05.03.2026" read day first), else --date,
+    else the file's modification time (shown as a file date everywhere).
+    Exits non-zero when any file failed.
     """
     from pathlib import Path
 
@@ -26,6 +45,13 @@ def ingest(paths: tuple[str, ...], json_output: bool) -> None:
     from backchannel.extractors.ingest import expand_paths
 
     ctx = load_context()
+    if meeting_date:
+        from backchannel.extractors.meeting_date import parse_given_date
+
+        try:
+            parse_given_date(meeting_date)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
     files = [str(p.resolve()) for p in expand_paths(paths)]
     if not files:
         raise UserError("no transcript files found in " + ", ".join(paths))
@@ -41,7 +67,10 @@ def ingest(paths: tuple[str, ...], json_output: bool) -> None:
         task = progress.add_task("ingesting", total=len(files))
     try:
         for i in range(0, len(files), _BATCH):
-            out = call(ctx, "ingest", {"paths": files[i : i + _BATCH]})
+            args: dict = {"paths": files[i : i + _BATCH]}
+            if meeting_date:  # only when given: an older daemon's operation takes no date
+                args["meeting_date"] = meeting_date
+            out = call(ctx, "ingest", args)
             summary["ingested"] += out["ingested"]
             summary["skipped"] += out["skipped"]
             summary["failed"] += out["failed"]
@@ -53,19 +82,32 @@ def ingest(paths: tuple[str, ...], json_output: bool) -> None:
     finally:
         if progress is not None:
             progress.stop()
+    redated = sum(1 for r in results if r.get("redated"))
+    if redated:  # duplicates that moved a stored meeting to a better date
+        summary["redated"] = redated
     if json_output:
         echo_json(summary)
     else:
         for r in results:
             name = Path(r["path"]).name
             if r["status"] == "ingested":
-                click.echo(f"ingested  {name}: {r['source_id']}, {plural(r.get('assertions', 0), 'assertion')}")
+                click.echo(f"ingested  {name}: {r['source_id']}, {plural(r.get('assertions', 0), 'assertion')}"
+                           f"{_date_note(r)}")
+            elif r["status"] == "skipped" and r.get("redated"):
+                from backchannel.extractors.redate import describe
+
+                click.echo(f"redated   {name}: duplicate of {r['source_id']}; {describe(r['redated'])}")
             elif r["status"] == "skipped":
-                click.echo(f"skipped   {name}: already stored as {r['source_id']}")
+                click.echo(f"skipped   {name}: duplicate of {r['source_id']}")
             elif r["status"] == "deferred":
                 click.echo(f"deferred  {name}: {r['error']}", err=True)
             else:  # the whole path: a tree may hold several files of that name, and this one needs fixing
                 click.echo(f"failed    {r['path']}: {r['error']}", err=True)
-        click.echo(f"{summary['ingested']} ingested, {summary['skipped']} skipped, {len(summary['failed'])} failed")
+        skipped = f"{summary['skipped']} skipped" + (f" ({redated} redated)" if redated else "")
+        click.echo(f"{summary['ingested']} ingested, {skipped}, {len(summary['failed'])} failed")
+        undated = sum(1 for r in results if r["status"] == "ingested" and r.get("date_origin") == "mtime")
+        if undated:
+            click.echo(f"{plural(undated, 'meeting')} dated by the file's mtime only: name the file with its date "
+                       "(2026-03-05 sync.vtt) or pass --date, and ingest it again", err=True)
     if summary["failed"] or summary.get("deferred"):
         sys.exit(1)

@@ -14,6 +14,14 @@ def _date(v: Any) -> str:
     return v.date().isoformat() if hasattr(v, "date") and callable(v.date) else (str(v)[:10] if v else "?")
 
 
+def said_date(a: dict[str, Any], key: str = "said_at") -> str:
+    """The day something was said, marked when it is only the transcript file's mtime."""
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE
+
+    day = _date(a.get(key))
+    return f"{day} ({FALLBACK_NOTE})" if a.get(key) and a.get("date_origin") == "mtime" else day
+
+
 def _minute(v: Any) -> str:
     """'2025-09-18 08:30' from a datetime or an ISO string (seconds and microseconds are noise here)."""
     return str(v).replace("T", " ")[:16] if v else "?"
@@ -34,13 +42,13 @@ def render_assertion(a: dict[str, Any]) -> str:
     sup = " (superseded)" if a.get("superseded_at") else ""
     if not a.get("quote"):  # e.g. a CRM line imported without evidence
         return f"#{a['id']} {_fact(a)}{sup}\n    (no quote recorded)"
-    said = f"{a.get('speaker') or '?'}, {_date(a.get('said_at'))}"
+    said = f"{a.get('speaker') or '?'}, {said_date(a)}"
     return f"#{a['id']} {_fact(a)}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
 
 
 def render_assertion_line(a: dict[str, Any]) -> str:
     """One line: the fact, then who said it and when."""
-    return f"{_fact(a)}  (said by {a.get('speaker') or '?'}, {_date(a.get('said_at'))})"
+    return f"{_fact(a)}  (said by {a.get('speaker') or '?'}, {said_date(a)})"
 
 
 @click.command()
@@ -54,10 +62,22 @@ def sources(json_output: bool) -> None:
         echo_json(rows)
         return
     for r in rows:
-        click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({r['meeting_date_origin']})  {r['title']}  "
+        origin = "mtime: file date, not the meeting's" if r["meeting_date_origin"] == "mtime" else r["meeting_date_origin"]
+        click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({origin})  {r['title']}  "
                    f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}")
     if not rows:
         click.echo("no sources yet: `backchannel ingest PATH`")
+
+
+def _origin_words(origin: str | None) -> str:
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS
+
+    if origin is None:
+        return "date unknown: ingest it again with --date"
+    if origin == "mtime":
+        return (f"{FALLBACK_NOTE}: from {ORIGIN_WORDS.get(origin or '', 'nowhere')}; ingest it again under a "
+                "dated name or with --date to fix it")
+    return f"from {ORIGIN_WORDS.get(origin or '', origin)}"
 
 
 @click.command()
@@ -73,11 +93,16 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         echo_json(src)
         return
     click.echo(f"{src['id']}  {src['title']}")
-    click.echo(f"  date: {_minute(src['meeting_date'])} (from {src['meeting_date_origin']})   format: {src['format']}")
+    click.echo(f"  date: {_minute(src['meeting_date'])} ({_origin_words(src['meeting_date_origin'])})"
+               f"   format: {src['format']}")
     if src.get("participants"):
         click.echo(f"  participants: {', '.join(src['participants'])}")
     if src.get("path"):  # imported sources have none
-        click.echo(f"  path: {src['path']}")
+        from pathlib import Path
+
+        # Inbox files move to processed/ once ingested; the daemon records where they went.
+        gone = "" if Path(src["path"]).exists() else "  (no longer there: moved or deleted since)"
+        click.echo(f"  file: {src['path']}{gone}")
     if transcript:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")

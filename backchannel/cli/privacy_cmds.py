@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from backchannel.cli.common import UserError, echo_json, load_context
+from backchannel.cli.common import UserError, echo_json, is_tty, load_context
 
 
 @click.command()
@@ -24,7 +24,10 @@ def export(name: str, output: Path | None) -> None:
 
     data = call(load_context(), "export_entity", {"ref": name})
     if output is None:
-        echo_json(data)
+        if is_tty():  # a person reads it: indented; a pipe or a file gets one compact line
+            click.echo(json.dumps(data, default=_default, ensure_ascii=False, indent=2))
+        else:
+            echo_json(data)
         return
     text = json.dumps(data, default=_default, ensure_ascii=False, indent=2) + "\n"
     try:

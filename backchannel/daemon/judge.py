@@ -185,8 +185,10 @@ def why_now(j: Judgement, evidence: list[dict[str, Any]], now: datetime, tz: str
         oldest = min(dated, key=lambda e: str(e["said_at"]))
         said = oldest["said_at"]
         said = datetime.fromisoformat(said) if isinstance(said, str) else said
+        # A date that is only the transcript file's mtime is said to be one, never passed off as the meeting's.
+        guess = ", the transcript file's date: the meeting's is unknown" if oldest.get("date_origin") == "mtime" else ""
         lines.append(f"{oldest.get('speaker') or 'Someone'} said it {_ago((now - said).total_seconds() / 86400)} "
-                     f"({said:%Y-%m-%d}).")
+                     f"({said:%Y-%m-%d}{guess}).")
     return lines
 
 

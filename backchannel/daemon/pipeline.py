@@ -193,6 +193,10 @@ def _inbox(ctx: _Ctx) -> None:
         triggers_inbox = importlib.import_module("backchannel.triggers.inbox")
         dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
     crashpoint("inbox.after_move")
+    if status == "ingested" and detail.get("source_id"):
+        # `show` then says where the transcript is now (processed/), not where it was dropped.
+        ctx.store.con.execute("UPDATE sources SET path = ? WHERE id = ? AND path = ?",
+                              [str(dest), detail["source_id"], str(path)])
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
@@ -429,7 +433,7 @@ def load_evidence(store: Store, candidate: Any) -> list[dict[str, Any]]:
         return [e.to_dict() for e in getattr(candidate, "evidence", [])]
     rows = store.query(
         """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
-                  s.title AS source_title, a.confidence, a.predicate
+                  s.title AS source_title, a.confidence, a.predicate, s.meeting_date_origin AS date_origin
            FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
            WHERE list_contains(?, a.id) ORDER BY a.said_at NULLS LAST, a.id""",
         [ids],
@@ -468,7 +472,8 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
     """Insert the pending proposal, its event and its outbox rows in one transaction.
     Returns None when this run already created one for the dedupe key (a resumption)."""
     store = ctx.store
-    ev_json = [{k: e.get(k) for k in ("assertion_id", "quote", "speaker", "said_at", "source_id", "source_title")}
+    ev_json = [{k: e.get(k) for k in ("assertion_id", "quote", "speaker", "said_at", "source_id", "source_title",
+                                      "date_origin")}
                for e in evidence]
     action = draft.get("action")
     channels = list(ctx.settings.delivery.channels)

@@ -156,8 +156,19 @@ def _not_replayable(wake: WakeRecord) -> str | None:
     return None
 
 
-def recent(store: Store, limit: int = 10) -> list[dict[str, Any]]:
-    return store.query(
-        "SELECT id, wake_kind, status, reason, started_at, finished_at, assertions_touched, excerpts_sent "
-        f"FROM runs ORDER BY started_at DESC LIMIT {int(limit)}"
+def recent(store: Store, limit: int = 10, asks: bool | None = None) -> list[dict[str, Any]]:
+    """The latest runs, newest first; `asks` True: only `ask` runs (with their question),
+    False: only wakes, None: both."""
+    where = {True: "WHERE wake_kind = 'ask'", False: "WHERE wake_kind <> 'ask'", None: ""}[asks]
+    rows = store.query(
+        "SELECT id, wake_kind, wake_key, status, reason, started_at, finished_at, assertions_touched, excerpts_sent, "
+        f"wake_payload FROM runs {where} ORDER BY started_at DESC LIMIT {int(limit)}"
     )
+    for r in rows:
+        payload = r.pop("wake_payload")
+        if asks:
+            try:
+                r["question"] = (json.loads(payload) if payload else {}).get("question")
+            except ValueError:
+                r["question"] = None
+    return rows

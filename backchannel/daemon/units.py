@@ -126,6 +126,24 @@ def check_macos_folders(settings: Settings, paths: Paths, home: Path | None = No
     return warnings
 
 
+def check_private_tmp(settings: Settings, paths: Paths, python: str | None = None) -> list[str]:
+    """What the systemd unit cannot reach because it sets PrivateTmp=yes: the service
+    gets its own empty /tmp, so a venv, data or config under /tmp (or /var/tmp) is
+    not there for it. Warnings, one per place."""
+    places = {"Python (the venv)": Path(python or python_path()), "data dir": paths.data_dir,
+              "config dir": paths.config_dir}
+    if settings.inbox.path:
+        places["inbox"] = Path(settings.inbox.path).expanduser()
+    out = []
+    for what, p in places.items():
+        p = Path(os.path.abspath(p))  # not resolved: /tmp behind a link is still the unit's private /tmp
+        for tmp in (Path("/tmp"), Path("/var/tmp")):
+            if p == tmp or tmp in p.parents:
+                out.append(f"the {what} {p} is under {tmp}, but the unit sets PrivateTmp=yes: the service would see "
+                           f"an empty {tmp} and not find it; move it (e.g. under ~/.local) before installing")
+    return out
+
+
 def default_kind() -> str:
     return "launchd" if sys.platform == "darwin" else "systemd"
 

@@ -7,6 +7,7 @@ import importlib
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from backchannel.config import Settings
@@ -29,6 +30,9 @@ class IngestOutcome:
     error: str | None = None
     title: str | None = None
     rejected_quotes: int | None = None  # model extraction: invented quotes dropped
+    meeting_date: str | None = None  # ISO; where it came from in `date_origin` (meeting_date.ORIGIN_RANK)
+    date_origin: str | None = None
+    redated: dict | None = None  # skipped as a duplicate, but its date moved (redate.redate_source)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -57,24 +61,32 @@ def owner_names(settings: Settings) -> list[str]:
 
 
 def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=None, run_id: str | None = None,
-                strict: bool = False, max_bytes: int | None = None) -> IngestOutcome:
+                strict: bool = False, max_bytes: int | None = None, given_date: datetime | None = None) -> IngestOutcome:
     """`strict` and `max_bytes` (default: parse.MAX_FILE_BYTES) as for `parse_file`;
-    the inbox passes strict=True: a file nobody named is never read through a link."""
+    the inbox passes strict=True: a file nobody named is never read through a link.
+    `given_date` (`ingest --date`) dates a file whose content and name carry no date.
+    Content already stored is skipped, but a better date than the stored one (a dated
+    file name where the stored date was the mtime) moves the stored source to it."""
     from backchannel.extractors.parse import MAX_FILE_BYTES, parse_file
 
     path = Path(path)
     try:
-        transcript = parse_file(path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES)
+        transcript = parse_file(path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES, given_date=given_date)
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     except OSError as exc:
         return IngestOutcome(str(path), "failed", error=f"cannot read: {exc.strerror or exc}")
     content_hash = transcript.content_hash()
+    names = owner_names(settings)
+    when = {"meeting_date": transcript.meeting_date.isoformat() if transcript.meeting_date else None,
+            "date_origin": transcript.meeting_date_origin}
     known = existing_source(store, content_hash)
     if known:
+        from backchannel.extractors.redate import redate_source
+
+        redated = redate_source(store, known, transcript, owner_names=names)
         return IngestOutcome(str(path), "skipped", source_id=known, title=transcript.title,
-                             error=None)
-    names = owner_names(settings)
+                             error=None, redated=redated, **when)
     try:
         extracted, intros, extractor, stats = _extract(transcript, settings, names, gateway=gateway, run_id=run_id)
         result = write_source(store, transcript, extracted, owner_names=names, extractor=extractor,
@@ -102,7 +114,7 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
         store.append_event("model_extraction", {"source_id": result.source_id, **stats}, run_id=run_id,
                            key=f"extract:{content_hash}")
     return IngestOutcome(str(path), status, source_id=result.source_id, assertions=result.assertions,
-                         title=transcript.title, rejected_quotes=stats and stats["rejected_quotes"])
+                         title=transcript.title, rejected_quotes=stats and stats["rejected_quotes"], **when)
 
 
 def _gateway_error_kind(exc: Exception) -> str | None:

@@ -67,8 +67,33 @@ def parse_date_value(value: object) -> datetime | None:
     return _plausible(parsed.replace(tzinfo=None))
 
 
+# Day-first and month-first dates (05.03.2026, 13-03-2026, 03_13_2026): see `_day_month_year`.
+_NAME_DMY = re.compile(r"(?<!\d)(?P<a>\d{1,2})(?P<sep>[-_.])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4})(?!\d)")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# Written months: "5 March 2026", "5-mar-2026", "March 5, 2026", "2026-Mar-05".
+_MON = r"(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_NAME_WORDS = (
+    re.compile(r"(?<![\da-z])(?P<d>\d{1,2})(?:st|nd|rd|th)?[ _.-]?" + _MON + r"[ _.,-]*(?P<y>\d{4})(?!\d)", re.I),
+    re.compile(r"(?<![a-z])" + _MON + r"[ _.-]?(?P<d>\d{1,2})(?:st|nd|rd|th)?,?[ _.-]*(?P<y>\d{4})(?!\d)", re.I),
+    re.compile(r"(?<!\d)(?P<y>\d{4})[ _.-]?" + _MON + r"[ _.-]?(?P<d>\d{1,2})(?!\d)", re.I),
+)
+
+
 def date_from_filename(name: str) -> datetime | None:
-    """The first valid date (and time, if one follows it) in a file name, or None."""
+    """The first valid date (and time, if one follows it) in a file name, or None.
+
+    Year first (2025-09-18, 2025_09_18, 2025.09.18, 20250918, with an optional time)
+    is tried first, then a written month ("5 March 2026", "Mar 5, 2026"), then a
+    year-last numeric date, read by `_day_month_year`."""
+    found = _year_first(name)
+    if found is None:
+        found = _written_month(name)
+    if found is None:
+        found = _day_month_year(name)
+    return found
+
+
+def _year_first(name: str) -> datetime | None:
     for m in _NAME_DATE.finditer(name):
         try:
             y, mo, d = int(m["y"]), int(m["m"]), int(m["d"])
@@ -85,9 +110,54 @@ def date_from_filename(name: str) -> datetime | None:
     return None
 
 
+def _written_month(name: str) -> datetime | None:
+    for pattern in _NAME_WORDS:
+        for m in pattern.finditer(name):
+            try:
+                found = _plausible(datetime(int(m["y"]), _MONTHS.index(m["mon"][:3].lower()) + 1, int(m["d"])))
+            except ValueError:
+                continue
+            if found:
+                return found
+    return None
+
+
+def _day_month_year(name: str) -> datetime | None:
+    """A year-last date. The rule for the ambiguous day/month order:
+
+    - with dots (05.03.2026), day first: the dotted form is the day-first
+      convention (German, French, Nordic...); 5 March 2026;
+    - with dashes or underscores, only when the order cannot be wrong:
+      one of the two numbers is over 12 (13-03-2026 or 03-13-2026), or both are
+      equal (05-05-2026); 05-03-2026 could be 5 March or 3 May, so it is not read
+      at all and the next source of the date (`ingest --date`, then mtime) applies."""
+    for m in _NAME_DMY.finditer(name):
+        a, b, y = int(m["a"]), int(m["b"]), int(m["y"])
+        if m["sep"] == ".":
+            day, month = a, b
+        elif a > 12 >= b:
+            day, month = a, b
+        elif b > 12 >= a:
+            day, month = b, a
+        elif a == b:
+            day, month = a, b
+        else:
+            continue
+        try:
+            found = _plausible(datetime(y, month, day))
+        except ValueError:
+            continue
+        if found:
+            return found
+    return None
+
+
 def strip_date(stem: str) -> str:
     """The file stem without the date (and time) `date_from_filename` would find."""
-    return _NAME_DATE.sub(" ", stem)
+    stem = _NAME_DATE.sub(" ", stem)
+    for pattern in _NAME_WORDS:
+        stem = pattern.sub(" ", stem)
+    return _NAME_DMY.sub(" ", stem)
 
 
 def date_from_mtime(mtime: float) -> datetime | None:
@@ -108,3 +178,37 @@ def _from_epoch(value: float, allow_ms: bool = True) -> datetime | None:
 
 def _plausible(dt: datetime) -> datetime | None:
     return dt if MIN_YEAR <= dt.year <= MAX_YEAR else None
+
+
+# Where a meeting date came from, most trusted first: the file's own metadata, its
+# name, `ingest --date`, then the file's modification time (a copy, a download or a
+# sync sets it, so it is a guess: every output that shows it says so).
+ORIGIN_RANK = {"front_matter": 4, "json": 4, "vtt_note": 4, "import": 4, "filename": 3, "given": 2, "mtime": 1}
+ORIGIN_WORDS = {"front_matter": "the file's front matter", "json": "the file's metadata", "vtt_note": "a NOTE in the file",
+                "import": "the import", "filename": "the file name", "given": "ingest --date", "mtime": "the file's mtime"}
+FALLBACK_NOTE = "file date, not the meeting's"
+
+
+def is_fallback(origin: str | None) -> bool:
+    """True when the date is the file's mtime (or unknown): not the meeting's date."""
+    return ORIGIN_RANK.get(origin or "", 0) <= ORIGIN_RANK["mtime"]
+
+
+def outranks(new: str | None, old: str | None) -> bool:
+    """Whether a date from `new` should replace one from `old` on re-ingest: a better
+    origin always; the same origin (a renamed file) too, except mtime (copying a file
+    is no reason to move its meeting)."""
+    n, o = ORIGIN_RANK.get(new or "", 0), ORIGIN_RANK.get(old or "", 0)
+    return n > o or (n == o and n > ORIGIN_RANK["mtime"])
+
+
+def parse_given_date(text: str) -> datetime:
+    """The value of `ingest --date` (YYYY-MM-DD, optionally with a time); ValueError says why not."""
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"--date {text!r} is not a date: write YYYY-MM-DD (or YYYY-MM-DDTHH:MM)") from None
+    found = _plausible(when.replace(tzinfo=None))
+    if found is None:
+        raise ValueError(f"--date {text!r}: the year must be between {MIN_YEAR} and {MAX_YEAR}")
+    return found

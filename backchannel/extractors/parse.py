@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import unicodedata
+from datetime import datetime
 from pathlib import Path, PurePath
 
 from backchannel.extractors.decode import decode_bytes
@@ -54,8 +55,10 @@ def unreadable_reason(st: os.stat_result, max_bytes: int | None = MAX_FILE_BYTES
     return None
 
 
-def parse_file(path: Path | str, *, strict: bool = False, max_bytes: int | None = MAX_FILE_BYTES) -> Transcript:
-    """Read and parse a transcript file; its mtime is the date of last resort.
+def parse_file(path: Path | str, *, strict: bool = False, max_bytes: int | None = MAX_FILE_BYTES,
+               given_date: datetime | None = None) -> Transcript:
+    """Read and parse a transcript file; `given_date` (`ingest --date`) serves when neither
+    the file nor its name carries a date, and its mtime is the date of last resort.
 
     Files over `max_bytes` are refused. `strict` (files nobody named, e.g. from the
     inbox): the last path component is not followed if it is a link, and only a plain
@@ -83,21 +86,22 @@ def parse_file(path: Path | str, *, strict: bool = False, max_bytes: int | None 
             raise TranscriptError(path, f"cannot read the file: {e.strerror or e}") from None
     if max_bytes is not None and len(data) > max_bytes:
         raise TranscriptError(path, f"too large: more than {max_bytes / 1e6:.1f} MB")
-    return parse_bytes(data, str(path), st.st_mtime)
+    return parse_bytes(data, str(path), st.st_mtime, given_date=given_date)
 
 
-def parse_bytes(data: bytes, name: str, mtime: float | None = None) -> Transcript:
+def parse_bytes(data: bytes, name: str, mtime: float | None = None, *,
+                given_date: datetime | None = None) -> Transcript:
     """Parse a transcript's bytes. `name` (a file name or path) picks the format by its
     extension and may carry the meeting date; `mtime` is the date of last resort."""
     try:
-        return _parse(data, name, mtime)
+        return _parse(data, name, mtime, given_date)
     except TranscriptError:
         raise
     except Exception as e:  # a parser bug must still reach ingest as a typed failure
         raise MalformedTranscript(name, f"unexpected parser error ({type(e).__name__}: {e})") from e
 
 
-def _parse(data: bytes, name: str, mtime: float | None) -> Transcript:
+def _parse(data: bytes, name: str, mtime: float | None, given_date: datetime | None = None) -> Transcript:
     base = PurePath(name).name
     text, _encoding = decode_bytes(data, name)
     # NFC before parsing, so a name written with combining accents matches like any other
@@ -111,6 +115,8 @@ def _parse(data: bytes, name: str, mtime: float | None) -> Transcript:
         when = date_from_filename(base)
         if when is not None:
             transcript.meeting_date, transcript.meeting_date_origin = when, "filename"
+        elif given_date is not None:
+            transcript.meeting_date, transcript.meeting_date_origin = given_date, "given"
         elif mtime is not None:
             when = date_from_mtime(mtime)
             if when is not None:

@@ -22,7 +22,23 @@ SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
 KIND_NAMES = {0: None, 1: "person", 2: "organisation", 3: "role"}
 API_METHODS = ("me", "now", "resolve", "entity", "assertions_about", "links", "between", "network", "paths",
-               "mentions_of", "upcoming_events", "recent_signals", "evidence")
+               "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of")
+# Words that do not make a title: "minister of education" asks for "Minister for Education".
+_TITLE_STOP = {"the", "a", "an", "of", "for", "at", "in", "on", "and", "our", "their", "its"}
+
+
+def _title_matches(role_norm: str, title: str) -> bool:
+    """Whether a title ("Minister for Education", "CIO") answers the role asked for:
+    the same words, the role's words inside the title ("director of education" in
+    "interim director of education"), or every content word of the role in it."""
+    tn = norm_name(title)
+    if not tn:
+        return False
+    if tn == role_norm or f" {role_norm} " in f" {tn} ":
+        return True
+    want = [w for w in role_norm.split() if w not in _TITLE_STOP]
+    have = set(tn.split())
+    return len(want) >= 2 and all(w in have for w in want)
 
 
 class GraphAPIError(ValueError):
@@ -218,7 +234,33 @@ class GraphAPI:
         rn = norm_name(role)
         if not rn:
             return []
-        codes = [i for i, q in enumerate(idx.quals) if norm_name(q) == rn or f" {rn} " in f" {norm_name(q)} "]
+        codes = [i for i, q in enumerate(idx.quals) if _title_matches(rn, q)]
+        out = self._works_at_holders(codes, org)
+        if org is None:  # a title said without an organisation ("Minister for Education")
+            out += [h for h in self._title_holders(rn) if h["id"] not in {o["id"] for o in out}]
+        return out
+
+    def _title_holders(self, rn: str) -> list[dict]:
+        """People with a current has_title literal matching the role words `rn`."""
+        idx = self.index
+        codes = [i for i, q in enumerate(idx.lits) if _title_matches(rn, q)]
+        if not codes or "has_title" not in idx.preds:
+            return []
+        rows = np.nonzero(np.isin(idx.lit, codes) & idx.alive & (idx.pred == idx.preds.index("has_title")))[0]
+        self._touched += len(rows)
+        out, seen = [], set()
+        for r in rows.tolist():
+            pid = int(idx.subj[r])
+            if pid in seen or int(idx.kind[pid]) not in (0, 1):  # people only
+                continue
+            seen.add(pid)
+            d = self._entity_dict(pid)
+            d.update(match="role", title=idx.lits[int(idx.lit[r])], org=None, org_name=None, assertion=int(idx.aid[r]))
+            out.append(d)
+        return out
+
+    def _works_at_holders(self, codes: list[int], org: str | int | None) -> list[dict]:
+        idx = self.index
         org_ids: set[int] | None = None
         if org is not None:
             if isinstance(org, int):
@@ -323,6 +365,19 @@ class GraphAPI:
         direction), as links (see `links`), "from" always in a_ids."""
         b = set(_id_list(b_ids, "b_ids"))
         return [l for l in self.links(a_ids, predicates) if l["to"] in b]
+
+    def subjects_of(self, predicates: list[str]) -> list[int]:
+        """Ids of every entity that is the subject of a current (not superseded) assertion
+        with one of `predicates`, e.g. everyone who made a commitment: ["committed_to"]."""
+        idx = self.index
+        if not isinstance(predicates, (list, tuple)) or not all(isinstance(p, str) for p in predicates):
+            raise GraphAPIError("subjects_of: predicates must be a list of strings")
+        codes = [idx.preds.index(p) for p in predicates if p in idx.preds]
+        if not codes:
+            return []
+        rows = np.nonzero(np.isin(idx.pred, codes) & idx.alive)[0]
+        self._touched += len(rows)
+        return sorted({int(x) for x in idx.subj[rows].tolist()})
 
     def network(self, hops: int = 1) -> list[dict]:
         """My contacts: people linked to me by knows / worked_with / introduced, or who
@@ -459,13 +514,15 @@ class GraphAPI:
 
     def evidence(self, assertion_ids: list[int]) -> list[dict]:
         """What backs assertions: [{"assertion_id", "quote" (verbatim), "speaker_id",
-        "speaker", "said_at", "source_id", "source_title", "source_date"}], in the order asked."""
+        "speaker", "said_at", "source_id", "source_title", "source_date", "date_origin"}], in the order
+        asked; `date_origin` "mtime" means the date is the file's, not known to be the meeting's."""
         ids = _id_list(assertion_ids, "assertion_ids")
         if not ids:
             return []
         rows = self.store.query(
             """SELECT a.id AS assertion_id, a.quote, a.speaker_id, e.name AS speaker, a.said_at,
-                      a.source_id, s.title AS source_title, s.meeting_date AS source_date
+                      a.source_id, s.title AS source_title, s.meeting_date AS source_date,
+                      s.meeting_date_origin AS date_origin
                FROM assertions a LEFT JOIN entities e ON e.id = a.speaker_id
                LEFT JOIN sources s ON s.id = a.source_id WHERE list_contains(?, a.id)""", [ids])
         self._touched += len(rows)

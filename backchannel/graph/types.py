@@ -46,6 +46,7 @@ class Evidence:
     source_id: str | None = None
     source_title: str | None = None
     source_date: str | None = None
+    date_origin: str | None = None  # where the date came from; "mtime": the file's date, not the meeting's
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -36,11 +36,14 @@ def status(env: OpEnv) -> dict[str, Any]:
     out: dict[str, Any] = {"daemon": None}
     if env.daemon is not None:
         out["daemon"] = env.daemon.info()
-    recent = runs.recent(env.store, 10)
-    for r in recent:
+    # Wakes (what the daemon did on its own) apart from the user's `ask` runs.
+    recent = runs.recent(env.store, 10, asks=False)
+    asked = runs.recent(env.store, 5, asks=True)
+    for r in recent + asked:
         for k in ("started_at", "finished_at"):
             r[k] = r[k].isoformat() if r[k] else None
     out["recent_wakes"] = recent
+    out["recent_asks"] = asked
     out["running_runs"] = int(env.store.scalar("SELECT count(*) FROM runs WHERE status = 'running'") or 0)
     out["proposals"] = {r["status"]: int(r["n"]) for r in env.store.query(
         "SELECT status, count(*) AS n FROM proposals GROUP BY status ORDER BY status")}
@@ -158,6 +161,20 @@ def _spend(calls: list[dict[str, Any]]) -> dict[str, Any]:
             "cost_usd": round(sum(c["cost_usd"] or 0 for c in calls), 6)}
 
 
+def _ingest_step(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """An inbox run's file: what ingest did with it (a duplicate names the source it
+    duplicates) and where the file went; None for other runs."""
+    done = next((e["data"] for e in events if e["kind"] == "ingest.done"), None)
+    if done is None:
+        return None
+    moved = next((e["data"] for e in events if e["kind"] == "inbox.moved"), {})
+    out = {k: done.get(k) for k in ("path", "status", "source_id", "assertions", "error", "title", "meeting_date",
+                                    "date_origin", "redated")}
+    out["duplicate_of"] = done.get("source_id") if done.get("status") == "skipped" else None
+    out["moved_to"] = moved.get("to")
+    return out
+
+
 def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     """What one run did, proposal or not: its trigger, sweep, and for every
     candidate the gate's decisions and the judge's score (why it stayed silent)."""
@@ -198,6 +215,7 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     return {
         "run": {k: run_d.get(k) for k in ("id", "status", "reason", "started_at", "finished_at")},
         "trigger": {"kind": run_d.get("wake_kind"), "key": run_d.get("wake_key"), "payload": run_d.get("wake_payload")},
+        "ingest": _ingest_step(events),
         "sweep": {"skill": sweep.get("skill"), "attempts": sweep.get("attempts"), "errors": sweep.get("errors"),
                   "candidates": len(sweep.get("candidates", []))} if sweep else None,
         "sandbox": {"stats": sweep.get("sandbox_stats") or {}, "assertions_touched": run_d.get("assertions_touched", 0),

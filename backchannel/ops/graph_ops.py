@@ -45,7 +45,8 @@ def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
         runs.add_counts(store, run_id, touched=touched)
         runs.step(store, run_id, "sweep.done", {
             "skill": swept.skill, "attempts": swept.attempts, "errors": swept.errors,
-            "sandbox_stats": swept.sandbox_stats, "candidates": [c.to_dict() for c in swept.candidates]})
+            "sandbox_stats": swept.sandbox_stats, "candidates": [c.to_dict() for c in swept.candidates],
+            "route": swept.route, "notes": swept.notes})
         drafted = draft(swept.candidates, api=api, settings=env.settings, gateway=gateway, run_id=run_id)
         runs.add_counts(store, run_id, excerpts=drafted.excerpts_sent)
         runs.step(store, run_id, "draft.done", {"drafts": len(drafted.drafts), "excerpts_sent": drafted.excerpts_sent,
@@ -64,9 +65,13 @@ def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
         "sandbox_stats": swept.sandbox_stats,
         # Why nothing was found, when the skill could tell ("no one named X in memory"); null otherwise.
         "why_nothing": "; ".join(swept.nothing_found) if not drafted.drafts and swept.nothing_found else None,
+        # What the answer assumed ("Nick: 2 people (...); answering for both"), and how the skill was picked.
+        "notes": swept.notes, "route": swept.route,
     }
     if show_code:
-        out["code"] = swept.code
+        # The program that ran, always: a skill's source with its arguments, the generated code,
+        # or a line saying why nothing ran.
+        out["code"] = swept.code or "# no program ran\n"
     return out
 
 
@@ -84,18 +89,24 @@ def skills(env: OpEnv) -> list[dict[str, Any]]:
 def skill_run(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one skill through the sandbox; candidates come back with their evidence."""
     from backchannel.agent.drafter import fill_evidence
+    from backchannel.agent.questions import nothing_found_reasons
+    from backchannel.agent.skill_args import check_args
     from backchannel.agent.sweeper import run_skill
     from backchannel.skills import SkillError, get_skill
 
     api = _api(env)
     try:
         skill = get_skill(name, env.paths)
+        check_args(skill, args or {})
         candidates, res = run_skill(skill, api, env.settings, args=args or {})
     except SkillError as exc:
         raise OpError(str(exc)) from None
     fill_evidence(candidates, api)
+    reasons = nothing_found_reasons(res.output) if res.ok and not candidates else []
     return {"skill": name, "origin": skill.origin, "ok": res.ok, "error": res.error, "stats": res.stats,
-            "candidates": [c.to_dict() for c in candidates]}
+            "candidates": [c.to_dict() for c in candidates],
+            # why the answer is empty, as the skill printed it (the same words `ask` shows); null otherwise
+            "why_nothing": "; ".join(reasons) or None}
 
 
 def import_assertions(env: OpEnv, path: str) -> dict[str, Any]:

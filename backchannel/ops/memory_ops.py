@@ -12,22 +12,30 @@ ASSERTION_COLUMNS = """
     a.id, a.predicate, a.subject_id, s.name AS subject, a.object_id, o.name AS object,
     a.object_literal, a.qualifier, a.speaker_id, sp.name AS speaker, a.said_at, a.valid_from, a.valid_to,
     a.recorded_at, a.superseded_at, a.confidence, a.modality, a.source_id, a.utterance_idx,
-    a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor
+    a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor,
+    src.meeting_date_origin AS date_origin
 """
 ASSERTION_JOINS = """
     FROM assertions a
     JOIN entities s ON s.id = a.subject_id
     LEFT JOIN entities o ON o.id = a.object_id
     LEFT JOIN entities sp ON sp.id = a.speaker_id
+    LEFT JOIN sources src ON src.id = a.source_id
 """
 
 
-def ingest(env: OpEnv, paths: list[str]) -> dict[str, Any]:
-    """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}."""
+def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None) -> dict[str, Any]:
+    """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}.
+    `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date."""
     from backchannel.extractors.ingest import ingest_file
+    from backchannel.extractors.meeting_date import parse_given_date
 
+    try:
+        given = parse_given_date(meeting_date) if meeting_date else None
+    except ValueError as exc:
+        raise OpError(str(exc)) from None
     gateway = _gateway(env)
-    results = [ingest_file(env.store, env.settings, p, gateway=gateway) for p in paths]
+    results = [ingest_file(env.store, env.settings, p, gateway=gateway, given_date=given) for p in paths]
     return {
         "ingested": sum(r.status == "ingested" for r in results),
         "skipped": sum(r.status == "skipped" for r in results),

@@ -13,6 +13,7 @@ KEYWORDS = ("commitment", "committed", "promise", "promised", "owe", "follow up"
 PARAMS = {
     "person_ids": {"default": None, "list": True, "doc": "whose commitments (default: me and my contacts)"},
     "people": {"default": None, "list": True, "doc": 'whose commitments, by name ("me" is the owner)'},
+    "everyone": {"default": False, "doc": "with no one named: everyone's commitments, not only mine and my contacts'"},
     "overdue_days": {"default": 14, "doc": "keep commitments overdue by at most N days"},
     "max_age_days": {"default": 90, "doc": "commitments with no due date: said within N days"},
     "limit": {"default": 20, "doc": "at most this many candidates"},
@@ -39,7 +40,10 @@ for name in named:
         unknown.append(name)
 people = list(dict.fromkeys(people))
 if not people and not named:
-    people = [me] + [c["id"] for c in api.network()]
+    if context.get("everyone"):  # "what commitments are open?": whoever made them
+        people = list(dict.fromkeys([me] + api.subjects_of(["committed_to"])))
+    else:
+        people = [me] + [c["id"] for c in api.network()]
 def arg(name, default):
     value = context.get(name)
     return default if value is None else value
@@ -47,6 +51,25 @@ def arg(name, default):
 overdue_days = int(arg("overdue_days", 14))
 max_age = int(arg("max_age_days", 90))
 STOP = {"the", "you", "your", "and", "for", "with", "next", "week", "send", "will", "about", "this", "that"}
+
+# "you" in a promise is whoever heard it. Said to me (by a contact: someone I meet), it
+# stays "you"; in my own promise, or in one I was not there to hear, it is "them".
+THEM = {"you": "them", "your": "their", "yours": "theirs", "yourself": "themselves", "yourselves": "themselves",
+        "you're": "they're", "you've": "they've", "you'll": "they'll", "you'd": "they'd"}
+
+
+def point_of_view(text, heard_by_me):
+    if heard_by_me:
+        return text
+    def swap(m):
+        w = m.group(0)
+        out = THEM.get(w.lower(), w)
+        return out[:1].upper() + out[1:] if w[:1].isupper() else out
+    return re.sub(r"\b[Yy]ou(?:rselves|rself|rs|r|'re|'ve|'ll|'d)?\b", swap, text or "")
+
+
+contacts = {c["id"] for c in api.network()}
+
 
 def words(text):
     return {w[:5] for w in re.findall(r"[a-z]{3,}", (text or "").lower()) if w not in STOP}
@@ -78,6 +101,7 @@ for f in facts:
     if followed:
         continue
     who = "You" if f["subject"] == me else f["subject_name"]
+    promise = point_of_view(f["literal"], f["subject"] != me and f["subject"] in contacts)
     if due is None:
         when, score = "no due date", 0.5
     elif late > 0:
@@ -90,7 +114,7 @@ for f in facts:
         score += 0.1
     result.append(Candidate(kind="commitment", entities=[f["subject"]], path=[f["subject"]], evidence=[f["id"]],
                             score=min(1.0, score),
-                            why=f'{who} committed to "{f["literal"]}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
+                            why=f'{who} promised to "{promise}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
 result.sort(key=lambda c: -c.score)
 result = result[: int(arg("limit", 20))]
 if not result:
@@ -99,6 +123,8 @@ if not result:
         who = "you"
     elif named or context.get("person_ids"):
         who = ", ".join(("you" if e["id"] == me else e["name"]) for e in api.entity(people))
+    elif context.get("everyone"):
+        who = "anyone"
     else:
         who = "you or your contacts"
     if unknown:

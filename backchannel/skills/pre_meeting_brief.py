@@ -78,6 +78,8 @@ for name in names:
         org_ids.append(top["id"])
     elif top["kind"] == "person":
         ids.append(top["id"])
+    # A title ("Minister for Education", "project manager"): every current holder, not only the first.
+    ids.extend(f["id"] for f in found if f["kind"] == "person" and f.get("match") == "role")
 if not ids and not context.get("attendees"):  # names that resolve to nobody: no brief, not the next meeting's
     for ev in api.upcoming_events(days=int(7 if context.get("days") is None else context["days"])):
         if ev["attendee_ids"]:
@@ -143,9 +145,12 @@ if ids:
             evidence.append(f["id"])
         if not evidence:
             continue
+        # "Before you meet" only when a meeting is planned (the wake's or the next calendar event).
+        planned = {"meeting": event.get("summary") or "a meeting", "starts_at": event.get("starts_at")} \
+            if event.get("attendee_ids") or event.get("starts_at") else {}
         result.append(Candidate(kind="brief", entities=[pid], path=[me, pid], evidence=evidence,
                                 score=min(1.0, 0.45 + 0.08 * len(evidence)),
-                                why=f'{person["name"]}: ' + "; ".join(lines) + "."))
+                                why=f'{person["name"]}: ' + "; ".join(lines) + ".", extra=planned))
 
 quiet = []  # people in memory with nothing recorded beyond their name
 if ids:

@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
+from backchannel.extractors.offline_labels import label_facts
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
@@ -90,6 +91,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
             for rx, rule in _RULES_RX:
                 if rx.search(low):
                     rule(ctx)
+    out.extend(label_facts(transcript))  # titles written in speaker labels (offline_labels.py)
     return _dedupe(out)
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from backchannel.extractors.offline_labels import is_seat_label, label_person
 from backchannel.memory import entities
 from backchannel.memory.store import Store
 from backchannel.memory.text import norm_name
@@ -34,7 +35,7 @@ _ROLE_WORDS = {
 def looks_like_person_name(label: str) -> bool:
     """A speaker label that can be a person's name ("Marc", "Sophie Martin", "Dr. Lee")."""
     s = label.strip()
-    if not s or any(ch.isdigit() for ch in s) or _GENERIC_LABEL.match(s):
+    if not s or any(ch.isdigit() for ch in s) or _GENERIC_LABEL.match(s) or is_seat_label(s):
         return False
     if norm_name(s) in _ROLE_WORDS or len(s.split()) > 4 or s.split()[0].lower() == "the":
         return False  # "The Acting Chair", "The Clerk": a seat, not a name
@@ -53,6 +54,7 @@ class SourceResolver:
     owner_norms: set[str]
     participants: Sequence[str] = ()
     self_intros: dict[str, str] = field(default_factory=dict)
+    labels: Sequence[str] = ()  # every speaker label of the source (seats named in another label)
     extra: Callable[..., tuple[int | None, str, float]] | None = None
     speaker_ids: dict[str, int] = field(default_factory=dict)
     _cache: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -89,13 +91,19 @@ class SourceResolver:
         elif label in self.self_intros:
             eid = self.mention(self.self_intros[label], "person")
             self._alias(eid, label if looks_like_person_name(label) else f"{label} ({self.source_title})")
+        elif (person := label_person(label)) is not None:
+            # "Mr. Dan Albas (Central Okanagan, CPC)", "Hon. Bill Blair (Minister of ...)", "Lynne Neagle AM",
+            # "The Chair (Hon. Anthony Rota (...))": the person, under every spelling the meeting uses.
+            eid = self.mention(person, "person")
+            if norm_name(person) != norm_name(label):
+                self._alias(eid, label)
+                base = _LABEL_NOTE.sub("", label).strip()
+                if base != label.strip() and looks_like_person_name(base):
+                    self._alias(eid, base)  # "Hon. Bill Blair" as written without the note
         elif looks_like_person_name(label):
-            eid = self.mention(label, "person")
-        elif looks_like_person_name(base := _LABEL_NOTE.sub("", label)) and base != label.strip():
-            # "Mr. Dan Albas (Central Okanagan, CPC)", "Hon. Bill Blair (Minister of ...)": a name, then
-            # a riding or a title; the same person as plain "Mr. Dan Albas" elsewhere in the meeting.
-            eid = self.mention(base, "person")
-            self._alias(eid, label)
+            eid = self.mention(label, "person")  # "M. Dupont": a name the label parser does not take apart
+        elif (named := self._seat_holder(label)) is not None:
+            eid = self.speaker(named)  # "The Chair" when the meeting also labels "The Chair (Hon. X)"
         else:
             # A seat label ("Speaker 2", "Project Manager"): a person known only in this source.
             local = f"{label} ({self.source_title})"
@@ -103,6 +111,15 @@ class SourceResolver:
             eid = found[0].id if found else self._create(local, "person")
         self.speaker_ids[label] = eid
         return eid
+
+    def _seat_holder(self, label: str) -> str | None:
+        """The one label of this meeting that names who holds this seat ("The Chair" ->
+        "The Chair (Hon. Anthony Rota (...))"); None when none or several do."""
+        seat = norm_name(label)
+        holders = {lab for lab in self.labels if lab != label and norm_name(_LABEL_NOTE.sub("", lab)) == seat
+                   and label_person(lab) is not None}
+        people = {norm_name(label_person(lab) or "") for lab in holders}
+        return sorted(holders)[0] if len(people) == 1 else None
 
     def only_an_organisation(self, name: str) -> bool:
         """True when memory knows `name` as an organisation and not as a person

@@ -1,7 +1,8 @@
 """What an extractor (offline rules or a model) hands to the writer.
 
 Names are surface strings; the writer resolves them to entities. Quotes are
-verbatim slices of one utterance's text: `utterance.text[span_start:span_end] == quote`.
+verbatim slices of one utterance's text: `utterance.text[span_start:span_end] == quote`
+(of its speaker label instead when `quote_in_label`).
 """
 
 from __future__ import annotations
@@ -47,3 +48,6 @@ class ExtractedAssertion:
     date_phrase: str | None = None
     modality: str = "stated"
     confidence: float = 0.6
+    # The quote is a slice of the utterance's speaker label, not of its text: what a label
+    # such as "Hon. Patty Hajdu (Minister of Health)" says (offline_labels.py).
+    quote_in_label: bool = False

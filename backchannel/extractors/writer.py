@@ -65,6 +65,7 @@ def write_source(
         resolver = SourceResolver(
             store, sid, title, me.id, {norm_name(n) for n in owner_names if n},
             participants=participants, self_intros=dict(self_intros or {}), extra=resolve_extra,
+            labels=transcript.speakers(),
         )
         names = set(participants) | set(transcript.speakers()) | set((self_intros or {}).values())
         names |= {f"{label} ({title})" for label in transcript.speakers()}
@@ -111,7 +112,8 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
     seen: set[tuple] = set()
     for a in extracted:
         u = by_idx.get(a.utterance_idx)
-        if u is None or u.text[a.span_start:a.span_end] != a.quote:
+        said = (u.speaker or "") if u is not None and a.quote_in_label else (u.text if u is not None else "")
+        if u is None or said[a.span_start:a.span_end] != a.quote:
             raise QuoteMismatch(f"quote {a.quote!r} is not utterance {a.utterance_idx}[{a.span_start}:{a.span_end}]")
         if a.predicate not in PREDICATES or a.modality not in MODALITIES:
             raise ValueError(f"unknown predicate/modality {a.predicate!r}/{a.modality!r}")
@@ -155,6 +157,10 @@ def _merge_employment(rows: list[tuple], by_idx: dict) -> list[tuple]:
             out.append(r)
             continue
         prev = list(out[index[key]])
+        text = by_idx[r[_UTT]].text
+        if any(text[x[_START]:x[_END]] != x[_QUOTE] for x in (prev, r)):
+            out.append(r)  # one quotes the speaker label: no span covers both
+            continue
         if prev[_QUAL] and r[_QUAL] and prev[_QUAL].casefold() != r[_QUAL].casefold():
             out.append(r)  # two different titles: two facts
             continue

@@ -13,7 +13,10 @@ from backchannel.memory.text import norm_space
 # "Marc Dupont", "Speaker 2", "SPEAKER_01", "Dr. O'Neil", "Ms. Heather McPherson
 # (Edmonton Strathcona, NDP)", "张伟"). is_name then refuses lower-case starts, so prose
 # like "note: the deadline" or "so: what now" stays text (scripts without case pass).
-NAME_PATTERN = r"[^\W\d_][\w'’.\-]*(?:[ \t]+[\w'’.\-&]+){0,4}(?:[ \t]*\([^()\n]{1,60}\))?"
+# The note may hold one nested parenthesis ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))") and run
+# to 120 characters ("(Vice-President, Health Security Infrastructure Branch, Public Health Agency of Canada)").
+NAME_PATTERN = (r"[^\W\d_][\w'’.\-]*(?:[ \t]+[\w'’.\-&]+){0,4}"
+                r"(?:[ \t]*\((?=[^\n]{1,120}\))[^()\n]*(?:\([^()\n]*\)[^()\n]*)?\))?")
 _SPEAKER_PREFIX = re.compile(
     rf"^[ \t]*(?:[-–—][ \t]+)?(?:\*\*|__)?\[?(?P<name>{NAME_PATTERN})\]?(?:\*\*|__)?[ \t]*:(?:\*\*|__)?(?:[ \t]+|$)(?P<rest>.*)$",
     re.DOTALL,

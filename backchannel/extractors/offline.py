@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
+from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.offline_labels import label_facts
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
@@ -37,7 +38,7 @@ from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory.text import norm_name
 
-__all__ = ["extract", "self_introductions"]
+__all__ = ["extract", "organisation_aliases", "self_introductions"]
 
 _SELF_TRIGGERS = ("i'm", "i’m", "i 'm", "i am", "my name", "this is")
 # Lowercased substrings that must occur in a sentence before a rule runs on it.

@@ -121,6 +121,17 @@ class SourceResolver:
         people = {norm_name(label_person(lab) or "") for lab in holders}
         return sorted(holders)[0] if len(people) == 1 else None
 
+    def alias_organisation(self, long_form: str, acronym: str) -> int:
+        """Record `acronym` as an alias of the organisation `long_form` (created if new), unless memory
+        already holds a different organisation under that acronym (then the two stay apart: merging
+        is the user's call, `backchannel entities merge`)."""
+        eid = self.mention(long_form, "organisation")
+        others = [e for e in self._find(acronym, "organisation") if e.id != eid]
+        if not others and not any(e.id == eid for e in self._find(acronym, "organisation")):
+            self._alias(eid, acronym)
+        self._cache[(norm_name(acronym), "organisation")] = eid if not others else others[0].id
+        return eid
+
     def only_an_organisation(self, name: str) -> bool:
         """True when memory knows `name` as an organisation and not as a person
         ("I know Acme well" is not about a person called Acme)."""

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.resolve import SourceResolver, looks_like_person_name
 from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
@@ -46,6 +47,7 @@ def write_source(
     self_intros: dict[str, str] | None = None,
     resolve_extra=None,
     content_hash: str | None = None,
+    org_aliases: dict[str, str] | None = None,
 ) -> WriteResult:
     content_hash = content_hash or transcript.content_hash()
     sid = source_id_for(content_hash)
@@ -76,6 +78,10 @@ def write_source(
         for p in participants:
             if looks_like_person_name(p) and p not in resolver.speaker_ids:
                 resolver.mention(p, "person")
+        # "the CPS" and "the Crown Prosecution Service" in one meeting: one organisation, before any
+        # assertion names either (offline_acronyms.py finds the pairs; None: find them here).
+        for long_form, acronym in (organisation_aliases(transcript) if org_aliases is None else org_aliases).items():
+            resolver.alias_organisation(long_form, acronym)
 
         store.insert_rows(
             "utterances", ["source_id", "idx", "speaker", "speaker_id", "start_s", "end_s", "text"],

@@ -30,6 +30,9 @@ from collections.abc import Sequence
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.offline_labels import label_facts
+from backchannel.extractors.offline_people import (
+    our_people, rule_from_org, rule_moves, rule_possessive_title, table_intro_name,
+)
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
@@ -52,6 +55,10 @@ _RULES = (
     (("my ",), rule_my_ties),
     (("'ll", "’ll", "will ", "shall", "going to", "let me"), rule_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
+    # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
+    ((" from ",), rule_from_org),
+    (("from ", "used to be", "'s ", "’s "), rule_moves),
+    (("our ", "my ", "their ", "your ", ", the "), rule_possessive_title),
 )
 # One compiled alternation per rule: a C-speed substring test instead of a Python loop.
 _RULES_RX = tuple((re.compile("|".join(map(re.escape, triggers))), rule) for triggers, rule in _RULES)
@@ -93,6 +100,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
                 if rx.search(low):
                     rule(ctx)
     out.extend(label_facts(transcript))  # titles written in speaker labels (offline_labels.py)
+    out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
     return _dedupe(out)
 
 
@@ -114,10 +122,16 @@ def self_introductions(transcript: Transcript) -> dict[str, str]:
     the first introduction of each speaker wins; labels that already carry the name
     ('Nadia Haddad' saying "I'm Nadia") are left out."""
     found: dict[str, str] = {}
+    said: list[str] = []  # what was said before, casefolded: a name said before is greeted, not introduced
     for u in transcript.utterances:
+        said.append(u.text.casefold())
         if not u.speaker or u.speaker in found:
             continue
         text = u.text
+        table = table_intro_name(text, u.speaker, " ".join(said[:-1]) if len(said) > 1 else "")
+        if table and not same_person(table[0], u.speaker):
+            found[u.speaker] = table[0]  # around a table: "Ben Kowalski. I'm a senior engineer"
+            continue
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
             if not _SELF_RX.search(low):

@@ -1,0 +1,179 @@
+"""Offline rules for how people are presented in passing: "X from Y", "our CTO, X",
+"X, our head of data", "Kenji joined from Snowflake", "she's at Spotify now", and
+introductions around a table ("Ben Kowalski. I'm a senior engineer").
+
+Precision first: "X from Y" needs an unmistakable organisation unless X is the
+speaker introducing themself ("Stefan Novak from Parcelio"); a title given by a
+possessive ("our", "my", "their") must be a strong title and the name a full name
+or a known person; "our" adds works_at only when the speaker's own organisation is
+known from this meeting and unique (`our_people`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from backchannel.extractors.offline_core import Ctx, same_person, sentences
+from backchannel.extractors.offline_labels import is_seat_label, label_person
+from backchannel.extractors.offline_names import (
+    NAME, ORG, TITLE_HEADS, looks_like_org, org_name, parse_title, person_name, strong_title,
+)
+from backchannel.extractors.result import ExtractedAssertion, Mention
+from backchannel.extractors.transcript import Transcript
+from backchannel.memory.text import norm_name
+
+_END = r"(?=\s*(?:[,.;:!?)\]—–]|$|\s+(?:who|will|is|was|has|had|said|says|asked|and|to|for|here|would|can)\b))"
+
+# ---------------------------------------------------------------- "X from Y"
+
+_FROM_ORG = re.compile(rf"(?P<name>{NAME})\s*,?\s+from\s+(?:the\s+)?(?P<org>{ORG})(?=\s*(?:[,.;:!?)]|$|\s+(?:and|who|is|was|will|has|here|joined|I)\b))")
+
+
+def rule_from_org(ctx: Ctx) -> None:
+    """'Priya Raman from Northwind Analytics', 'our auditor Claire Dubois from KPMG'."""
+    for m in _FROM_ORG.finditer(ctx.text, ctx.s0, ctx.s1):
+        subj = ctx.person(m.group("name"))
+        org = org_name(m.group("org"))
+        if subj is None or org is None or norm_name(org) in ctx.known_people:
+            continue
+        before = ctx.text[max(ctx.s0, m.start() - 20):m.start()].lower()
+        if re.search(r"\b(?:questions?|apologies|absence|letter|email|call|message|note|hello|hi|greetings)\s+"
+                     r"(?:now\s+)?(?:for\s+absence\s+)?$", before):
+            continue  # "questions now from Dawn Bowden" is who asks, not where they work
+        if not (subj.is_speaker or looks_like_org(org)):
+            continue  # "John Smith from Texas": a place is no employer
+        if not subj.is_speaker and " " not in subj.name and norm_name(subj.name) not in ctx.known_people:
+            continue
+        ctx.emit("works_at", subj, m.start(), m.end(), obj=Mention(org, "organisation"), confidence=0.55)
+
+
+# ---------------------------------------------------------------- joined from, 's at
+
+_SUBJ = rf"(?P<subj>{NAME}|\bI\b|\b[Ss]he\b|\b[Hh]e\b)"
+_JOINED_FROM = re.compile(
+    rf"{_SUBJ}(?:\s*,\s*who)?\s+(?:(?:just|recently|only|actually)\s+)*(?:joined(?:\s+us)?|came(?:\s+over)?"
+    rf"|moved(?:\s+over)?|(?:has|have|['’]ve)\s+(?:just\s+)?(?:joined|come(?:\s+over)?))(?:\s+here)?\s+from\s+"
+    rf"(?:the\s+)?(?P<org>{ORG})")
+_USED_TO_BE = re.compile(rf"{_SUBJ}\s+used\s+to\s+be\s+(?:at|with)\s+(?:the\s+)?(?P<org>{ORG})")
+_IS_AT_NOW = re.compile(rf"{_SUBJ}\s?['’]s\s+(?P<now1>now\s+)?at\s+(?:the\s+)?(?P<org>{ORG})(?P<now2>\s+now)?")
+
+
+def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
+    if raw == "I":
+        return ctx.me()
+    if raw.lower() in ("she", "he"):
+        return ctx.antecedent(pos)
+    return ctx.person(raw)
+
+
+def rule_moves(ctx: Ctx) -> None:
+    """'Kenji joined from Snowflake', 'Mia Lund, who came from Maersk', 'I just joined from Shopify'
+    -> left; 'Daniel used to be at Stripe' -> left; 'she's at Spotify now' -> works_at."""
+    for rx in (_JOINED_FROM, _USED_TO_BE, _IS_AT_NOW):
+        for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
+            subj = _subject(ctx, m.group("subj"), m.start())
+            org = org_name(m.group("org"))
+            if subj is None or org is None or norm_name(org) in ctx.known_people:
+                continue
+            o = Mention(org, "organisation")
+            if rx is _IS_AT_NOW:
+                if not (m.group("now1") or m.group("now2") or looks_like_org(org)):
+                    continue  # "he's at Heathrow": a place, unless it is surely an organisation or "now"
+                ctx.emit("works_at", subj, m.start(), m.end(), obj=o, confidence=0.55)
+            else:
+                dr = ctx.date_for(m.start(), m.end(), past=True)
+                ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=dr.point if dr else None,
+                         confidence=0.55)
+
+
+# ---------------------------------------------------------------- titles given by a possessive
+
+_POSS_TITLE_NAME = re.compile(
+    rf"\b(?P<poss>[Oo]ur|[Mm]y|[Tt]heir|[Yy]our)\s+(?:new\s+|current\s+)?(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)"
+    rf"\s*,\s*(?P<name>{NAME}){_END}")
+_NAME_POSS_TITLE = re.compile(
+    rf"(?P<name>{NAME})\s*,\s*(?P<poss>our|my|their|your|the)\s+(?:new\s+|current\s+)?"
+    rf"(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)(?=\s*(?:[,.;:!?)]|$))")
+
+
+def _titled(ctx: Ctx, m: re.Match) -> tuple[Mention, str] | None:
+    subj = ctx.person(m.group("name"))
+    title = parse_title(m.group("title"))
+    if subj is None or title is None or title[2] or not strong_title(title[0]):
+        return None
+    words = title[0].lower().split()
+    if words[-1] not in TITLE_HEADS and not {"of", "for", "in"} & set(words):
+        return None  # "our designer speak first, Mister X": the title ends at its head or complement
+    if " at " in f" {title[0]} " or " with " in f" {title[0]} ":
+        return None  # "the CTO at Acme": the role rules own titles with an organisation
+    if subj.is_speaker or (" " not in subj.name and norm_name(subj.name) not in ctx.known_people):
+        return None  # a lone first name after a comma is often a vocative ("Sure, Marc")
+    return subj, title[1]
+
+
+def rule_possessive_title(ctx: Ctx) -> None:
+    """'our CTO, Daniel Moss', 'My producer, Tariq Aziz', 'Kenji Sato, our head of data platform',
+    'Harriet Cole, the general counsel.' -> has_title."""
+    for rx in (_POSS_TITLE_NAME, _NAME_POSS_TITLE):
+        for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
+            got = _titled(ctx, m)
+            if got is None:
+                continue
+            subj, title = got
+            ctx.emit("has_title", subj, m.start(), m.end(), literal=title, confidence=0.55)
+
+
+def our_people(transcript: Transcript, out: list[ExtractedAssertion]) -> list[ExtractedAssertion]:
+    """'our CEO, Hannah Moreau' said by someone who works at Brightwave (as this meeting says):
+    Hannah Moreau works_at Brightwave, with the title. Only when the speaker's organisation is unique."""
+    orgs: dict[str, set[str]] = {}
+    for a in out:
+        if a.predicate == "works_at" and a.subject.is_speaker and a.object is not None:
+            orgs.setdefault(a.subject.name, set()).add(norm_name(a.object.name))
+    names = {norm_name(a.object.name): a.object.name for a in out if a.predicate == "works_at" and a.object}
+    extra: list[ExtractedAssertion] = []
+    for u in transcript.utterances:
+        mine = orgs.get(u.speaker or "")
+        if not mine or len(mine) != 1 or not re.search(r"\b[Oo]ur\b", u.text):
+            continue
+        org = names[next(iter(mine))]
+        for s0, s1 in sentences(u.text):
+            ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=u.text, s0=s0, s1=s1, anchor=None, out=extra)
+            for rx in (_POSS_TITLE_NAME, _NAME_POSS_TITLE):
+                for m in rx.finditer(u.text, s0, s1):
+                    if m.group("poss").lower() != "our":
+                        continue
+                    got = _titled(ctx, m)
+                    if got:
+                        ctx.emit("works_at", got[0], m.start(), m.end(), obj=Mention(org, "organisation"),
+                                 qualifier=got[1], confidence=0.5)
+    return extra
+
+
+# ---------------------------------------------------------------- introductions around a table
+
+_OPENERS = (r"(?i:(?:hi|hello|hey|morning|good\s+(?:morning|afternoon|evening)|yes|yeah|okay|ok|and|so|um|uh|right|sure)"
+            r"\b[\s,.!]*)*")
+_TABLE_INTRO = re.compile(
+    rf"^\s*{_OPENERS}(?i:(?:everyone|all|everybody)\b[\s,.!]*)?(?P<name>{NAME})(?=\s*(?:[,.;]|$|\s+(?:here|from|speaking)\b))")
+
+
+def table_intro_name(text: str, speaker: str | None, said_before: str) -> tuple[str, int] | None:
+    """The name a speaker opens with when introducing themself around a table ('Ben Kowalski. I'm a
+    senior engineer', 'Hello, Lucy Brennan, I'm the operations director'), and where it ends. Taken only
+    when it is the label's own name, or, for a seat label ('Speaker 3'), a full name nobody said before
+    (`said_before`: the meeting's earlier text, casefolded; a greeting names someone already named:
+    'Hi Rachel Green, thanks for ...')."""
+    if not speaker:
+        return None
+    m = _TABLE_INTRO.match(text)
+    if not m:
+        return None
+    name = person_name(m.group("name"))
+    if not name or not name[:1].isupper():
+        return None
+    if same_person(name, speaker) and norm_name(name) != norm_name(speaker) or norm_name(name) == norm_name(speaker):
+        return name, m.end("name")
+    if label_person(speaker) is None and is_seat_label(speaker) and len(name.split()) >= 2 and name.casefold() not in said_before:
+        return name, m.end("name")
+    return None

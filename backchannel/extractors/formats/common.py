@@ -65,6 +65,22 @@ class Parsed:
             self.meeting_date, self.meeting_date_origin = when, origin
 
 
+# Transcript markup that is no speech: QMSum/AMI braces ("{vocalsound}", "{disfmarker}", "{gap}") and the
+# bracketed sound cues of captions and exports ("[laughter]", "(inaudible 00:01:02)", "[crosstalk]").
+# Only this vocabulary: "[Marc]" or "(see page 4)" are words someone wrote.
+_MARKUP = re.compile(
+    r"\{(?:vocalsound|disfmarker|pause|gap|nonvocalsound|comment|other)[^{}]*\}|\{[a-z_]{2,20}\}"
+    r"|[\[(](?:laugh(?:s|ter|ing)?|chuckles?|inaudible|unintelligible|crosstalk|cross-talk|overlapping|music|"
+    r"applause|silence|noise|background\s+noise|pause|coughs?|cough(?:ing)?|sighs?|clears\s+throat|"
+    r"indistinct|static|beep|phone\s+rings|rires?|inaudible|silence|bruit)(?:\s+[\d:.]+)?[\])]",
+    re.IGNORECASE)
+
+
+def strip_markup(text: str) -> str:
+    """Text without transcript markup (see _MARKUP); a removed cue leaves a space."""
+    return _MARKUP.sub(" ", text) if ("{" in text or "[" in text or "(" in text) else text
+
+
 def clean_text(text: str) -> str:
     """The canonical utterance text: NFC, no NULs, whitespace runs collapsed to one space."""
     return norm_space(unicodedata.normalize("NFC", text.replace("\x00", "")))

@@ -158,6 +158,9 @@ _TABLE_INTRO = re.compile(
     rf"^\s*{_OPENERS}(?i:(?:everyone|all|everybody)\b[\s,.!]*)?(?P<name>{NAME})(?=\s*(?:[,.;]|$|\s+(?:here|from|speaking)\b))")
 
 
+_AFTER_OWN_NAME = re.compile(r"\s*[,.;]?\s*(?:$|I\b|I['’]m\b|from\b|here\b|speaking\b)")
+
+
 def table_intro_name(text: str, speaker: str | None, said_before: str) -> tuple[str, int] | None:
     """The name a speaker opens with when introducing themself around a table ('Ben Kowalski. I'm a
     senior engineer', 'Hello, Lucy Brennan, I'm the operations director'), and where it ends. Taken only
@@ -172,6 +175,9 @@ def table_intro_name(text: str, speaker: str | None, said_before: str) -> tuple[
     name = person_name(m.group("name"))
     if not name or not name[:1].isupper():
         return None
+    rest = text[m.end("name"):]
+    if not _AFTER_OWN_NAME.match(rest) and not rest.lstrip(" ,.;").startswith(m.group("name")):
+        return None  # "Hi Rachel Green, good to see you": a greeting; an introduction goes on in the first person
     if same_person(name, speaker) and norm_name(name) != norm_name(speaker) or norm_name(name) == norm_name(speaker):
         return name, m.end("name")
     if label_person(speaker) is None and is_seat_label(speaker) and len(name.split()) >= 2 and name.casefold() not in said_before:

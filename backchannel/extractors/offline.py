@@ -31,7 +31,7 @@ from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.offline_labels import label_facts
 from backchannel.extractors.offline_people import (
-    our_people, rule_from_org, rule_moves, rule_possessive_title, table_intro_name,
+    asks_name, our_people, rule_from_org, rule_i_lead, rule_moves, rule_possessive_title, table_intro_name,
 )
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
@@ -57,8 +57,9 @@ _RULES = (
     (_SELF_TRIGGERS, rule_self_intro),
     # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
     ((" from ",), rule_from_org),
-    (("from ", "used to be", "'s ", "’s "), rule_moves),
-    (("our ", "my ", "their ", "your ", ", the "), rule_possessive_title),
+    (("from ", "used to be", "spent ", "'s ", "’s "), rule_moves),
+    (("our ", "my ", "their ", "your ", ", the ", "'s ", "’s "), rule_possessive_title),
+    (("i chair", "i lead", "i run", "i head", "i manage", "i also", "i currently", "i now", "i still"), rule_i_lead),
 )
 # One compiled alternation per rule: a C-speed substring test instead of a Python loop.
 _RULES_RX = tuple((re.compile("|".join(map(re.escape, triggers))), rule) for triggers, rule in _RULES)
@@ -128,7 +129,9 @@ def self_introductions(transcript: Transcript) -> dict[str, str]:
         if not u.speaker or u.speaker in found:
             continue
         text = u.text
-        table = table_intro_name(text, u.speaker, " ".join(said[:-1]) if len(said) > 1 else "")
+        prev = transcript.utterances[u.idx - 1] if u.idx > 0 else None
+        table = table_intro_name(text, u.speaker, " ".join(said[:-1]) if len(said) > 1 else "",
+                                 asked_name=prev is not None and prev.speaker != u.speaker and asks_name(prev.text))
         if table and not same_person(table[0], u.speaker):
             found[u.speaker] = table[0]  # around a table: "Ben Kowalski. I'm a senior engineer"
             continue

@@ -16,7 +16,7 @@ import re
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_labels import is_seat_label, label_person
 from backchannel.extractors.offline_names import (
-    NAME, ORG, TITLE_HEADS, looks_like_org, org_name, parse_title, person_name, strong_title,
+    NAME, ORG, STOP, TITLE_HEADS, looks_like_org, org_name, parse_title, person_name, strong_title,
 )
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript
@@ -27,6 +27,11 @@ _END = r"(?=\s*(?:[,.;:!?)\]—–]|$|\s+(?:who|will|is|was|has|had|said|says|as
 # ---------------------------------------------------------------- "X from Y"
 
 _FROM_ORG = re.compile(rf"(?P<name>{NAME})\s*,?\s+from\s+(?:the\s+)?(?P<org>{ORG})(?=\s*(?:[,.;:!?)]|$|\s+(?:and|who|is|was|will|has|here|joined|I)\b))")
+
+
+def asks_name(text: str) -> bool:
+    """An utterance that asks someone for their name ("And what's your name?")."""
+    return text.rstrip().endswith("?") and _ASKS_NAME.search(text) is not None
 
 
 def rule_from_org(ctx: Ctx) -> None:
@@ -55,10 +60,14 @@ _JOINED_FROM = re.compile(
     rf"|moved(?:\s+over)?|(?:has|have|['’]ve)\s+(?:just\s+)?(?:joined|come(?:\s+over)?))(?:\s+here)?\s+from\s+"
     rf"(?:the\s+)?(?P<org>{ORG})")
 _USED_TO_BE = re.compile(rf"{_SUBJ}\s+used\s+to\s+be\s+(?:at|with)\s+(?:the\s+)?(?P<org>{ORG})")
+_SPENT_AT = re.compile(rf"{_SUBJ}\s+spent\s+(?:(?:\w+|\d+)\s+){{1,3}}?(?:years?|months?)\s+(?:at|with)\s+(?:the\s+)?"
+                       rf"(?P<org>{ORG})")
 _IS_AT_NOW = re.compile(rf"{_SUBJ}\s?['’]s\s+(?P<now1>now\s+)?at\s+(?:the\s+)?(?P<org>{ORG})(?P<now2>\s+now)?")
 
 
 def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
+    if raw.split()[-1] == "I" and raw.split()[0].lower() in ("and", "so", "but", "then", "i"):
+        raw = "I"  # "And I joined ...": the name pattern took the opener with the pronoun
     if raw == "I":
         return ctx.me()
     if raw.lower() in ("she", "he"):
@@ -68,8 +77,8 @@ def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
 
 def rule_moves(ctx: Ctx) -> None:
     """'Kenji joined from Snowflake', 'Mia Lund, who came from Maersk', 'I just joined from Shopify'
-    -> left; 'Daniel used to be at Stripe' -> left; 'she's at Spotify now' -> works_at."""
-    for rx in (_JOINED_FROM, _USED_TO_BE, _IS_AT_NOW):
+    -> left; 'Daniel used to be at Stripe', 'I spent six years at DHL' -> left; 'she's at Spotify now' -> works_at."""
+    for rx in (_JOINED_FROM, _USED_TO_BE, _SPENT_AT, _IS_AT_NOW):
         for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
             subj = _subject(ctx, m.group("subj"), m.start())
             org = org_name(m.group("org"))
@@ -96,6 +105,33 @@ _NAME_POSS_TITLE = re.compile(
     rf"(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)(?=\s*(?:[,.;:!?)]|$))")
 
 
+_ORG_TITLE_NAME = re.compile(
+    rf"(?P<org>{ORG})['’]s\s+(?:new\s+|current\s+)?(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)"
+    rf"\s*,\s*(?P<name>{NAME}){_END}")
+_POSS_TITLE_IS_NAME = re.compile(
+    rf"\b(?P<poss>[Oo]ur|[Mm]y|[Tt]heir)\s+(?:new\s+|current\s+)?(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)"
+    rf"\s+(?:is|['’]s)\s+(?:now\s+)?(?P<name>{NAME})(?=\s*(?:[,.;:!?]|$|\s+(?:who|and)\b))")
+_UNIT = (r"team|group|network|unit|department|division|committee|board|office|programme|program|project|lab|"
+         r"laboratory|practice|service|function|panel|forum|council|association|taskforce|task\s+force|branch|"
+         r"directorate|squad|chapter|guild|desk|region|business|company|organisation|organization")
+_I_LEAD = re.compile(
+    rf"\bI\s+(?:(?:also|currently|now|still)\s+)?(?P<verb>chair|lead|run|head(?:\s+up)?|manage)\s+(?:the\s+|our\s+|a\s+)?"
+    rf"(?P<what>(?:[\w'’-]+\s+){{0,4}}?(?:{_UNIT})(?:\s+(?:on|for|of)\s+[\w'’ -]{{2,40}}?)?)"
+    rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|across|in|at|which|that|so|here|there|now|too)\b))")
+_VERB_TITLE = {"chair": "chair", "lead": "head", "run": "head", "head": "head", "head up": "head", "manage": "manager"}
+
+
+def rule_i_lead(ctx: Ctx) -> None:
+    """'I chair the EOTAS network', 'I lead the backend team', 'I run the platform team' -> has_title."""
+    me = ctx.me()
+    if me is None:
+        return
+    for m in _I_LEAD.finditer(ctx.text, ctx.s0, ctx.s1):
+        verb = " ".join(m.group("verb").lower().split())
+        what = " ".join(m.group("what").split())
+        ctx.emit("has_title", me, m.start(), m.end(), literal=f"{_VERB_TITLE[verb]} of the {what}", confidence=0.55)
+
+
 def _titled(ctx: Ctx, m: re.Match) -> tuple[Mention, str] | None:
     subj = ctx.person(m.group("name"))
     title = parse_title(m.group("title"))
@@ -114,13 +150,21 @@ def _titled(ctx: Ctx, m: re.Match) -> tuple[Mention, str] | None:
 def rule_possessive_title(ctx: Ctx) -> None:
     """'our CTO, Daniel Moss', 'My producer, Tariq Aziz', 'Kenji Sato, our head of data platform',
     'Harriet Cole, the general counsel.' -> has_title."""
-    for rx in (_POSS_TITLE_NAME, _NAME_POSS_TITLE):
+    for rx in (_POSS_TITLE_NAME, _NAME_POSS_TITLE, _POSS_TITLE_IS_NAME):
         for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
             got = _titled(ctx, m)
             if got is None:
                 continue
             subj, title = got
             ctx.emit("has_title", subj, m.start(), m.end(), literal=title, confidence=0.55)
+    for m in _ORG_TITLE_NAME.finditer(ctx.text, ctx.s0, ctx.s1):
+        got = _titled(ctx, m)  # "Estyn's chief inspector, Owen Evans", "Acme's CEO, Jane Doe"
+        org = org_name(m.group("org"))
+        if got is None or org is None or norm_name(org) in ctx.known_people or org.split()[0].lower() in (
+                "he", "she", "it", "that", "there", "what", "who", "everyone"):
+            continue
+        ctx.emit("works_at", got[0], m.start(), m.end(), obj=Mention(org, "organisation"), qualifier=got[1],
+                 confidence=0.5)
 
 
 def our_people(transcript: Transcript, out: list[ExtractedAssertion]) -> list[ExtractedAssertion]:
@@ -139,7 +183,7 @@ def our_people(transcript: Transcript, out: list[ExtractedAssertion]) -> list[Ex
         org = names[next(iter(mine))]
         for s0, s1 in sentences(u.text):
             ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=u.text, s0=s0, s1=s1, anchor=None, out=extra)
-            for rx in (_POSS_TITLE_NAME, _NAME_POSS_TITLE):
+            for rx in (_POSS_TITLE_NAME, _NAME_POSS_TITLE, _POSS_TITLE_IS_NAME):
                 for m in rx.finditer(u.text, s0, s1):
                     if m.group("poss").lower() != "our":
                         continue
@@ -158,15 +202,25 @@ _TABLE_INTRO = re.compile(
     rf"^\s*{_OPENERS}(?i:(?:everyone|all|everybody)\b[\s,.!]*)?(?P<name>{NAME})(?=\s*(?:[,.;]|$|\s+(?:here|from|speaking)\b))")
 
 
-_AFTER_OWN_NAME = re.compile(r"\s*[,.;]?\s*(?:$|I\b|I['’]m\b|from\b|here\b|speaking\b)")
+_AFTER_OWN_NAME = re.compile(
+    r"\s*[,.;]\s*I(?:['’]m|\s+am)\b|\s*,\s*I(?:\s+just|\s+work|\s+run|\s+lead|\s+head|\s+joined|\s+look\s+after|['’]ve\s+been)\b"
+    r"|\s*,?\s*(?:from\s+(?:the\s+)?[A-Z]|here\b|speaking\b)")
+_HONORIFICS = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady"}  # vocatives
+_NOT_INTRO_WORDS = {"bye", "goodbye", "good-bye", "poor", "easy", "meeting", "oh-oh", "dear", "welcome", "congratulations",
+                    "happy", "merry", "sorry", "thanks", "cheers", "morning", "night", "goodnight", "hiya", "yo"}
+_ASKS_NAME = re.compile(r"\b(?:your\s+name|who\s+(?:are\s+you|is\s+this|'s\s+this|’s\s+this)|introduce\s+yourself)\b",
+                        re.I)
 
 
-def table_intro_name(text: str, speaker: str | None, said_before: str) -> tuple[str, int] | None:
+def table_intro_name(text: str, speaker: str | None, said_before: str, *, asked_name: bool = False
+                     ) -> tuple[str, int] | None:
     """The name a speaker opens with when introducing themself around a table ('Ben Kowalski. I'm a
     senior engineer', 'Hello, Lucy Brennan, I'm the operations director'), and where it ends. Taken only
     when it is the label's own name, or, for a seat label ('Speaker 3'), a full name nobody said before
     (`said_before`: the meeting's earlier text, casefolded; a greeting names someone already named:
-    'Hi Rachel Green, thanks for ...')."""
+    'Hi Rachel Green, thanks for ...'). The name must go on in the first person ('..., I'm the ...',
+    '... from Acme', '... here'), or answer a question for it (`asked_name`: the previous utterance asked
+    "what's your name?": 'Paul Wiezer . Paul Wiezer .')."""
     if not speaker:
         return None
     m = _TABLE_INTRO.match(text)
@@ -175,8 +229,13 @@ def table_intro_name(text: str, speaker: str | None, said_before: str) -> tuple[
     name = person_name(m.group("name"))
     if not name or not name[:1].isupper():
         return None
+    raw_first = m.group("name").split()[0].replace("’", "'").lower().strip(".,")
+    if raw_first in STOP or raw_first in _HONORIFICS or any(
+            w.replace("’", "'").lower().strip(".,") in STOP | _NOT_INTRO_WORDS for w in name.split()):
+        return None  # "Bye Ben", "Poor Ross", "I’m Amanda" (the other rules read that one)
     rest = text[m.end("name"):]
-    if not _AFTER_OWN_NAME.match(rest) and not rest.lstrip(" ,.;").startswith(m.group("name")):
+    answers = asked_name and (not rest.strip(" ,.;!") or rest.lstrip(" ,.;").startswith(m.group("name")))
+    if not _AFTER_OWN_NAME.match(rest) and not answers:
         return None  # "Hi Rachel Green, good to see you": a greeting; an introduction goes on in the first person
     if same_person(name, speaker) and norm_name(name) != norm_name(speaker) or norm_name(name) == norm_name(speaker):
         return name, m.end("name")

@@ -160,9 +160,11 @@ def rule_possessive_title(ctx: Ctx) -> None:
     for m in _ORG_TITLE_NAME.finditer(ctx.text, ctx.s0, ctx.s1):
         got = _titled(ctx, m)  # "Estyn's chief inspector, Owen Evans", "Acme's CEO, Jane Doe"
         org = org_name(m.group("org"))
-        if got is None or org is None or norm_name(org) in ctx.known_people or org.split()[0].lower() in (
-                "he", "she", "it", "that", "there", "what", "who", "everyone"):
+        if got is None or org is None or org.split()[0].lower() in ("he", "she", "it", "that", "there", "what", "who"):
             continue
+        first_names = {k.split()[0] for k in ctx.known_people}
+        if not looks_like_org(org) and (" " in org or norm_name(org) in ctx.known_people | first_names):
+            continue  # "Ross Geller's personal physician, Dr. X", "Marc's manager, Paul": a person's, not a firm's
         ctx.emit("works_at", got[0], m.start(), m.end(), obj=Mention(org, "organisation"), qualifier=got[1],
                  confidence=0.5)
 

@@ -263,3 +263,15 @@ def test_bench_scores_the_development_set(monkeypatch, corpora):
     assert set(out["per_predicate"]) >= {"works_at", "has_title", "left", "committed_to", "alias"}
     assert out["overall"]["precision"] >= 0.9
     assert out["overall"]["recall"] >= 0.6  # baseline before issue 11: 0.346
+
+
+def test_forgetting_someone_keeps_what_a_label_says_about_another(store):
+    from backchannel.memory import erasure
+
+    t = transcript([("Hon. Bill Blair (Minister of Public Safety)", "Thank you, and Sophie Martin is the CIO of Acme.")])
+    write_source(store, t, extract(t), owner_names=OWNER, extractor="offline")
+    sophie = entities.find(store, "Sophie Martin", "person")[0]
+    erasure.forget(store, sophie.id)
+    rows = store.query("SELECT predicate, object_literal, quote FROM assertions")
+    assert rows == [{"predicate": "has_title", "object_literal": "Minister of Public Safety",
+                     "quote": "Hon. Bill Blair (Minister of Public Safety)"}]

@@ -68,6 +68,15 @@ def test_titles_written_in_speaker_labels():
     assert all(a.subject.is_speaker and a.quote == t.utterances[a.utterance_idx].speaker for a in out if a.quote_in_label)
 
 
+def test_a_text_transcript_reads_an_office_after_a_comma_in_the_label():
+    t = parse_bytes(b"Lynne Neagle AM: Welcome.\nKirsty Williams AM, Cabinet Secretary for Education: Diolch, Chair.\n"
+                    b"Well, Next Steps: we agree.\n", "hearing.txt")
+    assert [u.speaker for u in t.utterances] == ["Lynne Neagle AM", "Kirsty Williams AM, Cabinet Secretary for Education",
+                                                 None]
+    assert ("has_title", "Kirsty Williams AM, Cabinet Secretary for Education", "Cabinet Secretary for Education",
+            None) in facts(extract(t))
+
+
 def test_label_parsing_names_people_and_seats():
     assert label_person("Hon. Judy A. Sgro (Humber River, Lib.)") == "Judy A. Sgro"
     assert label_person("The Acting Chair (Mr. Bruce Stanton)") == "Bruce Stanton"

@@ -15,7 +15,9 @@ from backchannel.memory.text import norm_space
 # like "note: the deadline" or "so: what now" stays text (scripts without case pass).
 # The note may hold one nested parenthesis ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))") and run
 # to 120 characters ("(Vice-President, Health Security Infrastructure Branch, Public Health Agency of Canada)").
+# After a comma, an office: "Kirsty Williams AM, Cabinet Secretary for Education" (is_name checks it).
 NAME_PATTERN = (r"[^\W\d_][\w'’.\-]*(?:[ \t]+[\w'’.\-&]+){0,4}"
+                r"(?:,[ \t]+[A-Z][\w'’.\-&]*(?:[ \t]+[\w'’.\-&]+){0,8})?"
                 r"(?:[ \t]*\((?=[^\n]{1,120}\))[^()\n]*(?:\([^()\n]*\)[^()\n]*)?\))?")
 _SPEAKER_PREFIX = re.compile(
     rf"^[ \t]*(?:[-–—][ \t]+)?(?:\*\*|__)?\[?(?P<name>{NAME_PATTERN})\]?(?:\*\*|__)?[ \t]*:(?:\*\*|__)?(?:[ \t]+|$)(?P<rest>.*)$",
@@ -30,6 +32,7 @@ _NOT_NAMES = frozenset(
     "http https ps nb tip example step".split()
 )
 _PARTICLES = frozenset("de la le du des da di del della van von der den ter bin ben al el y e dos das".split())
+_OFFICE_WORDS = frozenset("for of and the in on at to".split())  # "Cabinet Secretary for Education"
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*$")
 
 # Merged cue runs stop growing past this many characters, so unpunctuated captions
@@ -136,6 +139,15 @@ def is_name(name: str) -> bool:
         return False
     # A lower-case word other than a name particle makes it a clause ("The answer: yes",
     # "Next steps: ..."), not a name ("Marc de la Fontaine" is one).
+    outside = re.sub(r"\(.*\)", "", name)
+    if "," in outside:
+        head, _, office = outside.partition(",")
+        heads = head.split()
+        if not 2 <= len(heads) <= 5 or not all(w[:1].isupper() for w in heads):
+            return False  # "Well, Next Steps": only a full name takes an office after a comma
+        if not all(w[:1].isupper() or w.casefold() in _OFFICE_WORDS for w in office.split()):
+            return False
+        name = head
     words = re.sub(r"\([^)]*\)", "", name).split()
     return all(not w[:1].islower() or w.casefold() in _PARTICLES for w in words[1:])
 

@@ -70,7 +70,7 @@ def test_titles_written_in_speaker_labels():
 
 def test_a_text_transcript_reads_an_office_after_a_comma_in_the_label():
     t = parse_bytes(b"Lynne Neagle AM: Welcome.\nKirsty Williams AM, Cabinet Secretary for Education: Diolch, Chair.\n"
-                    b"Well, Next Steps: we agree.\n", "hearing.txt")
+                    b"\nWell, Next Steps: we agree.\n", "hearing.txt")
     assert [u.speaker for u in t.utterances] == ["Lynne Neagle AM", "Kirsty Williams AM, Cabinet Secretary for Education",
                                                  None]
     assert ("has_title", "Kirsty Williams AM, Cabinet Secretary for Education", "Cabinet Secretary for Education",

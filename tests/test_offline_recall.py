@@ -284,3 +284,21 @@ def test_forgetting_someone_keeps_what_a_label_says_about_another(store):
     rows = store.query("SELECT predicate, object_literal, quote FROM assertions")
     assert rows == [{"predicate": "has_title", "object_literal": "Minister of Public Safety",
                      "quote": "Hon. Bill Blair (Minister of Public Safety)"}]
+
+
+def test_a_seat_named_in_speech_is_that_meetings_seat(store):
+    from backchannel.extractors.result import ExtractedAssertion, Mention
+
+    for title in ("Call A", "Call B"):
+        t = transcript([("Speaker 1", f"Hello from {title}."), ("Speaker 2", "Speaker 1 will send you the deck.")],
+                       title=title)
+        said = "Speaker 1 will send you the deck"
+        a = ExtractedAssertion(Mention("Speaker 1", "person"), "committed_to", utterance_idx=1, span_start=0,
+                               span_end=len(said), quote=said, object_literal="send you the deck",
+                               modality="commitment")
+        write_source(store, t, [a], owner_names=OWNER, extractor="test")
+    assert entities.find(store, "Speaker 1") == []
+    rows = store.query("""SELECT e.name, u.speaker_id = a.subject_id AS is_the_seat FROM assertions a
+                          JOIN entities e ON e.id = a.subject_id
+                          JOIN utterances u ON u.source_id = a.source_id AND u.idx = 0 ORDER BY e.name""")
+    assert rows == [{"name": "Speaker 1 (Call A)", "is_the_seat": True}, {"name": "Speaker 1 (Call B)", "is_the_seat": True}]

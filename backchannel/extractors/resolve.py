@@ -148,6 +148,14 @@ class SourceResolver:
 
     def _resolve(self, name: str, kind: str) -> int:
         n = norm_name(name)
+        if kind == "person" and is_seat_label(name) and label_person(name) is None:
+            # "Speaker 1 will send it", or a model naming a seat: that seat in this meeting, never
+            # a "Speaker 1" of another meeting (no fuzzy or embedding match either).
+            if name in self.labels:
+                return self.speaker(name)
+            local = f"{name} ({self.source_title})"
+            found = self._find(local, "person")
+            return found[0].id if found else self._create(local, "person")
         if kind == "person" and n in self.owner_norms:
             return self.owner_id
         found = self._find(name, kind)

@@ -302,3 +302,19 @@ def test_a_seat_named_in_speech_is_that_meetings_seat(store):
                           JOIN entities e ON e.id = a.subject_id
                           JOIN utterances u ON u.source_id = a.source_id AND u.idx = 0 ORDER BY e.name""")
     assert rows == [{"name": "Speaker 1 (Call A)", "is_the_seat": True}, {"name": "Speaker 1 (Call B)", "is_the_seat": True}]
+
+
+def test_desks_joins_and_teaching():
+    t = transcript([
+        ("Agent", "Thank you for calling Nimbus support, my name is Derek, how can I help?"),
+        ("Sam", "Thanks for calling Mum, by the way."),
+        ("Sam", "And Jess says hi, she's teaching at Leeds University these days."),
+        ("Chair", "I'd like to welcome Anjali Kapoor, who joined the board in July as a non-executive director."),
+        ("Leo Martins", "Before Parcelio I spent six years at DHL in Bonn."),
+    ])
+    got = facts(extract(t))
+    assert ("works_at", "Agent", "Nimbus", None) in got
+    assert ("works_at", "Jess", "Leeds University", None) in got
+    assert ("has_title", "Anjali Kapoor", "non-executive director", None) in got
+    assert ("left", "Leo Martins", "DHL", None) in got
+    assert not [f for f in got if f[2] == "Mum"]

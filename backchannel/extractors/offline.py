@@ -57,7 +57,8 @@ _RULES = (
     (_SELF_TRIGGERS, rule_self_intro),
     # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
     ((" from ",), rule_from_org),
-    (("from ", "used to be", "spent ", "'s ", "’s "), rule_moves),
+    (("from ", "used to be", "spent ", "'s ", "’s ", "calling", "reached", "joined", "teaching", "lecturing",
+      "nursing", "consulting"), rule_moves),
     (("our ", "my ", "their ", "your ", ", the ", "'s ", "’s "), rule_possessive_title),
     (("i chair", "i lead", "i run", "i head", "i manage", "i also", "i currently", "i now", "i still"), rule_i_lead),
 )

@@ -62,12 +62,23 @@ _JOINED_FROM = re.compile(
 _USED_TO_BE = re.compile(rf"{_SUBJ}\s+used\s+to\s+be\s+(?:at|with)\s+(?:the\s+)?(?P<org>{ORG})")
 _SPENT_AT = re.compile(rf"{_SUBJ}\s+spent\s+(?:(?:\w+|\d+)\s+){{1,3}}?(?:years?|months?)\s+(?:at|with)\s+(?:the\s+)?"
                        rf"(?P<org>{ORG})")
+_TEACHING_AT = re.compile(rf"{_SUBJ}\s?(?:['’]s|\s+is|['’]m|\s+am)\s+(?:now\s+|still\s+|currently\s+)?"
+                          rf"(?:teaching|lecturing|nursing|consulting)\s+at\s+(?:the\s+)?(?P<org>{ORG})")
+_CALLING = re.compile(rf"\b(?:[Tt]hank\s+you|[Tt]hanks)\s+for\s+calling\s+(?:the\s+)?(?P<org>{ORG})"
+                      rf"|\b[Yy]ou['’]ve\s+reached\s+(?:the\s+)?(?P<org2>{ORG})")
+# "Thanks for calling Mum" / "you've reached Monica and Chandler's" are no employer: a desk must follow.
+_DESK = re.compile(r"\s+(?:customer\s+)?(?:support|service|services|help\s*desk|helpdesk|helpline|sales|billing|"
+                   r"reception|care|technical|tech|team|desk|line)\b", re.I)
+_JOINED_AS = re.compile(
+    rf"{_SUBJ}(?:\s*,\s*who)?\s+(?:has\s+|had\s+|['’]s\s+)?(?:just\s+|recently\s+)?joined\s+(?:us|the\s+(?:board|team|company|firm)"
+    rf"|(?P<org>{ORG}))?(?:\s+(?:in|last|this)\s+\w+)?\s+as\s+(?:a|an|the|our)\s+(?P<title>[a-zA-Z][\w-]*(?:\s+[a-zA-Z][\w-]*){{0,4}}?)"
+    rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|in|last|this)\b))")
 _IS_AT_NOW = re.compile(rf"{_SUBJ}\s?['’]s\s+(?P<now1>now\s+)?at\s+(?:the\s+)?(?P<org>{ORG})(?P<now2>\s+now)?")
 
 
 def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
-    if raw.split()[-1] == "I" and raw.split()[0].lower() in ("and", "so", "but", "then", "i"):
-        raw = "I"  # "And I joined ...": the name pattern took the opener with the pronoun
+    if raw.split()[-1] == "I":
+        raw = "I"  # "And I joined ...", "Before Parcelio I spent ...": the name pattern took the word before
     if raw == "I":
         return ctx.me()
     if raw.lower() in ("she", "he"):
@@ -78,14 +89,35 @@ def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
 def rule_moves(ctx: Ctx) -> None:
     """'Kenji joined from Snowflake', 'Mia Lund, who came from Maersk', 'I just joined from Shopify'
     -> left; 'Daniel used to be at Stripe', 'I spent six years at DHL' -> left; 'she's at Spotify now' -> works_at."""
-    for rx in (_JOINED_FROM, _USED_TO_BE, _SPENT_AT, _IS_AT_NOW):
+    for m in _CALLING.finditer(ctx.text, ctx.s0, ctx.s1):
+        me = ctx.me()  # a call-centre greeting: "Thank you for calling Nimbus support, my name is Derek"
+        org = org_name(m.group("org") or m.group("org2"))
+        if org is None or not (looks_like_org(org) or _DESK.match(ctx.text, m.end())):
+            continue
+        if me is not None and norm_name(org) not in ctx.known_people:
+            ctx.emit("works_at", me, m.start(), m.end(), obj=Mention(org, "organisation"), confidence=0.55)
+    for m in _JOINED_AS.finditer(ctx.text, ctx.s0, ctx.s1):
+        subj = _subject(ctx, m.group("subj"), m.start())
+        title = parse_title(m.group("title"))
+        if subj is None or title is None or title[2] or not strong_title(title[0]):
+            continue  # "Anjali Kapoor, who joined the board in July as a non-executive director"
+        org = org_name(m.group("org")) if m.group("org") else None
+        if org and norm_name(org) not in ctx.known_people:
+            dr = ctx.date_for(m.start(), m.end(), past=True)
+            ctx.emit("works_at", subj, m.start(), m.end(), obj=Mention(org, "organisation"), qualifier=title[1],
+                     dr=dr, valid_from=dr.start if dr else None, confidence=0.55)
+        else:
+            ctx.emit("has_title", subj, m.start(), m.end(), literal=title[1], confidence=0.55)
+    for rx in (_JOINED_FROM, _USED_TO_BE, _SPENT_AT, _TEACHING_AT, _IS_AT_NOW):
         for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
             subj = _subject(ctx, m.group("subj"), m.start())
             org = org_name(m.group("org"))
             if subj is None or org is None or norm_name(org) in ctx.known_people:
                 continue
             o = Mention(org, "organisation")
-            if rx is _IS_AT_NOW:
+            if rx is _TEACHING_AT:
+                ctx.emit("works_at", subj, m.start(), m.end(), obj=o, confidence=0.55)
+            elif rx is _IS_AT_NOW:
                 if not (m.group("now1") or m.group("now2") or looks_like_org(org)):
                     continue  # "he's at Heathrow": a place, unless it is surely an organisation or "now"
                 ctx.emit("works_at", subj, m.start(), m.end(), obj=o, confidence=0.55)

@@ -167,8 +167,8 @@ _COPULA = re.compile(
 
 
 def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
-    if raw.split()[-1] == "I" and raw.split()[0].lower() in ("and", "so", "but", "then", "i"):
-        raw = "I"  # "And I joined ...": the name pattern took the opener with the pronoun
+    if raw.split()[-1] == "I":
+        raw = "I"  # "And I joined ...", "Before Acme I worked ...": the name pattern took the word before
     if raw == "I":
         return ctx.me()
     if raw.lower() in ("she", "he"):

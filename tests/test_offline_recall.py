@@ -318,3 +318,20 @@ def test_desks_joins_and_teaching():
     assert ("has_title", "Anjali Kapoor", "non-executive director", None) in got
     assert ("left", "Leo Martins", "DHL", None) in got
     assert not [f for f in got if f[2] == "Mum"]
+
+
+def test_a_pronoun_follows_the_one_person_named_in_the_previous_turns():
+    t = transcript([
+        ("Sam", "Did you hear Lena left Microsoft?"),
+        ("Alex", "No way! Where did she go?"),
+        ("Sam", "She's at Spotify now."),
+        ("Aiko", "Say hello to Jonas Berg from me, he used to run your Hamburg office, right?"),
+        ("Stefan", "He did, but he left Parcelio in the summer. He's at Flexport now."),
+        ("Anna", "Marc and Sophie Martin were both there."),
+        ("Paul", "She's at Globex now."),  # two people named before: nobody is guessed
+    ])
+    got = facts(extract(t))
+    assert ("works_at", "Lena", "Spotify", None) in got
+    assert ("left", "Jonas Berg", "Parcelio", None) in got and ("works_at", "Jonas Berg", "Flexport", None) in got
+    assert not [f for f in got if f[2] == "Globex"]
+    assert not [f for f in got if f[1] in ("Hamburg", "Microsoft")]

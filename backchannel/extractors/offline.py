@@ -31,7 +31,7 @@ from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.offline_labels import label_facts
 from backchannel.extractors.offline_people import (
-    asks_name, our_people, rule_from_org, rule_i_lead, rule_moves, rule_possessive_title, table_intro_name,
+    asks_name, our_people, pronoun_facts, rule_from_org, rule_i_lead, rule_moves, rule_possessive_title, table_intro_name,
 )
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
@@ -62,6 +62,8 @@ _RULES = (
     (("our ", "my ", "their ", "your ", ", the ", "'s ", "’s "), rule_possessive_title),
     (("i chair", "i lead", "i run", "i head", "i manage", "i also", "i currently", "i now", "i still"), rule_i_lead),
 )
+# Rules that may follow "she"/"he" back to a person named in the previous turns (offline_people.pronoun_facts).
+_ROLE_RULES = (rule_copula, rule_employ, rule_moves)
 # One compiled alternation per rule: a C-speed substring test instead of a Python loop.
 _RULES_RX = tuple((re.compile("|".join(map(re.escape, triggers))), rule) for triggers, rule in _RULES)
 _SELF_RX = re.compile("|".join(map(re.escape, _SELF_TRIGGERS)))
@@ -103,6 +105,8 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
                     rule(ctx)
     out.extend(label_facts(transcript))  # titles written in speaker labels (offline_labels.py)
     out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
+    # "- Did you hear Lena left? - Where did she go? - She's at Spotify now": a pronoun across turns
+    out.extend(pronoun_facts(transcript, [r for r in _RULES_RX if r[1] in _ROLE_RULES], known))
     return _dedupe(out)
 
 

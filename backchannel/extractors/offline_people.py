@@ -12,11 +12,12 @@ known from this meeting and unique (`our_people`).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_labels import is_seat_label, label_person
 from backchannel.extractors.offline_names import (
-    NAME, ORG, STOP, TITLE_HEADS, looks_like_org, org_name, parse_title, person_name, strong_title,
+    NAME, NAME_RX, ORG, ORG_HEADS, STOP, TITLE_HEADS, looks_like_org, org_name, parse_title, person_name, strong_title,
 )
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript
@@ -276,3 +277,76 @@ def table_intro_name(text: str, speaker: str | None, said_before: str, *, asked_
     if label_person(speaker) is None and is_seat_label(speaker) and len(name.split()) >= 2 and name.casefold() not in said_before:
         return name, m.end("name")
     return None
+
+
+# ---------------------------------------------------------------- a pronoun across turns
+
+_PRONOUN = re.compile(r"\b(?:[Ss]he|[Hh]e)\b")
+
+
+@dataclass
+class _CarriedCtx(Ctx):
+    """A sentence whose 'she'/'he' names nobody in its own utterance: the one person the
+    previous turns named is the antecedent ("- Did you hear Lena left Microsoft? - Where did she
+    go? - She's at Spotify now.")."""
+
+    carried: Mention | None = None
+
+    def antecedent(self, pos: int) -> Mention | None:
+        return super().antecedent(pos) or self.carried
+
+
+def _one_named(texts: list[str], speakers: set[str]) -> str | None:
+    """The single person (not a speaker of the meeting) named in `texts`; None for none or several."""
+    names: list[str] = []
+    for text in texts:
+        for m in NAME_RX.finditer(text):
+            n = person_name(m.group(0))
+            if not n or _NOT_A_PERSON_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+                continue  # "left Microsoft", "at Acme", "your Hamburg office": no person's place in the sentence
+            nxt = _NEXT_WORD.match(text, m.end())
+            if nxt and nxt.group(1) in ORG_HEADS:
+                continue
+            if (" " in n.strip() or not _SENT_START.search(text, 0, m.start())) and not any(
+                    same_person(n, s) for s in speakers):
+                names.append(n)
+    distinct = {norm_name(n).split()[0]: n for n in names}
+    if len(distinct) != 1:
+        return None
+    return max((n for n in names), key=len)  # "Jonas Berg" rather than a later "Jonas"
+
+
+_SENT_START = re.compile(r"(?:^|[.!?]\s*)$")
+_NOT_A_PERSON_BEFORE = re.compile(r"\b(?:at|for|of|from|in|joined|left|quit|the|with|by|about|into|on|our|your|their|my)\s+$",
+                                  re.I)
+_NEXT_WORD = re.compile(r"\s+([a-z]+)")
+
+
+def pronoun_facts(transcript: Transcript, rules, known_people: frozenset[str]) -> list[ExtractedAssertion]:
+    """What `rules` say about 'she'/'he' when the antecedent is the one person named in the two
+    previous turns and nobody in the utterance itself. Only facts about that person are kept."""
+    speakers = set(transcript.speakers())
+    utts = transcript.utterances
+    out: list[ExtractedAssertion] = []
+    anchor = transcript.meeting_date.date() if transcript.meeting_date else None
+    for k, u in enumerate(utts):
+        if k == 0 or not u.text or not _PRONOUN.search(u.text):
+            continue
+        name = _one_named([p.text for p in utts[max(0, k - 2):k]], speakers)
+        if name is None:
+            continue
+        carried = Mention(name, "person")
+        found: list[ExtractedAssertion] = []
+        for s0, s1 in sentences(u.text):
+            if not _PRONOUN.search(u.text, s0, s1):
+                continue
+            ctx = _CarriedCtx(utt_idx=u.idx, speaker=u.speaker, text=u.text, s0=s0, s1=s1, anchor=anchor, out=found,
+                              known_people=known_people, carried=carried)
+            if ctx.the_one_person(max(0, s0 - 500), s0) is not None:
+                break  # someone is named earlier in this utterance: the ordinary rules decide
+            low = u.text[s0:s1].lower()
+            for rx, rule in rules:
+                if rx.search(low):
+                    rule(ctx)
+        out.extend(a for a in found if norm_name(a.subject.name) == norm_name(name))
+    return out

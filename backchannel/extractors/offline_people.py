@@ -307,16 +307,14 @@ def _one_named(texts: list[str], speakers: set[str]) -> str | None:
             nxt = _NEXT_WORD.match(text, m.end())
             if nxt and nxt.group(1) in ORG_HEADS:
                 continue
-            if (" " in n.strip() or not _SENT_START.search(text, 0, m.start())) and not any(
-                    same_person(n, s) for s in speakers):
-                names.append(n)
+            if not any(same_person(n, s) for s in speakers):
+                names.append(n)  # a sentence-initial word counts too: a doubt means no guess
     distinct = {norm_name(n).split()[0]: n for n in names}
     if len(distinct) != 1:
         return None
     return max((n for n in names), key=len)  # "Jonas Berg" rather than a later "Jonas"
 
 
-_SENT_START = re.compile(r"(?:^|[.!?]\s*)$")
 _NOT_A_PERSON_BEFORE = re.compile(r"\b(?:at|for|of|from|in|joined|left|quit|the|with|by|about|into|on|our|your|their|my)\s+$",
                                   re.I)
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")

@@ -27,7 +27,8 @@ _END = r"(?=\s*(?:[,.;:!?)\]—–]|$|\s+(?:who|will|is|was|has|had|said|says|as
 
 # ---------------------------------------------------------------- "X from Y"
 
-_FROM_ORG = re.compile(rf"(?P<name>{NAME})\s*,?\s+from\s+(?:the\s+)?(?P<org>{ORG})(?=\s*(?:[,.;:!?)]|$|\s+(?:and|who|is|was|will|has|here|joined|I)\b))")
+_FROM_ORG = re.compile(rf"(?P<name>{NAME})\s*,?\s+from\s+(?:the\s+)?(?P<org>{ORG})"
+                       rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|who|is|was|will|has|here|joined|I)\b))")
 
 
 def asks_name(text: str) -> bool:
@@ -274,7 +275,8 @@ def table_intro_name(text: str, speaker: str | None, said_before: str, *, asked_
         return None  # "Hi Rachel Green, good to see you": a greeting; an introduction goes on in the first person
     if same_person(name, speaker) and norm_name(name) != norm_name(speaker) or norm_name(name) == norm_name(speaker):
         return name, m.end("name")
-    if label_person(speaker) is None and is_seat_label(speaker) and len(name.split()) >= 2 and name.casefold() not in said_before:
+    if (label_person(speaker) is None and is_seat_label(speaker) and len(name.split()) >= 2
+            and name.casefold() not in said_before):
         return name, m.end("name")
     return None
 

@@ -335,3 +335,16 @@ def test_a_pronoun_follows_the_one_person_named_in_the_previous_turns():
     assert ("left", "Jonas Berg", "Parcelio", None) in got and ("works_at", "Jonas Berg", "Flexport", None) in got
     assert not [f for f in got if f[2] == "Globex"]
     assert not [f for f in got if f[1] in ("Hamburg", "Microsoft")]
+
+
+def test_a_name_said_with_post_nominals_is_the_speaker_of_that_name(store):
+    t = transcript([("Lynne Morgan MS", "I'm very pleased to welcome Jeremy Miles MS, Minister for Education; "
+                                        "and Dr Ian Johnson, who is the manager of research at Mind Cymru."),
+                    ("Jeremy Miles MS, Minister for Education", "Diolch."),
+                    ("Ian Johnson", "Thank you.")])
+    write_source(store, t, extract(t), owner_names=OWNER, extractor="offline")
+    miles = entities.find(store, "Jeremy Miles", "person")
+    assert len(miles) == 1 and miles[0].name == "Jeremy Miles"
+    assert [e.id for e in entities.find(store, "Jeremy Miles MS")] == [miles[0].id]
+    assert len(entities.find(store, "Ian Johnson", "person")) == 1
+    assert [e.id for e in entities.find(store, "Dr Ian Johnson")] == [e.id for e in entities.find(store, "Ian Johnson")]

@@ -142,6 +142,13 @@ class SourceResolver:
         key = (norm_name(name), kind)
         if key in self._cache:
             return self._cache[key]
+        clean = label_person(name) if kind == "person" else None
+        if clean and len(clean.split()) >= 2 and norm_name(clean) != key[0]:
+            # "Jeremy Miles MS", "Dr Ian Johnson" in speech: the person, with that spelling as an alias
+            eid = self.mention(clean, kind)
+            self._alias(eid, name)
+            self._cache[key] = eid
+            return eid
         eid = self._resolve(name, kind)
         self._cache[key] = eid
         return eid

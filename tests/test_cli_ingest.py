@@ -145,5 +145,9 @@ def test_folder_ingest_skips_licences_and_readmes(tmp_path):
     (tmp_path / "index review.txt").write_text("Marc: hello\n")
     (tmp_path / "processed").mkdir()
     (tmp_path / "processed" / "old.txt").write_text("Marc: old\n")
+    (tmp_path / "LICENSE_QMSum_MIT.txt").write_text("MIT License\n")
     assert [p.name for p in expand_paths([tmp_path])] == ["index review.txt"]
+    passed_over: list = []
+    list(expand_paths([tmp_path], passed_over))
+    assert sorted(p.name for p in passed_over) == ["INDEX.json", "LICENSE.txt", "LICENSE_QMSum_MIT.txt", "README.md"]
     assert [p.name for p in expand_paths([tmp_path / "README.md"])] == ["README.md"]  # named: taken as given

@@ -53,8 +53,11 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
         except ValueError as exc:
             raise UserError(str(exc)) from None
     files = [str(p.resolve()) for p in expand_paths(paths)]
+    passed_over: list = []
+    files = [str(p.resolve()) for p in expand_paths(paths, passed_over)]
     if not files:
-        raise UserError("no transcript files found in " + ", ".join(paths))
+        raise UserError("no transcript files found in " + ", ".join(paths)
+                        + (f" ({len(passed_over)} licence/readme/index files skipped)" if passed_over else ""))
     summary = {"ingested": 0, "skipped": 0, "failed": []}
     results: list[dict] = []
     show_bar = len(files) > _BATCH and not json_output and sys.stderr.isatty()
@@ -85,9 +88,13 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
     redated = sum(1 for r in results if r.get("redated"))
     if redated:  # duplicates that moved a stored meeting to a better date
         summary["redated"] = redated
+    if passed_over:
+        summary["not_meetings"] = [str(p) for p in passed_over]
     if json_output:
         echo_json(summary)
     else:
+        for p in passed_over:
+            click.echo(f"skipped   {p.name}: not a meeting (licence, readme or index file)")
         for r in results:
             name = Path(r["path"]).name
             if r["status"] == "ingested":

@@ -4,6 +4,7 @@ assertions (offline rules or the configured model), write it in one transaction.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -38,10 +39,17 @@ class IngestOutcome:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
-def expand_paths(paths: Iterable[str | Path]) -> Iterator[Path]:
+def not_a_meeting(name: str) -> bool:
+    """LICENSE, README.md, INDEX.json, LICENSE_QMSum_MIT.txt, COPYING: files that travel with a corpus."""
+    stem = Path(name).stem.lower()
+    return stem in _NOT_MEETINGS or re.match(r"(?:%s)[_.-]" % "|".join(sorted(_NOT_MEETINGS)), stem) is not None
+
+
+def expand_paths(paths: Iterable[str | Path], passed_over: list[Path] | None = None) -> Iterator[Path]:
     """Files as given; folders walked for transcript files (dot and temp files skipped,
     the processed/ and failed/ folders an inbox keeps beside it, and LICENSE, README,
-    INDEX and similar files that are not meetings)."""
+    INDEX and similar files that are not meetings: those are appended to `passed_over`
+    so the caller can say it skipped them)."""
     for p in paths:
         p = Path(p)
         if p.is_dir():
@@ -49,8 +57,11 @@ def expand_paths(paths: Iterable[str | Path]) -> Iterator[Path]:
                 rel = f.relative_to(p).parts
                 if any(part.startswith(".") or part in _IGNORED_DIRS for part in rel):
                     continue
-                if (f.is_file() and f.suffix.lower() in TRANSCRIPT_SUFFIXES and not f.name.endswith(".error.txt")
-                        and f.stem.lower() not in _NOT_MEETINGS):
+                if f.is_file() and f.suffix.lower() in TRANSCRIPT_SUFFIXES and not f.name.endswith(".error.txt"):
+                    if not_a_meeting(f.name):
+                        if passed_over is not None:
+                            passed_over.append(f)
+                        continue
                     yield f
         else:
             yield p

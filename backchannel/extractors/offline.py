@@ -28,6 +28,11 @@ import re
 from collections.abc import Sequence
 
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
+from backchannel.extractors.offline_acronyms import organisation_aliases
+from backchannel.extractors.offline_labels import label_facts
+from backchannel.extractors.offline_people import (
+    asks_name, our_people, pronoun_facts, rule_from_org, rule_i_lead, rule_moves, rule_possessive_title, table_intro_name,
+)
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
@@ -36,7 +41,7 @@ from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory.text import norm_name
 
-__all__ = ["extract", "self_introductions"]
+__all__ = ["extract", "organisation_aliases", "self_introductions"]
 
 _SELF_TRIGGERS = ("i'm", "i’m", "i 'm", "i am", "my name", "this is")
 # Lowercased substrings that must occur in a sentence before a rule runs on it.
@@ -50,7 +55,15 @@ _RULES = (
     (("my ",), rule_my_ties),
     (("'ll", "’ll", "will ", "shall", "going to", "let me"), rule_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
+    # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
+    ((" from ",), rule_from_org),
+    (("from ", "used to be", "spent ", "'s ", "’s ", "calling", "reached", "joined", "teaching", "lecturing",
+      "nursing", "consulting"), rule_moves),
+    (("our ", "my ", "their ", "your ", ", the ", "'s ", "’s "), rule_possessive_title),
+    (("i chair", "i lead", "i run", "i head", "i manage", "i also", "i currently", "i now", "i still"), rule_i_lead),
 )
+# Rules that may follow "she"/"he" back to a person named in the previous turns (offline_people.pronoun_facts).
+_ROLE_RULES = (rule_copula, rule_employ, rule_moves)
 # One compiled alternation per rule: a C-speed substring test instead of a Python loop.
 _RULES_RX = tuple((re.compile("|".join(map(re.escape, triggers))), rule) for triggers, rule in _RULES)
 _SELF_RX = re.compile("|".join(map(re.escape, _SELF_TRIGGERS)))
@@ -90,6 +103,10 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
             for rx, rule in _RULES_RX:
                 if rx.search(low):
                     rule(ctx)
+    out.extend(label_facts(transcript))  # titles written in speaker labels (offline_labels.py)
+    out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
+    # "- Did you hear Lena left? - Where did she go? - She's at Spotify now": a pronoun across turns
+    out.extend(pronoun_facts(transcript, [r for r in _RULES_RX if r[1] in _ROLE_RULES], known))
     return _dedupe(out)
 
 
@@ -111,10 +128,18 @@ def self_introductions(transcript: Transcript) -> dict[str, str]:
     the first introduction of each speaker wins; labels that already carry the name
     ('Nadia Haddad' saying "I'm Nadia") are left out."""
     found: dict[str, str] = {}
+    said: list[str] = []  # what was said before, casefolded: a name said before is greeted, not introduced
     for u in transcript.utterances:
+        said.append(u.text.casefold())
         if not u.speaker or u.speaker in found:
             continue
         text = u.text
+        prev = transcript.utterances[u.idx - 1] if u.idx > 0 else None
+        table = table_intro_name(text, u.speaker, " ".join(said[:-1]) if len(said) > 1 else "",
+                                 asked_name=prev is not None and prev.speaker != u.speaker and asks_name(prev.text))
+        if table and not same_person(table[0], u.speaker):
+            found[u.speaker] = table[0]  # around a table: "Ben Kowalski. I'm a senior engineer"
+            continue
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
             if not _SELF_RX.search(low):

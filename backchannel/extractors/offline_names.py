@@ -94,7 +94,7 @@ counsel lawyer solicitor barrister attorney accountant controller treasurer edit
 co-ordinator administrator specialist associate intern assistant representative commissioner ambassador governor
 mayor prosecutor inspector superintendent dean provost chancellor registrar nurse physician surgeon clerk trustee
 economist strategist planner buyer recruiter ceo cto cio cfo coo cmo ciso cdo cpo cro md gm svp evp
-""".split())
+""".split()) | {"journalist", "reporter", "auditor", "correspondent", "pharmacist", "paralegal"}  # issue 11
 # Adjectives that make "X is a great engineer" an opinion, not a title.
 _EVALUATIVE = set("good great nice best better bad terrible brilliant amazing real true fantastic excellent "
                   "awful lovely kind sort bit lot wonderful fine decent fair".split())
@@ -279,8 +279,8 @@ def org_name(raw: str, *, lenient: bool = False) -> str | None:
         return None
     if len(out) == 1 and out[0].lower() in NOT_ORGS:
         return None
-    if all(w.lower() in NOT_ORGS for w in out):
-        return None
+    if all(w.lower() in NOT_ORGS for w in out) and not (len(out) > 1 and out[-1].lower() in ORG_HEADS):
+        return None  # ("the Welsh Government" is one: a nationality and a head word)
     return " ".join(out)
 
 

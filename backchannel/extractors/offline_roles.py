@@ -73,7 +73,9 @@ def title_org(text: str, pos: int, end: int, *, lenient: bool = False, known_peo
         if title is None:
             return None
         surface, canon, former, _ = title
-        return Role(surface, canon, former, None, _title_end(toks, title)) if not comma_org else None
+        if comma_org and not (toks[comma_i + 1][2] in ("I", "I'm", "I’m") and title[3] == comma_i):
+            return None
+        return Role(surface, canon, former, None, _title_end(toks, title))  # "a senior engineer, I mostly ..."
     if title is None:
         return Role(None, None, False, org, org_end)
     return Role(title[0], title[1], title[2], org, org_end)
@@ -165,11 +167,17 @@ _COPULA = re.compile(
 
 
 def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
+    if raw.split()[-1] == "I":
+        raw = "I"  # "And I joined ...", "Before Acme I worked ...": the name pattern took the word before
     if raw == "I":
         return ctx.me()
     if raw.lower() in ("she", "he"):
         return ctx.antecedent(pos)
     return ctx.person(raw)
+
+
+_MY_TIE = re.compile(r"\s*(?:my|our)\s+(?:first\s+|old\s+|former\s+|direct\s+)?(?:\w+\s+)?(?:manager|boss|lead|"
+                     r"supervisor|mentor|director|head|colleague|editor)\b", re.I)
 
 
 def rule_copula(ctx: Ctx) -> None:
@@ -190,6 +198,14 @@ def rule_copula(ctx: Ctx) -> None:
         pronoun = m.group("subj").lower() in ("she", "he")
         if pronoun and role.org is None:
             continue  # "he's a teacher": too weak a link for a title alone
+        if past and role.org and _MY_TIE.match(ctx.text, m.end()):
+            # "she was my first manager at DHL": a tie that ended, not a job (she may still be there)
+            me = ctx.me()
+            if me is not None and not subj.is_speaker:
+                dr = ctx.date_for(m.start(), role.end, past=True)
+                ctx.emit("worked_with", me, m.start(), role.end, obj=subj, qualifier=role.org, dr=dr,
+                         valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=0.6)
+            continue
         _emit_role(ctx, subj, role, m.start(), past=past, started=started,
                    confidence=0.7 if subj.is_speaker else 0.5 if pronoun else 0.65)
 
@@ -201,6 +217,7 @@ def _org_is_employer(head: str, org: str | None) -> bool:
 
 _APPOS = re.compile(rf"(?P<name>{NAME})\s*,\s*(?:who\s+is\s+|who['’]s\s+)?(?=\S)")
 _APPOS_END = re.compile(r"\s*(?:$|[,;:.!?)—–-]|(?:and|who|said|says|told|will|was|is|has|had|joined|left)\b)")
+_FIRST_PERSON = re.compile(r"I\b|I['’]")
 _TAIL_ROLE = re.compile(r"\s*,?\s*and\s+(?:also\s+)?(?:the\s+)?(?=[a-z])")
 _TAIL_REP = re.compile(rf"\s*,?\s*(?:and\s+)?(?:also\s+)?representing\s+(?:the\s+)?(?P<org>{ORG})")
 
@@ -215,6 +232,8 @@ def rule_appositive(ctx: Ctx, *, lenient: bool = False) -> None:
         subj = ctx.person(m.group("name"))
         if subj is None or (not lenient and ctx.weak_name(subj.name, m.start("name"))):
             continue  # "Look, the CEO of Acme ...": a lone first word is no name
+        if _FIRST_PERSON.match(ctx.text, m.end()):
+            continue  # "Lucy Brennan, I'm the operations director": a first-person clause, no apposition
         clause_end = ctx.clause_end_at(m.end())
         role = title_org(ctx.text, m.end(), clause_end, lenient=lenient, known_people=ctx.known_people)
         if role is None or role.title is None:
@@ -277,7 +296,8 @@ _FOLLOW_OK = re.compile(
     r"\s*(?:$|[,.;:!?)\]—–-]|(?:in|at|last|this|next|to|and|after|before|since|for|when|because|recently|back|"
     r"earlier|years?|months?|weeks?|ago|so|but|as|on|with|from|until|till|about|around|over|now|then|where|which|"
     r"who|yesterday|today|a|an|or|by|during|full-time|part-time|permanently|originally|straight|right|\d+|one|two|"
-    r"three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|just|already|too|as\s+well)\b)")
+    r"three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|just|already|too|as\s+well|though|anyway|"
+    r"still)\b)")
 _THEN_JOIN = re.compile(rf"\s+(?:to\s+join|and\s+joined|and\s+(?:moved|went)\s+to|for)\s+(?:the\s+)?(?P<org>{ORG})")
 _NOT_EMPLOYERS = {"zoom", "teams", "skype", "webex", "slack", "meet", "hangouts", "facetime"}
 

@@ -205,6 +205,8 @@ def rule_commitment(ctx: Ctx) -> None:
         return
     for m in _COMMIT.finditer(ctx.text, ctx.s0, ctx.s1):
         raw = m.group("subj") or "I"  # "let me send you ..." is the speaker's promise
+        if raw.split()[-1] in ("I", "i", "We", "we") and raw.split()[0].lower() in ("and", "so", "but", "then", "i", "we"):
+            raw = raw.split()[-1]  # "And I will send ...": the name pattern took the opener with the pronoun
         if raw in ("I", "i", "We", "we"):
             subj = ctx.me()
         else:

@@ -18,7 +18,7 @@ from pathlib import Path, PurePath
 
 from backchannel.extractors.decode import decode_bytes
 from backchannel.extractors.formats import PARSERS, format_for_name, sniff_format
-from backchannel.extractors.formats.common import Parsed, clean_speaker, clean_text
+from backchannel.extractors.formats.common import Parsed, clean_speaker, clean_text, strip_markup
 from backchannel.extractors.meeting_date import date_from_filename, date_from_mtime, strip_date
 from backchannel.extractors.transcript import (
     EmptyTranscript,
@@ -148,7 +148,7 @@ def _parse_text(text: str, name: str, base: str) -> Parsed:
 def _transcript(parsed: Parsed, name: str) -> Transcript:
     utterances: list[Utterance] = []
     for seg in parsed.segments:
-        body = clean_text(seg.text)
+        body = clean_text(strip_markup(seg.text))  # every format: "{vocalsound}", "[laughter]"
         if body:
             utterances.append(Utterance(len(utterances), clean_speaker(seg.speaker), body, seg.start_s, seg.end_s))
     if not utterances:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from backchannel.extractors.offline_labels import is_seat_label, label_person
 from backchannel.memory import entities
 from backchannel.memory.store import Store
 from backchannel.memory.text import norm_name
@@ -34,7 +35,7 @@ _ROLE_WORDS = {
 def looks_like_person_name(label: str) -> bool:
     """A speaker label that can be a person's name ("Marc", "Sophie Martin", "Dr. Lee")."""
     s = label.strip()
-    if not s or any(ch.isdigit() for ch in s) or _GENERIC_LABEL.match(s):
+    if not s or any(ch.isdigit() for ch in s) or _GENERIC_LABEL.match(s) or is_seat_label(s):
         return False
     if norm_name(s) in _ROLE_WORDS or len(s.split()) > 4 or s.split()[0].lower() == "the":
         return False  # "The Acting Chair", "The Clerk": a seat, not a name
@@ -53,6 +54,7 @@ class SourceResolver:
     owner_norms: set[str]
     participants: Sequence[str] = ()
     self_intros: dict[str, str] = field(default_factory=dict)
+    labels: Sequence[str] = ()  # every speaker label of the source (seats named in another label)
     extra: Callable[..., tuple[int | None, str, float]] | None = None
     speaker_ids: dict[str, int] = field(default_factory=dict)
     _cache: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -89,19 +91,45 @@ class SourceResolver:
         elif label in self.self_intros:
             eid = self.mention(self.self_intros[label], "person")
             self._alias(eid, label if looks_like_person_name(label) else f"{label} ({self.source_title})")
+        elif (person := label_person(label)) is not None:
+            # "Mr. Dan Albas (Central Okanagan, CPC)", "Hon. Bill Blair (Minister of ...)", "Lynne Neagle AM",
+            # "The Chair (Hon. Anthony Rota (...))": the person, under every spelling the meeting uses.
+            eid = self.mention(person, "person")
+            if norm_name(person) != norm_name(label):
+                self._alias(eid, label)
+                base = _LABEL_NOTE.sub("", label).strip()
+                if base != label.strip() and looks_like_person_name(base):
+                    self._alias(eid, base)  # "Hon. Bill Blair" as written without the note
         elif looks_like_person_name(label):
-            eid = self.mention(label, "person")
-        elif looks_like_person_name(base := _LABEL_NOTE.sub("", label)) and base != label.strip():
-            # "Mr. Dan Albas (Central Okanagan, CPC)", "Hon. Bill Blair (Minister of ...)": a name, then
-            # a riding or a title; the same person as plain "Mr. Dan Albas" elsewhere in the meeting.
-            eid = self.mention(base, "person")
-            self._alias(eid, label)
+            eid = self.mention(label, "person")  # "M. Dupont": a name the label parser does not take apart
+        elif (named := self._seat_holder(label)) is not None:
+            eid = self.speaker(named)  # "The Chair" when the meeting also labels "The Chair (Hon. X)"
         else:
             # A seat label ("Speaker 2", "Project Manager"): a person known only in this source.
             local = f"{label} ({self.source_title})"
             found = self._find(local, "person")
             eid = found[0].id if found else self._create(local, "person")
         self.speaker_ids[label] = eid
+        return eid
+
+    def _seat_holder(self, label: str) -> str | None:
+        """The one label of this meeting that names who holds this seat ("The Chair" ->
+        "The Chair (Hon. Anthony Rota (...))"); None when none or several do."""
+        seat = norm_name(label)
+        holders = {lab for lab in self.labels if lab != label and norm_name(_LABEL_NOTE.sub("", lab)) == seat
+                   and label_person(lab) is not None}
+        people = {norm_name(label_person(lab) or "") for lab in holders}
+        return sorted(holders)[0] if len(people) == 1 else None
+
+    def alias_organisation(self, long_form: str, acronym: str) -> int:
+        """Record `acronym` as an alias of the organisation `long_form` (created if new), unless memory
+        already holds a different organisation under that acronym (then the two stay apart: merging
+        is the user's call, `backchannel entities merge`)."""
+        eid = self.mention(long_form, "organisation")
+        others = [e for e in self._find(acronym, "organisation") if e.id != eid]
+        if not others and not any(e.id == eid for e in self._find(acronym, "organisation")):
+            self._alias(eid, acronym)
+        self._cache[(norm_name(acronym), "organisation")] = eid if not others else others[0].id
         return eid
 
     def only_an_organisation(self, name: str) -> bool:
@@ -114,12 +142,27 @@ class SourceResolver:
         key = (norm_name(name), kind)
         if key in self._cache:
             return self._cache[key]
+        clean = label_person(name) if kind == "person" else None
+        if clean and len(clean.split()) >= 2 and norm_name(clean) != key[0]:
+            # "Jeremy Miles MS", "Dr Ian Johnson" in speech: the person, with that spelling as an alias
+            eid = self.mention(clean, kind)
+            self._alias(eid, name)
+            self._cache[key] = eid
+            return eid
         eid = self._resolve(name, kind)
         self._cache[key] = eid
         return eid
 
     def _resolve(self, name: str, kind: str) -> int:
         n = norm_name(name)
+        if kind == "person" and is_seat_label(name) and label_person(name) is None:
+            # "Speaker 1 will send it", or a model naming a seat: that seat in this meeting, never
+            # a "Speaker 1" of another meeting (no fuzzy or embedding match either).
+            if name in self.labels:
+                return self.speaker(name)
+            local = f"{name} ({self.source_title})"
+            found = self._find(local, "person")
+            return found[0].id if found else self._create(local, "person")
         if kind == "person" and n in self.owner_norms:
             return self.owner_id
         found = self._find(name, kind)

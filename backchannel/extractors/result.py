@@ -1,7 +1,8 @@
 """What an extractor (offline rules or a model) hands to the writer.
 
 Names are surface strings; the writer resolves them to entities. Quotes are
-verbatim slices of one utterance's text: `utterance.text[span_start:span_end] == quote`.
+verbatim slices of one utterance's text: `utterance.text[span_start:span_end] == quote`
+(of its speaker label instead when `quote_in_label`).
 """
 
 from __future__ import annotations
@@ -51,3 +52,6 @@ class ExtractedAssertion:
     trust_reasons: tuple[str, ...] = ()
     # committed_to: whom the promise was made to; None when not said or not known.
     recipient: Mention | None = None
+    # The quote is a slice of the utterance's speaker label, not of its text: what a label
+    # such as "Hon. Patty Hajdu (Minister of Health)" says (offline_labels.py).
+    quote_in_label: bool = False

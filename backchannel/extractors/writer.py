@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.resolve import SourceResolver, looks_like_person_name
 from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
@@ -47,6 +48,7 @@ def write_source(
     self_intros: dict[str, str] | None = None,
     resolve_extra=None,
     content_hash: str | None = None,
+    org_aliases: dict[str, str] | None = None,
 ) -> WriteResult:
     content_hash = content_hash or transcript.content_hash()
     sid = source_id_for(content_hash)
@@ -66,6 +68,7 @@ def write_source(
         resolver = SourceResolver(
             store, sid, title, me.id, {norm_name(n) for n in owner_names if n},
             participants=participants, self_intros=dict(self_intros or {}), extra=resolve_extra,
+            labels=transcript.speakers(),
         )
         names = set(participants) | set(transcript.speakers()) | set((self_intros or {}).values())
         names |= {f"{label} ({title})" for label in transcript.speakers()}
@@ -76,6 +79,10 @@ def write_source(
         for p in participants:
             if looks_like_person_name(p) and p not in resolver.speaker_ids:
                 resolver.mention(p, "person")
+        # "the CPS" and "the Crown Prosecution Service" in one meeting: one organisation, before any
+        # assertion names either (offline_acronyms.py finds the pairs; None: find them here).
+        for long_form, acronym in (organisation_aliases(transcript) if org_aliases is None else org_aliases).items():
+            resolver.alias_organisation(long_form, acronym)
 
         store.insert_rows(
             "utterances", ["source_id", "idx", "speaker", "speaker_id", "start_s", "end_s", "text"],
@@ -113,7 +120,8 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
     seen: set[tuple] = set()
     for a in extracted:
         u = by_idx.get(a.utterance_idx)
-        if u is None or u.text[a.span_start:a.span_end] != a.quote:
+        said = (u.speaker or "") if u is not None and a.quote_in_label else (u.text if u is not None else "")
+        if u is None or said[a.span_start:a.span_end] != a.quote:
             raise QuoteMismatch(f"quote {a.quote!r} is not utterance {a.utterance_idx}[{a.span_start}:{a.span_end}]")
         if a.predicate not in PREDICATES or a.modality not in MODALITIES:
             raise ValueError(f"unknown predicate/modality {a.predicate!r}/{a.modality!r}")
@@ -163,6 +171,10 @@ def _merge_employment(rows: list[tuple], by_idx: dict) -> list[tuple]:
             out.append(r)
             continue
         prev = list(out[index[key]])
+        text = by_idx[r[_UTT]].text
+        if any(text[x[_START]:x[_END]] != x[_QUOTE] for x in (prev, r)):
+            out.append(r)  # one quotes the speaker label: no span covers both
+            continue
         if prev[_QUAL] and r[_QUAL] and prev[_QUAL].casefold() != r[_QUAL].casefold():
             out.append(r)  # two different titles: two facts
             continue

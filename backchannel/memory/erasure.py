@@ -145,6 +145,8 @@ def _redact_text(store: Store, rx: re.Pattern[str], redact, report: ForgetReport
                                       [sid, idx]).fetchall():
             new_quote = redact(quote)
             start = new_text.find(new_quote)
+            if start < 0 and new_speaker and new_speaker.find(new_quote) >= 0:
+                start = new_speaker.find(new_quote)  # a fact a speaker label states ("Hon. X (Minister of Y)")
             if start < 0:
                 con.execute("DELETE FROM assertions WHERE id = ?", [aid])
             else:

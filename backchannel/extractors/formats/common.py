@@ -13,7 +13,12 @@ from backchannel.memory.text import norm_space
 # "Marc Dupont", "Speaker 2", "SPEAKER_01", "Dr. O'Neil", "Ms. Heather McPherson
 # (Edmonton Strathcona, NDP)", "张伟"). is_name then refuses lower-case starts, so prose
 # like "note: the deadline" or "so: what now" stays text (scripts without case pass).
-NAME_PATTERN = r"[^\W\d_][\w'’.\-]*(?:[ \t]+[\w'’.\-&]+){0,4}(?:[ \t]*\([^()\n]{1,60}\))?"
+# The note may hold one nested parenthesis ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))") and run
+# to 120 characters ("(Vice-President, Health Security Infrastructure Branch, Public Health Agency of Canada)").
+# After a comma, an office: "Kirsty Williams AM, Cabinet Secretary for Education" (is_name checks it).
+NAME_PATTERN = (r"[^\W\d_][\w'’.\-]*(?:[ \t]+[\w'’.\-&]+){0,4}"
+                r"(?:,[ \t]+[A-Z][\w'’.\-&]*(?:[ \t]+[\w'’.\-&]+){0,8})?"
+                r"(?:[ \t]*\((?=[^\n]{1,120}\))[^()\n]*(?:\([^()\n]*\)[^()\n]*)?\))?")
 _SPEAKER_PREFIX = re.compile(
     rf"^[ \t]*(?:[-–—][ \t]+)?(?:\*\*|__)?\[?(?P<name>{NAME_PATTERN})\]?(?:\*\*|__)?[ \t]*:(?:\*\*|__)?(?:[ \t]+|$)(?P<rest>.*)$",
     re.DOTALL,
@@ -27,6 +32,7 @@ _NOT_NAMES = frozenset(
     "http https ps nb tip example step".split()
 )
 _PARTICLES = frozenset("de la le du des da di del della van von der den ter bin ben al el y e dos das".split())
+_OFFICE_WORDS = frozenset("for of and the in on at to".split())  # "Cabinet Secretary for Education"
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*$")
 
 # Merged cue runs stop growing past this many characters, so unpunctuated captions
@@ -60,6 +66,22 @@ class Parsed:
         """Keep the first date the file declares."""
         if when is not None and self.meeting_date is None:
             self.meeting_date, self.meeting_date_origin = when, origin
+
+
+# Transcript markup that is no speech: QMSum/AMI braces ("{vocalsound}", "{disfmarker}", "{gap}") and the
+# bracketed sound cues of captions and exports ("[laughter]", "(inaudible 00:01:02)", "[crosstalk]").
+# Only this vocabulary: "[Marc]" or "(see page 4)" are words someone wrote.
+_MARKUP = re.compile(
+    r"\{(?:vocalsound|disfmarker|pause|gap|nonvocalsound|comment|other)[^{}]*\}|\{[a-z_]{2,20}\}"
+    r"|[\[(](?:laugh(?:s|ter|ing)?|chuckles?|inaudible|unintelligible|crosstalk|cross-talk|overlapping|music|"
+    r"applause|silence|noise|background\s+noise|pause|coughs?|cough(?:ing)?|sighs?|clears\s+throat|"
+    r"indistinct|static|beep|phone\s+rings|rires?|inaudible|silence|bruit)(?:\s+[\d:.]+)?[\])]",
+    re.IGNORECASE)
+
+
+def strip_markup(text: str) -> str:
+    """Text without transcript markup (see _MARKUP); a removed cue leaves a space."""
+    return _MARKUP.sub(" ", text) if ("{" in text or "[" in text or "(" in text) else text
 
 
 def clean_text(text: str) -> str:
@@ -117,6 +139,15 @@ def is_name(name: str) -> bool:
         return False
     # A lower-case word other than a name particle makes it a clause ("The answer: yes",
     # "Next steps: ..."), not a name ("Marc de la Fontaine" is one).
+    outside = re.sub(r"\(.*\)", "", name)
+    if "," in outside:
+        head, _, office = outside.partition(",")
+        heads = head.split()
+        if not 2 <= len(heads) <= 5 or not all(w[:1].isupper() for w in heads):
+            return False  # "Well, Next Steps": only a full name takes an office after a comma
+        if not all(w[:1].isupper() or w.casefold() in _OFFICE_WORDS for w in office.split()):
+            return False
+        name = head
     words = re.sub(r"\([^)]*\)", "", name).split()
     return all(not w[:1].islower() or w.casefold() in _PARTICLES for w in words[1:])
 

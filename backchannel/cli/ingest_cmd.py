@@ -52,7 +52,6 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
             parse_given_date(meeting_date)
         except ValueError as exc:
             raise UserError(str(exc)) from None
-    files = [str(p.resolve()) for p in expand_paths(paths)]
     passed_over: list = []
     files = [str(p.resolve()) for p in expand_paths(paths, passed_over)]
     if not files:

@@ -150,3 +150,22 @@ class ApiSettings(Section):
 class LoggingSettings(Section):
     level: str = "INFO"
     json_logs: bool | None = None  # default: JSON when stderr is not a TTY
+
+
+class MailSettings(Section):
+    """Email as a source (issue 14): IMAP sync on a schedule; Maildir, mbox and .eml
+    files go through `backchannel ingest` and the inbox."""
+
+    enabled: bool = True  # IMAP sync runs only when `host` is set too
+    host: str | None = None  # IMAP server
+    port: int = 993
+    security: str = "tls"  # tls | starttls | none (none: loopback only)
+    username: str | None = None
+    password_secret: str = "imap_password"  # file name in the secrets dir
+    folders: list[str] = Field(default_factory=lambda: ["INBOX"])
+    sync_interval_s: float = 900.0  # how often the schedule enqueues a mail wake
+    batch: int = 25  # messages fetched per IMAP round trip
+    max_per_sync: int = 2000  # the rest waits for the next wake, so one sync never holds the daemon for long
+    max_message_mb: float = 25.0  # larger messages are recorded as errors, unread (attachments are never kept)
+    timeout_s: float = 30.0
+    ca_file: Path | None = None  # a private CA for a self-hosted server's certificate

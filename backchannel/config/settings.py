@@ -22,6 +22,7 @@ from backchannel.config.sections import (
     GateSettings,
     InboxSettings,
     LoggingSettings,
+    MailSettings,
     ModelSettings,
     OwnerSettings,
     SandboxSettings,
@@ -53,6 +54,7 @@ class Settings(BaseSettings):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    mail: MailSettings = Field(default_factory=MailSettings)
 
     @classmethod
     def settings_customise_sources(

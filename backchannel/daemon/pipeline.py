@@ -563,6 +563,10 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
         runs.add_counts(ctx.store, ctx.run_id, excerpts=excerpts_sent)
 
 
+def _mail(ctx: _Ctx) -> None:
+    importlib.import_module("backchannel.daemon.mail_sync").handle_wake(ctx)  # IMAP sync (issue 14)
+
+
 HANDLERS: dict[str, Callable[[_Ctx], None]] = {
     "inbox": _inbox,
     "calendar": _calendar,
@@ -570,6 +574,7 @@ HANDLERS: dict[str, Callable[[_Ctx], None]] = {
     "signal": _signal,
     "sweep": _sweep,
     "manual": _sweep,
+    "mail": _mail,
 }
 
 

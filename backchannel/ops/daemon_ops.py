@@ -50,6 +50,10 @@ def status(env: OpEnv) -> dict[str, Any]:
         from backchannel.delivery.outbox import summary
 
         out["deliveries"] = summary(env.store, env.settings)
+    if _has_table(env.store, "mail_sync_state"):  # email: last sync per folder, and errors (issue 14)
+        from backchannel.daemon.mail_sync import status as mail_status
+
+        out["mail"] = mail_status(env.store, env.settings)
     from backchannel.triggers.checks import problems
 
     out["config_problems"] = problems(env.settings)

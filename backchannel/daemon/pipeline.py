@@ -220,6 +220,7 @@ def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -
     name, email = _attendee_name_email(attendee)
     tries = [name] if name and "@" not in name else []
     if email:
+        tries.insert(0, email)  # an address email taught memory (an alias) names the person exactly
         tries.append(email.split("@", 1)[0].replace(".", " ").replace("_", " "))
     for t in tries:
         found = [e for e in entities.find(store, t, "person") if e.id != owner_id]

@@ -16,6 +16,7 @@ import mailbox
 import os
 import stat
 from collections.abc import Iterator
+from datetime import timezone
 from pathlib import Path
 
 from backchannel.config import Settings
@@ -140,8 +141,16 @@ def summarise(path: str, outcomes: list):
                          outcomes[0].source_id, assertions=total, title=title)
 
 
-def known_message(store: Store, identity: str) -> str | None:
-    return store.scalar("SELECT source_id FROM mail_messages WHERE message_id = ?", [identity])
+def known_message(store: Store, identity: str, addresses: list[str] = ()) -> tuple[str | None, dict[str, str]]:
+    """(the source of a message with this identity, or None; {address: person name} for
+    the addresses memory already knows), in one round trip."""
+    row = store.con.execute(
+        """SELECT (SELECT source_id FROM mail_messages WHERE message_id = ?),
+                  (SELECT list(struct_pack(n := a.norm, name := e.name)) FROM aliases a
+                   JOIN entities e ON e.id = a.entity_id
+                   WHERE e.kind = 'person' AND e.merged_into IS NULL AND list_contains(?, a.norm))""",
+        [identity, sorted({norm_name(a) for a in addresses if a})]).fetchone()
+    return row[0], {r["n"]: r["name"] for r in (row[1] or [])}
 
 
 def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *, gateway=None,
@@ -149,14 +158,14 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
     """One message's bytes into memory; an IngestOutcome (path = `origin`)."""
     from backchannel.extractors import ingest as ingest_mod
     from backchannel.extractors.ingest import IngestOutcome
-    from backchannel.extractors.writer import QuoteMismatch, existing_source, write_source
+    from backchannel.extractors.writer import QuoteMismatch, write_source
 
     try:
         msg = parse_message(data, origin, max_bytes=max_bytes or max_message_bytes(settings))
     except TranscriptError as exc:
         return IngestOutcome(origin, "failed", error=exc.reason)
     identity = msg.identity()
-    known = known_message(store, identity)
+    known, names_by_addr = known_message(store, identity, [a.addr for a in (msg.sender, *msg.recipients()) if a])
     if known:
         return IngestOutcome(origin, "skipped", source_id=known, title=msg.subject)
     owner = settings.owner
@@ -165,12 +174,10 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
                                    tz=owner.timezone)
     except TranscriptError as exc:
         return IngestOutcome(origin, "failed", error=exc.reason, title=msg.subject)
-    _use_known_names(store, transcript)
+    _use_known_names(transcript, names_by_addr)
+    # The message row commits with its source (on_written), so no crash separates them;
+    # a source already there (created=False below) just gets its row checked.
     content_hash = transcript.content_hash()
-    sid = existing_source(store, content_hash)
-    if sid:
-        _record(store, transcript, sid, origin)  # the source committed before a crash: finish its row
-        return IngestOutcome(origin, "skipped", source_id=sid, title=transcript.title)
     names = ingest_mod.owner_names(settings)
     try:
         extracted, intros, extractor, stats = ingest_mod._extract(
@@ -183,7 +190,8 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
         extracted = merge(extracted, extra)
         result = write_source(store, transcript, extracted, owner_names=names, extractor=extractor,
                               self_intros=intros, content_hash=content_hash,
-                              resolve_extra=ingest_mod._resolve_extra(settings, gateway, run_id))
+                              resolve_extra=ingest_mod._resolve_extra(settings, gateway, run_id),
+                              on_written=lambda sid, resolver: _record(store, transcript, sid, origin, resolver))
     except QuoteMismatch as exc:
         return IngestOutcome(origin, "failed", error=f"internal extractor error: {exc}", title=transcript.title)
     except TranscriptError as exc:
@@ -194,7 +202,8 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
             raise
         status = "deferred" if kind == "budget" and "per-run" not in str(exc) else "failed"
         return IngestOutcome(origin, status, error=f"model extraction failed: {exc}", title=transcript.title)
-    _record(store, transcript, result.source_id, origin)
+    if not result.created:  # the same content stored already (its message row is checked)
+        _record(store, transcript, result.source_id, origin)
     return IngestOutcome(origin, "ingested" if result.created else "skipped", source_id=result.source_id,
                          assertions=result.assertions, title=transcript.title,
                          rejected_quotes=stats and stats["rejected_quotes"])
@@ -205,21 +214,14 @@ def _known(transcript: MailTranscript, owner: list[str]) -> frozenset[str]:
     return frozenset(n for n in (norm_name(x) for x in names if x) if n)
 
 
-def _use_known_names(store: Store, transcript: MailTranscript) -> None:
+def _use_known_names(transcript: MailTranscript, names_by_addr: dict[str, str]) -> None:
     """A sender whose address memory already knows speaks under that person's name, so
     'Marc' <marc@x> and 'Marc Dupont' <marc@x> are one person whatever the display name."""
-    by_addr = {addr: label for label, addr in transcript.emails.items()}
-    if not by_addr:
-        return
-    rows = store.con.execute(
-        """SELECT a.norm, e.name FROM aliases a JOIN entities e ON e.id = a.entity_id
-           WHERE e.kind = 'person' AND e.merged_into IS NULL AND list_contains(?, a.norm)""",
-        [[norm_name(x) for x in by_addr]]).fetchall()
     rename = {}
-    for addr_norm, name in rows:
-        old = by_addr.get(addr_norm)
-        if old and old != name:
-            rename[old] = name
+    for label, addr in transcript.emails.items():
+        name = names_by_addr.get(norm_name(addr))
+        if name and name != label:
+            rename[label] = name
     if not rename:
         return
     for u in transcript.utterances:
@@ -229,32 +231,51 @@ def _use_known_names(store: Store, transcript: MailTranscript) -> None:
     transcript.emails = {rename.get(k, k): v for k, v in transcript.emails.items()}
 
 
-def _record(store: Store, transcript: MailTranscript, source_id: str, origin: str) -> None:
+def _record(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver=None) -> None:
     """The message's row, and each address as an alias of the person it belongs to (how
-    a calendar invitation's attendee, or an approved message, finds them)."""
+    a calendar invitation's attendee, or an approved message, finds them). With the
+    writer's `resolver`, inside the source's own transaction; without, its own (the
+    repair of a crash between the source's commit and this row)."""
+    if resolver is None:
+        with store.transaction():
+            _record_rows(store, transcript, source_id, origin, None)
+    else:
+        _record_rows(store, transcript, source_id, origin, resolver)
+
+
+def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver) -> None:
     msg = transcript.message
     if msg is None:
         return
     sent = msg.date
     if sent is not None and sent.tzinfo is not None:
-        from datetime import timezone
-
         sent = sent.astimezone(timezone.utc).replace(tzinfo=None)
-    speakers = dict(store.con.execute(
-        "SELECT DISTINCT speaker, speaker_id FROM utterances WHERE source_id = ? AND speaker_id IS NOT NULL",
-        [source_id]).fetchall())
-    with store.transaction():
-        store.con.execute(
-            """INSERT INTO mail_messages (message_id, source_id, sender, recipients, sent_at, subject, origin,
-                   attachments, html_only, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-               ON CONFLICT (message_id) DO NOTHING""",
-            [msg.identity(), source_id, msg.sender.addr if msg.sender else None,
-             [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
-             msg.html_only, utcnow()])
-        for label, addr in transcript.emails.items():
-            eid = speakers.get(label)
-            if eid is None:
-                found = entities.find(store, label, "person")
-                eid = found[0].id if len(found) == 1 else None
-            if eid is not None:
-                entities.add_alias(store, int(eid), addr, source_id=source_id)
+    # In the writer's transaction the identity was checked just before: a plain INSERT
+    # (DuckDB's ON CONFLICT costs a lookup more); the repair path may meet the row.
+    conflict = "" if resolver is not None else " ON CONFLICT (message_id) DO NOTHING"
+    store.con.execute(
+        """INSERT INTO mail_messages (message_id, source_id, sender, recipients, sent_at, subject, origin,
+               attachments, html_only, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""" + conflict,
+        [msg.identity(), source_id, msg.sender.addr if msg.sender else None,
+         [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
+         msg.html_only, utcnow()])
+    pairs: dict[tuple[int, str], str] = {}
+    for label, addr in transcript.emails.items():
+        if resolver is not None:
+            eid = resolver.speaker_ids.get(label)
+            if eid is None and label in transcript.participants:
+                eid = resolver.mention(label, "person")  # cached: the writer resolved participants already
+        else:
+            found = entities.find(store, label, "person")
+            eid = found[0].id if len(found) == 1 else None
+        if eid is not None and norm_name(addr):
+            pairs.setdefault((int(eid), norm_name(addr)), addr)
+    if not pairs:
+        return
+    # One look-up for every address of the message, one insert for the new ones.
+    have = set(store.con.execute(
+        "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)",
+        [sorted({n for _e, n in pairs})]).fetchall())
+    now = utcnow()
+    store.insert_rows("aliases", ["entity_id", "alias", "norm", "source_id", "created_at"],
+                      [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in have])

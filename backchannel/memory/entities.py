@@ -98,6 +98,10 @@ def add_alias(store: Store, entity_id: int, alias: str, *, source_id: str | None
     n = norm_name(alias)
     if not n:
         return
+    # A look-up costs a third of an INSERT ... ON CONFLICT, and most aliases are already there
+    # (the owner's names at every ingest, a correspondent's address at every message).
+    if store.con.execute("SELECT 1 FROM aliases WHERE entity_id = ? AND norm = ?", [entity_id, n]).fetchone():
+        return
     store.con.execute(
         "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [entity_id, alias, n, source_id, utcnow()],

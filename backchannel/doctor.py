@@ -211,6 +211,10 @@ def run_checks(paths: Paths, *, deep: bool = False) -> list[Check]:
     if settings is not None:
         checks += [check_models(settings, paths), check_sandbox(settings), check_inbox(settings, paths),
                    check_delivery(settings, paths)]
+    if settings is not None:
+        from backchannel.doctor_mail import check_mail  # issue 14
+
+        checks.append(check_mail(settings, paths, deep))
     checks.append(check_embeddings(deep))
     return checks
 

@@ -79,3 +79,28 @@ def test_refused_login_and_missing_folder_are_recorded(home, store, dovecot):  #
     assert all("refused" in f["last_error"] for f in st["folders"])
     (home / "secrets" / "imap_password").unlink()
     assert "no IMAP password" in sync(store, settings, paths)["errors"][0]
+
+
+def test_doctor_checks_mail_settings_and_logs_in_when_deep(home, dovecot):  # noqa: F811
+    import json
+    import subprocess
+    import sys
+
+    from backchannel.doctor_mail import check_mail
+
+    settings, paths = _setup(home, dovecot, ["INBOX", "Archive"])
+    dovecot.append("Archive", [fx.INTRO])
+    (home / "secrets" / "imap_password").unlink()
+    r = subprocess.run([sys.executable, "-m", "backchannel", "doctor", "--json"], capture_output=True, text=True,
+                       timeout=120)
+    mail = {c["name"]: c for c in json.loads(r.stdout)["checks"]}["mail"]
+    assert r.returncode == 1 and mail["status"] == "fail" and "'imap_password' missing" in mail["detail"]
+    (home / "secrets" / "imap_password").write_text(PASSWORD)
+    ok = check_mail(settings, paths)
+    assert ok.status == "ok" and "--deep" in ok.detail
+    deep = check_mail(settings, paths, deep=True)
+    assert deep.status == "ok" and "Archive: 1 messages" in deep.detail
+    settings.mail.folders = ["INBOX", "Nope"]
+    assert check_mail(settings, paths, deep=True).status == "fail"
+    settings.mail.host = "mail.example.org"
+    assert "clear text" in check_mail(settings, paths).detail

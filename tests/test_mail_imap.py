@@ -104,3 +104,25 @@ def test_doctor_checks_mail_settings_and_logs_in_when_deep(home, dovecot):  # no
     assert check_mail(settings, paths, deep=True).status == "fail"
     settings.mail.host = "mail.example.org"
     assert "clear text" in check_mail(settings, paths).detail
+
+
+def test_wake_mail_without_a_daemon_syncs_and_status_shows_it(home, dovecot):  # noqa: F811
+    import json
+    import subprocess
+    import sys
+
+    _setup(home, dovecot, ["INBOX"])
+    dovecot.append("INBOX", [fx.INTRO, fx.BROKEN_MIME])
+
+    def bc(*args):
+        r = subprocess.run([sys.executable, "-m", "backchannel", *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    out = json.loads(bc("wake", "mail", "--json"))
+    run = out["runs"][0]
+    assert run["kind"] == "mail" and run["status"] == "done"
+    assert (run["detail"]["mail"]["ingested"], run["detail"]["mail"]["failed"]) == (1, 1)
+    text = bc("status")
+    assert "mail: 1 messages stored" in text and "INBOX: last sync" in text
+    assert "unreadable imap:" in text and "broken MIME" in text

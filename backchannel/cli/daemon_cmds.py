@@ -261,10 +261,10 @@ def trace(ref: str, json_output: bool) -> None:
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["sweep", "calendar", "signals"]))
+@click.argument("kind", type=click.Choice(["sweep", "calendar", "signals", "mail"]))
 @click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")
 def wake(kind: str, json_output: bool) -> None:
-    """Wake now: a sweep, a calendar refresh, or a signal poll. With a running
+    """Wake now: a sweep, a calendar refresh, a signal poll, or an IMAP sync (mail). With a running
     daemon it is queued there; otherwise it runs here and reports what it did."""
     from backchannel.cli.client import call
 

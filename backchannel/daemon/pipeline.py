@@ -587,6 +587,8 @@ def collect_wakes(settings: Settings, paths: Paths, kind: str) -> list[Any]:
     from backchannel.triggers.wake import Wake
 
     now = datetime.now(timezone.utc)
+    if kind == "mail":  # an IMAP sync (issue 14)
+        return [Wake("mail", key=f"mail:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)]
     if kind == "sweep":
         return [Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)]
     queue: asyncio.Queue = asyncio.Queue()

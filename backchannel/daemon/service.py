@@ -317,6 +317,9 @@ class Daemon:
             asyncio.run_coroutine_threadsafe(self.triggers.signals.poll(), self.loop)
             return {"enqueued": "signals", "drop_dir": str(self.triggers.signals.drop_dir),
                     "feeds": len(self.settings.signals.feeds)}
+        if kind == "mail" and self.triggers.mail is not None:  # issue 14: sync now
+            self.loop.call_soon_threadsafe(self.triggers.mail.fire, "manual")
+            return {"enqueued": "mail", "account": f"{self.settings.mail.username}@{self.settings.mail.host}"}
         raise ValueError(f"unknown wake {kind!r}; use sweep, calendar or signals")
 
     def next_wakes(self) -> list[dict[str, Any]]:

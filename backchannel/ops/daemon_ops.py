@@ -279,7 +279,7 @@ def _suppressed_since(env: OpEnv, p: dict[str, Any]) -> list[dict[str, Any]]:
     return suppressed_since(env, p)
 
 
-WAKES = ("sweep", "calendar", "signals")
+WAKES = ("sweep", "calendar", "signals", "mail")
 
 
 def wake(env: OpEnv, kind: str) -> dict[str, Any]:
@@ -289,6 +289,8 @@ def wake(env: OpEnv, kind: str) -> dict[str, Any]:
         raise OpError(f"unknown wake {kind!r}; use one of {', '.join(WAKES)}")
     if kind == "calendar" and not env.settings.calendar.sources:
         raise OpError("no calendar to read: set [calendar] sources (ICS files or URLs) in the config")
+    if kind == "mail" and not (env.settings.mail.enabled and env.settings.mail.host):
+        raise OpError("no IMAP account to sync: set [mail] host, username and the imap_password secret")
     if env.daemon is not None:
         try:
             return env.daemon.request_wake(kind, env.store)

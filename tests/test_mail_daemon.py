@@ -145,6 +145,18 @@ def test_email_intro_calendar_meeting_and_signal_make_a_proposal(home, dovecot):
         # The mail wake runs at start; the calendar is read then too: wait for the meeting's run.
         d.wait_log(lambda x: x.get("msg") == "run finished" and any(
             y.get("wake_kind") == "meeting_soon" for y in d.lines()), timeout=60)
+        # Email dropped in the inbox: a good message is stored, a broken one goes to failed/
+        # with its reason, and the daemon carries on.
+        inbox = home / "data" / "inbox"
+        (inbox / ".tom.tmp").write_bytes(fx.OUTLOOK_REPLY)
+        (inbox / ".tom.tmp").rename(inbox / "tom.eml")
+        (inbox / ".broken.tmp").write_bytes(fx.BROKEN_MIME)
+        (inbox / ".broken.tmp").rename(inbox / "broken.eml")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not ((home / "data" / "processed" / "tom.eml").exists()
+                                                   and (home / "data" / "failed" / "broken.eml").exists()):
+            time.sleep(0.1)
+        assert "broken MIME" in (home / "data" / "failed" / "broken.eml.error.txt").read_text()
         drop = home / "data" / "signals"
         drop.mkdir(parents=True, exist_ok=True)
         (drop / ".acme.tmp").write_text(json.dumps({
@@ -159,7 +171,7 @@ def test_email_intro_calendar_meeting_and_signal_make_a_proposal(home, dovecot):
         assert any("Chief Information Officer" in q for q in quotes)  # her signature: CIO of Acme
         assert {e["source_title"] for e in shown["evidence"]} >= {"Intro: Julie <> Sophie"}
         st = json.loads(cli(home, "status", "--json").stdout)
-        assert st["mail"]["messages"] == 2 and st["mail"]["folders"][0]["last_sync_at"]
+        assert st["mail"]["messages"] == 3 and st["mail"]["folders"][0]["last_sync_at"]
         assert "mail:" in cli(home, "status").stdout
         d.stop()
     finally:

@@ -71,7 +71,7 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
     from backchannel.extractors.mail_ingest import ingest_mail_file, is_mail_file
 
     if is_mail_file(path):  # email: one source per message (an mbox holds many)
-        return ingest_mail_file(store, settings, path, gateway=gateway, run_id=run_id)
+        return ingest_mail_file(store, settings, path, gateway=gateway, run_id=run_id, strict=strict)
     try:
         transcript = parse_file(path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES)
     except TranscriptError as exc:

@@ -81,10 +81,21 @@ def _read_bytes(path: Path, limit: int) -> bytes:
 # -- ingesting ---------------------------------------------------------------------
 
 
-def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None):
+def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None,
+                     strict: bool = False):
     """An .eml or Maildir message file (one outcome), or an mbox file (one outcome that
-    sums its messages; `ingest_mbox` gives them one by one)."""
+    sums its messages; `ingest_mbox` gives them one by one). `strict` (the inbox): links,
+    special files and hard links are refused, as for transcripts."""
     from backchannel.extractors.ingest import IngestOutcome
+    from backchannel.extractors.parse import unreadable_reason
+
+    if strict:
+        try:
+            why = unreadable_reason(os.lstat(path), None)
+        except OSError as exc:
+            return IngestOutcome(str(path), "failed", error=f"cannot read: {exc.strerror or exc}")
+        if why:
+            return IngestOutcome(str(path), "failed", error=why)
 
     if path.suffix.lower() in (".mbox", ".mbx"):
         outcomes = list(ingest_mbox(store, settings, path, gateway=gateway, run_id=run_id))

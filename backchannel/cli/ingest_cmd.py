@@ -16,9 +16,10 @@ _BATCH = 8
 @click.option("--json", "json_output", is_flag=True,
               help='Print {"ingested":N,"skipped":N,"failed":[{"path":...,"error":...}]}.')
 def ingest(paths: tuple[str, ...], json_output: bool) -> None:
-    """Ingest transcript files and folders (VTT, SRT, text, JSON).
+    """Ingest transcript files and folders (VTT, SRT, text, JSON), and email: Maildir
+    folders, mbox files and .eml files (one source per message).
 
-    The same content twice is stored once. Exits non-zero when any file failed.
+    The same content twice is stored once (email: the same Message-ID). Exits non-zero when any file failed.
     """
     from pathlib import Path
 

@@ -147,3 +147,22 @@ def test_bad_messages_fail_with_a_reason_each():
     assert "Amitiés" in ok.body
     small = parse_message(fx.with_attachment(5000), "x")
     assert small.attachments == 1 and "PNG" not in small.body
+
+
+def test_forget_takes_the_person_out_of_mail_rows_and_rereading_does_not_bring_them_back(home, store, tmp_path):
+    from backchannel.memory import entities
+    from backchannel.memory.erasure import forget
+
+    settings = _settings(home)
+    (tmp_path / "intro.eml").write_bytes(fx.INTRO)
+    (tmp_path / "reply.eml").write_bytes(fx.REPLY)
+    assert ingest_file(store, settings, tmp_path / "intro.eml").status == "ingested"
+    assert ingest_file(store, settings, tmp_path / "reply.eml").status == "ingested"
+    sophie = entities.find(store, "Sophie Martin", "person")[0].id
+    forget(store, sophie)
+    dump = json.dumps(store.query("SELECT * FROM mail_messages"), default=str)
+    assert "sophie.martin@acme.example" not in dump and "marc.dupont@initech.example" in dump
+    texts = " ".join(r[0] for r in store.con.execute("SELECT text FROM utterances").fetchall())
+    assert "Sophie" not in texts and "Chief Information Officer" not in texts
+    assert ingest_file(store, settings, tmp_path / "reply.eml").status == "skipped"
+    assert not entities.find(store, "Sophie Martin", "person")

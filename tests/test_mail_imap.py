@@ -126,3 +126,15 @@ def test_wake_mail_without_a_daemon_syncs_and_status_shows_it(home, dovecot):  #
     text = bc("status")
     assert "mail: 1 messages stored" in text and "INBOX: last sync" in text
     assert "unreadable imap:" in text and "broken MIME" in text
+
+
+def test_a_long_sync_goes_on_in_slices(home, store, dovecot):  # noqa: F811
+    dovecot.append("INBOX", fx.numbered(5))
+    settings, paths = _setup(home, dovecot, ["INBOX"], max_per_sync=2, batch=1)
+    seen = []
+    while True:
+        out = sync(store, settings, paths)
+        seen.append(out["ingested"])
+        if not out.get("more"):
+            break
+    assert seen == [2, 2, 1] and store.scalar("SELECT count(*) FROM mail_messages") == 5

@@ -165,7 +165,7 @@ class MailSettings(Section):
     folders: list[str] = Field(default_factory=lambda: ["INBOX"])
     sync_interval_s: float = 900.0  # how often the schedule enqueues a mail wake
     batch: int = 25  # messages fetched per IMAP round trip
-    max_per_sync: int = 2000  # the rest waits for the next wake, so one sync never holds the daemon for long
+    max_per_sync: int = 2000  # per wake; the rest is the next wake's, so one sync never holds the daemon for long
     max_message_mb: float = 25.0  # larger messages are recorded as errors, unread (attachments are never kept)
     timeout_s: float = 30.0
     ca_file: Path | None = None  # a private CA for a self-hosted server's certificate

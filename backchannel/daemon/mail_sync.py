@@ -154,7 +154,7 @@ def sync(store: Store, settings: Settings, paths: Paths, *, gateway: Any = None,
                 else:
                     raise
             if budget <= 0:
-                summary["more"] = True  # the rest waits for the next wake
+                summary["more"] = True  # the daemon enqueues the next slice as its own wake
                 break
     finally:
         _quietly(client.logout)
@@ -219,10 +219,10 @@ def _sync_folder(store: Store, settings: Settings, client: Any, account: str, fo
             with store.transaction():
                 if status == "failed":
                     _record_error(store, origin, error or "unknown error")
-                _save_state(store, account, folder, last_uid=uid, last_sync_at=utcnow(), last_error=None,
-                            messages=int(folder_state(store, account, folder)["messages"])
-                            + (status == "ingested"),
-                            failed=int(folder_state(store, account, folder)["failed"]) + (status == "failed"))
+                store.con.execute(
+                    """UPDATE mail_sync_state SET last_uid = ?, last_sync_at = ?, last_error = NULL,
+                           messages = messages + ?, failed = failed + ? WHERE account = ? AND folder = ?""",
+                    [uid, utcnow(), int(status == "ingested"), int(status == "failed"), account, folder])
     with store.transaction():
         _save_state(store, account, folder, last_sync_at=utcnow(), last_error=None)
     for k, v in counts.items():

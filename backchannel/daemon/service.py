@@ -383,6 +383,9 @@ class Daemon:
             from backchannel.delivery import outbox
 
             self.loop.create_task(self._deliver_now(outbox))
+        if kind == "mail" and (outcome.detail.get("mail") or {}).get("more") and self.triggers is not None \
+                and self.triggers.mail is not None:
+            self.triggers.mail.fire("more")  # a long first sync goes on in slices, each its own wake (issue 14)
         if outcome.status == "skipped":
             log(logger, 20, "wake skipped", wake_kind=kind, wake_key=getattr(wake, "key", None), reason=outcome.reason)
         self.recent.appendleft({"kind": kind, "run_id": outcome.run_id, "status": outcome.status,

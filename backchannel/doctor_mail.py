@@ -33,9 +33,7 @@ def check_mail(settings: Settings, paths: Paths, deep: bool = False):
         problems.append("[mail] username is not set")
     if not read_secret(paths, m.password_secret):
         problems.append(f"secret {m.password_secret!r} missing (a file in the secrets dir)")
-    if m.security not in ("tls", "starttls", "none"):
-        problems.append(f"[mail] security must be tls, starttls or none, not {m.security!r}")
-    elif m.security == "none" and not _loopback(m.host):
+    if m.security == "none" and not _loopback(m.host):
         problems.append(f"security = 'none' sends the password to {m.host} in clear text")
     if m.ca_file and not m.ca_file.expanduser().is_file():
         problems.append(f"[mail] ca_file {m.ca_file} does not exist")

@@ -4,6 +4,7 @@ an error naming the key, never a silently ignored setting."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -159,7 +160,7 @@ class MailSettings(Section):
     enabled: bool = True  # IMAP sync runs only when `host` is set too
     host: str | None = None  # IMAP server
     port: int = 993
-    security: str = "tls"  # tls | starttls | none (none: loopback only)
+    security: Literal["tls", "starttls", "none"] = "tls"  # none: loopback only (doctor warns otherwise)
     username: str | None = None
     password_secret: str = "imap_password"  # file name in the secrets dir
     folders: list[str] = Field(default_factory=lambda: ["INBOX"])

@@ -160,7 +160,7 @@ def known_message(store: Store, identity: str, addresses: list[str] = ()) -> tup
                   (SELECT list(struct_pack(n := a.norm, name := e.name)) FROM aliases a
                    JOIN entities e ON e.id = a.entity_id
                    WHERE e.kind = 'person' AND e.merged_into IS NULL AND list_contains(?, a.norm))""",
-        [identity, sorted({norm_name(a) for a in addresses if a})]).fetchone()
+        [identity, sorted({norm_name(a) for a in addresses if a})]).fetchall()[0]
     return row[0], {r["n"]: r["name"] for r in (row[1] or [])}
 
 

@@ -100,7 +100,8 @@ def add_alias(store: Store, entity_id: int, alias: str, *, source_id: str | None
         return
     # A look-up costs a third of an INSERT ... ON CONFLICT, and most aliases are already there
     # (the owner's names at every ingest, a correspondent's address at every message).
-    if store.con.execute("SELECT 1 FROM aliases WHERE entity_id = ? AND norm = ?", [entity_id, n]).fetchone():
+    # fetchall: a result left unfinished would block the connection's next register().
+    if store.con.execute("SELECT 1 FROM aliases WHERE entity_id = ? AND norm = ?", [entity_id, n]).fetchall():
         return
     store.con.execute(
         "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -124,9 +125,10 @@ def ensure_owner(store: Store, name: str, alias_list: list[str] | tuple[str, ...
     """The owner entity, created from config on first use; config aliases are added each time."""
     # One query for the owner and the names it already has: this runs at every ingest
     # (each email message is one), where three round trips were a tenth of the cost.
-    r = store.con.execute(
+    rows = store.con.execute(
         """SELECT id, kind, name, is_owner, (SELECT list(norm) FROM aliases WHERE entity_id = e.id)
-           FROM entities e WHERE is_owner AND merged_into IS NULL ORDER BY id LIMIT 1""").fetchone()
+           FROM entities e WHERE is_owner AND merged_into IS NULL ORDER BY id LIMIT 1""").fetchall()
+    r = rows[0] if rows else None
     if r is None:
         me, have = create(store, name, "person", is_owner=True), set()
     else:

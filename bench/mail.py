@@ -15,6 +15,7 @@ import mailbox
 import os
 import random
 import resource
+import shutil
 import statistics
 import tempfile
 import time
@@ -123,6 +124,7 @@ def main() -> None:
     reingest = time.perf_counter() - t0
     stored = store.scalar("SELECT count(*) FROM mail_messages")
     store.close()
+    shutil.rmtree(work, ignore_errors=True)
     per.sort()
     print(json.dumps({
         "bench": "mail-ingest-offline",

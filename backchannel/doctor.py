@@ -227,6 +227,10 @@ def run_checks(paths: Paths, *, deep: bool = False, progress: Callable[[str], No
         say("the inbox and delivery")
         checks += [check_inbox(settings, paths), check_delivery(settings, paths)]
     say("the embedding model (loading it, a few seconds)" if deep else "the embedding model")
+    if settings is not None:
+        from backchannel.doctor_mail import check_mail  # issue 14
+
+        checks.append(check_mail(settings, paths, deep))
     checks.append(check_embeddings(deep))
     return checks
 

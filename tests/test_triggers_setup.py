@@ -145,7 +145,7 @@ def test_example_config_loads_and_documents_every_trigger_and_gate_key(home: Pat
     text = example.read_text()
     for table, model in (("inbox", sections.InboxSettings), ("schedule", sections.ScheduleSettings),
                          ("calendar", sections.CalendarSettings), ("signals", sections.SignalSettings),
-                         ("gate", sections.GateSettings)):
+                         ("gate", sections.GateSettings), ("mail", sections.MailSettings)):
         block = text.split(f"\n[{table}]\n", 1)[1].split("\n[", 1)[0]
         for key in model.model_fields:  # set, or shown commented out with its default
             assert re.search(rf"^#? ?{key} = ", block, re.M), f"[{table}] {key} is not documented"

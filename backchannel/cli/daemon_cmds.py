@@ -41,6 +41,19 @@ def _when(v: Any) -> str:
     return str(v or "?").replace("T", " ")[:19]
 
 
+def _echo_mail(mail: dict | None) -> None:
+    """Email: each IMAP folder's last sync and error, the latest unreadable messages (issue 14)."""
+    if not mail or not (mail.get("configured") or mail.get("messages")):
+        return
+    click.echo(f"mail: {mail['messages']} messages stored" + (f", account {mail['account']}" if mail.get("account") else ""))
+    for f in mail.get("folders") or []:
+        click.echo(f"  {f['folder']}: last sync {_when(f['last_sync_at']) if f['last_sync_at'] else 'never'}, "
+                   f"{f['messages']} stored, {f['failed']} unreadable, up to UID {f['last_uid']}"
+                   + (f"  problem: {f['last_error']}" if f.get("last_error") else ""))
+    for e in (mail.get("recent_errors") or [])[:5]:
+        click.echo(f"  unreadable {e['origin']}: {e['error']}")
+
+
 @click.command()
 @click.option("--json", "json_output", is_flag=True, help="Print the status as JSON.")
 def status(json_output: bool) -> None:
@@ -94,6 +107,7 @@ def status(json_output: bool) -> None:
     trig = (d or {}).get("triggers") or {}
     for err in (trig.get("calendar") or {}).get("errors", [])[:3] + (trig.get("signals") or {}).get("errors", [])[:3]:
         click.echo(f"problem: {err}")
+    _echo_mail(st.get("mail"))
     sp = st["spend_today"]
     click.echo(f"today's spend: {sp['calls']} model calls, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
     if st["proposals"]:
@@ -277,13 +291,14 @@ def trace(ref: str, json_output: bool) -> None:
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["sweep", "calendar", "signals"]))
+@click.argument("kind", type=click.Choice(["sweep", "calendar", "signals", "mail"]))
 @click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")
 @click.option("--wait", "wait_s", default=10.0, show_default=True, metavar="SECONDS",
               help="With a running daemon: wait this long for a queued sweep to run, then say what it did "
                    "(0: don't; no wait either when the daemon is busy with another wake).")
 def wake(kind: str, json_output: bool, wait_s: float) -> None:
-    """Wake now: a sweep, a calendar refresh, or a signal poll. With a running
+    """Wake now: a sweep, a calendar refresh, a signal poll, or an IMAP
+    sync (mail). With a running
     daemon it is queued there (a sweep is waited for, and what it did is printed);
     otherwise it runs here and reports what it did."""
     from backchannel.cli import wake_report

@@ -30,9 +30,10 @@ def _date_note(r: dict) -> str:
 @click.option("--date", "meeting_date", metavar="YYYY-MM-DD",
               help="The meeting date for files whose content and name carry none (instead of their mtime).")
 def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) -> None:
-    """Ingest transcript files and folders (VTT, SRT, text, JSON).
+    """Ingest transcript files and folders (VTT, SRT, text, JSON), and email: Maildir
+    folders, mbox files and .eml files (one source per message).
 
-    The same content twice is stored once; ingesting it again under a dated name
+    The same content twice is stored once (email: the same Message-ID); ingesting it again under a dated name
     (or with --date) moves a meeting that was dated only by its file's mtime.
     A meeting's date comes from the file's metadata, else its name
     ("2026-03-05 sync.vtt", "20260305", "05.03.2026" read day first), else --date,

@@ -4,6 +4,7 @@ an error naming the key, never a silently ignored setting."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -188,3 +189,20 @@ class McpSettings(Section):
     port: int = 0
 
     _loopback = field_validator("host")(loopback_only)
+class MailSettings(Section):
+    """Email as a source (issue 14): IMAP sync on a schedule; Maildir, mbox and .eml
+    files go through `backchannel ingest` and the inbox."""
+
+    enabled: bool = True  # IMAP sync runs only when `host` is set too
+    host: str | None = None  # IMAP server
+    port: int = 993
+    security: Literal["tls", "starttls", "none"] = "tls"  # none: loopback only (doctor warns otherwise)
+    username: str | None = None
+    password_secret: str = "imap_password"  # file name in the secrets dir
+    folders: list[str] = Field(default_factory=lambda: ["INBOX"])
+    sync_interval_s: float = 900.0  # how often the schedule enqueues a mail wake
+    batch: int = 25  # messages fetched per IMAP round trip
+    max_per_sync: int = 2000  # per wake; the rest is the next wake's, so one sync never holds the daemon for long
+    max_message_mb: float = 25.0  # larger messages are recorded as errors, unread (attachments are never kept)
+    timeout_s: float = 30.0
+    ca_file: Path | None = None  # a private CA for a self-hosted server's certificate

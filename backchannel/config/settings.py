@@ -22,6 +22,7 @@ from backchannel.config.sections import (
     GateSettings,
     InboxSettings,
     LoggingSettings,
+    MailSettings,
     ModelSettings,
     OwnerSettings,
     SandboxSettings,
@@ -56,6 +57,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    mail: MailSettings = Field(default_factory=MailSettings)
 
     @classmethod
     def settings_customise_sources(

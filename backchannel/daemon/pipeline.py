@@ -224,6 +224,7 @@ def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -
     name, email = _attendee_name_email(attendee)
     tries = [name] if name and "@" not in name else []
     if email:
+        tries.insert(0, email)  # an address email taught memory (an alias) names the person exactly
         tries.append(email.split("@", 1)[0].replace(".", " ").replace("_", " "))
     for t in tries:
         found = [e for e in entities.find(store, t, "person") if e.id != owner_id]
@@ -568,6 +569,10 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
         runs.add_counts(ctx.store, ctx.run_id, excerpts=excerpts_sent)
 
 
+def _mail(ctx: _Ctx) -> None:
+    importlib.import_module("backchannel.daemon.mail_sync").handle_wake(ctx)  # IMAP sync (issue 14)
+
+
 HANDLERS: dict[str, Callable[[_Ctx], None]] = {
     "inbox": _inbox,
     "calendar": _calendar,
@@ -575,6 +580,7 @@ HANDLERS: dict[str, Callable[[_Ctx], None]] = {
     "signal": _signal,
     "sweep": _sweep,
     "manual": _sweep,
+    "mail": _mail,
 }
 
 
@@ -586,6 +592,8 @@ def collect_wakes(settings: Settings, paths: Paths, kind: str) -> list[Any]:
     from backchannel.triggers.wake import Wake
 
     now = datetime.now(timezone.utc)
+    if kind == "mail":  # an IMAP sync (issue 14)
+        return [Wake("mail", key=f"mail:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)]
     if kind == "sweep":
         return [Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)]
     queue: asyncio.Queue = asyncio.Queue()

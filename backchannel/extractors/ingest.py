@@ -50,14 +50,19 @@ def expand_paths(paths: Iterable[str | Path], passed_over: list[Path] | None = N
     the processed/ and failed/ folders an inbox keeps beside it, and LICENSE, README,
     INDEX and similar files that are not meetings: those are appended to `passed_over`
     so the caller can say it skipped them)."""
+    from backchannel.extractors.mail_ingest import MAIL_SUFFIXES, maildir_messages
+
     for p in paths:
         p = Path(p)
         if p.is_dir():
+            yield from maildir_messages(p)  # email: Maildir message files have no suffix
             for f in sorted(p.rglob("*")):
                 rel = f.relative_to(p).parts
                 if any(part.startswith(".") or part in _IGNORED_DIRS for part in rel):
                     continue
-                if f.is_file() and f.suffix.lower() in TRANSCRIPT_SUFFIXES and not f.name.endswith(".error.txt"):
+                suffix = f.suffix.lower()
+                if (f.is_file() and (suffix in TRANSCRIPT_SUFFIXES or suffix in MAIL_SUFFIXES)
+                        and not f.name.endswith(".error.txt")):
                     if not_a_meeting(f.name):
                         if passed_over is not None:
                             passed_over.append(f)
@@ -81,6 +86,10 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
     from backchannel.extractors.parse import MAX_FILE_BYTES, parse_file
 
     path = Path(path)
+    from backchannel.extractors.mail_ingest import ingest_mail_file, is_mail_file
+
+    if is_mail_file(path):  # email: one source per message (an mbox holds many)
+        return ingest_mail_file(store, settings, path, gateway=gateway, run_id=run_id, strict=strict)
     try:
         transcript = parse_file(path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES, given_date=given_date)
     except TranscriptError as exc:

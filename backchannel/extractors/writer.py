@@ -49,7 +49,10 @@ def write_source(
     resolve_extra=None,
     content_hash: str | None = None,
     org_aliases: dict[str, str] | None = None,
+    on_written=None,
 ) -> WriteResult:
+    """`on_written(source_id, resolver)`, when given, runs inside the same transaction
+    after the rows are written (email records its message row and addresses there)."""
     content_hash = content_hash or transcript.content_hash()
     sid = source_id_for(content_hash)
     with store.transaction():
@@ -103,6 +106,8 @@ def write_source(
         store.con.execute("UPDATE sources SET assertion_count = ? WHERE id = ?", [len(rows), sid])
         if ids:
             supersede.apply(store, ids)
+        if on_written is not None:
+            on_written(sid, resolver)
         store.append_event(
             "source_ingested",
             {"source_id": sid, "path": transcript.path, "assertions": len(rows), "extractor": extractor},

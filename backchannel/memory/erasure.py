@@ -121,6 +121,7 @@ def forget(store: Store, entity_id: int) -> ForgetReport:
             _redact_text(store, rx, redact, report)
         con.execute("UPDATE calendar_events SET attendee_ids = list_filter(attendee_ids, lambda x: NOT list_contains(?, x)) "
                     "WHERE list_has_any(attendee_ids, ?)", [ids, ids])
+        _forget_mail(store, ids, redact if rx is not None else None)
         con.execute("DELETE FROM aliases WHERE list_contains(?, entity_id)", [ids])
         con.execute("DELETE FROM entity_merges WHERE list_contains($1, kept_id) OR list_contains($1, merged_id)", [ids])
         con.execute("DELETE FROM entities WHERE list_contains(?, id)", [ids])
@@ -128,6 +129,22 @@ def forget(store: Store, entity_id: int) -> ForgetReport:
                     " utterance_count = (SELECT count(*) FROM utterances u WHERE u.source_id = sources.id)")
         store.append_event("entity.forgotten", {"entities": len(ids), **report.counts})
     return report
+
+
+def _forget_mail(store: Store, ids: list[int], redact) -> None:
+    """Email (issue 14): the person's addresses leave the message rows and a subject naming
+    them is redacted. The Message-ID stays, so the same message read again stays skipped."""
+    addrs = sorted({n.lower() for n in _names(store, ids) if "@" in n})
+    con = store.con
+    if addrs:
+        con.execute("""UPDATE mail_messages SET sender = CASE WHEN list_contains($1, sender) THEN NULL ELSE sender END,
+                           recipients = list_filter(recipients, lambda x: NOT list_contains($1, x))
+                       WHERE list_contains($1, sender) OR list_has_any(recipients, $1)""", [addrs])
+    if redact is not None:
+        for mid, subject, origin in con.execute("SELECT message_id, subject, origin FROM mail_messages").fetchall():
+            if redact(subject) != subject or redact(origin) != origin:
+                con.execute("UPDATE mail_messages SET subject = ?, origin = ? WHERE message_id = ?",
+                            [redact(subject), redact(origin), mid])
 
 
 def _redact_text(store: Store, rx: re.Pattern[str], redact, report: ForgetReport) -> None:

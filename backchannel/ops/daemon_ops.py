@@ -53,6 +53,10 @@ def status(env: OpEnv) -> dict[str, Any]:
         from backchannel.delivery.outbox import summary
 
         out["deliveries"] = summary(env.store, env.settings)
+    if _has_table(env.store, "mail_sync_state"):  # email: last sync per folder, and errors (issue 14)
+        from backchannel.daemon.mail_sync import status as mail_status
+
+        out["mail"] = mail_status(env.store, env.settings)
     from backchannel.triggers.checks import problems
 
     out["config_problems"] = problems(env.settings)
@@ -294,7 +298,7 @@ def _suppressed_since(env: OpEnv, p: dict[str, Any]) -> list[dict[str, Any]]:
     return suppressed_since(env, p)
 
 
-WAKES = ("sweep", "calendar", "signals")
+WAKES = ("sweep", "calendar", "signals", "mail")
 
 
 def wake(env: OpEnv, kind: str) -> dict[str, Any]:
@@ -304,6 +308,8 @@ def wake(env: OpEnv, kind: str) -> dict[str, Any]:
         raise OpError(f"unknown wake {kind!r}; use one of {', '.join(WAKES)}")
     if kind == "calendar" and not env.settings.calendar.sources:
         raise OpError("no calendar to read: set [calendar] sources (ICS files or URLs) in the config")
+    if kind == "mail" and not (env.settings.mail.enabled and env.settings.mail.host):
+        raise OpError("no IMAP account to sync: set [mail] host, username and the imap_password secret")
     if env.daemon is not None:
         try:
             return env.daemon.request_wake(kind, env.store)

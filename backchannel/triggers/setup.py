@@ -13,6 +13,7 @@ from backchannel.config.paths import Paths
 from backchannel.config.settings import Settings
 from backchannel.triggers.calendar import CalendarTrigger
 from backchannel.triggers.inbox import InboxTrigger
+from backchannel.triggers.mail import MailTrigger
 from backchannel.triggers.schedule import ScheduleTrigger
 from backchannel.triggers.signals import SignalTrigger
 from backchannel.triggers.wake import SYSTEM_CLOCK, Clock
@@ -38,6 +39,7 @@ class Triggers:
     paths: Paths
     queue: asyncio.Queue
     clock: Clock
+    mail: MailTrigger | None = None  # IMAP sync schedule (issue 14)
 
     async def start(self, last_sweep: datetime | None = None) -> None:
         """Start every trigger. `last_sweep`: the scheduled time of the last
@@ -47,6 +49,8 @@ class Triggers:
             await self.inbox.start()
         self.calendar.start()
         self.signals.start()
+        if self.mail is not None:
+            self.mail.start()
 
     async def stop(self) -> None:
         self.schedule.shutdown()
@@ -54,6 +58,8 @@ class Triggers:
             await self.inbox.stop()
         await self.calendar.stop()
         await self.signals.stop()
+        if self.mail is not None:
+            await self.mail.stop()
 
     async def reload(self, settings: Settings) -> None:
         """SIGHUP: apply new settings at once; the inbox watch restarts only when
@@ -64,6 +70,8 @@ class Triggers:
         self.signals.reload(settings.signals, signals_dir(settings, self.paths))
         await self.calendar.restart()  # its loop only runs with sources, and reads its tick once a lap
         await self.signals.restart()
+        if self.mail is not None:
+            await self.mail.reload(settings.mail)
         if settings.inbox != self.settings.inbox:
             if self.inbox is not None:
                 await self.inbox.stop()
@@ -81,6 +89,8 @@ class Triggers:
             },
             "calendar": {"events": len(self.calendar.events), "errors": list(self.calendar.errors)},
             "signals": {"errors": list(self.signals.errors[-10:])},
+            "mail": None if self.mail is None or not self.mail.active else {
+                "every_s": self.mail.settings.sync_interval_s, "wakes": self.mail.fired},
         }
 
 
@@ -99,6 +109,7 @@ def build_triggers(settings: Settings, paths: Paths, queue: asyncio.Queue, clock
         inbox=_make_inbox(settings, paths, queue, clock),
         calendar=CalendarTrigger(settings.calendar, queue, clock=clock, timezone=tz),
         signals=SignalTrigger(settings.signals, signals_dir(settings, paths), queue, clock=clock),
+        mail=MailTrigger(settings.mail, queue, clock=clock),
         settings=settings,
         paths=paths,
         queue=queue,

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol, get_args
 
 log = logging.getLogger(__name__)
 
-WakeKind = Literal["sweep", "inbox", "meeting_soon", "signal", "calendar", "signals", "ask", "manual"]
+WakeKind = Literal["sweep", "inbox", "meeting_soon", "signal", "calendar", "signals", "ask", "manual", "mail"]
 WAKE_KINDS: frozenset[str] = frozenset(get_args(WakeKind))
 
 

@@ -1,0 +1,292 @@
+"""Email into memory: one message -> one source, from a `.eml` file, a Maildir, an mbox
+file, or IMAP (daemon/mail_sync.py hands each message's bytes to `ingest_message`).
+
+Idempotency, as for transcripts: a message whose identity (Message-ID, else a hash of
+its headers and body) is stored is skipped before anything is parsed further; its
+content hash keys the source, so a crash between the source's commit and the
+`mail_messages` row is repaired on the next read, never doubled.
+
+A message that cannot be read is one failed outcome with its reason; the mailbox
+(and the daemon) carry on with the next.
+"""
+
+from __future__ import annotations
+
+import mailbox
+import os
+import stat
+from collections.abc import Iterator
+from datetime import timezone
+from pathlib import Path
+
+from backchannel.config import Settings
+from backchannel.extractors.mail_extract import extract_mail_rules, merge
+from backchannel.extractors.mail_message import MAX_MESSAGE_BYTES, MailError, parse_message
+from backchannel.extractors.mail_transcript import MailTranscript, to_transcript
+from backchannel.extractors.transcript import TranscriptError
+from backchannel.memory import entities
+from backchannel.memory.store import Store, utcnow
+from backchannel.memory.text import norm_name
+
+MAIL_SUFFIXES = {".eml", ".mbox", ".mbx"}
+
+
+def max_message_bytes(settings: Settings) -> int:
+    mail = getattr(settings, "mail", None)
+    return int(mail.max_message_mb * 1_000_000) if mail is not None else MAX_MESSAGE_BYTES
+
+
+# -- where messages are -------------------------------------------------------------
+
+
+def is_maildir(path: Path) -> bool:
+    return path.is_dir() and (path / "cur").is_dir() and (path / "new").is_dir()
+
+
+def is_mail_file(path: Path) -> bool:
+    """An .eml/.mbox file, or a message file inside a Maildir's cur/ or new/."""
+    if path.suffix.lower() in MAIL_SUFFIXES:
+        return True
+    return path.parent.name in ("cur", "new") and is_maildir(path.parent.parent)
+
+
+def maildir_messages(root: Path) -> Iterator[Path]:
+    """Every message file of every Maildir under `root` (root itself, nested ones, and
+    Maildir++ '.Sent'-style subfolders), in a stable order; tmp/ (deliveries in
+    progress) is never read."""
+    for dirpath, dirs, files in os.walk(root):
+        here = Path(dirpath)
+        dirs.sort()
+        if here.name in ("cur", "new") and is_maildir(here.parent):
+            for name in sorted(files):
+                if not name.startswith("."):
+                    yield here / name
+            dirs[:] = []
+        elif is_maildir(here):
+            dirs[:] = [d for d in dirs if d != "tmp"]
+
+
+def _read_bytes(path: Path, limit: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise MailError(path, "not a regular file")
+        if st.st_size > limit:
+            raise MailError(path, f"too large: {st.st_size / 1e6:.1f} MB; messages up to {limit / 1e6:.0f} MB are "
+                                  "read ([mail] max_message_mb); its attachments would not be kept anyway")
+        return f.read(limit + 1)
+
+
+# -- ingesting ---------------------------------------------------------------------
+
+
+def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None,
+                     strict: bool = False):
+    """An .eml or Maildir message file (one outcome), or an mbox file (one outcome that
+    sums its messages; `ingest_mbox` gives them one by one). `strict` (the inbox): links,
+    special files and hard links are refused, as for transcripts."""
+    from backchannel.extractors.ingest import IngestOutcome
+    from backchannel.extractors.parse import unreadable_reason
+
+    if strict:
+        try:
+            why = unreadable_reason(os.lstat(path), None)
+        except OSError as exc:
+            return IngestOutcome(str(path), "failed", error=f"cannot read: {exc.strerror or exc}")
+        if why:
+            return IngestOutcome(str(path), "failed", error=why)
+
+    if path.suffix.lower() in (".mbox", ".mbx"):
+        outcomes = list(ingest_mbox(store, settings, path, gateway=gateway, run_id=run_id))
+        return summarise(str(path), outcomes)
+    try:
+        data = _read_bytes(path, max_message_bytes(settings))
+    except TranscriptError as exc:
+        return IngestOutcome(str(path), "failed", error=exc.reason)
+    except OSError as exc:
+        return IngestOutcome(str(path), "failed", error=f"cannot read: {exc.strerror or exc}")
+    return ingest_message(store, settings, data, str(path), gateway=gateway, run_id=run_id)
+
+
+def ingest_mbox(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None):
+    """Each message of an mbox file, as outcomes whose path is `FILE#N` (N from 1)."""
+    from backchannel.extractors.ingest import IngestOutcome
+
+    try:
+        box = mailbox.mbox(str(path), create=False)
+        keys = list(box.iterkeys())
+    except Exception as exc:  # not an mbox at all, or unreadable
+        yield IngestOutcome(str(path), "failed", error=f"cannot read the mbox file: {exc}")
+        return
+    limit = max_message_bytes(settings)
+    try:
+        for n, key in enumerate(keys, 1):
+            origin = f"{path}#{n}"
+            try:
+                data = box.get_bytes(key)
+            except Exception as exc:
+                yield IngestOutcome(origin, "failed", error=f"cannot read message {n}: {exc}")
+                continue
+            yield ingest_message(store, settings, data, origin, gateway=gateway, run_id=run_id, max_bytes=limit)
+    finally:
+        box.close()
+
+
+def summarise(path: str, outcomes: list):
+    from backchannel.extractors.ingest import IngestOutcome
+
+    failed = [o for o in outcomes if o.status == "failed"]
+    new = [o for o in outcomes if o.status == "ingested"]
+    total = sum(o.assertions for o in outcomes)
+    title = f"{len(outcomes)} messages: {len(new)} new, {len(outcomes) - len(new) - len(failed)} known, {len(failed)} failed"
+    if failed:
+        detail = "; ".join(f"{o.path.rsplit('#', 1)[-1]}: {o.error}" for o in failed[:20])
+        more = f" (and {len(failed) - 20} more)" if len(failed) > 20 else ""
+        return IngestOutcome(path, "failed", assertions=total, title=title,
+                             error=f"{len(failed)} of {len(outcomes)} messages could not be read (the others are "
+                                   f"stored): message {detail}{more}")
+    if not outcomes:
+        return IngestOutcome(path, "failed", error="no message in this mbox file")
+    return IngestOutcome(path, "ingested" if new else "skipped", source_id=new[0].source_id if new else
+                         outcomes[0].source_id, assertions=total, title=title)
+
+
+def known_message(store: Store, identity: str, addresses: list[str] = ()) -> tuple[str | None, dict[str, str]]:
+    """(the source of a message with this identity, or None; {address: person name} for
+    the addresses memory already knows), in one round trip."""
+    row = store.con.execute(
+        """SELECT (SELECT source_id FROM mail_messages WHERE message_id = ?),
+                  (SELECT list(struct_pack(n := a.norm, name := e.name)) FROM aliases a
+                   JOIN entities e ON e.id = a.entity_id
+                   WHERE e.kind = 'person' AND e.merged_into IS NULL AND list_contains(?, a.norm))""",
+        [identity, sorted({norm_name(a) for a in addresses if a})]).fetchall()[0]
+    return row[0], {r["n"]: r["name"] for r in (row[1] or [])}
+
+
+def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *, gateway=None,
+                   run_id: str | None = None, max_bytes: int | None = None):
+    """One message's bytes into memory; an IngestOutcome (path = `origin`)."""
+    from backchannel.extractors import ingest as ingest_mod
+    from backchannel.extractors.ingest import IngestOutcome
+    from backchannel.extractors.writer import QuoteMismatch, write_source
+
+    try:
+        msg = parse_message(data, origin, max_bytes=max_bytes or max_message_bytes(settings))
+    except TranscriptError as exc:
+        return IngestOutcome(origin, "failed", error=exc.reason)
+    identity = msg.identity()
+    known, names_by_addr = known_message(store, identity, [a.addr for a in (msg.sender, *msg.recipients()) if a])
+    if known:
+        return IngestOutcome(origin, "skipped", source_id=known, title=msg.subject)
+    owner = settings.owner
+    try:
+        transcript = to_transcript(msg, origin, owner_name=owner.name, owner_email=owner.email,
+                                   tz=owner.timezone)
+    except TranscriptError as exc:
+        return IngestOutcome(origin, "failed", error=exc.reason, title=msg.subject)
+    _use_known_names(transcript, names_by_addr)
+    # The message row commits with its source (on_written), so no crash separates them;
+    # a source already there (created=False below) just gets its row checked.
+    content_hash = transcript.content_hash()
+    names = ingest_mod.owner_names(settings)
+    try:
+        extracted, intros, extractor, stats = ingest_mod._extract(
+            transcript.extraction_view(), settings, names, gateway=gateway, run_id=run_id)
+        if extractor == "offline":
+            extra = extract_mail_rules(transcript, transcript.kinds, _known(transcript, names))
+        else:  # a model read the text; signatures are structure it is not shown
+            sig = {i: k for i, k in transcript.kinds.items() if k == "signature"}
+            extra = extract_mail_rules(transcript, sig)
+        extracted = merge(extracted, extra)
+        result = write_source(store, transcript, extracted, owner_names=names, extractor=extractor,
+                              self_intros=intros, content_hash=content_hash,
+                              resolve_extra=ingest_mod._resolve_extra(settings, gateway, run_id),
+                              on_written=lambda sid, resolver: _record(store, transcript, sid, origin, resolver))
+    except QuoteMismatch as exc:
+        return IngestOutcome(origin, "failed", error=f"internal extractor error: {exc}", title=transcript.title)
+    except TranscriptError as exc:
+        return IngestOutcome(origin, "failed", error=exc.reason, title=transcript.title)
+    except Exception as exc:
+        kind = ingest_mod._gateway_error_kind(exc)
+        if kind is None:
+            raise
+        status = "deferred" if kind == "budget" and "per-run" not in str(exc) else "failed"
+        return IngestOutcome(origin, status, error=f"model extraction failed: {exc}", title=transcript.title)
+    if not result.created:  # the same content stored already (its message row is checked)
+        _record(store, transcript, result.source_id, origin)
+    return IngestOutcome(origin, "ingested" if result.created else "skipped", source_id=result.source_id,
+                         assertions=result.assertions, title=transcript.title,
+                         rejected_quotes=stats and stats["rejected_quotes"])
+
+
+def _known(transcript: MailTranscript, owner: list[str]) -> frozenset[str]:
+    names = [*transcript.speakers(), *transcript.participants, *owner]
+    return frozenset(n for n in (norm_name(x) for x in names if x) if n)
+
+
+def _use_known_names(transcript: MailTranscript, names_by_addr: dict[str, str]) -> None:
+    """A sender whose address memory already knows speaks under that person's name, so
+    'Marc' <marc@x> and 'Marc Dupont' <marc@x> are one person whatever the display name."""
+    rename = {}
+    for label, addr in transcript.emails.items():
+        name = names_by_addr.get(norm_name(addr))
+        if name and name != label:
+            rename[label] = name
+    if not rename:
+        return
+    for u in transcript.utterances:
+        if u.speaker in rename:
+            u.speaker = rename[u.speaker]
+    transcript.participants = list(dict.fromkeys(rename.get(p, p) for p in transcript.participants))
+    transcript.emails = {rename.get(k, k): v for k, v in transcript.emails.items()}
+
+
+def _record(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver=None) -> None:
+    """The message's row, and each address as an alias of the person it belongs to (how
+    a calendar invitation's attendee, or an approved message, finds them). With the
+    writer's `resolver`, inside the source's own transaction; without, its own (the
+    repair of a crash between the source's commit and this row)."""
+    if resolver is None:
+        with store.transaction():
+            _record_rows(store, transcript, source_id, origin, None)
+    else:
+        _record_rows(store, transcript, source_id, origin, resolver)
+
+
+def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver) -> None:
+    msg = transcript.message
+    if msg is None:
+        return
+    sent = msg.date
+    if sent is not None and sent.tzinfo is not None:
+        sent = sent.astimezone(timezone.utc).replace(tzinfo=None)
+    # In the writer's transaction the identity was checked just before: a plain INSERT
+    # (DuckDB's ON CONFLICT costs a lookup more); the repair path may meet the row.
+    conflict = "" if resolver is not None else " ON CONFLICT (message_id) DO NOTHING"
+    store.con.execute(
+        """INSERT INTO mail_messages (message_id, source_id, sender, recipients, sent_at, subject, origin,
+               attachments, html_only, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""" + conflict,
+        [msg.identity(), source_id, msg.sender.addr if msg.sender else None,
+         [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
+         msg.html_only, utcnow()])
+    pairs: dict[tuple[int, str], str] = {}
+    for label, addr in transcript.emails.items():
+        if resolver is not None:
+            eid = resolver.speaker_ids.get(label)
+            if eid is None and label in transcript.participants:
+                eid = resolver.mention(label, "person")  # cached: the writer resolved participants already
+        else:
+            found = entities.find(store, label, "person")
+            eid = found[0].id if len(found) == 1 else None
+        if eid is not None and norm_name(addr):
+            pairs.setdefault((int(eid), norm_name(addr)), addr)
+    if not pairs:
+        return
+    # One look-up for every address of the message, one insert for the new ones.
+    have = set(store.con.execute(
+        "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)",
+        [sorted({n for _e, n in pairs})]).fetchall())
+    now = utcnow()
+    store.insert_rows("aliases", ["entity_id", "alias", "norm", "source_id", "created_at"],
+                      [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in have])

@@ -39,7 +39,6 @@ def search(env: OpEnv, query: str, limit: int = 50) -> dict[str, Any]:
            GROUP BY ALL ORDER BY assertion_count DESC, e.name LIMIT $2""", [pattern, limit])
     assertions = env.store.query(
         f"""SELECT {ASSERTION_COLUMNS}, src.title AS source_title {ASSERTION_JOINS}
-            LEFT JOIN sources src ON src.id = a.source_id
             WHERE a.quote ILIKE $1 ESCAPE '\\' OR s.name ILIKE $1 ESCAPE '\\' OR o.name ILIKE $1 ESCAPE '\\'
                OR a.object_literal ILIKE $1 ESCAPE '\\'
             ORDER BY a.said_at DESC NULLS LAST, a.id DESC LIMIT $2""", [pattern, limit])

@@ -36,6 +36,7 @@ proposal's entities; each proposal matches at most one expectation.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -83,6 +84,9 @@ ORGANIZER;CN={owner}:mailto:alex@example.org
 {attendees}
 END:VEVENT
 """
+
+
+_DAY = re.compile(r"\{\{day:([+-]?\d+)\}\}")
 
 
 class StoryError(Exception):
@@ -179,6 +183,8 @@ def _meeting_file(story: Story, i: int, m: dict[str, Any], now: datetime, staged
     when = (now - timedelta(days=float(m.get("days_ago", 1)))).replace(second=0, microsecond=0)
     name = f"{when:%Y-%m-%d %H%M} {m['file']}"
     text = str(m["text"]).replace("{{date}}", when.isoformat(timespec="minutes"))
+    # {{day:+N}}: the day N days from now, written as people say it ("December 4").
+    text = _DAY.sub(lambda d: f"{now + timedelta(days=int(d[1])):%B} {(now + timedelta(days=int(d[1]))).day}", text)
     if not text.endswith("\n"):
         text += "\n"
     path = staged / f"{i:02d}" / name

@@ -29,7 +29,7 @@ from backchannel.memory.store import Store
 @dataclass(frozen=True)
 class Decision:
     passed: bool
-    check: str  # dedupe, rejection, threshold, rate_day, rate_week, min_gap, quiet_hours, ok
+    check: str  # dedupe, rejection, threshold, rate_day, rate_week, min_gap, quiet_hours, the judge's vetoes, ok
     reason: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -143,7 +143,10 @@ def before_judge(store: Store, settings: Settings, kind: str, entity_ids: list[i
     return check_rate(store, settings, now)
 
 
-def after_judge(settings: Settings, score: float) -> Decision:
+def after_judge(settings: Settings, score: float, veto: dict[str, str] | None = None) -> Decision:
+    """The judge's veto (check `ambiguous_link`, `low_trust`, `meeting_soon`), else the threshold."""
+    if veto:
+        return Decision(False, veto["check"], veto["reason"])
     return check_threshold(score, settings.gate.score_threshold)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backchannel.config import Paths, Settings
-from backchannel.daemon import gate, judge, runs
+from backchannel.daemon import calibrate, gate, judge, judge_kinds, runs
 from backchannel.daemon.logging import get as get_logger, log
 from backchannel.daemon.runs import WakeRecord, crashpoint
 from backchannel.memory import entities
@@ -429,13 +429,16 @@ def load_evidence(store: Store, candidate: Any) -> list[dict[str, Any]]:
         return [e.to_dict() for e in getattr(candidate, "evidence", [])]
     rows = store.query(
         """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
-                  s.title AS source_title, a.confidence, a.predicate
+                  s.title AS source_title, a.confidence, a.predicate, coalesce(a.trust, a.confidence) AS trust,
+                  a.trust_reasons, a.recipient_id, a.subject_id, a.object_id, a.valid_to
            FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
            WHERE list_contains(?, a.id) ORDER BY a.said_at NULLS LAST, a.id""",
         [ids],
     )
     for r in rows:
         r["said_at"] = r["said_at"].isoformat() if r["said_at"] else None
+        r["valid_to"] = r["valid_to"].isoformat() if r.get("valid_to") else None
+        r["trust_reasons"] = list(r.get("trust_reasons") or [])
     return rows
 
 
@@ -503,6 +506,9 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
     excerpts_sent = 0
     for cand in sorted(candidates, key=lambda c: -float(c.score)):
         ctx.checkpoint()
+        evidence = load_evidence(ctx.store, cand)
+        if cand.kind == "commitment":  # a reminder is about the promise's maker and its recipient
+            cand.entities = judge_kinds.commitment_entities(ctx.store, cand.entities, evidence)
         ids = sorted({int(e) for e in cand.entities})
         dkey = gate.dedupe_key(cand.kind, ids)
         if ctx.store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):
@@ -510,7 +516,6 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
             if pid:
                 ctx.outcome.proposals.append(pid)
             continue  # created before a crash; resumed runs do not make it twice
-        evidence = load_evidence(ctx.store, cand)
         text = " ".join([cand.why or ""] + [str(e.get("quote") or "") for e in evidence])
         d = gate.before_judge(ctx.store, ctx.settings, cand.kind, ids, text, ctx.now)
         gate.record(ctx.store, ctx.run_id, dkey, d, "before_judge")
@@ -520,8 +525,9 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
             continue
         try:
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
-                              horizon_days=ctx.settings.calendar.horizon_days, context=context)
-            if ctx.gateway is not None and ctx.gateway.available("judge"):
+                              horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
+                              weights=calibrate.weights(ctx.store, cand.kind))
+            if j.veto is None and ctx.gateway is not None and ctx.gateway.available("judge"):
                 excerpts_sent += len(evidence)
                 j = judge.with_model(j, gateway=ctx.gateway, evidence=evidence, kind=cand.kind, run_id=ctx.run_id)
         except Exception as exc:  # noqa: BLE001 - when the judge fails, the default is silence
@@ -533,7 +539,7 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
             continue
         runs.step(ctx.store, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
                   key=f"{ctx.run_id}:judge:{dkey}")
-        d = gate.after_judge(ctx.settings, j.score)
+        d = gate.after_judge(ctx.settings, j.score, j.veto)
         gate.record(ctx.store, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
         if not d.passed:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})

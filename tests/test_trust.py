@@ -126,3 +126,107 @@ def test_ordinary_confirmation_words_are_not_a_red_flag(store, settings, tmp_pat
         ("Marc Dupont", "Yes, it's been confirmed. I have full confidence in Sophie Martin, I know Sophie Martin well.")))
     rows = facts(store, sid)
     assert rows and all(r["trust_reasons"] == [] for r in rows)
+
+
+# ------------------------------------------------------------------ what the words do to a claim
+
+def said(store, settings, tmp_path, *cues: tuple[str, str], name: str = "2026-04-01 chat.vtt") -> list[dict]:
+    return facts(store, ingest(store, settings, tmp_path, name, vtt("2026-04-01 10:00", *cues)))
+
+
+@pytest.mark.parametrize("sentence", [
+    "I've never worked with Sophie Martin.",
+    "I don't know Sophie Martin at all.",
+    "If I had known Sophie Martin back then, things would be different.",
+    "Honestly, if I worked with Sophie Martin at Globex, I'd tell you.",
+    "I would have met Sophie Martin at Globex if I had stayed.",
+    "I wish I knew Sophie Martin.",
+])
+def test_negated_and_hypothetical_claims_are_not_facts(store, settings, tmp_path, sentence):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Do you know anyone there?"), ("Marc Dupont", sentence))
+    assert [r for r in rows if r["object"] == "Sophie Martin"] == []
+
+
+def test_a_condition_in_another_clause_leaves_the_claim(store, settings, tmp_path):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Anyone at Globex?"),
+                ("Marc Dupont", "If you ever need an intro, I know Sophie Martin well."))
+    (row,) = [r for r in rows if r["predicate"] == "knows"]
+    assert row["subject"] == "Marc Dupont" and row["object"] == "Sophie Martin" and row["trust_reasons"] == []
+
+
+@pytest.mark.parametrize("cues", [
+    [("Marc Dupont", "Oh sure, I know Sophie Martin personally... No, obviously not.")],
+    [("Marc Dupont", "I know Sophie Martin personally. Just kidding.")],
+    [("Marc Dupont", "I know Sophie Martin personally, just kidding.")],
+    [("Marc Dupont", "I worked with Sophie Martin at Globex."), ("Alex Moreau", "Really?"),
+     ("Marc Dupont", "No, not really. We only met once.")],
+    [("Marc Dupont", "Yeah right, I know Sophie Martin personally.")],
+])
+def test_retraction_and_sarcasm_cancel_the_claim(store, settings, tmp_path, cues):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Anyone at Globex?"), *cues)
+    assert [r for r in rows if r["object"] == "Sophie Martin"] == []
+
+
+def test_a_retraction_takes_back_only_the_sentence_before_it(store, settings, tmp_path):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Anyone at Globex?"), (
+        "Marc Dupont", "I know Karl Weber well. I also know Sophie Martin personally. Just kidding, I don't."))
+    assert {r["object"] for r in rows if r["predicate"] == "knows"} == {"Karl Weber"}
+
+
+@pytest.mark.parametrize("sentence", [
+    "I think I worked with Sophie Martin at Globex.",
+    "If I remember correctly, I worked with Sophie Martin at Globex.",
+    "I worked with Sophie Martin at Globex, I'm not sure.",
+])
+def test_hedged_claims_stay_with_less_trust(store, settings, tmp_path, sentence):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Anyone at Globex?"), ("Marc Dupont", sentence))
+    (row,) = [r for r in rows if r["predicate"] == "worked_with"]
+    assert row["subject"] == "Marc Dupont" and row["trust_reasons"] == ["hedged"]
+    assert row["trust"] == pytest.approx(trust_score(row["confidence"], ["hedged"]))
+
+
+# ------------------------------------------------------------------ reported speech
+
+@pytest.mark.parametrize("cues", [
+    [("Marc Dupont", "Paul Girard told the whole room: I worked with Sophie Martin at Globex.")],
+    [("Marc Dupont", "Paul Girard was like, I worked with Sophie Martin at Globex.")],
+    [("Marc Dupont", '"I worked with Sophie Martin at Globex," Paul Girard said.')],
+    [("Marc Dupont", "Did you see Paul Girard at the offsite?"),
+     ("Marc Dupont", "She told the whole room: I worked with Sophie Martin at Globex.")],
+])
+def test_first_person_inside_a_quote_is_the_quoted_person(store, settings, tmp_path, cues):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Tell me about the offsite."), *cues)
+    (row,) = [r for r in rows if r["predicate"] == "worked_with"]
+    assert row["subject"] == "Paul Girard" and row["object"] == "Sophie Martin"
+    assert row["speaker"] == "Marc Dupont" and row["modality"] == "reported"
+    assert row["trust_reasons"] == ["second_hand"]
+    assert row["trust"] == pytest.approx(trust_score(row["confidence"], ["second_hand"]))
+
+
+def test_a_quote_nobody_can_own_is_not_the_speakers_claim(store, settings, tmp_path):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "And then?"),
+                ("Marc Dupont", "Someone at the bar said: I worked with Sophie Martin at Globex."))
+    assert [r for r in rows if r["object"] == "Sophie Martin"] == []
+
+
+def test_an_indirect_report_keeps_its_subject_and_is_second_hand(store, settings, tmp_path):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Any news?"),
+                ("Marc Dupont", "Paul Girard told me that Sophie Martin joined Globex in March."))
+    (row,) = [r for r in rows if r["predicate"] == "works_at"]
+    assert row["subject"] == "Sophie Martin" and row["object"] == "Globex"
+    assert row["trust_reasons"] == ["second_hand"]
+
+
+def test_the_speaker_quoting_themselves_is_still_first_hand(store, settings, tmp_path):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "What did you tell them?"),
+                ("Marc Dupont", "I told them: I worked with Sophie Martin at Globex."))
+    (row,) = [r for r in rows if r["predicate"] == "worked_with"]
+    assert row["subject"] == "Marc Dupont" and row["trust_reasons"] == []
+
+
+# ------------------------------------------------------------------ names
+
+def test_a_capitalised_word_before_I_is_not_swallowed_into_a_name(store, settings, tmp_path):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Where were you before?"),
+                ("Marc Dupont", "Before Sakura I worked at Globex for six years."))
+    assert [(r["subject"], r["object"]) for r in rows] == [("Marc Dupont", "Globex")]

@@ -76,6 +76,8 @@ _FRAME = re.compile(
 # A quote with its frame after it: '"I worked with Y," Marc said.'
 _POST_FRAME = re.compile(
     rf"[\"“](?P<body>[^\"”]{{3,400}}?)[,.!?]?[\"”]\s*,?\s*(?P<who>{NAME}|{_PRONOUN})\s+(?:{_SAY})\b")
+_ANY_DIRECT = re.compile(rf"\b(?:{_SAY})(?:\s+to\s+{_AUDIENCE})?\s*(?::|,?\s*[\"“])")
+_SELF_BEFORE = re.compile(r"\bI\s+(?:(?:once|also|always|just|even|literally|then|actually)\s+)?$")
 _LIKE_VERBS = ("was like", "were like", "is like", "goes", "went")
 _FIRST_PERSON_NEXT = re.compile(r"\s*(?:I|I['’]m|I['’]ve|we|my|me)\b")
 # Sentence openers a quote frame may start with that name nobody in particular.
@@ -218,6 +220,13 @@ def _frames(u: Utterance, transcript: Transcript, order: list[int], known: froze
         who = None if norm_name(raw) in _NOBODY_IN_PARTICULAR else _speaker_of_frame(
             ctx, raw, m.start(), transcript, order)
         out.append(_Frame(m.start(), m.end(), max(end, m.end()), who, direct))
+    # A direct quote after a say-verb whose sayer is no name ("someone at the bar said: I ..."):
+    # its first person is nobody we know.
+    for m in _ANY_DIRECT.finditer(text):
+        if any(f.start <= m.start() < f.body_start for f in out) or _SELF_BEFORE.search(text, 0, m.start()):
+            continue
+        _, s1 = _sentence_of(text, m.start())
+        out.append(_Frame(m.start(), m.end(), max(s1, m.end()), None, True))
     for m in _POST_FRAME.finditer(text):
         who = _speaker_of_frame(ctx, m.group("who"), m.start("who"), transcript, order)
         if who is not None and who.is_speaker:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from backchannel.extractors.claim_context import qualify_claims
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
@@ -90,7 +91,8 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
             for rx, rule in _RULES_RX:
                 if rx.search(low):
                     rule(ctx)
-    return _dedupe(out)
+    # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py).
+    return _dedupe(qualify_claims(transcript, out, known))
 
 
 def _dedupe(items: list[ExtractedAssertion]) -> list[ExtractedAssertion]:

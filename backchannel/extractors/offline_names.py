@@ -25,9 +25,12 @@ CAP = rf"{U}{L}*(?:['’](?![sS]\b){L}+)?(?:-{L}+)*"
 PARTICLE = r"(?:de|del|della|der|den|di|da|das|do|dos|du|van|von|ter|ten|la|le|bin|al|el|y)"
 HONORIFIC = r"(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Professor|Sir|Dame|Lord|Lady)\.?"
 # Both end where a word ends: a regex that backtracks must not cut "Joey’s" to "Joe".
-NAME = rf"(?<![\w'’-])(?:{HONORIFIC}\s+)?{CAP}(?:\s+(?:{PARTICLE}\s+){{0,2}}{CAP}){{0,3}}(?![\w-])"
+# The pronoun "I" never continues a name: "Before Sakura I worked at Globex" is not a
+# person called "Before Sakura I" (which would swallow the subject of the fact); nor "I'm", "I've".
+_NOT_I = r"(?!I\b)"
+NAME = rf"(?<![\w'’-])(?:{HONORIFIC}\s+)?{CAP}(?:\s+(?:{PARTICLE}\s+){{0,2}}{_NOT_I}{CAP}){{0,3}}(?![\w-])"
 _ORG_SUFFIX_RX = r"(?:Inc|Ltd|LLC|LLP|plc|PLC|GmbH|SA|AG|SAS|SARL|NV|BV|Co|Corp|Corporation|Group|Holdings)"
-ORG = (rf"(?<![\w'’-])(?:[Tt]he\s+)?{CAP}(?:\s+(?:(?:of|for|and|&|in|de|du|des|the)\s+){{0,2}}{CAP}){{0,7}}"
+ORG = (rf"(?<![\w'’-])(?:[Tt]he\s+)?{CAP}(?:\s+(?:(?:of|for|and|&|in|de|du|des|the)\s+){{0,2}}{_NOT_I}{CAP}){{0,7}}"
        rf"(?:,?\s+{_ORG_SUFFIX_RX}\b)?(?![\w-])")
 
 NAME_RX = re.compile(NAME)

@@ -31,6 +31,11 @@ _ROLE_WORDS = {
 }
 
 
+def is_seat_label(label: str) -> bool:
+    """'Speaker 2', 'Caller 1', 'Guest': a seat, not a person's name."""
+    return _GENERIC_LABEL.match(label.strip()) is not None
+
+
 def looks_like_person_name(label: str) -> bool:
     """A speaker label that can be a person's name ("Marc", "Sophie Martin", "Dr. Lee")."""
     s = label.strip()

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from backchannel.extractors import source_trust
 from backchannel.extractors.resolve import SourceResolver, looks_like_person_name
 from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
@@ -56,12 +57,15 @@ def write_source(
         me = entities.ensure_owner(store, owner_names[0] if owner_names else "Me", list(owner_names[1:]))
         title = transcript.title or sid
         participants = list(transcript.participants or transcript.speakers())
+        owner_norms = {norm_name(n) for n in owner_names if n} | {norm_name(me.name)}
+        reliability = source_trust.assess(transcript, owner_norms, dict(self_intros or {}))
         store.con.execute(
             """INSERT INTO sources (id, content_hash, path, title, format, meeting_date, meeting_date_origin,
-                   participants, utterance_count, extractor, ingested_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   participants, utterance_count, extractor, ingested_at, trust_reasons)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [sid, content_hash, transcript.path, title, transcript.format, transcript.meeting_date,
-             transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow()],
+             transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow(),
+             reliability.all_reasons()],
         )
         resolver = SourceResolver(
             store, sid, title, me.id, {norm_name(n) for n in owner_names if n},
@@ -82,7 +86,7 @@ def write_source(
             [(sid, u.idx, u.speaker, resolver.speaker(u.speaker), u.start_s, u.end_s, u.text)
              for u in transcript.utterances],
         )
-        rows = _assertion_rows(transcript, extracted, resolver, sid, extractor)
+        rows = _assertion_rows(transcript, extracted, resolver, sid, extractor, reliability)
         store.insert_rows(
             "assertions",
             ["subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id",
@@ -105,7 +109,7 @@ def write_source(
 
 
 def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAssertion], resolver: SourceResolver,
-                    sid: str, extractor: str) -> list[tuple]:
+                    sid: str, extractor: str, reliability: source_trust.SourceTrust) -> list[tuple]:
     said_at: datetime | None = transcript.meeting_date
     now = utcnow()
     by_idx = {u.idx: u for u in transcript.utterances}
@@ -132,7 +136,8 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
         recipient_id = None
         if a.recipient is not None:
             recipient_id = speaker_id if a.recipient.is_speaker else resolver.mention(a.recipient.name, "person")
-        reasons = list(dict.fromkeys(a.trust_reasons))
+        # What the words say about themselves (second-hand, hedged), then who said them where.
+        reasons = list(dict.fromkeys([*a.trust_reasons, *reliability.reasons_for(u.speaker)]))
         key = (subject_id, a.predicate, object_id, a.object_literal, a.qualifier, a.utterance_idx, a.span_start)
         if key in seen:
             continue

@@ -32,7 +32,9 @@ from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
-from backchannel.extractors.offline_rules import rule_commitment, rule_knows, rule_my_ties, rule_worked_with
+from backchannel.extractors.addressee import resolve_recipients
+from backchannel.extractors.offline_commitments import rule_commitment
+from backchannel.extractors.offline_rules import rule_knows, rule_my_ties, rule_worked_with
 from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory.text import norm_name
@@ -49,7 +51,8 @@ _RULES = (
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
     (("know", "met ", "friend", "introduced"), rule_knows),
     (("my ",), rule_my_ties),
-    (("'ll", "’ll", "will ", "shall", "going to", "let me"), rule_commitment),
+    (("'ll", "’ll", "will ", "shall", "going to", "let me", "'d ", "’d ", "would ", "promised", "agreed", "offered"),
+     rule_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
 )
 # One compiled alternation per rule: a C-speed substring test instead of a Python loop.
@@ -91,8 +94,8 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
             for rx, rule in _RULES_RX:
                 if rx.search(low):
                     rule(ctx)
-    # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py).
-    return _dedupe(qualify_claims(transcript, out, known))
+    # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py), then recipients.
+    return resolve_recipients(transcript, _dedupe(qualify_claims(transcript, out, known)), owner_names)
 
 
 def _dedupe(items: list[ExtractedAssertion]) -> list[ExtractedAssertion]:

@@ -19,6 +19,7 @@ weak to carry an introduction, a reconnect with someone met tomorrow).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -30,7 +31,7 @@ from backchannel.memory.store import Store
 PRIORS: dict[str, tuple[float, dict[str, float]]] = {
     "introduction": (-3.8, {"meeting": 2.0, "signal": 2.0, "evidence": 1.0, "trust": 1.0}),
     "brief": (-4.6, {"meeting": 3.0, "knowledge": 4.0, "trust": 1.0}),
-    "commitment": (-4.6, {"due": 2.5, "meeting": 2.5, "recipient": 2.0, "trust": 1.0}),
+    "commitment": (-4.4, {"due": 2.5, "meeting": 2.5, "recipient": 2.0, "trust": 1.0}),
     "reconnect": (-4.2, {"silence": 1.5, "trigger": 3.0, "tie": 1.5, "trust": 0.5}),
 }
 LINK_TRUST_FLOOR = 0.45  # an introduction is never built on a link trusted less than this
@@ -40,6 +41,11 @@ RECONNECT_QUIET_DAYS = 7  # a meeting with them within this many days: no reconn
 SILENCE_FULL_DAYS = 180  # silent this long: silence = 1
 DUE_AHEAD_FULL_D, DUE_AHEAD_ZERO_D, OVERDUE_MAX_D = 7, 21, 14
 SOCIAL = ("knows", "worked_with", "introduced")
+# A later turn by the promiser saying it is done ("I sent you the pricing on Monday").
+_DONE = re.compile(r"\b(?:sent|shared|emailed|mailed|forwarded|attached|delivered|uploaded|done|finished|"
+                   r"envoy[ée]e?s?|transmis|partag[ée]e?s?)\b", re.I)
+_TOPIC_STOP = {"send", "will", "with", "your", "that", "this", "from", "about", "next", "week", "by", "the", "you",
+               "envoie", "vous", "pour", "avec"}
 
 
 @dataclass
@@ -113,11 +119,20 @@ def introduction(evidence: list[dict[str, Any]], base: dict[str, float]) -> Kind
     return KindView(feats, [why])
 
 
-def brief(evidence: list[dict[str, Any]], base: dict[str, float]) -> KindView:
+def brief(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], base: dict[str, float]) -> KindView:
     trusted = {e.get("assertion_id") for e in evidence if trust_of(e) >= TRUSTED}
+    # What links them to the owner counts too (the brief's text leaves it out: the owner knows it).
+    owner = _owner(store)
+    shared = store.scalar(
+        f"""SELECT count(*) FROM assertions WHERE superseded_at IS NULL AND predicate IN {SOCIAL}
+            AND coalesce(trust, confidence) >= ? AND ((list_contains(?, subject_id) AND object_id = ?)
+                 OR (subject_id = ? AND list_contains(?, object_id)))""",
+        [TRUSTED, [int(i) for i in entity_ids], owner, owner, [int(i) for i in entity_ids]]) if owner else 0
+    n = len(trusted) + int(shared or 0)
     mean = sum(trust_of(e) for e in evidence) / len(evidence) if evidence else 0.0
-    feats = {"meeting": base["meeting"], "knowledge": min(len(trusted), KNOWN_FACTS) / KNOWN_FACTS, "trust": mean}
-    return KindView(feats, [f"{len(trusted)} trusted fact(s) about them (of {len(evidence)})"])
+    feats = {"meeting": base["meeting"], "knowledge": min(n, KNOWN_FACTS) / KNOWN_FACTS, "trust": mean}
+    return KindView(feats, [f"{n} trusted fact(s) about them ({len(trusted)} of {len(evidence)} in the brief, "
+                            f"{int(shared or 0)} linking them to you)"])
 
 
 def _due_strength(due: date, today: date) -> float:
@@ -135,6 +150,9 @@ def commitment(store: Store, evidence: list[dict[str, Any]], now: datetime, hori
     if not promises:
         return KindView({"due": 0.0, "meeting": 0.0, "recipient": 0.0, "trust": 0.0}, ["no promise in evidence"])
     p = promises[0]
+    kept = _kept(store, p)
+    if kept:
+        return KindView({"due": 0.0, "meeting": 0.0, "recipient": 0.0, "trust": trust_of(p)}, [], ("kept", kept))
     reasons = []
     due = p.get("valid_to")
     if isinstance(due, str):
@@ -162,6 +180,27 @@ def commitment(store: Store, evidence: list[dict[str, Any]], now: datetime, hori
             s_meet = meeting_strength(m[0], horizon_days)
             reasons.append(f"meeting '{m[1]}' with them in {m[0]:.0f} h")
     return KindView({"due": s_due, "meeting": s_meet, "recipient": s_rec, "trust": trust_of(p)}, reasons)
+
+
+def _topic(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[^\W\d_]{4,}", (text or "").lower()) if w not in _TOPIC_STOP}
+
+
+def _kept(store: Store, promise: dict[str, Any]) -> str | None:
+    """A later turn by the promiser, in a later meeting, that says the promised thing
+    was done and names at least half of its topic words; None when there is none."""
+    subject, said = promise.get("subject_id"), promise.get("said_at")
+    topic = _topic(promise.get("literal") or promise.get("quote") or "")
+    if subject is None or not said or not topic:
+        return None
+    rows = store.con.execute(
+        """SELECT u.text, s.meeting_date FROM utterances u JOIN sources s ON s.id = u.source_id
+           WHERE u.speaker_id = ? AND s.meeting_date > ? ORDER BY s.meeting_date LIMIT 200""",
+        [int(subject), datetime.fromisoformat(said) if isinstance(said, str) else said]).fetchall()
+    for text, when in rows:
+        if _DONE.search(text) and len(topic & _topic(text)) * 2 >= len(topic):
+            return f"kept since: '{text if len(text) <= 80 else text[:77] + '...'}' ({when:%Y-%m-%d})"
+    return None
 
 
 def commitment_entities(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]]) -> list[int]:

@@ -409,6 +409,9 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any]) -> list[Any]:
         raise Interrupted()  # the daemon killed the sandbox to exit: a cut-short sweep is no result
     stats = dict(getattr(result, "sandbox_stats", None) or {})
     cands = list(result.candidates)
+    for c in cands:
+        if c.kind == "commitment":  # a reminder is about the promise's maker and its recipient
+            c.entities = judge_kinds.commitment_entities(ctx.store, c.entities, load_evidence(ctx.store, c))
     touched = int(stats.get("assertions_touched") or stats.get("rows") or 0)
     with ctx.store.transaction():
         runs.add_counts(ctx.store, ctx.run_id, touched=touched)
@@ -430,7 +433,7 @@ def load_evidence(store: Store, candidate: Any) -> list[dict[str, Any]]:
     rows = store.query(
         """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
                   s.title AS source_title, a.confidence, a.predicate, coalesce(a.trust, a.confidence) AS trust,
-                  a.trust_reasons, a.recipient_id, a.subject_id, a.object_id, a.valid_to
+                  a.trust_reasons, a.recipient_id, a.subject_id, a.object_id, a.valid_to, a.object_literal AS literal
            FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
            WHERE list_contains(?, a.id) ORDER BY a.said_at NULLS LAST, a.id""",
         [ids],
@@ -507,8 +510,6 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
     for cand in sorted(candidates, key=lambda c: -float(c.score)):
         ctx.checkpoint()
         evidence = load_evidence(ctx.store, cand)
-        if cand.kind == "commitment":  # a reminder is about the promise's maker and its recipient
-            cand.entities = judge_kinds.commitment_entities(ctx.store, cand.entities, evidence)
         ids = sorted({int(e) for e in cand.entities})
         dkey = gate.dedupe_key(cand.kind, ids)
         if ctx.store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):

@@ -194,6 +194,9 @@ def _inbox(ctx: _Ctx) -> None:
         dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
     crashpoint("inbox.after_move")
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
+    if status == "ingested":
+        # What this meeting taught may make an earlier signal or an upcoming meeting relevant.
+        importlib.import_module("backchannel.daemon.reevaluate").after_ingest(ctx, detail.get("source_id"))
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
         ctx.outcome.status, ctx.outcome.reason = "failed", error
@@ -342,18 +345,19 @@ def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
     """Insert the signal once (by id), linked to the organisations its text mentions."""
     signals_mod = importlib.import_module("backchannel.triggers.signals")
     text = " ".join(str(p.get(k) or "") for k in ("title", "summary"))
-    org_ids = sorted({int(i) for i in signals_mod.match_orgs(text, _org_list(store))})
+    matches = signals_mod.match_org_details(text, _org_list(store))
+    org_ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
     sid = str(p.get("id") or signals_mod.signal_id(str(p.get("source") or "unknown"),
                                                     str(p.get("guid") or p.get("url") or p.get("title") or "")))
     with store.transaction():
         store.con.execute(
-            """INSERT INTO signals (id, source, title, summary, url, published_at, org_ids, seen_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING""",
+            """INSERT INTO signals (id, source, title, summary, url, published_at, org_ids, seen_at, org_matches)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING""",
             [sid, str(p.get("source") or "unknown"), str(p.get("title") or "(untitled)"), p.get("summary"),
-             p.get("url"), _ts(p.get("published_at")), org_ids, utcnow()],
+             p.get("url"), _ts(p.get("published_at")), org_ids, utcnow(), json.dumps([m.to_dict() for m in matches])],
         )
     return {"id": sid, "title": p.get("title"), "summary": p.get("summary"), "url": p.get("url"),
-            "published_at": p.get("published_at"), "org_ids": org_ids}
+            "published_at": p.get("published_at"), "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
 
 
 def _signal(ctx: _Ctx) -> None:
@@ -396,10 +400,12 @@ def _graph_api(store: Store, settings: Settings) -> Any:
     return api_mod.GraphAPI(store, settings)
 
 
-def run_sweep(ctx: _Ctx, context: dict[str, Any]) -> list[Any]:
-    """The sweep step, or its recorded result when this run already swept."""
+def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> list[Any]:
+    """The sweep step, or its recorded result when this run already swept (`tag` tells
+    apart several sweeps of one run: those an ingest's re-evaluation starts)."""
     types = importlib.import_module("backchannel.graph.types")
-    done = runs.done_step(ctx.store, ctx.run_id, "sweep.done")
+    name = f"sweep.done:{tag}" if tag else "sweep.done"
+    done = runs.done_step(ctx.store, ctx.run_id, name)
     if done is not None:
         return [types.Candidate.from_dict(c) for c in done.get("candidates", [])]
     sweeper = importlib.import_module("backchannel.agent.sweeper")
@@ -415,7 +421,7 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any]) -> list[Any]:
     touched = int(stats.get("assertions_touched") or stats.get("rows") or 0)
     with ctx.store.transaction():
         runs.add_counts(ctx.store, ctx.run_id, touched=touched)
-        runs.step(ctx.store, ctx.run_id, "sweep.done", {
+        runs.step(ctx.store, ctx.run_id, "sweep.done", key=f"{ctx.run_id}:{name}", data={
             "context": context, "skill": getattr(result, "skill", None), "code": getattr(result, "code", None),
             "attempts": getattr(result, "attempts", None), "sandbox_stats": stats,
             "errors": list(getattr(result, "errors", None) or []),
@@ -502,10 +508,10 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
     return pid
 
 
-def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
+def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> None:
     ctx.checkpoint()
-    candidates = run_sweep(ctx, context)
-    ctx.outcome.candidates = len(candidates)
+    candidates = run_sweep(ctx, context, tag)
+    ctx.outcome.candidates += len(candidates)
     excerpts_sent = 0
     for cand in sorted(candidates, key=lambda c: -float(c.score)):
         ctx.checkpoint()

@@ -174,7 +174,7 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
     if kind == "introduction":
         view = judge_kinds.introduction(evidence, base)
     elif kind == "brief":
-        view = judge_kinds.brief(store, ids, evidence, base)
+        view = judge_kinds.brief(store, ids, evidence, base, now)
     elif kind == "commitment":
         view = judge_kinds.commitment(store, evidence, now, horizon_days, meeting_strength)
         meeting = None  # the meeting that matters is the recipient's (in the reasons), not any entity's

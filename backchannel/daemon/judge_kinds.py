@@ -37,6 +37,7 @@ PRIORS: dict[str, tuple[float, dict[str, float]]] = {
 LINK_TRUST_FLOOR = 0.45  # an introduction is never built on a link trusted less than this
 TRUSTED = 0.5  # a fact counts towards "knowing someone well" from this trust up
 KNOWN_FACTS = 4  # this many trusted facts: memory knows the person fully (knowledge = 1)
+BRIEF_HOURS = 72  # a brief comes in the days before the meeting, not a week ahead
 RECONNECT_QUIET_DAYS = 7  # a meeting with them within this many days: no reconnect
 SILENCE_FULL_DAYS = 180  # silent this long: silence = 1
 DUE_AHEAD_FULL_D, DUE_AHEAD_ZERO_D, OVERDUE_MAX_D = 7, 21, 14
@@ -119,7 +120,8 @@ def introduction(evidence: list[dict[str, Any]], base: dict[str, float]) -> Kind
     return KindView(feats, [why])
 
 
-def brief(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], base: dict[str, float]) -> KindView:
+def brief(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], base: dict[str, float],
+          now: datetime) -> KindView:
     trusted = {e.get("assertion_id") for e in evidence if trust_of(e) >= TRUSTED}
     # What links them to the owner counts too (the brief's text leaves it out: the owner knows it).
     owner = _owner(store)
@@ -131,8 +133,15 @@ def brief(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], b
     n = len(trusted) + int(shared or 0)
     mean = sum(trust_of(e) for e in evidence) / len(evidence) if evidence else 0.0
     feats = {"meeting": base["meeting"], "knowledge": min(n, KNOWN_FACTS) / KNOWN_FACTS, "trust": mean}
-    return KindView(feats, [f"{n} trusted fact(s) about them ({len(trusted)} of {len(evidence)} in the brief, "
-                            f"{int(shared or 0)} linking them to you)"])
+    reasons = [f"{n} trusted fact(s) about them ({len(trusted)} of {len(evidence)} in the brief, "
+               f"{int(shared or 0)} linking them to you)"]
+    m = next_meeting(store, entity_ids, now, 30)
+    if m is None:
+        return KindView(feats, reasons, ("no_meeting", "no upcoming meeting with them: a brief prepares a meeting"))
+    if m[0] > BRIEF_HOURS:
+        return KindView(feats, reasons, ("too_early", f"the meeting '{m[1]}' is {m[0]:.0f} h away; a brief comes "
+                                                      f"within {BRIEF_HOURS} h of it"))
+    return KindView(feats, reasons)
 
 
 def _due_strength(due: date, today: date) -> float:

@@ -42,6 +42,8 @@ drop_dir = "{signals}"
 
 [gate]
 quiet_hours = ""
+# The story's brief (the day before the coffee) and its introduction may land minutes apart.
+min_gap_minutes = 0
 """
 
 ICS = """\

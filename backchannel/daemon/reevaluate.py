@@ -47,7 +47,8 @@ def after_ingest(ctx: Any, source_id: str | None) -> None:
     pipeline = importlib.import_module("backchannel.daemon.pipeline")
     try:
         touched = _touched(ctx.store, source_id)
-        todo = _signals(ctx, pipeline, touched) + _meetings(ctx, pipeline, touched)
+        meetings = _meetings(ctx, pipeline, touched)  # first: a signal's sweep then sees who is met soon
+        todo = _signals(ctx, pipeline, touched) + meetings
     except pipeline.Interrupted:
         raise
     except Exception as exc:  # noqa: BLE001 - the ingest itself succeeded; say what could not be re-checked

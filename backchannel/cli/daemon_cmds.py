@@ -172,6 +172,13 @@ def _trigger_words(trig: dict) -> str:
     return f"{trig['kind']} wake {trig['key']}" if trig.get("key") else f"{trig['kind']} wake"
 
 
+def _render_evidence_trust(rows: list[dict], indent: str) -> None:
+    """'#12 trust 0.18 (ambiguous reference): Marc knows Hannah Meyer'."""
+    for e in rows:
+        why = f" ({e['why']})" if e.get("why") else ""
+        click.echo(f"{indent}#{e['assertion_id']} trust {float(e['trust']):.2f}{why}: {e['fact']}")
+
+
 def _render_run_trace(t: dict) -> None:
     r, trig = t["run"], t["trigger"]
     click.echo(f"run {r['id']}  {r['status']}" + (f" ({r['reason']})" if r.get("reason") else ""))
@@ -186,6 +193,7 @@ def _render_run_trace(t: dict) -> None:
     for c in t["candidates"]:
         score = f", judge {c['judge']['score']:.2f}" if c.get("judge") else ""
         click.echo(f"  {c['dedupe_key']}{score}: {c.get('outcome') or '?'}")
+        _render_evidence_trust((t.get("evidence_trust") or {}).get(c["dedupe_key"]) or [], "    ")
     sp = t["spend"]
     click.echo(f"model calls: {sp['calls']}, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
 
@@ -221,6 +229,9 @@ def trace(ref: str, json_output: bool) -> None:
         click.echo(f"judge ({j['model']}): score {j['score']:.2f} from {sig}")
         for r in j.get("reasons", []):
             click.echo(f"  - {r}")
+    if t.get("evidence_trust"):
+        click.echo("evidence trust:")
+        _render_evidence_trust(t["evidence_trust"], "  ")
     click.echo("gate:")
     for g in t["gate"]:
         click.echo(f"  {g['stage']}: {'passed' if g['passed'] else 'SUPPRESSED'} ({g['reason']})")

@@ -59,6 +59,8 @@ def test_trace_shows_the_trust_of_each_evidence_assertion(tmp_path, monkeypatch)
     assert "evidence trust:" in text
     first = t["evidence_trust"][0]
     assert f"#{first['assertion_id']} trust {first['trust']:.2f}" in text
+    shown = bc("show", p["id"], env=env)
+    assert f"[trust {first['trust']:.2f}" in shown
     run = json.loads(bc("trace", t["run"]["id"], "--json", env=env))
     assert any(rows for rows in run["evidence_trust"].values())
     assert "trust " in bc("trace", t["run"]["id"], env=env)

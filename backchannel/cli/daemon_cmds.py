@@ -153,12 +153,15 @@ def render_proposal(p: dict) -> None:
     if p.get("why") and not (p.get("body") or "").startswith(p["why"]):  # the template body opens with it
         click.echo(f"why: {p['why']}")
     click.echo("evidence:")
+    trust = {t["assertion_id"]: t for t in p.get("evidence_trust") or []}
     for e in p["evidence"]:
+        t = trust.get(e.get("assertion_id"))
+        weight = f"  [trust {float(t['trust']):.2f}" + (f", {t['why']}]" if t.get("why") else "]") if t else ""
         if not e.get("quote"):  # e.g. a CRM line imported without evidence
-            click.echo(f"  #{e.get('assertion_id')} (no quote recorded)")
+            click.echo(f"  #{e.get('assertion_id')} (no quote recorded){weight}")
             continue
         click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
-                   f"{_when(e.get('said_at'))[:10]}, {e.get('source_id')}")
+                   f"{_when(e.get('said_at'))[:10]}, {e.get('source_id')}{weight}")
     if p.get("action"):
         click.echo("action to approve:")
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))

@@ -90,12 +90,29 @@ class SourceResolver:
     ambiguous: dict[str, list[str]] = field(default_factory=dict)
     _cache: dict[tuple[str, str], int] = field(default_factory=dict)
     _known: dict[str, list[entities.Entity]] = field(default_factory=dict)
+    _by_first: dict[str, list[entities.Entity]] = field(default_factory=dict)
     created: int = 0
 
     def prefetch(self, names: set[str]) -> None:
         """Look every name this source will need up in one query (one per name is the
         slow path: a meeting mentions dozens of names)."""
         self._known.update(entities.find_many(self.store, names))
+        firsts = sorted({norm_name(x) for x in names} - {""})
+        firsts = [f for f in firsts if " " not in f]
+        if firsts:
+            self._by_first = {f: [] for f in firsts}
+            rows = self.store.con.execute(
+                """SELECT split_part(norm, ' ', 1) AS first, id, kind, name, is_owner FROM entities
+                   WHERE kind = 'person' AND merged_into IS NULL AND contains(norm, ' ')
+                     AND list_contains(?, split_part(norm, ' ', 1)) ORDER BY id""", [firsts]).fetchall()
+            for first, *rest in rows:
+                self._by_first[first].append(entities.Entity(rest[0], rest[1], rest[2], bool(rest[3])))
+
+    def _people_by_first_name(self, first: str) -> list[entities.Entity]:
+        """People whose full name starts with this first name (prefetched for the source's names)."""
+        if first in self._by_first:
+            return self._by_first[first]
+        return entities.find_by_first_name(self.store, first)
 
     def _find(self, name: str, kind: str) -> list[entities.Entity]:
         n = norm_name(name)
@@ -195,7 +212,7 @@ class SourceResolver:
             self.ambiguous[first] = sorted(here.values())
             return ids[-1]
         by_alias = {e.id: e for e in self._find(surface, "person")}
-        by_id = {**by_alias, **{e.id: e for e in entities.find_by_first_name(self.store, first)}}
+        by_id = {**by_alias, **{e.id: e for e in self._people_by_first_name(first)}}
         by_id.pop(self.owner_id, None)
         if len(by_id) <= 1:
             return None  # one person or none by that name: alias matching as before

@@ -140,6 +140,7 @@ def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's 
     ids = out["entity_ids"] or [-1]
     out["entities"] = env.store.query("SELECT id, kind, name FROM entities WHERE list_contains(?, id) ORDER BY id",
                                       [ids])
+    out["evidence_trust"] = _evidence_trust(env.store, r)
     return out
 
 

@@ -143,7 +143,10 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
                 continue
         recipient_id = None
         if a.recipient is not None:
-            recipient_id = speaker_id if a.recipient.is_speaker else resolver.mention(a.recipient.name, "person")
+            # Another speaker of this meeting ("Speaker 2", "Fatima") resolves as their label does.
+            recipient_id = (speaker_id if a.recipient.is_speaker
+                            else resolver.speaker(a.recipient.name) if a.recipient.name in resolver.speaker_ids
+                            else resolver.mention(a.recipient.name, "person"))
         # What the words say about themselves (second-hand, hedged), then who said them where,
         # then whether a name it rests on was a guess between namesakes.
         reasons = [*a.trust_reasons, *reliability.reasons_for(u.speaker)]

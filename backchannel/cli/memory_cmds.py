@@ -26,16 +26,29 @@ def _fact(a: dict[str, Any]) -> str:
     span = ""
     if a.get("valid_from") or a.get("valid_to"):
         span = f" {str(a.get('valid_from') or '?')[:10]}→{str(a.get('valid_to') or 'now')[:10]}"
-    return f"{a['subject']} {a['predicate']}{qual} {obj}{span}"
+    to = f" (to {a['recipient']})" if a.get("recipient") else ""
+    return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}"
+
+
+def trust_words(a: dict[str, Any]) -> str:
+    """'trust 0.36 (second hand, owner absent)'; '' for rows that carry no trust."""
+    from backchannel.memory.trust import describe
+
+    if a.get("trust") is None:
+        return ""
+    why = describe(a.get("trust_reasons") or [])
+    return f"trust {float(a['trust']):.2f}" + (f" ({why})" if why else "")
 
 
 def render_assertion(a: dict[str, Any]) -> str:
-    """The fact, then its verbatim evidence: who said it, when, where."""
+    """The fact and its trust, then its verbatim evidence: who said it, when, where."""
     sup = " (superseded)" if a.get("superseded_at") else ""
+    trust = trust_words(a)
+    trust = f"  [{trust}]" if trust else ""
     if not a.get("quote"):  # e.g. a CRM line imported without evidence
-        return f"#{a['id']} {_fact(a)}{sup}\n    (no quote recorded)"
+        return f"#{a['id']} {_fact(a)}{sup}{trust}\n    (no quote recorded)"
     said = f"{a.get('speaker') or '?'}, {_date(a.get('said_at'))}"
-    return f"#{a['id']} {_fact(a)}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
+    return f"#{a['id']} {_fact(a)}{sup}{trust}\n    “{a['quote']}” — {said}, {a['source_id']}"
 
 
 def render_assertion_line(a: dict[str, Any]) -> str:
@@ -78,6 +91,10 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         click.echo(f"  participants: {', '.join(src['participants'])}")
     if src.get("path"):  # imported sources have none
         click.echo(f"  path: {src['path']}")
+    if src.get("trust_reasons"):
+        from backchannel.memory.trust import describe
+
+        click.echo(f"  reliability: {describe(src['trust_reasons'])}")
     if transcript:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from backchannel.extractors import source_trust
-from backchannel.extractors.resolve import SourceResolver, looks_like_person_name
+from backchannel.extractors.resolve import SourceResolver, full_names_said, looks_like_person_name
 from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory import entities, supersede
@@ -67,13 +67,20 @@ def write_source(
              transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow(),
              reliability.all_reasons()],
         )
+        mentioned = {m.name for a in extracted for m in (a.subject, a.object, a.recipient)
+                     if m is not None and not m.is_speaker}
+        people_here = [*participants, *transcript.speakers(), *(self_intros or {}).values(),
+                       *sorted(m.name for a in extracted for m in (a.subject, a.object, a.recipient)
+                               if m is not None and not m.is_speaker and m.kind == "person"),
+                       *full_names_said(u.text for u in transcript.utterances)]
         resolver = SourceResolver(
             store, sid, title, me.id, {norm_name(n) for n in owner_names if n},
             participants=participants, self_intros=dict(self_intros or {}), extra=resolve_extra,
+            meeting_names=people_here,
         )
         names = set(participants) | set(transcript.speakers()) | set((self_intros or {}).values())
         names |= {f"{label} ({title})" for label in transcript.speakers()}
-        names |= {m.name for a in extracted for m in (a.subject, a.object) if m is not None and not m.is_speaker}
+        names |= mentioned
         resolver.prefetch(names)
         for label in transcript.speakers():
             resolver.speaker(label)
@@ -102,7 +109,8 @@ def write_source(
             supersede.apply(store, ids)
         store.append_event(
             "source_ingested",
-            {"source_id": sid, "path": transcript.path, "assertions": len(rows), "extractor": extractor},
+            {"source_id": sid, "path": transcript.path, "assertions": len(rows), "extractor": extractor,
+             "ambiguous_references": resolver.ambiguous},
             key=f"ingest:{content_hash}",
         )
         return WriteResult(sid, created=True, assertions=len(rows), entities_created=resolver.created)
@@ -139,8 +147,13 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
             recipient_id = (speaker_id if a.recipient.is_speaker
                             else resolver.speaker(a.recipient.name) if a.recipient.name in resolver.speaker_ids
                             else resolver.mention(a.recipient.name, "person"))
-        # What the words say about themselves (second-hand, hedged), then who said them where.
-        reasons = list(dict.fromkeys([*a.trust_reasons, *reliability.reasons_for(u.speaker)]))
+        # What the words say about themselves (second-hand, hedged), then who said them where,
+        # then whether a name it rests on was a guess between namesakes.
+        reasons = [*a.trust_reasons, *reliability.reasons_for(u.speaker)]
+        if any(resolver.is_ambiguous(u.speaker if m.is_speaker else m.name)
+               for m in (a.subject, a.object, a.recipient) if m is not None and m.kind == "person"):
+            reasons.append("ambiguous_reference")
+        reasons = list(dict.fromkeys(reasons))
         key = (subject_id, a.predicate, object_id, a.object_literal, a.qualifier, a.utterance_idx, a.span_start)
         if key in seen:
             continue

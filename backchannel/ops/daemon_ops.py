@@ -140,6 +140,7 @@ def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's 
     ids = out["entity_ids"] or [-1]
     out["entities"] = env.store.query("SELECT id, kind, name FROM entities WHERE list_contains(?, id) ORDER BY id",
                                       [ids])
+    out["evidence_trust"] = _evidence_trust(env.store, r)
     return out
 
 
@@ -194,7 +195,10 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
         elif e["kind"] == "proposal.created":
             c["proposal"], c["outcome"] = d.get("proposal_id"), f"proposal {d.get('proposal_id')}"
     calls = _model_calls(store, run_id)
+    from backchannel.ops.trust_view import candidates_evidence_trust
+
     return {
+        "evidence_trust": candidates_evidence_trust(store, sweep.get("candidates", [])),
         "run": {k: run_d.get(k) for k in ("id", "status", "reason", "started_at", "finished_at")},
         "trigger": {"kind": run_d.get("wake_kind"), "key": run_d.get("wake_key"), "payload": run_d.get("wake_payload")},
         "sweep": {"skill": sweep.get("skill"), "attempts": sweep.get("attempts"), "errors": sweep.get("errors"),
@@ -264,8 +268,18 @@ def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
         "delivery": delivery,
         "feedback": feedback,
         "suppressed_since": _suppressed_since(env, p) if feedback else [],
+        "evidence_trust": _evidence_trust(store, p),
         "events": [{"seq": e["seq"], "at": e["occurred_at"], "kind": e["kind"]} for e in events],
     }
+
+
+def _evidence_trust(store, p: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each evidence assertion's trust and the reasons behind it (ops/trust_view.py)."""
+    from backchannel.ops.trust_view import evidence_trust
+
+    ev = p.get("evidence")
+    ev = json.loads(ev) if isinstance(ev, str) else (ev or [])
+    return evidence_trust(store, [e.get("assertion_id") if isinstance(e, dict) else e for e in ev])
 
 
 def _suppressed_since(env: OpEnv, p: dict[str, Any]) -> list[dict[str, Any]]:

@@ -12,13 +12,16 @@ ASSERTION_COLUMNS = """
     a.id, a.predicate, a.subject_id, s.name AS subject, a.object_id, o.name AS object,
     a.object_literal, a.qualifier, a.speaker_id, sp.name AS speaker, a.said_at, a.valid_from, a.valid_to,
     a.recorded_at, a.superseded_at, a.confidence, a.modality, a.source_id, a.utterance_idx,
-    a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor
+    a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor,
+    coalesce(a.trust, a.confidence) AS trust, coalesce(a.trust_reasons, []) AS trust_reasons,
+    a.recipient_id, r.name AS recipient
 """
 ASSERTION_JOINS = """
     FROM assertions a
     JOIN entities s ON s.id = a.subject_id
     LEFT JOIN entities o ON o.id = a.object_id
     LEFT JOIN entities sp ON sp.id = a.speaker_id
+    LEFT JOIN entities r ON r.id = a.recipient_id
 """
 
 

@@ -467,4 +467,15 @@ def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = 
     got = _point(text, a, past)
     if got is not None:
         return DateRange(got[0], got[1], phrase)
-    return none
+    return _other_language(phrase, a, past) or none
+
+
+def _other_language(phrase: str, anchor: date | None, past: bool) -> DateRange | None:
+    """A French phrase ("depuis mars", "d'ici vendredi"), resolved as its English twin."""
+    from backchannel.extractors.dates_fr import to_english  # imported here: dates_fr builds on this module
+
+    english = to_english(phrase)
+    if english is None or english == phrase:
+        return None
+    r = resolve_phrase(english, anchor, past=past)
+    return DateRange(r.start, r.end, phrase)

@@ -28,12 +28,14 @@ from backchannel.extractors.dates import find_date_phrases, resolve_phrase
 from backchannel.extractors.dates_fr import find_date_phrases_fr
 from backchannel.extractors.offline_commitments import ADDRESSEE, NEXT_MEETING
 from backchannel.extractors.offline_fr_commitments import NEXT_MEETING_FR
+from backchannel.extractors.offline_fr_names import FR_STOP
 from backchannel.extractors.offline_core import same_person, sentences
 from backchannel.extractors.offline_names import NAME, looks_like_org, person_name
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript
 
-_OPENERS = r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course)\s*,?\s+)?"
+_OPENERS = (r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course"
+            r"|oui|merci|bon|alors|parfait|bien\s+sûr|d['’]accord|et|bonjour|salut)\s*,?\s+)?")
 _VOCATIVE_OPEN = re.compile(rf"(?:^|(?<=[.!?])\s+){_OPENERS}(?P<v>{NAME})\s*[,!]")
 _VOCATIVE_CLOSE = re.compile(rf",\s*(?P<v>{NAME})\s*(?:[.!]|$)")
 _REQUEST = re.compile(
@@ -118,7 +120,7 @@ def _vocative(text: str, start: int, end: int, speaker: str) -> str | None:
     if not found:
         return None
     name = person_name(found)
-    if name is None or looks_like_org(name) or same_person(name, speaker):
+    if name is None or name.split()[0].lower() in FR_STOP or looks_like_org(name) or same_person(name, speaker):
         return None
     return name
 

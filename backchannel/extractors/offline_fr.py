@@ -45,7 +45,7 @@ _FR_WORDS = frozenset("""
 je tu il elle nous vous ils elles est suis sont était avons avez ont ai avec chez dans pour pas une des les du au aux
 qui que mais et on très bien aussi connais connaît connait travaille merci bonjour oui non le la de ce cette mon ma
 mes vais va depuis ici sur par ça ensemble envoie enverrai présente ancien ancienne dernier dernière prochain
-prochaine j' l' d' m' t' n' s' c' qu'
+prochaine en un à y rejoint devenu devenue envoyer nommé nommée j' l' d' m' t' n' s' c' qu'
 """.split())
 _EN_WORDS = frozenset("""
 the is are was were i you we with for and at of to in have has it that this will my our be been he she they from on

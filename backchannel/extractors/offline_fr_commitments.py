@@ -157,4 +157,7 @@ def rule_commitment_fr(ctx: Ctx) -> None:
         ctx.emit("committed_to", subj, m.start(), m.end(), literal=" ".join(words), dr=dr, valid_to=due,
                  modality="commitment", confidence=0.6 if dr else 0.5)
         if len(ctx.out) > before:
-            ctx.out[-1].recipient = _recipient(ctx, subj, m, promise_end)
+            made = ctx.out[-1]
+            made.recipient = _recipient(ctx, subj, m, promise_end)
+            if not subj.is_speaker:  # "Marc va vous envoyer le contrat": the speaker's word for Marc's
+                made.trust_reasons = (*made.trust_reasons, "second_hand")

@@ -101,18 +101,23 @@ def test_a_vocative_resolves_to_the_meetings_own_label():
     assert a.recipient.name == "Fatima Zahra"
 
 
-@pytest.mark.parametrize("text,subject,recipient,second_hand", [
-    ("Marc will send you the deck by Friday.", "Marc", "Bob", False),  # Bob asked: the addressee
-    ("Marc will send me the deck by Friday.", "Marc", "Fatima", False),  # the speaker
-    ("Marc said he'd send us the contract by Friday.", "Marc", "Fatima", True),
-    ("Marc promised Carol to draft the memo by Friday.", "Marc", "Carol", True),
+@pytest.mark.parametrize("text,subject,recipient", [
+    ("Marc will send you the deck by Friday.", "Marc", "Bob"),  # Bob asked: the addressee
+    ("Marc will send me the deck by Friday.", "Marc", "Fatima"),  # the speaker
+    ("Marc said he'd send us the contract by Friday.", "Marc", "Fatima"),
+    ("Marc promised Carol to draft the memo by Friday.", "Marc", "Carol"),
 ])
-def test_other_peoples_commitments(text, subject, recipient, second_hand):
+def test_other_peoples_commitments(text, subject, recipient):
     (a,) = commitments([("Alex", "Hi all."), ("Bob", "Can we get the deck?"), ("Fatima", text)])
     assert (a.subject.name, a.subject.is_speaker) == (subject, False)
     assert a.recipient.name == recipient
-    assert ("second_hand" in a.trust_reasons) == second_hand
+    assert "second_hand" in a.trust_reasons  # the speaker's word for someone else's promise
     assert a.valid_to == date(2026, 3, 13)
+
+
+def test_own_commitment_is_first_hand():
+    (a,) = commitments([("Alex", "Hi."), ("Fatima", "I'll send you the deck by Friday.")])
+    assert "second_hand" not in a.trust_reasons
 
 
 def test_pronoun_subject_follows_the_one_person_named_before():
@@ -153,6 +158,8 @@ Alex: Perfect, see you on Thursday then.
         ("Marc", "send you the deck", "Alex Moreau", date(2026, 3, 12), "commitment"),
     ]
     assert rows[0]["quote"] == "I'll send you the quote by Friday."
+    assert "second_hand" not in rows[0]["trust_reasons"] and "second_hand" in rows[1]["trust_reasons"]
+    assert rows[1]["trust"] < rows[0]["trust"]
 
 
 def test_ingested_group_meeting_records_no_guessed_recipient(home, store):

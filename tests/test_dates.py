@@ -186,8 +186,11 @@ OCTOBER = datetime(2026, 10, 2, 10, 0)  # a Friday, seven months after March
     ("for the past year", D(2025, 10, 2), D(2026, 10, 2)),  # a year back, not calendar 2025
     ("over the last few years", D(2023, 10, 2), D(2026, 10, 2)),
     ("a few weeks ago", D(2026, 9, 11), D(2026, 9, 11)),
+    ("from March to June", D(2026, 3, 1), D(2026, 6, 30)),  # never March 2027 to June 2026
+    ("between May and August", D(2026, 5, 1), D(2026, 8, 31)),
+    ("from November to February", D(2026, 11, 1), D(2027, 2, 28)),  # ahead, and in order: kept
 ])
-def test_backward_phrases_never_land_in_the_future(phrase, start, end):
+def test_backward_phrases_never_land_in_the_future_and_ranges_stay_in_order(phrase, start, end):
     r = resolve_phrase(phrase, OCTOBER)
     assert (r.start, r.end) == (start, end)
     assert [p for _, _, p in find_date_phrases(f"she has been there {phrase} now")] == [phrase]

@@ -25,13 +25,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from backchannel.extractors.dates import find_date_phrases, resolve_phrase
+from backchannel.extractors.dates_fr import find_date_phrases_fr
 from backchannel.extractors.offline_commitments import ADDRESSEE, NEXT_MEETING
+from backchannel.extractors.offline_fr_commitments import NEXT_MEETING_FR
+from backchannel.extractors.offline_fr_names import FR_STOP
 from backchannel.extractors.offline_core import same_person, sentences
 from backchannel.extractors.offline_names import NAME, looks_like_org, person_name
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript
 
-_OPENERS = r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course)\s*,?\s+)?"
+_OPENERS = (r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course"
+            r"|oui|merci|bon|alors|parfait|bien\s+sûr|d['’]accord|et|bonjour|salut)\s*,?\s+)?")
 _VOCATIVE_OPEN = re.compile(rf"(?:^|(?<=[.!?])\s+){_OPENERS}(?P<v>{NAME})\s*[,!]")
 _VOCATIVE_CLOSE = re.compile(rf",\s*(?P<v>{NAME})\s*(?:[.!]|$)")
 _REQUEST = re.compile(
@@ -40,8 +44,8 @@ _REQUEST = re.compile(
     r"|\b(?:pouvez|pourriez|peux|pourrais)[- ](?:vous|tu)\b|\bs['’]il\s+(?:vous|te)\s+pla[iî]t\b", re.I)
 _NEXT_MEETING_SAID = re.compile(
     r"\b(?:next\s+(?:meeting|call|catch-?up|session|sync|check-?in)|meet\s+again|see\s+you|speak\s+(?:again|then)"
-    r"|talk\s+(?:again|then)|same\s+time|prochaine\s+réunion|prochain\s+(?:rendez-vous|point|appel)|à\s+(?:jeudi|lundi"
-    r"|mardi|mercredi|vendredi|la\s+semaine\s+prochaine))\b", re.I)
+    r"|talk\s+(?:again|then)|same\s+time|prochaine\s+réunion|prochain\s+(?:rendez-vous|point|appel)|on\s+se\s+voit"
+    r"|on\s+se\s+revoit|à\s+(?:jeudi|lundi|mardi|mercredi|vendredi|la\s+semaine\s+prochaine))\b", re.I)
 
 
 def resolve_recipients(transcript: Transcript, extracted: list[ExtractedAssertion],
@@ -63,7 +67,8 @@ def resolve_recipients(transcript: Transcript, extracted: list[ExtractedAssertio
         if r is not None and r.kind == ADDRESSEE or r is None and a.subject.is_speaker:
             r = _addressee(transcript, by_idx, order, people, a, owner_names)
         due = a.valid_to
-        if due is None and a.date_phrase and NEXT_MEETING.fullmatch(a.date_phrase):
+        if due is None and a.date_phrase and (NEXT_MEETING.fullmatch(a.date_phrase)
+                                              or NEXT_MEETING_FR.fullmatch(a.date_phrase)):
             if next_meeting is None:
                 next_meeting = _next_meeting_date(transcript) or False
             due = next_meeting or None
@@ -115,7 +120,7 @@ def _vocative(text: str, start: int, end: int, speaker: str) -> str | None:
     if not found:
         return None
     name = person_name(found)
-    if name is None or looks_like_org(name) or same_person(name, speaker):
+    if name is None or name.split()[0].lower() in FR_STOP or looks_like_org(name) or same_person(name, speaker):
         return None
     return name
 
@@ -137,9 +142,9 @@ def _next_meeting_date(transcript: Transcript):
     for u in transcript.utterances:
         for s0, s1 in sentences(u.text):
             sent = u.text[s0:s1]
-            if not _NEXT_MEETING_SAID.search(sent) or NEXT_MEETING.search(sent):
+            if not _NEXT_MEETING_SAID.search(sent):
                 continue
-            for _a, _b, phrase in find_date_phrases(sent):
+            for _a, _b, phrase in find_date_phrases(sent) + find_date_phrases_fr(sent):
                 r = resolve_phrase(phrase, anchor)
                 day = r.start or r.end
                 if day is not None and day > anchor.date():

@@ -19,7 +19,8 @@ Conventions (all documented choices, tested in tests/test_dates.py):
   "before X" -> (None, X.start - 1 day); "in/on/during/of X" or none -> X.
 - Ranges: "from 2016 to 2021", "between 2016 and 2021", "2016-2021",
   "from March 2016 until now" -> (first day of the first, last day of the last;
-  "now"/"today"/"the present" = the anchor).
+  "now"/"today"/"the present" = the anchor). Ends without a year that would run
+  backwards ("from March to June" said in October) resolve as past.
 - "N days/weeks/months/years ago" -> that single day (months and years by
   calendar arithmetic, the day clamped to the month's length).
 - "in N weeks", "within N days" -> (None, anchor + N) for "within", the single
@@ -416,6 +417,10 @@ def _range(text: str, a: date | None, past: bool) -> tuple[date | None, date | N
         left, b = rest[:sep.start()], rest[sep.end():]
         lp = _point(left, a, past)
         rp = (a, a) if re.fullmatch(_ENDPOINT_OR_NOW, b, re.I) else _point(b, a, past)
+        if lp and rp and lp[0] and rp[1] and lp[0] > rp[1] and not past:
+            # Each end took its own nearest year ("from March to June" said in October gave
+            # March 2027 to June 2026): a range that ends before it starts is a past one.
+            return _range(text, a, True)
         if lp and rp:
             return lp[0], rp[1]
     return None
@@ -467,4 +472,15 @@ def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = 
     got = _point(text, a, past)
     if got is not None:
         return DateRange(got[0], got[1], phrase)
-    return none
+    return _other_language(phrase, a, past) or none
+
+
+def _other_language(phrase: str, anchor: date | None, past: bool) -> DateRange | None:
+    """A French phrase ("depuis mars", "d'ici vendredi"), resolved as its English twin."""
+    from backchannel.extractors.dates_fr import to_english  # imported here: dates_fr builds on this module
+
+    english = to_english(phrase)
+    if english is None or english == phrase:
+        return None
+    r = resolve_phrase(english, anchor, past=past)
+    return DateRange(r.start, r.end, phrase)

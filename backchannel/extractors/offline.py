@@ -14,7 +14,8 @@ facts. Relative dates resolve against `transcript.meeting_date` (dates.py).
 The rules themselves live in offline_roles.py (titles, employment, witness
 lists, self-introductions) and offline_rules.py (worked_with, knows,
 introductions, commitments); names, organisations and titles in
-offline_names.py; sentences, spans and emission in offline_core.py.
+offline_names.py; sentences, spans and emission in offline_core.py. A sentence that
+looks French goes to the French rules instead (offline_fr.py, dates_fr.py).
 
 Precision over recall: a rule fires only on a full pattern with validated names
 (no pronoun, day, month or title taken for a person), "she"/"he" resolve only
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 
 from backchannel.extractors.claim_context import qualify_claims
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
+from backchannel.extractors.offline_fr import FrCtx, looks_french, run_french_rules
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
@@ -85,8 +87,18 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
         text = u.text
         if not text or len(text) < 6:
             continue
+        utterance_french = None
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
+            french = looks_french(text[s0:s1])
+            if french is None:  # too short to tell: the utterance's language
+                if utterance_french is None:
+                    utterance_french = bool(looks_french(text))
+                french = utterance_french
+            if french:  # French sentences get the French rules only (offline_fr.py)
+                run_french_rules(FrCtx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                       out=out, known_people=known))
+                continue
             ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor, out=out,
                       known_people=known)
             if "," in low:

@@ -169,5 +169,5 @@ def rule_commitment(ctx: Ctx) -> None:
         if len(ctx.out) > before:
             made = ctx.out[-1]
             made.recipient = _recipient(ctx, subj, m, promise_end)
-            if reported:
+            if reported or not subj.is_speaker:  # "Marc will send you the deck" is the speaker's word for Marc's
                 made.trust_reasons = (*made.trust_reasons, "second_hand")

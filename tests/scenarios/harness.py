@@ -11,7 +11,8 @@ A story file holds (all times relative to the moment the story runs):
     [[meetings]]
     file = "coffee with Marc.vtt"      # the extension picks the format (vtt, srt, txt, json)
     days_ago = 420                     # the meeting's date, written into the file name
-    text = '''...'''                   # `{{date}}` becomes the meeting's ISO date-time
+    text = '''...'''                   # `{{date}}`: the meeting's ISO date-time; `{{day:+N}}` /
+                                       # `{{jour:+N}}`: N days from now ("December 4" / "4 décembre")
 
     [[calendar]]                       # written as one ICS file, read by the calendar trigger
     summary = "Coffee with Marc"
@@ -87,6 +88,9 @@ END:VEVENT
 
 
 _DAY = re.compile(r"\{\{day:([+-]?\d+)\}\}")
+_JOUR = re.compile(r"\{\{jour:([+-]?\d+)\}\}")
+_MOIS = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre",
+         "décembre")
 
 
 class StoryError(Exception):
@@ -185,6 +189,9 @@ def _meeting_file(story: Story, i: int, m: dict[str, Any], now: datetime, staged
     text = str(m["text"]).replace("{{date}}", when.isoformat(timespec="minutes"))
     # {{day:+N}}: the day N days from now, written as people say it ("December 4").
     text = _DAY.sub(lambda d: f"{now + timedelta(days=int(d[1])):%B} {(now + timedelta(days=int(d[1]))).day}", text)
+    # {{jour:+N}}: the same in French ("4 décembre").
+    text = _JOUR.sub(lambda d: f"{(now + timedelta(days=int(d[1]))).day} "
+                               f"{_MOIS[(now + timedelta(days=int(d[1]))).month - 1]}", text)
     if not text.endswith("\n"):
         text += "\n"
     path = staged / f"{i:02d}" / name

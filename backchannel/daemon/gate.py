@@ -76,6 +76,16 @@ def check_rejection(store: Store, text: str, kind: str, entity_ids: list[int], n
     return Decision(False, "rejection", f"matches a past dismissal: {reason}")
 
 
+def prefetch_rejections(store: Store, items: list[tuple[str, str]], now: datetime) -> None:
+    """Embed a sweep's candidate texts in one batch before their rejection checks (only those
+    an active dismissal of the same kind could match); a failure here is left to `check`."""
+    try:
+        rejections = importlib.import_module("backchannel.memory.rejections")
+        rejections.prefetch(store, items, _to_utc_naive(now))
+    except Exception:  # noqa: BLE001 - the per-candidate check embeds again and decides (silence on error)
+        pass
+
+
 def check_threshold(score: float, threshold: float) -> Decision:
     if score < threshold:
         return Decision(False, "threshold", f"score {score:.2f} below threshold {threshold:.2f}")

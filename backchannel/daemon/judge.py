@@ -91,17 +91,19 @@ def related_orgs(store: Store, entity_ids: list[int], evidence_ids: list[int]) -
     ev = list(evidence_ids) or [-1]
     rows = store.con.execute(
         """
-        SELECT id FROM entities WHERE kind = 'organisation' AND list_contains(?, id)
+        WITH a AS (  -- one scan of the assertions for both uses below
+            SELECT id, object_id, qualifier, superseded_at FROM assertions
+            WHERE subject_id = ANY(?::BIGINT[]) OR id = ANY(?::BIGINT[]))
+        SELECT id FROM entities WHERE kind = 'organisation' AND id = ANY(?::BIGINT[])
         UNION
-        SELECT a.object_id FROM assertions a JOIN entities o ON o.id = a.object_id
+        SELECT a.object_id FROM a JOIN entities o ON o.id = a.object_id
         WHERE o.kind = 'organisation' AND a.superseded_at IS NULL
-          AND (list_contains(?, a.subject_id) OR list_contains(?, a.id))
         UNION
-        SELECT o.id FROM assertions a JOIN aliases al ON al.norm = lower(a.qualifier)
+        SELECT o.id FROM a JOIN aliases al ON al.norm = lower(a.qualifier)
         JOIN entities o ON o.id = al.entity_id
-        WHERE o.kind = 'organisation' AND list_contains(?, a.id)
+        WHERE o.kind = 'organisation' AND a.id = ANY(?::BIGINT[])
         """,
-        [ids, ids, ev, ev],
+        [ids, ev, ids, ev],
     ).fetchall()
     return sorted({int(r[0]) for r in rows if r[0] is not None})
 
@@ -155,8 +157,9 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
             reasons.append(f"meeting '{row[2]}' in {hours:.0f} h")
     # A recent signal about one of the candidate's organisations.
     evidence_ids = [int(e["assertion_id"]) for e in evidence if e.get("assertion_id") is not None]
-    orgs = related_orgs(store, ids, evidence_ids)
-    s_signal, signal, why = _recent_signal(store, orgs, now)
+    s_signal, signal, why = 0.0, None, None
+    if kind not in ("brief", "commitment", "reconnect"):  # those read their own triggers, or none
+        s_signal, signal, why = _recent_signal(store, related_orgs(store, ids, evidence_ids), now)
     if why:
         reasons.append(why)
     # The evidence itself: trust (confidence when no trust was recorded) discounted by age.

@@ -232,22 +232,24 @@ def reconnect(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]
         return KindView(feats, [], ("meeting_soon", f"you meet them in {m[0]:.0f} h ('{m[1]}'): the brief before "
                                                     "that meeting covers it, not a reconnect"))
     owner = _owner(store)
-    last = store.con.execute(
-        """SELECT greatest(
-               (SELECT max(said_at) FROM assertions WHERE superseded_at IS NULL
-                  AND (subject_id = ? OR object_id = ? OR speaker_id = ?)),
-               (SELECT max(s.meeting_date) FROM utterances u JOIN sources s ON s.id = u.source_id
-                  WHERE u.speaker_id = ?))""", [person, person, person, person]).fetchone()[0]
+    # One scan of the assertions and one of the utterances: when we last heard of them,
+    # whether they are linked to the owner, and how many meetings we shared.
+    said, linked = store.con.execute(
+        f"""SELECT max(said_at) FILTER (WHERE superseded_at IS NULL),
+                   count(*) FILTER (WHERE superseded_at IS NULL AND predicate IN {SOCIAL}
+                                    AND ((subject_id = $p AND object_id = $o) OR (subject_id = $o AND object_id = $p)))
+            FROM assertions WHERE subject_id = $p OR object_id = $p OR speaker_id = $p""",
+        {"p": person, "o": owner if owner is not None else -1}).fetchone()
+    spoke, met = store.con.execute(
+        """SELECT max(s.meeting_date), count(DISTINCT u.source_id) FILTER (WHERE u.source_id IN
+                  (SELECT source_id FROM utterances WHERE speaker_id = $o))
+           FROM utterances u JOIN sources s ON s.id = u.source_id WHERE u.speaker_id = $p""",
+        {"p": person, "o": owner if owner is not None else -1}).fetchone()
+    last = max([t for t in (said, spoke) if t is not None], default=None)
     days = (now - last).total_seconds() / 86400 if last else SILENCE_FULL_DAYS
     feats["silence"] = max(0.0, min(1.0, days / SILENCE_FULL_DAYS))
     reasons = [f"silent for {days:.0f} days"]
-    linked = store.scalar(
-        """SELECT count(*) FROM assertions WHERE superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')
-           AND ((subject_id = ? AND object_id = ?) OR (subject_id = ? AND object_id = ?))""",
-        [owner, person, person, owner]) if owner is not None else 0
-    met = store.scalar(
-        """SELECT count(DISTINCT u.source_id) FROM utterances u WHERE u.speaker_id = ?
-           AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = ?)""", [person, owner]) or 0
+    met = int(met or 0)
     feats["tie"] = 1.0 if linked else 0.5 if met >= 2 else 0.25 if met else 0.0
     reasons.append("linked to you" if linked else f"met in {met} meeting(s)")
     s_sig, sig_reason = signal_of(person)

@@ -324,9 +324,9 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
         raise Interrupted()  # the daemon killed the sandbox to exit: a cut-short sweep is no result
     stats = dict(getattr(result, "sandbox_stats", None) or {})
     cands = list(result.candidates)
-    for c in cands:
-        if c.kind == "commitment":  # a reminder is about the promise's maker and its recipient
-            c.entities = judge_kinds.commitment_entities(ctx.store, c.entities, load_evidence(ctx.store, c))
+    promises = [c for c in cands if c.kind == "commitment"]
+    for c, ev in zip(promises, load_evidence_many(ctx.store, promises)):
+        c.entities = judge_kinds.commitment_entities(ctx.store, c.entities, ev)  # the maker and the recipient
     touched = int(stats.get("assertions_touched") or stats.get("rows") or 0)
     with ctx.store.transaction():
         runs.add_counts(ctx.store, ctx.run_id, touched=touched)
@@ -342,22 +342,33 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
 
 def load_evidence(store: Store, candidate: Any) -> list[dict[str, Any]]:
     """The candidate's evidence as the proposal stores it, read from memory."""
-    ids = list(getattr(candidate, "evidence_ids", None) or [])
-    if not ids:
-        return [e.to_dict() for e in getattr(candidate, "evidence", [])]
-    rows = store.query(
-        """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
-                  s.title AS source_title, a.confidence, a.predicate, coalesce(a.trust, a.confidence) AS trust,
-                  a.trust_reasons, a.recipient_id, a.subject_id, a.object_id, a.valid_to, a.object_literal AS literal
-           FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
-           WHERE list_contains(?, a.id) ORDER BY a.said_at NULLS LAST, a.id""",
-        [ids],
-    )
-    for r in rows:
-        r["said_at"] = r["said_at"].isoformat() if r["said_at"] else None
-        r["valid_to"] = r["valid_to"].isoformat() if r.get("valid_to") else None
-        r["trust_reasons"] = list(r.get("trust_reasons") or [])
-    return rows
+    return load_evidence_many(store, [candidate])[0]
+
+
+def load_evidence_many(store: Store, candidates: list[Any]) -> list[list[dict[str, Any]]]:
+    """`load_evidence` for several candidates in one query (a scan costs ~5 ms at 1M assertions)."""
+    wanted = sorted({int(i) for c in candidates for i in (getattr(c, "evidence_ids", None) or [])})
+    by_id: dict[int, dict[str, Any]] = {}
+    if wanted:
+        for r in store.query(
+            """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
+                      s.title AS source_title, a.confidence, a.predicate, coalesce(a.trust, a.confidence) AS trust,
+                      a.trust_reasons, a.recipient_id, a.subject_id, a.object_id, a.valid_to, a.object_literal AS literal
+               FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
+               WHERE a.id = ANY(?::BIGINT[])""", [wanted]):
+            r["said_at"] = r["said_at"].isoformat() if r["said_at"] else None
+            r["valid_to"] = r["valid_to"].isoformat() if r.get("valid_to") else None
+            r["trust_reasons"] = list(r.get("trust_reasons") or [])
+            by_id[int(r["assertion_id"])] = r
+    out = []
+    for c in candidates:
+        ids = list(getattr(c, "evidence_ids", None) or [])
+        if not ids:
+            out.append([e.to_dict() for e in getattr(c, "evidence", [])])
+            continue
+        rows = [dict(by_id[i]) for i in dict.fromkeys(int(x) for x in ids) if i in by_id]
+        out.append(sorted(rows, key=lambda r: (r["said_at"] is None, r["said_at"] or "", r["assertion_id"])))
+    return out
 
 
 def _draft(ctx: _Ctx, candidate: Any, evidence: list[dict[str, Any]],
@@ -422,7 +433,8 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any], tag: str | None = Non
     candidates = run_sweep(ctx, context, tag)
     ctx.outcome.candidates += len(candidates)
     excerpts_sent = 0
-    ranked = [(c, load_evidence(ctx.store, c)) for c in sorted(candidates, key=lambda c: -float(c.score))]
+    ordered = sorted(candidates, key=lambda c: -float(c.score))
+    ranked = list(zip(ordered, load_evidence_many(ctx.store, ordered)))
     texts = [" ".join([c.why or ""] + [str(e.get("quote") or "") for e in ev]) for c, ev in ranked]
     gate.prefetch_rejections(ctx.store, [(c.kind, t) for (c, _), t in zip(ranked, texts)], ctx.now)
     for (cand, evidence), text in zip(ranked, texts):

@@ -196,6 +196,8 @@ def _render_run_trace(t: dict) -> None:
     for c in t["candidates"]:
         score = f", judge {c['judge']['score']:.2f}" if c.get("judge") else ""
         click.echo(f"  {c['dedupe_key']}{score}: {c.get('outcome') or '?'}")
+        if c.get("judge") and c["judge"].get("signals"):  # the per-kind features behind the score
+            click.echo("    judged on " + ", ".join(f"{k} {v:.2f}" for k, v in c["judge"]["signals"].items()))
         _render_evidence_trust((t.get("evidence_trust") or {}).get(c["dedupe_key"]) or [], "    ")
     sp = t["spend"]
     click.echo(f"model calls: {sp['calls']}, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")

@@ -174,7 +174,9 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     by_key: dict[str, dict[str, Any]] = {}
     ungated = ("answered, not gated: `ask` shows answers and proposes nothing" if run_d["wake_kind"] == "ask"
                else "not gated (run unfinished?)")
-    for c in sweep.get("candidates", []):
+    # An ingest's re-evaluation may sweep several times in one run (daemon/reevaluate.py).
+    swept = [c for e in events if e["kind"] == "sweep.done" for c in e["data"].get("candidates", [])]
+    for c in swept:
         k = dedupe_key(c.get("kind") or "?", c.get("entities") or [])
         by_key[k] = {"dedupe_key": k, "kind": c.get("kind"), "why": c.get("why"), "score": c.get("score"),
                      "gate": [], "judge": None, "proposal": None, "outcome": ungated}
@@ -189,7 +191,8 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
             if not d.get("passed"):
                 c["outcome"] = f"suppressed by {d.get('check')}: {d.get('reason')}"
         elif e["kind"] == "judge.scored":
-            c["judge"] = {"score": d.get("score"), "signals": d.get("signals"), "model": d.get("model")}
+            c["judge"] = {"score": d.get("score"), "signals": d.get("signals"), "model": d.get("model"),
+                          "reasons": d.get("reasons"), "veto": d.get("veto")}
         elif e["kind"] in ("judge.failed", "draft.failed"):
             c["outcome"] = f"silent: {d.get('reason')}"
         elif e["kind"] == "proposal.created":

@@ -205,3 +205,16 @@ def test_a_signal_before_its_organisation_is_known_is_swept_again_after_the_inge
     assert [omar] in via  # the signal's sweep knew Omar is met soon
     t = invoke(OpEnv(store=store, settings=s, paths=paths), "trace", {"id": out.run_id})
     assert any(c.get("proposal") for c in t["candidates"])
+
+
+def test_an_introduction_rests_on_the_most_trusted_assertion_of_each_link(store, people):
+    """The newest mention of a tie may come from a transcript that asks to be believed;
+    an older first-hand one on the same two people carries the link instead."""
+    me, marc, sophie, acme = people
+    now = utcnow()
+    first_hand = _assertion(store, marc, "worked_with", sophie, said=now - timedelta(days=400), trust=0.8)
+    injected = _assertion(store, marc, "worked_with", sophie, said=now - timedelta(days=5), trust=0.14,
+                          reasons=["self_verifying"])
+    role = _assertion(store, sophie, "works_at", acme, said=now - timedelta(days=30))
+    assert judge_kinds.strongest_links(store, [injected, role]) == [first_hand, role]
+    assert judge_kinds.strongest_links(store, [first_hand, role]) == [first_hand, role]

@@ -212,6 +212,26 @@ def _kept(store: Store, promise: dict[str, Any]) -> str | None:
     return None
 
 
+def strongest_links(store: Store, evidence_ids: list[int]) -> list[int]:
+    """An introduction's evidence with each social link (knows, worked with, introduced)
+    backed by the most trusted live assertion between the same two people: the newest
+    mention of a tie may be the weakest (a hearsay, a transcript that asks to be believed)
+    while an older first-hand one holds."""
+    ids = [int(i) for i in evidence_ids]
+    if not ids:
+        return ids
+    rows = store.con.execute(
+        f"""WITH ev AS (SELECT id, subject_id AS s, object_id AS o, coalesce(trust, confidence) AS t
+                        FROM assertions WHERE id = ANY(?::BIGINT[]) AND predicate IN {SOCIAL} AND object_id IS NOT NULL)
+            SELECT ev.id, arg_max(a.id, coalesce(a.trust, a.confidence)), max(coalesce(a.trust, a.confidence)),
+                   any_value(ev.t)
+            FROM ev JOIN assertions a ON a.predicate IN {SOCIAL} AND a.superseded_at IS NULL
+                 AND ((a.subject_id = ev.s AND a.object_id = ev.o) OR (a.subject_id = ev.o AND a.object_id = ev.s))
+            GROUP BY ev.id""", [ids]).fetchall()
+    better = {int(r[0]): int(r[1]) for r in rows if r[2] is not None and r[3] is not None and r[2] > r[3]}
+    return list(dict.fromkeys(better.get(i, i) for i in ids))
+
+
 def commitment_entities(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]]) -> list[int]:
     """A reminder is about the promise's maker and its recipient."""
     ids = {int(i) for i in entity_ids}

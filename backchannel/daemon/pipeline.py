@@ -324,6 +324,9 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
         raise Interrupted()  # the daemon killed the sandbox to exit: a cut-short sweep is no result
     stats = dict(getattr(result, "sandbox_stats", None) or {})
     cands = list(result.candidates)
+    for c in cands:
+        if c.kind == "introduction" and c.evidence_ids:
+            c.evidence_ids = judge_kinds.strongest_links(ctx.store, c.evidence_ids)
     promises = [c for c in cands if c.kind == "commitment"]
     for c, ev in zip(promises, load_evidence_many(ctx.store, promises)):
         c.entities = judge_kinds.commitment_entities(ctx.store, c.entities, ev)  # the maker and the recipient

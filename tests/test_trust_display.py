@@ -34,6 +34,11 @@ def test_assertions_and_show_carry_trust_and_its_reasons(home, tmp_path):
     assert 0 < quoted["trust"] < own["trust"] < own["confidence"] <= 1
     assert "recipient" in quoted and "recipient_id" in quoted
 
+    trusted = json.loads(bc("assertions", "--min-trust", f"{(quoted['trust'] + own['trust']) / 2:.3f}", "--json"))
+    assert [r["object"] for r in trusted] == ["Karl Weber"]
+    bad = subprocess.run([sys.executable, "-m", "backchannel", "assertions", "--min-trust", "7"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode != 0 and "0 to 1" in (bad.stderr + bad.stdout)
     text = bc("assertions", "--about", "Sophie Martin")
     assert f"trust {quoted['trust']:.2f} (second hand, owner absent)" in text
 

@@ -50,6 +50,25 @@ def test_assertions_and_show_carry_trust_and_its_reasons(home, tmp_path):
     assert {a["trust"] for a in src["assertions"]} == {quoted["trust"], own["trust"]}
 
 
+def test_show_says_which_names_were_ambiguous(home, tmp_path):
+    bc("init", "--name", "Alex Moreau")
+    meetings = [
+        ("2026-01-10 a.vtt", [("Alex Moreau", "Hi."), ("Marc Dupont", "Hannah Meyer works at Globex.")]),
+        ("2026-01-11 b.vtt", [("Alex Moreau", "Hi."), ("Marc Dupont", "Hannah Schulz is the CTO of Hooli.")]),
+        ("2026-01-12 c.vtt", [("Alex Moreau", "Hi."), ("Marc Dupont", "I worked with Hannah at Initech.")]),
+    ]
+    for name, cues in meetings:
+        (tmp_path / name).write_text(vtt(name[:10] + " 09:00", *cues), encoding="utf-8")
+        bc("ingest", str(tmp_path / name))
+    (link,) = json.loads(bc("assertions", "--predicate", "worked_with", "--json"))
+    assert link["trust_reasons"] == ["ambiguous_reference"]
+    src = json.loads(bc("show", link["source_id"], "--json"))
+    assert src["ambiguous_references"] == {"hannah": ["Hannah Meyer", "Hannah Schulz"]}
+    shown = bc("show", link["source_id"])
+    assert "ambiguous: Hannah could be Hannah Meyer or Hannah Schulz" in shown
+    assert "(ambiguous reference)" in shown
+
+
 def test_trace_shows_the_trust_of_each_evidence_assertion(tmp_path, monkeypatch):
     monkeypatch.delenv("BACKCHANNEL_HOME", raising=False)
     report = json.loads(bc("demo", "--home", str(tmp_path / "demo"), "--json"))

@@ -95,6 +95,8 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         from backchannel.memory.trust import describe
 
         click.echo(f"  reliability: {describe(src['trust_reasons'])}")
+    for first, names in (src.get("ambiguous_references") or {}).items():
+        click.echo(f"  ambiguous: {first.title()} could be {' or '.join(names)} (its links count for little)")
     if transcript:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")

@@ -24,6 +24,7 @@ Every rule is a word list or a grammar pattern; none is a sentence of a test.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import replace
 
 from backchannel.extractors.claim_words import (
@@ -36,14 +37,17 @@ from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory.text import norm_name
 
+
 def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
                    known_people: frozenset[str] = frozenset()) -> list[ExtractedAssertion]:
     """`items` with negated, hypothetical and retracted claims removed, hedges marked, and
     quoted speech attributed to whoever is quoted."""
     by_idx = {u.idx: u for u in transcript.utterances}
     order = [u.idx for u in transcript.utterances]
-    cancelled = _retracted_sentences(transcript)
-    frames = {u.idx: _frames(u, transcript, order, known_people) for u in transcript.utterances
+    # Sentence spans once per utterance: an unpunctuated 8k-word turn is one long text.
+    spans = {u.idx: sentences(u.text) for u in transcript.utterances if u.text}
+    cancelled = _retracted_sentences(transcript, spans)
+    frames = {u.idx: _frames(u, spans[u.idx], transcript, order, known_people) for u in transcript.utterances
               if u.text and _may_quote(u.text)}
     out = []
     for a in items:
@@ -51,18 +55,21 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
         if u is None:
             out.append(a)
             continue
-        s0, s1 = _sentence_of(u.text, a.span_start)
+        s0, s1 = _sentence_of(spans.get(u.idx, []), u.text, a.span_start)
+        sent = u.text[s0:s1]
         core = _core_end(u.text, a)
-        if (u.idx, s0) in cancelled or SARCASM_OPEN.match(u.text[s0:s1]) or RETRACT_TAIL.search(
-                u.text[min(core, s1):s1]):
+        if (u.idx, s0) in cancelled or SARCASM_OPEN.match(sent) or RETRACT_TAIL.search(u.text[min(core, s1):s1]):
             continue
-        masked = HEDGE.sub(lambda m: " " * len(m.group(0)), u.text[:s1])
-        clause = _clause_start(masked, s0, core)
-        if a.predicate != "committed_to" and (NEGATION.search(masked, clause, core)
-                                               or HYPOTHETICAL.search(masked, clause, core)):
+        # Offsets below are within the sentence; hedges blanked so they read as neither
+        # negation ("I'm not sure") nor condition ("if I remember correctly").
+        masked = HEDGE.sub(lambda m: " " * len(m.group(0)), sent)
+        rel = max(0, min(core - s0, len(sent)))
+        clause = _clause_start(masked, rel)
+        if a.predicate != "committed_to" and (NEGATION.search(masked, clause, rel)
+                                               or HYPOTHETICAL.search(masked, clause, rel)):
             continue
         reasons = list(a.trust_reasons)
-        if HEDGE.search(u.text, s0, s1):
+        if HEDGE.search(sent):
             reasons.append("hedged")
         a = replace(a, trust_reasons=tuple(dict.fromkeys(reasons)))
         frame = next((f for f in frames.get(u.idx, []) if f.body_start <= core < f.end
@@ -77,11 +84,14 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
 
 # ---------------------------------------------------------------- positions
 
-def _sentence_of(text: str, pos: int) -> tuple[int, int]:
-    for s0, s1 in sentences(text):
-        if s0 <= pos < s1 or pos < s0:
-            return s0, s1
-    return 0, len(text)
+def _sentence_of(spans: list[tuple[int, int]], text: str, pos: int) -> tuple[int, int]:
+    """The sentence (of `spans`, those of `text`) that holds `pos`, or the next one."""
+    i = bisect_right(spans, (pos, len(text) + 1)) - 1
+    if i >= 0 and spans[i][0] <= pos < spans[i][1]:
+        return spans[i]
+    if i + 1 < len(spans):
+        return spans[i + 1]
+    return (spans[-1] if spans else (0, len(text)))
 
 
 def _core_end(text: str, a: ExtractedAssertion) -> int:
@@ -95,21 +105,22 @@ def _core_end(text: str, a: ExtractedAssertion) -> int:
     return a.span_end
 
 
-def _clause_start(masked: str, s0: int, pos: int) -> int:
-    start = s0
-    for m in CLAUSE_CUT.finditer(masked, s0, pos):
+def _clause_start(masked: str, pos: int) -> int:
+    """Where the comma-clause holding `pos` starts in the (masked) sentence."""
+    start = 0
+    for m in CLAUSE_CUT.finditer(masked, 0, pos):
         start = m.end()
     return start
 
 
-def _retracted_sentences(transcript: Transcript) -> set[tuple[int, int]]:
+def _retracted_sentences(transcript: Transcript, spans: dict[int, list[tuple[int, int]]]) -> set[tuple[int, int]]:
     """(utterance idx, sentence start) of every sentence a retraction takes back: the one
     right before it in the same turn, else the last sentence of the speaker's previous turn
     (at most one turn of someone else between, such as "Really?")."""
     out: set[tuple[int, int]] = set()
     utts = [u for u in transcript.utterances if u.text]
     for k, u in enumerate(utts):
-        sents = sentences(u.text)
+        sents = spans[u.idx]
         for j, (s0, s1) in enumerate(sents[:3]):
             if not RETRACT.search(u.text[s0:s1]) or len(u.text[s0:s1].split()) > 8:
                 continue
@@ -118,7 +129,7 @@ def _retracted_sentences(transcript: Transcript) -> set[tuple[int, int]]:
             else:
                 prev = _previous_turn(utts, k)
                 if prev is not None:
-                    ps = sentences(prev.text)
+                    ps = spans[prev.idx]
                     if ps:
                         out.add((prev.idx, ps[-1][0]))
     return out
@@ -150,7 +161,8 @@ class _Frame:
         self.start, self.body_start, self.end, self.who, self.direct = start, body_start, end, who, direct
 
 
-def _frames(u: Utterance, transcript: Transcript, order: list[int], known: frozenset[str]) -> list[_Frame]:
+def _frames(u: Utterance, sents: list[tuple[int, int]], transcript: Transcript, order: list[int],
+            known: frozenset[str]) -> list[_Frame]:
     text = u.text
     ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=0, s1=len(text), anchor=None, out=[],
               known_people=known)
@@ -168,7 +180,7 @@ def _frames(u: Utterance, transcript: Transcript, order: list[int], known: froze
             direct = True  # "she was like I know him"
         if not direct and not sep.strip() and not _starts_clause(text, m.end()):
             continue  # "she said nothing": no reported clause follows
-        _, s1 = _sentence_of(text, m.start())
+        _, s1 = _sentence_of(sents, text, m.start())
         end = s1
         if opened:
             close = QUOTE_CLOSE.search(text, m.end())
@@ -181,7 +193,7 @@ def _frames(u: Utterance, transcript: Transcript, order: list[int], known: froze
     for m in ANY_DIRECT.finditer(text):
         if any(f.start <= m.start() < f.body_start for f in out) or SELF_BEFORE.search(text, 0, m.start()):
             continue
-        _, s1 = _sentence_of(text, m.start())
+        _, s1 = _sentence_of(sents, text, m.start())
         out.append(_Frame(m.start(), m.end(), max(s1, m.end()), None, True))
     for m in POST_FRAME.finditer(text):
         key = "who" if m.group("who") else "who_after"

@@ -83,7 +83,18 @@ def source(env: OpEnv, ref: str, utterances: bool = True) -> dict[str, Any]:
         f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE a.source_id = ? ORDER BY a.utterance_idx, a.id",
         [src["id"]],
     )
+    out["ambiguous_references"] = _ambiguous_references(env, src)
     return out
+
+
+def _ambiguous_references(env: OpEnv, src: dict[str, Any]) -> dict[str, list[str]]:
+    """{first name: every person it could mean} for names this source used without context,
+    as the writer logged them (extractors/resolve.py)."""
+    import json
+
+    rows = env.store.query("SELECT data FROM events WHERE key = ?", [f"ingest:{src.get('content_hash')}"])
+    data = json.loads(rows[0]["data"]) if rows and rows[0]["data"] else {}
+    return data.get("ambiguous_references") or {}
 
 
 def assertions(env: OpEnv, about: str | None = None, predicate: str | None = None,

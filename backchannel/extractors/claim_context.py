@@ -29,7 +29,8 @@ from dataclasses import replace
 
 from backchannel.extractors.claim_words import (
     ANY_DIRECT, CLAUSE_CUT, FIRST_PERSON_NEXT, FRAME, HEDGE, HYPOTHETICAL, LIKE_VERBS, NEGATION,
-    NOBODY_IN_PARTICULAR, POST_FRAME, PRONOUNS, QUOTE_CLOSE, RETRACT, RETRACT_TAIL, SARCASM_OPEN, SELF_BEFORE,
+    NOBODY_IN_PARTICULAR, POST_FRAME, PRONOUNS, QUOTE_CLOSE, RETRACT, RETRACT_HINT, RETRACT_TAIL, SARCASM_OPEN,
+    SAY_HINT, SELF_BEFORE,
 )
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_names import NAME, NAME_RX, person_name
@@ -44,8 +45,9 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
     quoted speech attributed to whoever is quoted."""
     by_idx = {u.idx: u for u in transcript.utterances}
     order = [u.idx for u in transcript.utterances]
-    # Sentence spans once per utterance: an unpunctuated 8k-word turn is one long text.
-    spans = {u.idx: sentences(u.text) for u in transcript.utterances if u.text}
+    # Sentence spans once per utterance, and only where needed: an unpunctuated 8k-word turn
+    # is one long text, and most turns hold no claim, no retraction and no quote.
+    spans = _SentenceCache(by_idx)
     cancelled = _retracted_sentences(transcript, spans)
     frames = {u.idx: _frames(u, spans[u.idx], transcript, order, known_people) for u in transcript.utterances
               if u.text and _may_quote(u.text)}
@@ -55,7 +57,7 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
         if u is None:
             out.append(a)
             continue
-        s0, s1 = _sentence_of(spans.get(u.idx, []), u.text, a.span_start)
+        s0, s1 = _sentence_of(spans[u.idx], u.text, a.span_start)
         sent = u.text[s0:s1]
         core = _core_end(u.text, a)
         if (u.idx, s0) in cancelled or SARCASM_OPEN.match(sent) or RETRACT_TAIL.search(u.text[min(core, s1):s1]):
@@ -68,10 +70,8 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
         if a.predicate != "committed_to" and (NEGATION.search(masked, clause, rel)
                                                or HYPOTHETICAL.search(masked, clause, rel)):
             continue
-        reasons = list(a.trust_reasons)
-        if HEDGE.search(sent):
-            reasons.append("hedged")
-        a = replace(a, trust_reasons=tuple(dict.fromkeys(reasons)))
+        if HEDGE.search(sent) and "hedged" not in a.trust_reasons:
+            a = replace(a, trust_reasons=(*a.trust_reasons, "hedged"))
         frame = next((f for f in frames.get(u.idx, []) if f.body_start <= core < f.end
                       or (core == a.span_end and f.body_start < core <= f.end)), None)
         if frame is not None:
@@ -113,13 +113,28 @@ def _clause_start(masked: str, pos: int) -> int:
     return start
 
 
-def _retracted_sentences(transcript: Transcript, spans: dict[int, list[tuple[int, int]]]) -> set[tuple[int, int]]:
+class _SentenceCache(dict):
+    """utterance idx -> its sentence spans, computed on first use."""
+
+    def __init__(self, by_idx: dict[int, Utterance]):
+        super().__init__()
+        self._by_idx = by_idx
+
+    def __missing__(self, idx: int) -> list[tuple[int, int]]:
+        u = self._by_idx.get(idx)
+        self[idx] = sentences(u.text) if u is not None and u.text else []
+        return self[idx]
+
+
+def _retracted_sentences(transcript: Transcript, spans: _SentenceCache) -> set[tuple[int, int]]:
     """(utterance idx, sentence start) of every sentence a retraction takes back: the one
     right before it in the same turn, else the last sentence of the speaker's previous turn
     (at most one turn of someone else between, such as "Really?")."""
     out: set[tuple[int, int]] = set()
     utts = [u for u in transcript.utterances if u.text]
     for k, u in enumerate(utts):
+        if RETRACT_HINT.search(u.text.lower()) is None:
+            continue
         sents = spans[u.idx]
         for j, (s0, s1) in enumerate(sents[:3]):
             if not RETRACT.search(u.text[s0:s1]) or len(u.text[s0:s1].split()) > 8:
@@ -149,7 +164,10 @@ def _previous_turn(utts: list[Utterance], k: int) -> Utterance | None:
 
 def _may_quote(text: str) -> bool:
     """A cheap test before the frame search: quote marks, or a say-verb frame."""
-    return any(q in text for q in "\"“«") or FRAME.search(text) is not None or ANY_DIRECT.search(text) is not None
+    if any(q in text for q in "\"“«"):
+        return True
+    return SAY_HINT.search(text.lower()) is not None and (
+        FRAME.search(text) is not None or ANY_DIRECT.search(text) is not None)
 
 
 class _Frame:

@@ -230,3 +230,18 @@ def test_a_capitalised_word_before_I_is_not_swallowed_into_a_name(store, setting
     rows = said(store, settings, tmp_path, ("Alex Moreau", "Where were you before?"),
                 ("Marc Dupont", "Before Sakura I worked at Globex for six years."))
     assert [(r["subject"], r["object"]) for r in rows] == [("Marc Dupont", "Globex")]
+
+
+def test_imperatives_and_prepositions_do_not_join_a_name(store, settings, tmp_path):
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "Who runs IT at Acme?"),
+                ("Marc Dupont", "Ask Sophie Martin about it, she is the CIO of Acme."))
+    assert [(r["subject"], r["object"]) for r in rows] == [("Sophie Martin", "Acme")]
+
+
+def test_a_word_swallowed_before_a_known_name_resolves_to_that_name(store, settings, tmp_path):
+    said(store, settings, tmp_path, ("Alex Moreau", "Hi."), ("Marc Dupont", "I know Sophie Martin well."),
+         name="2026-03-30 before.vtt")
+    rows = said(store, settings, tmp_path, ("Alex Moreau", "News?"),
+                ("Marc Dupont", "Despite Sakura Sophie Martin joined Acme in March."))
+    assert [(r["subject"], r["object"]) for r in rows if r["predicate"] == "works_at"] == [("Sophie Martin", "Acme")]
+    assert store.scalar("SELECT count(*) FROM entities WHERE name = 'Sakura Sophie Martin'") == 0

@@ -34,6 +34,11 @@ def test_assertions_and_show_carry_trust_and_its_reasons(home, tmp_path):
     assert 0 < quoted["trust"] < own["trust"] < own["confidence"] <= 1
     assert "recipient" in quoted and "recipient_id" in quoted
 
+    trusted = json.loads(bc("assertions", "--min-trust", f"{(quoted['trust'] + own['trust']) / 2:.3f}", "--json"))
+    assert [r["object"] for r in trusted] == ["Karl Weber"]
+    bad = subprocess.run([sys.executable, "-m", "backchannel", "assertions", "--min-trust", "7"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode != 0 and "0 to 1" in (bad.stderr + bad.stdout)
     text = bc("assertions", "--about", "Sophie Martin")
     assert f"trust {quoted['trust']:.2f} (second hand, owner absent)" in text
 
@@ -43,6 +48,25 @@ def test_assertions_and_show_carry_trust_and_its_reasons(home, tmp_path):
     src = json.loads(bc("show", quoted["source_id"], "--json"))
     assert src["trust_reasons"] == ["owner_absent"]
     assert {a["trust"] for a in src["assertions"]} == {quoted["trust"], own["trust"]}
+
+
+def test_show_says_which_names_were_ambiguous(home, tmp_path):
+    bc("init", "--name", "Alex Moreau")
+    meetings = [
+        ("2026-01-10 a.vtt", [("Alex Moreau", "Hi."), ("Marc Dupont", "Hannah Meyer works at Globex.")]),
+        ("2026-01-11 b.vtt", [("Alex Moreau", "Hi."), ("Marc Dupont", "Hannah Schulz is the CTO of Hooli.")]),
+        ("2026-01-12 c.vtt", [("Alex Moreau", "Hi."), ("Marc Dupont", "I worked with Hannah at Initech.")]),
+    ]
+    for name, cues in meetings:
+        (tmp_path / name).write_text(vtt(name[:10] + " 09:00", *cues), encoding="utf-8")
+        bc("ingest", str(tmp_path / name))
+    (link,) = json.loads(bc("assertions", "--predicate", "worked_with", "--json"))
+    assert link["trust_reasons"] == ["ambiguous_reference"]
+    src = json.loads(bc("show", link["source_id"], "--json"))
+    assert src["ambiguous_references"] == {"hannah": ["Hannah Meyer", "Hannah Schulz"]}
+    shown = bc("show", link["source_id"])
+    assert "ambiguous: Hannah could be Hannah Meyer or Hannah Schulz" in shown
+    assert "(ambiguous reference)" in shown
 
 
 def test_trace_shows_the_trust_of_each_evidence_assertion(tmp_path, monkeypatch):

@@ -95,6 +95,8 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         from backchannel.memory.trust import describe
 
         click.echo(f"  reliability: {describe(src['trust_reasons'])}")
+    for first, names in (src.get("ambiguous_references") or {}).items():
+        click.echo(f"  ambiguous: {first.title()} could be {' or '.join(names)} (its links count for little)")
     if transcript:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")
@@ -108,16 +110,18 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
 @click.option("--predicate", help="Only this predicate (works_at, worked_with, knows, committed_to, ...).")
 @click.option("--current", is_flag=True, help="Leave out superseded assertions.")
 @click.option("--as-of", "as_of", metavar="DATE", help="Only what held on DATE (YYYY-MM-DD), superseded facts included.")
+@click.option("--min-trust", "min_trust", type=float, metavar="T",
+              help="Only assertions trusted at least T (0..1; see docs/extraction.md, 'Trust per assertion').")
 @click.option("--limit", default=1000, show_default=True)
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
 def assertions(about: str | None, predicate: str | None, current: bool, as_of: str | None, limit: int,
-               json_output: bool) -> None:
+               json_output: bool, min_trust: float | None) -> None:
     """List assertions with their evidence."""
     from backchannel.cli.client import call
 
     rows = call(load_context(), "assertions", {"about": about, "predicate": predicate,
                                                "include_superseded": not current, "limit": limit,
-                                               "as_of": as_of})
+                                               "as_of": as_of, "min_trust": min_trust})
     if json_output:
         echo_json(rows)
         return

@@ -24,65 +24,19 @@ Every rule is a word list or a grammar pattern; none is a sentence of a test.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import replace
 
+from backchannel.extractors.claim_words import (
+    ANY_DIRECT, CLAUSE_CUT, FIRST_PERSON_NEXT, FRAME, HEDGE, HYPOTHETICAL, LIKE_VERBS, NEGATION,
+    NOBODY_IN_PARTICULAR, POST_FRAME, PRONOUNS, QUOTE_CLOSE, RETRACT, RETRACT_HINT, RETRACT_TAIL, SARCASM_OPEN,
+    SAY_HINT, SELF_BEFORE,
+)
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_names import NAME, NAME_RX, person_name
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory.text import norm_name
-
-# Hedges: the claim stands, with less weight. Masked before the negation test, so that
-# "if I remember correctly" is not a hypothetical and "I'm not sure" not a negation.
-_HEDGE = re.compile(
-    r"\b(?:I\s+(?:think|believe|guess|suppose|reckon|assume|gather|hear|heard|understand)|I['’]m\s+(?:not\s+)?"
-    r"(?:sure|certain|positive)|I\s+am\s+not\s+(?:sure|certain)|not\s+(?:100\s*%\s+|entirely\s+|totally\s+|completely\s+)?"
-    r"sure|if\s+I\s+(?:remember|recall)(?:\s+(?:correctly|rightly|right|well))?|if\s+memory\s+serves(?:\s+me)?"
-    r"|if\s+I['’]m\s+not\s+mistaken|as\s+far\s+as\s+I\s+(?:know|can\s+tell|remember)|(?:maybe|perhaps|probably|possibly"
-    r"|apparently|supposedly|reportedly|allegedly|presumably|seemingly|likely)|kind\s+of|sort\s+of|more\s+or\s+less"
-    r"|rumou?r\s+(?:has\s+it|is)|word\s+is|I\s+could\s+be\s+wrong|don['’]t\s+quote\s+me|barely|hardly|vaguely"
-    r"|(?:I['’]d|I\s+would)\s+say|oh\s+sure|sure,\s+sure)\b", re.I)
-_NEGATION = re.compile(r"\b(?:not|never|no\s+one|nobody|neither|nor|cannot|no\s+way)\b|n['’]t\b", re.I)
-_HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|suppose|supposing|imagine|imagining|pretend|pretending|hypothetically|in\s+theory|wish|wished"
-    r"|(?:would|could|should|might|must)\s+(?:have|['’]ve)|what\s+if|as\s+if|even\s+if|whether)\b|['’]d\s+have\b",
-    re.I)
-# Where a comma-clause starts: hypotheticals and negation reach no further back.
-_CLAUSE_CUT = re.compile(r"[,;:—–()]|\s-\s|\.\.\.|…|\b(?:but|and\s+then|so|because|although|though|whereas)\b", re.I)
-# Sentences that take back the one before them.
-_RETRACT = re.compile(
-    r"^\W*(?:(?:no|nah|nope|ha|haha|lol|okay|ok|well|oh|hmm)\W+)*(?:just\s+kidding|(?:I['’]m\s+|I\s+am\s+|only\s+|just\s+)?"
-    r"(?:kidding|joking)|j/?k|not\s+really|obviously\s+not|of\s+course\s+not|definitely\s+not|absolutely\s+not"
-    r"|certainly\s+not|not\s+at\s+all|I\s+wish|as\s+if|yeah,?\s+right|scratch\s+that|I\s+take\s+(?:that|it)\s+back"
-    r"|forget\s+(?:I|what\s+I)\s+said\s+that|forget\s+(?:I|what\s+I)\s+said|that['’]s\s+not\s+true|that\s+was\s+a\s+joke"
-    r"|I\s+made\s+that\s+up|not\s+true|I\s+(?:don['’]t|didn['’]t|never\s+did|haven['’]t)(?:\s+actually)?\W*$)(?!\w)", re.I)
-# The same, closing the claim's own sentence: "I know X, just kidding."
-_RETRACT_TAIL = re.compile(r"(?:[,;—–-]|\.\.\.|…)\s*(?:(?:no|nah|ha|haha|lol)\W+)*(?:just\s+kidding|(?:I['’]m\s+|only\s+"
-                           r"|just\s+)?(?:kidding|joking)|j/?k|obviously\s+not|of\s+course\s+not|not\s+really"
-                           r"|yeah,?\s+right)\W*$", re.I)
-# Sarcasm that opens the claim's sentence: the claim is not meant.
-_SARCASM_OPEN = re.compile(r"^\W*(?:yeah,?\s+right|as\s+if|in\s+my\s+dreams)\b", re.I)
-
-_PRONOUN = r"\b(?:[Ss]he|[Hh]e|[Tt]hey)\b"
-_AUDIENCE = (r"(?:me|us|him|her|them|you|everyone|everybody|the\s+(?:whole\s+)?(?:room|team|group|table|panel|board"
-             r"|audience|meeting|class|company|committee)|" + NAME + ")")
-_SAY = (rf"(?:said|says|say|told\s+{_AUDIENCE}|tells\s+{_AUDIENCE}|was\s+like|were\s+like|is\s+like|goes|went|wrote"
-        r"|writes|mentioned|mentions|claimed|claims|announced|explained|insisted|bragged|boasted|swore|admitted"
-        r"|added|replied|answered|shouted|whispered|texted|emailed)")
-# "Marc told us: ...", "she was like, ...", "Paul said that ...". Group sep tells direct from indirect.
-_FRAME = re.compile(
-    rf"(?P<who>{NAME}|{_PRONOUN}|\bI\b)\s+(?:(?:once|also|always|just|even|literally|then|actually|proudly)\s+)?"
-    rf"(?P<verb>{_SAY})(?:\s+to\s+{_AUDIENCE})?(?P<sep>\s*[:,]\s*[\"“‘']?|\s*[\"“‘']|\s+that\b|\s+)")
-# A quote with its frame after it: '"I worked with Y," Marc said.'
-_POST_FRAME = re.compile(
-    rf"[\"“](?P<body>[^\"”]{{3,400}}?)[,.!?]?[\"”]\s*,?\s*(?P<who>{NAME}|{_PRONOUN})\s+(?:{_SAY})\b")
-_ANY_DIRECT = re.compile(rf"\b(?:{_SAY})(?:\s+to\s+{_AUDIENCE})?\s*(?::|,?\s*[\"“])")
-_SELF_BEFORE = re.compile(r"\bI\s+(?:(?:once|also|always|just|even|literally|then|actually)\s+)?$")
-_LIKE_VERBS = ("was like", "were like", "is like", "goes", "went")
-_FIRST_PERSON_NEXT = re.compile(r"\s*(?:I|I['’]m|I['’]ve|we|my|me)\b")
-# Sentence openers a quote frame may start with that name nobody in particular.
-_NOBODY_IN_PARTICULAR = {"everyone", "everybody", "someone", "somebody", "nobody", "people", "anyone", "they"}
-_QUOTE_CLOSE = re.compile(r"[\"”’']")
 
 
 def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
@@ -91,29 +45,33 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
     quoted speech attributed to whoever is quoted."""
     by_idx = {u.idx: u for u in transcript.utterances}
     order = [u.idx for u in transcript.utterances]
-    cancelled = _retracted_sentences(transcript)
-    frames = {u.idx: _frames(u, transcript, order, known_people) for u in transcript.utterances
-              if u.text and ("said" in u.text or _FRAME.search(u.text) or "“" in u.text or '"' in u.text)}
+    # Sentence spans once per utterance, and only where needed: an unpunctuated 8k-word turn
+    # is one long text, and most turns hold no claim, no retraction and no quote.
+    spans = _SentenceCache(by_idx)
+    cancelled = _retracted_sentences(transcript, spans)
+    frames = {u.idx: _frames(u, spans[u.idx], transcript, order, known_people) for u in transcript.utterances
+              if u.text and _may_quote(u.text)}
     out = []
     for a in items:
         u = by_idx.get(a.utterance_idx)
         if u is None:
             out.append(a)
             continue
-        s0, s1 = _sentence_of(u.text, a.span_start)
+        s0, s1 = _sentence_of(spans[u.idx], u.text, a.span_start)
+        sent = u.text[s0:s1]
         core = _core_end(u.text, a)
-        if (u.idx, s0) in cancelled or _SARCASM_OPEN.match(u.text[s0:s1]) or _RETRACT_TAIL.search(
-                u.text[min(core, s1):s1]):
+        if (u.idx, s0) in cancelled or SARCASM_OPEN.match(sent) or RETRACT_TAIL.search(u.text[min(core, s1):s1]):
             continue
-        masked = _HEDGE.sub(lambda m: " " * len(m.group(0)), u.text[:s1])
-        clause = _clause_start(masked, s0, core)
-        if a.predicate != "committed_to" and (_NEGATION.search(masked, clause, core)
-                                               or _HYPOTHETICAL.search(masked, clause, core)):
+        # Offsets below are within the sentence; hedges blanked so they read as neither
+        # negation ("I'm not sure") nor condition ("if I remember correctly").
+        masked = HEDGE.sub(lambda m: " " * len(m.group(0)), sent)
+        rel = max(0, min(core - s0, len(sent)))
+        clause = _clause_start(masked, rel)
+        if a.predicate != "committed_to" and (NEGATION.search(masked, clause, rel)
+                                               or HYPOTHETICAL.search(masked, clause, rel)):
             continue
-        reasons = list(a.trust_reasons)
-        if _HEDGE.search(u.text, s0, s1):
-            reasons.append("hedged")
-        a = replace(a, trust_reasons=tuple(dict.fromkeys(reasons)))
+        if HEDGE.search(sent) and "hedged" not in a.trust_reasons:
+            a = replace(a, trust_reasons=(*a.trust_reasons, "hedged"))
         frame = next((f for f in frames.get(u.idx, []) if f.body_start <= core < f.end
                       or (core == a.span_end and f.body_start < core <= f.end)), None)
         if frame is not None:
@@ -126,11 +84,14 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
 
 # ---------------------------------------------------------------- positions
 
-def _sentence_of(text: str, pos: int) -> tuple[int, int]:
-    for s0, s1 in sentences(text):
-        if s0 <= pos < s1 or pos < s0:
-            return s0, s1
-    return 0, len(text)
+def _sentence_of(spans: list[tuple[int, int]], text: str, pos: int) -> tuple[int, int]:
+    """The sentence (of `spans`, those of `text`) that holds `pos`, or the next one."""
+    i = bisect_right(spans, (pos, len(text) + 1)) - 1
+    if i >= 0 and spans[i][0] <= pos < spans[i][1]:
+        return spans[i]
+    if i + 1 < len(spans):
+        return spans[i + 1]
+    return (spans[-1] if spans else (0, len(text)))
 
 
 def _core_end(text: str, a: ExtractedAssertion) -> int:
@@ -144,30 +105,46 @@ def _core_end(text: str, a: ExtractedAssertion) -> int:
     return a.span_end
 
 
-def _clause_start(masked: str, s0: int, pos: int) -> int:
-    start = s0
-    for m in _CLAUSE_CUT.finditer(masked, s0, pos):
+def _clause_start(masked: str, pos: int) -> int:
+    """Where the comma-clause holding `pos` starts in the (masked) sentence."""
+    start = 0
+    for m in CLAUSE_CUT.finditer(masked, 0, pos):
         start = m.end()
     return start
 
 
-def _retracted_sentences(transcript: Transcript) -> set[tuple[int, int]]:
+class _SentenceCache(dict):
+    """utterance idx -> its sentence spans, computed on first use."""
+
+    def __init__(self, by_idx: dict[int, Utterance]):
+        super().__init__()
+        self._by_idx = by_idx
+
+    def __missing__(self, idx: int) -> list[tuple[int, int]]:
+        u = self._by_idx.get(idx)
+        self[idx] = sentences(u.text) if u is not None and u.text else []
+        return self[idx]
+
+
+def _retracted_sentences(transcript: Transcript, spans: _SentenceCache) -> set[tuple[int, int]]:
     """(utterance idx, sentence start) of every sentence a retraction takes back: the one
     right before it in the same turn, else the last sentence of the speaker's previous turn
     (at most one turn of someone else between, such as "Really?")."""
     out: set[tuple[int, int]] = set()
     utts = [u for u in transcript.utterances if u.text]
     for k, u in enumerate(utts):
-        sents = sentences(u.text)
+        if RETRACT_HINT.search(u.text.lower()) is None:
+            continue
+        sents = spans[u.idx]
         for j, (s0, s1) in enumerate(sents[:3]):
-            if not _RETRACT.search(u.text[s0:s1]) or len(u.text[s0:s1].split()) > 8:
+            if not RETRACT.search(u.text[s0:s1]) or len(u.text[s0:s1].split()) > 8:
                 continue
             if j > 0:
                 out.add((u.idx, sents[j - 1][0]))
             else:
                 prev = _previous_turn(utts, k)
                 if prev is not None:
-                    ps = sentences(prev.text)
+                    ps = spans[prev.idx]
                     if ps:
                         out.add((prev.idx, ps[-1][0]))
     return out
@@ -185,6 +162,14 @@ def _previous_turn(utts: list[Utterance], k: int) -> Utterance | None:
 
 # ---------------------------------------------------------------- reported speech
 
+def _may_quote(text: str) -> bool:
+    """A cheap test before the frame search: quote marks, or a say-verb frame."""
+    if any(q in text for q in "\"“«"):
+        return True
+    return SAY_HINT.search(text.lower()) is not None and (
+        FRAME.search(text) is not None or ANY_DIRECT.search(text) is not None)
+
+
 class _Frame:
     """A quote frame in one utterance: whose words text[body_start:end] are."""
 
@@ -194,48 +179,51 @@ class _Frame:
         self.start, self.body_start, self.end, self.who, self.direct = start, body_start, end, who, direct
 
 
-def _frames(u: Utterance, transcript: Transcript, order: list[int], known: frozenset[str]) -> list[_Frame]:
+def _frames(u: Utterance, sents: list[tuple[int, int]], transcript: Transcript, order: list[int],
+            known: frozenset[str]) -> list[_Frame]:
     text = u.text
     ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=0, s1=len(text), anchor=None, out=[],
               known_people=known)
     out: list[_Frame] = []
-    for m in _FRAME.finditer(text):
+    for m in FRAME.finditer(text):
         raw = m.group("who")
         if raw == "I" or (u.speaker and norm_name(raw) == norm_name(u.speaker)):
             continue  # the speaker quoting themselves: still their own claim
         sep, verb = m.group("sep"), " ".join(m.group("verb").lower().split())
-        opened = any(q in sep for q in "\"“‘'")
+        opened = any(q in sep for q in "\"“‘'«")
         direct = opened or ":" in sep or "," in sep
-        if verb in _LIKE_VERBS and not direct:
-            if not _FIRST_PERSON_NEXT.match(text, m.end()):
+        if verb in LIKE_VERBS and not direct:
+            if not FIRST_PERSON_NEXT.match(text, m.end()):
                 continue  # "he went to Acme": going, not quoting
             direct = True  # "she was like I know him"
         if not direct and not sep.strip() and not _starts_clause(text, m.end()):
             continue  # "she said nothing": no reported clause follows
-        _, s1 = _sentence_of(text, m.start())
+        _, s1 = _sentence_of(sents, text, m.start())
         end = s1
         if opened:
-            close = _QUOTE_CLOSE.search(text, m.end())
+            close = QUOTE_CLOSE.search(text, m.end())
             end = close.start() if close else len(text)
-        who = None if norm_name(raw) in _NOBODY_IN_PARTICULAR else _speaker_of_frame(
+        who = None if norm_name(raw) in NOBODY_IN_PARTICULAR else _speaker_of_frame(
             ctx, raw, m.start(), transcript, order)
         out.append(_Frame(m.start(), m.end(), max(end, m.end()), who, direct))
     # A direct quote after a say-verb whose sayer is no name ("someone at the bar said: I ..."):
     # its first person is nobody we know.
-    for m in _ANY_DIRECT.finditer(text):
-        if any(f.start <= m.start() < f.body_start for f in out) or _SELF_BEFORE.search(text, 0, m.start()):
+    for m in ANY_DIRECT.finditer(text):
+        if any(f.start <= m.start() < f.body_start for f in out) or SELF_BEFORE.search(text, 0, m.start()):
             continue
-        _, s1 = _sentence_of(text, m.start())
+        _, s1 = _sentence_of(sents, text, m.start())
         out.append(_Frame(m.start(), m.end(), max(s1, m.end()), None, True))
-    for m in _POST_FRAME.finditer(text):
-        who = _speaker_of_frame(ctx, m.group("who"), m.start("who"), transcript, order)
+    for m in POST_FRAME.finditer(text):
+        key = "who" if m.group("who") else "who_after"
+        who = _speaker_of_frame(ctx, m.group(key), m.start(key), transcript, order)
         if who is not None and who.is_speaker:
             continue
         out.append(_Frame(m.start("body"), m.start("body"), m.end("body"), who, True))
     return out
 
 
-_CLAUSE_OPENERS = re.compile(r"\s*(?:I|he|she|they|we|it|there|the|a|an|his|her|their|my|our|" + NAME + r")\b")
+_CLAUSE_OPENERS = re.compile(r"\s*(?:I|he|she|they|we|it|there|the|a|an|his|her|their|my|our|je|j['’]|il|elle|ils"
+                             r"|elles|on|nous|le|la|les|l['’]|un|une|" + NAME + r")\b")
 
 
 def _starts_clause(text: str, pos: int) -> bool:
@@ -243,9 +231,9 @@ def _starts_clause(text: str, pos: int) -> bool:
 
 
 def _speaker_of_frame(ctx: Ctx, raw: str, pos: int, transcript: Transcript, order: list[int]) -> Mention | None:
-    if norm_name(raw) in _NOBODY_IN_PARTICULAR:
+    if norm_name(raw) in NOBODY_IN_PARTICULAR:
         return None
-    if raw.lower() not in ("she", "he", "they"):
+    if raw.lower() not in PRONOUNS:
         return ctx.person(raw)
     found = ctx.antecedent(pos)
     if found is not None:

@@ -180,6 +180,10 @@ class SourceResolver:
             if eid is not None:
                 return eid
         found = self._find(name, kind)
+        if not found and kind == "person":
+            tail = self._known_tail(name)
+            if tail is not None:
+                return self.mention(tail, kind)
         if len(found) == 1:
             return found[0].id
         if len(found) > 1:
@@ -195,6 +199,19 @@ class SourceResolver:
                 self._alias(eid, name)
                 return eid
         return self._create(name, kind)
+
+    def _known_tail(self, name: str) -> str | None:
+        """'Sakura Sophie Martin' (a pattern swallowed the word before a name) is 'Sophie Martin'
+        when memory or this meeting knows that shorter name and not the longer one."""
+        toks = name.split()
+        if len(toks) < 3 or any(t.islower() for t in toks):  # particles: "Ana de la Cruz"
+            return None
+        here = {norm_name(p) for p in self.meeting_names} - {norm_name(name)}
+        for k in range(1, len(toks) - 1):
+            tail = " ".join(toks[k:])
+            if norm_name(tail) in here or self._find(tail, "person"):
+                return tail
+        return None
 
     def _first_name_in_context(self, first: str, surface: str) -> int | None:
         """A lone first name read in this meeting: the one full name with that first name

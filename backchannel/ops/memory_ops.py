@@ -83,11 +83,23 @@ def source(env: OpEnv, ref: str, utterances: bool = True) -> dict[str, Any]:
         f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE a.source_id = ? ORDER BY a.utterance_idx, a.id",
         [src["id"]],
     )
+    out["ambiguous_references"] = _ambiguous_references(env, src)
     return out
 
 
+def _ambiguous_references(env: OpEnv, src: dict[str, Any]) -> dict[str, list[str]]:
+    """{first name: every person it could mean} for names this source used without context,
+    as the writer logged them (extractors/resolve.py)."""
+    import json
+
+    rows = env.store.query("SELECT data FROM events WHERE key = ?", [f"ingest:{src.get('content_hash')}"])
+    data = json.loads(rows[0]["data"]) if rows and rows[0]["data"] else {}
+    return data.get("ambiguous_references") or {}
+
+
 def assertions(env: OpEnv, about: str | None = None, predicate: str | None = None,
-               include_superseded: bool = True, limit: int = 1000, as_of: str | None = None) -> list[dict[str, Any]]:
+               include_superseded: bool = True, limit: int = 1000, as_of: str | None = None,
+               min_trust: float | None = None) -> list[dict[str, Any]]:
     """Assertions with evidence. `as_of` (YYYY-MM-DD) keeps those that held on that day
     (started on or before it, by valid_from else said_at, and not ended by then), the
     same rule as memory.supersede.as_of: "who was CIO of Acme in 2024?"."""
@@ -116,6 +128,15 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
         params.append(predicate)
     if not include_superseded:
         where.append("a.superseded_at IS NULL")
+    if min_trust is not None:
+        try:
+            floor = float(min_trust)
+        except (TypeError, ValueError):
+            raise OpError(f"--min-trust wants a number from 0 to 1, got {min_trust!r}") from None
+        if not 0.0 <= floor <= 1.0:
+            raise OpError(f"--min-trust wants a number from 0 to 1, got {min_trust!r}")
+        where.append("coalesce(a.trust, a.confidence) >= ?")
+        params.append(floor)
     sql = f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS}"
     if where:
         sql += " WHERE " + " AND ".join(where)

@@ -237,9 +237,24 @@ Alex: Je vous rappelle plus tard.
     assert got == {
         ("works_at", "Sophie Martin", "Acme", "CIO", date(2026, 3, 1), None, None),
         ("worked_with", "Fatima Haddad", "Sophie Martin", "Globex", date(2016, 1, 1), date(2021, 12, 31), None),
+        ("knows", "Fatima Haddad", "Sophie Martin", None, None, None, None),  # "Je la connais bien"
         ("committed_to", "Fatima Haddad", "vous présenterai Sophie Martin", None, None, date(2026, 10, 8),
          "Alex Moreau"),
         ("committed_to", "Fatima Haddad", "vous envoie le devis", None, None, date(2026, 10, 9), "Alex Moreau"),
     }
     for r in rows:  # the verbatim-quote rule, in the store
         assert r["text"][r["span_start"]:r["span_end"]] == r["quote"]
+
+
+def test_french_pronouns_point_at_the_one_person_named_before_not_at_an_organisation():
+    out = run("Marie Leroy a quitté Globex en septembre, elle est maintenant chez Hooli.")
+    assert ("works_at", "Marie Leroy", "Hooli", None) in facts(out)
+    assert ("left", "Marie Leroy", "Globex", None) in facts(out)
+    assert ("knows", "Claire", "Thomas Bernard", None) in facts(run("Thomas Bernard ? Je le connais bien."))
+
+
+def test_a_french_reply_to_a_request_names_the_recipient():
+    lines = [("Alex", "Bonjour."), ("Camille", "Bonjour."),
+             ("Alex", "Tu pourrais nous mettre en relation ?"), ("Julien", "Oui, je t'envoie son contact demain.")]
+    a = one(run(lines=lines), "committed_to")
+    assert (a.object_literal, a.recipient.name, a.valid_to) == ("t'envoie son contact", "Alex", date(2026, 10, 3))

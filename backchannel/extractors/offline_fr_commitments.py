@@ -72,7 +72,8 @@ _COMMIT_FR = re.compile(
     rf"(?P<verb>(?P<deliver>{_DELIVER})|(?P<social>{_SOCIAL})|(?P<weak>{_WEAK}))\b(?P<rest>[^.;!?]*)")
 _HEDGE_FR = re.compile(r"(?<![\w'’])(?:si|peut-être|pourrais|pourrait|pourrions|devrais|devrait|aimerais|voudrais"
                        r"|ne|n['’]|jamais|pas|probablement|sans\s+doute|essayer|essaie|essaierai)(?![\w])", re.I)
-_OBJECT_FR = re.compile(rf"\s+(?:le|la|les|l{_A}|un|une|des|du|ce|cet|cette|ces|mon|ma|mes|notre|nos|votre|vos|ça"
+_OBJECT_FR = re.compile(rf"\s+(?:le|la|les|l{_A}|un|une|des|du|ce|cet|cette|ces|mon|ma|mes|ton|ta|tes|son|sa|ses"
+                        rf"|notre|nos|votre|vos|leur|leurs|ça"
                         rf"|cela|tout|à|{NAME})")
 _CUT_FR = re.compile(r"['\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b|,\s*(?:et|mais|donc|puis|ok|d['’]accord)\b"
                      r"|\s+(?:d['’]accord|ok|voilà)\s*$")

@@ -39,7 +39,7 @@ ADDRESSEE = "addressee"
 _TO_PERSON = r"(?=\s+(?:you|us|him|her|them|me|[A-Z]))"
 _DELIVER_VERBS = (
     r"send(?:\s+over)?|e-?mail|forward|share(?!\s+(?:my|the|your|our)\s+screen)|circulate"
-    r"|introduce|put\s+\w+\s+in\s+touch|connect|arrange|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
+    r"|introduce|make\s+(?:the|an|that|this)\s+intro(?:duction)?|put\s+\w+\s+in\s+touch|connect|arrange|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
     r"|deliver|provide|submit|organi[sz]e")
 # Verbs of keeping in touch: a promise only with a due date or a real topic.
 _SOCIAL_VERBS = (
@@ -153,6 +153,8 @@ def rule_commitment(ctx: Ctx) -> None:
                 promise_end = nxt.start()
         if m.group("weak") and dr is None:
             continue
+        if m.group("letme") and verb.startswith("introduce") and dr is None:
+            continue  # "let me introduce you to Sophie" makes the introduction now: no promise
         cut = _PROMISE_CUT.search(ctx.text, rest_start, promise_end)
         if cut:
             promise_end = cut.start()

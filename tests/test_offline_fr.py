@@ -192,6 +192,10 @@ ANCHOR = date(2026, 10, 2)
     ("depuis trois ans", date(2023, 10, 2), date(2026, 10, 2)),
     ("ces dernières années", date(2023, 10, 2), date(2026, 10, 2)),
     ("de mars 2016 à juin 2021", date(2016, 3, 1), date(2021, 6, 30)),
+    ("d'ici la fin de la journée", None, date(2026, 10, 2)),
+    ("ce week-end", date(2026, 10, 3), date(2026, 10, 4)),
+    ("avant le week-end prochain", None, date(2026, 10, 9)),
+    ("cet après-midi", date(2026, 10, 2), date(2026, 10, 2)),
 ])
 def test_french_date_phrases(phrase, start, end):
     assert [p for _, _, p in find_date_phrases_fr(f"Elle est là {phrase} , voilà.")] == [phrase]

@@ -106,7 +106,8 @@ _M = (r"(?-i:January|February|March|April|May|June|July|August|September|October
 _WD = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _Y = r"(?:19|20)\d\d(?!\d)"
 _D = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
-_N = (r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|"
+_N = (r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|"
+      r"one|two|three|four|five|six|seven|eight|nine|ten|"
       r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty)")
 _UNIT = r"(?:day|week|month|year|decade)s?"
 

@@ -52,7 +52,8 @@ _RULES = (
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
     (("know", "met ", "friend", "introduced"), rule_knows),
     (("my ",), rule_my_ties),
-    (("'ll", "’ll", "will ", "shall", "going to", "let me", "'d ", "’d ", "would ", "promised", "agreed", "offered"),
+    (("'ll", "’ll", "will ", "shall", "going to", "let me", "'d ", "’d ", "would ", "promised", "agreed",
+      "offered"),
      rule_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
 )

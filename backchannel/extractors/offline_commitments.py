@@ -39,7 +39,8 @@ ADDRESSEE = "addressee"
 _TO_PERSON = r"(?=\s+(?:you|us|him|her|them|me|[A-Z]))"
 _DELIVER_VERBS = (
     r"send(?:\s+over)?|e-?mail|forward|share(?!\s+(?:my|the|your|our)\s+screen)|circulate"
-    r"|introduce|make\s+(?:the|an|that|this)\s+intro(?:duction)?|put\s+\w+\s+in\s+touch|connect|arrange|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
+    r"|introduce|make\s+(?:the|an|that|this)\s+intro(?:duction)?|put\s+\w+\s+in\s+touch|connect|arrange"
+    r"|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
     r"|deliver|provide|submit|organi[sz]e")
 # Verbs of keeping in touch: a promise only with a due date or a real topic.
 _SOCIAL_VERBS = (
@@ -54,7 +55,8 @@ _MODAL = (r"\s?(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s
 # "Marc said he'd send ...", "Marc promised to send ...": someone else's promise, told by the speaker.
 _REPORTED = (rf"(?P<rep>{NAME})\s+(?:said|promised|agreed|told\s+(?:me|us|you))\s+(?:that\s+)?"
              r"(?:he|she)\s?(?:['’]d|['’]ll|\s+would|\s+will)"
-             rf"|(?P<prom>{NAME}|\bI|\b[Ww]e)\s+(?:promised|agreed|offered)\s+(?:(?P<pto>you|me|us|him|her|{NAME})\s+)?to")
+             rf"|(?P<prom>{NAME}|\bI|\b[Ww]e)\s+(?:promised|agreed|offered)\s+"
+             rf"(?:(?P<pto>you|me|us|him|her|{NAME})\s+)?to")
 _COMMIT = re.compile(
     rf"(?:{_REPORTED}|(?P<subj>\b[Ii]|\b[Ww]e|\b[Hh]e|\b[Ss]he|{NAME}){_MODAL}|\b(?P<letme>[Ll]et\s+me))\s+"
     rf"(?:(?:definitely|certainly|just|also|then|personally|quickly|make\s+sure\s+to|try\s+and|try\s+to)\s+)*"

@@ -75,7 +75,8 @@ _HEDGE_FR = re.compile(r"(?<![\w'’])(?:si|peut-être|pourrais|pourrait|pourrio
 _OBJECT_FR = re.compile(rf"\s+(?:le|la|les|l{_A}|un|une|des|du|ce|cet|cette|ces|mon|ma|mes|ton|ta|tes|son|sa|ses"
                         rf"|notre|nos|votre|vos|leur|leurs|ça"
                         rf"|cela|tout|à|{NAME})")
-_CUT_FR = re.compile(r"['\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b|,\s*(?:et|mais|donc|puis|ok|d['’]accord)\b"
+_CUT_FR = re.compile(r"['\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b"
+                     r"|,\s*(?:et|mais|donc|puis|ok|d['’]accord)\b"
                      r"|\s+(?:d['’]accord|ok|voilà)\s*$")
 _FILLER_FR = re.compile(r"(?:\s+(?:aussi|alors|bientôt|plus\s+tard|tout\s+à\s+l['’]heure|dès\s+que\s+possible"
                         r"|rapidement|volontiers))+\s*$")

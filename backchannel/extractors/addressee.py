@@ -41,7 +41,8 @@ _VOCATIVE_CLOSE = re.compile(rf",\s*(?P<v>{NAME})\s*(?:[.!]|$)")
 _REQUEST = re.compile(
     r"\?|\b(?:can|could|would|will)\s+you\b|\bplease\b|\b(?:send|forward|share|email|give)\s+(?:me|us)\b"
     r"|\bI(?:['’]d|\s+would)\s+(?:love|like|appreciate)\b|\b(?:I|we)\s+need\b|\bdo\s+you\s+have\b"
-    r"|\b(?:pouvez|pourriez|peux|pourrais)[- ](?:vous|tu)\b|\bs['’]il\s+(?:vous|te)\s+pla[iî]t\b", re.I)
+    r"|\b(?:pouvez|pourriez|peux|pourrais)[- ](?:vous|tu)\b|\bs['’]il\s+(?:vous|te)\s+pla[iî]t\b"
+    r"|ください|いただけ|もらえ|お願い|？", re.I)
 _NEXT_MEETING_SAID = re.compile(
     r"\b(?:next\s+(?:meeting|call|catch-?up|session|sync|check-?in)|meet\s+again|see\s+you|speak\s+(?:again|then)"
     r"|talk\s+(?:again|then)|same\s+time|prochaine\s+réunion|prochain\s+(?:rendez-vous|point|appel)|on\s+se\s+voit"

@@ -490,10 +490,12 @@ def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = 
 
 
 def _other_language(phrase: str, anchor: date | None, past: bool) -> DateRange | None:
-    """A French phrase ("depuis mars", "d'ici vendredi"), resolved as its English twin."""
-    from backchannel.extractors.dates_fr import to_english  # imported here: dates_fr builds on this module
+    """A French or Japanese phrase ("depuis mars", "3月から"), resolved as its English twin."""
+    # Imported here: dates_fr and dates_ja are read by this module's callers, not the other way.
+    from backchannel.extractors import dates_fr, dates_ja
 
-    english = to_english(phrase)
+    english = dates_ja.to_english(phrase) if not phrase.isascii() and dates_ja.is_japanese(phrase) \
+        else dates_fr.to_english(phrase)
     if english is None or english == phrase:
         return None
     r = resolve_phrase(english, anchor, past=past)

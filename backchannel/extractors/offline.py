@@ -15,7 +15,8 @@ The rules themselves live in offline_roles.py (titles, employment, witness
 lists, self-introductions) and offline_rules.py (worked_with, knows,
 introductions, commitments); names, organisations and titles in
 offline_names.py; sentences, spans and emission in offline_core.py. A sentence that
-looks French goes to the French rules instead (offline_fr.py, dates_fr.py).
+looks French goes to the French rules instead (offline_fr.py, dates_fr.py); one with
+kana or kanji to the Japanese ones (offline_ja.py, dates_ja.py).
 
 Precision over recall: a rule fires only on a full pattern with validated names
 (no pronoun, day, month or title taken for a person), "she"/"he" resolve only
@@ -29,7 +30,9 @@ import re
 from collections.abc import Sequence
 
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
+from backchannel.extractors.dates_ja import is_japanese
 from backchannel.extractors.offline_fr import FrCtx, looks_french, run_french_rules
+from backchannel.extractors.offline_ja import run_japanese_rules
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
@@ -90,6 +93,10 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
         utterance_french = None
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
+            if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
+                run_japanese_rules(dict(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                        out=out, known_people=known))
+                continue
             french = looks_french(text[s0:s1])
             if french is None:  # too short to tell: the utterance's language
                 if utterance_french is None:

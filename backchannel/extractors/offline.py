@@ -55,8 +55,7 @@ _RULES = (
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
     (("know", "met ", "friend", "introduced"), rule_knows),
     (("my ",), rule_my_ties),
-    (("'ll", "’ll", "will ", "shall", "going to", "let me", "'d ", "’d ", "would ", "promised", "agreed",
-      "offered"),
+    (("'ll", "’ll", "will ", "shall", "going to", "let me", "promised", "agreed", "offered", "said ", "told "),
      rule_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
 )
@@ -100,7 +99,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
             french = looks_french(text[s0:s1])
             if french is None:  # too short to tell: the utterance's language
                 if utterance_french is None:
-                    utterance_french = bool(looks_french(text))
+                    utterance_french = bool(looks_french(text[:400]))
                 french = utterance_french
             if french:  # French sentences get the French rules only (offline_fr.py)
                 run_french_rules(FrCtx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,

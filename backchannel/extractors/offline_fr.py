@@ -58,14 +58,14 @@ _TOKENS = re.compile(r"\w+'?")
 _ACCENT = re.compile(r"(?<=[a-z])[éèêàùçœâîô]")
 _NAME_RUN = re.compile(
     r"[A-ZÀ-Ý][\w'’-]*(?:(?:\s+(?:de|la|le|du|des|van|von|da|di|del|della|der|den))+\s+[A-ZÀ-Ý][\w'’-]*)+")
-_PARTICLES = (" de ", " la ", " le ", " du ", " des ", " van ", " von ", " da ", " di ", " del", " der ", " den ")
+_PARTICLES = re.compile(r" (?:de|la|le|du|des|van|von|da|di|del|der|den) ")
 
 
 def looks_french(text: str) -> bool | None:
     """Whether a sentence (as written, not lowercased) is French: True, False, or None
     when it is too short to tell (the caller then asks about the whole utterance).
     Counts distinct marker words with set operations (C speed: ~1 ms per 8k words)."""
-    if any(p in text for p in _PARTICLES):
+    if _PARTICLES.search(text):
         text = _NAME_RUN.sub("X", text)
     words = set(_TOKENS.findall(text.lower().replace("’", "'")))
     fr = len(_FR_WORDS & words)

@@ -262,3 +262,18 @@ def test_a_french_reply_to_a_request_names_the_recipient():
              ("Alex", "Tu pourrais nous mettre en relation ?"), ("Julien", "Oui, je t'envoie son contact demain.")]
     a = one(run(lines=lines), "committed_to")
     assert (a.object_literal, a.recipient.name, a.valid_to) == ("t'envoie son contact", "Alex", date(2026, 10, 3))
+
+
+@pytest.mark.parametrize("text,promise,recipient,due", [
+    ("Marc m'a dit qu'il m'enverrait le contrat d'ici vendredi.", "m'enverrait le contrat", "Claire",
+     date(2026, 10, 9)),
+    ("Marc a promis de m'envoyer le devis la semaine prochaine.", "m'envoyer le devis", "Claire", date(2026, 10, 11)),
+])
+def test_reported_french_commitments_are_second_hand(text, promise, recipient, due):
+    a = one(run(text), "committed_to")
+    assert (a.subject.name, a.object_literal, a.recipient.name, a.valid_to) == ("Marc", promise, recipient, due)
+    assert "second_hand" in a.trust_reasons
+
+
+def test_a_reported_refusal_is_no_commitment():
+    assert run("Sophie m'a dit qu'elle ne m'enverrait pas le contrat.") == []

@@ -118,6 +118,9 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
         if a.predicate not in PREDICATES or a.modality not in MODALITIES:
             raise ValueError(f"unknown predicate/modality {a.predicate!r}/{a.modality!r}")
         speaker_id = resolver.speaker(u.speaker)
+        r = a.recipient
+        if r is not None and not r.is_speaker and resolver.only_an_organisation(r.name):
+            a.recipient = None  # "send the proposal to Acme": an organisation is nobody a promise is made to
         if any(m is not None and m.kind == "person" and not m.is_speaker and resolver.only_an_organisation(m.name)
                for m in (a.subject, a.object)):
             continue  # a rule took an organisation for a person
@@ -134,7 +137,6 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
             # Another speaker of this meeting ("Speaker 2", "Fatima") resolves as their label does.
             recipient_id = (speaker_id if a.recipient.is_speaker
                             else resolver.speaker(a.recipient.name) if a.recipient.name in resolver.speaker_ids
-                            else None if resolver.only_an_organisation(a.recipient.name)  # "send it to Acme"
                             else resolver.mention(a.recipient.name, "person"))
         reasons = list(dict.fromkeys(a.trust_reasons))
         key = (subject_id, a.predicate, object_id, a.object_literal, a.qualifier, a.utterance_idx, a.span_start)

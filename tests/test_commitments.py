@@ -209,3 +209,9 @@ Carol: Good.
 """, name="two.md")
     assert [(r["subject"], r["promise"], r["recipient"]) for r in rows] == [("Bob", "send the proposal to Acme", None)]
     assert store.scalar("SELECT count(*) FROM entities WHERE name = 'Acme' AND kind = 'person'") == 0
+
+
+@pytest.mark.parametrize("text", ["And I will send you the deck by Friday.", "But I will share the slides tomorrow."])
+def test_an_opener_before_i_is_not_a_name(text):
+    (a,) = commitments([("Alex", "Hi."), ("Bob", text)])
+    assert a.subject.is_speaker and a.subject.name == "Bob"

@@ -63,9 +63,8 @@ _PROMISE = (
     rf"\b(?P<rest>[^.;!?]*)")
 _COMMIT = re.compile(
     rf"(?:(?P<subj>\b[Ii]|\b[Ww]e|\b[Hh]e|\b[Ss]he|{NAME}){_MODAL}|\b(?P<letme>[Ll]et\s+me)){_PROMISE}")
-# Reported promises are rarer and their pattern dearer: tried only after a cheap hint.
+# Reported promises are rarer and their pattern dearer: offline.py runs them only after their own triggers.
 _COMMIT_REPORTED = re.compile(rf"(?:{_REPORTED}){_PROMISE}")
-_REPORT_HINT = re.compile(r"\b(?:said|promised|agreed|offered|told)\b")
 _HEDGE = re.compile(r"\b(?:if|maybe|perhaps|probably|might|unless|whether|hopefully|would|could|not|never|say|says|"
                     r"said|wonder|suppose)\b|n['’]t\b", re.I)
 _OBJECT_START = re.compile(r"\s+(?:you|him|her|them|us|me|it|this|that|the|a|an|our|my|your|his|their|some|those|"
@@ -93,12 +92,18 @@ _DIRECT_TO = re.compile(rf"\s+(?P<r>you|me|us|him|her|them|{NAME})\b")
 _LATER_TO = re.compile(rf"\b(?:to|with)\s+(?P<r>you|me|us|him|her|them|{NAME})\b")
 
 
+_OPENERS = {"and", "so", "but", "then", "i", "we", "okay", "ok", "well", "also", "now", "yes", "sure"}
+
+
 def _subject(ctx: Ctx, m: re.Match) -> tuple[Mention | None, bool]:
     """(who promised, whether the speaker only reports it)."""
     g = m.groupdict()
     if g.get("rep"):
         return ctx.person(g["rep"]), True
     raw = g.get("prom") or g.get("subj") or "I"  # "let me send you ..." is the speaker's promise
+    words = raw.split()
+    if len(words) > 1 and words[-1].lower() in ("i", "we") and words[0].lower() in _OPENERS:
+        raw = words[-1]  # "And I will send ...": the name pattern took the opener with the pronoun
     if raw.lower() in ("i", "we"):
         return ctx.me(), False
     if raw.lower() in ("he", "she"):
@@ -133,11 +138,18 @@ def _who(ctx: Ctx, subj: Mention, m: re.Match, word: str) -> Mention | None:
 
 
 def rule_commitment(ctx: Ctx) -> None:
-    if ctx.sent.rstrip().endswith("?"):
-        return
-    matches = list(_COMMIT.finditer(ctx.text, ctx.s0, ctx.s1))
-    if _REPORT_HINT.search(ctx.text, ctx.s0, ctx.s1):
-        matches += _COMMIT_REPORTED.finditer(ctx.text, ctx.s0, ctx.s1)
+    """"I'll send you X", "Marc will send you X", "let me draft X"."""
+    if not ctx.sent.rstrip().endswith("?"):
+        _promises(ctx, _COMMIT.finditer(ctx.text, ctx.s0, ctx.s1))
+
+
+def rule_reported_commitment(ctx: Ctx) -> None:
+    """"Marc said he'd send me X", "Marc promised Carol to draft X", "I promised to send X"."""
+    if not ctx.sent.rstrip().endswith("?"):
+        _promises(ctx, _COMMIT_REPORTED.finditer(ctx.text, ctx.s0, ctx.s1))
+
+
+def _promises(ctx: Ctx, matches) -> None:
     for m in matches:
         g = m.groupdict()
         subj, reported = _subject(ctx, m)

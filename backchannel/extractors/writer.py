@@ -134,7 +134,10 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
                 continue
         recipient_id = None
         if a.recipient is not None:
-            recipient_id = speaker_id if a.recipient.is_speaker else resolver.mention(a.recipient.name, "person")
+            # Another speaker of this meeting ("Speaker 2", "Fatima") resolves as their label does.
+            recipient_id = (speaker_id if a.recipient.is_speaker
+                            else resolver.speaker(a.recipient.name) if a.recipient.name in resolver.speaker_ids
+                            else resolver.mention(a.recipient.name, "person"))
         reasons = list(dict.fromkeys(a.trust_reasons))
         key = (subject_id, a.predicate, object_id, a.object_literal, a.qualifier, a.utterance_idx, a.span_start)
         if key in seen:

@@ -30,12 +30,14 @@ import re
 from collections.abc import Sequence
 
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
+from backchannel.extractors.offline_fr import FrCtx, looks_french, run_french_rules
+from backchannel.extractors.offline_ja import is_japanese, run_japanese_rules
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
-# Issue 10: the transcript-wide commitment pass, reported promises, French and Japanese.
-from backchannel.extractors import addressee, dates_ja, offline_commitments, offline_fr, offline_ja
-from backchannel.extractors.offline_rules import rule_commitment, rule_knows, rule_my_ties, rule_worked_with
+from backchannel.extractors.addressee import resolve_recipients
+from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
+from backchannel.extractors.offline_rules import rule_knows, rule_my_ties, rule_worked_with
 from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory.text import norm_name
@@ -52,8 +54,8 @@ _RULES = (
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
     (("know", "met ", "friend", "introduced"), rule_knows),
     (("my ",), rule_my_ties),
-    (("promised", "agreed", "offered", "said ", "told "), offline_commitments.rule_reported_commitment),
     (("'ll", "’ll", "will ", "shall", "going to", "let me"), rule_commitment),
+    (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
 )
 # One compiled alternation per rule: a C-speed substring test instead of a Python loop.
@@ -89,18 +91,18 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
         utterance_french = None
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
-            if dates_ja.is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
-                offline_ja.run_japanese_rules(dict(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1,
-                                                   anchor=anchor, out=out, known_people=known))
+            if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
+                run_japanese_rules(dict(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                        out=out, known_people=known))
                 continue
-            french = offline_fr.looks_french(text[s0:s1])
+            french = looks_french(text[s0:s1])
             if french is None:  # too short to tell: the utterance's language
                 if utterance_french is None:
-                    utterance_french = bool(offline_fr.looks_french(text[:400]))
+                    utterance_french = bool(looks_french(text[:400]))
                 french = utterance_french
             if french:  # French sentences get the French rules only (offline_fr.py)
-                offline_fr.run_french_rules(offline_fr.FrCtx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0,
-                                                             s1=s1, anchor=anchor, out=out, known_people=known))
+                run_french_rules(FrCtx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                       out=out, known_people=known))
                 continue
             ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor, out=out,
                       known_people=known)
@@ -109,7 +111,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
             for rx, rule in _RULES_RX:
                 if rx.search(low):
                     rule(ctx)
-    return addressee.resolve_recipients(transcript, _dedupe(out), owner_names)
+    return resolve_recipients(transcript, _dedupe(out), owner_names)
 
 
 def _dedupe(items: list[ExtractedAssertion]) -> list[ExtractedAssertion]:

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import re
 
-from backchannel.extractors.dates_ja import find_date_phrases_ja
+from backchannel.extractors.dates_ja import find_date_phrases_ja, is_japanese
 from backchannel.extractors.offline_core import Ctx
 from backchannel.extractors.offline_names import NAME
 from backchannel.extractors.result import Mention
 from backchannel.memory.text import norm_name
 
-__all__ = ["JaCtx", "run_japanese_rules"]
+__all__ = ["JaCtx", "is_japanese", "run_japanese_rules"]
 
 _KANJI_KANA = r"[\u4e00-\u9fff\u30a0-\u30ffー]"
 _HONORIFIC = r"(?:さん|様|さま|氏|くん|君|ちゃん|先生)"

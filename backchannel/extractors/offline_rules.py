@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-from backchannel.extractors.offline_commitments import rule_commitment  # noqa: F401 - offline.py imports it here
 from backchannel.extractors.offline_core import Ctx
 from backchannel.extractors.offline_names import NAME, ORG, looks_like_org, org_name
 from backchannel.extractors.result import Mention

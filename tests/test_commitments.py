@@ -56,6 +56,7 @@ def ingest(home: Path, store, text: str, name: str = "meeting.md") -> list[dict]
     "We'll call you sometime.",
     "I'll send her my love.",
     "Let me get back to you at some point.",
+    "Let me introduce you to Sophie Martin.",  # the introduction happens now
 ])
 def test_small_talk_is_not_a_commitment(text):
     assert commitments([("Alex", "Hello."), ("Fatima", text)]) == []
@@ -67,6 +68,7 @@ def test_small_talk_is_not_a_commitment(text):
     ("Let me get back to you by Thursday.", "get back to you"),
     ("I'll send you the quote.", "send you the quote"),  # a deliverable needs no date
     ("I'll draft the memo.", "draft the memo"),
+    ("I'll make the introduction to Sophie Martin next week.", "make the introduction to Sophie Martin"),
 ])
 def test_deliverables_and_due_dates_make_promises(text, promise):
     assert [a.object_literal for a in commitments([("Alex", "Hello."), ("Fatima", text)])] == [promise]
@@ -186,3 +188,30 @@ Bob: Sophie Martin has been CTO of Acme since March.
 """)
     row = store.query("SELECT valid_from, date_phrase FROM assertions WHERE predicate = 'works_at'")[0]
     assert (row["valid_from"], row["date_phrase"]) == (date(2026, 3, 1), "since March")
+
+
+def test_an_organisation_is_never_a_recipient(home, store):
+    ingest(home, store, """---
+title: One
+date: 2026-03-09
+---
+Alex: Hi.
+Bob: Sophie Martin works at Acme.
+Carol: Right.
+""", name="one.md")
+    rows = ingest(home, store, """---
+title: Two
+date: 2026-03-10
+---
+Alex: Hi.
+Bob: I'll send the proposal to Acme by Friday.
+Carol: Good.
+""", name="two.md")
+    assert [(r["subject"], r["promise"], r["recipient"]) for r in rows] == [("Bob", "send the proposal to Acme", None)]
+    assert store.scalar("SELECT count(*) FROM entities WHERE name = 'Acme' AND kind = 'person'") == 0
+
+
+@pytest.mark.parametrize("text", ["And I will send you the deck by Friday.", "But I will share the slides tomorrow."])
+def test_an_opener_before_i_is_not_a_name(text):
+    (a,) = commitments([("Alex", "Hi."), ("Bob", text)])
+    assert a.subject.is_speaker and a.subject.name == "Bob"

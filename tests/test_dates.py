@@ -196,6 +196,21 @@ def test_backward_phrases_never_land_in_the_future_and_ranges_stay_in_order(phra
     assert [p for _, _, p in find_date_phrases(f"she has been there {phrase} now")] == [phrase]
 
 
+@pytest.mark.parametrize("phrase,start,end", [
+    ("by end of day", None, D(2026, 3, 10)),
+    ("by EOD", None, D(2026, 3, 10)),
+    ("by close of business", None, D(2026, 3, 10)),
+    ("this afternoon", D(2026, 3, 10), D(2026, 3, 10)),
+    ("by the weekend", None, D(2026, 3, 15)),
+    ("on the weekend", D(2026, 3, 14), D(2026, 3, 15)),
+    ("next weekend", D(2026, 3, 21), D(2026, 3, 22)),
+])
+def test_everyday_deadlines(phrase, start, end):
+    assert [p for _, _, p in find_date_phrases(f"I'll send it {phrase}, promise.")] == [phrase]
+    r = resolve_phrase(phrase, ANCHOR)
+    assert (r.start, r.end) == (start, end)
+
+
 def test_last_spring_said_during_spring_is_last_year():
     assert resolve_phrase("last spring", datetime(2026, 4, 10)).start == D(2025, 3, 1)
     assert resolve_phrase("since March", datetime(2026, 3, 10)).start == D(2026, 3, 1)

@@ -192,6 +192,10 @@ ANCHOR = date(2026, 10, 2)
     ("depuis trois ans", date(2023, 10, 2), date(2026, 10, 2)),
     ("ces dernières années", date(2023, 10, 2), date(2026, 10, 2)),
     ("de mars 2016 à juin 2021", date(2016, 3, 1), date(2021, 6, 30)),
+    ("d'ici la fin de la journée", None, date(2026, 10, 2)),
+    ("ce week-end", date(2026, 10, 3), date(2026, 10, 4)),
+    ("avant le week-end prochain", None, date(2026, 10, 9)),
+    ("cet après-midi", date(2026, 10, 2), date(2026, 10, 2)),
 ])
 def test_french_date_phrases(phrase, start, end):
     assert [p for _, _, p in find_date_phrases_fr(f"Elle est là {phrase} , voilà.")] == [phrase]
@@ -237,9 +241,39 @@ Alex: Je vous rappelle plus tard.
     assert got == {
         ("works_at", "Sophie Martin", "Acme", "CIO", date(2026, 3, 1), None, None),
         ("worked_with", "Fatima Haddad", "Sophie Martin", "Globex", date(2016, 1, 1), date(2021, 12, 31), None),
+        ("knows", "Fatima Haddad", "Sophie Martin", None, None, None, None),  # "Je la connais bien"
         ("committed_to", "Fatima Haddad", "vous présenterai Sophie Martin", None, None, date(2026, 10, 8),
          "Alex Moreau"),
         ("committed_to", "Fatima Haddad", "vous envoie le devis", None, None, date(2026, 10, 9), "Alex Moreau"),
     }
     for r in rows:  # the verbatim-quote rule, in the store
         assert r["text"][r["span_start"]:r["span_end"]] == r["quote"]
+
+
+def test_french_pronouns_point_at_the_one_person_named_before_not_at_an_organisation():
+    out = run("Marie Leroy a quitté Globex en septembre, elle est maintenant chez Hooli.")
+    assert ("works_at", "Marie Leroy", "Hooli", None) in facts(out)
+    assert ("left", "Marie Leroy", "Globex", None) in facts(out)
+    assert ("knows", "Claire", "Thomas Bernard", None) in facts(run("Thomas Bernard ? Je le connais bien."))
+
+
+def test_a_french_reply_to_a_request_names_the_recipient():
+    lines = [("Alex", "Bonjour."), ("Camille", "Bonjour."),
+             ("Alex", "Tu pourrais nous mettre en relation ?"), ("Julien", "Oui, je t'envoie son contact demain.")]
+    a = one(run(lines=lines), "committed_to")
+    assert (a.object_literal, a.recipient.name, a.valid_to) == ("t'envoie son contact", "Alex", date(2026, 10, 3))
+
+
+@pytest.mark.parametrize("text,promise,recipient,due", [
+    ("Marc m'a dit qu'il m'enverrait le contrat d'ici vendredi.", "m'enverrait le contrat", "Claire",
+     date(2026, 10, 9)),
+    ("Marc a promis de m'envoyer le devis la semaine prochaine.", "m'envoyer le devis", "Claire", date(2026, 10, 11)),
+])
+def test_reported_french_commitments_are_second_hand(text, promise, recipient, due):
+    a = one(run(text), "committed_to")
+    assert (a.subject.name, a.object_literal, a.recipient.name, a.valid_to) == ("Marc", promise, recipient, due)
+    assert "second_hand" in a.trust_reasons
+
+
+def test_a_reported_refusal_is_no_commitment():
+    assert run("Sophie m'a dit qu'elle ne m'enverrait pas le contrat.") == []

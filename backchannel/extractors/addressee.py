@@ -37,11 +37,13 @@ from backchannel.extractors.transcript import Transcript
 _OPENERS = (r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course"
             r"|oui|merci|bon|alors|parfait|bien\s+sûr|d['’]accord|et|bonjour|salut)\s*,?\s+)?")
 _VOCATIVE_OPEN = re.compile(rf"(?:^|(?<=[.!?])\s+){_OPENERS}(?P<v>{NAME})\s*[,!]")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _VOCATIVE_CLOSE = re.compile(rf",\s*(?P<v>{NAME})\s*(?:[.!]|$)")
 _REQUEST = re.compile(
     r"\?|\b(?:can|could|would|will)\s+you\b|\bplease\b|\b(?:send|forward|share|email|give)\s+(?:me|us)\b"
     r"|\bI(?:['’]d|\s+would)\s+(?:love|like|appreciate)\b|\b(?:I|we)\s+need\b|\bdo\s+you\s+have\b"
-    r"|\b(?:pouvez|pourriez|peux|pourrais)[- ](?:vous|tu)\b|\bs['’]il\s+(?:vous|te)\s+pla[iî]t\b", re.I)
+    r"|\b(?:pouvez|pourriez|peux|pourrais)[- ](?:vous|tu)\b|\bs['’]il\s+(?:vous|te)\s+pla[iî]t\b"
+    r"|ください|いただけ|もらえ|お願い|？", re.I)
 _NEXT_MEETING_SAID = re.compile(
     r"\b(?:next\s+(?:meeting|call|catch-?up|session|sync|check-?in)|meet\s+again|see\s+you|speak\s+(?:again|then)"
     r"|talk\s+(?:again|then)|same\s+time|prochaine\s+réunion|prochain\s+(?:rendez-vous|point|appel)|on\s+se\s+voit"
@@ -55,7 +57,7 @@ def resolve_recipients(transcript: Transcript, extracted: list[ExtractedAssertio
     if not any(a.predicate == "committed_to" for a in extracted):
         return extracted
     by_idx = {u.idx: u for u in transcript.utterances}
-    order = [u.idx for u in transcript.utterances]
+    order = {u.idx: i for i, u in enumerate(transcript.utterances)}
     people = _meeting_people(transcript)
     next_meeting = None
     out = []
@@ -85,7 +87,7 @@ def _meeting_people(transcript: Transcript) -> list[str]:
     return people
 
 
-def _addressee(transcript: Transcript, by_idx: dict, order: list[int], people: list[str],
+def _addressee(transcript: Transcript, by_idx: dict, order: dict[int, int], people: list[str],
                a: ExtractedAssertion, owner_names: Sequence[str]) -> Mention | None:
     u = by_idx[a.utterance_idx]
     speaker = u.speaker
@@ -99,20 +101,20 @@ def _addressee(transcript: Transcript, by_idx: dict, order: list[int], people: l
         return Mention(name=others[0], kind="person")
     if not others and owner_names and not any(same_person(speaker, o) for o in owner_names if o):
         return Mention(name=owner_names[0], kind="person")
-    pos = order.index(u.idx)
-    for prev_idx in reversed(order[max(0, pos - 1):pos]):
-        prev = by_idx[prev_idx]
-        if prev.speaker and not same_person(prev.speaker, speaker) and _REQUEST.search(prev.text):
-            return Mention(name=prev.speaker, kind="person")
+    pos = order[u.idx]
+    prev = transcript.utterances[pos - 1] if pos > 0 else None
+    if prev is not None and prev.speaker and not same_person(prev.speaker, speaker) and _REQUEST.search(prev.text):
+        return Mention(name=prev.speaker, kind="person")
     return None
 
 
 def _vocative(text: str, start: int, end: int, speaker: str) -> str | None:
     """A name the speaker addresses around the promise: at the head of a sentence up
     to it ("Fatima, I'll ..."), or closing its own sentence ("..., Fatima.")."""
-    sent_end = next((b for a0, b in sentences(text) if a0 <= start < b), len(text))
+    stop = _SENTENCE_END.search(text, end)
+    sent_end = stop.start() if stop else len(text)
     found = None
-    for m in _VOCATIVE_OPEN.finditer(text, 0, end):
+    for m in _VOCATIVE_OPEN.finditer(text, max(0, start - 200), end):  # the promise's sentence and the one before
         found = m.group("v")
     close = _VOCATIVE_CLOSE.search(text, start, sent_end + 1)
     if close:

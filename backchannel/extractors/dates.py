@@ -35,6 +35,9 @@ Conventions (all documented choices, tested in tests/test_dates.py):
 - "the 15th" (with on/by/until/before) is the first 15th on or after the anchor.
 - A day and month, or a month, with no year ("on 3 March", "in March") takes the
   year that puts it within six months either side of the anchor.
+- "end of day", "EOD", "COB", "close of business", "this afternoon", "later today"
+  are the anchor's day; "the/this weekend" is that week's Saturday and Sunday
+  ("next/last weekend" the week after/before).
 - "the end of the week" is that week's Friday; "the end of the month/quarter/year"
   its last day; "earlier this year" = (1 January, anchor); "later this year" =
   (anchor, 31 December).
@@ -103,7 +106,8 @@ _M = (r"(?-i:January|February|March|April|May|June|July|August|September|October
 _WD = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _Y = r"(?:19|20)\d\d(?!\d)"
 _D = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
-_N = (r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|"
+_N = (r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|"
+      r"one|two|three|four|five|six|seven|eight|nine|ten|"
       r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty)")
 _UNIT = r"(?:day|week|month|year|decade)s?"
 
@@ -115,6 +119,10 @@ _STRONG = [
     ("my", rf"(?P<ym>{_M}),?\s+(?P<yy>{_Y})"),
     ("reld", r"(?P<rel>(?:the\s+)?day\s+after\s+tomorrow|(?:the\s+)?day\s+before\s+yesterday"
              r"|tomorrow|today|tonight|yesterday)"),
+    # Same-day deadlines: "by end of day", "by EOD", "close of business", "this afternoon".
+    ("eod", r"(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+|working\s+)?day|eod|cob|close\s+of\s+(?:business|play)"
+            r"|this\s+(?:morning|afternoon|evening)|later\s+today"),
+    ("wkend", r"(?P<wo>this\s+|next\s+|last\s+|the\s+)weekend"),
     ("endm", rf"(?:the\s+)?end\s+of\s+(?P<em>{_M})"),
     ("endy", rf"(?:the\s+)?end\s+of\s+(?P<ey>{_Y})"),
     ("endp", r"(?:the\s+)?end\s+of\s+(?:the\s+)?(?P<eo>this\s+|next\s+|last\s+)?(?P<ep>week|month|year|quarter)"),
@@ -356,6 +364,12 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
                  "day after tomorrow": 2, "day before yesterday": -2}[rel]
         d = a + timedelta(days=delta)
         return (d, d)
+    if name == "eod":
+        return (a, a)
+    if name == "wkend":
+        off = {"next": 1, "last": -1}.get(g("wo").strip().lower(), 0)
+        saturday = _period("week", a, off)[0] + timedelta(days=5)
+        return (saturday, saturday + timedelta(days=1))
     if name == "endp":
         off = {"this": 0, "next": 1, "last": -1}.get((g("eo") or "this").strip().lower(), 0)
         kind = g("ep").lower()
@@ -476,10 +490,12 @@ def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = 
 
 
 def _other_language(phrase: str, anchor: date | None, past: bool) -> DateRange | None:
-    """A French phrase ("depuis mars", "d'ici vendredi"), resolved as its English twin."""
-    from backchannel.extractors.dates_fr import to_english  # imported here: dates_fr builds on this module
+    """A French or Japanese phrase ("depuis mars", "3月から"), resolved as its English twin."""
+    # Imported here: dates_fr and dates_ja are read by this module's callers, not the other way.
+    from backchannel.extractors import dates_fr, dates_ja
 
-    english = to_english(phrase)
+    english = dates_ja.to_english(phrase) if not phrase.isascii() and dates_ja.is_japanese(phrase) \
+        else dates_fr.to_english(phrase)
     if english is None or english == phrase:
         return None
     r = resolve_phrase(english, anchor, past=past)

@@ -57,7 +57,8 @@ _LAST = r"(?:derni[èe]re?|pass[ée]e?)"
 _STRONG = (
     rf"(?:le\s+)?{_D}\s+{_MO}(?:\s+{_Y})?"
     rf"|{_MO}\s+{_Y}"
-    rf"|apr[èe]s-demain|avant-hier|demain|aujourd{_A}hui|hier|ce\s+soir"
+    rf"|apr[èe]s-demain|avant-hier|demain|aujourd{_A}hui|hier|ce\s+soir|ce\s+matin|cet\s+apr[èe]s-midi"
+    rf"|(?:la\s+)?fin\s+de\s+(?:la\s+)?journ[ée]e|(?:ce|le)\s+week-?end(?:\s+{_NEXT}|\s+{_LAST})?"
     rf"|(?:la\s+)?(?:fin|d[ée]but|mi)[-\s](?:de\s+|d{_A})?{_MO}(?:\s+{_Y})?"
     rf"|(?:la\s+)?fin\s+(?:de\s+la\s+semaine|du\s+mois|de\s+l{_A}ann[ée]e|du\s+trimestre)(?:\s+{_NEXT})?"
     rf"|{_WD}\s+(?:{_NEXT}|{_LAST})|ce\s+{_WD}"
@@ -125,9 +126,15 @@ def _body(b: str) -> str | None:
     b = " ".join(b.split())
     low = b.lower().replace("’", "'")
     rel = {"demain": "tomorrow", "aujourd'hui": "today", "hier": "yesterday", "après-demain": "the day after tomorrow",
-           "apres-demain": "the day after tomorrow", "avant-hier": "the day before yesterday", "ce soir": "tonight"}
+           "apres-demain": "the day after tomorrow", "avant-hier": "the day before yesterday", "ce soir": "tonight",
+           "ce matin": "this morning", "cet après-midi": "this afternoon", "cet apres-midi": "this afternoon"}
     if low in rel:
         return rel[low]
+    if re.fullmatch(r"(?:la\s+)?fin\s+de\s+(?:la\s+)?journ[ée]e", low):
+        return "end of day"
+    m = re.fullmatch(rf"(?:ce|le)\s+week-?end(?:\s+({_NEXT}|{_LAST}))?", low)
+    if m:
+        return f"{_which(m.group(1)) if m.group(1) else 'this'} weekend"
     m = re.fullmatch(rf"(?:le\s+)?({_D})\s+({_MO})(?:\s+({_Y}))?", low)
     if m:
         return f"{_day(m.group(1))} {_month(m.group(2))}" + (f" {m.group(3)}" if m.group(3) else "")

@@ -15,7 +15,8 @@ The rules themselves live in offline_roles.py (titles, employment, witness
 lists, self-introductions) and offline_rules.py (worked_with, knows,
 introductions, commitments); names, organisations and titles in
 offline_names.py; sentences, spans and emission in offline_core.py. A sentence that
-looks French goes to the French rules instead (offline_fr.py, dates_fr.py).
+looks French goes to the French rules instead (offline_fr.py, dates_fr.py); one with
+kana or kanji to the Japanese ones (offline_ja.py, dates_ja.py).
 
 Precision over recall: a rule fires only on a full pattern with validated names
 (no pronoun, day, month or title taken for a person), "she"/"he" resolve only
@@ -31,11 +32,12 @@ from collections.abc import Sequence
 from backchannel.extractors.claim_context import qualify_claims
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_fr import FrCtx, looks_french, run_french_rules
+from backchannel.extractors.offline_ja import is_japanese, run_japanese_rules
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
 from backchannel.extractors.addressee import resolve_recipients
-from backchannel.extractors.offline_commitments import rule_commitment
+from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
 from backchannel.extractors.offline_rules import rule_knows, rule_my_ties, rule_worked_with
 from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
@@ -53,8 +55,8 @@ _RULES = (
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
     (("know", "met ", "friend", "introduced"), rule_knows),
     (("my ",), rule_my_ties),
-    (("'ll", "’ll", "will ", "shall", "going to", "let me", "'d ", "’d ", "would ", "promised", "agreed", "offered"),
-     rule_commitment),
+    (("'ll", "’ll", "will ", "shall", "going to", "let me"), rule_commitment),
+    (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
 )
 # One compiled alternation per rule: a C-speed substring test instead of a Python loop.
@@ -90,10 +92,14 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
         utterance_french = None
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
+            if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
+                run_japanese_rules(dict(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                        out=out, known_people=known))
+                continue
             french = looks_french(text[s0:s1])
             if french is None:  # too short to tell: the utterance's language
                 if utterance_french is None:
-                    utterance_french = bool(looks_french(text))
+                    utterance_french = bool(looks_french(text[:400]))
                 french = utterance_french
             if french:  # French sentences get the French rules only (offline_fr.py)
                 run_french_rules(FrCtx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,

@@ -70,11 +70,27 @@ _COMMIT_FR = re.compile(
     rf"|m{_A}occupe\s+de|s{_A}occupe\s+de)\s+)?"
     rf"(?:(?P<pron>vous|te|t{_A}|lui|leur|me|m{_A}|nous)\s*)?"
     rf"(?P<verb>(?P<deliver>{_DELIVER})|(?P<social>{_SOCIAL})|(?P<weak>{_WEAK}))\b(?P<rest>[^.;!?]*)")
+# Someone else's promise, told by the speaker: "Marc m'a dit qu'il enverrait le contrat",
+# "Marc a promis de m'envoyer le contrat" (the conditional here reports a promise).
+_DELIVER_COND = _forms(
+    r"enverrait|enverra|transmettrait|transmettra|ferait\s+suivre|fera\s+suivre|ferait\s+parvenir|partagerait",
+    r"préparerait|rédigerait|présenterait|présentera|mettrait\s+en\s+(?:contact|relation)|organiserait",
+    r"fournirait|livrerait",
+)
+_TOLD = rf"(?P<rep>{NAME})\s+(?:(?:m|t|nous|vous){_A}?\s*)?a\s+(?:dit|promis|assuré|confirmé)\s+"
+_PRON = rf"(?:(?P<pron>vous|te|t{_A}|lui|leur|me|m{_A}|nous)\s*)?"
+_REPORTED_FR = (
+    re.compile(rf"{_TOLD}qu{_A}(?:il|elle)\s+{_PRON}(?P<verb>(?P<deliver>{_DELIVER_COND}))\b(?P<rest>[^.;!?]*)"),
+    re.compile(rf"{_TOLD}de\s+{_PRON}(?P<verb>(?P<deliver>{_DELIVER}))\b(?P<rest>[^.;!?]*)"),
+)
+_REPORT_HINT_FR = re.compile(r"\b(?:dit|promis|assuré|confirmé)\b")
 _HEDGE_FR = re.compile(r"(?<![\w'’])(?:si|peut-être|pourrais|pourrait|pourrions|devrais|devrait|aimerais|voudrais"
                        r"|ne|n['’]|jamais|pas|probablement|sans\s+doute|essayer|essaie|essaierai)(?![\w])", re.I)
-_OBJECT_FR = re.compile(rf"\s+(?:le|la|les|l{_A}|un|une|des|du|ce|cet|cette|ces|mon|ma|mes|notre|nos|votre|vos|ça"
+_OBJECT_FR = re.compile(rf"\s+(?:le|la|les|l{_A}|un|une|des|du|ce|cet|cette|ces|mon|ma|mes|ton|ta|tes|son|sa|ses"
+                        rf"|notre|nos|votre|vos|leur|leurs|ça"
                         rf"|cela|tout|à|{NAME})")
-_CUT_FR = re.compile(r"['\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b|,\s*(?:et|mais|donc|puis|ok|d['’]accord)\b"
+_CUT_FR = re.compile(r"['\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b"
+                     r"|,\s*(?:et|mais|donc|puis|ok|d['’]accord)\b"
                      r"|\s+(?:d['’]accord|ok|voilà)\s*$")
 _FILLER_FR = re.compile(r"(?:\s+(?:aussi|alors|bientôt|plus\s+tard|tout\s+à\s+l['’]heure|dès\s+que\s+possible"
                         r"|rapidement|volontiers))+\s*$")
@@ -86,9 +102,12 @@ _TO_X = re.compile(rf"\s(?:à|au)\s+(?P<r>{NAME})")
 
 
 def _subject(ctx: Ctx, m: re.Match) -> Mention | None:
-    if m.group("subj_j"):
+    g = m.groupdict()
+    if g.get("rep"):
+        return person_fr(ctx, g["rep"])
+    if g.get("subj_j"):
         return ctx.me()
-    raw = m.group("subj")
+    raw = g["subj"]
     low = raw.lower()
     if low in ("je", "on", "nous"):
         return ctx.me()
@@ -114,7 +133,12 @@ def _recipient(ctx: Ctx, subj: Mention, m: re.Match, promise_end: int) -> Mentio
 
 
 def rule_commitment_fr(ctx: Ctx) -> None:
-    for m in _COMMIT_FR.finditer(ctx.text, ctx.s0, ctx.s1):
+    matches = list(_COMMIT_FR.finditer(ctx.text, ctx.s0, ctx.s1))
+    if _REPORT_HINT_FR.search(ctx.text, ctx.s0, ctx.s1):
+        for rx in _REPORTED_FR:
+            matches += rx.finditer(ctx.text, ctx.s0, ctx.s1)
+    for m in matches:
+        g = m.groupdict()
         subj = _subject(ctx, m)
         if subj is None:
             continue
@@ -123,7 +147,7 @@ def rule_commitment_fr(ctx: Ctx) -> None:
         verb = " ".join(m.group("verb").split()).lower()
         rest_start = m.end("verb")
         has_object = _OBJECT_FR.match(ctx.text, rest_start) is not None
-        if m.group("deliver") and not has_object and not (m.group("pron") and verb.startswith("présent")):
+        if g.get("deliver") and not has_object and not (g.get("pron") and verb.startswith("présent")):
             continue
         dr = ctx.date_for(m.start("verb"), m.end())
         promise_end = m.end()
@@ -137,17 +161,17 @@ def rule_commitment_fr(ctx: Ctx) -> None:
             if nxt:
                 dr = DateRange(None, None, nxt.group(0))
                 promise_end = nxt.start()
-        if (m.group("weak") or m.group("social")) and dr is None:
+        if (g.get("weak") or g.get("social")) and dr is None:
             continue  # "je vous rappelle", "je regarde ça": no date, no promise
         # The present tense promises only to someone or by a date ("je prépare le budget" is a description).
-        if not m.group("modal") and _PRESENT.match(verb) and not m.group("pron") and dr is None:
+        if not g.get("modal") and not g.get("rep") and _PRESENT.match(verb) and not g.get("pron") and dr is None:
             continue
-        if not m.group("modal") and verb == "présente":
+        if not g.get("modal") and not g.get("rep") and verb == "présente":
             continue  # "je vous présente Sophie" introduces her now: no promise (offline_fr records it)
         cut = _CUT_FR.search(ctx.text, rest_start, promise_end)
         if cut:
             promise_end = cut.start()
-        start = m.start("pron") if m.group("pron") else m.start("verb")
+        start = m.start("pron") if g.get("pron") else m.start("verb")
         promise = _FILLER_FR.sub("", ctx.text[start:promise_end]).strip(" ,—–-")
         words = promise.split()
         if len(words) < 2 or len(words) > 16 or _SMALL_TALK_FR.search(promise):

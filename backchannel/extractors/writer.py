@@ -130,6 +130,9 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
         if a.predicate not in PREDICATES or a.modality not in MODALITIES:
             raise ValueError(f"unknown predicate/modality {a.predicate!r}/{a.modality!r}")
         speaker_id = resolver.speaker(u.speaker)
+        r = a.recipient
+        if r is not None and not r.is_speaker and resolver.only_an_organisation(r.name):
+            a.recipient = None  # "send the proposal to Acme": an organisation is nobody a promise is made to
         if any(m is not None and m.kind == "person" and not m.is_speaker and resolver.only_an_organisation(m.name)
                for m in (a.subject, a.object)):
             continue  # a rule took an organisation for a person

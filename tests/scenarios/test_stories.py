@@ -63,3 +63,15 @@ def test_every_silence_is_explained_in_trace(results):
         outcome = s["outcome"] or ""
         assert outcome.startswith(("suppressed by ", "silent: ")), s
         assert len(outcome.split(":", 1)[1].strip()) > 5, s
+
+
+def test_every_hard_negative_stays_silent(results):
+    """A story that expects silence (a trap: reported speech, a joke, a hypothetical, an
+    unreliable source, a namesake, a longer organisation name, small talk...) gets none."""
+    noisy = [r.summary() for r in results if not r.story.expect and r.proposals]
+    assert noisy == []
+
+
+def test_no_story_proposes_what_it_did_not_expect(results):
+    """Precision per story: every proposal made is one the story wanted."""
+    assert [r.summary() for r in results if r.false_alarms] == []

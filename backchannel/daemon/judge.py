@@ -1,6 +1,6 @@
 """The judge: is this candidate worth an interruption now?
 
-The offline judge scores converging signals (see docs/judging.md):
+The offline judge reads three signals from the store (see docs/judging.md):
 
     s_meeting  = 1 if a meeting with one of the candidate's entities starts within
                  72 h, decaying linearly to 0 at the calendar horizon; 0 if none
@@ -10,9 +10,12 @@ The offline judge scores converging signals (see docs/judging.md):
 
     score = 1 - (1 - 0.4 s_meeting) (1 - 0.4 s_signal) (1 - 0.3 s_evidence)
 
-One assertion alone scores at most 0.30; a meeting and a strong fresh assertion
-0.58; a meeting, a signal and even a 14-month-old assertion about 0.67. With the
-default threshold of 0.6 only crossing signals get through.
+(s_evidence reads each row's trust, COALESCE(trust, confidence)). For the kinds with
+documented priors (brief, commitment, reconnect, introduction) `judge_kinds` turns these
+and the kind's own features into a per-kind logistic score, with weights calibrated from
+feedback (`calibrate`) and vetoes that keep a candidate silent whatever its score. Any
+other kind keeps the noisy-OR above: one assertion alone scores at most 0.30; a meeting,
+a signal and even a 14-month-old assertion about 0.67.
 
 With a model configured for drafting and a gateway at hand, the model sees only
 the evidence excerpts and the signals, and may lower the score (never raise it

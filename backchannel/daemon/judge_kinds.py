@@ -241,6 +241,27 @@ def commitment_entities(store: Store, entity_ids: list[int], evidence: list[dict
     return sorted(ids)
 
 
+def _history(store: Store, person: int, owner: int | None) -> tuple[datetime | None, int]:
+    """(when they were last said anything about or said anything, live social links between
+    them and the owner), from the process's in-memory graph index (graph/index.py): a gather
+    over their adjacency instead of a scan of every assertion."""
+    from backchannel.graph.index import NO_TIME, IndexCache
+
+    idx = IndexCache.get(store)
+    nodes = idx.node_array([person])
+    if not len(nodes):
+        return None, 0
+    pos = idx.incident(nodes)
+    rows = idx.adj_row[idx.keep(pos, None)]
+    secs = max(int(idx.said[rows].max()) if len(rows) else int(NO_TIME), int(idx.last_spoke[nodes].max()))
+    linked = 0
+    if owner is not None and 0 <= owner < idx.n_nodes:
+        social = idx.keep(pos, idx.pred_mask(SOCIAL), entity_edges=True)
+        linked = int((idx.adj_other[social] == int(idx.canon[owner])).sum())
+    when = None if secs == int(NO_TIME) else datetime(1970, 1, 1) + timedelta(seconds=secs)
+    return when, linked
+
+
 def reconnect(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], now: datetime,
               signal_of: Any) -> KindView:
     person = int(entity_ids[0]) if entity_ids else None
@@ -252,14 +273,7 @@ def reconnect(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]
         return KindView(feats, [], ("meeting_soon", f"you meet them in {m[0]:.0f} h ('{m[1]}'): the brief before "
                                                     "that meeting covers it, not a reconnect"))
     owner = _owner(store)
-    # One scan of the assertions and one of the utterances: when we last heard of them,
-    # whether they are linked to the owner, and how many meetings we shared.
-    said, linked = store.con.execute(
-        f"""SELECT max(said_at) FILTER (WHERE superseded_at IS NULL),
-                   count(*) FILTER (WHERE superseded_at IS NULL AND predicate IN {SOCIAL}
-                                    AND ((subject_id = $p AND object_id = $o) OR (subject_id = $o AND object_id = $p)))
-            FROM assertions WHERE subject_id = $p OR object_id = $p OR speaker_id = $p""",
-        {"p": person, "o": owner if owner is not None else -1}).fetchone()
+    said, linked = _history(store, person, owner)
     spoke, met = store.con.execute(
         """SELECT max(s.meeting_date), count(DISTINCT u.source_id) FILTER (WHERE u.source_id IN
                   (SELECT source_id FROM utterances WHERE speaker_id = $o))

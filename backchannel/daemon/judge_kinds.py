@@ -37,7 +37,7 @@ PRIORS: dict[str, tuple[float, dict[str, float]]] = {
 LINK_TRUST_FLOOR = 0.45  # an introduction is never built on a link trusted less than this
 TRUSTED = 0.5  # a fact counts towards "knowing someone well" from this trust up
 KNOWN_FACTS = 4  # this many trusted facts: memory knows the person fully (knowledge = 1)
-BRIEF_HOURS = 72  # a brief comes in the days before the meeting, not a week ahead
+BRIEF_HOURS = 24  # a brief comes the day before the meeting (the default lead_hours), not days ahead
 RECONNECT_QUIET_DAYS = 7  # a meeting with them within this many days: no reconnect
 SILENCE_FULL_DAYS = 180  # silent this long: silence = 1
 DUE_AHEAD_FULL_D, DUE_AHEAD_ZERO_D, OVERDUE_MAX_D = 7, 21, 14

@@ -80,8 +80,8 @@ class DemoReport:
 
 def next_thursday(now: datetime) -> datetime:
     """The first Thursday at 09:30 UTC more than 80 hours ahead: the story is the introduction
-    a tender makes worth asking for, not the brief the judge proposes in the three days
-    before a meeting (docs/judging.md)."""
+    a tender makes worth asking for, not the brief the judge proposes the day before a
+    meeting (docs/judging.md)."""
     days = (3 - now.weekday()) % 7
     day = (now + timedelta(days=days)).date()
     when = datetime.combine(day, time(9, 30), tzinfo=timezone.utc)

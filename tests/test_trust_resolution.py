@@ -103,3 +103,19 @@ def test_a_recipient_is_exported_and_unlinked_on_erasure(store):
     erasure.forget(store, fatima.id)
     rows = store.query("SELECT object_literal, recipient_id FROM assertions WHERE predicate = 'committed_to'")
     assert rows == [{"object_literal": "send you the quote", "recipient_id": None}]
+
+
+def test_he_in_a_later_turn_is_the_one_person_the_turns_before_named(store, settings, tmp_path):
+    sid = ingest(store, settings, tmp_path, "2026-02-01 review.vtt", vtt(
+        "2026-02-01 09:00", ("Alex Moreau", "Priya, thanks for joining."),
+        ("Priya Nair", "I know Tom Becker well, we studied together."),
+        ("Alex Moreau", "Tom Becker from the robotics meetup?"),
+        ("Priya Nair", "Yes. He works at Stark Industries now.")))
+    assert [(r["subject"], r["object"]) for r in _links(store, sid, "works_at")] == [("Tom Becker", "Stark Industries")]
+
+
+def test_he_after_turns_naming_two_people_stays_unresolved(store, settings, tmp_path):
+    sid = ingest(store, settings, tmp_path, "2026-02-02 review.vtt", vtt(
+        "2026-02-02 09:00", ("Alex Moreau", "Did you see Tom Becker and Paul Weber?"),
+        ("Priya Nair", "Yes. He works at Stark Industries now.")))
+    assert _links(store, sid, "works_at") == []

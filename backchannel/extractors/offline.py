@@ -78,6 +78,8 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
     anchor = _anchor(transcript)
     known = _known_people(transcript, owner_names)
     out: list[ExtractedAssertion] = []
+    recent: list[str] = []
+    before = ""  # the last two turns' text, for a pronoun that points back across turns
     for u in transcript.utterances:
         text = u.text
         if not text or len(text) < 6:
@@ -85,12 +87,14 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
             ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor, out=out,
-                      known_people=known)
+                      known_people=known, context_before=before)
             if "," in low:
                 rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
             for rx, rule in _RULES_RX:
                 if rx.search(low):
                     rule(ctx)
+        recent = (recent + [text])[-2:]
+        before = "\n".join(recent)[-600:]
     # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py).
     return _dedupe(qualify_claims(transcript, out, known))
 

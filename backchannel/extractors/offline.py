@@ -78,9 +78,9 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
     anchor = _anchor(transcript)
     known = _known_people(transcript, owner_names)
     out: list[ExtractedAssertion] = []
-    recent: list[str] = []
-    before = ""  # the last two turns' text, for a pronoun that points back across turns
+    recent: list[str] = []  # the last two turns' text, for a pronoun that points back across turns
     for u in transcript.utterances:
+        before, recent = "\n".join(recent)[-600:], [*recent[-1:], u.text or ""]
         text = u.text
         if not text or len(text) < 6:
             continue
@@ -93,8 +93,6 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
             for rx, rule in _RULES_RX:
                 if rx.search(low):
                     rule(ctx)
-        recent = (recent + [text])[-2:]
-        before = "\n".join(recent)[-600:]
     # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py).
     return _dedupe(qualify_claims(transcript, out, known))
 

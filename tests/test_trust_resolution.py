@@ -70,3 +70,52 @@ def test_one_person_by_that_first_name_resolves_as_before(store, settings, tmp_p
         "2026-01-15 09:00", ("Alex Moreau", "Anyone at Hooli?"), ("Marc Dupont", "I know Hannah well.")))
     (row,) = _links(store, sid, "knows")
     assert row["object"] == "Hannah Meyer" and row["trust_reasons"] == []
+
+
+def test_a_recipient_is_exported_and_unlinked_on_erasure(store):
+    """recipient_id is personal data like subject and object: `export` shows the promise
+    made to someone, `forget` leaves the promise and removes the link to them."""
+    from datetime import datetime
+
+    from backchannel.config import load_settings, resolve_paths
+    from backchannel.extractors.result import ExtractedAssertion, Mention
+    from backchannel.extractors.transcript import Transcript, Utterance
+    from backchannel.extractors.writer import write_source
+    from backchannel.memory import erasure
+    from backchannel.ops import OpEnv
+    from backchannel.ops.privacy_ops import export_entity
+
+    text = "Fatima, I'll send you the quote by Friday."
+    t = Transcript([Utterance(0, "Alex Moreau", text), Utterance(1, "Fatima Zahra", "Thanks.")], "text",
+                   title="Call", meeting_date=datetime(2026, 5, 4, 10))
+    clause = "I'll send you the quote by Friday"
+    start = text.index(clause)
+    promise = ExtractedAssertion(Mention("Alex Moreau", "person", is_speaker=True), "committed_to", 0, start,
+                                 start + len(clause), clause, object_literal="send you the quote",
+                                 modality="commitment", recipient=Mention("Fatima Zahra", "person"))
+    write_source(store, t, [promise], owner_names=["Alex Moreau"], extractor="test")
+    fatima = entities.find(store, "Fatima Zahra")[0]
+    paths = resolve_paths().ensure()
+    env = OpEnv(store=store, settings=load_settings(paths), paths=paths)
+    exported = export_entity(env, "Fatima Zahra")
+    assert [a["object_literal"] for a in exported["assertions"]] == ["send you the quote"]
+    assert exported["assertions"][0]["recipient"] == "Fatima Zahra"
+    erasure.forget(store, fatima.id)
+    rows = store.query("SELECT object_literal, recipient_id FROM assertions WHERE predicate = 'committed_to'")
+    assert rows == [{"object_literal": "send you the quote", "recipient_id": None}]
+
+
+def test_he_in_a_later_turn_is_the_one_person_the_turns_before_named(store, settings, tmp_path):
+    sid = ingest(store, settings, tmp_path, "2026-02-01 review.vtt", vtt(
+        "2026-02-01 09:00", ("Alex Moreau", "Priya, thanks for joining."),
+        ("Priya Nair", "I know Tom Becker well, we studied together."),
+        ("Alex Moreau", "Tom Becker from the robotics meetup?"),
+        ("Priya Nair", "Yes. He works at Stark Industries now.")))
+    assert [(r["subject"], r["object"]) for r in _links(store, sid, "works_at")] == [("Tom Becker", "Stark Industries")]
+
+
+def test_he_after_turns_naming_two_people_stays_unresolved(store, settings, tmp_path):
+    sid = ingest(store, settings, tmp_path, "2026-02-02 review.vtt", vtt(
+        "2026-02-02 09:00", ("Alex Moreau", "Did you see Tom Becker and Paul Weber?"),
+        ("Priya Nair", "Yes. He works at Stark Industries now.")))
+    assert _links(store, sid, "works_at") == []

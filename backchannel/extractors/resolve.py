@@ -27,7 +27,8 @@ from backchannel.memory.text import norm_name
 # Labels that name a seat, not a person: they stay local to their source.
 _GENERIC_LABEL = re.compile(
     r"^(speaker|participant|spk|person|unknown|guest|caller|interviewer|interviewee|moderator|host|"
-    r"attendee|user|voice|member|chair|witness)\s*[-_#]?\s*\w{0,3}$",
+    r"attendee|user|voice|member|chair|witness|intervenant|intervenante|locuteur|locutrice|orateur|oratrice|appelant"
+    r"|inconnu|invité|invitée)\s*[-_#]?\s*\w{0,3}$",
     re.IGNORECASE,
 )
 _LABEL_NOTE = re.compile(r"\s*\(.*\)\s*$")  # a trailing "(riding, party)" or "(title)" after a name

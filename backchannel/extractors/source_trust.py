@@ -19,15 +19,18 @@ from backchannel.extractors.transcript import Transcript
 from backchannel.memory.text import norm_name
 
 # A title or file name that says the recording is a message left, not a conversation.
-_VOICEMAIL_NAME = re.compile(r"voice[\s_-]?mail|voice[\s_-]?message|answering[\s_-]?machine|\bvm[\s_-]", re.I)
+_VOICEMAIL_NAME = re.compile(r"voice[\s_-]?mail|voice[\s_-]?message|answering[\s_-]?machine|messagerie\s+vocale"
+                             r"|message\s+vocal|répondeur", re.I)
 # What a message left on a machine sounds like; only trusted on a one-speaker recording.
 _VOICEMAIL_TEXT = re.compile(
     r"\b(?:this\s+is\s+a\s+(?:voice\s?)?message\s+for|leave\s+(?:me\s+|us\s+)?a\s+message|after\s+the\s+(?:tone|beep)"
     r"|you(?:['’]ve|\s+have)\s+reached|sorry\s+(?:I|we)\s+missed\s+(?:you|your\s+call)|just\s+leaving\s+(?:you\s+)?a"
-    r"\s+(?:quick\s+)?message)\b", re.I)
+    r"\s+(?:quick\s+)?message|je\s+vous\s+laisse\s+un\s+message|je\s+te\s+laisse\s+un\s+message"
+    r"|(?:après|au)\s+(?:le\s+)?bip)\b", re.I)
 # Seat labels whose voice nobody identified even if it names itself: a caller's "this is
 # Dana from Acme" is the caller's own claim.
-_CALLER_LABEL = re.compile(r"^(?:caller|unknown|voice|anonymous|unidentified|inbound|outbound)\b", re.I)
+_CALLER_LABEL = re.compile(r"^(?:caller|unknown|voice|anonymous|unidentified|inbound|outbound|appelant|inconnu"
+                           r"|correspondant|anonyme)\b", re.I)
 # Text that asks the memory to believe it: an instruction to the system, not testimony.
 _SELF_VERIFYING = re.compile(
     r"\b(?:record|recorded|mark|marked|log|logged|store|stored|save|saved|flag|flagged|note|noted|treat|treated"
@@ -38,7 +41,13 @@ _SELF_VERIFYING = re.compile(
     r"|\b(?:note|notes|instruction|instructions|message)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|system|model|bot"
     r"|agent|memory|transcriber|note-?taker)\b"
     r"|\bignore\s+(?:all\s+|any\s+)?(?:previous|prior|earlier|above)\s+(?:instructions|notes|facts)\b"
-    r"|\b(?:maximum|highest)\s+(?:confidence|trust)\b|\b(?:confidence|trust)\s+(?:score\s+)?(?:of\s+|to\s+)?(?:1\.0|100\s*%)",
+    r"|\b(?:maximum|highest)\s+(?:confidence|trust)\b|\b(?:confidence|trust)\s+(?:score\s+)?(?:of\s+|to\s+)?(?:1\.0|100\s*%)"
+    # French: "enregistrez ceci comme vérifié", "note pour l'assistant", "ignore les instructions précédentes"
+    r"|\b(?:enregistre|enregistrez|enregistrer|note|notez|noter|marque|marquez|marquer|consigne|consignez)\s+"
+    r"(?:(?:ceci|cela|ça|ce\s+fait|le\s+fait)\s+)?comme\s+(?:un\s+fait\s+)?(?:vérifié|vérifiée|confirmé|confirmée|vrai"
+    r"|certain|officiel|fiable)"
+    r"|\b(?:note|message|instruction|instructions)\s+(?:pour|à)\s+(?:l['’])?(?:ia|assistant|assistante|système|modèle|bot)\b"
+    r"|\bignorez?\s+(?:toutes\s+)?les\s+instructions\s+(?:précédentes|ci-dessus)",
     re.I)
 
 

@@ -195,6 +195,9 @@ def _emit_title(ctx: FrCtx, subj: Mention, m: re.Match) -> None:
              valid_to=valid_to, confidence=conf)
 
 
+_SELF_INTRO = re.compile(rf"(?:\b[Jj]e\s+suis|\b[Jj]e\s+m{_A}appelle|\b[Mm]oi\s*,?\s+c{_A}est)\s+$")
+
+
 def rule_titles_fr(ctx: FrCtx) -> None:
     for m in _IS_TITLE.finditer(ctx.text, ctx.s0, ctx.s1):
         subj = _subject(ctx, m) if m.group("subj") else ctx.me()
@@ -203,6 +206,9 @@ def rule_titles_fr(ctx: FrCtx) -> None:
     for rx in (_APPOS_TITLE, _TITLE_IS):
         for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
             subj = person_fr(ctx, m.group("x"))
+            said_by_self = rx is _APPOS_TITLE and _SELF_INTRO.search(ctx.text, max(0, m.start() - 20), m.start())
+            if subj is not None and said_by_self:
+                subj = ctx.me()  # "je suis Léa, directrice financière d'Orano": the speaker
             if subj is not None and not _negated(ctx, m.start(), m.end()):
                 _emit_title(ctx, subj, m)
 

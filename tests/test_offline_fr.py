@@ -288,3 +288,14 @@ def test_a_french_self_introduction_with_a_title_is_the_speakers():
 def test_depuis_a_duration_starts_then_and_is_still_true():
     a = one(run("Je travaille chez Alpina depuis deux ans maintenant."), "works_at")
     assert (a.subject.name, a.object.name, a.valid_from, a.valid_to) == ("Claire", "Alpina", date(2024, 10, 2), None)
+
+
+@pytest.mark.parametrize("text,pred,person,org,title", [
+    ("Marc Dupont dirige Globex depuis 2020, je crois.", "works_at", "Marc Dupont", "Globex", "head"),
+    ("Sophie Martin a fondé Hooli en 2015.", "works_at", "Sophie Martin", "Hooli", "founder"),
+    ("Paul a cofondé Initech avec deux amis.", "works_at", "Paul", "Initech", "co-founder"),
+    ("Paul dirigeait Initech à l'époque.", "left", "Paul", "Initech", "head"),
+])
+def test_leading_and_founding(text, pred, person, org, title):
+    a = one(run(text), pred)
+    assert (a.subject.name, a.object.name, a.qualifier) == (person, org, title)

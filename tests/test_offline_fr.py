@@ -189,7 +189,7 @@ ANCHOR = date(2026, 10, 2)
     ("d'ici la fin du mois", None, date(2026, 10, 31)),
     ("d'ici le 15", None, date(2026, 10, 15)),
     ("vendredi dernier", date(2026, 9, 25), date(2026, 9, 25)),
-    ("depuis trois ans", date(2023, 10, 2), date(2026, 10, 2)),
+    ("depuis trois ans", date(2023, 10, 2), None),  # started three years ago, still true
     ("ces dernières années", date(2023, 10, 2), date(2026, 10, 2)),
     ("de mars 2016 à juin 2021", date(2016, 3, 1), date(2021, 6, 30)),
     ("d'ici la fin de la journée", None, date(2026, 10, 2)),
@@ -277,3 +277,25 @@ def test_reported_french_commitments_are_second_hand(text, promise, recipient, d
 
 def test_a_reported_refusal_is_no_commitment():
     assert run("Sophie m'a dit qu'elle ne m'enverrait pas le contrat.") == []
+
+
+def test_a_french_self_introduction_with_a_title_is_the_speakers():
+    a = one(run("Bonjour, je suis Léa, directrice financière de Orano Services.", speaker="Léa Moreau"), "works_at")
+    assert (a.subject.name, a.subject.is_speaker, a.object.name, a.qualifier, a.modality) == (
+        "Léa Moreau", True, "Orano Services", "CFO", "stated")
+
+
+def test_depuis_a_duration_starts_then_and_is_still_true():
+    a = one(run("Je travaille chez Alpina depuis deux ans maintenant."), "works_at")
+    assert (a.subject.name, a.object.name, a.valid_from, a.valid_to) == ("Claire", "Alpina", date(2024, 10, 2), None)
+
+
+@pytest.mark.parametrize("text,pred,person,org,title", [
+    ("Marc Dupont dirige Globex depuis 2020, je crois.", "works_at", "Marc Dupont", "Globex", "head"),
+    ("Sophie Martin a fondé Hooli en 2015.", "works_at", "Sophie Martin", "Hooli", "founder"),
+    ("Paul a cofondé Initech avec deux amis.", "works_at", "Paul", "Initech", "co-founder"),
+    ("Paul dirigeait Initech à l'époque.", "left", "Paul", "Initech", "head"),
+])
+def test_leading_and_founding(text, pred, person, org, title):
+    a = one(run(text), pred)
+    assert (a.subject.name, a.object.name, a.qualifier) == (person, org, title)

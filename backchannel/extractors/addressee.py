@@ -1,4 +1,4 @@
-"""Whom a promise was made to, and when "our next meeting" is: the transcript-wide pass.
+"""Whom a promise was made to, who "we" is, and when "our next meeting" is: the transcript-wide pass.
 
 The commitment rule sees one sentence; "I'll send you the quote" needs the
 meeting around it. For each `committed_to` whose recipient is "you" (marked
@@ -12,6 +12,9 @@ in order:
    ("Could you send me the quote?", "Please share the deck").
 Otherwise "you" stays unknown (several people, no addressee): the recipient is
 dropped rather than guessed.
+
+The same pass settles "we worked together" when the sentence names nobody: the
+vocative, else the other person of a two-person meeting, else nothing.
 
 A due date said as "before our next meeting" becomes the date of the next meeting
 when the transcript names it ("see you next Tuesday", "next call on the 14th");
@@ -31,6 +34,7 @@ from backchannel.extractors.offline_fr_commitments import NEXT_MEETING_FR
 from backchannel.extractors.offline_fr_names import FR_STOP
 from backchannel.extractors.offline_core import same_person, sentences
 from backchannel.extractors.offline_names import NAME, looks_like_org, person_name
+from backchannel.extractors.offline_rules import WE_PARTNER
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript
 
@@ -54,7 +58,8 @@ def resolve_recipients(transcript: Transcript, extracted: list[ExtractedAssertio
                        owner_names: Sequence[str] = ()) -> list[ExtractedAssertion]:
     """`extracted` with every commitment's "you" resolved (or dropped) and "before our
     next meeting" dated when the transcript says when that is."""
-    if not any(a.predicate == "committed_to" for a in extracted):
+    if not any(a.predicate == "committed_to" or a.object is not None and a.object.kind == WE_PARTNER
+               for a in extracted):
         return extracted
     by_idx = {u.idx: u for u in transcript.utterances}
     order = {u.idx: i for i, u in enumerate(transcript.utterances)}
@@ -62,6 +67,11 @@ def resolve_recipients(transcript: Transcript, extracted: list[ExtractedAssertio
     next_meeting = None
     out = []
     for a in extracted:
+        if a.object is not None and a.object.kind == WE_PARTNER:
+            partner = _we_partner(transcript, by_idx, people, a)
+            if partner is not None:  # "we worked together" in a two-person meeting: the other one
+                out.append(replace(a, object=partner))
+            continue
         if a.predicate != "committed_to":
             out.append(a)
             continue
@@ -106,6 +116,19 @@ def _addressee(transcript: Transcript, by_idx: dict, order: dict[int, int], peop
     if prev is not None and prev.speaker and not same_person(prev.speaker, speaker) and _REQUEST.search(prev.text):
         return Mention(name=prev.speaker, kind="person")
     return None
+
+
+def _we_partner(transcript: Transcript, by_idx: dict, people: list[str], a: ExtractedAssertion) -> Mention | None:
+    """The other half of the speaker's "we": a vocative, else the other person of a
+    two-person meeting; None otherwise (the fact is then dropped, never guessed)."""
+    u = by_idx[a.utterance_idx]
+    if not u.speaker:
+        return None
+    named = _vocative(u.text, a.span_start, a.span_end, u.speaker)
+    if named:
+        return _as_mention(named, people, u.speaker)
+    others = [p for p in people if not same_person(p, u.speaker)]
+    return Mention(name=others[0], kind="person") if len(others) == 1 else None
 
 
 def _vocative(text: str, start: int, end: int, speaker: str) -> str | None:

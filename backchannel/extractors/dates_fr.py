@@ -199,8 +199,11 @@ def to_english(phrase: str) -> str | None:
         return f"{_num(m.group(1))} {_unit(m.group(2))} ago"
     m = re.fullmatch(rf"(dans|d'ici|depuis|pendant|durant) ({_NUM}) ({_UNIT})", low)
     if m:
+        n, unit = _num(m.group(2)), _unit(m.group(3))
+        if m.group(1) == "depuis":  # "je travaille là depuis deux ans": it started two years ago, still true
+            return f"since {n} {unit} ago"
         head = {"dans": "in", "d'ici": "within"}.get(m.group(1), "for")
-        return f"{head} {_num(m.group(2))} {_unit(m.group(3))}"
+        return f"{head} {n} {unit}"
     m = re.fullmatch(rf"(?:au cours des|ces|depuis les|pendant les|durant les) (?:({_NUM}) )?derni[èe]re?s ({_UNIT})",
                      low)
     if m:

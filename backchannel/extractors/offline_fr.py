@@ -46,7 +46,8 @@ _FR_WORDS = frozenset("""
 je tu il elle nous vous ils elles est suis sont était avons avez ont ai avec chez dans pour pas une des les du au aux
 qui que mais et on très bien aussi connais connaît connait travaille merci bonjour oui non le la de ce cette mon ma
 mes vais va depuis ici sur par ça ensemble envoie enverrai présente ancien ancienne dernier dernière prochain
-prochaine en un à y rejoint devenu devenue envoyer nommé nommée j' l' d' m' t' n' s' c' qu'
+prochaine en un à y rejoint devenu devenue envoyer nommé nommée dirige dirigeait fondé cofondé
+j' l' d' m' t' n' s' c' qu'
 """.split())
 _EN_WORDS = frozenset("""
 the is are was were i you we with for and at of to in have has it that this will my our be been he she they from on
@@ -167,7 +168,8 @@ _TITLE_IS = re.compile(rf"\b(?:[Ll]e|[Ll]a|[Ll]{_A})\s*{_FORMER}{_NEW}{_TITLE}{_
 _EMPLOY = re.compile(
     rf"{_SUBJ}(?:(?P<verb>travaille|bosse|est|suis|travaillait|bossait|était|étais|ai\s+travaillé|a\s+travaillé"
     rf"|a\s+rejoint|ai\s+rejoint|a\s+intégré|ai\s+intégré|est\s+entrée?|suis\s+entrée?|a\s+quitté|ai\s+quitté"
-    rf"|est\s+partie?|suis\s+partie?)\s+(?:maintenant\s+|actuellement\s+|toujours\s+|désormais\s+|aussi\s+"
+    rf"|est\s+partie?|suis\s+partie?|dirige|dirigeait|ai\s+dirigé|a\s+dirigé|a\s+fondé|ai\s+fondé|a\s+cofondé"
+    rf"|ai\s+cofondé|a\s+créé|ai\s+créé)\s+(?:maintenant\s+|actuellement\s+|toujours\s+|désormais\s+|aussi\s+"
     rf"|longtemps\s+)*(?P<prep>chez|pour)?\s*(?P<org>{ORG_FR}))")
 
 
@@ -195,6 +197,9 @@ def _emit_title(ctx: FrCtx, subj: Mention, m: re.Match) -> None:
              valid_to=valid_to, confidence=conf)
 
 
+_SELF_INTRO = re.compile(rf"(?:\b[Jj]e\s+suis|\b[Jj]e\s+m{_A}appelle|\b[Mm]oi\s*,?\s+c{_A}est)\s+$")
+
+
 def rule_titles_fr(ctx: FrCtx) -> None:
     for m in _IS_TITLE.finditer(ctx.text, ctx.s0, ctx.s1):
         subj = _subject(ctx, m) if m.group("subj") else ctx.me()
@@ -203,6 +208,9 @@ def rule_titles_fr(ctx: FrCtx) -> None:
     for rx in (_APPOS_TITLE, _TITLE_IS):
         for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
             subj = person_fr(ctx, m.group("x"))
+            said_by_self = rx is _APPOS_TITLE and _SELF_INTRO.search(ctx.text, max(0, m.start() - 20), m.start())
+            if subj is not None and said_by_self:
+                subj = ctx.me()  # "je suis Léa, directrice financière d'Orano": the speaker
             if subj is not None and not _negated(ctx, m.start(), m.end()):
                 _emit_title(ctx, subj, m)
 
@@ -215,7 +223,8 @@ def rule_employ_fr(ctx: FrCtx) -> None:
             continue
         if verb in ("est", "suis", "était", "étais") and m.group("prep") != "chez":
             continue  # "Sophie est Acme" is no employment; "est chez Acme" is
-        if not m.group("prep") and not any(v in verb for v in ("rejoint", "intégré", "quitté")):
+        if not m.group("prep") and not any(v in verb for v in ("rejoint", "intégré", "quitté", "dirig", "fondé",
+                                                                 "créé")):
             continue
         org = org_fr(ctx, m.group("org"))
         if org is None:
@@ -223,6 +232,13 @@ def rule_employ_fr(ctx: FrCtx) -> None:
         o = Mention(org, "organisation")
         dr = ctx.date_for(m.start(), m.end(), past=True)
         conf = 0.7 if subj.is_speaker else 0.65
+        if any(v in verb for v in ("dirig", "fondé", "créé")):  # "Marc dirige Acme", "Sophie a fondé Hooli"
+            title = "head" if "dirig" in verb else "co-founder" if "cofondé" in verb else "founder"
+            ended = verb in ("dirigeait",) or "dirigé" in verb
+            ctx.emit("left" if ended else "works_at", subj, m.start(), m.end(), obj=o, qualifier=title, dr=dr,
+                     valid_from=None if ended else (dr.start if dr else None),
+                     valid_to=(dr.end if dr else None) if ended else None, confidence=conf - 0.05)
+            continue
         if "quitté" in verb or "parti" in verb:
             ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=dr.point if dr else None,
                      confidence=conf)

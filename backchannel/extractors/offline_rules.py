@@ -14,6 +14,9 @@ import re
 from backchannel.extractors.offline_core import Ctx
 from backchannel.extractors.offline_names import NAME, ORG, looks_like_org, org_name
 from backchannel.extractors.result import Mention
+
+# The other half of "we", when the sentence names nobody (resolved with the whole meeting).
+WE_PARTNER = "we_partner"
 from backchannel.memory.text import norm_name
 
 _ADV = r"(?:(?:also|actually|once|both|really|closely|briefly|previously|even)\s+)*"
@@ -37,13 +40,26 @@ def _org(ctx: Ctx, m: re.Match) -> str | None:
 
 def _other_person(ctx: Ctx, start: int, end: int) -> Mention | None:
     """The one other person 'we' refers to: named in this sentence outside the
-    match, else named shortly before in the utterance; None when ambiguous."""
+    match, else named shortly before in the utterance; None when ambiguous.
+    When nobody is named, the meeting decides: `WE_PARTNER`, which the
+    transcript-wide pass (addressee.py) resolves to the other person of a
+    two-person meeting (or a vocative), or drops."""
     found = [p for p in (ctx.the_one_person(ctx.s0, start), ctx.the_one_person(end, ctx.s1)) if p]
     if len({norm_name(p.name) for p in found}) == 1:
         return found[0]
     if not found:
-        return ctx.the_one_person(max(0, ctx.s0 - 500), ctx.s0)
+        lo = max(0, ctx.s0 - 500)
+        before = ctx.the_one_person(lo, ctx.s0)
+        if before is None or _opens_a_sentence(ctx, before.name, lo, ctx.s0):
+            return Mention(name="we", kind=WE_PARTNER)  # "Congratulations. We worked together": nobody named
+        return before
     return None
+
+
+def _opens_a_sentence(ctx: Ctx, name: str, lo: int, hi: int) -> bool:
+    """A one-word 'name' unknown to the meeting that opens a sentence ("Congratulations.")."""
+    pos = ctx.text.find(name, lo, hi)
+    return pos >= 0 and ctx.weak_name(name, pos)
 
 
 def _worked(ctx: Ctx, a: Mention, b: Mention, m: re.Match, org: str | None, conf: float) -> None:

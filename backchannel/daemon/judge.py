@@ -187,7 +187,7 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
     else:
         def signal_of(person: int) -> tuple[float, str | None]:
             name = store.scalar("SELECT name FROM entities WHERE id = ?", [person])
-            got = _recent_signal(store, related_orgs(store, [person], []), now,
+            got = _recent_signal(store, judge_kinds.organisations_of(store, person), now,
                                  name if name and " " in name else None)
             nonlocal signal
             signal = got[1] or signal

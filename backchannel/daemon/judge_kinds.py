@@ -42,6 +42,7 @@ RECONNECT_QUIET_DAYS = 7  # a meeting with them within this many days: no reconn
 SILENCE_FULL_DAYS = 180  # silent this long: silence = 1
 DUE_AHEAD_FULL_D, DUE_AHEAD_ZERO_D, OVERDUE_MAX_D = 7, 21, 14
 SOCIAL = ("knows", "worked_with", "introduced")
+ORG_KIND = 2  # graph/index.py's code for an organisation entity
 # A later turn by the promiser saying it is done ("I sent you the pricing on Monday").
 _DONE = re.compile(r"\b(?:sent|shared|emailed|mailed|forwarded|attached|delivered|uploaded|done|finished|"
                    r"envoy[ée]e?s?|transmis|partag[ée]e?s?)\b", re.I)
@@ -260,6 +261,22 @@ def _history(store: Store, person: int, owner: int | None) -> tuple[datetime | N
         linked = int((idx.adj_other[social] == int(idx.canon[owner])).sum())
     when = None if secs == int(NO_TIME) else datetime(1970, 1, 1) + timedelta(seconds=secs)
     return when, linked
+
+
+def organisations_of(store: Store, person: int) -> list[int]:
+    """Organisations the person is linked to by a live assertion (works at, left, ...), from
+    the in-memory graph index: what a signal must be about to concern them."""
+    import numpy as np
+
+    from backchannel.graph.index import IndexCache
+
+    idx = IndexCache.get(store)
+    nodes = idx.node_array([person])
+    if not len(nodes):
+        return []
+    pos = idx.keep(idx.incident(nodes), None, entity_edges=True)
+    others = np.unique(idx.adj_other[pos])
+    return [int(o) for o in others.tolist() if int(idx.kind[o]) == ORG_KIND]
 
 
 def reconnect(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], now: datetime,

@@ -469,10 +469,11 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any], tag: str | None = Non
             ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "judge", "reason": reason})
             log(logger, 30, "judge failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             continue
-        runs.step(ctx.store, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
-                  key=f"{ctx.run_id}:judge:{dkey}")
         d = gate.after_judge(ctx.settings, j.score, j.veto)
-        gate.record(ctx.store, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
+        with ctx.store.transaction():  # one commit for the score and the decision it leads to
+            runs.step(ctx.store, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
+                      key=f"{ctx.run_id}:judge:{dkey}")
+            gate.record(ctx.store, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
         if not d.passed:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
             log(logger, 20, "candidate suppressed", run_id=ctx.run_id, dedupe_key=dkey, check=d.check, reason=d.reason)

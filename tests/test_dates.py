@@ -157,3 +157,65 @@ def test_find_and_resolve_round_trip_on_every_found_phrase():
     for _a, _b, p in find_date_phrases(text):
         r = resolve_phrase(p, ANCHOR)
         assert r.start or r.end, p
+
+
+# ---------------------------------------------------------------- issue 10: what only the past can mean
+
+OCTOBER = datetime(2026, 10, 2, 10, 0)  # a Friday, seven months after March
+
+
+@pytest.mark.parametrize("phrase,start,end", [
+    ("since March", D(2026, 3, 1), None),  # never 2027: a fact cannot hold since a date still to come
+    ("since 3 April", D(2026, 4, 3), None),
+    ("since Monday", D(2026, 9, 28), None),
+    ("since the 15th", D(2026, 9, 15), None),
+    ("since the end of March", D(2026, 3, 31), None),
+    ("since last spring", D(2026, 3, 1), None),
+    ("since spring", D(2026, 3, 1), None),
+    ("since last March", D(2026, 3, 1), None),
+    ("since this past Friday", D(2026, 9, 25), None),
+    ("last spring", D(2026, 3, 1), D(2026, 5, 31)),
+    ("last winter", D(2025, 12, 1), D(2026, 2, 28)),
+    ("this summer", D(2026, 6, 1), D(2026, 8, 31)),
+    ("next winter", D(2026, 12, 1), D(2027, 2, 28)),
+    ("in the spring", D(2027, 3, 1), D(2027, 5, 31)),  # not past tense: the coming spring
+    ("spring 2024", D(2024, 3, 1), D(2024, 5, 31)),
+    ("the winter of 2023", D(2023, 12, 1), D(2024, 2, 29)),
+    ("last March", D(2026, 3, 1), D(2026, 3, 31)),
+    ("next March", D(2027, 3, 1), D(2027, 3, 31)),
+    ("for the past year", D(2025, 10, 2), D(2026, 10, 2)),  # a year back, not calendar 2025
+    ("over the last few years", D(2023, 10, 2), D(2026, 10, 2)),
+    ("a few weeks ago", D(2026, 9, 11), D(2026, 9, 11)),
+    ("from March to June", D(2026, 3, 1), D(2026, 6, 30)),  # never March 2027 to June 2026
+    ("between May and August", D(2026, 5, 1), D(2026, 8, 31)),
+    ("from November to February", D(2026, 11, 1), D(2027, 2, 28)),  # ahead, and in order: kept
+])
+def test_backward_phrases_never_land_in_the_future_and_ranges_stay_in_order(phrase, start, end):
+    r = resolve_phrase(phrase, OCTOBER)
+    assert (r.start, r.end) == (start, end)
+    assert [p for _, _, p in find_date_phrases(f"she has been there {phrase} now")] == [phrase]
+
+
+@pytest.mark.parametrize("phrase,start,end", [
+    ("by end of day", None, D(2026, 3, 10)),
+    ("by EOD", None, D(2026, 3, 10)),
+    ("by close of business", None, D(2026, 3, 10)),
+    ("this afternoon", D(2026, 3, 10), D(2026, 3, 10)),
+    ("by the weekend", None, D(2026, 3, 15)),
+    ("on the weekend", D(2026, 3, 14), D(2026, 3, 15)),
+    ("next weekend", D(2026, 3, 21), D(2026, 3, 22)),
+])
+def test_everyday_deadlines(phrase, start, end):
+    assert [p for _, _, p in find_date_phrases(f"I'll send it {phrase}, promise.")] == [phrase]
+    r = resolve_phrase(phrase, ANCHOR)
+    assert (r.start, r.end) == (start, end)
+
+
+def test_last_spring_said_during_spring_is_last_year():
+    assert resolve_phrase("last spring", datetime(2026, 4, 10)).start == D(2025, 3, 1)
+    assert resolve_phrase("since March", datetime(2026, 3, 10)).start == D(2026, 3, 1)
+
+
+@pytest.mark.parametrize("text", ["prices fall", "a summer intern", "spring cleaning"])
+def test_bare_seasons_are_no_dates(text):
+    assert find_date_phrases(text) == []

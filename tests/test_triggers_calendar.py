@@ -255,3 +255,25 @@ def test_trigger_loop_refreshes_on_its_own(weekly: Path):
 
     wakes = asyncio.run(main())
     assert [w.kind for w in wakes] == ["calendar", "meeting_soon"]
+
+
+def test_a_long_lead_wakes_again_the_day_before_for_the_brief(weekly: Path):
+    """With lead_hours over a day, the first meeting_soon wake comes too early for a brief
+    (the judge proposes one within 24 h): a second wake comes when the day before begins."""
+    async def main():
+        clock = FakeClock(datetime(2026, 10, 19, 9, 0, tzinfo=UTC))  # Monday, 71 h before the Thursday
+        q: asyncio.Queue = asyncio.Queue()
+        trig = CalendarTrigger(CalendarSettings(sources=[str(weekly)], lead_hours=96, horizon_days=14), q, clock=clock)
+        first = await trig.refresh()
+        clock.advance(24 * 3600)  # Tuesday: still more than a day ahead
+        tuesday = trig.check_soon()
+        clock.advance(24 * 3600)  # Wednesday 09:00: the day before has begun
+        wednesday = trig.check_soon()
+        again = trig.check_soon()
+        return first, tuesday, wednesday, again
+
+    first, tuesday, wednesday, again = asyncio.run(main())
+    assert [w.key for w in first if w.kind == "meeting_soon"] == [
+        "meeting_soon:weekly-marc@example.com:2026-10-22T08:00:00+00:00"]
+    assert tuesday == [] and again == []
+    assert [w.key for w in wednesday] == ["meeting_soon:weekly-marc@example.com:2026-10-22T08:00:00+00:00:day_before"]

@@ -175,13 +175,16 @@ def render_proposal(p: dict) -> None:
     if p.get("why") and not (p.get("body") or "").startswith(p["why"]):  # the template body opens with it
         click.echo(f"why: {p['why']}")
     click.echo("evidence:")
+    trust = {t["assertion_id"]: t for t in p.get("evidence_trust") or []}
     for e in p["evidence"]:
+        t = trust.get(e.get("assertion_id"))
+        weight = f"  [trust {float(t['trust']):.2f}" + (f", {t['why']}]" if t.get("why") else "]") if t else ""
         if not e.get("quote"):  # e.g. a CRM line imported without evidence
-            click.echo(f"  #{e.get('assertion_id')} (no quote recorded)")
+            click.echo(f"  #{e.get('assertion_id')} (no quote recorded){weight}")
             continue
         mark = " (file date, not the meeting's)" if e.get("date_origin") == "mtime" else ""
         click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
-                   f"{_when(e.get('said_at'))[:10]}{mark}, {e.get('source_id')}")
+                   f"{_when(e.get('said_at'))[:10]}{mark}, {e.get('source_id')}{weight}")
     if p.get("action"):
         click.echo("action to approve:")
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
@@ -196,6 +199,13 @@ def _trigger_words(trig: dict) -> str:
     if trig.get("kind") == "inbox" and path:
         return f"inbox file {path}"
     return f"{trig['kind']} wake {trig['key']}" if trig.get("key") else f"{trig['kind']} wake"
+
+
+def _render_evidence_trust(rows: list[dict], indent: str) -> None:
+    """'#12 trust 0.18 (ambiguous reference): Marc knows Hannah Meyer'."""
+    for e in rows:
+        why = f" ({e['why']})" if e.get("why") else ""
+        click.echo(f"{indent}#{e['assertion_id']} trust {float(e['trust']):.2f}{why}: {e['fact']}")
 
 
 def _render_run_trace(t: dict) -> None:
@@ -230,6 +240,9 @@ def _render_run_trace(t: dict) -> None:
     for c in t["candidates"]:
         score = f", judge {c['judge']['score']:.2f}" if c.get("judge") else ""
         click.echo(f"  {c['dedupe_key']}{score}: {c.get('outcome') or '?'}")
+        if c.get("judge") and c["judge"].get("signals"):  # the per-kind features behind the score
+            click.echo("    judged on " + ", ".join(f"{k} {v:.2f}" for k, v in c["judge"]["signals"].items()))
+        _render_evidence_trust((t.get("evidence_trust") or {}).get(c["dedupe_key"]) or [], "    ")
     sp = t["spend"]
     click.echo(f"model calls: {sp['calls']}, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
 
@@ -265,6 +278,9 @@ def trace(ref: str, json_output: bool) -> None:
         click.echo(f"judge ({j['model']}): score {j['score']:.2f} from {sig}")
         for r in j.get("reasons", []):
             click.echo(f"  - {r}")
+    if t.get("evidence_trust"):
+        click.echo("evidence trust:")
+        _render_evidence_trust(t["evidence_trust"], "  ")
     click.echo("gate:")
     for g in t["gate"]:
         click.echo(f"  {g['stage']}: {'passed' if g['passed'] else 'SUPPRESSED'} ({g['reason']})")

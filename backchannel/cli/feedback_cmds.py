@@ -119,6 +119,15 @@ def stats(days: int, json_output: bool) -> None:
                f"accepted {pct(s['acceptance_rate'])}, dismissed {pct(s['dismissal_rate'])}")
     for d in s["per_day"]:
         click.echo(f"  {d['day']}  {'#' * min(d['proposals'], 40)} {d['proposals']}")
+    if s.get("per_kind"):
+        click.echo("per kind (precision = accepted / judged):")
+        weights = s.get("judge_weights") or {}
+        for kind, k in s["per_kind"].items():
+            w = weights.get(kind, {})
+            how = (f"weights fitted on {w['examples']} verdicts" if w.get("source") == "fitted"
+                   else "prior weights" if w else "")
+            click.echo(f"  {kind:<13} {k['proposals']:>3} proposed, {k['accepted']} accepted, {k['dismissed']} "
+                       f"dismissed, precision {pct(k['precision'])}" + (f"; {how}" if how else ""))
     if s["suppressed_by_check"]:
         click.echo("suppressed by the gate:")
         for k, n in s["suppressed_by_check"].items():

@@ -34,16 +34,29 @@ def _fact(a: dict[str, Any]) -> str:
     span = ""
     if a.get("valid_from") or a.get("valid_to"):
         span = f" {str(a.get('valid_from') or '?')[:10]}→{str(a.get('valid_to') or 'now')[:10]}"
-    return f"{a['subject']} {a['predicate']}{qual} {obj}{span}"
+    to = f" (to {a['recipient']})" if a.get("recipient") else ""
+    return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}"
+
+
+def trust_words(a: dict[str, Any]) -> str:
+    """'trust 0.36 (second hand, owner absent)'; '' for rows that carry no trust."""
+    from backchannel.memory.trust import describe
+
+    if a.get("trust") is None:
+        return ""
+    why = describe(a.get("trust_reasons") or [])
+    return f"trust {float(a['trust']):.2f}" + (f" ({why})" if why else "")
 
 
 def render_assertion(a: dict[str, Any]) -> str:
-    """The fact, then its verbatim evidence: who said it, when, where."""
+    """The fact and its trust, then its verbatim evidence: who said it, when, where."""
     sup = " (superseded)" if a.get("superseded_at") else ""
+    trust = trust_words(a)
+    trust = f"  [{trust}]" if trust else ""
     if not a.get("quote"):  # e.g. a CRM line imported without evidence
-        return f"#{a['id']} {_fact(a)}{sup}\n    (no quote recorded)"
+        return f"#{a['id']} {_fact(a)}{sup}{trust}\n    (no quote recorded)"
     said = f"{a.get('speaker') or '?'}, {said_date(a)}"
-    return f"#{a['id']} {_fact(a)}{sup}\n    “{a['quote']}” — {said}, {a['source_id']}"
+    return f"#{a['id']} {_fact(a)}{sup}{trust}\n    “{a['quote']}” — {said}, {a['source_id']}"
 
 
 def render_assertion_line(a: dict[str, Any]) -> str:
@@ -103,6 +116,12 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         # Inbox files move to processed/ once ingested; the daemon records where they went.
         gone = "" if Path(src["path"]).exists() else "  (no longer there: moved or deleted since)"
         click.echo(f"  file: {src['path']}{gone}")
+    if src.get("trust_reasons"):
+        from backchannel.memory.trust import describe
+
+        click.echo(f"  reliability: {describe(src['trust_reasons'])}")
+    for first, names in (src.get("ambiguous_references") or {}).items():
+        click.echo(f"  ambiguous: {first.title()} could be {' or '.join(names)} (its links count for little)")
     if transcript:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")
@@ -116,16 +135,18 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
 @click.option("--predicate", help="Only this predicate (works_at, worked_with, knows, committed_to, ...).")
 @click.option("--current", is_flag=True, help="Leave out superseded assertions.")
 @click.option("--as-of", "as_of", metavar="DATE", help="Only what held on DATE (YYYY-MM-DD), superseded facts included.")
+@click.option("--min-trust", "min_trust", type=float, metavar="T",
+              help="Only assertions trusted at least T (0..1; see docs/extraction.md, 'Trust per assertion').")
 @click.option("--limit", default=1000, show_default=True)
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
 def assertions(about: str | None, predicate: str | None, current: bool, as_of: str | None, limit: int,
-               json_output: bool) -> None:
+               json_output: bool, min_trust: float | None) -> None:
     """List assertions with their evidence."""
     from backchannel.cli.client import call
 
     rows = call(load_context(), "assertions", {"about": about, "predicate": predicate,
                                                "include_superseded": not current, "limit": limit,
-                                               "as_of": as_of})
+                                               "as_of": as_of, "min_trust": min_trust})
     if json_output:
         echo_json(rows)
         return

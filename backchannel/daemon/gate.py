@@ -29,7 +29,7 @@ from backchannel.memory.store import Store
 @dataclass(frozen=True)
 class Decision:
     passed: bool
-    check: str  # dedupe, rejection, threshold, rate_day, rate_week, min_gap, quiet_hours, ok
+    check: str  # dedupe, rejection, threshold, rate_day, rate_week, min_gap, quiet_hours, the judge's vetoes, ok
     reason: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -74,6 +74,16 @@ def check_rejection(store: Store, text: str, kind: str, entity_ids: list[int], n
         return PASS
     reason = getattr(hit, "reason", None) or str(hit)
     return Decision(False, "rejection", f"matches a past dismissal: {reason}")
+
+
+def prefetch_rejections(store: Store, items: list[tuple[str, str]], now: datetime) -> None:
+    """Embed a sweep's candidate texts in one batch before their rejection checks (only those
+    an active dismissal of the same kind could match); a failure here is left to `check`."""
+    try:
+        rejections = importlib.import_module("backchannel.memory.rejections")
+        rejections.prefetch(store, items, _to_utc_naive(now))
+    except Exception:  # noqa: BLE001 - the per-candidate check embeds again and decides (silence on error)
+        pass
 
 
 def check_threshold(score: float, threshold: float) -> Decision:
@@ -143,7 +153,10 @@ def before_judge(store: Store, settings: Settings, kind: str, entity_ids: list[i
     return check_rate(store, settings, now)
 
 
-def after_judge(settings: Settings, score: float) -> Decision:
+def after_judge(settings: Settings, score: float, veto: dict[str, str] | None = None) -> Decision:
+    """The judge's veto (check `ambiguous_link`, `low_trust`, `meeting_soon`), else the threshold."""
+    if veto:
+        return Decision(False, veto["check"], veto["reason"])
     return check_threshold(score, settings.gate.score_threshold)
 
 

@@ -1,6 +1,6 @@
 """The judge: is this candidate worth an interruption now?
 
-The offline judge scores converging signals (see docs/judging.md):
+The offline judge reads three signals from the store (see docs/judging.md):
 
     s_meeting  = 1 if a meeting with one of the candidate's entities starts within
                  72 h, decaying linearly to 0 at the calendar horizon; 0 if none
@@ -10,9 +10,12 @@ The offline judge scores converging signals (see docs/judging.md):
 
     score = 1 - (1 - 0.4 s_meeting) (1 - 0.4 s_signal) (1 - 0.3 s_evidence)
 
-One assertion alone scores at most 0.30; a meeting and a strong fresh assertion
-0.58; a meeting, a signal and even a 14-month-old assertion about 0.67. With the
-default threshold of 0.6 only crossing signals get through.
+(s_evidence reads each row's trust, COALESCE(trust, confidence)). For the kinds with
+documented priors (brief, commitment, reconnect, introduction) `judge_kinds` turns these
+and the kind's own features into a per-kind logistic score, with weights calibrated from
+feedback (`calibrate`) and vetoes that keep a candidate silent whatever its score. Any
+other kind keeps the noisy-OR above: one assertion alone scores at most 0.30; a meeting,
+a signal and even a 14-month-old assertion about 0.67.
 
 With a model configured for drafting and a gateway at hand, the model sees only
 the evidence excerpts and the signals, and may lower the score (never raise it
@@ -28,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from backchannel.daemon import judge_kinds
 from backchannel.memory.store import Store
 
 W_MEETING, W_SIGNAL, W_EVIDENCE = 0.4, 0.4, 0.3
@@ -48,10 +52,13 @@ class Judgement:
     meeting: dict[str, Any] | None = None
     signal: dict[str, Any] | None = None
     model: str = "offline"
+    kind: str | None = None
+    veto: dict[str, str] | None = None  # {"check", "reason"}: silent whatever the score
 
     def as_dict(self) -> dict[str, Any]:
         return {"score": round(self.score, 4), "signals": {k: round(v, 4) for k, v in self.signals.items()},
-                "reasons": self.reasons, "meeting": self.meeting, "signal": self.signal, "model": self.model}
+                "reasons": self.reasons, "meeting": self.meeting, "signal": self.signal, "model": self.model,
+                "kind": self.kind, "veto": self.veto}
 
 
 def combine(s_meeting: float, s_signal: float, s_evidence: float) -> float:
@@ -87,24 +94,50 @@ def related_orgs(store: Store, entity_ids: list[int], evidence_ids: list[int]) -
     ev = list(evidence_ids) or [-1]
     rows = store.con.execute(
         """
-        SELECT id FROM entities WHERE kind = 'organisation' AND list_contains(?, id)
+        WITH a AS (  -- one scan of the assertions for both uses below
+            SELECT id, object_id, qualifier, superseded_at FROM assertions
+            WHERE subject_id = ANY(?::BIGINT[]) OR id = ANY(?::BIGINT[]))
+        SELECT id FROM entities WHERE kind = 'organisation' AND id = ANY(?::BIGINT[])
         UNION
-        SELECT a.object_id FROM assertions a JOIN entities o ON o.id = a.object_id
+        SELECT a.object_id FROM a JOIN entities o ON o.id = a.object_id
         WHERE o.kind = 'organisation' AND a.superseded_at IS NULL
-          AND (list_contains(?, a.subject_id) OR list_contains(?, a.id))
         UNION
-        SELECT o.id FROM assertions a JOIN aliases al ON al.norm = lower(a.qualifier)
+        SELECT o.id FROM a JOIN aliases al ON al.norm = lower(a.qualifier)
         JOIN entities o ON o.id = al.entity_id
-        WHERE o.kind = 'organisation' AND list_contains(?, a.id)
+        WHERE o.kind = 'organisation' AND a.id = ANY(?::BIGINT[])
         """,
-        [ids, ids, ev, ev],
+        [ids, ev, ids, ev],
     ).fetchall()
     return sorted({int(r[0]) for r in rows if r[0] is not None})
 
 
+def _recent_signal(store: Store, orgs: list[int], now: datetime,
+                   person: str | None = None) -> tuple[float, dict[str, Any] | None, str | None]:
+    """The freshest signal about `orgs` (or naming `person`) within SIGNAL_ZERO_D days:
+    (strength, {"id", "title", "at"}, reason)."""
+    if not orgs and not person:
+        return 0.0, None, None
+    row = store.con.execute(
+        """SELECT id, title, coalesce(published_at, seen_at) AS seen FROM signals
+           WHERE (list_has_any(org_ids, ?) OR (? IS NOT NULL AND strpos(lower(title || ' ' || coalesce(summary, '')), ?) > 0))
+             AND coalesce(published_at, seen_at) >= ?
+           ORDER BY seen DESC LIMIT 1""",
+        [orgs or [-1], person, (person or "").lower(), now - timedelta(days=SIGNAL_ZERO_D)],
+    ).fetchone()
+    if not row:
+        return 0.0, None, None
+    days = max((now - row[2]).total_seconds() / 86400, 0.0)
+    return signal_strength(days), {"id": row[0], "title": row[1], "at": row[2].isoformat()}, \
+        f"signal '{row[1]}' {days:.1f} days old"
+
+
 def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any]], now: datetime,
-            horizon_days: float = 14.0, context: dict[str, Any] | None = None) -> Judgement:
-    """Score a candidate from the store alone. `now` is naive UTC."""
+            horizon_days: float = 14.0, context: dict[str, Any] | None = None, kind: str | None = None,
+            weights: Any = None) -> Judgement:
+    """Score a candidate from the store alone. `now` is naive UTC. With a `kind` that
+    has priors (judge_kinds.PRIORS), that kind's features and model decide, and a
+    veto (ambiguous link, low trust, meeting near) says why it must stay silent;
+    without one, the converging-signals formula above."""
     reasons: list[str] = []
     ids = [int(e) for e in entity_ids]
     # An upcoming meeting with one of the candidate's entities (the intermediary).
@@ -127,33 +160,46 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
             reasons.append(f"meeting '{row[2]}' in {hours:.0f} h")
     # A recent signal about one of the candidate's organisations.
     evidence_ids = [int(e["assertion_id"]) for e in evidence if e.get("assertion_id") is not None]
-    orgs = related_orgs(store, ids, evidence_ids)
-    signal = None
-    s_signal = 0.0
-    if orgs:
-        row = store.con.execute(
-            """SELECT id, title, coalesce(published_at, seen_at) AS seen FROM signals
-               WHERE list_has_any(org_ids, ?) AND coalesce(published_at, seen_at) >= ?
-               ORDER BY seen DESC LIMIT 1""",
-            [orgs, now - timedelta(days=SIGNAL_ZERO_D)],
-        ).fetchone()
-        if row:
-            days = max((now - row[2]).total_seconds() / 86400, 0.0)
-            s_signal = signal_strength(days)
-            signal = {"id": row[0], "title": row[1], "at": row[2].isoformat()}
-            reasons.append(f"signal '{row[1]}' {days:.1f} days old")
-    # The evidence itself: confidence discounted by age.
+    s_signal, signal, why = 0.0, None, None
+    if kind not in ("brief", "commitment", "reconnect"):  # those read their own triggers, or none
+        s_signal, signal, why = _recent_signal(store, related_orgs(store, ids, evidence_ids), now)
+    if why:
+        reasons.append(why)
+    # The evidence itself: trust (confidence when no trust was recorded) discounted by age.
     s_evidence = 0.0
     for e in evidence:
         said = e.get("said_at")
         if isinstance(said, str):
             said = datetime.fromisoformat(said)
         age = (now - said).total_seconds() / 86400 if said else EVIDENCE_HALF_LIFE_D * 2
-        s_evidence = max(s_evidence, evidence_strength(e.get("confidence") or 0.5, age))
+        s_evidence = max(s_evidence, evidence_strength(judge_kinds.trust_of(e), age))
     reasons.append(f"best evidence strength {s_evidence:.2f}")
-    score = combine(s_meeting, s_signal, s_evidence)
-    return Judgement(score, {"meeting": s_meeting, "signal": s_signal, "evidence": s_evidence}, reasons,
-                     meeting, signal)
+    base = {"meeting": s_meeting, "signal": s_signal, "evidence": s_evidence}
+    if kind not in judge_kinds.PRIORS:
+        return Judgement(combine(s_meeting, s_signal, s_evidence), base, reasons, meeting, signal, kind=kind)
+    if kind == "introduction":
+        view = judge_kinds.introduction(evidence, base)
+    elif kind == "brief":
+        view = judge_kinds.brief(store, ids, evidence, base, now)
+    elif kind == "commitment":
+        view = judge_kinds.commitment(store, evidence, now, horizon_days, meeting_strength)
+        meeting = None  # the meeting that matters is the recipient's (in the reasons), not any entity's
+    else:
+        def signal_of(person: int) -> tuple[float, str | None]:
+            name = store.scalar("SELECT name FROM entities WHERE id = ?", [person])
+            got = _recent_signal(store, judge_kinds.organisations_of(store, person), now,
+                                 name if name and " " in name else None)
+            nonlocal signal
+            signal = got[1] or signal
+            return got[0], got[2]
+
+        view = judge_kinds.reconnect(store, ids, evidence, now, signal_of)
+        meeting = None
+    if kind in ("commitment", "reconnect"):
+        reasons = [r for r in reasons if not r.startswith("meeting '")]
+    score = 0.0 if view.veto else judge_kinds.score(kind, view.features, weights)
+    return Judgement(score, view.features, reasons + view.reasons, meeting, signal, kind=kind,
+                     veto=({"check": view.veto[0], "reason": view.veto[1]} if view.veto else None))
 
 
 def _ago(days: float) -> str:
@@ -218,4 +264,5 @@ def with_model(judgement: Judgement, *, gateway: Any, evidence: list[dict[str, A
         raise JudgeError(f"model judge failed: {type(exc).__name__}: {exc}") from None
     new = min(judgement.score, max(0.0, float(verdict.score))) if verdict.worth_it else 0.0
     return Judgement(new, judgement.signals, judgement.reasons + [f"model: {verdict.reason}"],
-                     judgement.meeting, judgement.signal, getattr(reply, "model", "model"))
+                     judgement.meeting, judgement.signal, getattr(reply, "model", "model"), judgement.kind,
+                     judgement.veto)

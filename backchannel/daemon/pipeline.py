@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backchannel.config import Paths, Settings
-from backchannel.daemon import gate, judge, runs
+from backchannel.daemon import calibrate, gate, judge, judge_kinds, runs
 from backchannel.daemon.logging import get as get_logger, log
 from backchannel.daemon.runs import WakeRecord, crashpoint
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
-from backchannel.memory.text import norm_name
+from backchannel.daemon.calendar_store import _ts, resolve_attendee, upsert_events  # noqa: F401 - re-exported
 
 logger = get_logger("pipeline")
 
@@ -198,104 +198,15 @@ def _inbox(ctx: _Ctx) -> None:
         ctx.store.con.execute("UPDATE sources SET path = ? WHERE id = ? AND path = ?",
                               [str(dest), detail["source_id"], str(path)])
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
+    if status == "ingested":
+        # What this meeting taught may make an earlier signal or an upcoming meeting relevant.
+        importlib.import_module("backchannel.daemon.reevaluate").after_ingest(ctx, detail.get("source_id"))
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
         ctx.outcome.status, ctx.outcome.reason = "failed", error
 
 
 # -- calendar --------------------------------------------------------------------
-
-
-def _attendee_name_email(a: Any) -> tuple[str, str | None]:
-    if isinstance(a, dict):
-        email = (a.get("email") or "").removeprefix("mailto:").removeprefix("MAILTO:") or None
-        return (a.get("name") or a.get("cn") or email or "").strip(), email
-    s = str(a).strip()
-    if "<" in s and s.endswith(">"):
-        name, email = s[:-1].split("<", 1)
-        return name.strip().strip('"'), email.strip()
-    s = s.removeprefix("mailto:").removeprefix("MAILTO:")
-    return s, (s if "@" in s else None)
-
-
-def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -> int | None:
-    """A person entity for a calendar attendee: exact name or alias, then the e-mail's
-    local part ('marc.dupont@x' -> 'marc dupont'), then a unique first-name match."""
-    name, email = _attendee_name_email(attendee)
-    tries = [name] if name and "@" not in name else []
-    if email:
-        tries.insert(0, email)  # an address email taught memory (an alias) names the person exactly
-        tries.append(email.split("@", 1)[0].replace(".", " ").replace("_", " "))
-    for t in tries:
-        found = [e for e in entities.find(store, t, "person") if e.id != owner_id]
-        if len(found) == 1:
-            return found[0].id
-    for t in tries:
-        first = t.split()[0] if t.split() else ""
-        if first and first != t:
-            found = [e for e in entities.find(store, first, "person") if e.id != owner_id]
-            if len(found) == 1:
-                return found[0].id
-    for t in tries:
-        # 'Marc' on the invitation, 'Marc Dupont' in memory: a unique person with that first name.
-        n = norm_name(t)
-        if n and " " not in n:
-            rows = store.con.execute(
-                """SELECT DISTINCT e.id FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
-                   WHERE e.kind = 'person' AND e.merged_into IS NULL AND e.id IS DISTINCT FROM ?
-                     AND (starts_with(e.norm, ?) OR starts_with(a.norm, ?))""",
-                [owner_id, n + " ", n + " "]).fetchall()
-            if len(rows) == 1:
-                return int(rows[0][0])
-    return None
-
-
-def _ts(value: Any) -> datetime | None:
-    if value is None or value == "":
-        return None
-    d = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return d.astimezone(timezone.utc).replace(tzinfo=None) if d.tzinfo else d
-
-
-def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | None = None) -> list[dict[str, Any]]:
-    """Write upcoming meetings to calendar_events; returns them with attendee_ids."""
-    me = entities.owner(store)
-    owner_id = me.id if me else None
-    out = []
-    resolved: dict[str, int | None] = {}  # the same people recur across a calendar's events
-
-    def resolve(a: Any) -> int | None:
-        k = json.dumps(a, sort_keys=True, default=str)
-        if k not in resolved:
-            resolved[k] = resolve_attendee(store, a, owner_id)
-        return resolved[k]
-
-    with store.transaction():
-        for ev in events:
-            attendees = list(ev.get("attendees") or [])
-            names = [_attendee_name_email(a)[0] or str(a) for a in attendees]
-            ids = sorted({i for i in (resolve(a) for a in attendees) if i is not None})
-            for a in attendees:
-                email = _attendee_name_email(a)[1]
-                if email and resolve(a) is not None:
-                    entities.add_alias(store, resolve(a), email)  # how an approved message reaches them
-            row = {"uid": str(ev.get("uid")), "starts_at": _ts(ev.get("starts_at") or ev.get("start")),
-                   "ends_at": _ts(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
-                   "location": ev.get("location"), "attendees": names, "attendee_ids": ids,
-                   "calendar": ev.get("calendar") or calendar}
-            if row["starts_at"] is None:
-                continue
-            store.con.execute(
-                """INSERT INTO calendar_events (uid, starts_at, ends_at, summary, location, attendees, attendee_ids,
-                       calendar, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (uid, starts_at) DO UPDATE SET ends_at = excluded.ends_at, summary = excluded.summary,
-                       location = excluded.location, attendees = excluded.attendees,
-                       attendee_ids = excluded.attendee_ids, calendar = excluded.calendar, seen_at = excluded.seen_at""",
-                [row["uid"], row["starts_at"], row["ends_at"], row["summary"], row["location"], names, ids,
-                 row["calendar"], utcnow()],
-            )
-            out.append(row)
-    return out
 
 
 def _calendar(ctx: _Ctx) -> None:
@@ -347,18 +258,19 @@ def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
     """Insert the signal once (by id), linked to the organisations its text mentions."""
     signals_mod = importlib.import_module("backchannel.triggers.signals")
     text = " ".join(str(p.get(k) or "") for k in ("title", "summary"))
-    org_ids = sorted({int(i) for i in signals_mod.match_orgs(text, _org_list(store))})
+    matches = signals_mod.match_org_details(text, _org_list(store))
+    org_ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
     sid = str(p.get("id") or signals_mod.signal_id(str(p.get("source") or "unknown"),
                                                     str(p.get("guid") or p.get("url") or p.get("title") or "")))
     with store.transaction():
         store.con.execute(
-            """INSERT INTO signals (id, source, title, summary, url, published_at, org_ids, seen_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING""",
+            """INSERT INTO signals (id, source, title, summary, url, published_at, org_ids, seen_at, org_matches)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING""",
             [sid, str(p.get("source") or "unknown"), str(p.get("title") or "(untitled)"), p.get("summary"),
-             p.get("url"), _ts(p.get("published_at")), org_ids, utcnow()],
+             p.get("url"), _ts(p.get("published_at")), org_ids, utcnow(), json.dumps([m.to_dict() for m in matches])],
         )
     return {"id": sid, "title": p.get("title"), "summary": p.get("summary"), "url": p.get("url"),
-            "published_at": p.get("published_at"), "org_ids": org_ids}
+            "published_at": p.get("published_at"), "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
 
 
 def _signal(ctx: _Ctx) -> None:
@@ -401,10 +313,12 @@ def _graph_api(store: Store, settings: Settings) -> Any:
     return api_mod.GraphAPI(store, settings)
 
 
-def run_sweep(ctx: _Ctx, context: dict[str, Any]) -> list[Any]:
-    """The sweep step, or its recorded result when this run already swept."""
+def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> list[Any]:
+    """The sweep step, or its recorded result when this run already swept (`tag` tells
+    apart several sweeps of one run: those an ingest's re-evaluation starts)."""
     types = importlib.import_module("backchannel.graph.types")
-    done = runs.done_step(ctx.store, ctx.run_id, "sweep.done")
+    name = f"sweep.done:{tag}" if tag else "sweep.done"
+    done = runs.done_step(ctx.store, ctx.run_id, name)
     if done is not None:
         return [types.Candidate.from_dict(c) for c in done.get("candidates", [])]
     sweeper = importlib.import_module("backchannel.agent.sweeper")
@@ -414,10 +328,16 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any]) -> list[Any]:
         raise Interrupted()  # the daemon killed the sandbox to exit: a cut-short sweep is no result
     stats = dict(getattr(result, "sandbox_stats", None) or {})
     cands = list(result.candidates)
+    for c in cands:
+        if c.kind == "introduction" and c.evidence_ids:
+            c.evidence_ids = judge_kinds.strongest_links(ctx.store, c.evidence_ids)
+    promises = [c for c in cands if c.kind == "commitment"]
+    for c, ev in zip(promises, load_evidence_many(ctx.store, promises)):
+        c.entities = judge_kinds.commitment_entities(ctx.store, c.entities, ev)  # the maker and the recipient
     touched = int(stats.get("assertions_touched") or stats.get("rows") or 0)
     with ctx.store.transaction():
         runs.add_counts(ctx.store, ctx.run_id, touched=touched)
-        runs.step(ctx.store, ctx.run_id, "sweep.done", {
+        runs.step(ctx.store, ctx.run_id, "sweep.done", key=f"{ctx.run_id}:{name}", data={
             "context": context, "skill": getattr(result, "skill", None), "code": getattr(result, "code", None),
             "attempts": getattr(result, "attempts", None), "sandbox_stats": stats,
             "errors": list(getattr(result, "errors", None) or []),
@@ -429,19 +349,34 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any]) -> list[Any]:
 
 def load_evidence(store: Store, candidate: Any) -> list[dict[str, Any]]:
     """The candidate's evidence as the proposal stores it, read from memory."""
-    ids = list(getattr(candidate, "evidence_ids", None) or [])
-    if not ids:
-        return [e.to_dict() for e in getattr(candidate, "evidence", [])]
-    rows = store.query(
-        """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
-                  s.title AS source_title, a.confidence, a.predicate, s.meeting_date_origin AS date_origin
-           FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
-           WHERE list_contains(?, a.id) ORDER BY a.said_at NULLS LAST, a.id""",
-        [ids],
-    )
-    for r in rows:
-        r["said_at"] = r["said_at"].isoformat() if r["said_at"] else None
-    return rows
+    return load_evidence_many(store, [candidate])[0]
+
+
+def load_evidence_many(store: Store, candidates: list[Any]) -> list[list[dict[str, Any]]]:
+    """`load_evidence` for several candidates in one query (a scan costs ~5 ms at 1M assertions)."""
+    wanted = sorted({int(i) for c in candidates for i in (getattr(c, "evidence_ids", None) or [])})
+    by_id: dict[int, dict[str, Any]] = {}
+    if wanted:
+        for r in store.query(
+            """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
+                      s.title AS source_title, a.confidence, a.predicate, coalesce(a.trust, a.confidence) AS trust,
+                      a.trust_reasons, a.recipient_id, a.subject_id, a.object_id, a.valid_to, a.object_literal AS literal,
+                      s.meeting_date_origin AS date_origin
+               FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
+               WHERE a.id = ANY(?::BIGINT[])""", [wanted]):
+            r["said_at"] = r["said_at"].isoformat() if r["said_at"] else None
+            r["valid_to"] = r["valid_to"].isoformat() if r.get("valid_to") else None
+            r["trust_reasons"] = list(r.get("trust_reasons") or [])
+            by_id[int(r["assertion_id"])] = r
+    out = []
+    for c in candidates:
+        ids = list(getattr(c, "evidence_ids", None) or [])
+        if not ids:
+            out.append([e.to_dict() for e in getattr(c, "evidence", [])])
+            continue
+        rows = [dict(by_id[i]) for i in dict.fromkeys(int(x) for x in ids) if i in by_id]
+        out.append(sorted(rows, key=lambda r: (r["said_at"] is None, r["said_at"] or "", r["assertion_id"])))
+    return out
 
 
 def _draft(ctx: _Ctx, candidate: Any, evidence: list[dict[str, Any]],
@@ -502,12 +437,16 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
     return pid
 
 
-def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
+def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> None:
     ctx.checkpoint()
-    candidates = run_sweep(ctx, context)
-    ctx.outcome.candidates = len(candidates)
+    candidates = run_sweep(ctx, context, tag)
+    ctx.outcome.candidates += len(candidates)
     excerpts_sent = 0
-    for cand in sorted(candidates, key=lambda c: -float(c.score)):
+    ordered = sorted(candidates, key=lambda c: -float(c.score))
+    ranked = list(zip(ordered, load_evidence_many(ctx.store, ordered)))
+    texts = [" ".join([c.why or ""] + [str(e.get("quote") or "") for e in ev]) for c, ev in ranked]
+    gate.prefetch_rejections(ctx.store, [(c.kind, t) for (c, _), t in zip(ranked, texts)], ctx.now)
+    for (cand, evidence), text in zip(ranked, texts):
         ctx.checkpoint()
         ids = sorted({int(e) for e in cand.entities})
         dkey = gate.dedupe_key(cand.kind, ids)
@@ -516,8 +455,6 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
             if pid:
                 ctx.outcome.proposals.append(pid)
             continue  # created before a crash; resumed runs do not make it twice
-        evidence = load_evidence(ctx.store, cand)
-        text = " ".join([cand.why or ""] + [str(e.get("quote") or "") for e in evidence])
         d = gate.before_judge(ctx.store, ctx.settings, cand.kind, ids, text, ctx.now)
         gate.record(ctx.store, ctx.run_id, dkey, d, "before_judge")
         if not d.passed:
@@ -526,8 +463,9 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
             continue
         try:
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
-                              horizon_days=ctx.settings.calendar.horizon_days, context=context)
-            if ctx.gateway is not None and ctx.gateway.available("judge"):
+                              horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
+                              weights=calibrate.weights(ctx.store, cand.kind))
+            if j.veto is None and ctx.gateway is not None and ctx.gateway.available("judge"):
                 excerpts_sent += len(evidence)
                 j = judge.with_model(j, gateway=ctx.gateway, evidence=evidence, kind=cand.kind, run_id=ctx.run_id)
         except Exception as exc:  # noqa: BLE001 - when the judge fails, the default is silence
@@ -537,10 +475,11 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any]) -> None:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "judge", "reason": reason})
             log(logger, 30, "judge failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             continue
-        runs.step(ctx.store, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
-                  key=f"{ctx.run_id}:judge:{dkey}")
-        d = gate.after_judge(ctx.settings, j.score)
-        gate.record(ctx.store, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
+        d = gate.after_judge(ctx.settings, j.score, j.veto)
+        with ctx.store.transaction():  # one commit for the score and the decision it leads to
+            runs.step(ctx.store, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
+                      key=f"{ctx.run_id}:judge:{dkey}")
+            gate.record(ctx.store, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
         if not d.passed:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
             log(logger, 20, "candidate suppressed", run_id=ctx.run_id, dedupe_key=dkey, check=d.check, reason=d.reason)

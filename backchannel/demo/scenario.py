@@ -34,8 +34,9 @@ draft = "offline"
 
 [calendar]
 sources = ["{calendar}"]
-# The demo's meeting is on the coming Thursday, up to 8 days ahead.
-lead_hours = 192
+# The demo's meeting is on a Thursday 3 to 11 days ahead.
+lead_hours = 264
+horizon_days = 30
 
 [signals]
 drop_dir = "{signals}"
@@ -78,11 +79,13 @@ class DemoReport:
 
 
 def next_thursday(now: datetime) -> datetime:
-    """The coming Thursday (today if it is Thursday and the morning is still ahead) at 09:30 UTC."""
+    """The first Thursday at 09:30 UTC more than 80 hours ahead: the story is the introduction
+    a tender makes worth asking for, not the brief the judge proposes the day before a
+    meeting (docs/judging.md)."""
     days = (3 - now.weekday()) % 7
     day = (now + timedelta(days=days)).date()
     when = datetime.combine(day, time(9, 30), tzinfo=timezone.utc)
-    return when if when > now + timedelta(hours=1) else when + timedelta(days=7)
+    return when if when > now + timedelta(hours=80) else when + timedelta(days=7)
 
 
 def prepare_home(home: Path) -> None:

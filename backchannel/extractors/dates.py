@@ -19,7 +19,8 @@ Conventions (all documented choices, tested in tests/test_dates.py):
   "before X" -> (None, X.start - 1 day); "in/on/during/of X" or none -> X.
 - Ranges: "from 2016 to 2021", "between 2016 and 2021", "2016-2021",
   "from March 2016 until now" -> (first day of the first, last day of the last;
-  "now"/"today"/"the present" = the anchor).
+  "now"/"today"/"the present" = the anchor). Ends without a year that would run
+  backwards ("from March to June" said in October) resolve as past.
 - "N days/weeks/months/years ago" -> that single day (months and years by
   calendar arithmetic, the day clamped to the month's length).
 - "in N weeks", "within N days" -> (None, anchor + N) for "within", the single
@@ -34,6 +35,9 @@ Conventions (all documented choices, tested in tests/test_dates.py):
 - "the 15th" (with on/by/until/before) is the first 15th on or after the anchor.
 - A day and month, or a month, with no year ("on 3 March", "in March") takes the
   year that puts it within six months either side of the anchor.
+- "end of day", "EOD", "COB", "close of business", "this afternoon", "later today"
+  are the anchor's day; "the/this weekend" is that week's Saturday and Sunday
+  ("next/last weekend" the week after/before).
 - "the end of the week" is that week's Friday; "the end of the month/quarter/year"
   its last day; "earlier this year" = (1 January, anchor); "later this year" =
   (anchor, 31 December).
@@ -41,6 +45,16 @@ Conventions (all documented choices, tested in tests/test_dates.py):
   her on Monday", "she left in March") turns a bare weekday, "the 15th", a month
   or a day without a year into the latest such day on or before the anchor
   (a weekday: strictly before).
+- "since X" always looks backwards, whatever the tense: "CTO since March" said on
+  2026-10-02 is 2026-03-01, never 2027 (a month, day, weekday or "the 15th" after
+  "since" resolves as with `past=True`).
+- Seasons are meteorological, northern hemisphere (spring = March to May; winter =
+  December to February, "winter 2024" starts in December 2024). "last spring" is the
+  latest spring over before the anchor; "this summer" the anchor year's; "next winter"
+  the first starting after it; "in the spring" the one under way or the next
+  (with `past`: the latest started). "last/next/this March" work the same way by month.
+- "for/over/in/during the past/last year" (no number) is one unit back from the anchor,
+  not the previous calendar year; "a few"/"several" count as three.
 - Month names must be capitalised ("May", not "may"); bare years and bare month
   names count only after a preposition ("in 2019", not "Children Act 2004").
 """
@@ -79,7 +93,12 @@ _NUMBERS = {
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
     "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
     "thirty": 30, "forty": 40, "fifty": 50, "a couple of": 2, "a couple": 2, "couple of": 2,
+    # Vague counts: "a few weeks ago" is about three weeks ago (a documented guess, not a fact).
+    "a few": 3, "few": 3, "several": 3,
 }
+# Meteorological seasons (northern hemisphere): (first month, number of months).
+# Winter starts in December: "winter 2024" is December 2024 to February 2025.
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 
 # Case-sensitive month names: "may" and "march" are also verbs.
 _M = (r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December"
@@ -87,7 +106,8 @@ _M = (r"(?-i:January|February|March|April|May|June|July|August|September|October
 _WD = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _Y = r"(?:19|20)\d\d(?!\d)"
 _D = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
-_N = (r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|an?|one|two|three|four|five|six|seven|eight|nine|ten|"
+_N = (r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|"
+      r"one|two|three|four|five|six|seven|eight|nine|ten|"
       r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty)")
 _UNIT = r"(?:day|week|month|year|decade)s?"
 
@@ -99,12 +119,18 @@ _STRONG = [
     ("my", rf"(?P<ym>{_M}),?\s+(?P<yy>{_Y})"),
     ("reld", r"(?P<rel>(?:the\s+)?day\s+after\s+tomorrow|(?:the\s+)?day\s+before\s+yesterday"
              r"|tomorrow|today|tonight|yesterday)"),
+    # Same-day deadlines: "by end of day", "by EOD", "close of business", "this afternoon".
+    ("eod", r"(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+|working\s+)?day|eod|cob|close\s+of\s+(?:business|play)"
+            r"|this\s+(?:morning|afternoon|evening)|later\s+today"),
+    ("wkend", r"(?P<wo>this\s+|next\s+|last\s+|the\s+)weekend"),
     ("endm", rf"(?:the\s+)?end\s+of\s+(?P<em>{_M})"),
     ("endy", rf"(?:the\s+)?end\s+of\s+(?P<ey>{_Y})"),
     ("endp", r"(?:the\s+)?end\s+of\s+(?:the\s+)?(?P<eo>this\s+|next\s+|last\s+)?(?P<ep>week|month|year|quarter)"),
     ("inthis", r"(?P<el>earlier|later)\s+this\s+(?P<elp>week|month|year)"),
-    ("relp", rf"(?P<ro>last|this\s+coming|this|next|coming|the\s+following|following)"
-             rf"\s+(?P<rp>week|month|year|quarter|{_WD})"),
+    ("relp", rf"(?P<ro>last|this\s+past|this\s+coming|this|next|coming|the\s+following|following)"
+             rf"\s+(?P<rp>week|month|year|quarter|{_WD}|{_M})"),
+    ("season", r"(?:(?P<so>last|this\s+past|this\s+coming|this|next|coming)\s+(?P<sn>spring|summer|autumn|fall|winter)"
+               rf"|(?:the\s+)?(?P<sn2>spring|summer|autumn|fall|winter)(?:\s+of)?\s+(?P<sy>{_Y}))"),
     ("ago", rf"(?P<an>{_N})\s+(?P<au>{_UNIT})\s+ago"),
     ("nth", r"the\s+(?P<nd>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"),
 ]
@@ -112,17 +138,21 @@ _WEAK = [
     ("wd", rf"(?P<wd>{_WD})"),
     ("mon", rf"(?P<mo>{_M})"),
     ("yr", rf"(?P<yo>{_Y})"),
+    ("seas", r"(?:the\s+)?(?P<sb>spring|summer|autumn|fall|winter)"),
 ]
 _PREP = r"(?:since|from|in|by|on|until|till|before|after|during|as\s+of|starting|through|of)"
 _PREP_WEAK = r"(?:since|from|in|by|on|until|till|before|after|during|as\s+of|starting|through)"
 _ENDPOINT = [b for b in _STRONG if b[0] in ("iso", "dmy", "mdy", "my")] + [("mon", _WEAK[1][1]), ("yr", _WEAK[2][1])]
+# Prepositions after which only the past makes sense: "since March" said in October is
+# this year's March, never next year's (a fact cannot hold since a date still to come).
+_BACKWARD_PREPS = ("since",)
 _ENDPOINT_OR_NOW = r"(?:now|today|the\s+present|present)"
 
 _RANGE_HEAD = re.compile(r"(?:from|between)\s+", re.I)
 _RANGE_SEP = re.compile(r"\s+(?:to|and|until|till|through)\s+|\s*[-–—]\s*", re.I)
 _BARE_YEARS = re.compile(rf"{_Y}\s*(?:[-–—]|\s(?:to|until|till)\s)\s*{_Y}", re.I)
 _DURATION = re.compile(
-    rf"(?:for|over|in)\s+(?:the\s+)?(?:(?P<pl>past|last)\s+)?(?P<n>{_N})\s+(?P<u>{_UNIT})", re.I)
+    rf"(?:for|over|in|during)\s+(?:the\s+)?(?:(?P<pl>past|last)\s+)?(?:(?P<n>{_N})\s+)?(?P<u>{_UNIT})", re.I)
 _INN = re.compile(rf"(?P<w>in|within)\s+(?P<n>{_N})\s+(?P<u>{_UNIT})(?:['’]s)?(?:\s+time)?", re.I)
 _PREP_SPLIT = re.compile(rf"(?P<p>{_PREP})\s+(?P<body>.+)", re.I)
 
@@ -141,7 +171,7 @@ _FINDER = re.compile(
     # explicit ranges first: they contain points
     rf"(?:from|between)\s+(?:{_EP})\s+(?:to|and|until|till|through)\s+(?:{_EP}|{_ENDPOINT_OR_NOW})"
     rf"|{_Y}\s*(?:[-–—]|\s(?:to|until|till)\s)\s*{_Y}"
-    rf"|(?:for|over|in)\s+the\s+(?:past|last)\s+{_N}\s+{_UNIT}"
+    rf"|(?:for|over|in|during)\s+the\s+(?:past|last)\s+(?:{_N}\s+)?{_UNIT}"
     rf"|for\s+{_N}\s+{_UNIT}"
     rf"|(?:in|within)\s+{_N}\s+{_UNIT}(?:['’]s)?(?:\s+time)?"
     rf"|(?:{_PREP}\s+)?(?:{_alt(_STRONG)})"
@@ -237,6 +267,43 @@ def _period(kind: str, anchor: date, offset: int) -> tuple[date, date]:
     return date(y, 1, 1), date(y, 12, 31)
 
 
+def _season(name: str, year: int) -> tuple[date, date]:
+    """The season `name` that starts in `year` (winter: December `year` to February `year + 1`)."""
+    first = date(year, _SEASONS[name], 1)
+    last = _add_months(first, 2)
+    return first, _month_range(last.year, last.month)[1]
+
+
+def _relative_season(anchor: date, name: str, which: str) -> tuple[date, date]:
+    """'last' = the latest season `name` over before the anchor ("last spring" said in
+    October is this year's spring; said in April, last year's); 'next' = the first one
+    starting after it; 'this' = the one of the anchor's year (for winter, the one the
+    anchor is in or the coming one); 'past' = the latest one started on or before the
+    anchor ("since spring"); 'bare' ("in the spring") = the one under way, else the next."""
+    seasons = [_season(name, y) for y in range(anchor.year - 2, anchor.year + 2)]
+    if which == "last":
+        return [s for s in seasons if s[1] < anchor][-1]
+    if which == "past":
+        return [s for s in seasons if s[0] <= anchor][-1]
+    if which in ("next", "coming", "this coming", "the following", "following"):
+        return next(s for s in seasons if s[0] > anchor)
+    if which == "this" and name != "winter":
+        return _season(name, anchor.year)
+    return next(s for s in seasons if s[1] >= anchor)
+
+
+def _relative_month(anchor: date, month: int, which: str) -> tuple[date, date]:
+    """'last March' = the latest March before the anchor's month; 'next March' the first
+    after it; 'this March' the March of the anchor's year."""
+    if which == "last":
+        year = anchor.year if month < anchor.month else anchor.year - 1
+    elif which == "this":
+        year = anchor.year
+    else:
+        year = anchor.year if month > anchor.month else anchor.year + 1
+    return _month_range(year, month)
+
+
 def _next_weekday(anchor: date, wd: int) -> date:
     return anchor + timedelta(days=(wd - anchor.weekday() - 1) % 7 + 1)
 
@@ -287,6 +354,8 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
     if name == "endy":
         d = date(int(g("ey")), 12, 31)
         return (d, d)
+    if name == "season" and g("sy"):
+        return _season(g("sn2").lower(), int(g("sy")))
     if a is None:
         return (None, None)
     if name == "reld":
@@ -295,6 +364,12 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
                  "day after tomorrow": 2, "day before yesterday": -2}[rel]
         d = a + timedelta(days=delta)
         return (d, d)
+    if name == "eod":
+        return (a, a)
+    if name == "wkend":
+        off = {"next": 1, "last": -1}.get(g("wo").strip().lower(), 0)
+        saturday = _period("week", a, off)[0] + timedelta(days=5)
+        return (saturday, saturday + timedelta(days=1))
     if name == "endp":
         off = {"this": 0, "next": 1, "last": -1}.get((g("eo") or "this").strip().lower(), 0)
         kind = g("ep").lower()
@@ -306,7 +381,10 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
         return (first, a) if g("el").lower() == "earlier" else (a, last)
     if name == "relp":
         o = " ".join(g("ro").lower().split())
+        o = "last" if o == "this past" else o
         p = g("rp").lower()
+        if p.rstrip(".") in _MONTHS:
+            return _relative_month(a, _month(p), o)
         if p in _WEEKDAYS:
             back = o == "last" or (past and o == "this")
             d = _prev_weekday(a, _WEEKDAYS[p]) if back else _next_weekday(a, _WEEKDAYS[p])
@@ -331,6 +409,11 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
             if d and d >= a:
                 return (d, d)
         return None
+    if name == "season":
+        o = " ".join(g("so").lower().split())
+        return _relative_season(a, g("sn").lower(), "last" if o == "this past" else o)
+    if name == "seas":
+        return _relative_season(a, g("sb").lower(), "past" if past else "bare")
     if name == "wd":
         wd = _WEEKDAYS[g("wd").lower()]
         d = _prev_weekday(a, wd) if past else _next_weekday(a, wd)
@@ -348,6 +431,10 @@ def _range(text: str, a: date | None, past: bool) -> tuple[date | None, date | N
         left, b = rest[:sep.start()], rest[sep.end():]
         lp = _point(left, a, past)
         rp = (a, a) if re.fullmatch(_ENDPOINT_OR_NOW, b, re.I) else _point(b, a, past)
+        if lp and rp and lp[0] and rp[1] and lp[0] > rp[1] and not past:
+            # Each end took its own nearest year ("from March to June" said in October gave
+            # March 2027 to June 2026): a range that ends before it starts is a past one.
+            return _range(text, a, True)
         if lp and rp:
             return lp[0], rp[1]
     return None
@@ -364,10 +451,12 @@ def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = 
     none = DateRange(None, None, phrase)
 
     m = _DURATION.fullmatch(text)
-    if m and (m.group("pl") or text.lower().startswith("for ")):
+    if m and (m.group("pl") or text.lower().startswith("for ")) and (m.group("n") or m.group("pl")):
         if a is None:
             return none
-        return DateRange(_shift(a, _num(m.group("n")), m.group("u"), -1), a, phrase)
+        # "for the past year" (no number) is one year back from the anchor, not last calendar year.
+        n = _num(m.group("n")) if m.group("n") else 1
+        return DateRange(_shift(a, n, m.group("u"), -1), a, phrase)
     m = _INN.fullmatch(text)
     if m:
         if a is None:
@@ -382,7 +471,7 @@ def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = 
     m = _PREP_SPLIT.fullmatch(text)
     if m:
         p = " ".join(m.group("p").lower().split())
-        got = _point(m.group("body"), a, past)
+        got = _point(m.group("body"), a, past or p in _BACKWARD_PREPS)
         if got is not None:
             start, end = got
             if p in ("since", "from", "as of", "starting"):
@@ -397,4 +486,17 @@ def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = 
     got = _point(text, a, past)
     if got is not None:
         return DateRange(got[0], got[1], phrase)
-    return none
+    return _other_language(phrase, a, past) or none
+
+
+def _other_language(phrase: str, anchor: date | None, past: bool) -> DateRange | None:
+    """A French or Japanese phrase ("depuis mars", "3月から"), resolved as its English twin."""
+    # Imported here: dates_fr and dates_ja are read by this module's callers, not the other way.
+    from backchannel.extractors import dates_fr, dates_ja
+
+    english = dates_ja.to_english(phrase) if not phrase.isascii() and dates_ja.is_japanese(phrase) \
+        else dates_fr.to_english(phrase)
+    if english is None or english == phrase:
+        return None
+    r = resolve_phrase(english, anchor, past=past)
+    return DateRange(r.start, r.end, phrase)

@@ -32,6 +32,7 @@ from typing import Any
 
 from backchannel.agent.models import BudgetExhausted, Gateway, InvalidOutput, ModelError
 from backchannel.agent.schemas import ExtractionAnswer, ModelAssertion
+from backchannel.extractors.addressee import resolve_recipients
 from backchannel.extractors.chunking import Chunk, chunk_utterances
 from backchannel.extractors.dates import resolve_phrase
 from backchannel.extractors.result import PREDICATES, ExtractedAssertion, Mention
@@ -243,6 +244,8 @@ def extract_with_model(transcript: Transcript, *, gateway: Gateway, run_id: str 
                 checker.add(item, chunk)
     finally:
         out.calls = gateway.calls_since(before)
+    # Whom each promise was made to, from the meeting around it (as for the offline rules).
+    out.assertions = resolve_recipients(transcript, out.assertions, owner_names)
     return out
 
 

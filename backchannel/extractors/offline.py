@@ -14,7 +14,9 @@ facts. Relative dates resolve against `transcript.meeting_date` (dates.py).
 The rules themselves live in offline_roles.py (titles, employment, witness
 lists, self-introductions) and offline_rules.py (worked_with, knows,
 introductions, commitments); names, organisations and titles in
-offline_names.py; sentences, spans and emission in offline_core.py.
+offline_names.py; sentences, spans and emission in offline_core.py. A sentence that
+looks French goes to the French rules instead (offline_fr.py, dates_fr.py); one with
+kana or kanji to the Japanese ones (offline_ja.py, dates_ja.py).
 
 Precision over recall: a rule fires only on a full pattern with validated names
 (no pronoun, day, month or title taken for a person), "she"/"he" resolve only
@@ -27,16 +29,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from backchannel.extractors.claim_context import qualify_claims
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.offline_labels import label_facts
 from backchannel.extractors.offline_people import (
     asks_name, our_people, pronoun_facts, rule_from_org, rule_i_lead, rule_moves, rule_possessive_title, table_intro_name,
 )
+from backchannel.extractors.offline_fr import FrCtx, looks_french, run_french_rules
+from backchannel.extractors.offline_ja import is_japanese, run_japanese_rules
 from backchannel.extractors.offline_roles import (
     rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
 )
-from backchannel.extractors.offline_rules import rule_commitment, rule_knows, rule_my_ties, rule_worked_with
+from backchannel.extractors.addressee import resolve_recipients
+from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
+from backchannel.extractors.offline_rules import rule_knows, rule_my_ties, rule_worked_with
 from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory.text import norm_name
@@ -54,6 +61,7 @@ _RULES = (
     (("know", "met ", "friend", "introduced"), rule_knows),
     (("my ",), rule_my_ties),
     (("'ll", "’ll", "will ", "shall", "going to", "let me"), rule_commitment),
+    (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
     # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
     ((" from ",), rule_from_org),
@@ -90,14 +98,30 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
     anchor = _anchor(transcript)
     known = _known_people(transcript, owner_names)
     out: list[ExtractedAssertion] = []
+    recent: list[str] = []  # the last two turns' text, for a pronoun that points back across turns
     for u in transcript.utterances:
+        before, recent = "\n".join(recent)[-600:], [*recent[-1:], u.text or ""]
         text = u.text
         if not text or len(text) < 6:
             continue
+        utterance_french = None
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
+            if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
+                run_japanese_rules(dict(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                        out=out, known_people=known))
+                continue
+            french = looks_french(text[s0:s1])
+            if french is None:  # too short to tell: the utterance's language
+                if utterance_french is None:
+                    utterance_french = bool(looks_french(text[:400]))
+                french = utterance_french
+            if french:  # French sentences get the French rules only (offline_fr.py)
+                run_french_rules(FrCtx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                       out=out, known_people=known))
+                continue
             ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor, out=out,
-                      known_people=known)
+                      known_people=known, context_before=before)
             if "," in low:
                 rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
             for rx, rule in _RULES_RX:
@@ -107,7 +131,11 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
     out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
     # "- Did you hear Lena left? - Where did she go? - She's at Spotify now": a pronoun across turns
     out.extend(pronoun_facts(transcript, [r for r in _RULES_RX if r[1] in _ROLE_RULES], known))
-    return _dedupe(out)
+    # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py), then recipients.
+    # A fact read from a speaker label quotes the label, not the speech: no sentence frames it.
+    spoken = [a for a in out if not a.quote_in_label]
+    from_labels = [a for a in out if a.quote_in_label]
+    return resolve_recipients(transcript, _dedupe(qualify_claims(transcript, spoken, known) + from_labels), owner_names)
 
 
 def _dedupe(items: list[ExtractedAssertion]) -> list[ExtractedAssertion]:

@@ -77,6 +77,9 @@ class Ctx:
     anchor: date | None
     out: list[ExtractedAssertion]
     known_people: frozenset[str] = frozenset()  # normalised names that are surely people (speakers, owner)
+    # The turns just before this one (at most _REACH characters): where "he" may point when
+    # this turn names nobody before it ("Tom Becker from the meetup?" / "Yes. He works at ...").
+    context_before: str = ""
     _dates: list | None = None
 
     @property
@@ -99,23 +102,25 @@ class Ctx:
             return Mention(name=self.speaker, kind="person", is_speaker=True)
         return Mention(name=name, kind="person")
 
-    def weak_name(self, name: str, start: int) -> bool:
+    def weak_name(self, name: str, start: int, text: str | None = None) -> bool:
         """A one-word name that opens its sentence ("Funny story, ...") may be no name at all."""
         return " " not in name and norm_name(name) not in self.known_people and _SENTENCE_START.search(
-            self.text, max(0, start - 4), start) is not None
+            self.text if text is None else text, max(0, start - 4), start) is not None
 
-    def the_one_person(self, start: int, end: int) -> Mention | None:
-        """The single person (not the speaker) named in text[start:end]; a
-        sentence-initial one-word name only counts when nobody else is named."""
+    def the_one_person(self, start: int, end: int, text: str | None = None) -> Mention | None:
+        """The single person (not the speaker) named in text[start:end] (this utterance's
+        text unless `text` is given); a sentence-initial one-word name only counts when
+        nobody else is named."""
+        text = self.text if text is None else text
         found = []
-        for m in NAME_RX.finditer(self.text, start, end):
+        for m in NAME_RX.finditer(text, start, end):
             n = person_name(m.group(0))
-            if not n or _followed_by_org_word(self.text, m.end()) or _ORG_BEFORE.search(
-                    self.text, max(0, m.start() - 12), m.start()):
+            if not n or _followed_by_org_word(text, m.end()) or _ORG_BEFORE.search(
+                    text, max(0, m.start() - 12), m.start()):
                 continue
-            if self.speaker and norm_name(n) == norm_name(self.speaker):
+            if self.speaker and same_person(n, self.speaker):
                 continue
-            found.append((norm_name(n), n, self.weak_name(n, m.start())))
+            found.append((norm_name(n), n, self.weak_name(n, m.start(), text)))
         for pool in (found, [f for f in found if not f[2]]):
             distinct = {k: n for k, n, _w in pool}
             if len(distinct) == 1:
@@ -124,8 +129,14 @@ class Ctx:
 
     def antecedent(self, pos: int) -> Mention | None:
         """Who 'she'/'he' at `pos` means: the one person (not the speaker) named
-        shortly before in this utterance; None when there are none or several."""
-        return self.the_one_person(max(0, pos - _REACH), pos)
+        shortly before in this utterance; when this utterance names nobody before it, the
+        one person named in the turns just before; None when there are none or several."""
+        start = max(0, pos - _REACH)
+        found = self.the_one_person(start, pos)
+        if found is None and self.context_before and not any(
+                person_name(m.group(0)) for m in NAME_RX.finditer(self.text, start, pos)):
+            return self.the_one_person(0, len(self.context_before), self.context_before)
+        return found
 
     # ------------------------------------------------------------ dates
 

@@ -25,9 +25,12 @@ CAP = rf"{U}{L}*(?:['’](?![sS]\b){L}+)?(?:-{L}+)*"
 PARTICLE = r"(?:de|del|della|der|den|di|da|das|do|dos|du|van|von|ter|ten|la|le|bin|al|el|y)"
 HONORIFIC = r"(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Professor|Sir|Dame|Lord|Lady)\.?"
 # Both end where a word ends: a regex that backtracks must not cut "Joey’s" to "Joe".
-NAME = rf"(?<![\w'’-])(?:{HONORIFIC}\s+)?{CAP}(?:\s+(?:{PARTICLE}\s+){{0,2}}{CAP}){{0,3}}(?![\w-])"
+# The pronoun "I" never continues a name: "Before Sakura I worked at Globex" is not a
+# person called "Before Sakura I" (which would swallow the subject of the fact); nor "I'm", "I've".
+_NOT_I = r"(?!I\b)"
+NAME = rf"(?<![\w'’-])(?:{HONORIFIC}\s+)?{CAP}(?:\s+(?:{PARTICLE}\s+){{0,2}}{_NOT_I}{CAP}){{0,3}}(?![\w-])"
 _ORG_SUFFIX_RX = r"(?:Inc|Ltd|LLC|LLP|plc|PLC|GmbH|SA|AG|SAS|SARL|NV|BV|Co|Corp|Corporation|Group|Holdings)"
-ORG = (rf"(?<![\w'’-])(?:[Tt]he\s+)?{CAP}(?:\s+(?:(?:of|for|and|&|in|de|du|des|the)\s+){{0,2}}{CAP}){{0,7}}"
+ORG = (rf"(?<![\w'’-])(?:[Tt]he\s+)?{CAP}(?:\s+(?:(?:of|for|and|&|in|de|du|des|the)\s+){{0,2}}{_NOT_I}{CAP}){{0,7}}"
        rf"(?:,?\s+{_ORG_SUFFIX_RX}\b)?(?![\w-])")
 
 NAME_RX = re.compile(NAME)
@@ -36,7 +39,9 @@ ORG_RX = re.compile(ORG)
 POSTNOMINALS = {"AM", "MP", "MS", "MSP", "MLA", "MEP", "OBE", "MBE", "CBE", "QC", "KC", "PhD", "Jr", "Sr", "II", "III"}
 _HONORIFICS = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "lord", "lady"}
 
-# Words that start a capitalised run but are not names.
+# Words that start a capitalised run but are not names. The last lines are prepositions and
+# imperative verbs that open a sentence: "Ask Sophie Martin about it" is about Sophie Martin, and
+# taken as part of the name they would swallow the capitalised word into it.
 STOP = set("""
 i i'm i've i'll i'd me my mine we we're we've we'll us our ours you you're your yours he he's him his she she's her
 hers it it's its they they're them their theirs this that these those there here what who whom whose which when
@@ -57,6 +62,10 @@ interestingly importantly again now meanwhile instead otherwise anyways besides 
 additionally similarly likewise certainly definitely absolutely exactly indeed really alright cool awesome perfect
 brilliant excellent wonderful literally essentially generally normally usually typically ideally luckily sadly
 surely naturally admittedly thankfully currently recently originally initially eventually ultimately
+unlike through via per including except despite regarding around between among against behind beyond under over
+within across toward towards upon near outside inside throughout alongside beside below above along amid
+ask call email e-mail text message ping phone ring contact invite remind introduce thank welcome congratulate
+cc loop reach send tell meet
 """.split())
 NATIONALITIES = set("""
 english british welsh scottish irish french german spanish italian american canadian dutch swiss belgian european

@@ -4,9 +4,7 @@ worked_with: "we worked together at Acme from 2016 to 2021", "I worked with
 Sophie at Acme", "Sophie and I worked together", "my old colleague Sophie",
 "Sophie was my boss at Globex"; knows: "I know Sophie well", "I've known Sophie
 for years", "Marc introduced me to Sophie", "Marc knows Sophie", "I met Sophie
-at Acme", "my friend Paul"; committed_to: "I'll send you the pricing by
-Friday", "we'll get back to you by the 15th" (strong verbs alone; everyday verbs
-such as "check" only with a due date; hedged, negated or questioned ones never).
+at Acme", "my friend Paul". Commitments live in offline_commitments.py.
 """
 
 from __future__ import annotations
@@ -16,6 +14,9 @@ import re
 from backchannel.extractors.offline_core import Ctx
 from backchannel.extractors.offline_names import NAME, ORG, looks_like_org, org_name
 from backchannel.extractors.result import Mention
+
+# The other half of "we", when the sentence names nobody (resolved with the whole meeting).
+WE_PARTNER = "we_partner"
 from backchannel.memory.text import norm_name
 
 _ADV = r"(?:(?:also|actually|once|both|really|closely|briefly|previously|even)\s+)*"
@@ -39,13 +40,26 @@ def _org(ctx: Ctx, m: re.Match) -> str | None:
 
 def _other_person(ctx: Ctx, start: int, end: int) -> Mention | None:
     """The one other person 'we' refers to: named in this sentence outside the
-    match, else named shortly before in the utterance; None when ambiguous."""
+    match, else named shortly before in the utterance; None when ambiguous.
+    When nobody is named, the meeting decides: `WE_PARTNER`, which the
+    transcript-wide pass (addressee.py) resolves to the other person of a
+    two-person meeting (or a vocative), or drops."""
     found = [p for p in (ctx.the_one_person(ctx.s0, start), ctx.the_one_person(end, ctx.s1)) if p]
     if len({norm_name(p.name) for p in found}) == 1:
         return found[0]
     if not found:
-        return ctx.the_one_person(max(0, ctx.s0 - 500), ctx.s0)
+        lo = max(0, ctx.s0 - 500)
+        before = ctx.the_one_person(lo, ctx.s0)
+        if before is None or _opens_a_sentence(ctx, before.name, lo, ctx.s0):
+            return Mention(name="we", kind=WE_PARTNER)  # "Congratulations. We worked together": nobody named
+        return before
     return None
+
+
+def _opens_a_sentence(ctx: Ctx, name: str, lo: int, hi: int) -> bool:
+    """A one-word 'name' unknown to the meeting that opens a sentence ("Congratulations.")."""
+    pos = ctx.text.find(name, lo, hi)
+    return pos >= 0 and ctx.weak_name(name, pos)
 
 
 def _worked(ctx: Ctx, a: Mention, b: Mention, m: re.Match, org: str | None, conf: float) -> None:
@@ -169,72 +183,3 @@ def rule_knows(ctx: Ctx) -> None:
         ctx.emit("knows", a, *span, obj=b, confidence=0.65)
         ctx.emit("knows", intro, *span, obj=b, confidence=0.6)
         ctx.emit("introduced", intro, *span, obj=b, confidence=0.65)
-
-
-# ---------------------------------------------------------------- commitments
-
-_TO_PERSON = r"(?=\s+(?:you|us|him|her|them|[A-Z]))"
-_STRONG_VERBS = (
-    r"send(?:\s+over)?|e-?mail|forward|share(?!\s+(?:my|the|your|our)\s+screen)|circulate|follow\s+up"
-    rf"|(?:get|come|report)\s+back\s+to{_TO_PERSON}"
-    r"|introduce|put\s+\w+\s+in\s+touch|connect|arrange|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
-    rf"|(?:reach\s+out\s+to|contact|call|ring|phone){_TO_PERSON}"
-    r"|let\s+(?:you|\w+)\s+know|drop\s+\w+\s+a\s+(?:line|note|email)"
-    r"|deliver|provide|submit|organi[sz]e")
-# Everyday verbs that make a promise only with a due date ("I'll check it by Monday").
-_WEAK_VERBS = (r"check|look\s+into|find\s+out|review|update|finish|complete|fix|sort\s+out|talk\s+to|speak\s+to"
-               r"|ask|write|do|get")
-_COMMIT = re.compile(
-    rf"(?:(?P<subj>\b[Ii]|\b[Ww]e|{NAME})\s?(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to"
-    rf"|['’]re\s+going\s+to|\s+are\s+going\s+to|\s+is\s+going\s+to)|\b(?P<letme>[Ll]et\s+me))\s+"
-    rf"(?:(?:definitely|certainly|just|also|then|personally|quickly|make\s+sure\s+to|try\s+and|try\s+to)\s+)*"
-    rf"(?P<verb>(?:{_STRONG_VERBS})|(?P<weak>{_WEAK_VERBS}))\b(?P<rest>[^.;!?]*)")
-_HEDGE = re.compile(r"\b(?:if|maybe|perhaps|probably|might|unless|whether|hopefully|would|could|not|never|say|says|"
-                    r"said|wonder|suppose)\b|n['’]t\b", re.I)
-_OBJECT_START = re.compile(r"\s+(?:you|him|her|them|us|it|this|that|the|a|an|our|my|your|some|those|these|over|"
-                           rf"to|with|on|up|back|everyone|everybody|{NAME})\b")
-_PROMISE_CUT = re.compile(
-    r"['\"“”‘]|-\s|\s+or\b|,\s*(?:and|but|so|then|because|which|okay|ok|alright|right)\b"
-    r"|\s+(?:and\s+then|so\s+that|because|but)\b|\s+(?:okay|ok|alright|yeah|right)\s*$")
-_FILLER_END = re.compile(r"(?:\s+(?:as\s+well|too|then|okay|ok|alright|yeah|right|please|again|now))+\s*$")
-
-
-def rule_commitment(ctx: Ctx) -> None:
-    sent = ctx.sent
-    if sent.rstrip().endswith("?"):
-        return
-    for m in _COMMIT.finditer(ctx.text, ctx.s0, ctx.s1):
-        raw = m.group("subj") or "I"  # "let me send you ..." is the speaker's promise
-        if raw.split()[-1] in ("I", "i", "We", "we") and raw.split()[0].lower() in ("and", "so", "but", "then", "i", "we"):
-            raw = raw.split()[-1]  # "And I will send ...": the name pattern took the opener with the pronoun
-        if raw in ("I", "i", "We", "we"):
-            subj = ctx.me()
-        else:
-            subj = ctx.person(raw)
-        if subj is None:
-            continue
-        if _HEDGE.search(ctx.text, ctx.clause_start_at(m.start()), m.start("verb")):
-            continue
-        rest_start = m.end("verb")
-        verb = m.group("verb").lower()
-        if not _OBJECT_START.match(ctx.text, rest_start) and not verb.startswith(("get back", "follow")):
-            continue
-        dr = ctx.date_for(m.start("verb"), m.end())
-        if m.group("weak") and dr is None:
-            continue
-        promise_end = m.end()
-        if dr is not None:
-            for a, _b, _p in ctx.dates():
-                if m.start("verb") < a < promise_end:
-                    promise_end = a
-                    break
-        cut = _PROMISE_CUT.search(ctx.text, rest_start, promise_end)
-        if cut:
-            promise_end = cut.start()
-        promise = _FILLER_END.sub("", ctx.text[m.start("verb"):promise_end]).strip(" ,—–-")
-        words = promise.split()
-        if len(words) < 2 or len(words) > 16:
-            continue
-        due = dr.end or dr.start if dr else None
-        ctx.emit("committed_to", subj, m.start(), m.end(), literal=" ".join(words), dr=dr, valid_to=due,
-                 modality="commitment", confidence=0.6 if dr else 0.5)

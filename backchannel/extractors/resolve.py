@@ -1,16 +1,23 @@
 """Entity resolution for one source: speaker labels and mentioned names to entities.
 
-Layers, cheapest first: the source's own speakers and participants; exact name and
-alias match (case- and accent-insensitive); a first name that matches exactly one
-participant ("Marc" -> "Marc Dupont"); then, when the model gateway's layers are
-installed, fuzzy / embedding / model matching (`resolve_layers.resolve_extra`).
+Layers, cheapest first: the source's own speakers and participants; for a first name
+alone, the one full name with that first name said in this meeting ("Hannah" after
+"Hannah Schulz" is Schulz here, whatever alias "Hannah" was learned elsewhere); exact
+name and alias match (case- and accent-insensitive); then, when the model gateway's
+layers are installed, fuzzy / embedding / model matching (`resolve_layers.resolve_extra`).
 Anything still unknown becomes a new entity with its surface form as alias.
+
+A first name that fits two or more people, with nothing in the meeting to choose (no full
+name said, none of them present), is an ambiguous reference: it is linked to the most
+recent candidate, recorded in `ambiguous` with every candidate, and the writer marks each
+assertion that rests on it `ambiguous_reference` (low trust), so no introduction is built
+on a guess and `trace` can say why.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from backchannel.extractors.offline_labels import is_seat_label, label_person
@@ -21,7 +28,8 @@ from backchannel.memory.text import norm_name
 # Labels that name a seat, not a person: they stay local to their source.
 _GENERIC_LABEL = re.compile(
     r"^(speaker|participant|spk|person|unknown|guest|caller|interviewer|interviewee|moderator|host|"
-    r"attendee|user|voice|member|chair|witness)\s*[-_#]?\s*\w{0,3}$",
+    r"attendee|user|voice|member|chair|witness|intervenant|intervenante|locuteur|locutrice|orateur|oratrice|appelant"
+    r"|inconnu|invité|invitée)\s*[-_#]?\s*\w{0,3}$",
     re.IGNORECASE,
 )
 _LABEL_NOTE = re.compile(r"\s*\(.*\)\s*$")  # a trailing "(riding, party)" or "(title)" after a name
@@ -30,6 +38,27 @@ _ROLE_WORDS = {
     "professor", "phd", "grad", "postdoc", "chairman", "chair", "the chair", "clerk", "presenter",
     "narrator", "audience", "everyone", "all", "crowd", "group", "team", "unknown",
 }
+
+
+def full_names_said(texts: Iterable[str]) -> list[str]:
+    """Every person name of two or more words said in `texts`, in order of first mention:
+    the context in which a lone first name is read ("Hannah Schulz does. ... Hannah")."""
+    from backchannel.extractors.offline_names import NAME_RX, person_name
+
+    seen: dict[str, str] = {}
+    for text in texts:
+        for m in NAME_RX.finditer(text or ""):
+            if " " not in m.group(0):
+                continue
+            n = person_name(m.group(0))
+            if n and " " in n.strip():
+                seen.setdefault(norm_name(n), n)
+    return list(seen.values())
+
+
+def is_seat_label(label: str) -> bool:
+    """'Speaker 2', 'Caller 1', 'Guest': a seat, not a person's name."""
+    return _GENERIC_LABEL.match(label.strip()) is not None
 
 
 def looks_like_person_name(label: str) -> bool:
@@ -56,15 +85,37 @@ class SourceResolver:
     self_intros: dict[str, str] = field(default_factory=dict)
     labels: Sequence[str] = ()  # every speaker label of the source (seats named in another label)
     extra: Callable[..., tuple[int | None, str, float]] | None = None
+    # Person names said in this source (speakers, participants, mentions): the context a
+    # lone first name is read in.
+    meeting_names: Sequence[str] = ()
     speaker_ids: dict[str, int] = field(default_factory=dict)
+    # normalised first name -> the names of every candidate, for names read without context
+    ambiguous: dict[str, list[str]] = field(default_factory=dict)
     _cache: dict[tuple[str, str], int] = field(default_factory=dict)
     _known: dict[str, list[entities.Entity]] = field(default_factory=dict)
+    _by_first: dict[str, list[entities.Entity]] = field(default_factory=dict)
     created: int = 0
 
     def prefetch(self, names: set[str]) -> None:
         """Look every name this source will need up in one query (one per name is the
         slow path: a meeting mentions dozens of names)."""
         self._known.update(entities.find_many(self.store, names))
+        firsts = sorted({norm_name(x) for x in names} - {""})
+        firsts = [f for f in firsts if " " not in f]
+        if firsts:
+            self._by_first = {f: [] for f in firsts}
+            rows = self.store.con.execute(
+                """SELECT split_part(norm, ' ', 1) AS first, id, kind, name, is_owner FROM entities
+                   WHERE kind = 'person' AND merged_into IS NULL AND contains(norm, ' ')
+                     AND list_contains(?, split_part(norm, ' ', 1)) ORDER BY id""", [firsts]).fetchall()
+            for first, *rest in rows:
+                self._by_first[first].append(entities.Entity(rest[0], rest[1], rest[2], bool(rest[3])))
+
+    def _people_by_first_name(self, first: str) -> list[entities.Entity]:
+        """People whose full name starts with this first name (prefetched for the source's names)."""
+        if first in self._by_first:
+            return self._by_first[first]
+        return entities.find_by_first_name(self.store, first)
 
     def _find(self, name: str, kind: str) -> list[entities.Entity]:
         n = norm_name(name)
@@ -153,6 +204,9 @@ class SourceResolver:
         self._cache[key] = eid
         return eid
 
+    def is_ambiguous(self, name: str | None) -> bool:
+        return bool(name) and norm_name(name) in self.ambiguous
+
     def _resolve(self, name: str, kind: str) -> int:
         n = norm_name(name)
         if kind == "person" and is_seat_label(name) and label_person(name) is None:
@@ -165,7 +219,15 @@ class SourceResolver:
             return found[0].id if found else self._create(local, "person")
         if kind == "person" and n in self.owner_norms:
             return self.owner_id
+        if kind == "person" and n and " " not in n:
+            eid = self._first_name_in_context(n, name)
+            if eid is not None:
+                return eid
         found = self._find(name, kind)
+        if not found and kind == "person":
+            tail = self._known_tail(name)
+            if tail is not None:
+                return self.mention(tail, kind)
         if len(found) == 1:
             return found[0].id
         if len(found) > 1:
@@ -175,11 +237,6 @@ class SourceResolver:
                 if e.id in present:
                     return e.id
             return found[-1].id
-        if kind == "person" and " " not in n:
-            full = self._first_name_match(n)
-            if full is not None:
-                self._alias(full, name)
-                return full
         if self.extra is not None:
             eid, method, score = self.extra(self.store, name, kind)
             if eid is not None:
@@ -187,13 +244,46 @@ class SourceResolver:
                 return eid
         return self._create(name, kind)
 
-    def _first_name_match(self, first: str) -> int | None:
-        """'Marc' -> 'Marc Dupont' when exactly one participant of this source has that first name."""
-        matches = {p for p in self.participants if norm_name(p).split(" ")[0] == first and " " in norm_name(p)}
-        if len(matches) != 1:
+    def _known_tail(self, name: str) -> str | None:
+        """'Sakura Sophie Martin' (a pattern swallowed the word before a name) is 'Sophie Martin'
+        when memory or this meeting knows that shorter name and not the longer one."""
+        toks = name.split()
+        if len(toks) < 3 or any(t.islower() for t in toks):  # particles: "Ana de la Cruz"
             return None
-        (full,) = matches
-        return self.mention(full, "person")
+        here = {norm_name(p) for p in self.meeting_names} - {norm_name(name)}
+        for k in range(1, len(toks) - 1):
+            tail = " ".join(toks[k:])
+            if norm_name(tail) in here or self._find(tail, "person"):
+                return tail
+        return None
+
+    def _first_name_in_context(self, first: str, surface: str) -> int | None:
+        """A lone first name read in this meeting: the one full name with that first name
+        said here; else, among the people memory knows by it, the one present here or the
+        only one. Several and nothing to choose: the most recent, recorded as ambiguous.
+        None: at most one person by that first name (plain alias matching decides)."""
+        here = {norm_name(p): p for p in self.meeting_names if " " in norm_name(p)
+                and norm_name(p).split(" ")[0] == first and norm_name(p) not in self.owner_norms}
+        if len(here) == 1:
+            eid = self.mention(next(iter(here.values())), "person")
+            self._alias(eid, surface)
+            return eid
+        if len(here) > 1:
+            ids = [self.mention(full, "person") for full in here.values()]
+            self.ambiguous[first] = sorted(here.values())
+            return ids[-1]
+        by_alias = {e.id: e for e in self._find(surface, "person")}
+        by_id = {**by_alias, **{e.id: e for e in self._people_by_first_name(first)}}
+        by_id.pop(self.owner_id, None)
+        if len(by_id) <= 1:
+            return None  # one person or none by that name: alias matching as before
+        present = set(self.speaker_ids.values())
+        here_ids = [i for i in by_id if i in present]
+        if len(here_ids) == 1:
+            return here_ids[0]
+        self.ambiguous[first] = sorted({e.name for e in by_id.values()})
+        # A guess, marked as one: whoever was last called by this name, else the newest namesake.
+        return max(i for i in by_alias if i != self.owner_id) if set(by_alias) - {self.owner_id} else max(by_id)
 
     def _create(self, name: str, kind: str) -> int:
         self.created += 1

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from backchannel.extractors import source_trust
 from backchannel.extractors.offline_acronyms import organisation_aliases
-from backchannel.extractors.resolve import SourceResolver, looks_like_person_name
+from backchannel.extractors.resolve import SourceResolver, full_names_said, looks_like_person_name
 from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory import entities, supersede
@@ -61,21 +62,31 @@ def write_source(
         me = entities.ensure_owner(store, owner_names[0] if owner_names else "Me", list(owner_names[1:]))
         title = transcript.title or sid
         participants = list(transcript.participants or transcript.speakers())
+        owner_norms = {norm_name(n) for n in owner_names if n} | {norm_name(me.name)}
+        reliability = source_trust.assess(transcript, owner_norms, dict(self_intros or {}))
         store.con.execute(
             """INSERT INTO sources (id, content_hash, path, title, format, meeting_date, meeting_date_origin,
-                   participants, utterance_count, extractor, ingested_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   participants, utterance_count, extractor, ingested_at, trust_reasons)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [sid, content_hash, transcript.path, title, transcript.format, transcript.meeting_date,
-             transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow()],
+             transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow(),
+             reliability.all_reasons()],
         )
+        mentioned = {m.name for a in extracted for m in (a.subject, a.object, a.recipient)
+                     if m is not None and not m.is_speaker}
+        people_here = [*participants, *transcript.speakers(), *(self_intros or {}).values(),
+                       *sorted(m.name for a in extracted for m in (a.subject, a.object, a.recipient)
+                               if m is not None and not m.is_speaker and m.kind == "person"),
+                       *full_names_said(u.text for u in transcript.utterances)]
         resolver = SourceResolver(
             store, sid, title, me.id, {norm_name(n) for n in owner_names if n},
             participants=participants, self_intros=dict(self_intros or {}), extra=resolve_extra,
             labels=transcript.speakers(),
+            meeting_names=people_here,
         )
         names = set(participants) | set(transcript.speakers()) | set((self_intros or {}).values())
         names |= {f"{label} ({title})" for label in transcript.speakers()}
-        names |= {m.name for a in extracted for m in (a.subject, a.object) if m is not None and not m.is_speaker}
+        names |= mentioned
         resolver.prefetch(names)
         for label in transcript.speakers():
             resolver.speaker(label)
@@ -92,7 +103,7 @@ def write_source(
             [(sid, u.idx, u.speaker, resolver.speaker(u.speaker), u.start_s, u.end_s, u.text)
              for u in transcript.utterances],
         )
-        rows = _assertion_rows(transcript, extracted, resolver, sid, extractor)
+        rows = _assertion_rows(transcript, extracted, resolver, sid, extractor, reliability)
         store.insert_rows(
             "assertions",
             ["subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id",
@@ -110,14 +121,15 @@ def write_source(
             on_written(sid, resolver)
         store.append_event(
             "source_ingested",
-            {"source_id": sid, "path": transcript.path, "assertions": len(rows), "extractor": extractor},
+            {"source_id": sid, "path": transcript.path, "assertions": len(rows), "extractor": extractor,
+             "ambiguous_references": resolver.ambiguous},
             key=f"ingest:{content_hash}",
         )
         return WriteResult(sid, created=True, assertions=len(rows), entities_created=resolver.created)
 
 
 def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAssertion], resolver: SourceResolver,
-                    sid: str, extractor: str) -> list[tuple]:
+                    sid: str, extractor: str, reliability: source_trust.SourceTrust) -> list[tuple]:
     said_at: datetime | None = transcript.meeting_date
     now = utcnow()
     by_idx = {u.idx: u for u in transcript.utterances}
@@ -131,6 +143,9 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
         if a.predicate not in PREDICATES or a.modality not in MODALITIES:
             raise ValueError(f"unknown predicate/modality {a.predicate!r}/{a.modality!r}")
         speaker_id = resolver.speaker(u.speaker)
+        r = a.recipient
+        if r is not None and not r.is_speaker and resolver.only_an_organisation(r.name):
+            a.recipient = None  # "send the proposal to Acme": an organisation is nobody a promise is made to
         if any(m is not None and m.kind == "person" and not m.is_speaker and resolver.only_an_organisation(m.name)
                for m in (a.subject, a.object)):
             continue  # a rule took an organisation for a person
@@ -144,8 +159,17 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
                 continue
         recipient_id = None
         if a.recipient is not None:
-            recipient_id = speaker_id if a.recipient.is_speaker else resolver.mention(a.recipient.name, "person")
-        reasons = list(dict.fromkeys(a.trust_reasons))
+            # Another speaker of this meeting ("Speaker 2", "Fatima") resolves as their label does.
+            recipient_id = (speaker_id if a.recipient.is_speaker
+                            else resolver.speaker(a.recipient.name) if a.recipient.name in resolver.speaker_ids
+                            else resolver.mention(a.recipient.name, "person"))
+        # What the words say about themselves (second-hand, hedged), then who said them where,
+        # then whether a name it rests on was a guess between namesakes.
+        reasons = [*a.trust_reasons, *reliability.reasons_for(u.speaker)]
+        if any(resolver.is_ambiguous(u.speaker if m.is_speaker else m.name)
+               for m in (a.subject, a.object, a.recipient) if m is not None and m.kind == "person"):
+            reasons.append("ambiguous_reference")
+        reasons = list(dict.fromkeys(reasons))
         key = (subject_id, a.predicate, object_id, a.object_literal, a.qualifier, a.utterance_idx, a.span_start)
         if key in seen:
             continue

@@ -116,6 +116,8 @@ def forget(store: Store, entity_id: int) -> ForgetReport:
                     [ids])
         con.execute("DELETE FROM assertions WHERE list_contains($1, subject_id) OR list_contains($1, object_id) "
                     "OR list_contains($1, speaker_id)", [ids])
+        # A promise made to them stays the promiser's fact, with no link left to the person.
+        con.execute("UPDATE assertions SET recipient_id = NULL WHERE list_contains(?, recipient_id)", [ids])
         con.execute("DELETE FROM utterances WHERE list_contains(?, speaker_id)", [ids])
         if rx is not None:
             _redact_text(store, rx, redact, report)

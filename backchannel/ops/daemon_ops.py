@@ -148,6 +148,7 @@ def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's 
     ids = out["entity_ids"] or [-1]
     out["entities"] = env.store.query("SELECT id, kind, name FROM entities WHERE list_contains(?, id) ORDER BY id",
                                       [ids])
+    out["evidence_trust"] = _evidence_trust(env.store, r)
     return out
 
 
@@ -195,7 +196,9 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     by_key: dict[str, dict[str, Any]] = {}
     ungated = ("answered, not gated: `ask` shows answers and proposes nothing" if run_d["wake_kind"] == "ask"
                else "not gated (run unfinished?)")
-    for c in sweep.get("candidates", []):
+    # An ingest's re-evaluation may sweep several times in one run (daemon/reevaluate.py).
+    swept = [c for e in events if e["kind"] == "sweep.done" for c in e["data"].get("candidates", [])]
+    for c in swept:
         k = dedupe_key(c.get("kind") or "?", c.get("entities") or [])
         by_key[k] = {"dedupe_key": k, "kind": c.get("kind"), "why": c.get("why"), "score": c.get("score"),
                      "gate": [], "judge": None, "proposal": None, "outcome": ungated}
@@ -210,13 +213,17 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
             if not d.get("passed"):
                 c["outcome"] = f"suppressed by {d.get('check')}: {d.get('reason')}"
         elif e["kind"] == "judge.scored":
-            c["judge"] = {"score": d.get("score"), "signals": d.get("signals"), "model": d.get("model")}
+            c["judge"] = {"score": d.get("score"), "signals": d.get("signals"), "model": d.get("model"),
+                          "reasons": d.get("reasons"), "veto": d.get("veto")}
         elif e["kind"] in ("judge.failed", "draft.failed"):
             c["outcome"] = f"silent: {d.get('reason')}"
         elif e["kind"] == "proposal.created":
             c["proposal"], c["outcome"] = d.get("proposal_id"), f"proposal {d.get('proposal_id')}"
     calls = _model_calls(store, run_id)
+    from backchannel.ops.trust_view import candidates_evidence_trust
+
     return {
+        "evidence_trust": candidates_evidence_trust(store, sweep.get("candidates", [])),
         "run": {k: run_d.get(k) for k in ("id", "status", "reason", "started_at", "finished_at")},
         "trigger": {"kind": run_d.get("wake_kind"), "key": run_d.get("wake_key"), "payload": run_d.get("wake_payload")},
         "ingest": _ingest_step(events),
@@ -287,8 +294,18 @@ def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
         "delivery": delivery,
         "feedback": feedback,
         "suppressed_since": _suppressed_since(env, p) if feedback else [],
+        "evidence_trust": _evidence_trust(store, p),
         "events": [{"seq": e["seq"], "at": e["occurred_at"], "kind": e["kind"]} for e in events],
     }
+
+
+def _evidence_trust(store, p: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each evidence assertion's trust and the reasons behind it (ops/trust_view.py)."""
+    from backchannel.ops.trust_view import evidence_trust
+
+    ev = p.get("evidence")
+    ev = json.loads(ev) if isinstance(ev, str) else (ev or [])
+    return evidence_trust(store, [e.get("assertion_id") if isinstance(e, dict) else e for e in ev])
 
 
 def _suppressed_since(env: OpEnv, p: dict[str, Any]) -> list[dict[str, Any]]:

@@ -103,8 +103,20 @@ def dismiss(env: OpEnv, id: str, reason: str | None = None, scope: str = "this",
                                   entity_ids=narrowed)
         _set_status(env, p["id"], "dismissed")
         cancel_pending(env.store, p["id"], "dismissed")
+    _refit(env, p["kind"])
     return {"id": p["id"], "status": "dismissed", "scope": scope, "reason": reason, "until": until_at,
             "suppressions": sids}
+
+
+def _refit(env: OpEnv, kind: str) -> None:
+    """The judge's weights for `kind` learn from this verdict (daemon/calibrate.py); a
+    failed fit keeps the previous weights and never loses the verdict."""
+    from backchannel.daemon import calibrate
+
+    try:
+        calibrate.refit(env.store, kind)
+    except Exception as exc:  # noqa: BLE001 - the verdict is recorded; the weights catch up at the next one
+        env.store.append_event("judge.refit_failed", {"kind": kind, "error": f"{type(exc).__name__}: {exc}"})
 
 
 def accept(env: OpEnv, id: str, via: str = "cli") -> dict[str, Any]:
@@ -121,6 +133,7 @@ def accept(env: OpEnv, id: str, via: str = "cli") -> dict[str, Any]:
         if p["status"] not in ("approved",):
             _set_status(env, p["id"], "accepted")
         cancel_pending(env.store, p["id"], "accepted")
+    _refit(env, p["kind"])
     return {"id": p["id"], "status": "accepted" if p["status"] != "approved" else p["status"]}
 
 
@@ -207,6 +220,7 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
             lift(env.store, p["id"])
         _set_status(env, p["id"], "approved")
         key = enqueue_action(env.store, p["id"], h)
+    _refit(env, p["kind"])
     out: dict[str, Any] = {"id": p["id"], "status": "approved", "action_hash": h, "to": payload["to"],
                            "delivery": key, "sent": False}
     if send:
@@ -265,9 +279,27 @@ def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
     active = s.query(
         """SELECT scope, count(*) AS n FROM suppressions WHERE lifted_at IS NULL AND (until IS NULL OR until > ?)
            GROUP BY 1 ORDER BY 1""", [utcnow()])
+    per_kind = {}
+    for r in s.query(
+            """SELECT p.kind, count(*) AS proposals,
+                      count(*) FILTER (WHERE v.verdict IN ('accept', 'approve')) AS accepted,
+                      count(*) FILTER (WHERE v.verdict = 'dismiss') AS dismissed
+               FROM proposals p LEFT JOIN (
+                   SELECT proposal_id, arg_max(verdict, id) AS verdict FROM feedback
+                   WHERE verdict IN ('accept', 'approve', 'dismiss') GROUP BY 1) v ON v.proposal_id = p.id
+               WHERE p.created_at >= ? GROUP BY 1 ORDER BY 1""", [since]):
+        judged = int(r["accepted"]) + int(r["dismissed"])
+        # Precision from feedback: of the proposals the owner judged, the share they found useful.
+        per_kind[r["kind"]] = {"proposals": int(r["proposals"]), "accepted": int(r["accepted"]),
+                               "dismissed": int(r["dismissed"]),
+                               "precision": round(int(r["accepted"]) / judged, 4) if judged else None}
+    from backchannel.daemon import calibrate
+
     return {
         "days": int(days),
         "proposals": total,
+        "per_kind": per_kind,
+        "judge_weights": calibrate.table(s),
         "per_day": [{"day": str(r["day"]), "proposals": int(r["proposals"])} for r in per_day],
         "verdicts": verdicts,
         "acceptance_rate": round(accepted / total, 4) if total else None,

@@ -13,7 +13,9 @@ ASSERTION_COLUMNS = """
     a.object_literal, a.qualifier, a.speaker_id, sp.name AS speaker, a.said_at, a.valid_from, a.valid_to,
     a.recorded_at, a.superseded_at, a.confidence, a.modality, a.source_id, a.utterance_idx,
     a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor,
-    src.meeting_date_origin AS date_origin
+    src.meeting_date_origin AS date_origin,
+    coalesce(a.trust, a.confidence) AS trust, coalesce(a.trust_reasons, []) AS trust_reasons,
+    a.recipient_id, r.name AS recipient
 """
 ASSERTION_JOINS = """
     FROM assertions a
@@ -21,6 +23,7 @@ ASSERTION_JOINS = """
     LEFT JOIN entities o ON o.id = a.object_id
     LEFT JOIN entities sp ON sp.id = a.speaker_id
     LEFT JOIN sources src ON src.id = a.source_id
+    LEFT JOIN entities r ON r.id = a.recipient_id
 """
 
 
@@ -88,11 +91,23 @@ def source(env: OpEnv, ref: str, utterances: bool = True) -> dict[str, Any]:
         f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE a.source_id = ? ORDER BY a.utterance_idx, a.id",
         [src["id"]],
     )
+    out["ambiguous_references"] = _ambiguous_references(env, src)
     return out
 
 
+def _ambiguous_references(env: OpEnv, src: dict[str, Any]) -> dict[str, list[str]]:
+    """{first name: every person it could mean} for names this source used without context,
+    as the writer logged them (extractors/resolve.py)."""
+    import json
+
+    rows = env.store.query("SELECT data FROM events WHERE key = ?", [f"ingest:{src.get('content_hash')}"])
+    data = json.loads(rows[0]["data"]) if rows and rows[0]["data"] else {}
+    return data.get("ambiguous_references") or {}
+
+
 def assertions(env: OpEnv, about: str | None = None, predicate: str | None = None,
-               include_superseded: bool = True, limit: int = 1000, as_of: str | None = None) -> list[dict[str, Any]]:
+               include_superseded: bool = True, limit: int = 1000, as_of: str | None = None,
+               min_trust: float | None = None) -> list[dict[str, Any]]:
     """Assertions with evidence. `as_of` (YYYY-MM-DD) keeps those that held on that day
     (started on or before it, by valid_from else said_at, and not ended by then), the
     same rule as memory.supersede.as_of: "who was CIO of Acme in 2024?"."""
@@ -121,6 +136,15 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
         params.append(predicate)
     if not include_superseded:
         where.append("a.superseded_at IS NULL")
+    if min_trust is not None:
+        try:
+            floor = float(min_trust)
+        except (TypeError, ValueError):
+            raise OpError(f"--min-trust wants a number from 0 to 1, got {min_trust!r}") from None
+        if not 0.0 <= floor <= 1.0:
+            raise OpError(f"--min-trust wants a number from 0 to 1, got {min_trust!r}")
+        where.append("coalesce(a.trust, a.confidence) >= ?")
+        params.append(floor)
     sql = f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS}"
     if where:
         sql += " WHERE " + " AND ".join(where)

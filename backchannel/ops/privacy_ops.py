@@ -40,7 +40,8 @@ def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
                               [ids]),
         "assertions": store.query(
             f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE list_contains($1, a.subject_id) "
-            "OR list_contains($1, a.object_id) OR list_contains($1, a.speaker_id) ORDER BY a.said_at NULLS LAST, a.id",
+            "OR list_contains($1, a.object_id) OR list_contains($1, a.speaker_id) OR list_contains($1, a.recipient_id) "
+            "ORDER BY a.said_at NULLS LAST, a.id",
             [ids]),
         "utterances": store.query(
             "SELECT u.source_id, s.title, s.meeting_date, u.idx, u.speaker, u.start_s, u.end_s, u.text "

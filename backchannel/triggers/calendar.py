@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 MAX_OCCURRENCES = 5_000  # per source and horizon: a FREQ=SECONDLY rule must not eat the daemon
 MAX_ERRORS = 20  # per source, so one rotten feed cannot flood the log
 MAX_BYTES = 20 * 1024 * 1024
+DAY_BEFORE = timedelta(hours=24)  # the judge's brief window (daemon/judge_kinds.py BRIEF_HOURS)
 
 
 @dataclass(frozen=True)
@@ -347,17 +348,24 @@ class CalendarTrigger:
 
     def check_soon(self) -> list[Wake]:
         """A `meeting_soon` wake for each occurrence with
-        start - lead_hours <= now < start, once per occurrence."""
+        start - lead_hours <= now < start, once per occurrence; with a lead longer than
+        a day, a second one (key suffix `:day_before`) when the day before begins, since
+        the judge proposes a brief only then (daemon/judge_kinds.py BRIEF_HOURS)."""
         now = self._clock.now()
         lead = timedelta(hours=self._settings.lead_hours)
         out: list[Wake] = []
         for ev in self.events:
             if ev.starts_at - lead <= now < ev.starts_at:
                 key = f"meeting_soon:{ev.key}"
-                if self._soon.add(key):
-                    wake = Wake("meeting_soon", key=key, payload=ev.to_dict(), created_at=now)
-                    enqueue(self._queue, wake)
-                    out.append(wake)
+                if not self._soon.add(key):
+                    if lead <= DAY_BEFORE or now < ev.starts_at - DAY_BEFORE:
+                        continue
+                    key += ":day_before"  # the first wake came days ahead: wake again for the brief
+                    if not self._soon.add(key):
+                        continue
+                wake = Wake("meeting_soon", key=key, payload=ev.to_dict(), created_at=now)
+                enqueue(self._queue, wake)
+                out.append(wake)
         return out
 
     async def _run(self) -> None:

@@ -208,22 +208,80 @@ def scan_drop_dir(
 # -- linking ---------------------------------------------------------------------
 
 
-def match_orgs(signal_text: str, orgs: list[tuple[int, list[str]]]) -> list[int]:
-    """Ids of the organisations whose name or an alias occurs in `signal_text`
-    as whole words, ignoring case and accents ("ACME" and "Acmé" match "Acme",
-    "Acmeville" does not). In the order given, each id once."""
-    text = norm_name(signal_text)
-    found: list[int] = []
+# Words that continue an organisation's proper name: "Lumen Health Ventures" is
+# another organisation than "Lumen Health", "Acme Capital" than "Acme".
+ORG_CONTINUATION = frozenset("""
+ventures venture capital partners partnership foundation fund funds holdings holding group bank trust
+labs lab systems technologies technology tech solutions consulting media pharma pharmaceuticals logistics
+motors airlines airways hospital hospitals university institute insurance financial finance properties
+realty studios studio energy health healthcare networks network software services industries international
+global foods retail investments investment securities asset assets management advisors advisory
+""".split())
+MIN_MATCH_CONFIDENCE = 0.5  # below this a match is recorded, not linked
+_WORD_RX = re.compile(r"[^\W_]+(?:&[^\W_]+)*")  # "AT&T" is one word; "ex-AT&T" and "Acme's" are two
+
+
+@dataclass(frozen=True)
+class OrgMatch:
+    """An organisation found in a signal's text, how surely, and why."""
+
+    org_id: int
+    name: str  # the name or alias that matched
+    confidence: float
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"org_id": self.org_id, "name": self.name, "confidence": self.confidence, "reason": self.reason}
+
+
+def match_org_details(signal_text: str, orgs: list[tuple[int, list[str]]]) -> list[OrgMatch]:
+    """Every organisation whose name or alias occurs in `signal_text` as whole words
+    (ignoring case and accents), longest name first where matches overlap, each with
+    a confidence: 1.0 for a clean match; 0.0 when the next word continues a longer
+    proper name ("Lumen Health Ventures" is not "Lumen Health"); 0.7 when the next
+    word is merely capitalised mid-sentence (perhaps a longer name)."""
+    words = [(m.group(0), norm_name(m.group(0))) for m in _WORD_RX.finditer(signal_text)]
+    if not words:
+        return []
+    norms = [w[1] for w in words]
+    joined = " " + " ".join(norms) + " "
+    capitals = sum(1 for w, _ in words if w[:1].isupper())
+    title_case = capitals >= 0.6 * len(words)  # a headline: capitals say nothing
+    spans: list[tuple[int, int, int, str]] = []  # (start word, end word, org id, name)
     for org_id, names in orgs:
         for name in names:
-            needle = norm_name(name)
-            if len(needle) < 2 or needle not in text:  # cheap test first: most orgs are absent
-                continue
-            if re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", text):
-                if org_id not in found:
-                    found.append(org_id)
-                break
-    return found
+            needle = [norm_name(t) for t in _WORD_RX.findall(name)]
+            if not needle or len(" ".join(needle)) < 2 or f" {' '.join(needle)} " not in joined:
+                continue  # cheap test first: most organisations are absent
+            k = len(needle)
+            for i in range(len(norms) - k + 1):
+                if norms[i:i + k] == needle:
+                    spans.append((i, i + k, org_id, name))
+    spans.sort(key=lambda s: (-(s[1] - s[0]), s[0]))
+    taken: set[int] = set()
+    best: dict[int, OrgMatch] = {}
+    for a, b, org_id, name in spans:
+        if taken & set(range(a, b)):
+            continue  # inside a longer known name already matched here
+        taken |= set(range(a, b))
+        nxt = words[b][0] if b < len(words) else ""
+        if nxt[:1].isupper() and norm_name(nxt) in ORG_CONTINUATION:
+            m = OrgMatch(org_id, name, 0.0, f"'{name} {nxt}' is a longer name than '{name}'")
+        elif nxt[:1].isupper() and not title_case and not nxt.isupper():
+            m = OrgMatch(org_id, name, 0.7, f"'{name}' is followed by the capitalised '{nxt}'")
+        else:
+            m = OrgMatch(org_id, name, 1.0)
+        if org_id not in best or m.confidence > best[org_id].confidence:
+            best[org_id] = m
+    order = {org_id: i for i, (org_id, _) in enumerate(orgs)}
+    return sorted(best.values(), key=lambda m: order.get(m.org_id, 0))
+
+
+def match_orgs(signal_text: str, orgs: list[tuple[int, list[str]]]) -> list[int]:
+    """Ids of the organisations the signal is about (`match_org_details` with
+    confidence at least MIN_MATCH_CONFIDENCE): "ACME" and "Acmé" match "Acme",
+    "Acmeville" and "Acme Ventures" do not. In the order given, each id once."""
+    return [m.org_id for m in match_org_details(signal_text, orgs) if m.confidence >= MIN_MATCH_CONFIDENCE]
 
 
 # -- the trigger -------------------------------------------------------------------

@@ -1,0 +1,104 @@
+"""Calendar events in the store: attendees resolved to people, upserted by the
+calendar wake and re-matched after each ingest (daemon/reevaluate.py)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from backchannel.memory import entities
+from backchannel.memory.store import Store, utcnow
+from backchannel.memory.text import norm_name
+
+
+def _attendee_name_email(a: Any) -> tuple[str, str | None]:
+    if isinstance(a, dict):
+        email = (a.get("email") or "").removeprefix("mailto:").removeprefix("MAILTO:") or None
+        return (a.get("name") or a.get("cn") or email or "").strip(), email
+    s = str(a).strip()
+    if "<" in s and s.endswith(">"):
+        name, email = s[:-1].split("<", 1)
+        return name.strip().strip('"'), email.strip()
+    s = s.removeprefix("mailto:").removeprefix("MAILTO:")
+    return s, (s if "@" in s else None)
+
+
+def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -> int | None:
+    """A person entity for a calendar attendee: exact name or alias, then the e-mail's
+    local part ('marc.dupont@x' -> 'marc dupont'), then a unique first-name match."""
+    name, email = _attendee_name_email(attendee)
+    tries = [name] if name and "@" not in name else []
+    if email:
+        tries.insert(0, email)  # an address email taught memory (an alias) names the person exactly
+        tries.append(email.split("@", 1)[0].replace(".", " ").replace("_", " "))
+    for t in tries:
+        found = [e for e in entities.find(store, t, "person") if e.id != owner_id]
+        if len(found) == 1:
+            return found[0].id
+    for t in tries:
+        first = t.split()[0] if t.split() else ""
+        if first and first != t:
+            found = [e for e in entities.find(store, first, "person") if e.id != owner_id]
+            if len(found) == 1:
+                return found[0].id
+    for t in tries:
+        # 'Marc' on the invitation, 'Marc Dupont' in memory: a unique person with that first name.
+        n = norm_name(t)
+        if n and " " not in n:
+            rows = store.con.execute(
+                """SELECT DISTINCT e.id FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
+                   WHERE e.kind = 'person' AND e.merged_into IS NULL AND e.id IS DISTINCT FROM ?
+                     AND (starts_with(e.norm, ?) OR starts_with(a.norm, ?))""",
+                [owner_id, n + " ", n + " "]).fetchall()
+            if len(rows) == 1:
+                return int(rows[0][0])
+    return None
+
+
+def _ts(value: Any) -> datetime | None:
+    if value is None or value == "":
+        return None
+    d = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return d.astimezone(timezone.utc).replace(tzinfo=None) if d.tzinfo else d
+
+
+def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | None = None) -> list[dict[str, Any]]:
+    """Write upcoming meetings to calendar_events; returns them with attendee_ids."""
+    me = entities.owner(store)
+    owner_id = me.id if me else None
+    out = []
+    resolved: dict[str, int | None] = {}  # the same people recur across a calendar's events
+
+    def resolve(a: Any) -> int | None:
+        k = json.dumps(a, sort_keys=True, default=str)
+        if k not in resolved:
+            resolved[k] = resolve_attendee(store, a, owner_id)
+        return resolved[k]
+
+    with store.transaction():
+        for ev in events:
+            attendees = list(ev.get("attendees") or [])
+            names = [_attendee_name_email(a)[0] or str(a) for a in attendees]
+            ids = sorted({i for i in (resolve(a) for a in attendees) if i is not None})
+            for a in attendees:
+                email = _attendee_name_email(a)[1]
+                if email and resolve(a) is not None:
+                    entities.add_alias(store, resolve(a), email)  # how an approved message reaches them
+            row = {"uid": str(ev.get("uid")), "starts_at": _ts(ev.get("starts_at") or ev.get("start")),
+                   "ends_at": _ts(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
+                   "location": ev.get("location"), "attendees": names, "attendee_ids": ids,
+                   "calendar": ev.get("calendar") or calendar}
+            if row["starts_at"] is None:
+                continue
+            store.con.execute(
+                """INSERT INTO calendar_events (uid, starts_at, ends_at, summary, location, attendees, attendee_ids,
+                       calendar, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (uid, starts_at) DO UPDATE SET ends_at = excluded.ends_at, summary = excluded.summary,
+                       location = excluded.location, attendees = excluded.attendees,
+                       attendee_ids = excluded.attendee_ids, calendar = excluded.calendar, seen_at = excluded.seen_at""",
+                [row["uid"], row["starts_at"], row["ends_at"], row["summary"], row["location"], names, ids,
+                 row["calendar"], utcnow()],
+            )
+            out.append(row)
+    return out

@@ -1,0 +1,130 @@
+"""After an ingest: what the new meeting taught may make earlier wakes relevant.
+
+A signal that arrived before its organisation was known was stored unlinked,
+and a calendar attendee nobody knew was left unmatched; both used to be lost
+for good. After each ingest, in the same run:
+
+- every signal of the last `judge.SIGNAL_ZERO_D` days is matched again against
+  the organisations now known; a signal that gains an organisation, or whose
+  organisations the new meeting talks about, is swept again as a signal wake;
+- the attendees of upcoming calendar events are resolved again; a meeting within
+  `[calendar] lead_hours` that gains a known attendee, or whose attendees the new
+  meeting talks about, is swept again as a meeting_soon wake.
+
+The gate's dedupe keeps anything already proposed from being proposed twice.
+Each re-evaluation is a step of the run (`reevaluate.signal`, `reevaluate.meeting`)
+with its own sweep, so `trace RUN_ID` shows why it ran and what it found.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from datetime import timedelta
+from typing import Any
+
+from backchannel.daemon import judge, runs
+from backchannel.daemon.logging import get as get_logger, log
+from backchannel.memory import entities
+from backchannel.memory.store import utcnow
+
+logger = get_logger("reevaluate")
+MAX_SWEEPS = 10  # per ingest: a bulk import must not turn into hundreds of sweeps
+
+
+def _touched(store: Any, source_id: str | None) -> set[int]:
+    """Entities the new source's assertions are about (subject or object)."""
+    if not source_id:
+        return set()
+    rows = store.con.execute(
+        "SELECT subject_id, object_id FROM assertions WHERE source_id = ?", [source_id]).fetchall()
+    return {int(x) for r in rows for x in r if x is not None}
+
+
+def after_ingest(ctx: Any, source_id: str | None) -> None:
+    """Re-link recent signals and re-match upcoming meetings; sweep what became relevant.
+    A failure here is recorded in the run and never undoes the ingest."""
+    pipeline = importlib.import_module("backchannel.daemon.pipeline")
+    try:
+        touched = _touched(ctx.store, source_id)
+        meetings = _meetings(ctx, pipeline, touched)  # first: a signal's sweep then sees who is met soon
+        todo = _signals(ctx, pipeline, touched) + meetings
+    except pipeline.Interrupted:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the ingest itself succeeded; say what could not be re-checked
+        pipeline._rollback_quietly(ctx.store)
+        runs.step(ctx.store, ctx.run_id, "reevaluate.failed", {"reason": f"{type(exc).__name__}: {exc}"})
+        log(logger, 30, "re-evaluation failed", run_id=ctx.run_id, error=str(exc))
+        return
+    for tag, context in todo[:MAX_SWEEPS]:
+        pipeline._sweep_and_propose(ctx, context, tag)
+
+
+def _signals(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict[str, Any]]]:
+    signals_mod = importlib.import_module("backchannel.triggers.signals")
+    store = ctx.store
+    rows = store.query(
+        """SELECT id, title, summary, url, published_at, org_ids FROM signals
+           WHERE coalesce(published_at, seen_at) >= ? ORDER BY coalesce(published_at, seen_at) DESC""",
+        [ctx.now - timedelta(days=judge.SIGNAL_ZERO_D)])
+    if not rows:
+        return []
+    orgs = pipeline._org_list(store)
+    out = []
+    for r in rows:
+        matches = signals_mod.match_org_details(f"{r['title']} {r['summary'] or ''}", orgs)
+        ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
+        old = sorted(int(i) for i in (r["org_ids"] or []))
+        gained = sorted(set(ids) - set(old))
+        if gained:
+            store.con.execute("UPDATE signals SET org_ids = ?, org_matches = ?, relinked_at = ? WHERE id = ?",
+                              [ids, json.dumps([m.to_dict() for m in matches]), utcnow(), r["id"]])
+        if not ids or not (gained or set(ids) & touched):
+            continue
+        why = f"now linked to {gained}" if gained else "the new meeting talks about its organisations"
+        runs.step(store, ctx.run_id, "reevaluate.signal", {"signal": r["id"], "title": r["title"], "org_ids": ids,
+                                                           "gained": gained, "why": why},
+                  key=f"{ctx.run_id}:reevaluate:signal:{r['id']}")
+        sig = {"id": r["id"], "title": r["title"], "summary": r["summary"], "url": r["url"],
+               "published_at": r["published_at"].isoformat() if r["published_at"] else None, "org_ids": ids}
+        context: dict[str, Any] = {"wake": "signal", "signal": sig, "reevaluated": why}
+        soon = pipeline.imminent_attendees(store, ctx.now, max(ctx.settings.calendar.lead_hours, judge.MEETING_FULL_H))
+        if soon:
+            context["via_ids"] = soon
+        out.append((f"signal:{r['id'][:16]}", context))
+    return out
+
+
+def _meetings(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict[str, Any]]]:
+    store = ctx.store
+    cal = ctx.settings.calendar
+    rows = store.query(
+        """SELECT uid, starts_at, ends_at, summary, location, attendees, attendee_ids FROM calendar_events
+           WHERE starts_at >= ? AND starts_at <= ? ORDER BY starts_at""",
+        [ctx.now, ctx.now + timedelta(days=cal.horizon_days)])
+    if not rows:
+        return []
+    me = entities.owner(store)
+    owner_id = me.id if me else None
+    out = []
+    for r in rows:
+        names = list(r["attendees"] or [])
+        ids = sorted({i for i in (pipeline.resolve_attendee(store, a, owner_id) for a in names) if i is not None})
+        old = sorted(int(i) for i in (r["attendee_ids"] or []))
+        gained = sorted(set(ids) - set(old))
+        if gained:
+            ids = sorted(set(ids) | set(old))  # a merge elsewhere never drops who was matched
+            store.con.execute("UPDATE calendar_events SET attendee_ids = ? WHERE uid = ? AND starts_at = ?",
+                              [ids, r["uid"], r["starts_at"]])
+        soon = r["starts_at"] - ctx.now <= timedelta(hours=cal.lead_hours)
+        if not ids or not soon or not (gained or set(ids) & touched):
+            continue
+        why = f"attendees now known: {gained}" if gained else "the new meeting talks about its attendees"
+        runs.step(store, ctx.run_id, "reevaluate.meeting", {"uid": r["uid"], "summary": r["summary"],
+                                                            "attendee_ids": ids, "gained": gained, "why": why},
+                  key=f"{ctx.run_id}:reevaluate:meeting:{r['uid']}:{r['starts_at'].isoformat()}")
+        event = {"uid": r["uid"], "starts_at": r["starts_at"].isoformat(), "summary": r["summary"],
+                 "location": r["location"], "attendees": names, "attendee_ids": ids}
+        out.append((f"meeting:{r['uid']}:{r['starts_at']:%Y%m%d%H%M}",
+                    {"wake": "meeting_soon", "event": event, "reevaluated": why}))
+    return out

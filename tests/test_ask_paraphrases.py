@@ -95,7 +95,9 @@ PARAPHRASES = [
     ("which contacts have gone quiet?", STALE, []),
     # nothing there, and saying why
     ("where does Boris Johnson work?", BRIEF, ["no one and no organisation named 'Boris Johnson'"]),
-    ("who is the Minister of Health?", BRIEF, ["no one and no organisation named 'Minister of Health'"]),
+    ("who is the Minister of Transport?", BRIEF, ["no one and no organisation named 'Minister of Transport'"]),
+    # read from the speaker label "Hon. Patty Hajdu (Minister of Health)" since issue 11's recall work
+    ("who is the Minister of Health?", BRIEF, ["Patty Hajdu"]),
 ]
 
 

@@ -107,10 +107,12 @@ class Ctx:
         return " " not in name and norm_name(name) not in self.known_people and _SENTENCE_START.search(
             self.text if text is None else text, max(0, start - 4), start) is not None
 
-    def the_one_person(self, start: int, end: int, text: str | None = None) -> Mention | None:
+    def the_one_person(self, start: int, end: int, text: str | None = None, *,
+                       strict: bool = False) -> Mention | None:
         """The single person (not the speaker) named in text[start:end] (this utterance's
         text unless `text` is given); a sentence-initial one-word name only counts when
-        nobody else is named."""
+        nobody else is named. `strict`: every name counts (across turns a guess is worse
+        than silence: "Marc and Sophie Martin were there." / "She's at Globex now.")."""
         text = self.text if text is None else text
         found = []
         for m in NAME_RX.finditer(text, start, end):
@@ -121,7 +123,10 @@ class Ctx:
             if self.speaker and same_person(n, self.speaker):
                 continue
             found.append((norm_name(n), n, self.weak_name(n, m.start(), text)))
-        for pool in (found, [f for f in found if not f[2]]):
+        if strict:  # a weak one-word name said elsewhere as a place of work ("at Globex") is no person
+            found = [f for f in found if not f[2] or not re.search(
+                r"\b(?:at|joined|left)\s+" + re.escape(f[1]) + r"\b", text)]
+        for pool in ((found,) if strict else (found, [f for f in found if not f[2]])):
             distinct = {k: n for k, n, _w in pool}
             if len(distinct) == 1:
                 return self.person(next(iter(distinct.values())))
@@ -135,7 +140,7 @@ class Ctx:
         found = self.the_one_person(start, pos)
         if found is None and self.context_before and not any(
                 person_name(m.group(0)) for m in NAME_RX.finditer(self.text, start, pos)):
-            return self.the_one_person(0, len(self.context_before), self.context_before)
+            return self.the_one_person(0, len(self.context_before), self.context_before, strict=True)
         return found
 
     # ------------------------------------------------------------ dates

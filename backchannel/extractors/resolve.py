@@ -56,8 +56,9 @@ def full_names_said(texts: Iterable[str]) -> list[str]:
     return list(seen.values())
 
 
-def is_seat_label(label: str) -> bool:
-    """'Speaker 2', 'Caller 1', 'Guest': a seat, not a person's name."""
+def is_anonymous_seat(label: str) -> bool:
+    """'Speaker 2', 'Caller 1', 'Guest': a seat that says nothing of who sat in it (unlike
+    'Project Manager' or 'The Chair', which offline_labels.is_seat_label also counts as seats)."""
     return _GENERIC_LABEL.match(label.strip()) is not None
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from backchannel.extractors.resolve import is_seat_label, looks_like_person_name
+from backchannel.extractors.resolve import is_anonymous_seat, looks_like_person_name
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory.text import norm_name
 
@@ -103,7 +103,7 @@ def unknown_speakers(labels: Iterable[str], self_intros: dict[str, str]) -> set[
         s = label.strip()
         if _CALLER_LABEL.match(s):
             out.add(label)
-        elif not looks_like_person_name(s) and is_seat_label(s) and label not in self_intros:
+        elif not looks_like_person_name(s) and is_anonymous_seat(s) and label not in self_intros:
             out.add(label)
     return out
 

@@ -54,7 +54,7 @@ def test_tools_and_resources_answer_with_evidence_and_nothing_can_send(home):
         missing = await s.call_tool("about", {"name_or_id": "Nobody Atall"})
         resources = {str(r.uri) for r in (await s.list_resources()).resources}
         templates = {t.uriTemplate for t in (await s.list_resource_templates()).resourceTemplates}
-        one = await s.read_resource(f"backchannel://proposals/{ids[1]}")
+        one = await s.read_resource(f"backchannel://proposals/{ids.intro}")
         ents = await s.read_resource("backchannel://entities")
         return tools, found, about, asked, listed, refused, missing, resources, templates, one, ents
 
@@ -76,7 +76,7 @@ def test_tools_and_resources_answer_with_evidence_and_nothing_can_send(home):
     assert {"backchannel://proposals", "backchannel://entities"} <= resources
     assert {"backchannel://proposals/{proposal_id}", "backchannel://entities/{entity_id}"} <= templates
     shown = json.loads(one.contents[0].text)
-    assert shown["id"] == ids[1] and shown["evidence"] and shown["action"]["to"] == "marc@example.org"
+    assert shown["id"] == ids.intro and shown["evidence"] and shown["action"]["to"] == "marc@example.org"
     assert "Marc Dupont" in {e["name"] for e in json.loads(ents.contents[0].text)}
 
 

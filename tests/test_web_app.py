@@ -35,7 +35,7 @@ def test_the_daemon_serves_the_app_and_an_edited_draft_is_approved_under_its_own
     ids = story_home(home, "[web]\nenabled = true\n[delivery]\nchannels = []\n" + email_toml(smtp.port, auth=True))
     (home / "secrets").mkdir(exist_ok=True)
     (home / "secrets" / "smtp_password").write_text(PASSWORD)
-    intro, reconnect = ids[1], ids[-1]
+    intro, reconnect = ids.intro, ids.reconnect
     d = DaemonProc(home)
     try:
         d.wait_log(lambda x: x.get("msg") == "web app listening")

@@ -11,8 +11,19 @@ from delivery_support import demo_home
 GATE = "score_threshold = 0.05\nmax_per_day = 50\nmax_per_week = 100\n"
 
 
+class StoryIds(list):
+    """Proposal ids, oldest first, and which one is the introduction and which the last
+    reconnect: which kinds come first depends on the judge, not on what these tests check."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        super().__init__(r["id"] for r in rows)
+        self.intro = next((r["id"] for r in rows if r["kind"] == "introduction"), None)
+        self.reconnect = [r["id"] for r in rows if r["kind"] == "reconnect"][-1] if any(
+            r["kind"] == "reconnect" for r in rows) else None
+
+
 def story_home(home: Path, extra_toml: str = "", *, sweep: bool = True,
-               extra_files: list[Path] | None = None) -> list[str]:
+               extra_files: list[Path] | None = None) -> StoryIds:
     """demo_home, then the calendar and signal wakes (the introduction to Sophie through
     Marc, with a draft to marc@example.org) and, with `sweep`, a sweep's reconnect
     proposals; all run in-process, no daemon. Returns the proposal ids, oldest first."""
@@ -29,7 +40,7 @@ def story_home(home: Path, extra_toml: str = "", *, sweep: bool = True,
         for kind in ("calendar", "signals") + (("sweep",) if sweep else ()):
             invoke(env, "wake", {"kind": kind})
         rows = invoke(env, "proposals", {"limit": 100})
-    return [r["id"] for r in reversed(rows)]
+    return StoryIds(list(reversed(rows)))
 
 
 def subprocess_env(home: Path, **extra: str) -> dict[str, Any]:

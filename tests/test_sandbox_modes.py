@@ -88,6 +88,18 @@ CASES: dict[str, tuple] = {
     "ctypes_cdll_by_subclass_walk": (WALK + "by = {c.__name__: c for c in seen if c.__module__ == 'ctypes'}\n"
                                      "result = by['CDLL'](None).getpid()", "noast", "fail"),
     "ctypes_modules_gone": ("import sys\nresult = sorted(m for m in sys.modules if 'ctypes' in m)", "os", ("result", [])),
+    # The acceptance test for "ctypes unreachable": with every Python layer off, walk every
+    # class from object (recursively) and every object the GC tracks; no ctypes type may
+    # turn up. It fails today (see KNOWN_LIMITS), so it is a strict xfail until it holds.
+    "ctypes_no_type_anywhere": ("import gc\n" + WALK +
+                                "def ctype(t):\n    return 'ctypes' in str(type.__dict__['__module__'].__get__(t))\n"
+                                "found = {c.__qualname__ for c in seen if ctype(c)}\n"
+                                "for o in gc.get_objects():\n"
+                                "    t = o if issubclass(type(o), type) else type(o)  # not isinstance: proxies lie\n"
+                                "    if ctype(t):\n        found.add(t.__qualname__)\n"
+                                "    elif type(o).__name__ == 'module' and 'ctypes' in o.__name__:\n"
+                                "        found.add(o.__name__)\n"
+                                "result = sorted(found)[:20]", "os", ("result", [])),
     "ctypes_base_type_call": (WALK + "by = {c.__name__: c for c in seen if c.__module__ == '_ctypes'}\n"
                               "class F(by['CFuncPtr']):\n    _flags_ = 1\nclass D:\n    _handle = 0\n"
                               "result = F(('getpid', D()))()", "noast", "fail"),
@@ -307,7 +319,16 @@ def test_mode_isolation_and_aftermath(world, mode):
     assert not any(r["stats"].get("teardown_errors") for r in res.values())
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# Attacks that still get through, each with the docs/sandbox.md "Known limits" entry
+# that says why; strict, so the day one is fixed its mark must go.
+KNOWN_LIMITS = {
+    "ctypes_no_type_anywhere": "Python 3.11's _ctypes types are static and its module dict is kept "
+                               "by the import system: ctypes stays reachable in the process that used it",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_LIMITS[n], strict=True))
+                                  if n in KNOWN_LIMITS else n for n in sorted(CASES)])
 @pytest.mark.parametrize("mode", MODES)
 def test_attack(world, mode, name):
     out = run_mode(world, mode)

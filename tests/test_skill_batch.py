@@ -98,3 +98,23 @@ def test_combined_program_keeps_multiline_strings_and_a_trailing_expression():
 def test_split_output_by_marks():
     out = "# skill output: 0\nnothing found: a\n# skill output: 1\nx\nnothing found: b\n"
     assert split_output(out, 2) == ["nothing found: a\n", "x\nnothing found: b\n"]
+
+
+def test_index_is_trusted_inside_an_unchanged_block_and_checked_after_it(store):
+    from backchannel.graph.index import IndexCache
+    from backchannel.memory import entities
+
+    seed_story(store)
+    before = IndexCache.get(store)
+    with IndexCache.unchanged_during(store):
+        assert IndexCache.get(store) is before
+        with IndexCache.unchanged_during(store):  # nested: still trusted
+            assert IndexCache.get(store) is before
+        assert IndexCache.get(store) is before
+    entities.create(store, "Someone New", "person")  # a change the signature sees
+    after = IndexCache.get(store)
+    assert after is not before and after.sig.entities > before.sig.entities
+    with IndexCache.unchanged_during(store):  # the block checks once on entry
+        entities.create(store, "Another One", "person")
+        assert IndexCache.get(store) is after  # trusted: the caller promised no change
+    assert IndexCache.get(store) is not after  # outside, the change is seen

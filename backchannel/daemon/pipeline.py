@@ -464,6 +464,15 @@ def _gate_judge_propose(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]
                         context: dict[str, Any], held: runs.HeldEvents) -> int:
     """Each candidate through gate, judge, gate, draft and proposal; returns the
     evidence excerpts that reached a model. Gate and judge records go to `held`."""
+    # Nothing below writes assertions or entities: the judge's reads of the in-memory graph
+    # index need not re-check its signature each time.
+    steady = importlib.import_module("backchannel.graph.index").IndexCache.unchanged_during(ctx.store)
+    with steady:
+        return _each_candidate(ctx, ranked, texts, context, held)
+
+
+def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], texts: list[str],
+                    context: dict[str, Any], held: runs.HeldEvents) -> int:
     excerpts_sent = 0
     made = {str(k) for (k,) in ctx.store.con.execute(  # proposals this run made before a crash
         "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [ctx.run_id]).fetchall()}

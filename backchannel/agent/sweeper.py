@@ -97,9 +97,13 @@ def choose_skills(context: dict[str, Any], question: str | None, paths: Any) -> 
 def run_skill(skill: Skill, api: Any, settings: Any, *, args: dict[str, Any] | None = None,
               context: dict[str, Any] | None = None) -> tuple[list[Candidate], Any]:
     """Run one skill through the sandbox; returns (candidates, SandboxResult)."""
+    ctx = skill.context_for(args, {**(context or {}), **_wake_args(skill, context or {})})
+    return _run_one(skill, ctx, api, settings)
+
+
+def _run_one(skill: Skill, ctx: dict[str, Any], api: Any, settings: Any) -> tuple[list[Candidate], Any]:
     from backchannel.sandbox import run_program
 
-    ctx = skill.context_for(args, {**(context or {}), **_wake_args(skill, context or {})})
     res = run_program(skill.source_code, api, settings.sandbox, context=ctx)
     if not res.ok:
         return [], res
@@ -108,6 +112,23 @@ def run_skill(skill: Skill, api: Any, settings: Any, *, args: dict[str, Any] | N
     except CandidateError as exc:
         res.ok, res.error = False, f"skill {skill.name} returned bad candidates: {exc}"
         return [], res
+
+
+def _run_together(ready: list[tuple[Skill, dict[str, Any]]], api: Any, settings: Any) -> Any:
+    """The skills of one sweep in one sandbox child (skill_batch); None to run them apart."""
+    from backchannel.agent.skill_batch import run_batch
+
+    return run_batch([s for s, _ in ready], [c for _, c in ready], api, settings)
+
+
+def _skill_candidates(skill: Skill, outcome: dict[str, Any]) -> tuple[list[Candidate], str | None]:
+    """(candidates, error) of one skill's outcome in a combined run."""
+    if not outcome.get("ok"):
+        return [], f"the program raised {outcome.get('error')}"
+    try:
+        return candidates_from_result(outcome.get("result")), None
+    except CandidateError as exc:
+        return [], f"skill {skill.name} returned bad candidates: {exc}"
 
 
 def _program_text(skill: Skill, args: dict[str, Any]) -> str:
@@ -138,6 +159,7 @@ def _offline(context: dict[str, Any], question: str | None, api: Any, settings: 
     stats: dict[str, Any] = {}
     reasons: list[str] = []
     ran_args: dict[str, dict[str, Any]] = {}
+    ready: list[tuple[Skill, dict[str, Any]]] = []  # (skill, its context) for those whose arguments fit
     for skill in skills:
         if routed is not None:
             args = routed.args
@@ -145,16 +167,29 @@ def _offline(context: dict[str, Any], question: str | None, api: Any, settings: 
             args = question_args(skill, question) if question else {}
         ran_args[skill.name] = args
         try:
-            found, res = run_skill(skill, api, settings, args=args, context=context)
+            ready.append((skill, skill.context_for(args, {**context, **_wake_args(skill, context)})))
         except SkillError as exc:
             errors.append(str(exc))
-            continue
+    batch = _run_together(ready, api, settings) if len(ready) > 1 else None
+    if batch is not None:
+        outcomes, outputs, res = batch
         _add_stats(stats, res.stats)
-        if not res.ok:
-            errors.append(f"{skill.name}: {res.error}")
-        elif not found:
-            reasons.extend(nothing_found_reasons(res.output))
-        candidates.extend(found)
+        for (skill, _), outcome, output in zip(ready, outcomes, outputs):
+            found, error = _skill_candidates(skill, outcome)
+            if error:
+                errors.append(f"{skill.name}: {error}")
+            elif not found:
+                reasons.extend(nothing_found_reasons(output))
+            candidates.extend(found)
+    else:  # one skill, or a combined run that failed as a whole: one child each, errors kept apart
+        for skill, ctx in ready:
+            found, res = _run_one(skill, ctx, api, settings)
+            _add_stats(stats, res.stats)
+            if not res.ok:
+                errors.append(f"{skill.name}: {res.error}")
+            elif not found:
+                reasons.extend(nothing_found_reasons(res.output))
+            candidates.extend(found)
     candidates.sort(key=lambda c: -c.score)
     code = "\n\n".join(_program_text(s, ran_args.get(s.name) or {}) for s in skills)
     return SweepResult(candidates, "+".join(s.name for s in skills), code, 0, stats, errors,

@@ -441,22 +441,59 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any], tag: str | None = Non
     ctx.checkpoint()
     candidates = run_sweep(ctx, context, tag)
     ctx.outcome.candidates += len(candidates)
-    excerpts_sent = 0
     ordered = sorted(candidates, key=lambda c: -float(c.score))
     ranked = list(zip(ordered, load_evidence_many(ctx.store, ordered)))
     texts = [" ".join([c.why or ""] + [str(e.get("quote") or "") for e in ev]) for c, ev in ranked]
     gate.prefetch_rejections(ctx.store, [(c.kind, t) for (c, _), t in zip(ranked, texts)], ctx.now)
+    held = runs.HeldEvents(ctx.store)  # the gate's and judge's records: one commit, not one per candidate
+    try:
+        excerpts_sent = _gate_judge_propose(ctx, ranked, texts, context, held)
+        held.flush()
+    except BaseException:
+        if ctx.abandon is None or not ctx.abandon.is_set():  # a forced exit records nothing more
+            try:
+                held.flush()  # what was decided before the failure still shows in `trace`
+            except Exception:  # noqa: BLE001 - the original failure is the one to report
+                logger.warning("could not write the held gate records", extra={"fields": {"run_id": ctx.run_id}})
+        raise
+    if excerpts_sent:
+        runs.add_counts(ctx.store, ctx.run_id, excerpts=excerpts_sent)
+
+
+def _gate_judge_propose(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], texts: list[str],
+                        context: dict[str, Any], held: runs.HeldEvents) -> int:
+    """Each candidate through gate, judge, gate, draft and proposal; returns the
+    evidence excerpts that reached a model. Gate and judge records go to `held`."""
+    # Nothing below writes assertions or entities: the judge's reads of the in-memory graph
+    # index need not re-check its signature each time.
+    steady = importlib.import_module("backchannel.graph.index").IndexCache.unchanged_during(ctx.store)
+    with steady:
+        return _each_candidate(ctx, ranked, texts, context, held)
+
+
+def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], texts: list[str],
+                    context: dict[str, Any], held: runs.HeldEvents) -> int:
+    excerpts_sent = 0
+    made = {str(k) for (k,) in ctx.store.con.execute(  # proposals this run made before a crash
+        "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [ctx.run_id]).fetchall()}
+    weights_by_kind: dict[str, Any] = {}  # feedback does not change during a wake: fitted once per kind
+
+    def weights_of(kind: str) -> Any:
+        if kind not in weights_by_kind:
+            weights_by_kind[kind] = calibrate.weights(ctx.store, kind)
+        return weights_by_kind[kind]
+
     for (cand, evidence), text in zip(ranked, texts):
         ctx.checkpoint()
         ids = sorted({int(e) for e in cand.entities})
         dkey = gate.dedupe_key(cand.kind, ids)
-        if ctx.store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):
+        if f"proposal:{ctx.run_id}:{dkey}" in made:
             pid = ctx.store.scalar("SELECT id FROM proposals WHERE run_id = ? AND dedupe_key = ?", [ctx.run_id, dkey])
             if pid:
                 ctx.outcome.proposals.append(pid)
             continue  # created before a crash; resumed runs do not make it twice
         d = gate.before_judge(ctx.store, ctx.settings, cand.kind, ids, text, ctx.now)
-        gate.record(ctx.store, ctx.run_id, dkey, d, "before_judge")
+        gate.record(held, ctx.run_id, dkey, d, "before_judge")
         if not d.passed:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
             log(logger, 20, "candidate suppressed", run_id=ctx.run_id, dedupe_key=dkey, check=d.check, reason=d.reason)
@@ -464,32 +501,32 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any], tag: str | None = Non
         try:
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
                               horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
-                              weights=calibrate.weights(ctx.store, cand.kind))
+                              weights=weights_of(cand.kind))
             if j.veto is None and ctx.gateway is not None and ctx.gateway.available("judge"):
                 excerpts_sent += len(evidence)
                 j = judge.with_model(j, gateway=ctx.gateway, evidence=evidence, kind=cand.kind, run_id=ctx.run_id)
         except Exception as exc:  # noqa: BLE001 - when the judge fails, the default is silence
             reason = str(exc) if isinstance(exc, judge.JudgeError) else f"judge error: {type(exc).__name__}: {exc}"
-            runs.step(ctx.store, ctx.run_id, "judge.failed", {"dedupe_key": dkey, "reason": reason},
+            runs.step(held, ctx.run_id, "judge.failed", {"dedupe_key": dkey, "reason": reason},
                       key=f"{ctx.run_id}:judge:{dkey}")
             ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "judge", "reason": reason})
             log(logger, 30, "judge failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             continue
         d = gate.after_judge(ctx.settings, j.score, j.veto)
-        with ctx.store.transaction():  # one commit for the score and the decision it leads to
-            runs.step(ctx.store, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
-                      key=f"{ctx.run_id}:judge:{dkey}")
-            gate.record(ctx.store, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
+        runs.step(held, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
+                  key=f"{ctx.run_id}:judge:{dkey}")
+        gate.record(held, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
         if not d.passed:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
             log(logger, 20, "candidate suppressed", run_id=ctx.run_id, dedupe_key=dkey, check=d.check, reason=d.reason)
             continue
         ctx.checkpoint()
+        held.flush()  # before the draft (a model call, maybe long): the log keeps its order
         try:
             drafted, sent = _draft(ctx, cand, evidence, context)
         except Exception as exc:  # noqa: BLE001 - a failed draft is silence too
             reason = f"draft failed: {type(exc).__name__}: {exc}"
-            runs.step(ctx.store, ctx.run_id, "draft.failed", {"dedupe_key": dkey, "reason": reason},
+            runs.step(held, ctx.run_id, "draft.failed", {"dedupe_key": dkey, "reason": reason},
                       key=f"{ctx.run_id}:draft:{dkey}")
             ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "draft", "reason": reason})
             log(logger, 30, "draft failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
@@ -504,8 +541,7 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any], tag: str | None = Non
             ctx.outcome.proposals.append(pid)
             log(logger, 20, "proposal created", run_id=ctx.run_id, proposal_id=pid, dedupe_key=dkey,
                 score=round(j.score, 3))
-    if excerpts_sent:
-        runs.add_counts(ctx.store, ctx.run_id, excerpts=excerpts_sent)
+    return excerpts_sent
 
 
 def _mail(ctx: _Ctx) -> None:

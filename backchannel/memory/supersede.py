@@ -89,14 +89,28 @@ def _departure(store: Store, a: dict[str, Any]) -> int:
     return n
 
 
+def may_close(predicate: str, object_id: int | None, qualifier: str | None) -> bool:
+    """Whether a new assertion like this one can supersede another (what `apply` looks at)."""
+    return object_id is not None and (predicate == "left" or (predicate == "works_at" and bool(qualifier)))
+
+
+def apply_source(store: Store, source_id: str) -> int:
+    """`apply` for every assertion of one source just written: one query, not two."""
+    return _apply_rows(store, _rows(store, "source_id = ? AND object_id IS NOT NULL"
+                                           " AND predicate IN ('works_at', 'left')", [source_id]))
+
+
 def apply(store: Store, assertion_ids: Sequence[int]) -> int:
     """Apply supersession for newly written assertions; returns how many older
     assertions were closed. Runs inside the caller's transaction (the writer's)."""
     if not assertion_ids:
         return 0
+    return _apply_rows(store, _rows(store, "id IN (SELECT unnest(?::BIGINT[])) AND object_id IS NOT NULL"
+                                           " AND predicate IN ('works_at', 'left')", [list(assertion_ids)]))
+
+
+def _apply_rows(store: Store, new: list[dict[str, Any]]) -> int:
     n = 0
-    new = _rows(store, "id IN (SELECT unnest(?::BIGINT[])) AND object_id IS NOT NULL"
-                " AND predicate IN ('works_at', 'left')", [list(assertion_ids)])
     for a in new:
         if a["predicate"] == "works_at" and a["qualifier"]:
             n += _title_holders(store, a)

@@ -116,7 +116,7 @@ def write_source(
         )
         # Only a titled works_at or a departure can close an older fact: most sources skip the look-up.
         if any(supersede.may_close(r[_PRED], r[_OBJ], r[_QUAL]) for r in rows):
-            supersede.apply_source(store, sid)
+            supersede.apply_source(store, sid, [r[_OBJ] for r in rows if r[_PRED] == "works_at" and r[_QUAL]])
         if on_written is not None:
             on_written(sid, resolver)
         store.append_event(

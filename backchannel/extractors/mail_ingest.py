@@ -97,6 +97,13 @@ def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=No
         if why:
             return IngestOutcome(str(path), "failed", error=why)
 
+    with store.single_threaded():  # ~15 small statements per message: see Store.single_threaded
+        return _ingest_mail_path(store, settings, path, gateway=gateway, run_id=run_id)
+
+
+def _ingest_mail_path(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None):
+    from backchannel.extractors.ingest import IngestOutcome
+
     if path.suffix.lower() in (".mbox", ".mbx"):
         outcomes = list(ingest_mbox(store, settings, path, gateway=gateway, run_id=run_id))
         return summarise(str(path), outcomes)

@@ -97,15 +97,11 @@ def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=No
         if why:
             return IngestOutcome(str(path), "failed", error=why)
 
-    with store.single_threaded():  # ~15 small statements per message: see Store.single_threaded
-        return _ingest_mail_path(store, settings, path, gateway=gateway, run_id=run_id)
-
-
-def _ingest_mail_path(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None):
-    from backchannel.extractors.ingest import IngestOutcome
-
     if path.suffix.lower() in (".mbox", ".mbx"):
-        outcomes = list(ingest_mbox(store, settings, path, gateway=gateway, run_id=run_id))
+        # Many messages of ~15 small statements each: one DuckDB thread (Store.single_threaded).
+        # Not per single-message file: switching DuckDB's thread count costs more than one message saves.
+        with store.single_threaded():
+            outcomes = list(ingest_mbox(store, settings, path, gateway=gateway, run_id=run_id))
         return summarise(str(path), outcomes)
     try:
         data = _read_bytes(path, max_message_bytes(settings))

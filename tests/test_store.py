@@ -80,3 +80,20 @@ def test_find_many_matches_find_for_every_name(store):
         assert many[norm_name(n)] == entities.find(store, n), n
     assert [e.id for e in many["acme"]] == [acme.id]
     assert many["nobody here"] == []
+
+
+def test_single_threaded_runs_on_one_thread_and_gives_the_setting_back(store):
+    threads = lambda: int(store.scalar("SELECT current_setting('threads')"))  # noqa: E731
+    store.con.execute("SET threads = 3")
+    with store.single_threaded():
+        assert threads() == 1
+        with store.single_threaded():  # nested (an mbox inside a mail ingest): still one thread
+            assert threads() == 1
+        assert threads() == 1
+    assert threads() == 3
+    try:
+        with store.single_threaded():
+            raise RuntimeError("a failing message")
+    except RuntimeError:
+        pass
+    assert threads() == 3  # given back after a failure too

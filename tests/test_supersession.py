@@ -112,3 +112,38 @@ def test_merging_two_names_of_one_organisation_orders_its_title_holders_and_spli
     row = store.query("SELECT valid_to, superseded_at, superseded_by FROM assertions WHERE id = ?", [old])[0]
     assert row == {"valid_to": None, "superseded_at": None, "superseded_by": None}
     assert who(store, acme_corp, "CIO", date(2026, 11, 1)) == [robert]
+
+
+def test_one_query_per_source_orders_two_new_holders_among_an_older_one(store):
+    """apply_source (the writer's path: the source's rows and the organisation's title
+    holders read in one query) closes exactly what `apply` row by row closes."""
+    alice, bob, carol = (entities.create(store, n, "person").id for n in ("Alice", "Bob", "Carol"))
+
+    def setup(org_name, source_id):
+        org = entities.create(store, org_name, "organisation").id
+        old = add(store, alice, "works_at", org, "CIO", said=datetime(2023, 3, 10))
+        new = [store.scalar(
+            "INSERT INTO assertions (subject_id, predicate, object_id, qualifier, said_at, valid_from, modality,"
+            " source_id) VALUES (?, 'works_at', ?, ?, ?, ?, 'stated', ?) RETURNING id",
+            [who_id, org, q, said, start, source_id])
+            for who_id, q, said, start in ((carol, "C.I.O.", datetime(2025, 5, 1), None),
+                                           (bob, "cio", datetime(2025, 5, 1), date(2024, 1, 15)))]
+        return org, [old, *new]
+
+    acme, by_source = setup("Acme", "S1")
+    globex, by_row = setup("Globex", "S2")
+    closed_by_source = supersede.apply_source(store, "S1", [acme, acme])
+    closed_by_row = supersede.apply(store, by_row[1:])
+    # Carol closes Alice and Bob; Bob then tightens Alice. (Row by row, Bob's row was read before
+    # Carol closed it, so its close is done again and counted twice; the rows end the same.)
+    assert closed_by_source == 3 and closed_by_row == 4
+
+    def chain(org, ids):
+        rows = {r["id"]: r for r in supersede.history(store, "works_at", org, "CIO")}
+        return [(rows[i]["valid_to"], ids.index(rows[i]["superseded_by"]) if rows[i]["superseded_by"] else None)
+                for i in ids]
+
+    assert chain(acme, by_source) == chain(globex, by_row) == [
+        (date(2024, 1, 15), 2), (None, None), (date(2025, 5, 1), 1)]
+    assert who(store, acme, "CIO", date(2024, 6, 1)) == [bob]
+    assert supersede.apply_source(store, "S1", [acme]) == 0  # applied again: nothing left to close

@@ -98,7 +98,10 @@ def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=No
             return IngestOutcome(str(path), "failed", error=why)
 
     if path.suffix.lower() in (".mbox", ".mbx"):
-        outcomes = list(ingest_mbox(store, settings, path, gateway=gateway, run_id=run_id))
+        # Many messages of ~15 small statements each: one DuckDB thread (Store.single_threaded).
+        # Not per single-message file: switching DuckDB's thread count costs more than one message saves.
+        with store.single_threaded():
+            outcomes = list(ingest_mbox(store, settings, path, gateway=gateway, run_id=run_id))
         return summarise(str(path), outcomes)
     try:
         data = _read_bytes(path, max_message_bytes(settings))
@@ -152,16 +155,19 @@ def summarise(path: str, outcomes: list):
                          outcomes[0].source_id, assertions=total, title=title)
 
 
-def known_message(store: Store, identity: str, addresses: list[str] = ()) -> tuple[str | None, dict[str, str]]:
+def known_message(store: Store, identity: str, addresses: list[str] = ()
+                  ) -> tuple[str | None, dict[str, str], set[tuple[int, str]]]:
     """(the source of a message with this identity, or None; {address: person name} for
-    the addresses memory already knows), in one round trip."""
+    the addresses memory already knows; the (person id, address) aliases already stored),
+    in one round trip."""
     row = store.con.execute(
         """SELECT (SELECT source_id FROM mail_messages WHERE message_id = ?),
-                  (SELECT list(struct_pack(n := a.norm, name := e.name)) FROM aliases a
+                  (SELECT list(struct_pack(n := a.norm, name := e.name, id := e.id)) FROM aliases a
                    JOIN entities e ON e.id = a.entity_id
                    WHERE e.kind = 'person' AND e.merged_into IS NULL AND list_contains(?, a.norm))""",
         [identity, sorted({norm_name(a) for a in addresses if a})]).fetchall()[0]
-    return row[0], {r["n"]: r["name"] for r in (row[1] or [])}
+    found = row[1] or []
+    return row[0], {r["n"]: r["name"] for r in found}, {(int(r["id"]), r["n"]) for r in found}
 
 
 def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *, gateway=None,
@@ -176,7 +182,7 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
     except TranscriptError as exc:
         return IngestOutcome(origin, "failed", error=exc.reason)
     identity = msg.identity()
-    known, names_by_addr = known_message(store, identity, [a.addr for a in (msg.sender, *msg.recipients()) if a])
+    known, names_by_addr, known_aliases = known_message(store, identity, [a.addr for a in (msg.sender, *msg.recipients()) if a])
     if known:
         return IngestOutcome(origin, "skipped", source_id=known, title=msg.subject)
     owner = settings.owner
@@ -202,7 +208,8 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
         result = write_source(store, transcript, extracted, owner_names=names, extractor=extractor,
                               self_intros=intros, content_hash=content_hash,
                               resolve_extra=ingest_mod._resolve_extra(settings, gateway, run_id),
-                              on_written=lambda sid, resolver: _record(store, transcript, sid, origin, resolver))
+                              on_written=lambda sid, resolver: _record(store, transcript, sid, origin, resolver,
+                                                                        known_aliases))
     except QuoteMismatch as exc:
         return IngestOutcome(origin, "failed", error=f"internal extractor error: {exc}", title=transcript.title)
     except TranscriptError as exc:
@@ -242,19 +249,22 @@ def _use_known_names(transcript: MailTranscript, names_by_addr: dict[str, str]) 
     transcript.emails = {rename.get(k, k): v for k, v in transcript.emails.items()}
 
 
-def _record(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver=None) -> None:
+def _record(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver=None,
+            known_aliases: set[tuple[int, str]] | None = None) -> None:
     """The message's row, and each address as an alias of the person it belongs to (how
     a calendar invitation's attendee, or an approved message, finds them). With the
     writer's `resolver`, inside the source's own transaction; without, its own (the
-    repair of a crash between the source's commit and this row)."""
+    repair of a crash between the source's commit and this row). `known_aliases`: the
+    (person, address) aliases `known_message` found, so no second look-up is needed."""
     if resolver is None:
         with store.transaction():
             _record_rows(store, transcript, source_id, origin, None)
     else:
-        _record_rows(store, transcript, source_id, origin, resolver)
+        _record_rows(store, transcript, source_id, origin, resolver, known_aliases)
 
 
-def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver) -> None:
+def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver,
+                 known_aliases: set[tuple[int, str]] | None = None) -> None:
     msg = transcript.message
     if msg is None:
         return
@@ -283,10 +293,19 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
             pairs.setdefault((int(eid), norm_name(addr)), addr)
     if not pairs:
         return
-    # One look-up for every address of the message, one insert for the new ones.
-    have = set(store.con.execute(
-        "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)",
-        [sorted({n for _e, n in pairs})]).fetchall())
     now = utcnow()
-    store.insert_rows("aliases", ["entity_id", "alias", "norm", "source_id", "created_at"],
-                      [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in have])
+    if known_aliases is None:  # one look-up for every address of the message, one insert for the new ones
+        have = set(store.con.execute(
+            "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)",
+            [sorted({n for _e, n in pairs})]).fetchall())
+        store.insert_rows("aliases", ["entity_id", "alias", "norm", "source_id", "created_at"],
+                          [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in have])
+        return
+    # The addresses were looked up with the Message-ID (known_message): no second look-up.
+    # ON CONFLICT still guards an alias added since (by this source's resolver, say).
+    new = [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in known_aliases]
+    if new:
+        store.con.execute(
+            "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES "
+            + ", ".join("(?, ?, ?, ?, ?)" for _ in new) + " ON CONFLICT DO NOTHING",
+            [v for row in new for v in row])

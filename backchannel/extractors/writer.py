@@ -64,14 +64,6 @@ def write_source(
         participants = list(transcript.participants or transcript.speakers())
         owner_norms = {norm_name(n) for n in owner_names if n} | {norm_name(me.name)}
         reliability = source_trust.assess(transcript, owner_norms, dict(self_intros or {}))
-        store.con.execute(
-            """INSERT INTO sources (id, content_hash, path, title, format, meeting_date, meeting_date_origin,
-                   participants, utterance_count, extractor, ingested_at, trust_reasons)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [sid, content_hash, transcript.path, title, transcript.format, transcript.meeting_date,
-             transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow(),
-             reliability.all_reasons()],
-        )
         mentioned = {m.name for a in extracted for m in (a.subject, a.object, a.recipient)
                      if m is not None and not m.is_speaker}
         people_here = [*participants, *transcript.speakers(), *(self_intros or {}).values(),
@@ -112,11 +104,19 @@ def write_source(
              "trust", "trust_reasons", "recipient_id"],
             rows,
         )
-        ids = [r[0] for r in store.con.execute(
-            "SELECT id FROM assertions WHERE source_id = ? ORDER BY id", [sid]).fetchall()] if rows else []
-        store.con.execute("UPDATE sources SET assertion_count = ? WHERE id = ?", [len(rows), sid])
-        if ids:
-            supersede.apply(store, ids)
+        # The source row goes in last, with its count: one INSERT, no UPDATE (same transaction,
+        # so nobody sees the assertions without their source).
+        store.con.execute(
+            """INSERT INTO sources (id, content_hash, path, title, format, meeting_date, meeting_date_origin,
+                   participants, utterance_count, extractor, ingested_at, trust_reasons, assertion_count)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            [sid, content_hash, transcript.path, title, transcript.format, transcript.meeting_date,
+             transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow(),
+             reliability.all_reasons(), len(rows)],
+        )
+        # Only a titled works_at or a departure can close an older fact: most sources skip the look-up.
+        if any(supersede.may_close(r[_PRED], r[_OBJ], r[_QUAL]) for r in rows):
+            supersede.apply_source(store, sid, [r[_OBJ] for r in rows if r[_PRED] == "works_at" and r[_QUAL]])
         if on_written is not None:
             on_written(sid, resolver)
         store.append_event(

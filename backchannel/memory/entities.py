@@ -90,7 +90,11 @@ def create(store: Store, name: str, kind: str, *, source_id: str | None = None, 
         "INSERT INTO entities (kind, name, norm, is_owner, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
         [kind, name, norm_name(name), is_owner, utcnow()],
     )
-    add_alias(store, eid, name, source_id=source_id)
+    n = norm_name(name)
+    if n:  # a new entity has no alias yet: no look-up, no ON CONFLICT (each costs a statement per email)
+        store.con.execute(
+            "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES (?, ?, ?, ?, ?)",
+            [eid, name, n, source_id, utcnow()])
     return Entity(eid, kind, name, is_owner)
 
 
@@ -124,13 +128,17 @@ def owner(store: Store) -> Entity | None:
 def ensure_owner(store: Store, name: str, alias_list: list[str] | tuple[str, ...] = ()) -> Entity:
     """The owner entity, created from config on first use; config aliases are added each time."""
     # One query for the owner and the names it already has: this runs at every ingest
-    # (each email message is one), where three round trips were a tenth of the cost.
+    # (each email message is one). A join, not a correlated subquery: a third of the cost.
     rows = store.con.execute(
-        """SELECT id, kind, name, is_owner, (SELECT list(norm) FROM aliases WHERE entity_id = e.id)
-           FROM entities e WHERE is_owner AND merged_into IS NULL ORDER BY id LIMIT 1""").fetchall()
-    r = rows[0] if rows else None
+        """SELECT e.id, e.kind, e.name, e.is_owner, a.norm FROM entities e
+           LEFT JOIN aliases a ON a.entity_id = e.id
+           WHERE e.is_owner AND e.merged_into IS NULL""").fetchall()
+    first = min((row[0] for row in rows), default=None)  # the oldest owner, as owner() picks
+    r = next((row for row in rows if row[0] == first), None)
+    if r is not None:
+        r = (*r[:4], [row[4] for row in rows if row[0] == first and row[4] is not None])
     if r is None:
-        me, have = create(store, name, "person", is_owner=True), set()
+        me, have = create(store, name, "person", is_owner=True), {norm_name(name)}
     else:
         me, have = _row(r[:4]), set(r[4] or [])
     for a in (name, *alias_list):

@@ -57,13 +57,17 @@ def _rows(store: Store, where: str, params: list[Any]) -> list[dict[str, Any]]:
     return store.query(f"SELECT {_COLS} FROM assertions WHERE {where} ORDER BY id", params)
 
 
-def _title_holders(store: Store, a: dict[str, Any]) -> int:
+def _title_holders(store: Store, a: dict[str, Any], titled: list[dict[str, Any]] | None = None) -> int:
     """Order `a` among the other holders of its title: it closes the ones that
-    started before it and is closed by the first that started after it."""
+    started before it and is closed by the first that started after it. `titled`: the
+    titled works_at rows of `a`'s organisation, already read (else they are read here)."""
     n = 0
-    others = [r for r in _rows(store, "predicate = 'works_at' AND object_id = ? AND qualifier IS NOT NULL"
-                               " AND subject_id <> ? AND id <> ?", [a["object_id"], a["subject_id"], a["id"]])
-              if _norm_q(r["qualifier"]) == _norm_q(a["qualifier"])]
+    if titled is None:
+        titled = _rows(store, "predicate = 'works_at' AND object_id = ? AND qualifier IS NOT NULL"
+                              " AND subject_id <> ? AND id <> ?", [a["object_id"], a["subject_id"], a["id"]])
+    others = [r for r in titled
+              if r["object_id"] == a["object_id"] and r["subject_id"] != a["subject_id"] and r["id"] != a["id"]
+              and _norm_q(r["qualifier"]) == _norm_q(a["qualifier"])]
     a_start = _start(a)
     if a_start is None:
         return 0
@@ -89,17 +93,40 @@ def _departure(store: Store, a: dict[str, Any]) -> int:
     return n
 
 
+def may_close(predicate: str, object_id: int | None, qualifier: str | None) -> bool:
+    """Whether a new assertion like this one can supersede another (what `apply` looks at)."""
+    return object_id is not None and (predicate == "left" or (predicate == "works_at" and bool(qualifier)))
+
+
+def apply_source(store: Store, source_id: str, titled_objects: Sequence[int] = ()) -> int:
+    """`apply` for every assertion of one source just written. `titled_objects`: the
+    organisations its titled works_at name; their other title holders come in the same
+    query (one, not two per source: an email signature is a titled works_at)."""
+    rows = _rows(store, "(source_id = ? AND object_id IS NOT NULL AND predicate IN ('works_at', 'left'))"
+                        " OR (predicate = 'works_at' AND qualifier IS NOT NULL AND list_contains(?, object_id))",
+                 [source_id, sorted(set(titled_objects))])
+    new = [r for r in rows if r["source_id"] == source_id and r["object_id"] is not None
+           and r["predicate"] in ("works_at", "left")]
+    # Dicts shared between `new` and `titled`: a close made for one is seen by the next, as a
+    # fresh read would see it.
+    titled = [r for r in rows if r["predicate"] == "works_at" and r["qualifier"] is not None]
+    return _apply_rows(store, new, titled)
+
+
 def apply(store: Store, assertion_ids: Sequence[int]) -> int:
     """Apply supersession for newly written assertions; returns how many older
     assertions were closed. Runs inside the caller's transaction (the writer's)."""
     if not assertion_ids:
         return 0
+    return _apply_rows(store, _rows(store, "id IN (SELECT unnest(?::BIGINT[])) AND object_id IS NOT NULL"
+                                           " AND predicate IN ('works_at', 'left')", [list(assertion_ids)]))
+
+
+def _apply_rows(store: Store, new: list[dict[str, Any]], titled: list[dict[str, Any]] | None = None) -> int:
     n = 0
-    new = _rows(store, "id IN (SELECT unnest(?::BIGINT[])) AND object_id IS NOT NULL"
-                " AND predicate IN ('works_at', 'left')", [list(assertion_ids)])
     for a in new:
         if a["predicate"] == "works_at" and a["qualifier"]:
-            n += _title_holders(store, a)
+            n += _title_holders(store, a, titled)
         elif a["predicate"] == "left":
             n += _departure(store, a)
     return n

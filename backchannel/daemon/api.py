@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import importlib
 import inspect
 import json
 import os
@@ -247,7 +246,7 @@ class ApiServer:
                         body: bytes) -> tuple[int, dict[str, str], bytes]:
         """Mount the delivery web handlers (signed links; they write, so they run on the consumer)."""
         try:
-            web = importlib.import_module("backchannel.delivery.web")
+            from backchannel.delivery import web
         except ImportError:
             return _json(404, {"ok": False, "error": "feedback links are not available"})
         if path.rstrip("/") != "/feedback":

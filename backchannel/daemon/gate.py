@@ -16,7 +16,6 @@ costs money), 4 after. Every suppression is appended to the event log
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from datetime import datetime, time as dtime, timedelta, timezone
 from typing import Any, Iterable
@@ -66,7 +65,7 @@ def check_rejection(store: Store, text: str, kind: str, entity_ids: list[int], n
     """The rejection-memory hook (`gate.similarity_threshold` for the semantic match).
     Absent module: nothing is remembered yet, so it passes."""
     try:
-        rejections = importlib.import_module("backchannel.memory.rejections")
+        from backchannel.memory import rejections
     except ImportError:
         return PASS
     hit = rejections.check(store, text, kind, list(entity_ids), _to_utc_naive(now), threshold=threshold)
@@ -80,7 +79,7 @@ def prefetch_rejections(store: Store, items: list[tuple[str, str]], now: datetim
     """Embed a sweep's candidate texts in one batch before their rejection checks (only those
     an active dismissal of the same kind could match); a failure here is left to `check`."""
     try:
-        rejections = importlib.import_module("backchannel.memory.rejections")
+        from backchannel.memory import rejections
         rejections.prefetch(store, items, _to_utc_naive(now))
     except Exception:  # noqa: BLE001 - the per-candidate check embeds again and decides (silence on error)
         pass

@@ -17,7 +17,6 @@ and skipped; a folder that fails (login, network, no such folder) records its
 
 from __future__ import annotations
 
-import importlib
 import socket
 import ssl
 from collections.abc import Callable
@@ -172,7 +171,7 @@ def _folder_failed(store: Store, account: str, folder: str, exc: Exception, summ
 def _sync_folder(store: Store, settings: Settings, client: Any, account: str, folder: str, budget: int,
                  summary: dict[str, Any], *, gateway: Any, run_id: str | None,
                  checkpoint: Callable[[], None] | None, crashpoint: Callable[[str], None] | None) -> int:
-    ingest_message = importlib.import_module("backchannel.extractors.mail_ingest").ingest_message
+    from backchannel.extractors.mail_ingest import ingest_message
     m = settings.mail
     limit = int(m.max_message_mb * 1_000_000)
     info = client.select_folder(folder, readonly=True)

@@ -20,7 +20,6 @@ in-process callers (the demo, `backchannel wake` without a daemon).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import threading
@@ -92,7 +91,7 @@ def make_gateway(store: Store, settings: Settings, paths: Paths) -> Any:
     m = settings.models
     if all(v == "offline" for v in (m.extract, m.sweep, m.draft)):
         return None
-    models = importlib.import_module("backchannel.agent.models")
+    from backchannel.agent import models
     return models.Gateway(settings, store, paths)
 
 
@@ -163,7 +162,7 @@ def _inbox(ctx: _Ctx) -> None:
     if not os.path.lexists(path):  # a link is not followed here: strict ingest refuses it, and it moves out
         ctx.outcome.status, ctx.outcome.reason = "closed", f"{path} is gone (already moved?)"
         return
-    ingest = importlib.import_module("backchannel.extractors.ingest")
+    from backchannel.extractors import ingest
     try:
         # strict: a link, FIFO or hard link swapped in since the trigger looked is still refused.
         result = ingest.ingest_file(ctx.store, ctx.settings, path, gateway=ctx.gateway, run_id=ctx.run_id,
@@ -190,7 +189,7 @@ def _inbox(ctx: _Ctx) -> None:
     if ctx.inbox_finish is not None:
         dest = ctx.inbox_finish(path, ok, error)
     else:
-        triggers_inbox = importlib.import_module("backchannel.triggers.inbox")
+        from backchannel.triggers import inbox as triggers_inbox
         dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
     crashpoint("inbox.after_move")
     if status == "ingested" and detail.get("source_id"):
@@ -200,7 +199,8 @@ def _inbox(ctx: _Ctx) -> None:
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
     if status == "ingested":
         # What this meeting taught may make an earlier signal or an upcoming meeting relevant.
-        importlib.import_module("backchannel.daemon.reevaluate").after_ingest(ctx, detail.get("source_id"))
+        from backchannel.daemon.reevaluate import after_ingest
+        after_ingest(ctx, detail.get("source_id"))
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
         ctx.outcome.status, ctx.outcome.reason = "failed", error
@@ -256,7 +256,7 @@ def _org_list(store: Store) -> list[tuple[int, list[str]]]:
 
 def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
     """Insert the signal once (by id), linked to the organisations its text mentions."""
-    signals_mod = importlib.import_module("backchannel.triggers.signals")
+    from backchannel.triggers import signals as signals_mod
     text = " ".join(str(p.get(k) or "") for k in ("title", "summary"))
     matches = signals_mod.match_org_details(text, _org_list(store))
     org_ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
@@ -309,19 +309,19 @@ def _sweep(ctx: _Ctx) -> None:
 
 
 def _graph_api(store: Store, settings: Settings) -> Any:
-    api_mod = importlib.import_module("backchannel.graph.api")
+    from backchannel.graph import api as api_mod
     return api_mod.GraphAPI(store, settings)
 
 
 def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> list[Any]:
     """The sweep step, or its recorded result when this run already swept (`tag` tells
     apart several sweeps of one run: those an ingest's re-evaluation starts)."""
-    types = importlib.import_module("backchannel.graph.types")
+    from backchannel.graph import types
     name = f"sweep.done:{tag}" if tag else "sweep.done"
     done = runs.done_step(ctx.store, ctx.run_id, name)
     if done is not None:
         return [types.Candidate.from_dict(c) for c in done.get("candidates", [])]
-    sweeper = importlib.import_module("backchannel.agent.sweeper")
+    from backchannel.agent import sweeper
     result = sweeper.sweep(context, api=_graph_api(ctx.store, ctx.settings), settings=ctx.settings,
                            paths=ctx.paths, gateway=ctx.gateway, run_id=ctx.run_id)
     if ctx.abandon is not None and ctx.abandon.is_set():
@@ -383,7 +383,7 @@ def _draft(ctx: _Ctx, candidate: Any, evidence: list[dict[str, Any]],
            context: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """The drafter role on one candidate, with the evidence this run loaded:
     (title/body/action, evidence excerpts that reached a model)."""
-    drafter = importlib.import_module("backchannel.agent.drafter")
+    from backchannel.agent import drafter
     d = drafter.draft(candidate, evidence=evidence, context=context, store=ctx.store, settings=ctx.settings,
                       gateway=ctx.gateway, run_id=ctx.run_id)
     errors = list(getattr(d, "errors", None) or [])
@@ -431,7 +431,7 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
                                                 "channels": channels}, run_id=ctx.run_id,
                            key=f"proposal:{ctx.run_id}:{dkey}")
         if channels:
-            outbox = importlib.import_module("backchannel.delivery.outbox")
+            from backchannel.delivery import outbox
             outbox.enqueue(store, pid, channels, settings=ctx.settings)
     crashpoint("proposal.after_commit")
     return pid
@@ -466,7 +466,8 @@ def _gate_judge_propose(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]
     evidence excerpts that reached a model. Gate and judge records go to `held`."""
     # Nothing below writes assertions or entities: the judge's reads of the in-memory graph
     # index need not re-check its signature each time.
-    steady = importlib.import_module("backchannel.graph.index").IndexCache.unchanged_during(ctx.store)
+    from backchannel.graph.index import IndexCache
+    steady = IndexCache.unchanged_during(ctx.store)
     with steady:
         return _each_candidate(ctx, ranked, texts, context, held)
 
@@ -545,7 +546,8 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
 
 
 def _mail(ctx: _Ctx) -> None:
-    importlib.import_module("backchannel.daemon.mail_sync").handle_wake(ctx)  # IMAP sync (issue 14)
+    from backchannel.daemon.mail_sync import handle_wake
+    handle_wake(ctx)  # IMAP sync (issue 14)
 
 
 HANDLERS: dict[str, Callable[[_Ctx], None]] = {

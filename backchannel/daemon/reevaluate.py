@@ -18,7 +18,6 @@ with its own sweep, so `trace RUN_ID` shows why it ran and what it found.
 
 from __future__ import annotations
 
-import importlib
 import json
 from datetime import timedelta
 from typing import Any
@@ -44,7 +43,7 @@ def _touched(store: Any, source_id: str | None) -> set[int]:
 def after_ingest(ctx: Any, source_id: str | None) -> None:
     """Re-link recent signals and re-match upcoming meetings; sweep what became relevant.
     A failure here is recorded in the run and never undoes the ingest."""
-    pipeline = importlib.import_module("backchannel.daemon.pipeline")
+    from backchannel.daemon import pipeline
     try:
         touched = _touched(ctx.store, source_id)
         meetings = _meetings(ctx, pipeline, touched)  # first: a signal's sweep then sees who is met soon
@@ -61,7 +60,7 @@ def after_ingest(ctx: Any, source_id: str | None) -> None:
 
 
 def _signals(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict[str, Any]]]:
-    signals_mod = importlib.import_module("backchannel.triggers.signals")
+    from backchannel.triggers import signals as signals_mod
     store = ctx.store
     rows = store.query(
         """SELECT id, title, summary, url, published_at, org_ids FROM signals

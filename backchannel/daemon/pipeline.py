@@ -566,7 +566,7 @@ def collect_wakes(settings: Settings, paths: Paths, kind: str) -> list[Any]:
     sweep, a calendar refresh (calendar + meeting_soon wakes), or a signal poll."""
     import asyncio
 
-    from backchannel.triggers.wake import Wake
+    from backchannel.core.wake import Wake
 
     now = datetime.now(timezone.utc)
     if kind == "mail":  # an IMAP sync (issue 14)

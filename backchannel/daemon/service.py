@@ -67,7 +67,7 @@ class OpCall:
 
 class Daemon:
     def __init__(self, paths: Paths, settings: Settings, *, clock: Any = None, environ: dict[str, str] | None = None):
-        from backchannel.triggers.wake import SYSTEM_CLOCK
+        from backchannel.triggers.common import SYSTEM_CLOCK
 
         self.paths = paths.ensure()
         self.settings = settings
@@ -123,7 +123,7 @@ class Daemon:
             self.queue.put_nowait(("resume", run_id, wake))
         if resumed:
             log(logger, 20, "resuming unfinished runs", runs=[r for r, _ in resumed])
-        from backchannel.triggers.wake import Wake
+        from backchannel.core.wake import Wake
 
         requested = await self._on_writer(lambda: runs.pending_requests(self.store))
         for data in requested:  # `wake sweep` answered "queued" but never started: a crash or stop
@@ -307,7 +307,7 @@ class Daemon:
         thread with its cursor `store`: a manual sweep is recorded there (durable
         before the answer; re-queued at the next start if it never ran), not on the
         writer thread, where it would wait behind a long run."""
-        from backchannel.triggers.wake import Wake
+        from backchannel.core.wake import Wake
 
         if kind == "sweep":
             now = datetime.now(timezone.utc)

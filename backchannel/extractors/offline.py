@@ -1,7 +1,7 @@
 """The `offline` extractor: rule-based English extraction with no language model.
 
 `extract(transcript)` returns `ExtractedAssertion`s (predicates from
-result.PREDICATES) whose quotes are exact slices of one utterance's text;
+core.vocabulary.PREDICATES) whose quotes are exact slices of one utterance's text;
 `self_introductions(transcript)` returns the names speakers give themselves
 ("Project Manager" said "I'm Sarah") so the writer can alias the label.
 

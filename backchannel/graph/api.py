@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from backchannel.graph import paths as pathsearch
-from backchannel.graph.index import MODALITIES, NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
+from backchannel.core.vocabulary import MODALITIES
+from backchannel.graph.index import NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
 from backchannel.memory.text import norm_name
 
 SOCIAL = ("knows", "worked_with", "introduced")

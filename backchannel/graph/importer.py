@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
-from backchannel.extractors.result import MODALITIES, PREDICATES
+from backchannel.core.vocabulary import ENTITY_KINDS, LITERAL_PREDICATES, MODALITIES, PREDICATES
 from backchannel.memory import entities as ents
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.trust import trust_score
 from backchannel.memory.text import norm_name
 
-KINDS = ("person", "organisation", "role")
 OWNER_REF = "me"
-LITERAL_PREDICATES = {"has_title", "committed_to"}
 MAX_PROBLEMS = 50
 
 
@@ -77,8 +75,8 @@ def _check_entity(d: dict[str, Any], line: int, problems: list[str]) -> None:
         problems.append(f"line {line}: entity id {OWNER_REF!r} is reserved for the owner")
     if not isinstance(d.get("name"), str) or not norm_name(d.get("name") or ""):
         problems.append(f"line {line}: entity needs a \"name\"")
-    if d.get("kind", "person") not in KINDS:
-        problems.append(f"line {line}: entity kind {d.get('kind')!r} is not one of {', '.join(KINDS)}")
+    if d.get("kind", "person") not in ENTITY_KINDS:
+        problems.append(f"line {line}: entity kind {d.get('kind')!r} is not one of {', '.join(ENTITY_KINDS)}")
     if not isinstance(d.get("aliases", []), list) or not all(isinstance(a, str) for a in d.get("aliases", [])):
         problems.append(f"line {line}: \"aliases\" must be a list of strings")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CANDIDATE_KINDS = ("introduction", "brief", "reconnect", "commitment", "other")
+from backchannel.core.vocabulary import CANDIDATE_KINDS
 
 
 class CandidateError(ValueError):

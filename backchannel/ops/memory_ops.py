@@ -128,7 +128,7 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
         where.append(f"(a.subject_id IN ({marks}) OR a.object_id IN ({marks}))")
         params += ids + ids
     if predicate:
-        from backchannel.extractors.result import PREDICATES
+        from backchannel.core.vocabulary import PREDICATES
 
         if predicate not in PREDICATES:  # a typo must not read as "nothing known"
             raise OpError(f"unknown predicate {predicate!r}; use one of {', '.join(PREDICATES)}")

@@ -22,7 +22,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config.sections import CalendarSettings
-from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.core.wake import Wake, as_utc
+from backchannel.triggers.common import cancel_task, Clock, enqueue, SeenKeys, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

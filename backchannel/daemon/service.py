@@ -16,7 +16,7 @@
   `running` and is resumed (or closed with a reason) at the next start. A
   step still running then (a sandbox run cannot checkpoint) is abandoned: the
   process groups of our children are killed, then the process exits.
-- SIGHUP: reload the config (checked by triggers.checks) and re-plan the
+- SIGHUP: reload the config (checked by engine.checks) and re-plan the
   triggers; a bad config is logged and the old one kept.
 - sd_notify READY/STATUS/WATCHDOG when NOTIFY_SOCKET is set.
 """
@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from backchannel.config import ConfigError, Paths, Settings, load_settings
-from backchannel.daemon import runs
+from backchannel.engine import runs
 from backchannel.daemon.lockfile import DaemonLock
-from backchannel.daemon.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger, log
 from backchannel.daemon.notify import Notifier
 from backchannel.memory.store import Store, StoreLocked, utcnow
 
@@ -283,7 +283,7 @@ class Daemon:
     async def reload(self) -> None:
         """SIGHUP: re-read the config, then re-plan every trigger from it."""
         self.notifier.reloading()
-        from backchannel.triggers.checks import problems
+        from backchannel.engine.checks import problems
 
         try:
             new = load_settings(self.paths)
@@ -373,7 +373,7 @@ class Daemon:
                 return
 
     async def _handle_wake(self, item: Any) -> None:
-        from backchannel.daemon.pipeline import run_wake_once
+        from backchannel.engine.pipeline import run_wake_once
 
         run_id = None
         if isinstance(item, tuple) and item and item[0] == "resume":

@@ -31,7 +31,7 @@ def spend_today(env: OpEnv) -> dict[str, Any]:
 
 def status(env: OpEnv) -> dict[str, Any]:
     """Uptime, recent wakes, queue length, next scheduled wakes, today's spend."""
-    from backchannel.daemon import runs
+    from backchannel.engine import runs
 
     out: dict[str, Any] = {"daemon": None}
     if env.daemon is not None:
@@ -54,10 +54,10 @@ def status(env: OpEnv) -> dict[str, Any]:
 
         out["deliveries"] = summary(env.store, env.settings)
     if _has_table(env.store, "mail_sync_state"):  # email: last sync per folder, and errors (issue 14)
-        from backchannel.daemon.mail_sync import status as mail_status
+        from backchannel.engine.mail_sync import status as mail_status
 
         out["mail"] = mail_status(env.store, env.settings)
-    from backchannel.triggers.checks import problems
+    from backchannel.engine.checks import problems
 
     out["config_problems"] = problems(env.settings)
     # One place for scripts to read, daemon or not (the daemon's own copy stays in `daemon`).
@@ -191,12 +191,12 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     run_d["wake_payload"] = json.loads(run_d["wake_payload"]) if run_d.get("wake_payload") else {}
     events = store.events(run_id=run_id, limit=10_000)
     sweep = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
-    from backchannel.daemon.gate import dedupe_key
+    from backchannel.engine.gate import dedupe_key
 
     by_key: dict[str, dict[str, Any]] = {}
     ungated = ("answered, not gated: `ask` shows answers and proposes nothing" if run_d["wake_kind"] == "ask"
                else "not gated (run unfinished?)")
-    # An ingest's re-evaluation may sweep several times in one run (daemon/reevaluate.py).
+    # An ingest's re-evaluation may sweep several times in one run (engine/reevaluate.py).
     swept = [c for e in events if e["kind"] == "sweep.done" for c in e["data"].get("candidates", [])]
     for c in swept:
         k = dedupe_key(c.get("kind") or "?", c.get("entities") or [])
@@ -332,7 +332,7 @@ def wake(env: OpEnv, kind: str) -> dict[str, Any]:
             return env.daemon.request_wake(kind, env.store)
         except RuntimeError as exc:
             raise OpError(str(exc)) from None
-    from backchannel.daemon.pipeline import collect_wakes, run_wake_once
+    from backchannel.engine.pipeline import collect_wakes, run_wake_once
 
     outcomes = [run_wake_once(env.store, env.settings, env.paths, w).to_dict()
                 for w in collect_wakes(env.settings, env.paths, kind)]

@@ -109,9 +109,9 @@ def dismiss(env: OpEnv, id: str, reason: str | None = None, scope: str = "this",
 
 
 def _refit(env: OpEnv, kind: str) -> None:
-    """The judge's weights for `kind` learn from this verdict (daemon/calibrate.py); a
+    """The judge's weights for `kind` learn from this verdict (engine/calibrate.py); a
     failed fit keeps the previous weights and never loses the verdict."""
-    from backchannel.daemon import calibrate
+    from backchannel.engine import calibrate
 
     try:
         calibrate.refit(env.store, kind)
@@ -293,7 +293,7 @@ def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
         per_kind[r["kind"]] = {"proposals": int(r["proposals"]), "accepted": int(r["accepted"]),
                                "dismissed": int(r["dismissed"]),
                                "precision": round(int(r["accepted"]) / judged, 4) if judged else None}
-    from backchannel.daemon import calibrate
+    from backchannel.engine import calibrate
 
     return {
         "days": int(days),

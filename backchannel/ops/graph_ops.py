@@ -28,7 +28,7 @@ def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
     assertions touched and excerpts sent. Returns the ranked drafts with evidence."""
     from backchannel.agent.drafter import draft
     from backchannel.agent.sweeper import sweep
-    from backchannel.daemon import runs
+    from backchannel.engine import runs
 
     question = (question or "").strip()
     if not question:

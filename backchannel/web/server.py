@@ -17,7 +17,7 @@ from typing import Any
 
 import uvicorn
 
-from backchannel.daemon.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger, log
 
 logger = get_logger("web")
 

@@ -12,7 +12,7 @@ def problems(settings: Settings) -> list[str]:
     cron strings, bad quiet hours, negative periods. Empty when all is well."""
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-    from backchannel.daemon.gate import parse_quiet_hours
+    from backchannel.engine.gate import parse_quiet_hours
     from backchannel.triggers.schedule import build_triggers as build_schedule
 
     out: list[str] = []

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backchannel.config import Paths, Settings
-from backchannel.daemon import calibrate, gate, judge, judge_kinds, runs
-from backchannel.daemon.logging import get as get_logger, log
-from backchannel.daemon.runs import WakeRecord, crashpoint
+from backchannel.engine import calibrate, gate, judge, judge_kinds, runs
+from backchannel.core.logging import get as get_logger, log
+from backchannel.engine.runs import WakeRecord, crashpoint
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.daemon.calendar_store import _ts, resolve_attendee, upsert_events  # noqa: F401 - re-exported
@@ -199,7 +199,7 @@ def _inbox(ctx: _Ctx) -> None:
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
     if status == "ingested":
         # What this meeting taught may make an earlier signal or an upcoming meeting relevant.
-        from backchannel.daemon.reevaluate import after_ingest
+        from backchannel.engine.reevaluate import after_ingest
         after_ingest(ctx, detail.get("source_id"))
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
@@ -546,7 +546,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
 
 
 def _mail(ctx: _Ctx) -> None:
-    from backchannel.daemon.mail_sync import handle_wake
+    from backchannel.engine.mail_sync import handle_wake
     handle_wake(ctx)  # IMAP sync (issue 14)
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from backchannel.daemon import judge_kinds
+from backchannel.engine import judge_kinds
 from backchannel.memory.store import Store
 
 W_MEETING, W_SIGNAL, W_EVIDENCE = 0.4, 0.4, 0.3

@@ -23,8 +23,6 @@ def call(ctx: Context, name: str, args: dict[str, Any] | None = None, *, write: 
 
 def _daemon_client(ctx: Context) -> Any:
     """A client for the running daemon's local API, or None when no daemon runs."""
-    try:
-        from backchannel.daemon.api_client import connect
-    except ImportError:
-        return None
+    from backchannel.daemon.api_client import connect
+
     return connect(ctx.paths)

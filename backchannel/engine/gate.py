@@ -62,12 +62,9 @@ def check_dedupe(store: Store, kind: str, entity_ids: list[int], now: datetime, 
 
 def check_rejection(store: Store, text: str, kind: str, entity_ids: list[int], now: datetime,
                     threshold: float | None = None) -> Decision:
-    """The rejection-memory hook (`gate.similarity_threshold` for the semantic match).
-    Absent module: nothing is remembered yet, so it passes."""
-    try:
-        from backchannel.memory import rejections
-    except ImportError:
-        return PASS
+    """The rejection-memory hook (`gate.similarity_threshold` for the semantic match)."""
+    from backchannel.memory import rejections  # numpy and the embedder: only when a candidate is gated
+
     hit = rejections.check(store, text, kind, list(entity_ids), _to_utc_naive(now), threshold=threshold)
     if hit is None:
         return PASS

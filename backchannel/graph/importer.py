@@ -19,6 +19,7 @@ from typing import Any
 from backchannel.core.vocabulary import ENTITY_KINDS, LITERAL_PREDICATES, MODALITIES, PREDICATES
 from backchannel.memory import entities as ents
 from backchannel.memory.store import Store, utcnow
+from backchannel.memory.supersede import apply as supersede
 from backchannel.memory.trust import trust_score
 from backchannel.memory.text import norm_name
 
@@ -305,10 +306,6 @@ def _write_assertions(store: Store, todo: list[tuple[int, dict, str]], ref_ids: 
                    utterance_count = (SELECT count(*) FROM utterances u WHERE u.source_id = sources.id),
                    assertion_count = (SELECT count(*) FROM assertions a WHERE a.source_id = sources.id)
                WHERE list_contains(?, id)""", [touched])
-    try:
-        from backchannel.memory.supersede import apply as supersede
-    except ImportError:  # supersession arrives with ingest; without it nothing is closed
-        return
     supersede(store, ids)
 
 

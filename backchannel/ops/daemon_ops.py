@@ -83,10 +83,8 @@ def _upcoming_meetings(env: OpEnv, limit: int = 5) -> list[dict[str, Any]]:
 
 def _planned_wakes(env: OpEnv) -> list[dict[str, Any]]:
     """Next scheduled sweeps from the config (no daemon: what it would do)."""
-    try:
-        from backchannel.triggers.schedule import build_triggers
-    except ImportError:
-        return []
+    from backchannel.triggers.schedule import build_triggers  # APScheduler: only here
+
     s = env.settings
     tz = ZoneInfo(s.schedule.timezone or s.owner.timezone)
     now = datetime.now(tz)

@@ -7,9 +7,12 @@ nothing of ours.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from typing import Any, Literal, get_args
+
+from pydantic import field_validator
+from pydantic.dataclasses import dataclass
 
 WakeKind = Literal["sweep", "inbox", "meeting_soon", "signal", "calendar", "signals", "ask", "manual", "mail"]
 WAKE_KINDS: frozenset[str] = frozenset(get_args(WakeKind))
@@ -37,15 +40,29 @@ class Wake:
     payload: dict[str, Any] = field(default_factory=dict)
     created_at: datetime = field(default_factory=utcnow)
 
-    def __post_init__(self) -> None:
-        if self.kind not in WAKE_KINDS:
-            raise ValueError(f"unknown wake kind {self.kind!r}; expected one of {sorted(WAKE_KINDS)}")
-        if not self.key:
+    # pydantic checks the types; these say what is wrong in the words a trigger's author needs.
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _known_kind(cls, kind: Any) -> Any:
+        if kind not in WAKE_KINDS:
+            raise ValueError(f"unknown wake kind {kind!r}; expected one of {sorted(WAKE_KINDS)}")
+        return kind
+
+    @field_validator("key")
+    @classmethod
+    def _has_key(cls, key: str) -> str:
+        if not key:
             raise ValueError("a wake needs a non-empty idempotency key")
-        if self.created_at.tzinfo is None:
+        return key
+
+    @field_validator("created_at")
+    @classmethod
+    def _aware_utc(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
             raise ValueError("Wake.created_at must be timezone-aware")
-        # Normalise to UTC; frozen, so through object.__setattr__.
-        object.__setattr__(self, "created_at", self.created_at.astimezone(timezone.utc))
+        return value.astimezone(timezone.utc)
+
+    def __post_init__(self) -> None:
         # Fail at the trigger, not later in the consumer, when a payload is not JSON-able.
         json.dumps(self.payload)
 

@@ -120,7 +120,7 @@ def test_reload_applies_new_sources_and_periods_at_once(home: Path):
 
 def test_settings_problems_are_named_before_the_daemon_runs():
     from backchannel.config import Settings
-    from backchannel.engine.checks import problems
+    from backchannel.triggers.checks import problems
 
     assert problems(Settings()) == []
     bad = problems(Settings.model_validate({
@@ -136,7 +136,7 @@ def test_example_config_loads_and_documents_every_trigger_and_gate_key(home: Pat
     import shutil
 
     from backchannel.config import sections
-    from backchannel.engine.checks import problems
+    from backchannel.triggers.checks import problems
 
     example = Path(__file__).resolve().parent.parent / "config" / "backchannel.example.toml"
     shutil.copy(example, home / "config.toml")

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from backchannel.core.wake import Wake
-from backchannel.triggers.common import SYSTEM_CLOCK, SeenKeys, enqueue
+from backchannel.triggers.wake import SYSTEM_CLOCK, SeenKeys, enqueue
 
 
 def test_round_trip_and_utc():

@@ -23,7 +23,7 @@ def run() -> None:
     from backchannel.core import logging as dlog
     from backchannel.daemon.lockfile import AlreadyRunning
     from backchannel.daemon.service import run_daemon
-    from backchannel.engine.checks import problems
+    from backchannel.triggers.checks import problems
 
     ctx = load_context()
     bad = problems(ctx.settings)

@@ -16,7 +16,7 @@
   `running` and is resumed (or closed with a reason) at the next start. A
   step still running then (a sandbox run cannot checkpoint) is abandoned: the
   process groups of our children are killed, then the process exits.
-- SIGHUP: reload the config (checked by engine.checks) and re-plan the
+- SIGHUP: reload the config (checked by triggers.checks) and re-plan the
   triggers; a bad config is logged and the old one kept.
 - sd_notify READY/STATUS/WATCHDOG when NOTIFY_SOCKET is set.
 """
@@ -67,7 +67,7 @@ class OpCall:
 
 class Daemon:
     def __init__(self, paths: Paths, settings: Settings, *, clock: Any = None, environ: dict[str, str] | None = None):
-        from backchannel.triggers.common import SYSTEM_CLOCK
+        from backchannel.triggers.wake import SYSTEM_CLOCK
 
         self.paths = paths.ensure()
         self.settings = settings
@@ -283,7 +283,7 @@ class Daemon:
     async def reload(self) -> None:
         """SIGHUP: re-read the config, then re-plan every trigger from it."""
         self.notifier.reloading()
-        from backchannel.engine.checks import problems
+        from backchannel.triggers.checks import problems
 
         try:
             new = load_settings(self.paths)

@@ -1,7 +1,6 @@
 """What one wake does, wherever it runs: the pipeline (ingest, sweep, gate, judge,
 draft, propose), the gate and the judge, durable runs and their event log, the
-judge's calibration, re-evaluation after an ingest, IMAP sync, and the checks of
-the settings it runs with.
+judge's calibration, re-evaluation after an ingest, and IMAP sync.
 
 It sits below `ops` because operations run a wake in-process when no daemon runs
 (`backchannel wake`), and read runs and the gate's keys; `daemon` is the process

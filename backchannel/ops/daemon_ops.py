@@ -57,7 +57,7 @@ def status(env: OpEnv) -> dict[str, Any]:
         from backchannel.engine.mail_sync import status as mail_status
 
         out["mail"] = mail_status(env.store, env.settings)
-    from backchannel.engine.checks import problems
+    from backchannel.triggers.checks import problems
 
     out["config_problems"] = problems(env.settings)
     # One place for scripts to read, daemon or not (the daemon's own copy stays in `daemon`).

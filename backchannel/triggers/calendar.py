@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 from backchannel.config.sections import CalendarSettings
 from backchannel.core.wake import Wake, as_utc
-from backchannel.triggers.common import cancel_task, Clock, enqueue, SeenKeys, SYSTEM_CLOCK
+from backchannel.triggers.wake import cancel_task, Clock, enqueue, SeenKeys, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from watchdog.observers.polling import PollingObserver
 from backchannel.config.sections import InboxSettings
 from backchannel.extractors.parse import unreadable_reason
 from backchannel.core.wake import Wake
-from backchannel.triggers.common import cancel_task, Clock, enqueue, SYSTEM_CLOCK
+from backchannel.triggers.wake import cancel_task, Clock, enqueue, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

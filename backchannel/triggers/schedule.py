@@ -38,7 +38,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from backchannel.config.sections import ScheduleSettings
 from backchannel.core.wake import Wake, as_utc
-from backchannel.triggers.common import Clock, enqueue, SeenKeys, SYSTEM_CLOCK
+from backchannel.triggers.wake import Clock, enqueue, SeenKeys, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

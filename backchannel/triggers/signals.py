@@ -25,7 +25,7 @@ from backchannel.memory.text import norm_name
 from backchannel.triggers.calendar import fetch_source
 from backchannel.triggers.inbox import is_ignored
 from backchannel.core.wake import Wake, as_utc
-from backchannel.triggers.common import cancel_task, Clock, enqueue, SeenKeys, SYSTEM_CLOCK
+from backchannel.triggers.wake import cancel_task, Clock, enqueue, SeenKeys, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

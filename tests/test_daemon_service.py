@@ -223,7 +223,7 @@ def test_lock_cli_through_api_notify_and_sigterm(home, daemons, tmp_path):
     missing = cli(home, "show", "P-99", check=False)  # an op's refusal comes back as the user's error
     assert missing.returncode == 1 and "no proposal P-99" in missing.stderr
     from backchannel.config import resolve_paths
-    from backchannel.daemon.api_client import connect
+    from backchannel.cli.api_client import connect
     from backchannel.cli.common import UserError
 
     client = connect(resolve_paths({"BACKCHANNEL_HOME": str(home)}))

@@ -24,7 +24,7 @@ def call(ctx: Context, name: str, args: dict[str, Any] | None = None, *, write: 
 def _daemon_client(ctx: Context) -> Any:
     """A client for the running daemon's local API, or None when no daemon runs."""
     try:
-        from backchannel.daemon.api_client import connect
+        from backchannel.cli.api_client import connect
     except ImportError:
         return None
     return connect(ctx.paths)

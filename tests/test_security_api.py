@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-
 import stat
+import time
 
 from server_support import FeedbackServer
 
@@ -108,7 +107,7 @@ def test_slow_and_flooding_tcp_clients_cannot_starve_the_owner(store, monkeypatc
 async def _peek_closed(reader: asyncio.StreamReader) -> bool:
     try:
         data = await asyncio.wait_for(reader.read(200), 0.05)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False
     except ConnectionError:
         return True
@@ -162,7 +161,7 @@ def _status(raw: bytes) -> int:
 
 def test_token_socket_mode_and_header_caps(store):
     async def probe(server, paths):
-        unix = lambda: asyncio.open_unix_connection(str(paths.api_socket))  # noqa: E731
+        unix = lambda: asyncio.open_unix_connection(str(paths.api_socket))
         port = server.tcp_port
         got = {"mode": stat.S_IMODE(paths.api_socket.stat().st_mode)}
         got["no_token"] = await _request(await unix(), b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
@@ -203,7 +202,7 @@ def test_body_caps_and_the_body_deadline(store, monkeypatch):
 
     async def probe(server, paths):
         port = server.tcp_port
-        tcp = lambda: asyncio.open_connection("127.0.0.1", port)  # noqa: E731
+        tcp = lambda: asyncio.open_connection("127.0.0.1", port)
         got = {}
         form = "Host: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
         # Refused on the length alone, before any of the body is sent.
@@ -220,7 +219,7 @@ def test_body_caps_and_the_body_deadline(store, monkeypatch):
         got["slow_s"] = time.monotonic() - t0
         # An operation's body is read only after its token was checked: a wrong one is
         # refused at once, with the promised megabyte never sent.
-        ops = f"POST /ops/status HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n"
+        ops = "POST /ops/status HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n"
         t0 = time.monotonic()
         got["ops_unauth"] = await _request(await tcp(), f"{ops}Authorization: Bearer wrong\r\n\r\n".encode())
         got["ops_unauth_s"] = time.monotonic() - t0

@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from datetime import date, datetime
-from typing import Any, Callable
+from typing import Any
 
 
 class OpFailed(Exception):

@@ -118,7 +118,7 @@ async def read_body(receive: Any, timeout_s: float) -> bytes | int | None:
     client hung up, or 408 when it did not arrive within `timeout_s`."""
     try:
         return await asyncio.wait_for(_read_all(receive), timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return 408
 
 

@@ -106,7 +106,7 @@ class Served:
         self.server.should_exit = True
         try:
             await asyncio.wait_for(self.task, 4.0)
-        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - stopping: a slow client must not hold us
+        except (TimeoutError, Exception):  # noqa: BLE001 - stopping: a slow client must not hold us
             self.task.cancel()
         for sock in self.sockets:
             sock.close()

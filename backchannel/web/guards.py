@@ -66,11 +66,12 @@ def body_limits(path: str) -> tuple[int, float]:
     return MAX_OTHER_BODY, BODY_TIMEOUT_S
 
 
-async def send_json(send: Any, status: int, obj: Any, extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    body = json.dumps(obj, ensure_ascii=False).encode()
+async def send_json(send: Any, status: int, obj: Any, default: Any = None) -> None:
+    """`default` turns what JSON cannot carry into what it can (dates, for the API)."""
+    body = json.dumps(obj, default=default, ensure_ascii=False).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"), *extra]})
+                            (b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff")]})
     await send({"type": "http.response.body", "body": body})
 
 

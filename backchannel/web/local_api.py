@@ -35,11 +35,6 @@ def _default(o: Any) -> Any:
     return str(o)
 
 
-def _encode(obj: Any) -> Any:
-    """Dates as ISO strings, anything else JSON cannot carry as its str()."""
-    return json.loads(json.dumps(obj, default=_default, ensure_ascii=False))
-
-
 def is_api_path(path: str) -> bool:
     return path == "/health" or path.startswith("/ops/")
 
@@ -68,7 +63,7 @@ class LocalApi:
         if isinstance(body, int):
             return await send_json(send, 408, {"ok": False, "error": "request body too slow"})
         status, obj = await self._op(path.removeprefix("/ops/"), body)
-        await send_json(send, status, obj)
+        await send_json(send, status, obj, default=_default)  # dates as ISO strings, the rest as str()
 
     async def _op(self, name: str, body: bytes) -> tuple[int, dict[str, Any]]:
         from backchannel.ops import OpError, resolve
@@ -93,4 +88,4 @@ class LocalApi:
         except Exception as exc:  # noqa: BLE001 - reported to the caller, logged here
             logger.error("operation failed", extra={"fields": {"op": name, "error": f"{type(exc).__name__}: {exc}"}})
             return 500, {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        return 200, {"ok": True, "result": _encode(result)}
+        return 200, {"ok": True, "result": result}

@@ -145,7 +145,8 @@ def serve_http(ctx: Any, ops: Any, host: str, port: int, token: str) -> None:
 
     import uvicorn
 
-    from backchannel.web.server import base_url, bind
+    from backchannel.web.http_limits import MAX_TCP_CONNECTIONS, Limits
+    from backchannel.web.server import base_url, bind, config
 
     sock = bind(host, port)
     # Stateless JSON answers: each request stands alone (no session or event stream to keep open).
@@ -155,7 +156,8 @@ def serve_http(ctx: Any, ops: Any, host: str, port: int, token: str) -> None:
     print(f"backchannel MCP (streamable HTTP) at {base_url(sock)}/mcp; send Authorization: Bearer "
           f"<the token in {ctx.paths.api_token_file}>", file=sys.stderr, flush=True)
     try:
-        uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning", access_log=False)).run(sockets=[sock])
+        # The local server's head limits and connection cap; FastMCP starts its session manager in the lifespan.
+        uvicorn.Server(config(app, Limits(max_connections=MAX_TCP_CONNECTIONS), lifespan="auto")).run(sockets=[sock])
     finally:
         sock.close()
 

@@ -71,12 +71,12 @@ def base_url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def config(app: Any, limits: Limits) -> uvicorn.Config:
+def config(app: Any, limits: Limits, lifespan: str = "off") -> uvicorn.Config:
     # Our own logger reports errors; uvicorn's access log would only repeat every URL (and
     # a feedback link's token). The head limits sit in the protocol; h11's own buffer cap
     # is set above ours so that ours answers first, with a clear message.
     return uvicorn.Config(app, http=protocol_class(limits), h11_max_incomplete_event_size=limits.max_head_bytes + 1024,
-                          log_config=None, log_level="warning", access_log=False, lifespan="off",
+                          log_config=None, log_level="warning", access_log=False, lifespan=lifespan,
                           server_header=False, proxy_headers=False, timeout_graceful_shutdown=3)
 
 

@@ -87,7 +87,7 @@ def check_secrets(paths: Paths) -> Check:
 
 
 def check_daemon(paths: Paths) -> Check:
-    from backchannel.daemon.api_client import connect
+    from backchannel.cli.api_client import connect
     from backchannel.daemon.lockfile import lock_held
 
     if not lock_held(paths.lock_file):

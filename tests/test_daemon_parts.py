@@ -183,7 +183,7 @@ def test_lock_refuses_a_second_holder_and_names_the_pid(tmp_path):
 
 
 def test_api_client_is_none_without_a_daemon(home):
-    from backchannel.daemon.api_client import connect
+    from backchannel.cli.api_client import connect
 
     paths = resolve_paths().ensure()
     assert connect(paths) is None
@@ -195,7 +195,7 @@ def test_api_client_reports_a_running_daemon_it_cannot_reach(home, monkeypatch):
     """A held lock means the store is the daemon's: no silent fallback to it, but
     a message naming the problem (no socket yet, no answer)."""
     from backchannel.cli.common import UserError
-    from backchannel.daemon import api_client
+    from backchannel.cli import api_client
     from backchannel.daemon.lockfile import DaemonLock
 
     paths = resolve_paths().ensure()

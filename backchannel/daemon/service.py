@@ -88,7 +88,6 @@ class Daemon:
         self.recent: deque[dict[str, Any]] = deque(maxlen=20)
         self.triggers: Any = None  # backchannel.triggers.setup.Triggers, while running
         self.api = None
-        self.web = None  # backchannel.web.server.DaemonWeb, when [web] enabled
         self._stop: asyncio.Event | None = None
         self._busy = False
         self.exit_code = 0
@@ -133,11 +132,7 @@ class Daemon:
         from backchannel.daemon.api import ApiServer
 
         self.api = ApiServer(self)
-        await self.api.start()
-        if self.settings.web.enabled:  # issue 13: the local web app, on this loop and this queue
-            from backchannel.web.server import DaemonWeb
-
-            self.web = await DaemonWeb.start(self)
+        await self.api.start()  # the local API, the feedback links and, with [web] enabled, the web app
         await self._start_triggers()
         self.notifier.ready(status="idle")
         log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket),
@@ -171,8 +166,6 @@ class Daemon:
         await self._stop_triggers()
         if self.api is not None:
             await self.api.stop()
-        if self.web is not None:
-            await self.web.stop()
         if not self._busy:
             consumer.cancel()  # idle, waiting on the queue: nothing to finish
         try:
@@ -499,7 +492,7 @@ class Daemon:
             "next_wakes": self.next_wakes(),
             "triggers": self.triggers.status() if self.triggers is not None else None,
             "api": {"socket": str(self.paths.api_socket), "tcp_port": self.api.tcp_port if self.api else None},
-            "web": self.web.url if self.web else None,
+            "web": self.api.web_url if self.api else None,
         }
 
 

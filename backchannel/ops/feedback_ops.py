@@ -334,7 +334,7 @@ def suppressed_since(env: OpEnv, proposal: dict[str, Any], limit: int = 20) -> l
 
 def feedback_link_get(env: OpEnv, token: str) -> dict[str, Any]:
     """GET /feedback?t=TOKEN: the confirmation page; changes nothing."""
-    from backchannel.delivery.web import handle_get
+    from backchannel.ops.feedback_pages import handle_get
 
     status, html = handle_get(env.store, env.settings, env.paths, token)
     return {"status": status, "html": html}
@@ -342,7 +342,7 @@ def feedback_link_get(env: OpEnv, token: str) -> dict[str, Any]:
 
 def feedback_link_post(env: OpEnv, form: dict[str, str]) -> dict[str, Any]:
     """POST /feedback: apply the verdict the signed token in the form names."""
-    from backchannel.delivery.web import handle_post
+    from backchannel.ops.feedback_pages import handle_post
 
     status, html = handle_post(env.store, env.settings, env.paths, form)
     return {"status": status, "html": html}

@@ -8,7 +8,6 @@ import hashlib
 from pathlib import Path
 
 import pytest
-
 from web_support import story_home
 
 OPS_DIR = Path(__file__).resolve().parent.parent / "backchannel" / "ops"

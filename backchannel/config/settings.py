@@ -14,8 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
-from pydantic_settings import (BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict,
-                               SettingsError)
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from backchannel.config.paths import Paths, resolve_paths
 from backchannel.config.sections import (
@@ -26,11 +31,11 @@ from backchannel.config.sections import (
     InboxSettings,
     LoggingSettings,
     MailSettings,
+    McpSettings,
     ModelSettings,
     OwnerSettings,
     SandboxSettings,
     ScheduleSettings,
-    McpSettings,
     SignalSettings,
     WebSettings,
 )

@@ -21,8 +21,8 @@ from pydantic import ValidationError
 from backchannel.graph.import_rows import OWNER_REF, AssertionRow, EntityRow, EvidenceRow, content, problems_of
 from backchannel.memory import entities as ents
 from backchannel.memory.store import Store, utcnow
-from backchannel.memory.trust import trust_score
 from backchannel.memory.text import norm_name
+from backchannel.memory.trust import trust_score
 
 MAX_PROBLEMS = 50
 

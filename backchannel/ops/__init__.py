@@ -13,8 +13,9 @@ read-only ones cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from backchannel.config import Paths, Settings
 
@@ -76,7 +77,14 @@ def operations() -> dict[str, Op]:
         # Importing the op modules registers their operations. They are imported together,
         # on the first lookup only (about 10 ms), so a command that runs no operation pays nothing.
         from backchannel.ops import (  # noqa: F401
-            daemon_ops, feedback_ops, graph_ops, memory_ops, model_ops, privacy_ops, search_ops)
+            daemon_ops,
+            feedback_ops,
+            graph_ops,
+            memory_ops,
+            model_ops,
+            privacy_ops,
+            search_ops,
+        )
         _loaded = True
     return REGISTRY
 

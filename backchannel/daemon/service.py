@@ -49,10 +49,6 @@ logger = get_logger("service")
 STOP_GRACE_S = 8.0  # the whole stop must fit in systemd's and the tests' 10 s
 STORE_WAIT_S = 30.0  # a CLI command that opened the store just before we took the lock
 DELIVERY_TICK_S = 15.0
-READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities",
-                      "forget_plan", "wake"})  # `wake` only enqueues: it must not wait behind a long run
-# issue 13: the read-only operations behind the web app's pages, so a page never waits behind a long wake
-READ_OPS |= {"search", "proposal_action", "export_entity", "usage"}
 
 
 @dataclass
@@ -443,12 +439,14 @@ class Daemon:
                 call.future.set_result(result)
 
     async def call_op(self, name: str, args: dict[str, Any]) -> Any:
-        """Run an operation for the API: reads concurrently on the reader cursor, writes on the consumer."""
-        from backchannel.ops import invoke
+        """Run an operation for the API: reads (`@op(read=True)`, and `wake`) concurrently on the
+        reader cursor, so a page never waits behind a long wake; writes on the consumer."""
+        from backchannel.ops import lookup
 
-        if name in READ_OPS:
+        spec = lookup(name)
+        if spec.on_reader:
             return await self.loop.run_in_executor(
-                self.reader, lambda: invoke(self.op_env(self.read_store), name, args))
+                self.reader, lambda: spec.fn(self.op_env(self.read_store), **args))
         fut = self.loop.create_future()
         self.queue.put_nowait(OpCall(name, args, fut))
         return await fut

@@ -17,11 +17,12 @@ costs money), 4 after. Every suppression is appended to the event log
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, time as dtime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Settings
+from backchannel.config.values import parse_quiet_hours  # noqa: F401 - the gate's callers read it here too
 from backchannel.memory.store import Store
 
 
@@ -86,17 +87,6 @@ def check_threshold(score: float, threshold: float) -> Decision:
     if score < threshold:
         return Decision(False, "threshold", f"score {score:.2f} below threshold {threshold:.2f}")
     return PASS
-
-
-def parse_quiet_hours(spec: str | None) -> tuple[dtime, dtime] | None:
-    """'21:00-07:00' -> (21:00, 07:00); None, '', 'off' or 'none' -> no quiet hours."""
-    if not spec or spec.strip().lower() in ("off", "none"):
-        return None
-    try:
-        a, b = (p.strip() for p in spec.split("-"))
-        return dtime.fromisoformat(a), dtime.fromisoformat(b)
-    except ValueError:
-        raise ValueError(f"[gate] quiet_hours must look like '21:00-07:00', got {spec!r}") from None
 
 
 def in_quiet_hours(local: datetime, spec: str | None) -> bool:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
 
 PROPOSAL_STATUSES = ("pending", "delivered", "accepted", "dismissed", "snoozed", "approved", "sent", "expired")
 
@@ -29,6 +29,7 @@ def spend_today(env: OpEnv) -> dict[str, Any]:
             "budget_usd": env.settings.models.budget.per_day_cost_usd}
 
 
+@op(read=True)
 def status(env: OpEnv) -> dict[str, Any]:
     """Uptime, recent wakes, queue length, next scheduled wakes, today's spend."""
     from backchannel.engine import runs
@@ -112,6 +113,7 @@ def _proposal_row(r: dict[str, Any], full: bool = False) -> dict[str, Any]:
     return out
 
 
+@op(read=True)
 def proposals(env: OpEnv, status: str | None = None, limit: int = 50, full: bool = False) -> list[dict[str, Any]]:
     """Proposals, newest first; `status` filters (pending, delivered, ...); `full` adds
     each one's why, body and evidence (the web app's list shows the why-now)."""
@@ -139,6 +141,7 @@ def _get(env: OpEnv, proposal_id: str) -> dict[str, Any]:
     return rows[0]
 
 
+@op(read=True)
 def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's word for it
     """One proposal in full: body, evidence, action, entity names."""
     r = _get(env, id)
@@ -236,6 +239,7 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     }
 
 
+@op(read=True)
 def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
     """Why a proposal exists: trigger, skill or code, sandbox stats, model calls,
     gate decisions and delivery, rebuilt from runs, events, model_calls, outbox.
@@ -316,6 +320,7 @@ def _suppressed_since(env: OpEnv, p: dict[str, Any]) -> list[dict[str, Any]]:
 WAKES = ("sweep", "calendar", "signals", "mail")
 
 
+@op(read=False, on_reader=True)  # through the daemon it only enqueues: see Op.on_reader
 def wake(env: OpEnv, kind: str) -> dict[str, Any]:
     """Wake now: through the running daemon's queue, or, with no daemon, run the
     wake(s) here in-process and report what they did."""

@@ -46,15 +46,15 @@ def load() -> tuple[Any, bool]:
     """(the calls, True) from the C extension, or (a ctypes stand-in, False)
     where it is not built. Raises OSError/ImportError when neither can load."""
     path = extension_path()
-    if path is not None:
-        import importlib.util
+    if path is None:
+        return CtypesCalls(), False
+    import importlib.machinery
 
-        spec = importlib.util.spec_from_file_location("_confine", path)
-        if spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module, True
-    return CtypesCalls(), False
+    # Loaded by hand: never entered in sys.modules, nothing but `calls` refers to it.
+    loader = importlib.machinery.ExtensionFileLoader("_confine", path)
+    module = loader.create_module(importlib.machinery.ModuleSpec("_confine", loader, origin=path))
+    loader.exec_module(module)
+    return module, True
 
 
 def forget(calls: Any) -> None:

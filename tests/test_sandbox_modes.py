@@ -433,7 +433,7 @@ def test_mode_isolation_and_aftermath(world, mode):
     assert not any(r["stats"].get("teardown_errors") for r in res.values())
 
 
-# Attacks that still get through, each with the docs/sandbox.md "Known limits" entry
+# Attacks that still get through (none now), each with a docs/sandbox.md entry
 # that says why; strict, so the day one is fixed its mark must go.
 KNOWN_LIMITS: dict[str, str] = {}
 

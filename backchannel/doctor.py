@@ -157,8 +157,13 @@ def check_sandbox(settings: Settings) -> Check:
     # root and userns: the kernel walls the program in; unisolated: only landlock,
     # seccomp and the Python layers, by the user's explicit choice.
     level = "ok" if mode in ("root", "userns") else "warn"
+    note = ""
+    if "no_new_privs" in isolation and "native_confine" not in isolation:
+        # The child confined itself through ctypes, whose types stay reachable by the program.
+        level, note = "warn", ("; the sandbox's _confine extension is not built, so the child loads ctypes: "
+                               "reinstall (pip install -e .) or run python setup.py build_ext --inplace")
     return Check("sandbox", level, f"mode: {mode}; child started in {r.stats.get('startup_s', 0):.3f} s; "
-                                   f"isolation: {', '.join(isolation)}")
+                                   f"isolation: {', '.join(isolation)}{note}")
 
 
 def check_embeddings(deep: bool) -> Check:

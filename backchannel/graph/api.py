@@ -427,7 +427,7 @@ class GraphAPI:
                 if other not in hop_of and other != me:
                     bump(other, int(idx.said[r]))
                     hop_of.setdefault(other, 2)
-        out = []
+        out: list[dict[str, Any]] = []
         for eid, n in strength.items():
             t = max(seen[eid], int(idx.last_spoke[eid]))
             out.append({"id": eid, "name": idx.name(eid), "hops": hop_of[eid], "strength": n,

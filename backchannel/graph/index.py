@@ -58,6 +58,34 @@ _CODE = "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS v, generate_subscripts(?::VAR
 class GraphIndex:
     """Column arrays per assertion (row order = id order) and the CSR adjacency."""
 
+    # Filled by build(); declared here so readers and the type checker see the whole shape.
+    preds: list[str]
+    quals: list[str]
+    lits: list[str]
+    aid: np.ndarray
+    subj: np.ndarray
+    obj: np.ndarray
+    spk: np.ndarray
+    pred: np.ndarray
+    qual: np.ndarray
+    lit: np.ndarray
+    said: np.ndarray
+    vfrom: np.ndarray
+    vto: np.ndarray
+    conf: np.ndarray
+    modality: np.ndarray
+    alive: np.ndarray
+    n_nodes: int
+    kind: np.ndarray
+    names: list[str | None]
+    owner: int | None
+    canon: np.ndarray
+    adj_row: np.ndarray
+    adj_other: np.ndarray
+    adj_dir: np.ndarray
+    indptr: np.ndarray
+    last_spoke: np.ndarray
+
     def __init__(self) -> None:
         self.sig: Signature | None = None
         self.build_s = 0.0

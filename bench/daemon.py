@@ -43,7 +43,7 @@ def _proc_stats(pid: int) -> tuple[float, float]:
 
 def seed(home: Path, n: int) -> dict:
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import upsert_events
+    from backchannel.memory.calendar import upsert_events
     from backchannel.graph import synth
     from backchannel.memory import Store
 

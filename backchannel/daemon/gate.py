@@ -22,6 +22,7 @@ from typing import Any, Iterable
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Settings
+from backchannel.memory import proposals
 from backchannel.memory.store import Store
 
 
@@ -50,10 +51,7 @@ def _to_utc_naive(now: datetime) -> datetime:
 def check_dedupe(store: Store, kind: str, entity_ids: list[int], now: datetime, window_days: int) -> Decision:
     key = dedupe_key(kind, entity_ids)
     since = _to_utc_naive(now) - timedelta(days=window_days)
-    row = store.con.execute(
-        "SELECT id, status, created_at FROM proposals WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
-        [key, since],
-    ).fetchone()
+    row = proposals.latest_with_key(store, key, since)
     if row:
         return Decision(False, "dedupe", f"same {kind} on the same entities as {row[0]} ({row[1]}, {row[2]:%Y-%m-%d}) "
                                          f"within {window_days} days")
@@ -123,14 +121,14 @@ def check_rate(store: Store, settings: Settings, now: datetime) -> Decision:
     day_start = local.replace(hour=0, minute=0, second=0, microsecond=0)
     day_start_utc = _to_utc_naive(day_start)
     week_start_utc = _to_utc_naive(aware) - timedelta(days=7)
-    today = store.scalar("SELECT count(*) FROM proposals WHERE created_at >= ?", [day_start_utc]) or 0
+    today = proposals.count_since(store, day_start_utc) or 0
     if today >= g.max_per_day:
         return Decision(False, "rate_day", f"{today} proposals today already (max_per_day {g.max_per_day})")
-    week = store.scalar("SELECT count(*) FROM proposals WHERE created_at >= ?", [week_start_utc]) or 0
+    week = proposals.count_since(store, week_start_utc) or 0
     if week >= g.max_per_week:
         return Decision(False, "rate_week", f"{week} proposals in the last 7 days already (max_per_week {g.max_per_week})")
     if g.min_gap_minutes > 0:
-        last = store.scalar("SELECT max(created_at) FROM proposals")
+        last = proposals.last_created(store)
         if last is not None:
             gap = _to_utc_naive(aware) - last
             if gap < timedelta(minutes=g.min_gap_minutes):

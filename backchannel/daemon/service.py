@@ -503,39 +503,15 @@ class Daemon:
         }
 
 
-def child_pids(pid: int | None = None) -> list[int]:
-    """The direct children of process `pid` (default: this one): /proc on Linux,
-    `pgrep -P` elsewhere (macOS)."""
-    pid = os.getpid() if pid is None else pid
-    proc = Path("/proc")
-    if (proc / "self" / "stat").exists():
-        out = []
-        for d in proc.iterdir():
-            if not d.name.isdigit():
-                continue
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:
-                continue  # exited meanwhile
-            fields = stat[stat.rindex(")") + 2:].split()  # after "(comm)": state, ppid, ...
-            if len(fields) > 1 and fields[1] == str(pid):
-                out.append(int(d.name))
-        return sorted(out)
-    import subprocess
-
-    try:
-        res = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, timeout=2)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return sorted(int(x) for x in res.stdout.split() if x.isdigit())
-
-
 def kill_child_groups() -> list[int]:
-    """SIGKILL every child of this process and, when it leads one (the sandbox
-    starts each run in a session of its own), its whole process group, so no
-    orphan outlives a forced exit. Returns the children's PIDs."""
+    """SIGKILL every sandbox child this process runs and, when it leads one (the sandbox
+    starts each run in a session of its own), its whole process group, so no orphan
+    outlives a forced exit. The runner knows its children: no scan of the process table.
+    Returns the children's PIDs."""
+    from backchannel.sandbox.runner import live_children
+
     me = os.getpgrp()
-    pids = child_pids()
+    pids = live_children()
     for pid in pids:
         try:
             if os.getpgid(pid) == pid and pid != me:

@@ -39,6 +39,7 @@ from zoneinfo import ZoneInfo
 from backchannel.config import Paths, Settings
 from backchannel.delivery._http import DeliveryError
 from backchannel.delivery.redact import scrub
+from backchannel.memory import proposals as proposals_table
 from backchannel.memory.store import utcnow
 
 CHANNELS = ("email", "slack", "webhook", "apprise")
@@ -142,6 +143,14 @@ def enqueue_action(store: Any, proposal_id: str, payload_hash: str, now: datetim
     return key
 
 
+def cancel_superseded_actions(store: Any, proposal_id: str, payload_hash: str) -> None:
+    """An approval of another payload that has not gone out yet is void once a new one is given."""
+    store.con.execute(
+        """UPDATE outbox SET status = 'cancelled', last_error = 'superseded by a new approval', updated_at = ?
+           WHERE proposal_id = ? AND channel = 'action' AND status = 'queued' AND payload_hash <> ?""",
+        [utcnow(), proposal_id, payload_hash])
+
+
 def _reconcile(store: Any, settings: Settings, now: datetime) -> None:
     """Pending proposals with no outbox row (a crash between storing and
     enqueueing, or a pipeline that only stores) get queued now."""
@@ -168,8 +177,7 @@ def _wake_snoozed(store: Any, settings: Settings, now: datetime) -> None:
         if r["until"] is None or r["until"] > now:
             continue
         with store.transaction():
-            store.con.execute("UPDATE proposals SET status = 'pending', updated_at = ? WHERE id = ? AND status = 'snoozed'",
-                              [now, r["id"]])
+            proposals_table.end_snooze(store, r["id"], now)
             if settings.delivery.channels:
                 enqueue(store, r["id"], settings.delivery.channels, settings=settings, now=now, generation=int(r["n"]))
 
@@ -376,15 +384,13 @@ def _finish(store: Any, settings: Settings, row: dict[str, Any], now: datetime, 
                 [utcnow(), utcnow(), row["id"]],
             )
             if ch == ACTION_CHANNEL:
-                store.con.execute("UPDATE proposals SET status = 'sent', updated_at = ? WHERE id = ?", [utcnow(), pid])
+                proposals_table.mark_sent(store, pid)
             else:
                 open_rows = store.scalar(
                     """SELECT count(*) FROM outbox WHERE proposal_id = ? AND channel <> 'action'
                        AND status IN ('queued', 'sending')""", [pid])
                 if not open_rows:
-                    store.con.execute(
-                        "UPDATE proposals SET status = 'delivered', updated_at = ? WHERE id = ? AND status = 'pending'",
-                        [utcnow(), pid])
+                    proposals_table.mark_delivered(store, pid)
             store.append_event("delivery.sent", {"proposal": pid, "channel": ch, "detail": detail,
                                                  "attempts": row["attempts"]}, key=f"delivery.sent:{key}")
         elif blocked:

@@ -298,14 +298,11 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
         have = set(store.con.execute(
             "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)",
             [sorted({n for _e, n in pairs})]).fetchall())
-        store.insert_rows("aliases", ["entity_id", "alias", "norm", "source_id", "created_at"],
-                          [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in have])
+        entities.insert_aliases(store, [(e, addr, n, source_id, now) for (e, n), addr in pairs.items()
+                                        if (e, n) not in have])
         return
     # The addresses were looked up with the Message-ID (known_message): no second look-up.
     # ON CONFLICT still guards an alias added since (by this source's resolver, say).
     new = [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in known_aliases]
     if new:
-        store.con.execute(
-            "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES "
-            + ", ".join("(?, ?, ?, ?, ?)" for _ in new) + " ON CONFLICT DO NOTHING",
-            [v for row in new for v in row])
+        entities.insert_aliases(store, new, skip_existing=True)

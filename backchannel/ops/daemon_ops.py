@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from backchannel.memory import proposals as proposals_table
 from backchannel.ops import OpEnv, OpError
 
 PROPOSAL_STATUSES = ("pending", "delivered", "accepted", "dismissed", "snoozed", "approved", "sent", "expired")
@@ -45,8 +46,7 @@ def status(env: OpEnv) -> dict[str, Any]:
     out["recent_wakes"] = recent
     out["recent_asks"] = asked
     out["running_runs"] = int(env.store.scalar("SELECT count(*) FROM runs WHERE status = 'running'") or 0)
-    out["proposals"] = {r["status"]: int(r["n"]) for r in env.store.query(
-        "SELECT status, count(*) AS n FROM proposals GROUP BY status ORDER BY status")}
+    out["proposals"] = proposals_table.counts_by_status(env.store)
     out["spend_today"] = spend_today(env)
     out["upcoming_meetings"] = _upcoming_meetings(env)
     if _has_table(env.store, "outbox"):  # queued and failing deliveries stay visible here
@@ -119,13 +119,7 @@ def proposals(env: OpEnv, status: str | None = None, limit: int = 50, full: bool
     each one's why, body and evidence (the web app's list shows the why-now)."""
     if status is not None and status not in PROPOSAL_STATUSES:
         raise OpError(f"unknown status {status!r}; use one of {', '.join(PROPOSAL_STATUSES)}")
-    sql = "SELECT * FROM proposals"
-    params: list[Any] = []
-    if status:
-        sql += " WHERE status = ?"
-        params.append(status)
-    sql += f" ORDER BY created_at DESC, id DESC LIMIT {max(1, int(limit))}"
-    return [_proposal_row(r, full=bool(full)) for r in env.store.query(sql, params)]
+    return [_proposal_row(r, full=bool(full)) for r in proposals_table.listing(env.store, status, limit)]
 
 
 def _normalise_id(proposal_id: str) -> str:
@@ -135,10 +129,10 @@ def _normalise_id(proposal_id: str) -> str:
 
 def _get(env: OpEnv, proposal_id: str) -> dict[str, Any]:
     pid = _normalise_id(proposal_id)
-    rows = env.store.query("SELECT * FROM proposals WHERE id = ?", [pid])
-    if not rows:
+    row = proposals_table.row(env.store, pid)
+    if row is None:
         raise OpError(f"no proposal {pid}")
-    return rows[0]
+    return row
 
 
 def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's word for it

@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from backchannel.memory import proposals
 from backchannel.memory.store import utcnow
 from backchannel.ops import OpEnv, OpError
 
@@ -66,7 +67,7 @@ def _record(env: OpEnv, p: dict[str, Any], verdict: str, *, via: str, reason: st
 
 
 def _set_status(env: OpEnv, pid: str, status: str) -> None:
-    env.store.con.execute("UPDATE proposals SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), pid])
+    proposals.set_status(env.store, pid, status)
 
 
 def _entity_ids(env: OpEnv, p: dict[str, Any], entity: str | None) -> list[int] | None:
@@ -174,7 +175,7 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
     and `expected_hash` must be its hash. Without `expected_hash` nothing is approved.
     """
     from backchannel.delivery.approval import action_hash, validate_action
-    from backchannel.delivery.outbox import deliver_keys, enqueue_action
+    from backchannel.delivery.outbox import cancel_superseded_actions, deliver_keys, enqueue_action
     from backchannel.memory.rejections import lift
 
     p = _proposal(env, id)
@@ -208,13 +209,9 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
         if action is not None and payload != p["action"]:
             env.store.append_event("proposal.action_edited", {"proposal_id": p["id"], "before": p["action"],
                                                               "after": payload, "hash": h}, run_id=p.get("run_id"))
-            env.store.con.execute("UPDATE proposals SET action = ?, action_hash = ?, updated_at = ? WHERE id = ?",
-                                  [json.dumps(payload), h, utcnow(), p["id"]])
+            proposals.set_action(env.store, p["id"], json.dumps(payload), h)
         # An earlier approval of another payload that has not gone out yet is void now.
-        env.store.con.execute(
-            """UPDATE outbox SET status = 'cancelled', last_error = 'superseded by a new approval', updated_at = ?
-               WHERE proposal_id = ? AND channel = 'action' AND status = 'queued' AND payload_hash <> ?""",
-            [utcnow(), p["id"], h])
+        cancel_superseded_actions(env.store, p["id"], h)
         _record(env, p, "approve", via=via, action=payload, action_hash=h)
         if p["status"] == "dismissed":  # changed their mind, as with accept: the dismissal no longer teaches
             lift(env.store, p["id"])

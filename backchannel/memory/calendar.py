@@ -1,5 +1,7 @@
-"""Calendar events in the store: attendees resolved to people, upserted by the
-calendar wake and re-matched after each ingest (daemon/reevaluate.py)."""
+"""The calendar_events table, its one writer: events upserted by the calendar wake
+with their attendees resolved to people, attendees re-matched after each ingest
+(daemon/reevaluate.py), and the plain reads of upcoming meetings. Erasure
+(memory/erasure.py) redacts here too, inside its own one transaction."""
 
 from __future__ import annotations
 
@@ -102,3 +104,34 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
             )
             out.append(row)
     return out
+
+
+def set_attendee_ids(store: Store, uid: str, starts_at: datetime, ids: list[int]) -> None:
+    """Attendees matched again (daemon/reevaluate.py): the caller's transaction, if any."""
+    store.con.execute("UPDATE calendar_events SET attendee_ids = ? WHERE uid = ? AND starts_at = ?",
+                      [ids, uid, starts_at])
+
+
+def attendee_ids_of(store: Store, uid: str, starts_at: datetime) -> list[int] | None:
+    """The stored attendee ids of one event, or None when it is not stored."""
+    row = store.query("SELECT attendee_ids FROM calendar_events WHERE uid = ? AND starts_at = ?", [uid, starts_at])
+    return [int(i) for i in row[0]["attendee_ids"]] if row else None
+
+
+def between(store: Store, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    """Events starting in [start, end], soonest first."""
+    return store.query(
+        """SELECT uid, starts_at, ends_at, summary, location, attendees, attendee_ids FROM calendar_events
+           WHERE starts_at >= ? AND starts_at <= ? ORDER BY starts_at""",
+        [start, end])
+
+
+def imminent_attendees(store: Store, now: datetime, lead_hours: float) -> list[int]:
+    """Known attendees (not the owner) of meetings starting within `lead_hours`."""
+    me = entities.owner(store)
+    rows = store.con.execute(
+        """SELECT DISTINCT unnest(attendee_ids) FROM calendar_events
+           WHERE starts_at >= ? AND starts_at <= ? + to_microseconds(CAST(? * 3600000000 AS BIGINT))""",
+        [now, now, float(lead_hours)],
+    ).fetchall()
+    return sorted({int(r[0]) for r in rows if r[0] is not None and (me is None or int(r[0]) != me.id)})

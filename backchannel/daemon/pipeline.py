@@ -24,17 +24,19 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
 from backchannel.config import Paths, Settings
 from backchannel.daemon import calibrate, gate, judge, judge_kinds, runs
 from backchannel.daemon.logging import get as get_logger, log
-from backchannel.daemon.runs import WakeRecord, crashpoint
+from backchannel.crashpoints import crash_point
+from backchannel.daemon.runs import WakeRecord
 from backchannel.memory import calendar, proposals, signals, sources
 from backchannel.memory.store import Store, utcnow
-from backchannel.memory.calendar import _ts, upsert_events
+from backchannel.memory.calendar import upsert_events
+from backchannel.timeutil import as_naive_utc, aware_now, parse_naive_utc
 
 logger = get_logger("pipeline")
 
@@ -110,9 +112,7 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
     if w.kind == "inbox" and run_id is None and not Path(str(w.payload.get("path", ""))).is_file():
         # Seen twice (a rescan after a resumed run moved it): nothing to do, no run needed.
         return RunOutcome("", w.kind, "skipped", f"{w.payload.get('path')} is gone (already handled)")
-    when = now or utcnow()
-    if when.tzinfo:
-        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    when = as_naive_utc(now or utcnow())
     if run_id is None and w.key and w.kind != "inbox":
         prior = store.scalar("SELECT id FROM runs WHERE wake_key = ? AND status = 'done' LIMIT 1", [w.key])
         if prior:
@@ -136,7 +136,7 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
         out.status, out.reason = "failed", f"{type(exc).__name__}: {exc}"
         runs.finish(store, rid, "failed", out.reason[:1000])
         return out
-    crashpoint("run.before_finish")
+    crash_point("run.before_finish")
     runs.finish(store, rid, out.status, out.reason)
     log(logger, 20, "run finished", run_id=rid, status=out.status, proposals=out.proposals,
         suppressed=len(out.suppressed), candidates=out.candidates)
@@ -173,7 +173,7 @@ def _inbox(ctx: _Ctx) -> None:
         status, error, detail = "failed", f"internal error: {type(exc).__name__}: {exc}", {"path": str(path)}
     runs.step(ctx.store, ctx.run_id, "ingest.done", {**detail, "status": status})
     ctx.outcome.detail["ingest"] = {**detail, "status": status}
-    crashpoint("inbox.after_ingest")
+    crash_point("inbox.after_ingest")
     if status == "deferred":
         # The daily model budget is spent: the file stays in the inbox and is offered
         # again when the budget resets (or on SIGHUP, after a budget change).
@@ -191,7 +191,7 @@ def _inbox(ctx: _Ctx) -> None:
     else:
         from backchannel.triggers import inbox as triggers_inbox
         dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
-    crashpoint("inbox.after_move")
+    crash_point("inbox.after_move")
     if status == "ingested" and detail.get("source_id"):
         # `show` then says where the transcript is now (processed/), not where it was dropped.
         sources.set_path(ctx.store, detail["source_id"], str(dest), str(path))
@@ -221,7 +221,7 @@ def _calendar(ctx: _Ctx) -> None:
 def _meeting_soon(ctx: _Ctx) -> None:
     p = dict(ctx.wake.payload)
     meeting = dict(p.get("event") or p)
-    starts = _ts(meeting.get("starts_at") or meeting.get("start"))
+    starts = parse_naive_utc(meeting.get("starts_at") or meeting.get("start"))
     stored = None
     if meeting.get("uid") and starts:
         stored = calendar.attendee_ids_of(ctx.store, str(meeting["uid"]), starts)
@@ -251,7 +251,7 @@ def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
     sid = str(p.get("id") or signals_mod.signal_id(str(p.get("source") or "unknown"),
                                                     str(p.get("guid") or p.get("url") or p.get("title") or "")))
     signals.insert(store, sid, source=str(p.get("source") or "unknown"), title=str(p.get("title") or "(untitled)"),
-                   summary=p.get("summary"), url=p.get("url"), published_at=_ts(p.get("published_at")),
+                   summary=p.get("summary"), url=p.get("url"), published_at=parse_naive_utc(p.get("published_at")),
                    org_ids=org_ids, org_matches_json=json.dumps([m.to_dict() for m in matches]))
     return {"id": sid, "title": p.get("title"), "summary": p.get("summary"), "url": p.get("url"),
             "published_at": p.get("published_at"), "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
@@ -260,7 +260,7 @@ def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
 def _signal(ctx: _Ctx) -> None:
     sig = store_signal(ctx.store, ctx.wake.payload)
     runs.step(ctx.store, ctx.run_id, "signal.stored", sig)
-    crashpoint("signal.after_store")
+    crash_point("signal.after_store")
     if not sig["org_ids"]:
         ctx.outcome.reason = "the signal mentions no organisation known to memory"
         return
@@ -316,7 +316,7 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
             "errors": list(getattr(result, "errors", None) or []),
             "candidates": [c.to_dict() for c in cands],
         })
-    crashpoint("sweep.after_commit")
+    crash_point("sweep.after_commit")
     return cands
 
 
@@ -403,7 +403,7 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
         if channels:
             from backchannel.delivery import outbox
             outbox.enqueue(store, pid, channels, settings=ctx.settings)
-    crashpoint("proposal.after_commit")
+    crash_point("proposal.after_commit")
     return pid
 
 
@@ -506,7 +506,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         reasons = judge.why_now(j, evidence, ctx.now, ctx.settings.owner.timezone)
         if reasons:
             drafted["body"] = f"{drafted['body']}\n\nWhy now:\n" + "\n".join(f"- {r}" for r in reasons)
-        crashpoint("proposal.before_commit")
+        crash_point("proposal.before_commit")
         pid = create_proposal(ctx, cand, dkey, evidence, drafted, j.score)
         if pid:
             ctx.outcome.proposals.append(pid)
@@ -538,7 +538,7 @@ def collect_wakes(settings: Settings, paths: Paths, kind: str) -> list[Any]:
 
     from backchannel.triggers.wake import Wake
 
-    now = datetime.now(timezone.utc)
+    now = aware_now()
     if kind == "mail":  # an IMAP sync (issue 14)
         return [Wake("mail", key=f"mail:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)]
     if kind == "sweep":

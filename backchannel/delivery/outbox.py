@@ -27,27 +27,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-import time
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery._http import DeliveryError
 from backchannel.delivery.redact import scrub
+from backchannel.crashpoints import crash_point
 from backchannel.memory import proposals as proposals_table
 from backchannel.memory.store import utcnow
+from backchannel.timeutil import as_naive_utc
 
 CHANNELS = ("email", "slack", "webhook", "apprise")
 ACTION_CHANNEL = "action"
 # A claim by this process; a 'sending' row claimed by any other token was left by a dead process.
 PROCESS_TOKEN = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-CRASH_ENV = "BACKCHANNEL_TEST_CRASH_AT"
-CRASH_FILE_ENV = "BACKCHANNEL_TEST_CRASH_FILE"
 
 
 class Blocked(Exception):
@@ -72,19 +69,6 @@ class DeliveryResult:
         return d
 
 
-def crash_point(name: str) -> None:
-    """Test hook: when $BACKCHANNEL_TEST_CRASH_AT names this point, write the name to
-    $BACKCHANNEL_TEST_CRASH_FILE and wait to be killed (the test sends SIGKILL)."""
-    if os.environ.get(CRASH_ENV) != name:
-        return
-    marker = os.environ.get(CRASH_FILE_ENV)
-    if not marker:
-        os.kill(os.getpid(), signal.SIGKILL)  # the same hook as the daemon's: die here, no cleanup
-    Path(marker).write_text(name)
-    time.sleep(120)
-    os._exit(70)  # never reached when the test kills us; a hung test still ends
-
-
 def message_id(idem_key: str, domain: str = "backchannel.local") -> str:
     return f"<{hashlib.sha256(idem_key.encode()).hexdigest()[:40]}@{domain}>"
 
@@ -102,7 +86,7 @@ def next_digest_time(settings: Settings, now: datetime) -> datetime:
     at = local.replace(hour=int(hh), minute=int(mm or 0), second=0, microsecond=0)
     if at <= local:
         at += timedelta(days=1)
-    return at.astimezone(ZoneInfo("UTC")).replace(tzinfo=None)
+    return as_naive_utc(at)
 
 
 # -- enqueue ---------------------------------------------------------------

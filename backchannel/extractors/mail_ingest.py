@@ -16,7 +16,6 @@ import mailbox
 import os
 import stat
 from collections.abc import Iterator
-from datetime import timezone
 from pathlib import Path
 
 from backchannel.config import Settings
@@ -27,6 +26,7 @@ from backchannel.extractors.transcript import TranscriptError
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
+from backchannel.timeutil import as_naive_utc
 
 MAIL_SUFFIXES = {".eml", ".mbox", ".mbx"}
 
@@ -269,8 +269,8 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
     if msg is None:
         return
     sent = msg.date
-    if sent is not None and sent.tzinfo is not None:
-        sent = sent.astimezone(timezone.utc).replace(tzinfo=None)
+    if sent is not None:
+        sent = as_naive_utc(sent)
     # In the writer's transaction the identity was checked just before: a plain INSERT
     # (DuckDB's ON CONFLICT costs a lookup more); the repair path may meet the row.
     conflict = "" if resolver is not None else " ON CONFLICT (message_id) DO NOTHING"

@@ -9,7 +9,7 @@ the assertions each call scans or returns (`take_touched`).
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 from backchannel.graph import paths as pathsearch
 from backchannel.graph.index import MODALITIES, NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
 from backchannel.memory.text import norm_name
+from backchannel.timeutil import as_naive_utc, db_now
 
 SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
@@ -99,7 +100,7 @@ class GraphAPI:
         return n
 
     def _now_dt(self) -> datetime:
-        return self._now or datetime.now(timezone.utc).replace(tzinfo=None)
+        return self._now or db_now()
 
     def _secs(self, value: Any, what: str) -> int:
         """An ISO date/time, or an int meaning that many days before now, as epoch seconds."""
@@ -110,8 +111,7 @@ class GraphAPI:
                 dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
             except ValueError:
                 raise GraphAPIError(f"{what}: {value!r} is not an ISO date") from None
-            if dt.tzinfo is not None:
-                dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+            dt = as_naive_utc(dt)
         else:
             raise GraphAPIError(f"{what}: expected an ISO date or a number of days, got {value!r}")
         return int((dt - datetime(1970, 1, 1)).total_seconds())

@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from typing import Any
 
 from backchannel.extractors.result import MODALITIES, PREDICATES
@@ -21,6 +21,7 @@ from backchannel.memory import assertions as assertion_table, entities as ents, 
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.trust import trust_score
 from backchannel.memory.text import norm_name
+from backchannel.timeutil import as_naive_utc
 
 KINDS = ("person", "organisation", "role")
 OWNER_REF = "me"
@@ -61,8 +62,7 @@ def _date(value: Any, what: str, problems: list[str], line: int, *, with_time: b
     try:
         if with_time:
             dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            if dt.tzinfo is not None:  # stored as naive UTC, like every TIMESTAMP column
-                dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+            dt = as_naive_utc(dt)  # stored as naive UTC, like every TIMESTAMP column
             return dt.isoformat(sep=" ")
         return date.fromisoformat(value[:10]).isoformat()
     except ValueError:

@@ -6,12 +6,13 @@ with their attendees resolved to people, attendees re-matched after each ingest
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
+from backchannel.timeutil import parse_naive_utc
 
 
 def _attendee_name_email(a: Any) -> tuple[str, str | None]:
@@ -58,13 +59,6 @@ def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -
     return None
 
 
-def _ts(value: Any) -> datetime | None:
-    if value is None or value == "":
-        return None
-    d = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return d.astimezone(timezone.utc).replace(tzinfo=None) if d.tzinfo else d
-
-
 def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | None = None) -> list[dict[str, Any]]:
     """Write upcoming meetings to calendar_events; returns them with attendee_ids."""
     me = entities.owner(store)
@@ -87,8 +81,8 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
                 email = _attendee_name_email(a)[1]
                 if email and resolve(a) is not None:
                     entities.add_alias(store, resolve(a), email)  # how an approved message reaches them
-            row = {"uid": str(ev.get("uid")), "starts_at": _ts(ev.get("starts_at") or ev.get("start")),
-                   "ends_at": _ts(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
+            row = {"uid": str(ev.get("uid")), "starts_at": parse_naive_utc(ev.get("starts_at") or ev.get("start")),
+                   "ends_at": parse_naive_utc(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
                    "location": ev.get("location"), "attendees": names, "attendee_ids": ids,
                    "calendar": ev.get("calendar") or calendar}
             if row["starts_at"] is None:

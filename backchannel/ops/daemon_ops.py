@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 from backchannel.memory import proposals as proposals_table
 from backchannel.ops import OpEnv, OpError
+from backchannel.timeutil import db_now
 
 PROPOSAL_STATUSES = ("pending", "delivered", "accepted", "dismissed", "snoozed", "approved", "sent", "expired")
 
@@ -71,7 +72,7 @@ def status(env: OpEnv) -> dict[str, Any]:
 def _upcoming_meetings(env: OpEnv, limit: int = 5) -> list[dict[str, Any]]:
     """The next meetings from the calendars, and when each wakes the daemon (lead_hours before)."""
     lead = timedelta(hours=env.settings.calendar.lead_hours)
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = db_now()
     rows = env.store.query(
         """SELECT summary, starts_at, len(attendee_ids) AS known_attendees FROM calendar_events
            WHERE starts_at >= ? ORDER BY starts_at LIMIT ?""", [now, int(limit)])

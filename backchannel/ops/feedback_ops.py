@@ -5,13 +5,14 @@ land here, so a verdict is recorded the same way wherever it was given."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.memory import proposals
 from backchannel.memory.store import utcnow
 from backchannel.ops import OpEnv, OpError
+from backchannel.timeutil import as_aware_utc, as_naive_utc
 
 SCOPES = ("this", "entity", "kind")
 # A verdict cannot be given on a proposal in these states.
@@ -43,10 +44,9 @@ def parse_until(env: OpEnv, value: str | None, *, required: bool = False) -> dat
             local = datetime.combine(date.fromisoformat(value.strip()), time(0, 0), tz)
         else:
             local = datetime.fromisoformat(value.strip())
-            local = local if local.tzinfo else local.replace(tzinfo=tz)
     except ValueError:
         raise OpError(f"--until must be a date like 2026-12-31, got {value!r}") from None
-    until = local.astimezone(UTC).replace(tzinfo=None)
+    until = as_naive_utc(as_aware_utc(local, assume=tz))
     if until <= utcnow():
         raise OpError(f"--until {value} is not in the future")
     return until

@@ -16,21 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol, get_args
 
+from backchannel.timeutil import as_aware_utc, aware_now
+
 log = logging.getLogger(__name__)
 
 WakeKind = Literal["sweep", "inbox", "meeting_soon", "signal", "calendar", "signals", "ask", "manual", "mail"]
 WAKE_KINDS: frozenset[str] = frozenset(get_args(WakeKind))
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def as_utc(value: datetime) -> datetime:
-    """An aware UTC datetime; a naive one is taken to be UTC already."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -42,7 +33,7 @@ class Wake:
     kind: WakeKind
     key: str
     payload: dict[str, Any] = field(default_factory=dict)
-    created_at: datetime = field(default_factory=utcnow)
+    created_at: datetime = field(default_factory=aware_now)
 
     def __post_init__(self) -> None:
         if self.kind not in WAKE_KINDS:
@@ -74,7 +65,7 @@ class Wake:
             kind=data["kind"],
             key=data["key"],
             payload=dict(data.get("payload") or {}),
-            created_at=as_utc(datetime.fromisoformat(created)) if created else utcnow(),
+            created_at=as_aware_utc(datetime.fromisoformat(created)) if created else aware_now(),
         )
 
     @classmethod
@@ -100,7 +91,7 @@ class SystemClock:
     """The real clock."""
 
     def now(self) -> datetime:
-        return utcnow()
+        return aware_now()
 
     def monotonic(self) -> float:
         return time.monotonic()

@@ -465,7 +465,7 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
     """With a draft model configured, the judge and the drafter go through the gateway
     (a scripted model registered with litellm), see only the candidate's evidence
     excerpts, and every call is on the trace with its tokens."""
-    from backchannel.agent.scripted import register_scripted, unregister_scripted
+    from tests.support.scripted_models import register_scripted, unregister_scripted
     from backchannel.config import load_settings
     from backchannel.daemon.pipeline import run_wake_once
     from backchannel.memory.calendar import upsert_events

@@ -571,7 +571,9 @@ def test_budget_spent_leaves_the_file_in_the_inbox_until_the_budget_returns(home
         {"match": "Name as mentioned", "content": {"match_id": None, "confidence": 0.1}, "repeat": True},
         {"content": answer, "repeat": True}]}))
     _config(home, models={"extract": "scripted/inbox"}, extra="[models.budget]\nper_day_tokens = 10\n")
-    d = daemons(home, BACKCHANNEL_SCRIPTED_MODELS=str(scripts)).ready()
+    from tests.support.scripted_models import PLUGIN_FILE
+
+    d = daemons(home, BACKCHANNEL_PLUGINS=PLUGIN_FILE, BACKCHANNEL_SCRIPTED_MODELS=str(scripts)).ready()
     inbox = home / "data" / "inbox"
     (inbox / "2026-11-02 tom.vtt").write_text(NEW_TRANSCRIPT)
     d.wait_log(lambda x: x.get("msg") == "run finished" and x.get("status") == "budget_stopped")

@@ -33,7 +33,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from backchannel.daemon.lockfile import DaemonLock
 from backchannel.daemon.logging import get as get_logger, log
 from backchannel.daemon.notify import Notifier
 from backchannel.memory.store import Store, StoreLocked, utcnow
+from backchannel.timeutil import aware_now
 
 logger = get_logger("service")
 
@@ -110,7 +111,7 @@ class Daemon:
         self.loop = asyncio.get_running_loop()
         self.queue = asyncio.Queue()
         self._stop = asyncio.Event()
-        self.started_at = datetime.now(timezone.utc)
+        self.started_at = aware_now()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self.request_stop, sig.name)
         self.loop.add_signal_handler(signal.SIGHUP, lambda: self.loop.create_task(self.reload()))
@@ -310,7 +311,7 @@ class Daemon:
         from backchannel.triggers.wake import Wake
 
         if kind == "sweep":
-            now = datetime.now(timezone.utc)
+            now = aware_now()
             wake = Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
             # One keyed append to the append-only log, on a cursor of the daemon's own
             # connection: DuckDB lets it commit beside the writer's transaction.
@@ -337,7 +338,7 @@ class Daemon:
             return out
         out += [{"kind": "sweep", "at": t.isoformat()} for t in self.triggers.schedule.next_fire_times()[:5]]
         lead = timedelta(hours=self.settings.calendar.lead_hours)
-        now = datetime.now(timezone.utc)
+        now = aware_now()
         for ev in self.triggers.calendar.events:
             if ev.starts_at - lead > now:  # inside the lead window its wake has already fired
                 out.append({"kind": "meeting_soon", "at": (ev.starts_at - lead).isoformat(), "summary": ev.summary})

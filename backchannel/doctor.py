@@ -86,8 +86,8 @@ def check_secrets(paths: Paths) -> Check:
     return Check("secrets", "ok", f"{found} secret file(s) in {', '.join(str(d) for d in paths.secrets_dirs)}")
 
 
-def check_daemon(paths: Paths) -> Check:
-    from backchannel.cli.api_client import connect
+def check_daemon(paths: Paths, connect: Callable[..., Any]) -> Check:
+    """`connect(paths, timeout=)`: the CLI's API client (the CLI hands it in; doctor sits below it)."""
     from backchannel.daemon.lockfile import lock_held
 
     if not lock_held(paths.lock_file):
@@ -214,15 +214,17 @@ def check_delivery(settings: Settings, paths: Paths) -> Check:
     return Check("delivery", "ok", f"channels: {', '.join(d.channels)}")
 
 
-def run_checks(paths: Paths, *, deep: bool = False, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """Every check, in order. `progress(words)` is told what runs next (doctor --deep
-    shows it: loading the embedding model takes seconds)."""
+def run_checks(paths: Paths, *, connect_api: Callable[..., Any], deep: bool = False,
+               progress: Callable[[str], None] | None = None) -> list[Check]:
+    """Every check, in order. `connect_api`: the CLI's local-API client factory.
+    `progress(words)` is told what runs next (doctor --deep shows it: loading the
+    embedding model takes seconds)."""
     say = progress or (lambda _words: None)
     say("config and secrets")
     config, settings = check_config(paths)
     checks = [config, check_secrets(paths)]
     say("the daemon and the database")
-    daemon = check_daemon(paths)
+    daemon = check_daemon(paths, connect_api)
     checks += [daemon, check_store(paths, daemon.status == "ok")]
     if settings is not None:
         say("models")

@@ -392,7 +392,8 @@ class _BrokenModel:
 
 def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store):
     from backchannel.config import load_settings
-    from backchannel.engine.pipeline import run_wake_once, upsert_events
+    from backchannel.engine.pipeline import run_wake_once
+    from backchannel.memory.calendar import upsert_events
     from backchannel.extractors.ingest import ingest_file
     from backchannel.ops import OpEnv, OpError, invoke
 
@@ -464,9 +465,10 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
     """With a draft model configured, the judge and the drafter go through the gateway
     (a scripted model registered with litellm), see only the candidate's evidence
     excerpts, and every call is on the trace with its tokens."""
-    from backchannel.agent.scripted import register_scripted, unregister_scripted
+    from tests.support.scripted_models import register_scripted, unregister_scripted
     from backchannel.config import load_settings
-    from backchannel.engine.pipeline import run_wake_once, upsert_events
+    from backchannel.engine.pipeline import run_wake_once
+    from backchannel.memory.calendar import upsert_events
     from backchannel.extractors.ingest import ingest_file
     from backchannel.ops import OpEnv, invoke
 

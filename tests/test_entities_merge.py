@@ -134,7 +134,7 @@ def test_fuzzy_layer_accepts_close_spellings_only(store):
 @pytest.mark.slow
 def test_embedding_and_model_layers(store):
     from backchannel.agent.models import Gateway
-    from backchannel.agent.scripted import register_scripted
+    from tests.support.scripted_models import register_scripted
     from backchannel.config import Settings, resolve_paths
     from backchannel.config.sections import ModelSettings
     from backchannel import embedding

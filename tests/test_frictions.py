@@ -82,7 +82,7 @@ def test_status_shows_asks_apart_from_wakes(home, store):
 def test_wake_says_what_it_did_and_when_quiet_hours_hold(home, monkeypatch):
     from datetime import datetime, timedelta, timezone
 
-    from backchannel.graph.synth import seed_story
+    from tests.support.synth import seed_story
     from backchannel.memory import Store, utcnow
 
     now = datetime.now(timezone.utc)
@@ -147,7 +147,7 @@ def test_a_brief_is_titled_before_you_meet_only_with_a_meeting(store):
     from backchannel.agent.drafter import template_draft
     from backchannel.agent.sweeper import run_skill
     from backchannel.graph.api import GraphAPI
-    from backchannel.graph.synth import SEED_NOW, seed_story
+    from tests.support.synth import SEED_NOW, seed_story
     from backchannel.skills import get_skill
 
     ids = seed_story(store)

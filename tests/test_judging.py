@@ -172,7 +172,8 @@ def test_signals_match_the_longest_name_on_proper_name_boundaries():
 
 def test_a_signal_before_its_organisation_is_known_is_swept_again_after_the_ingest(home, store, tmp_path):
     from backchannel.config import load_settings
-    from backchannel.engine.pipeline import run_wake_once, upsert_events
+    from backchannel.engine.pipeline import run_wake_once
+    from backchannel.memory.calendar import upsert_events
     from backchannel.ops import OpEnv, invoke
 
     paths = resolve_paths().ensure()

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Callable
+
+from backchannel.core.timeutil import aware_now
 
 
 def quiet_until(settings: Any, now: datetime | None = None) -> str | None:
@@ -23,7 +25,7 @@ def quiet_until(settings: Any, now: datetime | None = None) -> str | None:
         return None
     if qh is None:
         return None
-    local = (now or datetime.now(timezone.utc)).astimezone(ZoneInfo(settings.owner.timezone))
+    local = (now or aware_now()).astimezone(ZoneInfo(settings.owner.timezone))
     return f"{qh[1]:%H:%M}" if in_quiet_hours(local, spec) else None
 
 

@@ -14,19 +14,10 @@ from typing import Any, Literal, get_args
 from pydantic import field_validator
 from pydantic.dataclasses import dataclass
 
+from backchannel.core.timeutil import as_aware_utc, aware_now
+
 WakeKind = Literal["sweep", "inbox", "meeting_soon", "signal", "calendar", "signals", "ask", "manual", "mail"]
 WAKE_KINDS: frozenset[str] = frozenset(get_args(WakeKind))
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def as_utc(value: datetime) -> datetime:
-    """An aware UTC datetime; a naive one is taken to be UTC already."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -38,7 +29,7 @@ class Wake:
     kind: WakeKind
     key: str
     payload: dict[str, Any] = field(default_factory=dict)
-    created_at: datetime = field(default_factory=utcnow)
+    created_at: datetime = field(default_factory=aware_now)
 
     # pydantic checks the types; these say what is wrong in the words a trigger's author needs.
     @field_validator("kind", mode="before")
@@ -84,7 +75,7 @@ class Wake:
             kind=data["kind"],
             key=data["key"],
             payload=dict(data.get("payload") or {}),
-            created_at=as_utc(datetime.fromisoformat(created)) if created else utcnow(),
+            created_at=as_aware_utc(datetime.fromisoformat(created)) if created else aware_now(),
         )
 
     @classmethod

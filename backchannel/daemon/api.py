@@ -23,6 +23,7 @@ from typing import Any
 
 from backchannel.config import Paths
 from backchannel.core.logging import get as get_logger, log
+from backchannel.core.secretfile import write_secret
 
 logger = get_logger("api")
 
@@ -37,11 +38,7 @@ def ensure_token(paths: Paths) -> str:
             return token
     f.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
-    tmp = f.with_name(f".{f.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token + "\n")
-    os.replace(tmp, f)
+    write_secret(f, token + "\n")
     return token
 
 

@@ -33,7 +33,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from backchannel.daemon.lockfile import DaemonLock
 from backchannel.core.logging import get as get_logger, log
 from backchannel.daemon.notify import Notifier
 from backchannel.memory.store import Store, StoreLocked, utcnow
+from backchannel.core.timeutil import aware_now
 
 logger = get_logger("service")
 
@@ -105,7 +106,7 @@ class Daemon:
         self.loop = asyncio.get_running_loop()
         self.queue = asyncio.Queue()
         self._stop = asyncio.Event()
-        self.started_at = datetime.now(timezone.utc)
+        self.started_at = aware_now()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self.request_stop, sig.name)
         self.loop.add_signal_handler(signal.SIGHUP, lambda: self.loop.create_task(self.reload()))
@@ -299,7 +300,7 @@ class Daemon:
         from backchannel.core.wake import Wake
 
         if kind == "sweep":
-            now = datetime.now(timezone.utc)
+            now = aware_now()
             wake = Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
             # One keyed append to the append-only log, on a cursor of the daemon's own
             # connection: DuckDB lets it commit beside the writer's transaction.
@@ -326,7 +327,7 @@ class Daemon:
             return out
         out += [{"kind": "sweep", "at": t.isoformat()} for t in self.triggers.schedule.next_fire_times()[:5]]
         lead = timedelta(hours=self.settings.calendar.lead_hours)
-        now = datetime.now(timezone.utc)
+        now = aware_now()
         for ev in self.triggers.calendar.events:
             if ev.starts_at - lead > now:  # inside the lead window its wake has already fired
                 out.append({"kind": "meeting_soon", "at": (ev.starts_at - lead).isoformat(), "summary": ev.summary})
@@ -494,39 +495,15 @@ class Daemon:
         }
 
 
-def child_pids(pid: int | None = None) -> list[int]:
-    """The direct children of process `pid` (default: this one): /proc on Linux,
-    `pgrep -P` elsewhere (macOS)."""
-    pid = os.getpid() if pid is None else pid
-    proc = Path("/proc")
-    if (proc / "self" / "stat").exists():
-        out = []
-        for d in proc.iterdir():
-            if not d.name.isdigit():
-                continue
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:
-                continue  # exited meanwhile
-            fields = stat[stat.rindex(")") + 2:].split()  # after "(comm)": state, ppid, ...
-            if len(fields) > 1 and fields[1] == str(pid):
-                out.append(int(d.name))
-        return sorted(out)
-    import subprocess
-
-    try:
-        res = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, timeout=2)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return sorted(int(x) for x in res.stdout.split() if x.isdigit())
-
-
 def kill_child_groups() -> list[int]:
-    """SIGKILL every child of this process and, when it leads one (the sandbox
-    starts each run in a session of its own), its whole process group, so no
-    orphan outlives a forced exit. Returns the children's PIDs."""
+    """SIGKILL every sandbox child this process runs and, when it leads one (the sandbox
+    starts each run in a session of its own), its whole process group, so no orphan
+    outlives a forced exit. The runner knows its children: no scan of the process table.
+    Returns the children's PIDs."""
+    from backchannel.sandbox.runner import live_children
+
     me = os.getpgrp()
-    pids = child_pids()
+    pids = live_children()
     for pid in pids:
         try:
             if os.getpgid(pid) == pid and pid != me:

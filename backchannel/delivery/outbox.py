@@ -27,26 +27,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-import time
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery._http import DeliveryError
 from backchannel.delivery.redact import scrub
+from backchannel.core.crashpoints import crash_point
+from backchannel.memory import proposals as proposals_table
 from backchannel.memory.store import utcnow
+from backchannel.core.timeutil import as_naive_utc
 
 CHANNELS = ("email", "slack", "webhook", "apprise")
 ACTION_CHANNEL = "action"
 # A claim by this process; a 'sending' row claimed by any other token was left by a dead process.
 PROCESS_TOKEN = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-CRASH_ENV = "BACKCHANNEL_TEST_CRASH_AT"
-CRASH_FILE_ENV = "BACKCHANNEL_TEST_CRASH_FILE"
 
 
 class Blocked(Exception):
@@ -71,19 +69,6 @@ class DeliveryResult:
         return d
 
 
-def crash_point(name: str) -> None:
-    """Test hook: when $BACKCHANNEL_TEST_CRASH_AT names this point, write the name to
-    $BACKCHANNEL_TEST_CRASH_FILE and wait to be killed (the test sends SIGKILL)."""
-    if os.environ.get(CRASH_ENV) != name:
-        return
-    marker = os.environ.get(CRASH_FILE_ENV)
-    if not marker:
-        os.kill(os.getpid(), signal.SIGKILL)  # the same hook as the daemon's: die here, no cleanup
-    Path(marker).write_text(name)
-    time.sleep(120)
-    os._exit(70)  # never reached when the test kills us; a hung test still ends
-
-
 def message_id(idem_key: str, domain: str = "backchannel.local") -> str:
     return f"<{hashlib.sha256(idem_key.encode()).hexdigest()[:40]}@{domain}>"
 
@@ -101,7 +86,7 @@ def next_digest_time(settings: Settings, now: datetime) -> datetime:
     at = local.replace(hour=int(hh), minute=int(mm or 0), second=0, microsecond=0)
     if at <= local:
         at += timedelta(days=1)
-    return at.astimezone(ZoneInfo("UTC")).replace(tzinfo=None)
+    return as_naive_utc(at)
 
 
 # -- enqueue ---------------------------------------------------------------
@@ -142,6 +127,14 @@ def enqueue_action(store: Any, proposal_id: str, payload_hash: str, now: datetim
     return key
 
 
+def cancel_superseded_actions(store: Any, proposal_id: str, payload_hash: str) -> None:
+    """An approval of another payload that has not gone out yet is void once a new one is given."""
+    store.con.execute(
+        """UPDATE outbox SET status = 'cancelled', last_error = 'superseded by a new approval', updated_at = ?
+           WHERE proposal_id = ? AND channel = 'action' AND status = 'queued' AND payload_hash <> ?""",
+        [utcnow(), proposal_id, payload_hash])
+
+
 def _reconcile(store: Any, settings: Settings, now: datetime) -> None:
     """Pending proposals with no outbox row (a crash between storing and
     enqueueing, or a pipeline that only stores) get queued now."""
@@ -168,8 +161,7 @@ def _wake_snoozed(store: Any, settings: Settings, now: datetime) -> None:
         if r["until"] is None or r["until"] > now:
             continue
         with store.transaction():
-            store.con.execute("UPDATE proposals SET status = 'pending', updated_at = ? WHERE id = ? AND status = 'snoozed'",
-                              [now, r["id"]])
+            proposals_table.end_snooze(store, r["id"], now)
             if settings.delivery.channels:
                 enqueue(store, r["id"], settings.delivery.channels, settings=settings, now=now, generation=int(r["n"]))
 
@@ -376,15 +368,13 @@ def _finish(store: Any, settings: Settings, row: dict[str, Any], now: datetime, 
                 [utcnow(), utcnow(), row["id"]],
             )
             if ch == ACTION_CHANNEL:
-                store.con.execute("UPDATE proposals SET status = 'sent', updated_at = ? WHERE id = ?", [utcnow(), pid])
+                proposals_table.mark_sent(store, pid)
             else:
                 open_rows = store.scalar(
                     """SELECT count(*) FROM outbox WHERE proposal_id = ? AND channel <> 'action'
                        AND status IN ('queued', 'sending')""", [pid])
                 if not open_rows:
-                    store.con.execute(
-                        "UPDATE proposals SET status = 'delivered', updated_at = ? WHERE id = ? AND status = 'pending'",
-                        [utcnow(), pid])
+                    proposals_table.mark_delivered(store, pid)
             store.append_event("delivery.sent", {"proposal": pid, "channel": ch, "detail": detail,
                                                  "attempts": row["attempts"]}, key=f"delivery.sent:{key}")
         elif blocked:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 from backchannel.config import Paths, Settings
 from backchannel.delivery.approval import parse_action
 from backchannel.delivery.links import links_for
+from backchannel.memory import proposals
 
 
 @lru_cache(maxsize=1)
@@ -35,10 +36,9 @@ def render(name: str, **context: Any) -> str:
 
 
 def load_proposal(store: Any, proposal_id: str) -> dict[str, Any] | None:
-    rows = store.query("SELECT * FROM proposals WHERE id = ?", [proposal_id])
-    if not rows:
+    p = proposals.row(store, proposal_id)
+    if p is None:
         return None
-    p = rows[0]
     ev = p.get("evidence")
     p["evidence"] = json.loads(ev) if isinstance(ev, str) else (ev or [])
     p["action"] = parse_action(p.get("action"))

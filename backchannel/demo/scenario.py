@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from backchannel.demo import OWNER, corpus_files
+from backchannel.core.timeutil import aware_now
 
 CONFIG = """\
 [owner]
@@ -90,7 +91,7 @@ def next_thursday(now: datetime) -> datetime:
 
 def prepare_home(home: Path) -> None:
     """Config, calendar and signal drop folder for the story, relative to today."""
-    now = datetime.now(timezone.utc)
+    now = aware_now()
     start = next_thursday(now)
     fmt = "%Y%m%dT%H%M%SZ"
     (home / "demo").mkdir(parents=True, exist_ok=True)

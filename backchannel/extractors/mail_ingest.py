@@ -16,7 +16,6 @@ import mailbox
 import os
 import stat
 from collections.abc import Iterator
-from datetime import timezone
 from pathlib import Path
 
 from backchannel.config import Settings
@@ -27,6 +26,7 @@ from backchannel.extractors.transcript import TranscriptError
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
+from backchannel.core.timeutil import as_naive_utc
 
 MAIL_SUFFIXES = {".eml", ".mbox", ".mbx"}
 
@@ -269,8 +269,8 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
     if msg is None:
         return
     sent = msg.date
-    if sent is not None and sent.tzinfo is not None:
-        sent = sent.astimezone(timezone.utc).replace(tzinfo=None)
+    if sent is not None:
+        sent = as_naive_utc(sent)
     # In the writer's transaction the identity was checked just before: a plain INSERT
     # (DuckDB's ON CONFLICT costs a lookup more); the repair path may meet the row.
     conflict = "" if resolver is not None else " ON CONFLICT (message_id) DO NOTHING"
@@ -298,14 +298,11 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
         have = set(store.con.execute(
             "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)",
             [sorted({n for _e, n in pairs})]).fetchall())
-        store.insert_rows("aliases", ["entity_id", "alias", "norm", "source_id", "created_at"],
-                          [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in have])
+        entities.insert_aliases(store, [(e, addr, n, source_id, now) for (e, n), addr in pairs.items()
+                                        if (e, n) not in have])
         return
     # The addresses were looked up with the Message-ID (known_message): no second look-up.
     # ON CONFLICT still guards an alias added since (by this source's resolver, say).
     new = [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in known_aliases]
     if new:
-        store.con.execute(
-            "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES "
-            + ", ".join("(?, ?, ?, ?, ?)" for _ in new) + " ON CONFLICT DO NOTHING",
-            [v for row in new for v in row])
+        entities.insert_aliases(store, new, skip_existing=True)

@@ -9,7 +9,7 @@ the assertions each call scans or returns (`take_touched`).
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from backchannel.graph import paths as pathsearch
 from backchannel.core.vocabulary import MODALITIES
 from backchannel.graph.index import NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
 from backchannel.memory.text import norm_name
+from backchannel.core.timeutil import as_naive_utc, db_now
 
 SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
@@ -100,7 +101,7 @@ class GraphAPI:
         return n
 
     def _now_dt(self) -> datetime:
-        return self._now or datetime.now(timezone.utc).replace(tzinfo=None)
+        return self._now or db_now()
 
     def _secs(self, value: Any, what: str) -> int:
         """An ISO date/time, or an int meaning that many days before now, as epoch seconds."""
@@ -111,8 +112,7 @@ class GraphAPI:
                 dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
             except ValueError:
                 raise GraphAPIError(f"{what}: {value!r} is not an ISO date") from None
-            if dt.tzinfo is not None:
-                dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+            dt = as_naive_utc(dt)
         else:
             raise GraphAPIError(f"{what}: expected an ISO date or a number of days, got {value!r}")
         return int((dt - datetime(1970, 1, 1)).total_seconds())

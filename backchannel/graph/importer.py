@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from backchannel.graph.import_rows import OWNER_REF, AssertionRow, EntityRow, EvidenceRow, content, problems_of
-from backchannel.memory import entities as ents
+from backchannel.memory import assertions as assertion_table, entities as ents, sources as sources_table
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.supersede import apply as supersede
 from backchannel.memory.text import norm_name
@@ -153,11 +153,9 @@ def _source_for(store: Store, ev: EvidenceRow, cache: dict[tuple, str], report: 
         return cache[key]
     content_hash = hashlib.sha256(f"import\x1f{title}\x1f{ev.source_date or ''}".encode()).hexdigest()
     sid = "S" + content_hash[:12]
-    if not store.scalar("SELECT 1 FROM sources WHERE id = ?", [sid]):
-        store.con.execute(
-            "INSERT INTO sources (id, content_hash, title, format, meeting_date, meeting_date_origin, extractor,"
-            " ingested_at) VALUES (?, ?, ?, 'import', ?, 'import', 'import', ?)",
-            [sid, content_hash, title, ev.source_date or ev.said_at, utcnow()])
+    if not sources_table.exists(store, sid):
+        sources_table.insert_imported(store, sid, content_hash=content_hash, title=title,
+                                      meeting_date=ev.source_date or ev.said_at)
         report.sources_created += 1
     cache[key] = sid
     return sid
@@ -222,9 +220,9 @@ def _write_assertions(store: Store, todo: list[tuple[int, AssertionRow, str]], r
             d.valid_to, utcnow(), d.confidence, d.stated_modality(),
             sid, uidx, start, end, quote, d.date_phrase, "import",
             trust_score(d.confidence, ["imported"]), ["imported"]))
-    store.insert_rows("utterances", ["source_id", "idx", "speaker", "speaker_id", "start_s", "end_s", "text"], utter)
-    store.insert_rows(
-        "assertions",
+    assertion_table.insert_utterances(store, utter)
+    assertion_table.insert_assertions(
+        store,
         ["id", "subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id", "said_at",
          "valid_from", "valid_to", "recorded_at", "confidence", "modality", "source_id", "utterance_idx",
          "span_start", "span_end", "quote", "date_phrase", "extractor", "trust", "trust_reasons"], rows)
@@ -235,11 +233,7 @@ def _write_assertions(store: Store, todo: list[tuple[int, AssertionRow, str]], r
     report.assertion_ids.extend(ids)
     touched = sorted(set(sources.values()))
     if touched:  # the counts `backchannel sources` lists, kept true as the transcript writer keeps them
-        store.con.execute(
-            """UPDATE sources SET
-                   utterance_count = (SELECT count(*) FROM utterances u WHERE u.source_id = sources.id),
-                   assertion_count = (SELECT count(*) FROM assertions a WHERE a.source_id = sources.id)
-               WHERE list_contains(?, id)""", [touched])
+        sources_table.recount(store, touched)
     supersede(store, ids)
 
 

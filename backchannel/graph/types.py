@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from backchannel.core.vocabulary import CANDIDATE_KINDS
 
 
 class CandidateError(ValueError):

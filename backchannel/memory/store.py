@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from backchannel.core.timeutil import db_now as utcnow  # naive UTC, the TIMESTAMP form; importers use this name
 
 
 class StoreError(Exception):
@@ -29,11 +30,6 @@ def migration_files() -> list[tuple[str, str]]:
     pkg = resources.files("backchannel.memory") / "migrations"
     items = sorted((p.name, p.read_text(encoding="utf-8")) for p in pkg.iterdir() if p.name.endswith(".sql"))
     return [(name.removesuffix(".sql"), sql) for name, sql in items]
-
-
-def utcnow() -> datetime:
-    """Naive UTC, the form every TIMESTAMP column holds."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 class Store:

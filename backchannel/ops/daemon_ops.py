@@ -9,7 +9,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from backchannel.memory import proposals as proposals_table
 from backchannel.ops import OpEnv, OpError, op
+from backchannel.core.timeutil import db_now
 
 PROPOSAL_STATUSES = ("pending", "delivered", "accepted", "dismissed", "snoozed", "approved", "sent", "expired")
 
@@ -46,8 +48,7 @@ def status(env: OpEnv) -> dict[str, Any]:
     out["recent_wakes"] = recent
     out["recent_asks"] = asked
     out["running_runs"] = int(env.store.scalar("SELECT count(*) FROM runs WHERE status = 'running'") or 0)
-    out["proposals"] = {r["status"]: int(r["n"]) for r in env.store.query(
-        "SELECT status, count(*) AS n FROM proposals GROUP BY status ORDER BY status")}
+    out["proposals"] = proposals_table.counts_by_status(env.store)
     out["spend_today"] = spend_today(env)
     out["upcoming_meetings"] = _upcoming_meetings(env)
     if _has_table(env.store, "outbox"):  # queued and failing deliveries stay visible here
@@ -72,7 +73,7 @@ def status(env: OpEnv) -> dict[str, Any]:
 def _upcoming_meetings(env: OpEnv, limit: int = 5) -> list[dict[str, Any]]:
     """The next meetings from the calendars, and when each wakes the daemon (lead_hours before)."""
     lead = timedelta(hours=env.settings.calendar.lead_hours)
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = db_now()
     rows = env.store.query(
         """SELECT summary, starts_at, len(attendee_ids) AS known_attendees FROM calendar_events
            WHERE starts_at >= ? ORDER BY starts_at LIMIT ?""", [now, int(limit)])
@@ -119,13 +120,7 @@ def proposals(env: OpEnv, status: str | None = None, limit: int = 50, full: bool
     each one's why, body and evidence (the web app's list shows the why-now)."""
     if status is not None and status not in PROPOSAL_STATUSES:
         raise OpError(f"unknown status {status!r}; use one of {', '.join(PROPOSAL_STATUSES)}")
-    sql = "SELECT * FROM proposals"
-    params: list[Any] = []
-    if status:
-        sql += " WHERE status = ?"
-        params.append(status)
-    sql += f" ORDER BY created_at DESC, id DESC LIMIT {max(1, int(limit))}"
-    return [_proposal_row(r, full=bool(full)) for r in env.store.query(sql, params)]
+    return [_proposal_row(r, full=bool(full)) for r in proposals_table.listing(env.store, status, limit)]
 
 
 def _normalise_id(proposal_id: str) -> str:
@@ -135,10 +130,10 @@ def _normalise_id(proposal_id: str) -> str:
 
 def _get(env: OpEnv, proposal_id: str) -> dict[str, Any]:
     pid = _normalise_id(proposal_id)
-    rows = env.store.query("SELECT * FROM proposals WHERE id = ?", [pid])
-    if not rows:
+    row = proposals_table.row(env.store, pid)
+    if row is None:
         raise OpError(f"no proposal {pid}")
-    return rows[0]
+    return row
 
 
 @op(read=True)

@@ -5,12 +5,14 @@ land here, so a verdict is recorded the same way wherever it was given."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from backchannel.memory import proposals
 from backchannel.memory.store import utcnow
 from backchannel.ops import OpEnv, OpError, op
+from backchannel.core.timeutil import as_aware_utc, as_naive_utc
 
 SCOPES = ("this", "entity", "kind")
 # A verdict cannot be given on a proposal in these states.
@@ -42,10 +44,9 @@ def parse_until(env: OpEnv, value: str | None, *, required: bool = False) -> dat
             local = datetime.combine(date.fromisoformat(value.strip()), time(0, 0), tz)
         else:
             local = datetime.fromisoformat(value.strip())
-            local = local if local.tzinfo else local.replace(tzinfo=tz)
     except ValueError:
         raise OpError(f"--until must be a date like 2026-12-31, got {value!r}") from None
-    until = local.astimezone(UTC).replace(tzinfo=None)
+    until = as_naive_utc(as_aware_utc(local, assume=tz))
     if until <= utcnow():
         raise OpError(f"--until {value} is not in the future")
     return until
@@ -66,7 +67,7 @@ def _record(env: OpEnv, p: dict[str, Any], verdict: str, *, via: str, reason: st
 
 
 def _set_status(env: OpEnv, pid: str, status: str) -> None:
-    env.store.con.execute("UPDATE proposals SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), pid])
+    proposals.set_status(env.store, pid, status)
 
 
 def _entity_ids(env: OpEnv, p: dict[str, Any], entity: str | None) -> list[int] | None:
@@ -179,7 +180,7 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
     and `expected_hash` must be its hash. Without `expected_hash` nothing is approved.
     """
     from backchannel.delivery.approval import action_hash, validate_action
-    from backchannel.delivery.outbox import deliver_keys, enqueue_action
+    from backchannel.delivery.outbox import cancel_superseded_actions, deliver_keys, enqueue_action
     from backchannel.memory.rejections import lift
 
     p = _proposal(env, id)
@@ -213,13 +214,9 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
         if action is not None and payload != p["action"]:
             env.store.append_event("proposal.action_edited", {"proposal_id": p["id"], "before": p["action"],
                                                               "after": payload, "hash": h}, run_id=p.get("run_id"))
-            env.store.con.execute("UPDATE proposals SET action = ?, action_hash = ?, updated_at = ? WHERE id = ?",
-                                  [json.dumps(payload), h, utcnow(), p["id"]])
+            proposals.set_action(env.store, p["id"], json.dumps(payload), h)
         # An earlier approval of another payload that has not gone out yet is void now.
-        env.store.con.execute(
-            """UPDATE outbox SET status = 'cancelled', last_error = 'superseded by a new approval', updated_at = ?
-               WHERE proposal_id = ? AND channel = 'action' AND status = 'queued' AND payload_hash <> ?""",
-            [utcnow(), p["id"], h])
+        cancel_superseded_actions(env.store, p["id"], h)
         _record(env, p, "approve", via=via, action=payload, action_hash=h)
         if p["status"] == "dismissed":  # changed their mind, as with accept: the dismissal no longer teaches
             lift(env.store, p["id"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backchannel.memory import entities as entity_repo
+from backchannel.memory import entities as entity_repo, proposals
 from backchannel.ops import OpEnv, OpError, op
 from backchannel.ops.memory_ops import ASSERTION_COLUMNS, ASSERTION_JOINS
 
@@ -48,8 +48,7 @@ def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
             "SELECT u.source_id, s.title, s.meeting_date, u.idx, u.speaker, u.start_s, u.end_s, u.text "
             "FROM utterances u JOIN sources s ON s.id = u.source_id WHERE list_contains(?, u.speaker_id) "
             "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx", [ids]),
-        "proposals": store.query("SELECT id, kind, title, status, created_at FROM proposals "
-                                 "WHERE list_has_any(entity_ids, ?) ORDER BY created_at", [ids]),
+        "proposals": proposals.about_entities(store, ids),
     }
 
 

@@ -14,7 +14,8 @@ from collections import OrderedDict
 from datetime import datetime
 from typing import Protocol
 
-from backchannel.core.wake import Wake, utcnow
+from backchannel.core.timeutil import aware_now
+from backchannel.core.wake import Wake
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class SystemClock:
     """The real clock."""
 
     def now(self) -> datetime:
-        return utcnow()
+        return aware_now()
 
     def monotonic(self) -> float:
         return time.monotonic()

@@ -24,7 +24,7 @@ from typing import Any
 
 import uvicorn
 
-from backchannel.core.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger
 from backchannel.web.http_limits import MAX_TCP_CONNECTIONS, Limits, protocol_class
 
 logger = get_logger("web")

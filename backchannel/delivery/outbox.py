@@ -30,7 +30,8 @@ import os
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Paths, Settings
@@ -40,6 +41,9 @@ from backchannel.core.crashpoints import crash_point
 from backchannel.memory import proposals as proposals_table
 from backchannel.memory.store import utcnow
 from backchannel.core.timeutil import as_naive_utc
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 CHANNELS = ("email", "slack", "webhook", "apprise")
 ACTION_CHANNEL = "action"
@@ -90,7 +94,7 @@ def next_digest_time(settings: Settings, now: datetime) -> datetime:
 
 
 # -- enqueue ---------------------------------------------------------------
-def enqueue(store: Any, proposal_id: str, channels: list[str] | tuple[str, ...], *, settings: Settings | None = None,
+def enqueue(store: Store, proposal_id: str, channels: Sequence[str], *, settings: Settings | None = None,
             now: datetime | None = None, generation: int = 0) -> list[str]:
     """Queue `proposal_id` on each channel; returns the keys newly queued (a key
     already there is left alone, so enqueueing twice is harmless)."""
@@ -114,7 +118,7 @@ def enqueue(store: Any, proposal_id: str, channels: list[str] | tuple[str, ...],
     return added
 
 
-def enqueue_action(store: Any, proposal_id: str, payload_hash: str, now: datetime | None = None) -> str:
+def enqueue_action(store: Store, proposal_id: str, payload_hash: str, now: datetime | None = None) -> str:
     """Queue the approved outbound action; the key binds to the payload hash."""
     now = now or utcnow()
     key = f"action:{proposal_id}:{payload_hash}"
@@ -127,7 +131,7 @@ def enqueue_action(store: Any, proposal_id: str, payload_hash: str, now: datetim
     return key
 
 
-def cancel_superseded_actions(store: Any, proposal_id: str, payload_hash: str) -> None:
+def cancel_superseded_actions(store: Store, proposal_id: str, payload_hash: str) -> None:
     """An approval of another payload that has not gone out yet is void once a new one is given."""
     store.con.execute(
         """UPDATE outbox SET status = 'cancelled', last_error = 'superseded by a new approval', updated_at = ?
@@ -135,7 +139,7 @@ def cancel_superseded_actions(store: Any, proposal_id: str, payload_hash: str) -
         [utcnow(), proposal_id, payload_hash])
 
 
-def _reconcile(store: Any, settings: Settings, now: datetime) -> None:
+def _reconcile(store: Store, settings: Settings, now: datetime) -> None:
     """Pending proposals with no outbox row (a crash between storing and
     enqueueing, or a pipeline that only stores) get queued now."""
     channels = settings.delivery.channels
@@ -150,7 +154,7 @@ def _reconcile(store: Any, settings: Settings, now: datetime) -> None:
         enqueue(store, r["id"], channels, settings=settings, now=now)
 
 
-def _wake_snoozed(store: Any, settings: Settings, now: datetime) -> None:
+def _wake_snoozed(store: Store, settings: Settings, now: datetime) -> None:
     """A snoozed proposal whose snooze lapsed becomes pending and is delivered again."""
     rows = store.query(
         """SELECT p.id, count(*) AS n, arg_max(f.until, f.created_at) AS until
@@ -166,7 +170,7 @@ def _wake_snoozed(store: Any, settings: Settings, now: datetime) -> None:
                 enqueue(store, r["id"], settings.delivery.channels, settings=settings, now=now, generation=int(r["n"]))
 
 
-def _hold_for_digest(store: Any, settings: Settings) -> None:
+def _hold_for_digest(store: Store, settings: Settings) -> None:
     """In digest mode a fresh email delivery waits for the next digest time after
     it was queued (enqueue may have been called without settings)."""
     rows = store.query(
@@ -179,7 +183,7 @@ def _hold_for_digest(store: Any, settings: Settings) -> None:
 
 
 # -- delivering ------------------------------------------------------------
-def _due_rows(store: Any, now: datetime, limit: int) -> list[dict[str, Any]]:
+def _due_rows(store: Store, now: datetime, limit: int) -> list[dict[str, Any]]:
     return store.query(
         """SELECT * FROM outbox
            WHERE (status = 'queued' AND next_attempt_at <= ?)
@@ -209,7 +213,7 @@ def _groups(rows: list[dict[str, Any]], settings: Settings) -> list[list[dict[st
     return groups
 
 
-def deliver_due(store: Any, settings: Settings, paths: Paths, now: datetime | None = None,
+def deliver_due(store: Store, settings: Settings, paths: Paths, now: datetime | None = None,
                 limit: int = 50) -> list[DeliveryResult]:
     """Send every delivery that is due; returns one result per outbox row handled."""
     now = now or utcnow()
@@ -223,7 +227,7 @@ def deliver_due(store: Any, settings: Settings, paths: Paths, now: datetime | No
     return results
 
 
-def deliver_keys(store: Any, settings: Settings, paths: Paths, keys: list[str],
+def deliver_keys(store: Store, settings: Settings, paths: Paths, keys: list[str],
                  now: datetime | None = None) -> list[DeliveryResult]:
     """Send these queued deliveries now, whatever their next_attempt_at (approve uses it)."""
     now = now or utcnow()
@@ -235,7 +239,7 @@ def deliver_keys(store: Any, settings: Settings, paths: Paths, keys: list[str],
     return results
 
 
-def cancel_pending(store: Any, proposal_id: str, why: str) -> int:
+def cancel_pending(store: Store, proposal_id: str, why: str) -> int:
     """Cancel a proposal's queued notifications (it was answered already); actions stay."""
     return len(store.con.execute(
         """UPDATE outbox SET status = 'cancelled', last_error = ?, updated_at = ?
@@ -243,7 +247,7 @@ def cancel_pending(store: Any, proposal_id: str, why: str) -> int:
         [why, utcnow(), proposal_id]).fetchall())
 
 
-def _claim(store: Any, group: list[dict[str, Any]], mid: str, now: datetime) -> None:
+def _claim(store: Store, group: list[dict[str, Any]], mid: str, now: datetime) -> None:
     with store.transaction():
         for r in group:
             store.con.execute(
@@ -254,7 +258,7 @@ def _claim(store: Any, group: list[dict[str, Any]], mid: str, now: datetime) -> 
             r["attempts"] += 1
 
 
-def _deliver_group(store: Any, settings: Settings, paths: Paths, group: list[dict[str, Any]],
+def _deliver_group(store: Store, settings: Settings, paths: Paths, group: list[dict[str, Any]],
                    now: datetime) -> list[DeliveryResult]:
     from backchannel.delivery.render import load_proposal
 
@@ -294,7 +298,7 @@ def _deliver_group(store: Any, settings: Settings, paths: Paths, group: list[dic
     return results + [_finish(store, settings, r, now, detail=detail) for r in live]
 
 
-def _send(store: Any, settings: Settings, paths: Paths, group: list[dict[str, Any]],
+def _send(store: Store, settings: Settings, paths: Paths, group: list[dict[str, Any]],
           proposals: list[dict[str, Any]], mid: str) -> str:
     from backchannel.delivery import email, render
 
@@ -324,7 +328,7 @@ def _send(store: Any, settings: Settings, paths: Paths, group: list[dict[str, An
     raise DeliveryError(f"unknown channel {ch!r}: [delivery] channels takes {', '.join(CHANNELS)}")
 
 
-def _send_action(store: Any, settings: Settings, paths: Paths, row: dict[str, Any], proposal: dict[str, Any],
+def _send_action(store: Store, settings: Settings, paths: Paths, row: dict[str, Any], proposal: dict[str, Any],
                  mid: str) -> str:
     """Send an approved action to its recipient, only if the approval on record
     matches the exact payload about to go out."""
@@ -352,7 +356,7 @@ def _send_action(store: Any, settings: Settings, paths: Paths, row: dict[str, An
     return email.send_message(settings, paths, msg, [action["to"].strip()])
 
 
-def _finish(store: Any, settings: Settings, row: dict[str, Any], now: datetime, *, detail: str = "",
+def _finish(store: Store, settings: Settings, row: dict[str, Any], now: datetime, *, detail: str = "",
             error: str | None = None, blocked: bool = False, cancelled: bool = False) -> DeliveryResult:
     key, pid, ch = row["idem_key"], row["proposal_id"], row["channel"]
     res = DeliveryResult(key, pid, ch, ok=error is None, detail=error or detail, attempts=row["attempts"],
@@ -396,7 +400,7 @@ def _finish(store: Any, settings: Settings, row: dict[str, Any], now: datetime, 
 
 
 # -- visibility --------------------------------------------------------------
-def summary(store: Any, settings: Settings | None = None) -> dict[str, Any]:
+def summary(store: Store, settings: Settings | None = None) -> dict[str, Any]:
     """What `status` shows: counts per channel and status, and every delivery still
     waiting to go out (queued or in flight) or blocked; cancelled ones only count."""
     counts = store.query("SELECT channel, status, count(*) AS n FROM outbox GROUP BY ALL ORDER BY ALL")

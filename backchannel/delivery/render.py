@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from backchannel.memory.store import Store
     from jinja2 import Environment
 
 from backchannel.config import Paths, Settings
@@ -35,7 +36,7 @@ def render(name: str, **context: Any) -> str:
     return _env().get_template(name).render(**context)
 
 
-def load_proposal(store: Any, proposal_id: str) -> dict[str, Any] | None:
+def load_proposal(store: Store, proposal_id: str) -> dict[str, Any] | None:
     p = proposals.row(store, proposal_id)
     if p is None:
         return None

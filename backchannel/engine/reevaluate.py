@@ -20,17 +20,20 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from backchannel.core.logging import get as get_logger, log
 from backchannel.engine import judge, runs
 from backchannel.memory import calendar, entities, signals
 
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
+
 logger = get_logger("reevaluate")
 MAX_SWEEPS = 10  # per ingest: a bulk import must not turn into hundreds of sweeps
 
 
-def _touched(store: Any, source_id: str | None) -> set[int]:
+def _touched(store: Store, source_id: str | None) -> set[int]:
     """Entities the new source's assertions are about (subject or object)."""
     if not source_id:
         return set()

@@ -10,7 +10,7 @@ the assertions each call scans or returns (`take_touched`).
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from backchannel.core.vocabulary import MODALITIES
 from backchannel.graph.index import NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
 from backchannel.memory.text import norm_name
 from backchannel.core.timeutil import as_naive_utc, db_now
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
@@ -67,7 +70,7 @@ def _id_list(ids: Any, what: str = "entity_ids") -> list[int]:
 class GraphAPI:
     """Served to sandboxed programs through `rpc_methods()`."""
 
-    def __init__(self, store: Any, settings: Any = None, *, now: datetime | None = None):
+    def __init__(self, store: Store, settings: Any = None, *, now: datetime | None = None):
         self.store = store
         self.settings = settings
         self._now = now

@@ -26,7 +26,7 @@ Ref = str | int  # an entity id of the file (or "me"); compared as text
 
 def _problem(message: str, **ctx: Any) -> PydanticCustomError:
     """An error whose message is the whole problem, worded for the user."""
-    return PydanticCustomError("import_row", message, ctx)  # type: ignore[arg-type]
+    return PydanticCustomError("import_row", message, ctx)
 
 
 def _one_of(what: str, value: Any, choices: Any) -> Any:
@@ -111,7 +111,7 @@ class EntityRow(Row):
     @field_validator("kind", mode="before")
     @classmethod
     def _kind(cls, v: Any) -> str:
-        return _one_of("entity kind", v, KINDS)  # type: ignore[no-any-return]
+        return _one_of("entity kind", v, KINDS)
 
     @property
     def ref(self) -> str:
@@ -136,12 +136,12 @@ class AssertionRow(Row):
     @field_validator("predicate", mode="before")
     @classmethod
     def _predicate(cls, v: Any) -> str:
-        return _one_of("predicate", v, PREDICATES)  # type: ignore[no-any-return]
+        return _one_of("predicate", v, PREDICATES)
 
     @field_validator("modality", mode="before")
     @classmethod
     def _modality(cls, v: Any) -> str | None:
-        return None if v is None else _one_of("modality", v, MODALITIES)  # type: ignore[no-any-return]
+        return None if v is None else _one_of("modality", v, MODALITIES)
 
     @field_validator("confidence", mode="before")
     @classmethod

@@ -16,11 +16,14 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, TYPE_CHECKING
 
 import numpy as np
 
 from backchannel.core.vocabulary import MODALITIES
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 NO_TIME = np.int64(-(2**62))  # said_at unknown
 NO_DAY = np.int32(-(2**31))  # valid_from / valid_to unknown
@@ -38,16 +41,16 @@ class Signature:
     entities: int
 
 
-def signature(store: Any) -> Signature:
-    row = store.con.execute(
+def signature(store: Store) -> Signature:
+    row = store.aggregate(
         "SELECT coalesce(max(id), 0), count(*), count(superseded_at),"
         " (SELECT count(merged_into) FROM entities), (SELECT coalesce(max(id), 0) FROM entities)"
         " FROM assertions"
-    ).fetchone()
+    )
     return Signature(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
 
 
-def _strings(store: Any, column: str) -> list[str]:
+def _strings(store: Store, column: str) -> list[str]:
     return [r[0] for r in store.con.execute(
         f"SELECT DISTINCT {column} FROM assertions WHERE {column} IS NOT NULL ORDER BY 1").fetchall()]
 
@@ -92,7 +95,7 @@ class GraphIndex:
 
     # -- building -----------------------------------------------------------
     @classmethod
-    def build(cls, store: Any) -> "GraphIndex":
+    def build(cls, store: Store) -> "GraphIndex":
         t0 = time.perf_counter()
         self = cls()
         self.sig = signature(store)
@@ -142,7 +145,7 @@ class GraphIndex:
         self.build_s = time.perf_counter() - t0
         return self
 
-    def _load_entities(self, store: Any) -> None:
+    def _load_entities(self, store: Store) -> None:
         rows = store.con.execute(
             "SELECT id, kind, name, is_owner, coalesce(merged_into, -1) FROM entities ORDER BY id").fetchall()
         top = max([r[0] for r in rows] + [int(self.subj_max(store))], default=0)
@@ -167,7 +170,7 @@ class GraphIndex:
         self.canon = canon
 
     @staticmethod
-    def subj_max(store: Any) -> int:
+    def subj_max(store: Store) -> int:
         return store.scalar("SELECT greatest(coalesce(max(subject_id), 0), coalesce(max(object_id), 0),"
                             " coalesce(max(speaker_id), 0)) FROM assertions") or 0
 
@@ -272,7 +275,7 @@ class IndexCache:
 
     @classmethod
     @contextlib.contextmanager
-    def unchanged_during(cls, store: Any) -> Iterator[None]:
+    def unchanged_during(cls, store: Store) -> Iterator[None]:
         """A block in which the caller writes no assertion or entity (the gate and judge
         loop of a wake): the signature query (~2-6 ms at 1M assertions) runs once, at
         the first `get`, not at every one."""
@@ -289,7 +292,7 @@ class IndexCache:
                     del cls._steady[key]
 
     @classmethod
-    def get(cls, store: Any, *, check: bool = True) -> GraphIndex:
+    def get(cls, store: Store, *, check: bool = True) -> GraphIndex:
         key = str(store.path)
         with cls._lock:
             idx = cls._by_path.pop(key, None)
@@ -303,7 +306,7 @@ class IndexCache:
             return idx
 
     @classmethod
-    def drop(cls, store: Any | None = None) -> None:
+    def drop(cls, store: Store | None = None) -> None:
         with cls._lock:
             if store is None:
                 cls._by_path.clear()

@@ -78,9 +78,9 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
             names = [_attendee_name_email(a)[0] or str(a) for a in attendees]
             ids = sorted({i for i in (resolve(a) for a in attendees) if i is not None})
             for a in attendees:
-                email = _attendee_name_email(a)[1]
-                if email and resolve(a) is not None:
-                    entities.add_alias(store, resolve(a), email)  # how an approved message reaches them
+                email, person = _attendee_name_email(a)[1], resolve(a)
+                if email and person is not None:
+                    entities.add_alias(store, person, email)  # how an approved message reaches them
             row = {"uid": str(ev.get("uid")), "starts_at": parse_naive_utc(ev.get("starts_at") or ev.get("start")),
                    "ends_at": parse_naive_utc(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
                    "location": ev.get("location"), "attendees": names, "attendee_ids": ids,

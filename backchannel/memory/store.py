@@ -126,6 +126,13 @@ class Store:
         row = self.con.execute(sql, params or []).fetchone()
         return None if row is None else row[0]
 
+    def aggregate(self, sql: str, params: Sequence[Any] | None = None) -> tuple[Any, ...]:
+        """The one row an aggregate query (count, max...) always returns."""
+        row = self.con.execute(sql, params or []).fetchone()
+        if row is None:
+            raise StoreError(f"an aggregate query returned no row: {sql[:80]}")
+        return tuple(row)
+
     def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], chunk: int = 400) -> None:
         """Bulk insert with multi-row VALUES: an order of magnitude faster than executemany."""
         if not rows:

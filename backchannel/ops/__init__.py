@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TYPE_CHECKING, TypeVar
 
 from backchannel.config import Paths, Settings
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 
 class OpError(Exception):
@@ -26,7 +29,7 @@ class OpError(Exception):
 
 @dataclass
 class OpEnv:
-    store: Any  # backchannel.memory.Store
+    store: Store
     settings: Settings
     paths: Paths
     daemon: Any = None  # the running daemon, when called through its API

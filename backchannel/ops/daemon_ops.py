@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from backchannel.memory import proposals as proposals_table
 from backchannel.ops import OpEnv, OpError, op
 from backchannel.core.timeutil import db_now
 
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
+
 PROPOSAL_STATUSES = ("pending", "delivered", "accepted", "dismissed", "snoozed", "approved", "sent", "expired")
 
 
-def _has_table(store: Any, name: str) -> bool:
+def _has_table(store: Store, name: str) -> bool:
     return bool(store.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]))
 
 
@@ -148,7 +151,7 @@ def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's 
     return out
 
 
-def _model_calls(store: Any, run_id: str) -> list[dict[str, Any]]:
+def _model_calls(store: Store, run_id: str) -> list[dict[str, Any]]:
     if not _has_table(store, "model_calls"):
         return []
     return store.query(

@@ -10,11 +10,14 @@ expired ones 410, unknown proposals 404.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery.links import LinkError, read_token
 from backchannel.delivery.render import load_proposal, render, view
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 # The status a verdict leaves the proposal in: posting it again is a no-op.
 DONE_STATUS = {"dismiss": "dismissed", "accept": "accepted", "snooze": "snoozed", "approve": "approved"}
@@ -28,7 +31,7 @@ def _page(status: int, heading: str, message: str = "", **ctx: Any) -> tuple[int
     return status, render("page.html.j2", heading=heading, message=message, **ctx)
 
 
-def _resolve(store: Any, settings: Settings, paths: Paths, token: str) -> tuple[Any, dict[str, Any]] | tuple[int, str]:
+def _resolve(store: Store, settings: Settings, paths: Paths, token: str) -> tuple[Any, dict[str, Any]] | tuple[int, str]:
     try:
         claim = read_token(settings, paths, token)
     except LinkError as exc:
@@ -45,7 +48,7 @@ def _stale_approval(claim: Any, p: dict[str, Any]) -> bool:
     return claim.verdict == "approve" and (not p["action"] or action_hash(p["action"]) != claim.action_hash)
 
 
-def handle_get(store: Any, settings: Settings, paths: Paths, token: str) -> tuple[int, str]:
+def handle_get(store: Store, settings: Settings, paths: Paths, token: str) -> tuple[int, str]:
     """The confirmation page for a signed link. Reads only."""
     got = _resolve(store, settings, paths, token)
     if isinstance(got[0], int):
@@ -64,7 +67,7 @@ def handle_get(store: Any, settings: Settings, paths: Paths, token: str) -> tupl
                  p=v, form=True, verdict=claim.verdict, token=token, form_action="", button=BUTTONS[claim.verdict])
 
 
-def handle_post(store: Any, settings: Settings, paths: Paths, form: dict[str, str]) -> tuple[int, str]:
+def handle_post(store: Store, settings: Settings, paths: Paths, form: dict[str, str]) -> tuple[int, str]:
     """Apply the verdict named by the signed token in `form` ("t"), with the form's
     reason/scope/until. Posting the same verdict twice is a no-op."""
     from backchannel.ops import OpEnv, OpError

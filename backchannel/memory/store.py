@@ -21,6 +21,10 @@ class StoreError(Exception):
     pass
 
 
+class BatchFailed(StoreError):
+    """A unit inside `Store.batch()` failed: the batch was rolled back, nothing of it kept."""
+
+
 class StoreLocked(StoreError):
     """Another process holds the database file."""
 
@@ -36,11 +40,19 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+class Batch:
+    """The state of an open `Store.batch()`."""
+
+    def __init__(self) -> None:
+        self.failed = False
+
+
 class Store:
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool):
         self.con = con
         self.path = path
         self.read_only = read_only
+        self._batch: Batch | None = None  # the open `batch()`, whose transaction `transaction()` joins
 
     @classmethod
     def open(cls, path: Path | str, read_only: bool = False) -> "Store":
@@ -95,6 +107,13 @@ class Store:
     # -- transactions and helpers -----------------------------------------
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        if self._batch is not None:  # inside batch(): its one transaction holds these statements
+            try:
+                yield self.con
+            except BaseException:
+                self._batch.failed = True  # rows of this unit may be written: only the whole batch can go
+                raise
+            return
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield self.con
@@ -104,6 +123,33 @@ class Store:
             raise
         else:
             self.con.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator["Batch"]:
+        """One transaction for several units of work that would each be a `transaction()`
+        (email: many messages, ~15 small statements each; a COMMIT is the dearest of them).
+        Inside, `transaction()` opens none of its own and a unit that fails in it marks the
+        batch `failed`: its rows may already be written among the others' and DuckDB has no
+        savepoints, so the batch is rolled back whole (BatchFailed at its end, or any exception
+        leaving it) and the caller replays it one unit per transaction (extractors/mail_batch.py).
+        A kill -9 leaves the whole batch or nothing of it."""
+        if self._batch is not None:
+            raise StoreError("a batch is already open")
+        state = Batch()
+        self.con.execute("BEGIN TRANSACTION")
+        self._batch = state
+        try:
+            yield state
+        except BaseException:
+            self._batch = None
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            raise
+        self._batch = None
+        if state.failed:  # never a silent loss: the caller learns the batch is gone
+            self.con.execute("ROLLBACK")
+            raise BatchFailed("a unit of the batch failed: the batch was rolled back, replay it unit by unit")
+        self.con.execute("COMMIT")
 
     @contextlib.contextmanager
     def single_threaded(self) -> Iterator[None]:

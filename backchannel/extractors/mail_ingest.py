@@ -191,7 +191,9 @@ def known_message(store: Store, identity: str, addresses: list[str] = ()
                    WHERE e.kind = 'person' AND e.merged_into IS NULL AND list_contains(?, a.norm))""",
         [identity, sorted({norm_name(a) for a in addresses if a})]).fetchall()[0]
     found = row[1] or []
-    return row[0], {r["n"]: r["name"] for r in found}, {(int(r["id"]), r["n"]) for r in found}
+    # A message written earlier in the same Store.batch() is held, not yet in the table.
+    source = row[0] or store.held_value("mail_messages", "message_id", identity, "source_id")
+    return source, {r["n"]: r["name"] for r in found}, {(int(r["id"]), r["n"]) for r in found}
 
 
 def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *, gateway=None,
@@ -295,15 +297,19 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
     sent = msg.date
     if sent is not None and sent.tzinfo is not None:
         sent = sent.astimezone(timezone.utc).replace(tzinfo=None)
-    # In the writer's transaction the identity was checked just before: a plain INSERT
-    # (DuckDB's ON CONFLICT costs a lookup more); the repair path may meet the row.
-    conflict = "" if resolver is not None else " ON CONFLICT (message_id) DO NOTHING"
-    store.con.execute(
-        """INSERT INTO mail_messages (message_id, source_id, sender, recipients, sent_at, subject, origin,
-               attachments, html_only, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""" + conflict,
-        [msg.identity(), source_id, msg.sender.addr if msg.sender else None,
-         [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
-         msg.html_only, utcnow()])
+    row = (msg.identity(), source_id, msg.sender.addr if msg.sender else None,
+           [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
+           msg.html_only, utcnow())
+    if resolver is not None:
+        # In the writer's transaction the identity was checked just before: a plain INSERT
+        # (DuckDB's ON CONFLICT costs a lookup more), held to a Store.batch()'s commit if in one.
+        store.insert_rows("mail_messages", ["message_id", "source_id", "sender", "recipients", "sent_at", "subject",
+                                            "origin", "attachments", "html_only", "ingested_at"], [row], defer=True)
+    else:  # the repair path may meet the row
+        store.con.execute(
+            """INSERT INTO mail_messages (message_id, source_id, sender, recipients, sent_at, subject, origin,
+                   attachments, html_only, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (message_id) DO NOTHING""", list(row))
     pairs: dict[tuple[int, str], str] = {}
     for label, addr in transcript.emails.items():
         if resolver is not None:

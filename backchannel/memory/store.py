@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -41,10 +41,25 @@ def utcnow() -> datetime:
 
 
 class Batch:
-    """The state of an open `Store.batch()`."""
+    """The state of an open `Store.batch()`: whether a unit failed, the rows held until
+    its commit (`insert_rows(defer=True)`, `append_event(defer=True)`), and values its
+    units share (`Store.per_batch`)."""
 
     def __init__(self) -> None:
         self.failed = False
+        self.held: dict[tuple[str, tuple[str, ...]], list[tuple]] = {}
+        self.events: list[tuple[str, dict[str, Any] | None, str | None, str | None]] = []
+        self.shared: dict[Any, Any] = {}
+
+    def held_value(self, table: str, column: str, value: Any, want: str) -> Any:
+        """`want` of a held row of `table` whose `column` is `value` (None: none held)."""
+        for (name, columns), rows in self.held.items():
+            if name == table and column in columns and want in columns:
+                i, j = columns.index(column), columns.index(want)
+                for row in rows:
+                    if row[i] == value:
+                        return row[j]
+        return None
 
 
 class Store:
@@ -145,11 +160,35 @@ class Store:
             with contextlib.suppress(Exception):
                 self.con.execute("ROLLBACK")
             raise
-        self._batch = None
         if state.failed:  # never a silent loss: the caller learns the batch is gone
+            self._batch = None
             self.con.execute("ROLLBACK")
             raise BatchFailed("a unit of the batch failed: the batch was rolled back, replay it unit by unit")
+        try:
+            self._batch = None  # the held rows go in now, one statement per table for the whole batch
+            for (table, columns), rows in state.held.items():
+                self.insert_rows(table, columns, rows)
+            self.append_events(state.events)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            raise
         self.con.execute("COMMIT")
+
+    def held_value(self, table: str, column: str, value: Any, want: str) -> Any:
+        """`Batch.held_value` of the open batch (None outside one): a row written in this
+        batch but not inserted yet, for the look-ups that must see it (a content hash, a
+        Message-ID met twice in one batch)."""
+        return None if self._batch is None else self._batch.held_value(table, column, value, want)
+
+    def per_batch(self, key: Any, make: Callable[[], Any]) -> Any:
+        """`make()`, once per open batch for `key` (every call outside one): for a value
+        no unit of the batch changes, such as the owner's entity."""
+        if self._batch is None:
+            return make()
+        if key not in self._batch.shared:
+            self._batch.shared[key] = make()
+        return self._batch.shared[key]
 
     @contextlib.contextmanager
     def single_threaded(self) -> Iterator[None]:
@@ -176,9 +215,15 @@ class Store:
         row = self.con.execute(sql, params or []).fetchone()
         return None if row is None else row[0]
 
-    def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], chunk: int = 400) -> None:
-        """Bulk insert with multi-row VALUES: an order of magnitude faster than executemany."""
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], chunk: int = 400,
+                    *, defer: bool = False) -> None:
+        """Bulk insert with multi-row VALUES: an order of magnitude faster than executemany.
+        `defer`: inside `batch()`, the rows are held and inserted with the other units' just
+        before its commit (for rows nothing reads back in the meantime but `held_value`)."""
         if not rows:
+            return
+        if defer and self._batch is not None:
+            self._batch.held.setdefault((table, tuple(columns)), []).extend(tuple(r) for r in rows)
             return
         cols = ", ".join(columns)
         one = "(" + ", ".join("?" for _ in columns) + ")"
@@ -189,9 +234,13 @@ class Store:
 
     # -- the event log ----------------------------------------------------
     def append_event(self, kind: str, data: dict[str, Any] | None = None, *, run_id: str | None = None,
-                     key: str | None = None) -> int | None:
+                     key: str | None = None, defer: bool = False) -> int | None:
         """Append to the event log. With an idempotency `key`, a second append of the
-        same key is a no-op and returns None."""
+        same key is a no-op and returns None. `defer`: inside `batch()`, appended with the
+        batch's other events just before its commit (returns None)."""
+        if defer and self._batch is not None:
+            self._batch.events.append((kind, data, run_id, key))
+            return None
         # One statement, not a look-up then an insert: `key` is UNIQUE, and a wake appends
         # dozens of events (each look-up cost ~1.5 ms at 1M assertions).
         return self.scalar(

@@ -113,16 +113,15 @@ def test_a_batch_is_one_transaction_and_a_failed_unit_rolls_all_of_it_back(store
     assert store.held_value("notes", "id", 2, "text") is None
     assert store.con.execute("SELECT id, text FROM notes ORDER BY id").fetchall() == [(1, "one"), (2, "two")]
 
-    with pytest.raises(BatchFailed):
-        with store.batch():
+    with pytest.raises(BatchFailed), store.batch():
+        with store.transaction():
+            store.con.execute("INSERT INTO notes VALUES (3, 'three')")
+        try:
             with store.transaction():
-                store.con.execute("INSERT INTO notes VALUES (3, 'three')")
-            try:
-                with store.transaction():
-                    store.con.execute("INSERT INTO notes VALUES (4, 'four')")
-                    raise ValueError("a unit fails after writing")
-            except ValueError:
-                pass  # caught by the unit's caller: the batch still knows, and keeps nothing
+                store.con.execute("INSERT INTO notes VALUES (4, 'four')")
+                raise ValueError("a unit fails after writing")
+        except ValueError:
+            pass  # caught by the unit's caller: the batch still knows, and keeps nothing
     assert store.scalar("SELECT count(*) FROM notes") == 2
     with store.transaction():  # a plain transaction again afterwards
         store.con.execute("INSERT INTO notes VALUES (5, 'five')")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from backchannel.config import Settings
 from backchannel.extractors.transcript import TranscriptError
-from backchannel.memory.store import BatchFailed, Store
+from backchannel.memory.store import Store
 
 BATCH_MESSAGES = 50  # per transaction; past a few dozen the commit's share is small anyway
 
@@ -60,8 +60,8 @@ def _batch(store: Store, settings: Settings, messages: Sequence[Message], **kw) 
                     if batch.failed:
                         break  # the batch ends here (BatchFailed): the rest would only be rolled back
             return outcomes
-        except (BatchFailed, Exception):
-            pass  # rolled back whole: replayed below, one message per transaction, as without batches
+        except Exception:  # noqa: BLE001 - BatchFailed, or an error that left the batch: rolled back whole
+            pass  # noqa: S110 - replayed below, one message per transaction (an error comes back there)
     return [_one(store, settings, origin, read, **kw) for origin, read in messages]
 
 

@@ -140,7 +140,7 @@ class Store:
             self.con.execute("COMMIT")
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator["Batch"]:
+    def batch(self) -> Iterator[Batch]:
         """One transaction for several units of work that would each be a `transaction()`
         (email: many messages, ~15 small statements each; a COMMIT is the dearest of them).
         Inside, `transaction()` opens none of its own and a unit that fails in it marks the

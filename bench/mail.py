@@ -77,7 +77,7 @@ def _pass(work: Path, name: str, msgs: list[bytes], half: int, *, baseline: bool
     `baseline`: the one-message-per-transaction path (each file through `ingest_file`, as
     the operation did before batches; mbox batches of one)."""
     os.environ["BACKCHANNEL_HOME"] = str(work / name)
-    from backchannel.cli.ingest_cmd import _BATCH as CLI_CHUNK
+    from backchannel.cli.ingest_cmd import chunks
     from backchannel.config import load_settings, resolve_paths
     from backchannel.extractors import mail_batch
     from backchannel.extractors.ingest import expand_paths, ingest_file
@@ -91,6 +91,7 @@ def _pass(work: Path, name: str, msgs: list[bytes], half: int, *, baseline: bool
     store = Store.open(paths.db_file)
     env = OpEnv(store=store, settings=settings, paths=paths)
     files = [str(f) for f in expand_paths([work / "Maildir"])]
+    parts = chunks(files, offline=True)  # the paths of each `ingest` call, as `backchannel ingest` sends them
     batch_size = mail_batch.BATCH_MESSAGES
     if baseline:
         mail_batch.BATCH_MESSAGES = 1
@@ -103,8 +104,7 @@ def _pass(work: Path, name: str, msgs: list[bytes], half: int, *, baseline: bool
     try:
         per, assertions = [], 0
         c_all, t_all = time.process_time(), time.perf_counter()
-        for i in range(0, len(files), CLI_CHUNK):
-            part = files[i:i + CLI_CHUNK]
+        for part in parts:
             t0 = time.perf_counter()
             results = chunk_of(part)
             per += [(time.perf_counter() - t0) / len(part)] * len(part)  # a chunk's time over its messages
@@ -117,8 +117,7 @@ def _pass(work: Path, name: str, msgs: list[bytes], half: int, *, baseline: bool
         mbox_out = ingest_file(store, settings, work / "archive.mbox")
         mbox_total, mbox_cpu = time.perf_counter() - t0, time.process_time() - c0
         t0 = time.perf_counter()
-        skipped = sum(r["status"] == "skipped" for i in range(0, len(files), CLI_CHUNK)
-                      for r in chunk_of(files[i:i + CLI_CHUNK]))
+        skipped = sum(r["status"] == "skipped" for part in parts for r in chunk_of(part))
         reingest = time.perf_counter() - t0
         stored = store.scalar("SELECT count(*) FROM mail_messages")
         sources = store.scalar("SELECT count(*) FROM sources")
@@ -128,7 +127,7 @@ def _pass(work: Path, name: str, msgs: list[bytes], half: int, *, baseline: bool
         store.close()
     per.sort()
     return {
-        "messages_per_transaction": 1 if baseline else min(batch_size, CLI_CHUNK),
+        "messages_per_transaction": 1 if baseline else min(batch_size, max(map(len, parts))),
         "maildir_messages_per_min": round(len(files) / md_total * 60),
         "maildir_messages_per_cpu_min": round(len(files) / md_cpu * 60),
         "mbox_messages_per_min": round(half / mbox_total * 60),

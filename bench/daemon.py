@@ -23,6 +23,8 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.synth: test data, not the package's
+
 
 def _pct(values: list[float], q: float) -> float:
     s = sorted(values)
@@ -43,8 +45,8 @@ def _proc_stats(pid: int) -> tuple[float, float]:
 
 def seed(home: Path, n: int) -> dict:
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import upsert_events
-    from backchannel.graph import synth
+    from backchannel.memory.calendar import upsert_events
+    from tests.support import synth
     from backchannel.memory import Store
 
     env = {"BACKCHANNEL_HOME": str(home)}
@@ -62,7 +64,7 @@ def seed(home: Path, n: int) -> dict:
 
 
 def wake_overhead(info: dict, wakes: int) -> dict:
-    from backchannel.daemon.pipeline import run_wake_once
+    from backchannel.engine.pipeline import run_wake_once
     from backchannel.memory import Store
 
     paths, settings = info["paths"], info["settings"]

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.support: the scripted model is test code, not the package's
 CORPUS = Path(os.environ.get("BACKCHANNEL_CORPORA", ROOT.parent / "shared" / "corpora")) / "meetings" / "qmsum"
 LINE = re.compile(r"^\[(\d+)\] ([^:]+): (.*)$", re.M)
 PREDICATES = ["knows", "worked_with", "mentioned_with", "committed_to"]
@@ -81,7 +82,7 @@ def main() -> int:
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
     from backchannel.agent.models import Gateway, load_litellm
-    from backchannel.agent.scripted import register_scripted
+    from tests.support.scripted_models import register_scripted
     from backchannel.config import Settings, resolve_paths
     from backchannel.config.sections import BudgetSettings, ModelSettings
     from backchannel.extractors.ingest import ingest_file
@@ -111,9 +112,9 @@ def main() -> int:
     extract_with_model(warm, gateway=gw, run_id="bench-warmup", strict=False)
     warmup_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    from backchannel.extractors import embeddings
+    from backchannel import embedding
 
-    embeddings.embed(["Acme"])  # the resolution layer's model, loaded once per process
+    embedding.embed(["Acme"])  # the resolution layer's model, loaded once per process
     embed_load_s = time.perf_counter() - t0
 
     files = sorted(p for p in CORPUS.glob("*.json") if p.name != "INDEX.json")

@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.synth: test data, not the package's
+
 SOCIAL = ["knows", "worked_with", "introduced"]
 
 
@@ -152,7 +154,7 @@ def bench_size(n: int, runs: int, cte_cap_s: float, count) -> dict:
     from backchannel.config import Settings
     from backchannel.graph.api import GraphAPI
     from backchannel.graph.index import IndexCache
-    from backchannel.graph.synth import SEED_PROGRAM, generate
+    from tests.support.synth import SEED_PROGRAM, generate
     from backchannel.memory import Store
 
     out: dict = {"assertions": n}

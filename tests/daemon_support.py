@@ -36,3 +36,20 @@ class DaemonLog:
                 break
             time.sleep(poll)
         raise AssertionError(f"log line not seen (exit {self.proc.poll()}):\n{self.log_path.read_text()[-4000:]}")
+
+
+def child_pids(pid: int) -> list[int]:
+    """The direct children of process `pid`, from /proc: how a test sees the sandbox
+    children of a daemon running in another process (the daemon itself asks its runner)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        fields = stat[stat.rindex(")") + 2:].split()  # after "(comm)": state, ppid, ...
+        if len(fields) > 1 and fields[1] == str(pid):
+            out.append(int(d.name))
+    return sorted(out)

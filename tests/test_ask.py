@@ -13,7 +13,7 @@ from backchannel.agent.drafter import draft
 from backchannel.agent.sweeper import build_messages, extract_code, sweep
 from backchannel.config import Settings, resolve_paths
 from backchannel.graph.api import GraphAPI
-from backchannel.graph.synth import SEED_NOW, seed_story
+from tests.support.synth import SEED_NOW, seed_story
 from backchannel.memory import Store, utcnow
 from backchannel.skills import relevant_skills
 from backchannel.ops import OpEnv, invoke
@@ -90,7 +90,7 @@ for p in api.paths([me], [t["id"] for t in target], max_hops=3, predicates=["kno
 
 @pytest.fixture
 def scripted():
-    from backchannel.agent.scripted import register_scripted, unregister_scripted
+    from tests.support.scripted_models import register_scripted, unregister_scripted
 
     made = []
 

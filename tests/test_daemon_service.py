@@ -121,7 +121,7 @@ def daemons():
 def _seed(home: Path, files: list[Path], meeting_in_h: float | None = None) -> None:
     """Ingest transcripts (and an upcoming meeting with Marc) in-process, before any daemon."""
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import upsert_events
+    from backchannel.memory.calendar import upsert_events
     from backchannel.extractors.ingest import ingest_file
     from backchannel.memory import Store, entities
 
@@ -223,7 +223,7 @@ def test_lock_cli_through_api_notify_and_sigterm(home, daemons, tmp_path):
     missing = cli(home, "show", "P-99", check=False)  # an op's refusal comes back as the user's error
     assert missing.returncode == 1 and "no proposal P-99" in missing.stderr
     from backchannel.config import resolve_paths
-    from backchannel.daemon.api_client import connect
+    from backchannel.cli.api_client import connect
     from backchannel.cli.common import UserError
 
     client = connect(resolve_paths({"BACKCHANNEL_HOME": str(home)}))
@@ -372,7 +372,7 @@ def test_calendar_and_signal_wakes_lead_to_a_proposal(home, daemons):
         assert err.value.code == 401
         # Nor is an unauthenticated body read: the refusal comes before it is sent.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
-            raw.sendall(b"POST /ops/ingest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\n"
+            raw.sendall(b"POST /ops/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n"
                         b"Content-Length: 10000000\r\n\r\n")
             assert raw.recv(200).startswith(b"HTTP/1.1 401")
         d.stop()
@@ -443,7 +443,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the sandbox child")
 def test_sigterm_during_a_long_sandbox_run_exits_in_time_and_kills_the_sandbox(home, daemons):
-    from backchannel.daemon.service import child_pids
+    from daemon_support import child_pids
 
     _config(home, extra="[sandbox]\ncpu_s = 60\nwall_s = 60\n")
     skills = home / "skills"
@@ -481,7 +481,7 @@ def test_sigterm_during_a_long_sandbox_run_exits_in_time_and_kills_the_sandbox(h
 def test_kill9_keeps_a_queued_manual_wake_and_runs_it_once_after_restart(home, daemons):
     """`wake sweep` answered "queued" while a long run held the writer: after kill -9
     the request is in the event log, and the next start runs it exactly once."""
-    from backchannel.daemon.service import child_pids
+    from daemon_support import child_pids
 
     _config(home, extra="[sandbox]\ncpu_s = 60\nwall_s = 60\n")
     skills = home / "skills"
@@ -571,7 +571,9 @@ def test_budget_spent_leaves_the_file_in_the_inbox_until_the_budget_returns(home
         {"match": "Name as mentioned", "content": {"match_id": None, "confidence": 0.1}, "repeat": True},
         {"content": answer, "repeat": True}]}))
     _config(home, models={"extract": "scripted/inbox"}, extra="[models.budget]\nper_day_tokens = 10\n")
-    d = daemons(home, BACKCHANNEL_SCRIPTED_MODELS=str(scripts)).ready()
+    from tests.support.scripted_models import PLUGIN_FILE
+
+    d = daemons(home, BACKCHANNEL_PLUGINS=PLUGIN_FILE, BACKCHANNEL_SCRIPTED_MODELS=str(scripts)).ready()
     inbox = home / "data" / "inbox"
     (inbox / "2026-11-02 tom.vtt").write_text(NEW_TRANSCRIPT)
     d.wait_log(lambda x: x.get("msg") == "run finished" and x.get("status") == "budget_stopped")

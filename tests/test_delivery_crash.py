@@ -25,6 +25,7 @@ CHILD = r"""
 import json, sys
 sys.path.insert(0, sys.argv[2])
 from backchannel.config import load_settings, resolve_paths
+from backchannel.core.crashpoints import crash_point
 from backchannel.delivery import outbox
 from backchannel.memory import Store
 paths = resolve_paths()
@@ -33,9 +34,9 @@ store = Store.open(paths.db_file)
 if sys.argv[1] == "store":
     from delivery_support import add_proposal
     pid = add_proposal(store)
-    outbox.crash_point("test.proposal_stored")
+    crash_point("test.proposal_stored")
     outbox.enqueue(store, pid, settings.delivery.channels)
-    outbox.crash_point("test.enqueued")
+    crash_point("test.enqueued")
 results = outbox.deliver_due(store, settings, paths)
 print(json.dumps([r.to_dict() for r in results]))
 store.close()

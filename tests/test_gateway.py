@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from backchannel.agent.fault_server import FaultServer
+from tests.support.fault_server import FaultServer
 from backchannel.agent.models import (BudgetExhausted, Gateway, InvalidOutput, ModelError, OfflineRole,
                                       load_litellm)
 from backchannel.agent.schemas import ResolutionAnswer
-from backchannel.agent.scripted import register_scripted
+from tests.support.scripted_models import register_scripted
 from backchannel.config import Settings, resolve_paths
 from backchannel.config.sections import BudgetSettings, ModelSettings
 
@@ -258,3 +258,34 @@ def test_a_server_without_usage_is_charged_an_estimate(store):
         c = gw.complete("extract", MSGS, run_id="R13", response_model=ResolutionAnswer)
     row = calls(store)[0]
     assert c.prompt_tokens == row["prompt_tokens"] > 10 and c.completion_tokens == row["completion_tokens"] > 5
+
+
+def test_model_providers_come_from_plugins_and_their_config_errors_reach_the_caller(store):
+    """The gateway knows no provider by name: before a call it asks every plugin (pluggy,
+    agent/plugins.py) to make the chain's models ready; a plugin's ValueError is the
+    call's ModelError, recorded nowhere as a model call since none was made."""
+    from backchannel.agent import plugins
+    from backchannel.agent.models import ModelError
+
+    seen: list[list[str]] = []
+
+    class Provider:
+        @plugins.hookimpl
+        def prepare_models(self, models):
+            seen.append(list(models))
+            if "scripted/misconfigured" in models:
+                raise ValueError("scripted/misconfigured: no script file")
+
+    provider = Provider()
+    plugins.register(provider)
+    try:
+        register_scripted([{"content": GOOD}], name="via-plugin")
+        gw = make_gateway(store, extract="scripted/via-plugin", fallbacks=["scripted/other"])
+        assert gw.complete("extract", MSGS, run_id=None).model == "scripted/via-plugin"
+        assert seen[-1] == ["scripted/via-plugin", "scripted/other"]
+        before = len(calls(store))
+        with pytest.raises(ModelError, match="no script file"):
+            make_gateway(store, extract="scripted/misconfigured").complete("extract", MSGS, run_id=None)
+        assert len(calls(store)) == before
+    finally:
+        plugins.manager().unregister(provider)

@@ -9,7 +9,7 @@ import networkx as nx
 import pytest
 
 from backchannel.graph.api import GraphAPI
-from backchannel.graph.synth import generate
+from tests.support.synth import generate
 
 PREDS = ("knows", "worked_with", "works_at", "mentioned_with", "introduced")
 

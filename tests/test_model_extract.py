@@ -10,7 +10,7 @@ from datetime import date, datetime
 import pytest
 
 from backchannel.agent.models import Gateway, InvalidOutput, load_litellm
-from backchannel.agent.scripted import register_scripted
+from tests.support.scripted_models import register_scripted
 from backchannel.config import Settings, resolve_paths
 from backchannel.config.sections import BudgetSettings, ModelSettings
 from backchannel.extractors.chunking import chunk_utterances
@@ -248,7 +248,9 @@ def test_cli_ingest_with_a_configured_scripted_model_stays_offline_and_resumes_a
         {"match": "I worked with Sophie", "content": answer, "repeat": True},
         {"match": "Paul Leroy became", "content": later, "repeat": True},
     ]}))
-    env = {"BACKCHANNEL_SCRIPTED_MODELS": str(scripts)}
+    from tests.support.scripted_models import PLUGIN_FILE
+
+    env = {"BACKCHANNEL_PLUGINS": PLUGIN_FILE, "BACKCHANNEL_SCRIPTED_MODELS": str(scripts)}
 
     p, sockets = run_audited(home, tmp_path, env, "ingest", str(first), str(second), "--json")
     assert p.returncode == 1, p.stderr

@@ -191,3 +191,38 @@ def test_the_child_dies_with_the_daemon(tmp_path, mode):
     while any(_alive(p) for p in family) and time.time() < deadline:
         time.sleep(0.05)
     assert not any(_alive(p) for p in family), f"sandbox processes outlived the daemon ({mode})"
+
+
+def test_the_runner_knows_its_live_children_and_the_daemon_kills_them(tmp_path):
+    """The daemon's forced exit asks the runner for its children (no process-table scan):
+    a real spinning sandbox child is listed while it runs, leads its own process group,
+    is killed by `kill_child_groups`, and is no longer listed once the run returns."""
+    import threading
+
+    from backchannel.config.sections import SandboxSettings
+    from backchannel.daemon.service import kill_child_groups
+    from backchannel.sandbox import run_program
+    from backchannel.sandbox.runner import live_children
+
+    before = set(live_children())
+    results = []
+    t = threading.Thread(target=lambda: results.append(run_program(
+        "while True:\n    pass", None, SandboxSettings(cpu_s=60, wall_s=60.0, allow_unisolated=True))))
+    t.start()
+    try:
+        deadline = time.monotonic() + 20
+        new: list[int] = []
+        while not new and time.monotonic() < deadline:
+            new = sorted(set(live_children()) - before)
+            time.sleep(0.02)
+        assert len(new) == 1, "the runner did not list its child"
+        child = new[0]
+        assert _alive(child) and os.getpgid(child) == child  # a session of its own
+        assert child in _children(os.getpid())  # what the kernel says: our child, the runner's word
+        assert child in kill_child_groups()
+    finally:
+        t.join(timeout=30)
+    assert not t.is_alive(), "the killed child's run did not return"
+    assert results and not results[0].ok
+    assert child not in live_children()
+    assert not _alive(child)

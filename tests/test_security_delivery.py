@@ -8,7 +8,8 @@ import json
 import pytest
 
 from backchannel.config import Settings, resolve_paths
-from backchannel.delivery import email, render, slack, web
+from backchannel.delivery import email, render, slack
+from backchannel.ops import feedback_pages
 from backchannel.delivery.approval import validate_action
 from backchannel.delivery.links import make_token
 from delivery_support import add_proposal
@@ -52,7 +53,7 @@ def test_transcript_markup_is_inert_in_page_mail_digest_and_slack(home, store):
     p = render.load_proposal(store, pid)
     mail = render.proposal_message(settings, paths, p)
     digest = render.digest_message(settings, paths, [p, p])
-    pages = [web.handle_get(store, settings, paths, make_token(paths, pid, v, p["action_hash"] if v == "approve"
+    pages = [feedback_pages.handle_get(store, settings, paths, make_token(paths, pid, v, p["action_hash"] if v == "approve"
                                                                else None))[1] for v in ("accept", "approve")]
     for html in (mail["html"], digest["html"], *pages):
         assert "<script>" not in html and "<img" not in html and 'onerror=alert(1)>' not in html

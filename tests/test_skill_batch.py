@@ -9,7 +9,7 @@ from backchannel.agent.sweeper import run_skill, sweep
 from backchannel.config import Settings, resolve_paths
 from backchannel.graph.api import GraphAPI
 from backchannel.skills import get_skill, parse_skill
-from backchannel.graph.synth import SEED_NOW, seed_story
+from tests.support.synth import SEED_NOW, seed_story
 
 RAISES = '''"""Raises after printing."""
 NAME = "raises"

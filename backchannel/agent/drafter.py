@@ -10,11 +10,14 @@ graph the sweeper walked never does. The number of excerpts sent is counted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from backchannel.graph.types import Candidate, Evidence
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 MAX_EXCERPTS = 6  # evidence excerpts per candidate that reach the drafter
 MAX_QUOTE_CHARS = 400
@@ -156,7 +159,7 @@ def _draft_each(candidates: list[Candidate], names: dict[int, str], settings: An
 
 def draft(candidates: Any, *, api: Any = None, settings: Any = None, gateway: Any = None,
           run_id: str | None = None, evidence: list[dict[str, Any]] | None = None,
-          context: dict[str, Any] | None = None, store: Any = None) -> Any:
+          context: dict[str, Any] | None = None, store: Store | None = None) -> Any:
     """Drafts for `candidates` (a list, best first), reading evidence and names through
     `api`; returns a DraftResult. Given one Candidate with its `evidence` dicts and a
     `store` (the daemon's pipeline), returns that one Draft. A model failure falls

@@ -257,12 +257,12 @@ class Gateway:
         return kw
 
     @staticmethod
-    def _load_scripts() -> None:
-        """Test models named in BACKCHANNEL_SCRIPTED_MODELS (see agent.scripted)."""
-        from backchannel.agent import scripted
+    def _prepare(chain: list[str]) -> None:
+        """Model providers from plugins make the chain's models ready (agent/plugins.py)."""
+        from backchannel.agent import plugins
 
         try:
-            scripted.register_from_env()
+            plugins.prepare_models(chain)
         except ValueError as exc:
             raise ModelError(str(exc)) from None
 
@@ -320,8 +320,7 @@ class Gateway:
         # deferred file); the check before each attempt below stays the authority.
         self._check_budget(run_id, role, chain[0], 1, False, prompt_hash(messages), estimate_tokens(messages))
         lt = load_litellm()
-        if any(m.startswith("scripted/") for m in chain):
-            self._load_scripts()
+        self._prepare(chain)
         failures: list[str] = []
         for model in chain:
             msgs = list(messages)
@@ -427,7 +426,7 @@ class Gateway:
     def _cost(lt: Any, resp: Any) -> float | None:
         try:
             cost = lt.completion_cost(completion_response=resp)
-        except Exception:  # not in the price map (local or scripted models): unknown, not zero
+        except Exception:  # not in the price map (local or plugin models): unknown, not zero
             return None
         return None if cost is None else float(cost)
 

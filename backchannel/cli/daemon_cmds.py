@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-from datetime import datetime, timezone
 from typing import Any
 
 import click
 
 from backchannel.cli.common import UserError, echo_json, load_context
+from backchannel.core.timeutil import db_now
 
 
 @click.command()
@@ -20,7 +20,7 @@ def run() -> None:
     It watches the inbox, the schedule, the calendars and the signals, and
     proposes only what passes the gate. SIGTERM stops it, SIGHUP reloads the config.
     """
-    from backchannel.daemon import logging as dlog
+    from backchannel.core import logging as dlog
     from backchannel.daemon.lockfile import AlreadyRunning
     from backchannel.daemon.service import run_daemon
     from backchannel.triggers.checks import problems
@@ -83,7 +83,7 @@ def status(json_output: bool) -> None:
         for m in meetings:
             if not m["wakes_at"]:
                 wake = "no known attendee: no wake"
-            elif m["wakes_at"] <= datetime.now(timezone.utc).replace(tzinfo=None).isoformat():
+            elif m["wakes_at"] <= db_now().isoformat():
                 wake = "in its lead window: already considered"
             else:
                 wake = f"wakes {_when(m['wakes_at'])}"

@@ -19,13 +19,14 @@ def doctor(deep: bool, json_output: bool) -> None:
     the sandbox's isolation, the inbox and delivery. Contacts nothing outside this machine.
     Exits 1 when a check fails."""
     from backchannel.config import resolve_paths
+    from backchannel.cli.api_client import connect
     from backchannel.doctor import environment_notes, run_checks
 
     progress = None
     if deep and not json_output:  # --deep takes seconds: say what it is doing, on stderr
         def progress(words: str) -> None:
             click.echo(f"checking {words}...", err=True)
-    checks = run_checks(resolve_paths().ensure(), deep=deep, progress=progress)
+    checks = run_checks(resolve_paths().ensure(), connect_api=connect, deep=deep, progress=progress)
     failed = any(c.status == "fail" for c in checks)
     if json_output:
         echo_json({"ok": not failed, "checks": [c.to_dict() for c in checks], "notes": environment_notes()})

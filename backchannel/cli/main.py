@@ -3,41 +3,70 @@ fast commands never pay for litellm, torch or the daemon."""
 
 from __future__ import annotations
 
-import importlib
 import sys
+from types import ModuleType
 
 import click
 
-# name -> "module:attribute"; each module keeps its own imports.
-COMMANDS: dict[str, str] = {
-    "init": "backchannel.cli.setup_cmds:init",
-    "demo": "backchannel.cli.demo_cmd:demo",
-    "doctor": "backchannel.cli.doctor_cmd:doctor",
-    "export": "backchannel.cli.privacy_cmds:export",
-    "forget": "backchannel.cli.privacy_cmds:forget",
-    "ingest": "backchannel.cli.ingest_cmd:ingest",
-    "sources": "backchannel.cli.memory_cmds:sources",
-    "show": "backchannel.cli.daemon_cmds:show",  # proposals (P-7); other refs go to memory_cmds.show
-    "assertions": "backchannel.cli.memory_cmds:assertions",
-    "entities": "backchannel.cli.model_cmds:entities",
-    "usage": "backchannel.cli.model_cmds:usage",
-    "run": "backchannel.cli.daemon_cmds:run",
-    "status": "backchannel.cli.daemon_cmds:status",
-    "proposals": "backchannel.cli.daemon_cmds:proposals",
-    "trace": "backchannel.cli.daemon_cmds:trace",
-    "wake": "backchannel.cli.daemon_cmds:wake",
-    "service": "backchannel.cli.daemon_cmds:service",
-    "dismiss": "backchannel.cli.feedback_cmds:dismiss",
-    "accept": "backchannel.cli.feedback_cmds:accept",
-    "snooze": "backchannel.cli.feedback_cmds:snooze",
-    "approve": "backchannel.cli.feedback_cmds:approve",
-    "stats": "backchannel.cli.feedback_cmds:stats",
-    "ask": "backchannel.cli.ask_cmds:ask",
-    "skills": "backchannel.cli.ask_cmds:skills",
-    "import": "backchannel.cli.ask_cmds:import_group",
-    "web": "backchannel.cli.web_cmds:web",  # issue 13
-    "mcp": "backchannel.cli.web_cmds:mcp",  # issue 13
+# name -> (module in backchannel.cli, attribute); each module keeps its own imports.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("setup_cmds", "init"),
+    "demo": ("demo_cmd", "demo"),
+    "doctor": ("doctor_cmd", "doctor"),
+    "export": ("privacy_cmds", "export"),
+    "forget": ("privacy_cmds", "forget"),
+    "ingest": ("ingest_cmd", "ingest"),
+    "sources": ("memory_cmds", "sources"),
+    "show": ("daemon_cmds", "show"),  # proposals (P-7); other refs go to memory_cmds.show
+    "assertions": ("memory_cmds", "assertions"),
+    "entities": ("model_cmds", "entities"),
+    "usage": ("model_cmds", "usage"),
+    "run": ("daemon_cmds", "run"),
+    "status": ("daemon_cmds", "status"),
+    "proposals": ("daemon_cmds", "proposals"),
+    "trace": ("daemon_cmds", "trace"),
+    "wake": ("daemon_cmds", "wake"),
+    "service": ("daemon_cmds", "service"),
+    "dismiss": ("feedback_cmds", "dismiss"),
+    "accept": ("feedback_cmds", "accept"),
+    "snooze": ("feedback_cmds", "snooze"),
+    "approve": ("feedback_cmds", "approve"),
+    "stats": ("feedback_cmds", "stats"),
+    "ask": ("ask_cmds", "ask"),
+    "skills": ("ask_cmds", "skills"),
+    "import": ("ask_cmds", "import_group"),
+    "web": ("web_cmds", "web"),  # issue 13
+    "mcp": ("web_cmds", "mcp"),  # issue 13
 }
+
+
+def _command_module(name: str) -> ModuleType:
+    """Plain imports, so readers and lint-imports see them; each runs on first use only."""
+    if name == "ask_cmds":
+        from backchannel.cli import ask_cmds as module
+    elif name == "daemon_cmds":
+        from backchannel.cli import daemon_cmds as module
+    elif name == "demo_cmd":
+        from backchannel.cli import demo_cmd as module
+    elif name == "doctor_cmd":
+        from backchannel.cli import doctor_cmd as module
+    elif name == "feedback_cmds":
+        from backchannel.cli import feedback_cmds as module
+    elif name == "ingest_cmd":
+        from backchannel.cli import ingest_cmd as module
+    elif name == "memory_cmds":
+        from backchannel.cli import memory_cmds as module
+    elif name == "model_cmds":
+        from backchannel.cli import model_cmds as module
+    elif name == "privacy_cmds":
+        from backchannel.cli import privacy_cmds as module
+    elif name == "setup_cmds":
+        from backchannel.cli import setup_cmds as module
+    elif name == "web_cmds":
+        from backchannel.cli import web_cmds as module
+    else:
+        raise KeyError(name)
+    return module
 
 
 class LazyGroup(click.Group):
@@ -48,8 +77,9 @@ class LazyGroup(click.Group):
         target = COMMANDS.get(name)
         if target is None:
             return None
-        module, attr = target.split(":")
-        return getattr(importlib.import_module(module), attr)
+        module, attr = target
+        command: click.Command = getattr(_command_module(module), attr)
+        return command
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple:
         name = args[0] if args else ""
@@ -78,7 +108,7 @@ def _warnings_with_their_fields() -> None:
     `backchannel run` replaces this with the daemon's own logging."""
     import logging
 
-    from backchannel.daemon.logging import LOGGER_NAME, HumanFormatter
+    from backchannel.core.logging import LOGGER_NAME, HumanFormatter
 
     logger = logging.getLogger(LOGGER_NAME)
     if not logger.handlers:

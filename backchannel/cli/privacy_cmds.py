@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -21,6 +20,7 @@ def export(name: str, output: Path | None) -> None:
 
     from backchannel.cli.client import call
     from backchannel.cli.common import _default
+    from backchannel.core.secretfile import write_secret
 
     data = call(load_context(), "export_entity", {"ref": name})
     if output is None:
@@ -32,10 +32,7 @@ def export(name: str, output: Path | None) -> None:
     text = json.dumps(data, default=_default, ensure_ascii=False, indent=2) + "\n"
     try:
         # 0600 from the first byte: this is everything held about a person.
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)  # a file that already existed keeps its mode otherwise
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_secret(output, text)
     except OSError as exc:
         raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
     click.echo(f"wrote {output}: {len(data['assertions'])} assertions, {len(data['utterances'])} utterances")

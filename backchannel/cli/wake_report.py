@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Callable
+
+from backchannel.core.timeutil import aware_now
 
 
 def quiet_until(settings: Any, now: datetime | None = None) -> str | None:
     """'07:00' when quiet hours hold now (in the owner's time zone), else None."""
     from zoneinfo import ZoneInfo
 
-    from backchannel.daemon.gate import in_quiet_hours, parse_quiet_hours
+    from backchannel.engine.gate import in_quiet_hours, parse_quiet_hours
 
     spec = settings.gate.quiet_hours
     try:
@@ -23,7 +25,7 @@ def quiet_until(settings: Any, now: datetime | None = None) -> str | None:
         return None
     if qh is None:
         return None
-    local = (now or datetime.now(timezone.utc)).astimezone(ZoneInfo(settings.owner.timezone))
+    local = (now or aware_now()).astimezone(ZoneInfo(settings.owner.timezone))
     return f"{qh[1]:%H:%M}" if in_quiet_hours(local, spec) else None
 
 

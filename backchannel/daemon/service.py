@@ -33,26 +33,23 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from backchannel.config import ConfigError, Paths, Settings, load_settings
-from backchannel.daemon import runs
+from backchannel.engine import runs
 from backchannel.daemon.lockfile import DaemonLock
-from backchannel.daemon.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger, log
 from backchannel.daemon.notify import Notifier
 from backchannel.memory.store import Store, StoreLocked, utcnow
+from backchannel.core.timeutil import aware_now
 
 logger = get_logger("service")
 
 STOP_GRACE_S = 8.0  # the whole stop must fit in systemd's and the tests' 10 s
 STORE_WAIT_S = 30.0  # a CLI command that opened the store just before we took the lock
 DELIVERY_TICK_S = 15.0
-READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities",
-                      "forget_plan", "wake"})  # `wake` only enqueues: it must not wait behind a long run
-# issue 13: the read-only operations behind the web app's pages, so a page never waits behind a long wake
-READ_OPS |= {"search", "proposal_action", "export_entity", "usage"}
 
 
 @dataclass
@@ -88,7 +85,6 @@ class Daemon:
         self.recent: deque[dict[str, Any]] = deque(maxlen=20)
         self.triggers: Any = None  # backchannel.triggers.setup.Triggers, while running
         self.api = None
-        self.web = None  # backchannel.web.server.DaemonWeb, when [web] enabled
         self._stop: asyncio.Event | None = None
         self._busy = False
         self.exit_code = 0
@@ -110,7 +106,7 @@ class Daemon:
         self.loop = asyncio.get_running_loop()
         self.queue = asyncio.Queue()
         self._stop = asyncio.Event()
-        self.started_at = datetime.now(timezone.utc)
+        self.started_at = aware_now()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self.request_stop, sig.name)
         self.loop.add_signal_handler(signal.SIGHUP, lambda: self.loop.create_task(self.reload()))
@@ -123,7 +119,7 @@ class Daemon:
             self.queue.put_nowait(("resume", run_id, wake))
         if resumed:
             log(logger, 20, "resuming unfinished runs", runs=[r for r, _ in resumed])
-        from backchannel.triggers.wake import Wake
+        from backchannel.core.wake import Wake
 
         requested = await self._on_writer(lambda: runs.pending_requests(self.store))
         for data in requested:  # `wake sweep` answered "queued" but never started: a crash or stop
@@ -133,11 +129,7 @@ class Daemon:
         from backchannel.daemon.api import ApiServer
 
         self.api = ApiServer(self)
-        await self.api.start()
-        if self.settings.web.enabled:  # issue 13: the local web app, on this loop and this queue
-            from backchannel.web.server import DaemonWeb
-
-            self.web = await DaemonWeb.start(self)
+        await self.api.start()  # the local API, the feedback links and, with [web] enabled, the web app
         await self._start_triggers()
         self.notifier.ready(status="idle")
         log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket),
@@ -171,8 +163,6 @@ class Daemon:
         await self._stop_triggers()
         if self.api is not None:
             await self.api.stop()
-        if self.web is not None:
-            await self.web.stop()
         if not self._busy:
             consumer.cancel()  # idle, waiting on the queue: nothing to finish
         try:
@@ -307,10 +297,10 @@ class Daemon:
         thread with its cursor `store`: a manual sweep is recorded there (durable
         before the answer; re-queued at the next start if it never ran), not on the
         writer thread, where it would wait behind a long run."""
-        from backchannel.triggers.wake import Wake
+        from backchannel.core.wake import Wake
 
         if kind == "sweep":
-            now = datetime.now(timezone.utc)
+            now = aware_now()
             wake = Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
             # One keyed append to the append-only log, on a cursor of the daemon's own
             # connection: DuckDB lets it commit beside the writer's transaction.
@@ -337,7 +327,7 @@ class Daemon:
             return out
         out += [{"kind": "sweep", "at": t.isoformat()} for t in self.triggers.schedule.next_fire_times()[:5]]
         lead = timedelta(hours=self.settings.calendar.lead_hours)
-        now = datetime.now(timezone.utc)
+        now = aware_now()
         for ev in self.triggers.calendar.events:
             if ev.starts_at - lead > now:  # inside the lead window its wake has already fired
                 out.append({"kind": "meeting_soon", "at": (ev.starts_at - lead).isoformat(), "summary": ev.summary})
@@ -373,7 +363,7 @@ class Daemon:
                 return
 
     async def _handle_wake(self, item: Any) -> None:
-        from backchannel.daemon.pipeline import run_wake_once
+        from backchannel.engine.pipeline import run_wake_once
 
         run_id = None
         if isinstance(item, tuple) and item and item[0] == "resume":
@@ -450,12 +440,14 @@ class Daemon:
                 call.future.set_result(result)
 
     async def call_op(self, name: str, args: dict[str, Any]) -> Any:
-        """Run an operation for the API: reads concurrently on the reader cursor, writes on the consumer."""
-        from backchannel.ops import invoke
+        """Run an operation for the API: reads (`@op(read=True)`, and `wake`) concurrently on the
+        reader cursor, so a page never waits behind a long wake; writes on the consumer."""
+        from backchannel.ops import lookup
 
-        if name in READ_OPS:
+        spec = lookup(name)
+        if spec.on_reader:
             return await self.loop.run_in_executor(
-                self.reader, lambda: invoke(self.op_env(self.read_store), name, args))
+                self.reader, lambda: spec.fn(self.op_env(self.read_store), **args))
         fut = self.loop.create_future()
         self.queue.put_nowait(OpCall(name, args, fut))
         return await fut
@@ -499,43 +491,19 @@ class Daemon:
             "next_wakes": self.next_wakes(),
             "triggers": self.triggers.status() if self.triggers is not None else None,
             "api": {"socket": str(self.paths.api_socket), "tcp_port": self.api.tcp_port if self.api else None},
-            "web": self.web.url if self.web else None,
+            "web": self.api.web_url if self.api else None,
         }
 
 
-def child_pids(pid: int | None = None) -> list[int]:
-    """The direct children of process `pid` (default: this one): /proc on Linux,
-    `pgrep -P` elsewhere (macOS)."""
-    pid = os.getpid() if pid is None else pid
-    proc = Path("/proc")
-    if (proc / "self" / "stat").exists():
-        out = []
-        for d in proc.iterdir():
-            if not d.name.isdigit():
-                continue
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:
-                continue  # exited meanwhile
-            fields = stat[stat.rindex(")") + 2:].split()  # after "(comm)": state, ppid, ...
-            if len(fields) > 1 and fields[1] == str(pid):
-                out.append(int(d.name))
-        return sorted(out)
-    import subprocess
-
-    try:
-        res = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, timeout=2)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return sorted(int(x) for x in res.stdout.split() if x.isdigit())
-
-
 def kill_child_groups() -> list[int]:
-    """SIGKILL every child of this process and, when it leads one (the sandbox
-    starts each run in a session of its own), its whole process group, so no
-    orphan outlives a forced exit. Returns the children's PIDs."""
+    """SIGKILL every sandbox child this process runs and, when it leads one (the sandbox
+    starts each run in a session of its own), its whole process group, so no orphan
+    outlives a forced exit. The runner knows its children: no scan of the process table.
+    Returns the children's PIDs."""
+    from backchannel.sandbox.runner import live_children
+
     me = os.getpgrp()
-    pids = child_pids()
+    pids = live_children()
     for pid in pids:
         try:
             if os.getpgid(pid) == pid and pid != me:

@@ -8,7 +8,6 @@ approval, the exact payload hash; it expires after `delivery.link_ttl_hours`.
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from urllib.parse import quote
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from backchannel.config import Paths, Settings
+from backchannel.core.secretfile import create_secret
 
 KEY_FILE = "feedback_link.key"
 SALT = "backchannel.feedback.v1"
@@ -40,20 +40,16 @@ class LinkClaim:
 
 
 def link_key(paths: Paths) -> bytes:
-    """The HMAC key, created on first use with mode 0600 (O_EXCL: two racing
-    processes cannot both write one; the loser reads the winner's)."""
+    """The HMAC key, created on first use with mode 0600 (secretfile.create_secret: two
+    racing processes cannot both write one; the loser reads the winner's, whole)."""
     path = Path(paths.data_dir) / KEY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        key = path.read_bytes().strip()
-        if len(key) < 32:
-            raise LinkError(f"{path} is truncated; delete it to make a new key (old links stop working)", 500) from None
-        return key
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(secrets.token_hex(32).encode())
-    return path.read_bytes().strip()
+    if not path.exists():
+        create_secret(path, secrets.token_hex(32))
+    key = path.read_bytes().strip()
+    if len(key) < 32:
+        raise LinkError(f"{path} is truncated; delete it to make a new key (old links stop working)", 500)
+    return key
 
 
 def _serializer(paths: Paths) -> URLSafeTimedSerializer:

@@ -27,26 +27,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-import time
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery._http import DeliveryError
 from backchannel.delivery.redact import scrub
+from backchannel.core.crashpoints import crash_point
+from backchannel.memory import proposals as proposals_table
 from backchannel.memory.store import utcnow
+from backchannel.core.timeutil import as_naive_utc
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 CHANNELS = ("email", "slack", "webhook", "apprise")
 ACTION_CHANNEL = "action"
 # A claim by this process; a 'sending' row claimed by any other token was left by a dead process.
 PROCESS_TOKEN = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-CRASH_ENV = "BACKCHANNEL_TEST_CRASH_AT"
-CRASH_FILE_ENV = "BACKCHANNEL_TEST_CRASH_FILE"
 
 
 class Blocked(Exception):
@@ -71,19 +73,6 @@ class DeliveryResult:
         return d
 
 
-def crash_point(name: str) -> None:
-    """Test hook: when $BACKCHANNEL_TEST_CRASH_AT names this point, write the name to
-    $BACKCHANNEL_TEST_CRASH_FILE and wait to be killed (the test sends SIGKILL)."""
-    if os.environ.get(CRASH_ENV) != name:
-        return
-    marker = os.environ.get(CRASH_FILE_ENV)
-    if not marker:
-        os.kill(os.getpid(), signal.SIGKILL)  # the same hook as the daemon's: die here, no cleanup
-    Path(marker).write_text(name)
-    time.sleep(120)
-    os._exit(70)  # never reached when the test kills us; a hung test still ends
-
-
 def message_id(idem_key: str, domain: str = "backchannel.local") -> str:
     return f"<{hashlib.sha256(idem_key.encode()).hexdigest()[:40]}@{domain}>"
 
@@ -101,11 +90,11 @@ def next_digest_time(settings: Settings, now: datetime) -> datetime:
     at = local.replace(hour=int(hh), minute=int(mm or 0), second=0, microsecond=0)
     if at <= local:
         at += timedelta(days=1)
-    return at.astimezone(ZoneInfo("UTC")).replace(tzinfo=None)
+    return as_naive_utc(at)
 
 
 # -- enqueue ---------------------------------------------------------------
-def enqueue(store: Any, proposal_id: str, channels: list[str] | tuple[str, ...], *, settings: Settings | None = None,
+def enqueue(store: Store, proposal_id: str, channels: Sequence[str], *, settings: Settings | None = None,
             now: datetime | None = None, generation: int = 0) -> list[str]:
     """Queue `proposal_id` on each channel; returns the keys newly queued (a key
     already there is left alone, so enqueueing twice is harmless)."""
@@ -129,7 +118,7 @@ def enqueue(store: Any, proposal_id: str, channels: list[str] | tuple[str, ...],
     return added
 
 
-def enqueue_action(store: Any, proposal_id: str, payload_hash: str, now: datetime | None = None) -> str:
+def enqueue_action(store: Store, proposal_id: str, payload_hash: str, now: datetime | None = None) -> str:
     """Queue the approved outbound action; the key binds to the payload hash."""
     now = now or utcnow()
     key = f"action:{proposal_id}:{payload_hash}"
@@ -142,7 +131,15 @@ def enqueue_action(store: Any, proposal_id: str, payload_hash: str, now: datetim
     return key
 
 
-def _reconcile(store: Any, settings: Settings, now: datetime) -> None:
+def cancel_superseded_actions(store: Store, proposal_id: str, payload_hash: str) -> None:
+    """An approval of another payload that has not gone out yet is void once a new one is given."""
+    store.con.execute(
+        """UPDATE outbox SET status = 'cancelled', last_error = 'superseded by a new approval', updated_at = ?
+           WHERE proposal_id = ? AND channel = 'action' AND status = 'queued' AND payload_hash <> ?""",
+        [utcnow(), proposal_id, payload_hash])
+
+
+def _reconcile(store: Store, settings: Settings, now: datetime) -> None:
     """Pending proposals with no outbox row (a crash between storing and
     enqueueing, or a pipeline that only stores) get queued now."""
     channels = settings.delivery.channels
@@ -157,7 +154,7 @@ def _reconcile(store: Any, settings: Settings, now: datetime) -> None:
         enqueue(store, r["id"], channels, settings=settings, now=now)
 
 
-def _wake_snoozed(store: Any, settings: Settings, now: datetime) -> None:
+def _wake_snoozed(store: Store, settings: Settings, now: datetime) -> None:
     """A snoozed proposal whose snooze lapsed becomes pending and is delivered again."""
     rows = store.query(
         """SELECT p.id, count(*) AS n, arg_max(f.until, f.created_at) AS until
@@ -168,13 +165,12 @@ def _wake_snoozed(store: Any, settings: Settings, now: datetime) -> None:
         if r["until"] is None or r["until"] > now:
             continue
         with store.transaction():
-            store.con.execute("UPDATE proposals SET status = 'pending', updated_at = ? WHERE id = ? AND status = 'snoozed'",
-                              [now, r["id"]])
+            proposals_table.end_snooze(store, r["id"], now)
             if settings.delivery.channels:
                 enqueue(store, r["id"], settings.delivery.channels, settings=settings, now=now, generation=int(r["n"]))
 
 
-def _hold_for_digest(store: Any, settings: Settings) -> None:
+def _hold_for_digest(store: Store, settings: Settings) -> None:
     """In digest mode a fresh email delivery waits for the next digest time after
     it was queued (enqueue may have been called without settings)."""
     rows = store.query(
@@ -187,7 +183,7 @@ def _hold_for_digest(store: Any, settings: Settings) -> None:
 
 
 # -- delivering ------------------------------------------------------------
-def _due_rows(store: Any, now: datetime, limit: int) -> list[dict[str, Any]]:
+def _due_rows(store: Store, now: datetime, limit: int) -> list[dict[str, Any]]:
     return store.query(
         """SELECT * FROM outbox
            WHERE (status = 'queued' AND next_attempt_at <= ?)
@@ -217,7 +213,7 @@ def _groups(rows: list[dict[str, Any]], settings: Settings) -> list[list[dict[st
     return groups
 
 
-def deliver_due(store: Any, settings: Settings, paths: Paths, now: datetime | None = None,
+def deliver_due(store: Store, settings: Settings, paths: Paths, now: datetime | None = None,
                 limit: int = 50) -> list[DeliveryResult]:
     """Send every delivery that is due; returns one result per outbox row handled."""
     now = now or utcnow()
@@ -231,7 +227,7 @@ def deliver_due(store: Any, settings: Settings, paths: Paths, now: datetime | No
     return results
 
 
-def deliver_keys(store: Any, settings: Settings, paths: Paths, keys: list[str],
+def deliver_keys(store: Store, settings: Settings, paths: Paths, keys: list[str],
                  now: datetime | None = None) -> list[DeliveryResult]:
     """Send these queued deliveries now, whatever their next_attempt_at (approve uses it)."""
     now = now or utcnow()
@@ -243,7 +239,7 @@ def deliver_keys(store: Any, settings: Settings, paths: Paths, keys: list[str],
     return results
 
 
-def cancel_pending(store: Any, proposal_id: str, why: str) -> int:
+def cancel_pending(store: Store, proposal_id: str, why: str) -> int:
     """Cancel a proposal's queued notifications (it was answered already); actions stay."""
     return len(store.con.execute(
         """UPDATE outbox SET status = 'cancelled', last_error = ?, updated_at = ?
@@ -251,7 +247,7 @@ def cancel_pending(store: Any, proposal_id: str, why: str) -> int:
         [why, utcnow(), proposal_id]).fetchall())
 
 
-def _claim(store: Any, group: list[dict[str, Any]], mid: str, now: datetime) -> None:
+def _claim(store: Store, group: list[dict[str, Any]], mid: str, now: datetime) -> None:
     with store.transaction():
         for r in group:
             store.con.execute(
@@ -262,7 +258,7 @@ def _claim(store: Any, group: list[dict[str, Any]], mid: str, now: datetime) -> 
             r["attempts"] += 1
 
 
-def _deliver_group(store: Any, settings: Settings, paths: Paths, group: list[dict[str, Any]],
+def _deliver_group(store: Store, settings: Settings, paths: Paths, group: list[dict[str, Any]],
                    now: datetime) -> list[DeliveryResult]:
     from backchannel.delivery.render import load_proposal
 
@@ -302,7 +298,7 @@ def _deliver_group(store: Any, settings: Settings, paths: Paths, group: list[dic
     return results + [_finish(store, settings, r, now, detail=detail) for r in live]
 
 
-def _send(store: Any, settings: Settings, paths: Paths, group: list[dict[str, Any]],
+def _send(store: Store, settings: Settings, paths: Paths, group: list[dict[str, Any]],
           proposals: list[dict[str, Any]], mid: str) -> str:
     from backchannel.delivery import email, render
 
@@ -332,7 +328,7 @@ def _send(store: Any, settings: Settings, paths: Paths, group: list[dict[str, An
     raise DeliveryError(f"unknown channel {ch!r}: [delivery] channels takes {', '.join(CHANNELS)}")
 
 
-def _send_action(store: Any, settings: Settings, paths: Paths, row: dict[str, Any], proposal: dict[str, Any],
+def _send_action(store: Store, settings: Settings, paths: Paths, row: dict[str, Any], proposal: dict[str, Any],
                  mid: str) -> str:
     """Send an approved action to its recipient, only if the approval on record
     matches the exact payload about to go out."""
@@ -360,7 +356,7 @@ def _send_action(store: Any, settings: Settings, paths: Paths, row: dict[str, An
     return email.send_message(settings, paths, msg, [action["to"].strip()])
 
 
-def _finish(store: Any, settings: Settings, row: dict[str, Any], now: datetime, *, detail: str = "",
+def _finish(store: Store, settings: Settings, row: dict[str, Any], now: datetime, *, detail: str = "",
             error: str | None = None, blocked: bool = False, cancelled: bool = False) -> DeliveryResult:
     key, pid, ch = row["idem_key"], row["proposal_id"], row["channel"]
     res = DeliveryResult(key, pid, ch, ok=error is None, detail=error or detail, attempts=row["attempts"],
@@ -376,15 +372,13 @@ def _finish(store: Any, settings: Settings, row: dict[str, Any], now: datetime, 
                 [utcnow(), utcnow(), row["id"]],
             )
             if ch == ACTION_CHANNEL:
-                store.con.execute("UPDATE proposals SET status = 'sent', updated_at = ? WHERE id = ?", [utcnow(), pid])
+                proposals_table.mark_sent(store, pid)
             else:
                 open_rows = store.scalar(
                     """SELECT count(*) FROM outbox WHERE proposal_id = ? AND channel <> 'action'
                        AND status IN ('queued', 'sending')""", [pid])
                 if not open_rows:
-                    store.con.execute(
-                        "UPDATE proposals SET status = 'delivered', updated_at = ? WHERE id = ? AND status = 'pending'",
-                        [utcnow(), pid])
+                    proposals_table.mark_delivered(store, pid)
             store.append_event("delivery.sent", {"proposal": pid, "channel": ch, "detail": detail,
                                                  "attempts": row["attempts"]}, key=f"delivery.sent:{key}")
         elif blocked:
@@ -406,7 +400,7 @@ def _finish(store: Any, settings: Settings, row: dict[str, Any], now: datetime, 
 
 
 # -- visibility --------------------------------------------------------------
-def summary(store: Any, settings: Settings | None = None) -> dict[str, Any]:
+def summary(store: Store, settings: Settings | None = None) -> dict[str, Any]:
     """What `status` shows: counts per channel and status, and every delivery still
     waiting to go out (queued or in flight) or blocked; cancelled ones only count."""
     counts = store.query("SELECT channel, status, count(*) AS n FROM outbox GROUP BY ALL ORDER BY ALL")

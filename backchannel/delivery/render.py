@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
+    from jinja2 import Environment
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery.approval import parse_action
 from backchannel.delivery.links import links_for
+from backchannel.memory import proposals
 
 
 @lru_cache(maxsize=1)
-def _env():
+def _env() -> "Environment":
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
     return Environment(
@@ -31,11 +36,10 @@ def render(name: str, **context: Any) -> str:
     return _env().get_template(name).render(**context)
 
 
-def load_proposal(store: Any, proposal_id: str) -> dict[str, Any] | None:
-    rows = store.query("SELECT * FROM proposals WHERE id = ?", [proposal_id])
-    if not rows:
+def load_proposal(store: Store, proposal_id: str) -> dict[str, Any] | None:
+    p = proposals.row(store, proposal_id)
+    if p is None:
         return None
-    p = rows[0]
     ev = p.get("evidence")
     p["evidence"] = json.loads(ev) if isinstance(ev, str) else (ev or [])
     p["action"] = parse_action(p.get("action"))

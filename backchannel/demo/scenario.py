@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from backchannel.demo import OWNER, corpus_files
+from backchannel.core.timeutil import aware_now
 
 CONFIG = """\
 [owner]
@@ -90,7 +91,7 @@ def next_thursday(now: datetime) -> datetime:
 
 def prepare_home(home: Path) -> None:
     """Config, calendar and signal drop folder for the story, relative to today."""
-    now = datetime.now(timezone.utc)
+    now = aware_now()
     start = next_thursday(now)
     fmt = "%Y%m%dT%H%M%SZ"
     (home / "demo").mkdir(parents=True, exist_ok=True)
@@ -113,7 +114,7 @@ def prepare_home(home: Path) -> None:
 
 def run_demo(home: Path) -> DemoReport:
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import collect_wakes, run_wake_once
+    from backchannel.engine.pipeline import collect_wakes, run_wake_once
     from backchannel.extractors.ingest import ingest_file
     from backchannel.memory import Store
     from backchannel.memory import entities as entity_repo

@@ -1,5 +1,5 @@
 """Email into memory: one message -> one source, from a `.eml` file, a Maildir, an mbox
-file, or IMAP (daemon/mail_sync.py hands each message's bytes to `ingest_message`).
+file, or IMAP (engine/mail_sync.py hands each message's bytes to `ingest_message`).
 
 Idempotency, as for transcripts: a message whose identity (Message-ID, else a hash of
 its headers and body) is stored is skipped before anything is parsed further; its
@@ -17,7 +17,6 @@ import mailbox
 import os
 import stat
 from collections.abc import Iterator
-from datetime import timezone
 from pathlib import Path
 
 from backchannel.config import Settings
@@ -28,6 +27,7 @@ from backchannel.extractors.transcript import TranscriptError
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
+from backchannel.core.timeutil import as_naive_utc
 
 MAIL_SUFFIXES = {".eml", ".mbox", ".mbx"}
 MBOX_SUFFIXES = (".mbox", ".mbx")  # many messages in one file
@@ -295,8 +295,8 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
     if msg is None:
         return
     sent = msg.date
-    if sent is not None and sent.tzinfo is not None:
-        sent = sent.astimezone(timezone.utc).replace(tzinfo=None)
+    if sent is not None:
+        sent = as_naive_utc(sent)
     row = (msg.identity(), source_id, msg.sender.addr if msg.sender else None,
            [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
            msg.html_only, utcnow())
@@ -328,14 +328,11 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
         have = set(store.con.execute(
             "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)",
             [sorted({n for _e, n in pairs})]).fetchall())
-        store.insert_rows("aliases", ["entity_id", "alias", "norm", "source_id", "created_at"],
-                          [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in have])
+        entities.insert_aliases(store, [(e, addr, n, source_id, now) for (e, n), addr in pairs.items()
+                                        if (e, n) not in have])
         return
     # The addresses were looked up with the Message-ID (known_message): no second look-up.
     # ON CONFLICT still guards an alias added since (by this source's resolver, say).
     new = [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in known_aliases]
     if new:
-        store.con.execute(
-            "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES "
-            + ", ".join("(?, ?, ?, ?, ?)" for _ in new) + " ON CONFLICT DO NOTHING",
-            [v for row in new for v in row])
+        entities.insert_aliases(store, new, skip_existing=True)

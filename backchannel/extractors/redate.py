@@ -13,13 +13,12 @@ history, and `assertions --as-of` shows both.)
 
 from __future__ import annotations
 
-import importlib
 from datetime import datetime
 from typing import Any
 
 from backchannel.extractors.meeting_date import ORIGIN_WORDS, outranks
 from backchannel.extractors.transcript import Transcript
-from backchannel.memory import supersede
+from backchannel.memory import assertions, sources, supersede
 from backchannel.memory.store import Store
 
 
@@ -35,25 +34,23 @@ def redate_source(store: Store, source_id: str, transcript: Transcript, *, owner
     if not outranks(new_origin, old_origin) or (old == new and old_origin == new_origin):
         return None
     if old == new:  # same day, better origin: only the origin changes
-        store.con.execute("UPDATE sources SET meeting_date_origin = ? WHERE id = ?", [new_origin, source_id])
+        sources.set_date_origin(store, source_id, new_origin)
         return {"from": _iso(old), "from_origin": old_origin, "to": _iso(new), "to_origin": new_origin,
                 "assertions": 0}
     dated = _phrase_dates(transcript, extractor, owner_names)
     with store.transaction():
-        store.con.execute("UPDATE sources SET meeting_date = ?, meeting_date_origin = ? WHERE id = ?",
-                          [new, new_origin, source_id])
+        sources.set_date(store, source_id, new, new_origin)
         rows = store.con.execute(
             "SELECT id, predicate, utterance_idx, span_start, span_end, date_phrase FROM assertions "
             "WHERE source_id = ? ORDER BY id", [source_id]).fetchall()
-        store.con.execute("UPDATE assertions SET said_at = ? WHERE source_id = ?", [new, source_id])
+        assertions.set_said_at(store, source_id, new)
         moved = 0
         for aid, predicate, u_idx, start, end, phrase in rows:
             if not phrase:
                 continue
             got = dated(predicate, phrase, u_idx, start, end)
             if got is not None:
-                store.con.execute("UPDATE assertions SET valid_from = ?, valid_to = ? WHERE id = ?",
-                                  [got[0], got[1], aid])
+                assertions.set_validity(store, aid, got[0], got[1])
                 moved += 1
         ids = [r[0] for r in rows]
         if ids:
@@ -92,7 +89,8 @@ def _phrase_dates(transcript: Transcript, extractor: str | None, owner_names: li
             return by_key.get((predicate, u_idx, start, end)) or by_key.get((predicate, u_idx, phrase))
         return offline_dates
     # A model's assertions: its phrase, resolved the way model extraction resolves it (no model call).
-    model_extract = importlib.import_module("backchannel.extractors.model_extract")
+    from backchannel.extractors import model_extract
+
 
     def model_dates(predicate, phrase, u_idx, start, end):
         return model_extract._dates(predicate, phrase, transcript.meeting_date)

@@ -11,9 +11,10 @@ from datetime import datetime
 from backchannel.extractors import source_trust
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.resolve import SourceResolver, full_names_said, looks_like_person_name
-from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
+from backchannel.core.vocabulary import MODALITIES, PREDICATES
+from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
-from backchannel.memory import entities, supersede
+from backchannel.memory import assertions as assertion_table, entities, sources, supersede
 from backchannel.memory.trust import trust_score
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
@@ -94,15 +95,15 @@ def write_source(
         for long_form, acronym in (organisation_aliases(transcript) if org_aliases is None else org_aliases).items():
             resolver.alias_organisation(long_form, acronym)
 
-        store.insert_rows(
-            "utterances", ["source_id", "idx", "speaker", "speaker_id", "start_s", "end_s", "text"],
+        assertion_table.insert_utterances(
+            store,
             [(sid, u.idx, u.speaker, resolver.speaker(u.speaker), u.start_s, u.end_s, u.text)
              for u in transcript.utterances],
             defer=True,  # in a Store.batch(), with the batch's other utterances at its commit
         )
         rows = _assertion_rows(transcript, extracted, resolver, sid, extractor, reliability)
-        store.insert_rows(
-            "assertions",
+        assertion_table.insert_assertions(
+            store,
             ["subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id",
              "said_at", "valid_from", "valid_to", "recorded_at", "confidence", "modality", "source_id",
              "utterance_idx", "span_start", "span_end", "quote", "date_phrase", "extractor",
@@ -111,15 +112,11 @@ def write_source(
         )
         # The source row goes in last, with its count: one INSERT, no UPDATE (same transaction,
         # so nobody sees the assertions without their source; in a Store.batch(), at its commit).
-        store.insert_rows(
-            "sources", ["id", "content_hash", "path", "title", "format", "meeting_date", "meeting_date_origin",
-                        "participants", "utterance_count", "extractor", "ingested_at", "trust_reasons",
-                        "assertion_count"],
-            [(sid, content_hash, transcript.path, title, transcript.format, transcript.meeting_date,
-              transcript.meeting_date_origin, participants, len(transcript.utterances), extractor, utcnow(),
-              reliability.all_reasons(), len(rows))],
-            defer=True,
-        )
+        sources.insert_ingested(
+            store, sid, content_hash=content_hash, path=transcript.path, title=title, format=transcript.format,
+            meeting_date=transcript.meeting_date, meeting_date_origin=transcript.meeting_date_origin,
+            participants=participants, utterance_count=len(transcript.utterances), extractor=extractor,
+            trust_reasons=reliability.all_reasons(), assertion_count=len(rows))
         # Only a titled works_at or a departure can close an older fact: most sources skip the look-up.
         if any(supersede.may_close(r[_PRED], r[_OBJ], r[_QUAL]) for r in rows):
             supersede.apply_source(store, sid, [r[_OBJ] for r in rows if r[_PRED] == "works_at" and r[_QUAL]])

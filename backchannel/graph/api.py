@@ -9,14 +9,19 @@ the assertions each call scans or returns (`take_touched`).
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
-from typing import Any
+from datetime import date, datetime, timedelta
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
 
 from backchannel.graph import paths as pathsearch
-from backchannel.graph.index import MODALITIES, NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
+from backchannel.core.vocabulary import MODALITIES
+from backchannel.graph.index import NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
 from backchannel.memory.text import norm_name
+from backchannel.core.timeutil import as_naive_utc, db_now
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
@@ -65,7 +70,7 @@ def _id_list(ids: Any, what: str = "entity_ids") -> list[int]:
 class GraphAPI:
     """Served to sandboxed programs through `rpc_methods()`."""
 
-    def __init__(self, store: Any, settings: Any = None, *, now: datetime | None = None):
+    def __init__(self, store: Store, settings: Any = None, *, now: datetime | None = None):
         self.store = store
         self.settings = settings
         self._now = now
@@ -99,7 +104,7 @@ class GraphAPI:
         return n
 
     def _now_dt(self) -> datetime:
-        return self._now or datetime.now(timezone.utc).replace(tzinfo=None)
+        return self._now or db_now()
 
     def _secs(self, value: Any, what: str) -> int:
         """An ISO date/time, or an int meaning that many days before now, as epoch seconds."""
@@ -110,8 +115,7 @@ class GraphAPI:
                 dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
             except ValueError:
                 raise GraphAPIError(f"{what}: {value!r} is not an ISO date") from None
-            if dt.tzinfo is not None:
-                dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+            dt = as_naive_utc(dt)
         else:
             raise GraphAPIError(f"{what}: expected an ISO date or a number of days, got {value!r}")
         return int((dt - datetime(1970, 1, 1)).total_seconds())
@@ -426,7 +430,7 @@ class GraphAPI:
                 if other not in hop_of and other != me:
                     bump(other, int(idx.said[r]))
                     hop_of.setdefault(other, 2)
-        out = []
+        out: list[dict[str, Any]] = []
         for eid, n in strength.items():
             t = max(seen[eid], int(idx.last_spoke[eid]))
             out.append({"id": eid, "name": idx.name(eid), "hops": hop_of[eid], "strength": n,

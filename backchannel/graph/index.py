@@ -16,13 +16,20 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, TYPE_CHECKING
 
 import numpy as np
 
+from backchannel.core.vocabulary import MODALITIES
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
+
 NO_TIME = np.int64(-(2**62))  # said_at unknown
 NO_DAY = np.int32(-(2**31))  # valid_from / valid_to unknown
-MODALITIES = ("stated", "reported", "commitment", "opinion")
+# A modality is stored as its position in MODALITIES (the last one is the fallback).
+_MODALITY_CODE = ("(CASE a.modality " + " ".join(f"WHEN '{m}' THEN {i}" for i, m in enumerate(MODALITIES[:-1]))
+                  + f" ELSE {len(MODALITIES) - 1} END)")
 
 
 @dataclass(frozen=True)
@@ -34,16 +41,16 @@ class Signature:
     entities: int
 
 
-def signature(store: Any) -> Signature:
-    row = store.con.execute(
+def signature(store: Store) -> Signature:
+    row = store.aggregate(
         "SELECT coalesce(max(id), 0), count(*), count(superseded_at),"
         " (SELECT count(merged_into) FROM entities), (SELECT coalesce(max(id), 0) FROM entities)"
         " FROM assertions"
-    ).fetchone()
+    )
     return Signature(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
 
 
-def _strings(store: Any, column: str) -> list[str]:
+def _strings(store: Store, column: str) -> list[str]:
     return [r[0] for r in store.con.execute(
         f"SELECT DISTINCT {column} FROM assertions WHERE {column} IS NOT NULL ORDER BY 1").fetchall()]
 
@@ -54,13 +61,41 @@ _CODE = "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS v, generate_subscripts(?::VAR
 class GraphIndex:
     """Column arrays per assertion (row order = id order) and the CSR adjacency."""
 
+    # Filled by build(); declared here so readers and the type checker see the whole shape.
+    preds: list[str]
+    quals: list[str]
+    lits: list[str]
+    aid: np.ndarray
+    subj: np.ndarray
+    obj: np.ndarray
+    spk: np.ndarray
+    pred: np.ndarray
+    qual: np.ndarray
+    lit: np.ndarray
+    said: np.ndarray
+    vfrom: np.ndarray
+    vto: np.ndarray
+    conf: np.ndarray
+    modality: np.ndarray
+    alive: np.ndarray
+    n_nodes: int
+    kind: np.ndarray
+    names: list[str | None]
+    owner: int | None
+    canon: np.ndarray
+    adj_row: np.ndarray
+    adj_other: np.ndarray
+    adj_dir: np.ndarray
+    indptr: np.ndarray
+    last_spoke: np.ndarray
+
     def __init__(self) -> None:
         self.sig: Signature | None = None
         self.build_s = 0.0
 
     # -- building -----------------------------------------------------------
     @classmethod
-    def build(cls, store: Any) -> "GraphIndex":
+    def build(cls, store: Store) -> "GraphIndex":
         t0 = time.perf_counter()
         self = cls()
         self.sig = signature(store)
@@ -74,7 +109,7 @@ class GraphIndex:
             f" coalesce(date_diff('day', DATE '1970-01-01', a.valid_from), {int(NO_DAY)})::INTEGER AS vfrom,"
             f" coalesce(date_diff('day', DATE '1970-01-01', a.valid_to), {int(NO_DAY)})::INTEGER AS vto,"
             " a.confidence::FLOAT AS conf,"
-            " (CASE a.modality WHEN 'stated' THEN 0 WHEN 'reported' THEN 1 WHEN 'commitment' THEN 2 ELSE 3 END)::TINYINT AS modality,"
+            f" {_MODALITY_CODE}::TINYINT AS modality,"
             " a.superseded_at IS NULL AS alive"
             " FROM assertions a "
             + _CODE.format(a="p", col="predicate") + " "
@@ -110,7 +145,7 @@ class GraphIndex:
         self.build_s = time.perf_counter() - t0
         return self
 
-    def _load_entities(self, store: Any) -> None:
+    def _load_entities(self, store: Store) -> None:
         rows = store.con.execute(
             "SELECT id, kind, name, is_owner, coalesce(merged_into, -1) FROM entities ORDER BY id").fetchall()
         top = max([r[0] for r in rows] + [int(self.subj_max(store))], default=0)
@@ -135,7 +170,7 @@ class GraphIndex:
         self.canon = canon
 
     @staticmethod
-    def subj_max(store: Any) -> int:
+    def subj_max(store: Store) -> int:
         return store.scalar("SELECT greatest(coalesce(max(subject_id), 0), coalesce(max(object_id), 0),"
                             " coalesce(max(speaker_id), 0)) FROM assertions") or 0
 
@@ -240,7 +275,7 @@ class IndexCache:
 
     @classmethod
     @contextlib.contextmanager
-    def unchanged_during(cls, store: Any) -> Iterator[None]:
+    def unchanged_during(cls, store: Store) -> Iterator[None]:
         """A block in which the caller writes no assertion or entity (the gate and judge
         loop of a wake): the signature query (~2-6 ms at 1M assertions) runs once, at
         the first `get`, not at every one."""
@@ -257,7 +292,7 @@ class IndexCache:
                     del cls._steady[key]
 
     @classmethod
-    def get(cls, store: Any, *, check: bool = True) -> GraphIndex:
+    def get(cls, store: Store, *, check: bool = True) -> GraphIndex:
         key = str(store.path)
         with cls._lock:
             idx = cls._by_path.pop(key, None)
@@ -271,7 +306,7 @@ class IndexCache:
             return idx
 
     @classmethod
-    def drop(cls, store: Any | None = None) -> None:
+    def drop(cls, store: Store | None = None) -> None:
         with cls._lock:
             if store is None:
                 cls._by_path.clear()

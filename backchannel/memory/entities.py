@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from backchannel.core.vocabulary import ENTITY_KINDS
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
 
-KINDS = ("person", "organisation", "role")
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def find_many(store: Store, names: list[str] | set[str]) -> dict[str, list[Entit
 
 
 def create(store: Store, name: str, kind: str, *, source_id: str | None = None, is_owner: bool = False) -> Entity:
-    if kind not in KINDS:
+    if kind not in ENTITY_KINDS:
         raise ValueError(f"unknown entity kind {kind!r}")
     eid = store.scalar(
         "INSERT INTO entities (kind, name, norm, is_owner, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
@@ -111,6 +112,20 @@ def add_alias(store: Store, entity_id: int, alias: str, *, source_id: str | None
         "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [entity_id, alias, n, source_id, utcnow()],
     )
+
+
+def insert_aliases(store: Store, rows: list[tuple[Any, ...]], *, skip_existing: bool = False) -> None:
+    """(entity_id, alias, norm, source_id, created_at) rows in one statement: the caller
+    checked which are new (mail ingest). `skip_existing` guards one added since the check."""
+    if not rows:
+        return
+    if not skip_existing:
+        store.insert_rows("aliases", ["entity_id", "alias", "norm", "source_id", "created_at"], rows)
+        return
+    store.con.execute(
+        "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES "
+        + ", ".join("(?, ?, ?, ?, ?)" for _ in rows) + " ON CONFLICT DO NOTHING",
+        [v for row in rows for v in row])
 
 
 def aliases(store: Store, entity_id: int) -> list[str]:

@@ -26,7 +26,11 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
+    import numpy as np
 
 from backchannel.memory.store import utcnow
 
@@ -82,11 +86,11 @@ def same_kind(a: str | None, b: str | None) -> bool:
     return len(short) >= 4 and long_.startswith(short)
 
 
-def embed(texts: list[str]):
+def embed(texts: list[str]) -> "np.ndarray":
     """Normalised float32 vectors (n, 384), from the shared embedder."""
     import numpy as np
 
-    from backchannel.extractors.embeddings import embed as _embed
+    from backchannel.embedding import embed as _embed
 
     vecs = np.asarray(_embed(list(texts)), dtype=np.float32)
     return vecs.reshape(len(texts), -1)
@@ -113,7 +117,7 @@ def candidate_vectors(texts: list[str]) -> list[Any]:
     return out
 
 
-def prefetch(store: Any, items: list[tuple[str, str]], now: datetime) -> int:
+def prefetch(store: Store, items: list[tuple[str, str]], now: datetime) -> int:
     """Embed, in one batch, the candidate texts of (kind, text) `items` that the semantic
     net will compare (an active dismissal of the same kind exists); the checks that follow
     then cost a lookup and one matrix product each. Returns how many texts it embedded."""
@@ -136,7 +140,7 @@ def _day(ts: datetime | None) -> str:
     return f"{ts:%Y-%m-%d}" if ts else "?"
 
 
-def _names(store: Any, ids: list[int]) -> str:
+def _names(store: Store, ids: list[int]) -> str:
     if not ids:
         return ""
     rows = store.query("SELECT id, name FROM entities WHERE id IN (SELECT unnest(?::BIGINT[]))", [list(ids)])
@@ -144,7 +148,7 @@ def _names(store: Any, ids: list[int]) -> str:
     return ", ".join(by_id.get(i, f"#{i}") for i in ids)
 
 
-def _explain(store: Any, row: dict[str, Any]) -> str:
+def _explain(store: Store, row: dict[str, Any]) -> str:
     why = f": {row['reason']}" if row.get("reason") else ""
     until = f" until {_day(row['until'])}" if row.get("until") else ""
     when = f"dismissed {_day(row['created_at'])}{until}"
@@ -171,9 +175,9 @@ class _Suppressions:
 _SUPPRESSIONS: dict[tuple[int, str], _Suppressions] = {}
 
 
-def _suppressions(store: Any) -> _Suppressions:
-    version = tuple(store.con.execute(
-        "SELECT count(*), count(lifted_at), max(id), max(created_at), max(lifted_at) FROM suppressions").fetchone())
+def _suppressions(store: Store) -> _Suppressions:
+    version = store.aggregate(
+        "SELECT count(*), count(lifted_at), max(id), max(created_at), max(lifted_at) FROM suppressions")
     snap = _SUPPRESSIONS.setdefault((id(store.con), str(store.path)), _Suppressions())
     if snap.version == version:
         return snap
@@ -192,7 +196,7 @@ def _suppressions(store: Any) -> _Suppressions:
     return fresh
 
 
-def check_structured(store: Any, kind: str, entity_ids: list[int], now: datetime) -> Suppression | None:
+def check_structured(store: Store, kind: str, entity_ids: list[int], now: datetime) -> Suppression | None:
     """The newest live suppression of `kind`, of any of `entity_ids`, or of this exact
     (kind, entities), that has not lapsed by `now`; None when there is none."""
     ids = sorted({int(e) for e in entity_ids})
@@ -226,7 +230,7 @@ _CACHE: dict[tuple[int, str], _Matrix] = {}
 _LOCK = threading.Lock()
 
 
-def _fill_missing(store: Any) -> None:
+def _fill_missing(store: Store) -> None:
     """Embed dismissals stored without a vector (dismiss stays fast: the CLI never loads the model)."""
     rows = store.query("SELECT proposal_id, text FROM rejection_embeddings WHERE vector IS NULL ORDER BY proposal_id")
     if not rows or store.read_only:
@@ -242,14 +246,14 @@ def _fill_missing(store: Any) -> None:
             [x for r, vec in zip(part, vecs) for x in (r["proposal_id"], vec.tolist())])
 
 
-def _matrix(store: Any) -> _Matrix:
+def _matrix(store: Store) -> _Matrix:
     import numpy as np
 
     query = "SELECT count(*), count(vector), max(dismissed_at), max(until) FROM rejection_embeddings"
-    version = tuple(store.con.execute(query).fetchone())
+    version = store.aggregate(query)
     if version[0] != version[1] and not store.read_only:  # dismissals stored without a vector yet
         _fill_missing(store)
-        version = tuple(store.con.execute(query).fetchone())
+        version = store.aggregate(query)
     m = _CACHE.setdefault((id(store.con), str(store.path)), _Matrix())
     if m.version == version:
         return m
@@ -271,7 +275,7 @@ def _matrix(store: Any) -> _Matrix:
     return m
 
 
-def check_semantic(store: Any, candidate_text: str, now: datetime,
+def check_semantic(store: Store, candidate_text: str, now: datetime,
                    threshold: float = DEFAULT_THRESHOLD, kind: str | None = None) -> Suppression | None:
     """The nearest active dismissal (of the same kind, when `kind` is given) at or
     above `threshold`, explained; None when there is none."""
@@ -303,7 +307,7 @@ def check_semantic(store: Any, candidate_text: str, now: datetime,
                        "semantic", pid, round(score, 4), None)
 
 
-def check(store: Any, candidate_text: str, kind: str, entity_ids: list[int], now: datetime | None = None,
+def check(store: Store, candidate_text: str, kind: str, entity_ids: list[int], now: datetime | None = None,
           *, threshold: float | None = None) -> Suppression | None:
     """The gate's hook: a Suppression when the candidate matches a past dismissal, else None.
 
@@ -324,7 +328,7 @@ def check(store: Any, candidate_text: str, kind: str, entity_ids: list[int], now
 
 
 # -- recording ---------------------------------------------------------------
-def lift(store: Any, proposal_id: str, now: datetime | None = None) -> int:
+def lift(store: Store, proposal_id: str, now: datetime | None = None) -> int:
     """Forget a dismissal (the owner accepted the proposal after all); returns the suppressions lifted."""
     n = len(store.con.execute(
         "UPDATE suppressions SET lifted_at = ? WHERE proposal_id = ? AND lifted_at IS NULL RETURNING id",
@@ -333,7 +337,7 @@ def lift(store: Any, proposal_id: str, now: datetime | None = None) -> int:
     return n
 
 
-def remember_dismissal(store: Any, proposal: dict[str, Any], *, scope: str, reason: str | None,
+def remember_dismissal(store: Store, proposal: dict[str, Any], *, scope: str, reason: str | None,
                        until: datetime | None, feedback_id: int | None, entity_ids: list[int] | None = None,
                        now: datetime | None = None) -> list[int]:
     """Record the structured suppression(s) and the text for the semantic net.

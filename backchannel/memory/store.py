@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from backchannel.core.timeutil import db_now as utcnow  # naive UTC, the TIMESTAMP form; importers use this name
 
 
 class StoreError(Exception):
@@ -33,11 +34,6 @@ def migration_files() -> list[tuple[str, str]]:
     pkg = resources.files("backchannel.memory") / "migrations"
     items = sorted((p.name, p.read_text(encoding="utf-8")) for p in pkg.iterdir() if p.name.endswith(".sql"))
     return [(name.removesuffix(".sql"), sql) for name, sql in items]
-
-
-def utcnow() -> datetime:
-    """Naive UTC, the form every TIMESTAMP column holds."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 class Batch:
@@ -75,7 +71,7 @@ class Store:
         if read_only and not path.exists():
             raise StoreError(f"no database at {path}; run `backchannel init` first")
         path.parent.mkdir(parents=True, exist_ok=True)
-        config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+        config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
         try:
             con = duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
@@ -214,6 +210,13 @@ class Store:
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         row = self.con.execute(sql, params or []).fetchone()
         return None if row is None else row[0]
+
+    def aggregate(self, sql: str, params: Sequence[Any] | None = None) -> tuple[Any, ...]:
+        """The one row an aggregate query (count, max...) always returns."""
+        row = self.con.execute(sql, params or []).fetchone()
+        if row is None:
+            raise StoreError(f"an aggregate query returned no row: {sql[:80]}")
+        return tuple(row)
 
     def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], chunk: int = 400,
                     *, defer: bool = False) -> None:

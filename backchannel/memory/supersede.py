@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
+from backchannel.memory import assertions
 from backchannel.memory.store import Store, utcnow
 
 _COLS = ("id, subject_id, predicate, object_id, object_literal, qualifier, speaker_id, said_at, valid_from,"
@@ -43,11 +44,7 @@ def _close(store: Store, old: dict[str, Any], new: dict[str, Any], end: date | N
     cur = old["valid_to"]
     if cur is not None and (end is None or cur <= end):
         return False
-    store.con.execute(
-        "UPDATE assertions SET valid_to = ?, superseded_at = coalesce(superseded_at, ?), superseded_by = ?"
-        " WHERE id = ?",
-        [end, utcnow(), new["id"], old["id"]],
-    )
+    assertions.close(store, old["id"], end, new["id"])
     old["valid_to"], old["superseded_by"] = end, new["id"]
     old["superseded_at"] = old["superseded_at"] or utcnow()
     return True

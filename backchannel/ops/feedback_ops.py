@@ -5,12 +5,14 @@ land here, so a verdict is recorded the same way wherever it was given."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from backchannel.memory import proposals
 from backchannel.memory.store import utcnow
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
+from backchannel.core.timeutil import as_aware_utc, as_naive_utc
 
 SCOPES = ("this", "entity", "kind")
 # A verdict cannot be given on a proposal in these states.
@@ -42,10 +44,9 @@ def parse_until(env: OpEnv, value: str | None, *, required: bool = False) -> dat
             local = datetime.combine(date.fromisoformat(value.strip()), time(0, 0), tz)
         else:
             local = datetime.fromisoformat(value.strip())
-            local = local if local.tzinfo else local.replace(tzinfo=tz)
     except ValueError:
         raise OpError(f"--until must be a date like 2026-12-31, got {value!r}") from None
-    until = local.astimezone(UTC).replace(tzinfo=None)
+    until = as_naive_utc(as_aware_utc(local, assume=tz))
     if until <= utcnow():
         raise OpError(f"--until {value} is not in the future")
     return until
@@ -66,7 +67,7 @@ def _record(env: OpEnv, p: dict[str, Any], verdict: str, *, via: str, reason: st
 
 
 def _set_status(env: OpEnv, pid: str, status: str) -> None:
-    env.store.con.execute("UPDATE proposals SET status = ?, updated_at = ? WHERE id = ?", [status, utcnow(), pid])
+    proposals.set_status(env.store, pid, status)
 
 
 def _entity_ids(env: OpEnv, p: dict[str, Any], entity: str | None) -> list[int] | None:
@@ -82,6 +83,7 @@ def _entity_ids(env: OpEnv, p: dict[str, Any], entity: str | None) -> list[int] 
     raise OpError(f"{entity!r} is not one of {p['id']}'s entities: {names}")
 
 
+@op(read=False)
 def dismiss(env: OpEnv, id: str, reason: str | None = None, scope: str = "this", until: str | None = None,
             entity: str | None = None, via: str = "cli") -> dict[str, Any]:
     """Dismiss a proposal and remember it: structured suppression by scope, and its
@@ -109,9 +111,9 @@ def dismiss(env: OpEnv, id: str, reason: str | None = None, scope: str = "this",
 
 
 def _refit(env: OpEnv, kind: str) -> None:
-    """The judge's weights for `kind` learn from this verdict (daemon/calibrate.py); a
+    """The judge's weights for `kind` learn from this verdict (engine/calibrate.py); a
     failed fit keeps the previous weights and never loses the verdict."""
-    from backchannel.daemon import calibrate
+    from backchannel.engine import calibrate
 
     try:
         calibrate.refit(env.store, kind)
@@ -119,6 +121,7 @@ def _refit(env: OpEnv, kind: str) -> None:
         env.store.append_event("judge.refit_failed", {"kind": kind, "error": f"{type(exc).__name__}: {exc}"})
 
 
+@op(read=False)
 def accept(env: OpEnv, id: str, via: str = "cli") -> dict[str, Any]:
     """Record that the proposal was useful (after a dismissal: undo its suppressions)."""
     from backchannel.delivery.outbox import cancel_pending
@@ -137,6 +140,7 @@ def accept(env: OpEnv, id: str, via: str = "cli") -> dict[str, Any]:
     return {"id": p["id"], "status": "accepted" if p["status"] != "approved" else p["status"]}
 
 
+@op(read=False)
 def snooze(env: OpEnv, id: str, until: str | None = None, via: str = "cli") -> dict[str, Any]:
     """Put a proposal aside; it is delivered again when the snooze lapses."""
     from backchannel.delivery.outbox import cancel_pending
@@ -152,6 +156,7 @@ def snooze(env: OpEnv, id: str, until: str | None = None, via: str = "cli") -> d
     return {"id": p["id"], "status": "snoozed", "until": until_at}
 
 
+@op(read=True)
 def proposal_action(env: OpEnv, id: str) -> dict[str, Any]:
     """The outbound draft of a proposal and its hash, for `approve` to show or edit;
     `problem` says why it cannot be sent as it stands (a name instead of an address)."""
@@ -165,6 +170,7 @@ def proposal_action(env: OpEnv, id: str) -> dict[str, Any]:
             "problem": problem(p["action"])}
 
 
+@op(read=False)
 def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[str, Any] | None = None,
             via: str = "cli", send: bool = True) -> dict[str, Any]:
     """Approve the exact outbound payload whose sha256 is `expected_hash`, then queue
@@ -174,7 +180,7 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
     and `expected_hash` must be its hash. Without `expected_hash` nothing is approved.
     """
     from backchannel.delivery.approval import action_hash, validate_action
-    from backchannel.delivery.outbox import deliver_keys, enqueue_action
+    from backchannel.delivery.outbox import cancel_superseded_actions, deliver_keys, enqueue_action
     from backchannel.memory.rejections import lift
 
     p = _proposal(env, id)
@@ -208,13 +214,9 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
         if action is not None and payload != p["action"]:
             env.store.append_event("proposal.action_edited", {"proposal_id": p["id"], "before": p["action"],
                                                               "after": payload, "hash": h}, run_id=p.get("run_id"))
-            env.store.con.execute("UPDATE proposals SET action = ?, action_hash = ?, updated_at = ? WHERE id = ?",
-                                  [json.dumps(payload), h, utcnow(), p["id"]])
+            proposals.set_action(env.store, p["id"], json.dumps(payload), h)
         # An earlier approval of another payload that has not gone out yet is void now.
-        env.store.con.execute(
-            """UPDATE outbox SET status = 'cancelled', last_error = 'superseded by a new approval', updated_at = ?
-               WHERE proposal_id = ? AND channel = 'action' AND status = 'queued' AND payload_hash <> ?""",
-            [utcnow(), p["id"], h])
+        cancel_superseded_actions(env.store, p["id"], h)
         _record(env, p, "approve", via=via, action=payload, action_hash=h)
         if p["status"] == "dismissed":  # changed their mind, as with accept: the dismissal no longer teaches
             lift(env.store, p["id"])
@@ -230,6 +232,7 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
     return out
 
 
+@op(read=False)
 def outbox_status(env: OpEnv) -> dict[str, Any]:
     """Deliveries per channel and status, and every one still waiting (with its last error)."""
     from backchannel.delivery.outbox import summary
@@ -237,6 +240,7 @@ def outbox_status(env: OpEnv) -> dict[str, Any]:
     return summary(env.store, env.settings)
 
 
+@op(read=False)
 def deliver_now(env: OpEnv) -> list[dict[str, Any]]:
     """Run the outbox once (the daemon does this on every turn)."""
     from backchannel.delivery.outbox import deliver_due
@@ -244,6 +248,7 @@ def deliver_now(env: OpEnv) -> list[dict[str, Any]]:
     return [r.to_dict() for r in deliver_due(env.store, env.settings, env.paths)]
 
 
+@op(read=False)
 def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
     """Proposals per day, acceptance and dismissal rates, suppressions by reason."""
     since = utcnow() - timedelta(days=int(days))
@@ -293,7 +298,7 @@ def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
         per_kind[r["kind"]] = {"proposals": int(r["proposals"]), "accepted": int(r["accepted"]),
                                "dismissed": int(r["dismissed"]),
                                "precision": round(int(r["accepted"]) / judged, 4) if judged else None}
-    from backchannel.daemon import calibrate
+    from backchannel.engine import calibrate
 
     return {
         "days": int(days),
@@ -332,17 +337,19 @@ def suppressed_since(env: OpEnv, proposal: dict[str, Any], limit: int = 20) -> l
     return out
 
 
+@op(read=False)
 def feedback_link_get(env: OpEnv, token: str) -> dict[str, Any]:
     """GET /feedback?t=TOKEN: the confirmation page; changes nothing."""
-    from backchannel.delivery.web import handle_get
+    from backchannel.ops.feedback_pages import handle_get
 
     status, html = handle_get(env.store, env.settings, env.paths, token)
     return {"status": status, "html": html}
 
 
+@op(read=False)
 def feedback_link_post(env: OpEnv, form: dict[str, str]) -> dict[str, Any]:
     """POST /feedback: apply the verdict the signed token in the form names."""
-    from backchannel.delivery.web import handle_post
+    from backchannel.ops.feedback_pages import handle_post
 
     status, html = handle_post(env.store, env.settings, env.paths, form)
     return {"status": status, "html": html}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from backchannel.memory import entities as entity_repo
-from backchannel.ops import OpEnv, OpError
+from backchannel.memory import entities as entity_repo, proposals
+from backchannel.ops import OpEnv, OpError, op
 from backchannel.ops.memory_ops import ASSERTION_COLUMNS, ASSERTION_JOINS
 
 
@@ -26,6 +26,7 @@ def find_one(env: OpEnv, ref: str) -> entity_repo.Entity:
     return found[0]
 
 
+@op(read=True)
 def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
     """Everything held about one entity: aliases, merges, assertions (as subject, object
     or speaker) with evidence, utterances they spoke, proposals about them."""
@@ -47,11 +48,11 @@ def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
             "SELECT u.source_id, s.title, s.meeting_date, u.idx, u.speaker, u.start_s, u.end_s, u.text "
             "FROM utterances u JOIN sources s ON s.id = u.source_id WHERE list_contains(?, u.speaker_id) "
             "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx", [ids]),
-        "proposals": store.query("SELECT id, kind, title, status, created_at FROM proposals "
-                                 "WHERE list_has_any(entity_ids, ?) ORDER BY created_at", [ids]),
+        "proposals": proposals.about_entities(store, ids),
     }
 
 
+@op(read=True)
 def forget_plan(env: OpEnv, ref: str) -> dict[str, Any]:
     """What `forget` would remove for one entity, changing nothing (`forget --dry-run`,
     which may run while the daemon does). The owner is refused."""

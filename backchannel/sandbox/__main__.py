@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-DEFAULT_API = "backchannel.graph.api:GraphAPI"
+DEFAULT_API = "backchannel.graph.api:GraphAPI"  # what --help shows; imported plainly below
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -69,8 +69,11 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     except (ValueError, ConfigError, StoreError) as exc:
         return _failure(str(exc))
     try:
-        module, _, attr = args.api.partition(":")
-        factory = getattr(importlib.import_module(module), attr)
+        if args.api == DEFAULT_API:
+            from backchannel.graph.api import GraphAPI as factory  # the tool's entry, above the library
+        else:  # a tool's or test's own API, named on the command line
+            module, _, attr = args.api.partition(":")
+            factory = getattr(importlib.import_module(module), attr)
         api = factory(store, settings)
         return run_program(code, api, settings.sandbox, context=context).to_json()
     finally:

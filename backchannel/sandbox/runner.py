@@ -20,6 +20,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -89,6 +90,18 @@ def _limits_dict(limits: SandboxSettings) -> dict[str, Any]:
     return limits.model_dump()
 
 
+# The children running now (pid; each leads its own process group). The daemon's forced
+# exit kills exactly these: they are in sessions of their own, so its exit would not reach them.
+_live: set[int] = set()
+_live_lock = threading.Lock()
+
+
+def live_children() -> list[int]:
+    """PIDs of the sandbox children this process runs now; each leads its own process group."""
+    with _live_lock:
+        return sorted(_live)
+
+
 class _Session:
     """One run: a child process, three pipes, a selector loop."""
 
@@ -143,6 +156,8 @@ class _Session:
             env={}, cwd=self.tmpdir, start_new_session=True, close_fds=True,
         )
         self.pgid = self.stats["pid"] = self.proc.pid
+        with _live_lock:
+            _live.add(self.proc.pid)
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)
             self.fds.remove(fd)
@@ -207,6 +222,8 @@ class _Session:
                 os.killpg(self.pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+            with _live_lock:  # killed; until wait4 reaps it the PID cannot be reused
+                _live.discard(self.proc.pid)
             try:
                 _, status, usage = os.wait4(self.proc.pid, 0)
                 self.proc.returncode = os.waitstatus_to_exitcode(status)

@@ -22,14 +22,16 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config.sections import CalendarSettings
-from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.core.wake import Wake
+from backchannel.core.timeutil import as_aware_utc, aware_now
+from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, cancel_task, enqueue
 
 log = logging.getLogger(__name__)
 
 MAX_OCCURRENCES = 5_000  # per source and horizon: a FREQ=SECONDLY rule must not eat the daemon
 MAX_ERRORS = 20  # per source, so one rotten feed cannot flood the log
 MAX_BYTES = 20 * 1024 * 1024
-DAY_BEFORE = timedelta(hours=24)  # the judge's brief window (daemon/judge_kinds.py BRIEF_HOURS)
+DAY_BEFORE = timedelta(hours=24)  # the judge's brief window (engine/judge_kinds.py BRIEF_HOURS)
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,8 @@ class CalendarEvent:
     def from_dict(cls, d: dict[str, Any]) -> "CalendarEvent":
         return cls(
             uid=d["uid"],
-            starts_at=as_utc(datetime.fromisoformat(d["starts_at"])),
-            ends_at=as_utc(datetime.fromisoformat(d["ends_at"])) if d.get("ends_at") else None,
+            starts_at=as_aware_utc(datetime.fromisoformat(d["starts_at"])),
+            ends_at=as_aware_utc(datetime.fromisoformat(d["ends_at"])) if d.get("ends_at") else None,
             summary=d.get("summary") or "",
             location=d.get("location") or "",
             attendees=list(d.get("attendees") or []),
@@ -95,9 +97,7 @@ def _to_utc(value: Any, tz: ZoneInfo) -> tuple[datetime, bool]:
     """(aware UTC datetime, is_all_day) for a DTSTART/DTEND value. Floating
     times and dates are read in `tz` (the owner's zone)."""
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=tz)
-        return value.astimezone(timezone.utc), False
+        return as_aware_utc(value, assume=tz), False
     if isinstance(value, date):
         return datetime.combine(value, time(0), tz).astimezone(timezone.utc), True
     raise ValueError(f"not a date or datetime: {value!r}")
@@ -177,7 +177,7 @@ def _expand(cal: Any, source: str, start: datetime, end: datetime, tz: ZoneInfo,
             continue
         if ev is None:
             continue
-        if ev.starts_at > as_utc(end):
+        if ev.starts_at > as_aware_utc(end):
             break  # after() yields in start order
         out.events.append(ev)
         count += 1
@@ -255,7 +255,7 @@ def load_calendar(
 ) -> CalendarLoad:
     """Load an ICS path or http(s) URL; never raises for a broken or
     unreachable calendar (the reason is in `errors`)."""
-    now = as_utc(now) if now is not None else datetime.now(timezone.utc)
+    now = as_aware_utc(now) if now is not None else aware_now()
     try:
         zone = ZoneInfo(tz)
     except Exception as exc:
@@ -350,7 +350,7 @@ class CalendarTrigger:
         """A `meeting_soon` wake for each occurrence with
         start - lead_hours <= now < start, once per occurrence; with a lead longer than
         a day, a second one (key suffix `:day_before`) when the day before begins, since
-        the judge proposes a brief only then (daemon/judge_kinds.py BRIEF_HOURS)."""
+        the judge proposes a brief only then (engine/judge_kinds.py BRIEF_HOURS)."""
         now = self._clock.now()
         lead = timedelta(hours=self._settings.lead_hours)
         out: list[Wake] = []

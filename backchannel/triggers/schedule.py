@@ -37,7 +37,9 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from backchannel.config.sections import ScheduleSettings
-from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.core.wake import Wake
+from backchannel.core.timeutil import as_aware_utc
+from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, enqueue
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +50,7 @@ _MAX_COUNT = 10_000  # stop counting missed fires past this (a 0.3 s interval ov
 def sweep_key(fire_time: datetime) -> str:
     """The idempotency key of a scheduled fire: minute precision for cron times
     ("sweep:2026-11-29T08:00", UTC), millisecond precision otherwise."""
-    t = as_utc(fire_time)
+    t = as_aware_utc(fire_time)
     if t.second == 0 and t.microsecond == 0:
         return "sweep:" + t.strftime("%Y-%m-%dT%H:%M")
     return "sweep:" + t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}"
@@ -124,7 +126,7 @@ def fire_times_between(trigger: BaseTrigger, since: datetime, until: datetime, l
     earliest); callers that need the latest use `last_fire_between`."""
     out: list[datetime] = []
     t = trigger.get_next_fire_time(None, since + _TINY)
-    while t is not None and as_utc(t) <= as_utc(until) and len(out) < limit:
+    while t is not None and as_aware_utc(t) <= as_aware_utc(until) and len(out) < limit:
         out.append(t)
         t = trigger.get_next_fire_time(t, t + _TINY)
     return out
@@ -205,7 +207,7 @@ class ScheduleTrigger:
         self._last_look = None
         self._watch_task = asyncio.get_running_loop().create_task(self._watch_wallclock(), name="schedule-wallclock")
         if last_fire is not None:
-            self.catch_up(as_utc(last_fire), self._clock.now(), reason="restart")
+            self.catch_up(as_aware_utc(last_fire), self._clock.now(), reason="restart")
         log.info("schedule started", extra={"jobs": [j for j, _ in self._triggers], "timezone": str(self.tz)})
 
     def shutdown(self) -> None:
@@ -238,13 +240,13 @@ class ScheduleTrigger:
         if self._scheduler is not None:
             for job in self._scheduler.get_jobs():
                 if job.next_run_time is not None:
-                    times.append(as_utc(job.next_run_time))
+                    times.append(as_aware_utc(job.next_run_time))
         if not times:  # not started yet, or APScheduler has not computed them yet
             now = self._clock.now().astimezone(self.tz)
             for _, trig in self._triggers:
                 t = trig.get_next_fire_time(None, now)
                 if t is not None:
-                    times.append(as_utc(t))
+                    times.append(as_aware_utc(t))
         return sorted(times)
 
     # -- firing ----------------------------------------------------------
@@ -258,7 +260,7 @@ class ScheduleTrigger:
         if event.code == EVENT_JOB_MISSED:
             log.warning(
                 "scheduled sweep missed beyond the misfire grace",
-                extra={"job": event.job_id, "scheduled_for": as_utc(event.scheduled_run_time).isoformat()},
+                extra={"job": event.job_id, "scheduled_for": as_aware_utc(event.scheduled_run_time).isoformat()},
             )
             return
         self.emit_scheduled(event.scheduled_run_time, job_id=event.job_id)
@@ -266,7 +268,7 @@ class ScheduleTrigger:
     def emit_scheduled(self, fire_time: datetime, job_id: str = "") -> Wake | None:
         """Turn one scheduled fire into a wake, unless a catch-up already
         covered it or its key was already enqueued."""
-        t = as_utc(fire_time)
+        t = as_aware_utc(fire_time)
         for lo, hi in self._covered:
             if lo < t <= hi:
                 log.info("scheduled sweep already covered by a catch-up", extra={"scheduled_for": t.isoformat()})
@@ -289,14 +291,14 @@ class ScheduleTrigger:
         """One sweep wake for the latest fire time in (since, until], if any
         and still within the misfire grace; none if one was already enqueued
         for a fire in that gap. Later APScheduler fires in the gap are suppressed."""
-        since, until = as_utc(since), as_utc(until)
+        since, until = as_aware_utc(since), as_aware_utc(until)
         latest: datetime | None = None
         missed = 0
         for _, trig in self._triggers:
             t, n = last_fire_between(trig, since.astimezone(self.tz), until.astimezone(self.tz))
             missed += n
-            if t is not None and (latest is None or as_utc(t) > latest):
-                latest = as_utc(t)
+            if t is not None and (latest is None or as_aware_utc(t) > latest):
+                latest = as_aware_utc(t)
         if latest is None:
             return None
         self._covered.append((since, until))

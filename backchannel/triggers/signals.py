@@ -24,7 +24,9 @@ from backchannel.config.sections import SignalSettings
 from backchannel.memory.text import norm_name
 from backchannel.triggers.calendar import fetch_source
 from backchannel.triggers.inbox import is_ignored
-from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.core.wake import Wake
+from backchannel.core.timeutil import as_aware_utc
+from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, cancel_task, enqueue
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +61,7 @@ class Signal:
             title=d["title"],
             summary=d.get("summary") or "",
             url=d.get("url"),
-            published_at=as_utc(datetime.fromisoformat(pub)) if pub else None,
+            published_at=as_aware_utc(datetime.fromisoformat(pub)) if pub else None,
         )
 
     @property
@@ -82,16 +84,16 @@ def _parse_when(value: Any) -> datetime | None:
     if not value:
         return None
     if isinstance(value, datetime):
-        return as_utc(value)
+        return as_aware_utc(value)
     text = str(value).strip()
     try:
-        return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+        return as_aware_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
     except ValueError:
         pass
     from email.utils import parsedate_to_datetime
 
     try:
-        return as_utc(parsedate_to_datetime(text))
+        return as_aware_utc(parsedate_to_datetime(text))
     except (TypeError, ValueError):
         return None
 

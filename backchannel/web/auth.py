@@ -25,6 +25,8 @@ from typing import Any
 
 from itsdangerous import BadSignature, SignatureExpired, Signer, URLSafeTimedSerializer
 
+from backchannel.core.secretfile import create_secret
+
 LOGIN_SALT = "backchannel.web.login"
 COOKIE_SALT = "backchannel.web.session"
 MAX_ANONYMOUS = 1000  # anonymous sessions (a login form's CSRF token) kept at most
@@ -40,16 +42,7 @@ def secret_key(state_dir: Path) -> str:
             return key
     f.parent.mkdir(parents=True, exist_ok=True)
     key = secrets.token_urlsafe(48)
-    tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(key + "\n")
-    try:
-        os.link(tmp, f)  # first writer wins: two processes starting together agree on one key
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink(missing_ok=True)
+    create_secret(f, key + "\n")  # first writer wins: two processes starting together agree on one key
     return f.read_text().strip()
 
 

@@ -262,13 +262,14 @@ def _advance(store: Store, account: str, folder: str, uidvalidity: int, done: li
 
 def handle_wake(ctx: Any) -> None:
     """The pipeline's handler for a `mail` wake (ctx: pipeline._Ctx)."""
-    from backchannel.daemon import runs
+    from backchannel.core.crashpoints import crash_point
+    from backchannel.engine import runs
 
     if not configured(ctx.settings):
         ctx.outcome.status, ctx.outcome.reason = "closed", "no IMAP account configured ([mail] host is not set)"
         return
     summary = sync(ctx.store, ctx.settings, ctx.paths, gateway=ctx.gateway, run_id=ctx.run_id,
-                   checkpoint=ctx.checkpoint, crashpoint=runs.crashpoint)
+                   checkpoint=ctx.checkpoint, crashpoint=crash_point)
     runs.step(ctx.store, ctx.run_id, "mail.synced", summary)
     ctx.outcome.detail["mail"] = summary
     if summary["errors"]:

@@ -17,11 +17,14 @@ costs money), 4 after. Every suppression is appended to the event log
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, time as dtime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Settings
+from backchannel.config.values import parse_quiet_hours  # noqa: F401 - the gate's callers read it here too
+from backchannel.memory import proposals
+from backchannel.core.timeutil import as_aware_utc, as_naive_utc
 from backchannel.memory.store import Store
 
 
@@ -43,17 +46,10 @@ def dedupe_key(kind: str, entity_ids: Iterable[int]) -> str:
     return f"{kind}:" + ",".join(str(i) for i in sorted({int(e) for e in entity_ids}))
 
 
-def _to_utc_naive(now: datetime) -> datetime:
-    return now.astimezone(timezone.utc).replace(tzinfo=None) if now.tzinfo else now
-
-
 def check_dedupe(store: Store, kind: str, entity_ids: list[int], now: datetime, window_days: int) -> Decision:
     key = dedupe_key(kind, entity_ids)
-    since = _to_utc_naive(now) - timedelta(days=window_days)
-    row = store.con.execute(
-        "SELECT id, status, created_at FROM proposals WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
-        [key, since],
-    ).fetchone()
+    since = as_naive_utc(now) - timedelta(days=window_days)
+    row = proposals.latest_with_key(store, key, since)
     if row:
         return Decision(False, "dedupe", f"same {kind} on the same entities as {row[0]} ({row[1]}, {row[2]:%Y-%m-%d}) "
                                          f"within {window_days} days")
@@ -62,13 +58,10 @@ def check_dedupe(store: Store, kind: str, entity_ids: list[int], now: datetime, 
 
 def check_rejection(store: Store, text: str, kind: str, entity_ids: list[int], now: datetime,
                     threshold: float | None = None) -> Decision:
-    """The rejection-memory hook (`gate.similarity_threshold` for the semantic match).
-    Absent module: nothing is remembered yet, so it passes."""
-    try:
-        from backchannel.memory import rejections
-    except ImportError:
-        return PASS
-    hit = rejections.check(store, text, kind, list(entity_ids), _to_utc_naive(now), threshold=threshold)
+    """The rejection-memory hook (`gate.similarity_threshold` for the semantic match)."""
+    from backchannel.memory import rejections  # numpy and the embedder: only when a candidate is gated
+
+    hit = rejections.check(store, text, kind, list(entity_ids), as_naive_utc(now), threshold=threshold)
     if hit is None:
         return PASS
     reason = getattr(hit, "reason", None) or str(hit)
@@ -80,7 +73,7 @@ def prefetch_rejections(store: Store, items: list[tuple[str, str]], now: datetim
     an active dismissal of the same kind could match); a failure here is left to `check`."""
     try:
         from backchannel.memory import rejections
-        rejections.prefetch(store, items, _to_utc_naive(now))
+        rejections.prefetch(store, items, as_naive_utc(now))
     except Exception:  # noqa: BLE001 - the per-candidate check embeds again and decides (silence on error)
         pass
 
@@ -89,17 +82,6 @@ def check_threshold(score: float, threshold: float) -> Decision:
     if score < threshold:
         return Decision(False, "threshold", f"score {score:.2f} below threshold {threshold:.2f}")
     return PASS
-
-
-def parse_quiet_hours(spec: str | None) -> tuple[dtime, dtime] | None:
-    """'21:00-07:00' -> (21:00, 07:00); None, '', 'off' or 'none' -> no quiet hours."""
-    if not spec or spec.strip().lower() in ("off", "none"):
-        return None
-    try:
-        a, b = (p.strip() for p in spec.split("-"))
-        return dtime.fromisoformat(a), dtime.fromisoformat(b)
-    except ValueError:
-        raise ValueError(f"[gate] quiet_hours must look like '21:00-07:00', got {spec!r}") from None
 
 
 def in_quiet_hours(local: datetime, spec: str | None) -> bool:
@@ -116,23 +98,23 @@ def in_quiet_hours(local: datetime, spec: str | None) -> bool:
 def check_rate(store: Store, settings: Settings, now: datetime) -> Decision:
     g = settings.gate
     tz = ZoneInfo(settings.owner.timezone)
-    aware = now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    aware = as_aware_utc(now)
     local = aware.astimezone(tz)
     if in_quiet_hours(local, g.quiet_hours):
         return Decision(False, "quiet_hours", f"{local:%H:%M} {settings.owner.timezone} is within quiet hours {g.quiet_hours}")
     day_start = local.replace(hour=0, minute=0, second=0, microsecond=0)
-    day_start_utc = _to_utc_naive(day_start)
-    week_start_utc = _to_utc_naive(aware) - timedelta(days=7)
-    today = store.scalar("SELECT count(*) FROM proposals WHERE created_at >= ?", [day_start_utc]) or 0
+    day_start_utc = as_naive_utc(day_start)
+    week_start_utc = as_naive_utc(aware) - timedelta(days=7)
+    today = proposals.count_since(store, day_start_utc) or 0
     if today >= g.max_per_day:
         return Decision(False, "rate_day", f"{today} proposals today already (max_per_day {g.max_per_day})")
-    week = store.scalar("SELECT count(*) FROM proposals WHERE created_at >= ?", [week_start_utc]) or 0
+    week = proposals.count_since(store, week_start_utc) or 0
     if week >= g.max_per_week:
         return Decision(False, "rate_week", f"{week} proposals in the last 7 days already (max_per_week {g.max_per_week})")
     if g.min_gap_minutes > 0:
-        last = store.scalar("SELECT max(created_at) FROM proposals")
+        last = proposals.last_created(store)
         if last is not None:
-            gap = _to_utc_naive(aware) - last
+            gap = as_naive_utc(aware) - last
             if gap < timedelta(minutes=g.min_gap_minutes):
                 mins = int(gap.total_seconds() // 60)
                 return Decision(False, "min_gap", f"last proposal {mins} min ago (min_gap_minutes {g.min_gap_minutes})")

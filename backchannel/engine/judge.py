@@ -31,8 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from backchannel.daemon import judge_kinds
+from backchannel.engine import judge_kinds
 from backchannel.memory.store import Store
+from backchannel.core.timeutil import as_aware_utc
 
 W_MEETING, W_SIGNAL, W_EVIDENCE = 0.4, 0.4, 0.3
 MEETING_FULL_H = 72.0
@@ -214,13 +215,12 @@ def _ago(days: float) -> str:
 def why_now(j: Judgement, evidence: list[dict[str, Any]], now: datetime, tz: str = "UTC") -> list[str]:
     """The converging signals in words, for the proposal the user reads; the
     meeting's time in `tz` (the owner's time zone). `now` is naive UTC."""
-    from datetime import timezone
     from zoneinfo import ZoneInfo
 
     lines = []
     if j.meeting:
         starts = datetime.fromisoformat(j.meeting["starts_at"])  # naive UTC, as stored
-        local = (starts if starts.tzinfo else starts.replace(tzinfo=timezone.utc)).astimezone(ZoneInfo(tz))
+        local = as_aware_utc(starts).astimezone(ZoneInfo(tz))
         who = " and ".join(j.meeting.get("with") or []) or "them"
         lines.append(f"You meet {who} on {local:%A %d %B at %H:%M} {tz} ({j.meeting.get('summary') or 'a meeting'}).")
     if j.signal:

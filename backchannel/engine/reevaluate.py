@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from backchannel.daemon import judge, runs
-from backchannel.daemon.logging import get as get_logger, log
-from backchannel.memory import entities
-from backchannel.memory.store import utcnow
+from backchannel.core.logging import get as get_logger, log
+from backchannel.engine import judge, runs
+from backchannel.memory import calendar, entities, signals
+
+if TYPE_CHECKING:
+    from backchannel.memory.store import Store
 
 logger = get_logger("reevaluate")
 MAX_SWEEPS = 10  # per ingest: a bulk import must not turn into hundreds of sweeps
 
 
-def _touched(store: Any, source_id: str | None) -> set[int]:
+def _touched(store: Store, source_id: str | None) -> set[int]:
     """Entities the new source's assertions are about (subject or object)."""
     if not source_id:
         return set()
@@ -43,7 +45,7 @@ def _touched(store: Any, source_id: str | None) -> set[int]:
 def after_ingest(ctx: Any, source_id: str | None) -> None:
     """Re-link recent signals and re-match upcoming meetings; sweep what became relevant.
     A failure here is recorded in the run and never undoes the ingest."""
-    from backchannel.daemon import pipeline
+    from backchannel.engine import pipeline
     try:
         touched = _touched(ctx.store, source_id)
         meetings = _meetings(ctx, pipeline, touched)  # first: a signal's sweep then sees who is met soon
@@ -62,13 +64,10 @@ def after_ingest(ctx: Any, source_id: str | None) -> None:
 def _signals(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict[str, Any]]]:
     from backchannel.triggers import signals as signals_mod
     store = ctx.store
-    rows = store.query(
-        """SELECT id, title, summary, url, published_at, org_ids FROM signals
-           WHERE coalesce(published_at, seen_at) >= ? ORDER BY coalesce(published_at, seen_at) DESC""",
-        [ctx.now - timedelta(days=judge.SIGNAL_ZERO_D)])
+    rows = signals.recent(store, ctx.now - timedelta(days=judge.SIGNAL_ZERO_D))
     if not rows:
         return []
-    orgs = pipeline._org_list(store)
+    orgs = signals.organisations(store)
     out = []
     for r in rows:
         matches = signals_mod.match_org_details(f"{r['title']} {r['summary'] or ''}", orgs)
@@ -76,8 +75,7 @@ def _signals(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict
         old = sorted(int(i) for i in (r["org_ids"] or []))
         gained = sorted(set(ids) - set(old))
         if gained:
-            store.con.execute("UPDATE signals SET org_ids = ?, org_matches = ?, relinked_at = ? WHERE id = ?",
-                              [ids, json.dumps([m.to_dict() for m in matches]), utcnow(), r["id"]])
+            signals.relink(store, r["id"], ids, json.dumps([m.to_dict() for m in matches]))
         if not ids or not (gained or set(ids) & touched):
             continue
         why = f"now linked to {gained}" if gained else "the new meeting talks about its organisations"
@@ -87,7 +85,7 @@ def _signals(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict
         sig = {"id": r["id"], "title": r["title"], "summary": r["summary"], "url": r["url"],
                "published_at": r["published_at"].isoformat() if r["published_at"] else None, "org_ids": ids}
         context: dict[str, Any] = {"wake": "signal", "signal": sig, "reevaluated": why}
-        soon = pipeline.imminent_attendees(store, ctx.now, max(ctx.settings.calendar.lead_hours, judge.MEETING_FULL_H))
+        soon = calendar.imminent_attendees(store, ctx.now, max(ctx.settings.calendar.lead_hours, judge.MEETING_FULL_H))
         if soon:
             context["via_ids"] = soon
         out.append((f"signal:{r['id'][:16]}", context))
@@ -97,10 +95,7 @@ def _signals(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict
 def _meetings(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict[str, Any]]]:
     store = ctx.store
     cal = ctx.settings.calendar
-    rows = store.query(
-        """SELECT uid, starts_at, ends_at, summary, location, attendees, attendee_ids FROM calendar_events
-           WHERE starts_at >= ? AND starts_at <= ? ORDER BY starts_at""",
-        [ctx.now, ctx.now + timedelta(days=cal.horizon_days)])
+    rows = calendar.between(store, ctx.now, ctx.now + timedelta(days=cal.horizon_days))
     if not rows:
         return []
     me = entities.owner(store)
@@ -108,13 +103,12 @@ def _meetings(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dic
     out = []
     for r in rows:
         names = list(r["attendees"] or [])
-        ids = sorted({i for i in (pipeline.resolve_attendee(store, a, owner_id) for a in names) if i is not None})
+        ids = sorted({i for i in (calendar.resolve_attendee(store, a, owner_id) for a in names) if i is not None})
         old = sorted(int(i) for i in (r["attendee_ids"] or []))
         gained = sorted(set(ids) - set(old))
         if gained:
             ids = sorted(set(ids) | set(old))  # a merge elsewhere never drops who was matched
-            store.con.execute("UPDATE calendar_events SET attendee_ids = ? WHERE uid = ? AND starts_at = ?",
-                              [ids, r["uid"], r["starts_at"]])
+            calendar.set_attendee_ids(store, r["uid"], r["starts_at"], ids)
         soon = r["starts_at"] - ctx.now <= timedelta(hours=cal.lead_hours)
         if not ids or not soon or not (gained or set(ids) & touched):
             continue

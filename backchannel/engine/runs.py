@@ -11,7 +11,6 @@ others are closed with a reason.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -24,16 +23,6 @@ from backchannel.memory.store import Store, utcnow
 # Wakes whose handler is safe to run again: every write they make is keyed.
 REPLAYABLE = {"sweep", "manual", "meeting_soon", "signal", "calendar", "inbox"}
 
-# Test hook: BACKCHANNEL_TEST_CRASH_AT=<point> makes the process die like kill -9 there.
-CRASH_ENV = "BACKCHANNEL_TEST_CRASH_AT"
-
-
-def crashpoint(name: str) -> None:
-    """Die at once (no cleanup, exit status 137) when the test hook names this point."""
-    if os.environ.get(CRASH_ENV) == name:
-        os._exit(137)
-
-
 def new_run_id() -> str:
     """'R' + time-ordered hex (ns clock) + 4 random hex digits."""
     return f"R{time.time_ns():016x}{secrets.token_hex(2)}"
@@ -41,7 +30,7 @@ def new_run_id() -> str:
 
 @dataclass
 class WakeRecord:
-    """A wake as the pipeline needs it; built from triggers.wake.Wake or from a run row."""
+    """A wake as the pipeline needs it; built from core.wake.Wake or from a run row."""
 
     kind: str
     key: str | None = None

@@ -24,17 +24,19 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
 from backchannel.config import Paths, Settings
-from backchannel.daemon import calibrate, gate, judge, judge_kinds, runs
-from backchannel.daemon.logging import get as get_logger, log
-from backchannel.daemon.runs import WakeRecord, crashpoint
-from backchannel.memory import entities
+from backchannel.core.logging import get as get_logger, log
+from backchannel.core.crashpoints import crash_point
+from backchannel.engine import calibrate, gate, judge, judge_kinds, runs
+from backchannel.engine.runs import WakeRecord
+from backchannel.memory import calendar, proposals, signals, sources
 from backchannel.memory.store import Store, utcnow
-from backchannel.daemon.calendar_store import _ts, resolve_attendee, upsert_events  # noqa: F401 - re-exported
+from backchannel.memory.calendar import upsert_events
+from backchannel.core.timeutil import as_naive_utc, aware_now, parse_naive_utc
 
 logger = get_logger("pipeline")
 
@@ -110,9 +112,7 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
     if w.kind == "inbox" and run_id is None and not Path(str(w.payload.get("path", ""))).is_file():
         # Seen twice (a rescan after a resumed run moved it): nothing to do, no run needed.
         return RunOutcome("", w.kind, "skipped", f"{w.payload.get('path')} is gone (already handled)")
-    when = now or utcnow()
-    if when.tzinfo:
-        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    when = as_naive_utc(now or utcnow())
     if run_id is None and w.key and w.kind != "inbox":
         prior = store.scalar("SELECT id FROM runs WHERE wake_key = ? AND status = 'done' LIMIT 1", [w.key])
         if prior:
@@ -136,7 +136,7 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
         out.status, out.reason = "failed", f"{type(exc).__name__}: {exc}"
         runs.finish(store, rid, "failed", out.reason[:1000])
         return out
-    crashpoint("run.before_finish")
+    crash_point("run.before_finish")
     runs.finish(store, rid, out.status, out.reason)
     log(logger, 20, "run finished", run_id=rid, status=out.status, proposals=out.proposals,
         suppressed=len(out.suppressed), candidates=out.candidates)
@@ -173,7 +173,7 @@ def _inbox(ctx: _Ctx) -> None:
         status, error, detail = "failed", f"internal error: {type(exc).__name__}: {exc}", {"path": str(path)}
     runs.step(ctx.store, ctx.run_id, "ingest.done", {**detail, "status": status})
     ctx.outcome.detail["ingest"] = {**detail, "status": status}
-    crashpoint("inbox.after_ingest")
+    crash_point("inbox.after_ingest")
     if status == "deferred":
         # The daily model budget is spent: the file stays in the inbox and is offered
         # again when the budget resets (or on SIGHUP, after a budget change).
@@ -191,15 +191,14 @@ def _inbox(ctx: _Ctx) -> None:
     else:
         from backchannel.triggers import inbox as triggers_inbox
         dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
-    crashpoint("inbox.after_move")
+    crash_point("inbox.after_move")
     if status == "ingested" and detail.get("source_id"):
         # `show` then says where the transcript is now (processed/), not where it was dropped.
-        ctx.store.con.execute("UPDATE sources SET path = ? WHERE id = ? AND path = ?",
-                              [str(dest), detail["source_id"], str(path)])
+        sources.set_path(ctx.store, detail["source_id"], str(dest), str(path))
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
     if status == "ingested":
         # What this meeting taught may make an earlier signal or an upcoming meeting relevant.
-        from backchannel.daemon.reevaluate import after_ingest
+        from backchannel.engine.reevaluate import after_ingest
         after_ingest(ctx, detail.get("source_id"))
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
@@ -222,13 +221,12 @@ def _calendar(ctx: _Ctx) -> None:
 def _meeting_soon(ctx: _Ctx) -> None:
     p = dict(ctx.wake.payload)
     meeting = dict(p.get("event") or p)
-    starts = _ts(meeting.get("starts_at") or meeting.get("start"))
-    row = None
+    starts = parse_naive_utc(meeting.get("starts_at") or meeting.get("start"))
+    stored = None
     if meeting.get("uid") and starts:
-        row = ctx.store.query("SELECT attendee_ids FROM calendar_events WHERE uid = ? AND starts_at = ?",
-                              [str(meeting["uid"]), starts])
-    if row:
-        ids = [int(i) for i in row[0]["attendee_ids"]]
+        stored = calendar.attendee_ids_of(ctx.store, str(meeting["uid"]), starts)
+    if stored:
+        ids = stored
     else:
         upserted = upsert_events(ctx.store, [meeting])
         ids = upserted[0]["attendee_ids"] if upserted else []
@@ -244,31 +242,17 @@ def _meeting_soon(ctx: _Ctx) -> None:
 # -- signals ---------------------------------------------------------------------
 
 
-def _org_list(store: Store) -> list[tuple[int, list[str]]]:
-    """(id, [name, aliases...]) of every live organisation, as match_orgs takes them."""
-    rows = store.con.execute(
-        """SELECT e.id, e.name, list(DISTINCT a.alias) FILTER (WHERE a.alias IS NOT NULL)
-           FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
-           WHERE e.kind = 'organisation' AND e.merged_into IS NULL GROUP BY e.id, e.name ORDER BY e.id"""
-    ).fetchall()
-    return [(int(r[0]), [r[1], *[a for a in (r[2] or []) if a != r[1]]]) for r in rows]
-
-
 def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
     """Insert the signal once (by id), linked to the organisations its text mentions."""
     from backchannel.triggers import signals as signals_mod
     text = " ".join(str(p.get(k) or "") for k in ("title", "summary"))
-    matches = signals_mod.match_org_details(text, _org_list(store))
+    matches = signals_mod.match_org_details(text, signals.organisations(store))
     org_ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
     sid = str(p.get("id") or signals_mod.signal_id(str(p.get("source") or "unknown"),
                                                     str(p.get("guid") or p.get("url") or p.get("title") or "")))
-    with store.transaction():
-        store.con.execute(
-            """INSERT INTO signals (id, source, title, summary, url, published_at, org_ids, seen_at, org_matches)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING""",
-            [sid, str(p.get("source") or "unknown"), str(p.get("title") or "(untitled)"), p.get("summary"),
-             p.get("url"), _ts(p.get("published_at")), org_ids, utcnow(), json.dumps([m.to_dict() for m in matches])],
-        )
+    signals.insert(store, sid, source=str(p.get("source") or "unknown"), title=str(p.get("title") or "(untitled)"),
+                   summary=p.get("summary"), url=p.get("url"), published_at=parse_naive_utc(p.get("published_at")),
+                   org_ids=org_ids, org_matches_json=json.dumps([m.to_dict() for m in matches]))
     return {"id": sid, "title": p.get("title"), "summary": p.get("summary"), "url": p.get("url"),
             "published_at": p.get("published_at"), "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
 
@@ -276,29 +260,18 @@ def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
 def _signal(ctx: _Ctx) -> None:
     sig = store_signal(ctx.store, ctx.wake.payload)
     runs.step(ctx.store, ctx.run_id, "signal.stored", sig)
-    crashpoint("signal.after_store")
+    crash_point("signal.after_store")
     if not sig["org_ids"]:
         ctx.outcome.reason = "the signal mentions no organisation known to memory"
         return
     ctx.checkpoint()
     context: dict[str, Any] = {"wake": "signal", "signal": sig}
-    soon = imminent_attendees(ctx.store, ctx.now, max(ctx.settings.calendar.lead_hours, judge.MEETING_FULL_H))
+    soon = calendar.imminent_attendees(ctx.store, ctx.now, max(ctx.settings.calendar.lead_hours, judge.MEETING_FULL_H))
     if soon:
         # A signal landing while meetings are imminent: the people met soon are the
         # introducers worth asking (the judge rewards exactly that convergence).
         context["via_ids"] = soon
     _sweep_and_propose(ctx, context)
-
-
-def imminent_attendees(store: Store, now: datetime, lead_hours: float) -> list[int]:
-    """Known attendees (not the owner) of meetings starting within `lead_hours`."""
-    me = entities.owner(store)
-    rows = store.con.execute(
-        """SELECT DISTINCT unnest(attendee_ids) FROM calendar_events
-           WHERE starts_at >= ? AND starts_at <= ? + to_microseconds(CAST(? * 3600000000 AS BIGINT))""",
-        [now, now, float(lead_hours)],
-    ).fetchall()
-    return sorted({int(r[0]) for r in rows if r[0] is not None and (me is None or int(r[0]) != me.id)})
 
 
 def _sweep(ctx: _Ctx) -> None:
@@ -343,7 +316,7 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
             "errors": list(getattr(result, "errors", None) or []),
             "candidates": [c.to_dict() for c in cands],
         })
-    crashpoint("sweep.after_commit")
+    crash_point("sweep.after_commit")
     return cands
 
 
@@ -416,24 +389,21 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
     with store.transaction():
         if store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):
             return None
-        pid = f"P-{store.scalar('SELECT nextval(?)', ['proposal_numbers'])}"
-        now = utcnow()
-        store.con.execute(
-            """INSERT INTO proposals (id, run_id, dedupe_key, kind, entity_ids, title, body, score, why, evidence,
-                   action, action_hash, status, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)""",
-            [pid, ctx.run_id, dkey, candidate.kind, sorted({int(e) for e in candidate.entities}),
-             str(draft.get("title") or candidate.kind), str(draft.get("body") or candidate.why),
-             float(score), candidate.why, json.dumps(ev_json, default=str),
-             json.dumps(action, default=str) if action else None, _action_hash(action), now, now],
-        )
+        pid = proposals.next_id(store)
+        proposals.insert_pending(
+            store, pid, run_id=ctx.run_id, dedupe_key=dkey, kind=candidate.kind,
+            entity_ids=sorted({int(e) for e in candidate.entities}),
+            title=str(draft.get("title") or candidate.kind), body=str(draft.get("body") or candidate.why),
+            score=float(score), why=candidate.why, evidence_json=json.dumps(ev_json, default=str),
+            action_json=json.dumps(action, default=str) if action else None, action_hash=_action_hash(action),
+            now=utcnow())
         store.append_event("proposal.created", {"proposal_id": pid, "dedupe_key": dkey, "score": score,
                                                 "channels": channels}, run_id=ctx.run_id,
                            key=f"proposal:{ctx.run_id}:{dkey}")
         if channels:
             from backchannel.delivery import outbox
             outbox.enqueue(store, pid, channels, settings=ctx.settings)
-    crashpoint("proposal.after_commit")
+    crash_point("proposal.after_commit")
     return pid
 
 
@@ -489,7 +459,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         ids = sorted({int(e) for e in cand.entities})
         dkey = gate.dedupe_key(cand.kind, ids)
         if f"proposal:{ctx.run_id}:{dkey}" in made:
-            pid = ctx.store.scalar("SELECT id FROM proposals WHERE run_id = ? AND dedupe_key = ?", [ctx.run_id, dkey])
+            pid = proposals.id_for(ctx.store, ctx.run_id, dkey)
             if pid:
                 ctx.outcome.proposals.append(pid)
             continue  # created before a crash; resumed runs do not make it twice
@@ -536,7 +506,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         reasons = judge.why_now(j, evidence, ctx.now, ctx.settings.owner.timezone)
         if reasons:
             drafted["body"] = f"{drafted['body']}\n\nWhy now:\n" + "\n".join(f"- {r}" for r in reasons)
-        crashpoint("proposal.before_commit")
+        crash_point("proposal.before_commit")
         pid = create_proposal(ctx, cand, dkey, evidence, drafted, j.score)
         if pid:
             ctx.outcome.proposals.append(pid)
@@ -546,7 +516,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
 
 
 def _mail(ctx: _Ctx) -> None:
-    from backchannel.daemon.mail_sync import handle_wake
+    from backchannel.engine.mail_sync import handle_wake
     handle_wake(ctx)  # IMAP sync (issue 14)
 
 
@@ -566,9 +536,9 @@ def collect_wakes(settings: Settings, paths: Paths, kind: str) -> list[Any]:
     sweep, a calendar refresh (calendar + meeting_soon wakes), or a signal poll."""
     import asyncio
 
-    from backchannel.triggers.wake import Wake
+    from backchannel.core.wake import Wake
 
-    now = datetime.now(timezone.utc)
+    now = aware_now()
     if kind == "mail":  # an IMAP sync (issue 14)
         return [Wake("mail", key=f"mail:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)]
     if kind == "sweep":

@@ -1,15 +1,18 @@
-"""Calendar events in the store: attendees resolved to people, upserted by the
-calendar wake and re-matched after each ingest (daemon/reevaluate.py)."""
+"""The calendar_events table, its one writer: events upserted by the calendar wake
+with their attendees resolved to people, attendees re-matched after each ingest
+(engine/reevaluate.py), and the plain reads of upcoming meetings. Erasure
+(memory/erasure.py) redacts here too, inside its own one transaction."""
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
+from backchannel.core.timeutil import parse_naive_utc
 
 
 def _attendee_name_email(a: Any) -> tuple[str, str | None]:
@@ -56,13 +59,6 @@ def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -
     return None
 
 
-def _ts(value: Any) -> datetime | None:
-    if value is None or value == "":
-        return None
-    d = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return d.astimezone(timezone.utc).replace(tzinfo=None) if d.tzinfo else d
-
-
 def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | None = None) -> list[dict[str, Any]]:
     """Write upcoming meetings to calendar_events; returns them with attendee_ids."""
     me = entities.owner(store)
@@ -82,11 +78,11 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
             names = [_attendee_name_email(a)[0] or str(a) for a in attendees]
             ids = sorted({i for i in (resolve(a) for a in attendees) if i is not None})
             for a in attendees:
-                email = _attendee_name_email(a)[1]
-                if email and resolve(a) is not None:
-                    entities.add_alias(store, resolve(a), email)  # how an approved message reaches them
-            row = {"uid": str(ev.get("uid")), "starts_at": _ts(ev.get("starts_at") or ev.get("start")),
-                   "ends_at": _ts(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
+                email, person = _attendee_name_email(a)[1], resolve(a)
+                if email and person is not None:
+                    entities.add_alias(store, person, email)  # how an approved message reaches them
+            row = {"uid": str(ev.get("uid")), "starts_at": parse_naive_utc(ev.get("starts_at") or ev.get("start")),
+                   "ends_at": parse_naive_utc(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
                    "location": ev.get("location"), "attendees": names, "attendee_ids": ids,
                    "calendar": ev.get("calendar") or calendar}
             if row["starts_at"] is None:
@@ -102,3 +98,34 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
             )
             out.append(row)
     return out
+
+
+def set_attendee_ids(store: Store, uid: str, starts_at: datetime, ids: list[int]) -> None:
+    """Attendees matched again (daemon/reevaluate.py): the caller's transaction, if any."""
+    store.con.execute("UPDATE calendar_events SET attendee_ids = ? WHERE uid = ? AND starts_at = ?",
+                      [ids, uid, starts_at])
+
+
+def attendee_ids_of(store: Store, uid: str, starts_at: datetime) -> list[int] | None:
+    """The stored attendee ids of one event, or None when it is not stored."""
+    row = store.query("SELECT attendee_ids FROM calendar_events WHERE uid = ? AND starts_at = ?", [uid, starts_at])
+    return [int(i) for i in row[0]["attendee_ids"]] if row else None
+
+
+def between(store: Store, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    """Events starting in [start, end], soonest first."""
+    return store.query(
+        """SELECT uid, starts_at, ends_at, summary, location, attendees, attendee_ids FROM calendar_events
+           WHERE starts_at >= ? AND starts_at <= ? ORDER BY starts_at""",
+        [start, end])
+
+
+def imminent_attendees(store: Store, now: datetime, lead_hours: float) -> list[int]:
+    """Known attendees (not the owner) of meetings starting within `lead_hours`."""
+    me = entities.owner(store)
+    rows = store.con.execute(
+        """SELECT DISTINCT unnest(attendee_ids) FROM calendar_events
+           WHERE starts_at >= ? AND starts_at <= ? + to_microseconds(CAST(? * 3600000000 AS BIGINT))""",
+        [now, now, float(lead_hours)],
+    ).fetchall()
+    return sorted({int(r[0]) for r in rows if r[0] is not None and (me is None or int(r[0]) != me.id)})

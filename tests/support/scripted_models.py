@@ -12,24 +12,29 @@ Entries answer in order: the first unused one that applies. When none applies,
 the script's `responder(messages) -> str | dict` answers if given, else the
 call fails with a 500 ("script exhausted").
 
-Other processes (the CLI, the daemon) load scripts from the file named by the
-environment variable ``BACKCHANNEL_SCRIPTED_MODELS``: a JSON object mapping each
-name to its entries (a list, or ``{"entries": [...]}``). The gateway reads it the
-first time a ``scripted/`` model is called, so `[models] extract = "scripted/x"`
-in config.toml drives a real `backchannel ingest` or daemon with no key and no
-network. A name already registered in the process keeps its in-process script.
+This module is a plugin of the gateway (backchannel/agent/plugins.py, pluggy): the
+package itself knows no scripted model. In the test process, `register_scripted`
+registers it. Other processes (the CLI, the daemon) load it with
+``BACKCHANNEL_PLUGINS=<path of this file>`` and their scripts from the file named by
+``BACKCHANNEL_SCRIPTED_MODELS``: a JSON object mapping each name to its entries (a
+list, or ``{"entries": [...]}``). The plugin reads it the first time a ``scripted/``
+model is called, so `[models] extract = "scripted/x"` in config.toml drives a real
+`backchannel ingest` or daemon with no key and no network. A name already registered
+in the process keeps its in-process script.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backchannel.agent import plugins
 from backchannel.agent.models import load_litellm
 
 PROVIDER = "scripted"
@@ -133,6 +138,7 @@ def register_scripted(script: list[dict[str, Any]] | str | Path | None = None, *
                       responder: Responder | None = None) -> Script:
     """Register a script as model ``scripted/<name>`` and return it (its `.calls` record every call)."""
     global _handler
+    plugins.register(sys.modules[__name__])
     lt = load_litellm()
     if isinstance(script, (str, Path)):
         data = json.loads(Path(script).read_text(encoding="utf-8"))
@@ -180,3 +186,14 @@ def register_from_env(environ: Any = None) -> list[str]:
         register_scripted(entries, name=name)
         added.append(name)
     return added
+
+
+@plugins.hookimpl
+def prepare_models(models: list[str]) -> None:
+    """The gateway is about to call `models`: scripts from BACKCHANNEL_SCRIPTED_MODELS
+    when one of them is a scripted model (a bad file is a ValueError naming it)."""
+    if any(m.startswith(f"{PROVIDER}/") for m in models):
+        register_from_env()
+
+
+PLUGIN_FILE = str(Path(__file__).resolve())  # what a child process's BACKCHANNEL_PLUGINS names

@@ -151,3 +151,20 @@ def test_folder_ingest_skips_licences_and_readmes(tmp_path):
     list(expand_paths([tmp_path], passed_over))
     assert sorted(p.name for p in passed_over) == ["INDEX.json", "LICENSE.txt", "LICENSE_QMSum_MIT.txt", "README.md"]
     assert [p.name for p in expand_paths([tmp_path / "README.md"])] == ["README.md"]  # named: taken as given
+
+
+def test_ingest_calls_carry_up_to_50_email_messages_offline_and_8_files_otherwise(tmp_path):
+    import mail_fixtures as fx
+
+    from backchannel.cli.ingest_cmd import chunks
+    from backchannel.extractors.ingest import expand_paths
+
+    maildir = fx.write_maildir(tmp_path / "Maildir", fx.numbered(60))
+    for n in range(10):
+        (tmp_path / f"meeting-{n}.txt").write_text("Marc: hello\n")
+    fx.write_mbox(tmp_path / "archive.mbox", fx.numbered(3))
+    files = [str(f) for f in expand_paths([maildir, *sorted(tmp_path.glob("meeting-*.txt")), tmp_path / "archive.mbox"])]
+    offline = chunks(files, offline=True)
+    assert [len(c) for c in offline] == [50, 10, 8, 3]  # messages; then transcripts and the mbox file, 8 a call
+    assert [f for c in offline for f in c] == files  # every path once, in order
+    assert [len(c) for c in chunks(files, offline=False)] == [8] * 8 + [7]  # a model may take minutes per file

@@ -97,3 +97,32 @@ def test_single_threaded_runs_on_one_thread_and_gives_the_setting_back(store):
     except RuntimeError:
         pass
     assert threads() == 3  # given back after a failure too
+
+
+def test_a_batch_is_one_transaction_and_a_failed_unit_rolls_all_of_it_back(store):
+    from backchannel.memory.store import BatchFailed
+
+    store.con.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text VARCHAR)")
+    with store.batch():
+        with store.transaction():  # joins the batch's transaction: no BEGIN of its own
+            store.con.execute("INSERT INTO notes VALUES (1, 'one')")
+        store.insert_rows("notes", ["id", "text"], [(2, "two")], defer=True)
+        assert store.held_value("notes", "id", 2, "text") == "two"  # held, not in the table yet
+        assert store.scalar("SELECT count(*) FROM notes") == 1
+        assert store.per_batch("k", lambda: [1]) is store.per_batch("k", lambda: [2])
+    assert store.held_value("notes", "id", 2, "text") is None
+    assert store.con.execute("SELECT id, text FROM notes ORDER BY id").fetchall() == [(1, "one"), (2, "two")]
+
+    with pytest.raises(BatchFailed), store.batch():
+        with store.transaction():
+            store.con.execute("INSERT INTO notes VALUES (3, 'three')")
+        try:
+            with store.transaction():
+                store.con.execute("INSERT INTO notes VALUES (4, 'four')")
+                raise ValueError("a unit fails after writing")
+        except ValueError:
+            pass  # caught by the unit's caller: the batch still knows, and keeps nothing
+    assert store.scalar("SELECT count(*) FROM notes") == 2
+    with store.transaction():  # a plain transaction again afterwards
+        store.con.execute("INSERT INTO notes VALUES (5, 'five')")
+    assert store.scalar("SELECT count(*) FROM notes") == 3

@@ -8,7 +8,29 @@ import click
 
 from backchannel.cli.common import UserError, echo_json, load_context, plural
 
-_BATCH = 8
+_BATCH = 8  # files per `ingest` call: a model may take minutes over each transcript
+_MAIL_BATCH = 50  # email message files in a row, offline: written several to a transaction (mail_batch.py)
+
+
+def chunks(files: list[str], offline: bool) -> list[list[str]]:
+    """The paths of each `ingest` call, in order: _BATCH files, or up to _MAIL_BATCH email
+    message files in a row (a Maildir's) when extraction is offline, so a batch of messages
+    is not cut at 8."""
+    from pathlib import Path
+
+    from backchannel.extractors.mail_ingest import MBOX_SUFFIXES, is_mail_file
+
+    out: list[tuple[list[str], bool]] = []  # (paths, whether they are email messages)
+    for f in files:
+        message = offline and is_mail_file(Path(f)) and Path(f).suffix.lower() not in MBOX_SUFFIXES
+        last = out[-1] if out else None
+        if last is not None and message and last[1] and len(last[0]) < _MAIL_BATCH:
+            last[0].append(f)
+        elif last is not None and not message and not last[1] and len(last[0]) < _BATCH:
+            last[0].append(f)
+        else:
+            out.append(([f], message))
+    return [c for c, _m in out]
 
 
 def _date_note(r: dict) -> str:
@@ -69,8 +91,8 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
         progress.start()
         task = progress.add_task("ingesting", total=len(files))
     try:
-        for i in range(0, len(files), _BATCH):
-            args: dict = {"paths": files[i : i + _BATCH]}
+        for part in chunks(files, ctx.settings.models.extract == "offline"):
+            args: dict = {"paths": part}
             if meeting_date:  # only when given: an older daemon's operation takes no date
                 args["meeting_date"] = meeting_date
             out = call(ctx, "ingest", args)
@@ -81,7 +103,7 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
                 summary.setdefault("deferred", []).extend(out["deferred"])
             results += out["results"]
             if progress is not None:
-                progress.update(task, advance=len(files[i : i + _BATCH]))
+                progress.update(task, advance=len(part))
     finally:
         if progress is not None:
             progress.stop()

@@ -171,7 +171,8 @@ def _folder_failed(store: Store, account: str, folder: str, exc: Exception, summ
 def _sync_folder(store: Store, settings: Settings, client: Any, account: str, folder: str, budget: int,
                  summary: dict[str, Any], *, gateway: Any, run_id: str | None,
                  checkpoint: Callable[[], None] | None, crashpoint: Callable[[str], None] | None) -> int:
-    from backchannel.extractors.mail_ingest import ingest_message
+    from backchannel.extractors.mail_batch import batchable, ingest_messages
+
     m = settings.mail
     limit = int(m.max_message_mb * 1_000_000)
     info = client.select_folder(folder, readonly=True)
@@ -189,46 +190,74 @@ def _sync_folder(store: Store, settings: Settings, client: Any, account: str, fo
     # "UID n:*" always answers the highest UID, even below n: filter.
     uids = sorted(u for u in client.search(["UID", f"{last_uid + 1}:*"]) if u > last_uid)[:budget]
     counts = {"ingested": 0, "skipped": 0, "failed": 0}
-    for i in range(0, len(uids), max(1, int(m.batch))):
-        batch = uids[i:i + max(1, int(m.batch))]
+    step = max(1, int(m.batch))
+    # Offline, a fetched batch's messages are written in one transaction (mail_batch.py);
+    # with a model, one message at a time.
+    group_size = step if batchable(settings, gateway) else 1
+    for i in range(0, len(uids), step):
+        batch = uids[i:i + step]
         sizes = client.fetch(batch, ["RFC822.SIZE"])
         wanted = [u for u in batch if int(sizes.get(u, {}).get(b"RFC822.SIZE", 0)) <= limit]
         bodies = client.fetch(wanted, ["BODY.PEEK[]"]) if wanted else {}
-        for uid in batch:
+        done: list[tuple[int, str, str | None]] = []  # (uid, status, error) read, not yet past last_uid
+        for j in range(0, len(batch), group_size):
             if checkpoint is not None:
                 checkpoint()
-            origin = f"imap:{account}/{folder}/{uidvalidity}/{uid}"
-            if uid not in wanted:
-                size = int(sizes.get(uid, {}).get(b"RFC822.SIZE", 0))
-                status, error = "failed", (f"too large: {size / 1e6:.1f} MB; messages up to {limit / 1e6:.0f} MB "
-                                           "are read ([mail] max_message_mb); not downloaded")
-            else:
-                raw = bodies.get(uid, {}).get(b"BODY[]")
-                if raw is None:  # expunged between SEARCH and FETCH
-                    status, error = "skipped", None
+            group, messages = batch[j:j + group_size], []
+            for uid in group:
+                raw = bodies.get(uid, {}).get(b"BODY[]") if uid in wanted else None
+                if raw is not None:
+                    messages.append((uid, (f"imap:{account}/{folder}/{uidvalidity}/{uid}", _reader(bytes(raw)))))
+            outcomes = dict(zip((u for u, _m in messages),
+                                ingest_messages(store, settings, [m for _u, m in messages], gateway=gateway,
+                                                run_id=run_id, max_bytes=limit, size=group_size)))
+            for uid in group:
+                if uid not in wanted:
+                    size = int(sizes.get(uid, {}).get(b"RFC822.SIZE", 0))
+                    done.append((uid, "failed", f"too large: {size / 1e6:.1f} MB; messages up to "
+                                                f"{limit / 1e6:.0f} MB are read ([mail] max_message_mb); not downloaded"))
+                elif uid not in outcomes:  # expunged between SEARCH and FETCH
+                    done.append((uid, "skipped", None))
+                elif outcomes[uid].status == "deferred":
+                    summary["deferred"] = outcomes[uid].error
+                    _advance(store, account, folder, uidvalidity, done, counts)
+                    return sum(counts.values())  # the model budget is spent: this UID is read again later
                 else:
-                    out = ingest_message(store, settings, bytes(raw), origin, gateway=gateway, run_id=run_id,
-                                         max_bytes=limit)
-                    status, error = out.status, out.error
-            if status == "deferred":
-                summary["deferred"] = error
-                return sum(counts.values())  # the model budget is spent: this UID is read again later
+                    done.append((uid, outcomes[uid].status, outcomes[uid].error))
             if crashpoint is not None:
                 crashpoint("mail.after_message")
-            counts[status if status in counts else "failed"] += 1
-            with store.transaction():
-                if status == "failed":
-                    _record_error(store, origin, error or "unknown error")
-                store.con.execute(
-                    """UPDATE mail_sync_state SET last_uid = ?, last_sync_at = ?, last_error = NULL,
-                           messages = messages + ?, failed = failed + ? WHERE account = ? AND folder = ?""",
-                    [uid, utcnow(), int(status == "ingested"), int(status == "failed"), account, folder])
+            # The messages are committed; only now does the folder's position move past them.
+            _advance(store, account, folder, uidvalidity, done, counts)
+            done = []
     with store.transaction():
         _save_state(store, account, folder, last_sync_at=utcnow(), last_error=None)
     for k, v in counts.items():
         summary[k] += v
     summary["folders"][folder] = {"uidvalidity": uidvalidity, "new": len(uids), **counts}
     return len(uids)
+
+
+def _reader(raw: bytes) -> Callable[[], bytes]:
+    return lambda: raw
+
+
+def _advance(store: Store, account: str, folder: str, uidvalidity: int, done: list[tuple[int, str, str | None]],
+             counts: dict[str, int]) -> None:
+    """Move the folder's `last_uid` past `done` (read in UID order, their messages committed),
+    recording each failed message's error, in one transaction."""
+    if not done:
+        return
+    with store.transaction():
+        for uid, status, error in done:
+            if status == "failed":
+                _record_error(store, f"imap:{account}/{folder}/{uidvalidity}/{uid}", error or "unknown error")
+        store.con.execute(
+            """UPDATE mail_sync_state SET last_uid = ?, last_sync_at = ?, last_error = NULL,
+                   messages = messages + ?, failed = failed + ? WHERE account = ? AND folder = ?""",
+            [done[-1][0], utcnow(), sum(s == "ingested" for _u, s, _e in done),
+             sum(s not in ("ingested", "skipped") for _u, s, _e in done), account, folder])
+    for _uid, status, _error in done:
+        counts[status if status in counts else "failed"] += 1
 
 
 def handle_wake(ctx: Any) -> None:

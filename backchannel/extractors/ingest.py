@@ -136,6 +136,26 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
                          title=transcript.title, rejected_quotes=stats and stats["rejected_quotes"], **when)
 
 
+def ingest_files(store: Store, settings: Settings, paths: Iterable[str | Path], *, gateway=None,
+                 run_id: str | None = None, given_date: datetime | None = None) -> list[IngestOutcome]:
+    """`ingest_file` for each path, outcomes in order (`backchannel ingest`); a run of
+    single-message email files (a Maildir's) goes in batches, several messages to a
+    transaction (mail_ingest.ingest_mail_files)."""
+    from backchannel.extractors.mail_ingest import MBOX_SUFFIXES, ingest_mail_files, is_mail_file
+
+    out: list[IngestOutcome] = []
+    run: list[Path] = []
+    for p in map(Path, paths):
+        if is_mail_file(p) and p.suffix.lower() not in MBOX_SUFFIXES:
+            run.append(p)
+            continue
+        out += ingest_mail_files(store, settings, run, gateway=gateway, run_id=run_id)
+        run = []
+        out.append(ingest_file(store, settings, p, gateway=gateway, run_id=run_id, given_date=given_date))
+    out += ingest_mail_files(store, settings, run, gateway=gateway, run_id=run_id)
+    return out
+
+
 def _gateway_error_kind(exc: Exception) -> str | None:
     """'budget' or 'model' for the gateway's errors (imported only when a model ran)."""
     if "backchannel.agent.models" not in sys.modules:  # no model ran, so no gateway error (and no import)

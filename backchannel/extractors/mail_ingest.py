@@ -12,6 +12,7 @@ A message that cannot be read is one failed outcome with its reason; the mailbox
 
 from __future__ import annotations
 
+import functools
 import mailbox
 import os
 import stat
@@ -29,6 +30,7 @@ from backchannel.memory.text import norm_name
 from backchannel.core.timeutil import as_naive_utc
 
 MAIL_SUFFIXES = {".eml", ".mbox", ".mbx"}
+MBOX_SUFFIXES = (".mbox", ".mbx")  # many messages in one file
 
 
 def max_message_bytes(settings: Settings) -> int:
@@ -97,7 +99,7 @@ def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=No
         if why:
             return IngestOutcome(str(path), "failed", error=why)
 
-    if path.suffix.lower() in (".mbox", ".mbx"):
+    if path.suffix.lower() in MBOX_SUFFIXES:
         # Many messages of ~15 small statements each: one DuckDB thread (Store.single_threaded).
         # Not per single-message file: switching DuckDB's thread count costs more than one message saves.
         with store.single_threaded():
@@ -113,8 +115,10 @@ def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=No
 
 
 def ingest_mbox(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None):
-    """Each message of an mbox file, as outcomes whose path is `FILE#N` (N from 1)."""
+    """Each message of an mbox file, as outcomes whose path is `FILE#N` (N from 1),
+    written several to a transaction (mail_batch.py)."""
     from backchannel.extractors.ingest import IngestOutcome
+    from backchannel.extractors.mail_batch import BATCH_MESSAGES, ingest_messages
 
     try:
         box = mailbox.mbox(str(path), create=False)
@@ -124,16 +128,36 @@ def ingest_mbox(store: Store, settings: Settings, path: Path, *, gateway=None, r
         return
     limit = max_message_bytes(settings)
     try:
-        for n, key in enumerate(keys, 1):
-            origin = f"{path}#{n}"
-            try:
-                data = box.get_bytes(key)
-            except Exception as exc:
-                yield IngestOutcome(origin, "failed", error=f"cannot read message {n}: {exc}")
-                continue
-            yield ingest_message(store, settings, data, origin, gateway=gateway, run_id=run_id, max_bytes=limit)
+        messages = [(f"{path}#{n}", _mbox_reader(box, key, n, f"{path}#{n}")) for n, key in enumerate(keys, 1)]
+        for i in range(0, len(messages), BATCH_MESSAGES):
+            yield from ingest_messages(store, settings, messages[i:i + BATCH_MESSAGES], gateway=gateway,
+                                       run_id=run_id, max_bytes=limit)
     finally:
         box.close()
+
+
+def _mbox_reader(box: mailbox.mbox, key, n: int, origin: str):
+    def read() -> bytes:
+        try:
+            return box.get_bytes(key)
+        except Exception as exc:
+            raise MailError(origin, f"cannot read message {n}: {exc}") from None
+    return read
+
+
+def ingest_mail_files(store: Store, settings: Settings, paths: list[Path], *, gateway=None,
+                      run_id: str | None = None) -> list:
+    """Single-message files (Maildir messages, .eml), one outcome each, in order: written
+    several to a transaction on one DuckDB thread when extraction is offline
+    (mail_batch.py); else, or for one file, each as `ingest_mail_file` does."""
+    from backchannel.extractors.mail_batch import batchable, ingest_messages
+
+    if len(paths) < 2 or not batchable(settings, gateway):
+        return [ingest_mail_file(store, settings, p, gateway=gateway, run_id=run_id) for p in paths]
+    limit = max_message_bytes(settings)
+    messages = [(str(p), functools.partial(_read_bytes, p, limit)) for p in paths]
+    with store.single_threaded():
+        return ingest_messages(store, settings, messages, gateway=gateway, run_id=run_id, max_bytes=limit)
 
 
 def summarise(path: str, outcomes: list):
@@ -167,7 +191,9 @@ def known_message(store: Store, identity: str, addresses: list[str] = ()
                    WHERE e.kind = 'person' AND e.merged_into IS NULL AND list_contains(?, a.norm))""",
         [identity, sorted({norm_name(a) for a in addresses if a})]).fetchall()[0]
     found = row[1] or []
-    return row[0], {r["n"]: r["name"] for r in found}, {(int(r["id"]), r["n"]) for r in found}
+    # A message written earlier in the same Store.batch() is held, not yet in the table.
+    source = row[0] or store.held_value("mail_messages", "message_id", identity, "source_id")
+    return source, {r["n"]: r["name"] for r in found}, {(int(r["id"]), r["n"]) for r in found}
 
 
 def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *, gateway=None,
@@ -271,15 +297,19 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
     sent = msg.date
     if sent is not None:
         sent = as_naive_utc(sent)
-    # In the writer's transaction the identity was checked just before: a plain INSERT
-    # (DuckDB's ON CONFLICT costs a lookup more); the repair path may meet the row.
-    conflict = "" if resolver is not None else " ON CONFLICT (message_id) DO NOTHING"
-    store.con.execute(
-        """INSERT INTO mail_messages (message_id, source_id, sender, recipients, sent_at, subject, origin,
-               attachments, html_only, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""" + conflict,
-        [msg.identity(), source_id, msg.sender.addr if msg.sender else None,
-         [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
-         msg.html_only, utcnow()])
+    row = (msg.identity(), source_id, msg.sender.addr if msg.sender else None,
+           [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
+           msg.html_only, utcnow())
+    if resolver is not None:
+        # In the writer's transaction the identity was checked just before: a plain INSERT
+        # (DuckDB's ON CONFLICT costs a lookup more), held to a Store.batch()'s commit if in one.
+        store.insert_rows("mail_messages", ["message_id", "source_id", "sender", "recipients", "sent_at", "subject",
+                                            "origin", "attachments", "html_only", "ingested_at"], [row], defer=True)
+    else:  # the repair path may meet the row
+        store.con.execute(
+            """INSERT INTO mail_messages (message_id, source_id, sender, recipients, sent_at, subject, origin,
+                   attachments, html_only, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (message_id) DO NOTHING""", list(row))
     pairs: dict[tuple[int, str], str] = {}
     for label, addr in transcript.emails.items():
         if resolver is not None:

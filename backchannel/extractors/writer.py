@@ -37,7 +37,9 @@ def source_id_for(content_hash: str) -> str:
 
 
 def existing_source(store: Store, content_hash: str) -> str | None:
-    return store.scalar("SELECT id FROM sources WHERE content_hash = ?", [content_hash])
+    # A source written earlier in the same Store.batch() is held, not yet in the table.
+    return (store.held_value("sources", "content_hash", content_hash, "id")
+            or store.scalar("SELECT id FROM sources WHERE content_hash = ?", [content_hash]))
 
 
 def write_source(
@@ -60,7 +62,9 @@ def write_source(
     with store.transaction():
         if existing_source(store, content_hash):
             return WriteResult(sid, created=False)
-        me = entities.ensure_owner(store, owner_names[0] if owner_names else "Me", list(owner_names[1:]))
+        # Once per Store.batch() (email: many messages to a transaction): no unit of it changes the owner.
+        me = store.per_batch(("owner", tuple(owner_names)), lambda: entities.ensure_owner(
+            store, owner_names[0] if owner_names else "Me", list(owner_names[1:])))
         title = transcript.title or sid
         participants = list(transcript.participants or transcript.speakers())
         owner_norms = {norm_name(n) for n in owner_names if n} | {norm_name(me.name)}
@@ -95,6 +99,7 @@ def write_source(
             store,
             [(sid, u.idx, u.speaker, resolver.speaker(u.speaker), u.start_s, u.end_s, u.text)
              for u in transcript.utterances],
+            defer=True,  # in a Store.batch(), with the batch's other utterances at its commit
         )
         rows = _assertion_rows(transcript, extracted, resolver, sid, extractor, reliability)
         assertion_table.insert_assertions(
@@ -106,7 +111,7 @@ def write_source(
             rows,
         )
         # The source row goes in last, with its count: one INSERT, no UPDATE (same transaction,
-        # so nobody sees the assertions without their source).
+        # so nobody sees the assertions without their source; in a Store.batch(), at its commit).
         sources.insert_ingested(
             store, sid, content_hash=content_hash, path=transcript.path, title=title, format=transcript.format,
             meeting_date=transcript.meeting_date, meeting_date_origin=transcript.meeting_date_origin,
@@ -122,6 +127,7 @@ def write_source(
             {"source_id": sid, "path": transcript.path, "assertions": len(rows), "extractor": extractor,
              "ambiguous_references": resolver.ambiguous},
             key=f"ingest:{content_hash}",
+            defer=True,
         )
         return WriteResult(sid, created=True, assertions=len(rows), entities_created=resolver.created)
 

@@ -16,9 +16,10 @@ from backchannel.memory.store import Store, utcnow
 UTTERANCE_COLUMNS = ("source_id", "idx", "speaker", "speaker_id", "start_s", "end_s", "text")
 
 
-def insert_utterances(store: Store, rows: Sequence[Sequence[Any]]) -> None:
-    """Utterance rows, in UTTERANCE_COLUMNS order (one multi-row insert per 400)."""
-    store.insert_rows("utterances", list(UTTERANCE_COLUMNS), rows)
+def insert_utterances(store: Store, rows: Sequence[Sequence[Any]], *, defer: bool = False) -> None:
+    """Utterance rows, in UTTERANCE_COLUMNS order (one multi-row insert per 400). `defer`: in a
+    `Store.batch()`, held and inserted with the batch's other rows at its commit."""
+    store.insert_rows("utterances", list(UTTERANCE_COLUMNS), rows, defer=defer)
 
 
 def insert_assertions(store: Store, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

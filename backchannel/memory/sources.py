@@ -17,13 +17,15 @@ def insert_ingested(store: Store, sid: str, *, content_hash: str, path: str | No
                     participants: list[str], utterance_count: int, extractor: str, trust_reasons: list[str],
                     assertion_count: int) -> None:
     """A transcript's row, written last with its counts (one INSERT, no UPDATE: nobody sees
-    the assertions without their source)."""
-    store.con.execute(
-        """INSERT INTO sources (id, content_hash, path, title, format, meeting_date, meeting_date_origin,
-               participants, utterance_count, extractor, ingested_at, trust_reasons, assertion_count)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [sid, content_hash, path, title, format, meeting_date, meeting_date_origin, participants,
-         utterance_count, extractor, utcnow(), trust_reasons, assertion_count],
+    the assertions without their source). In a `Store.batch()` (email) the row is held and
+    inserted with the batch's others at its commit; `Store.held_value` finds it meanwhile."""
+    store.insert_rows(
+        "sources", ["id", "content_hash", "path", "title", "format", "meeting_date", "meeting_date_origin",
+                    "participants", "utterance_count", "extractor", "ingested_at", "trust_reasons",
+                    "assertion_count"],
+        [(sid, content_hash, path, title, format, meeting_date, meeting_date_origin, participants,
+          utterance_count, extractor, utcnow(), trust_reasons, assertion_count)],
+        defer=True,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,10 @@ class StoreError(Exception):
     pass
 
 
+class BatchFailed(StoreError):
+    """A unit inside `Store.batch()` failed: the batch was rolled back, nothing of it kept."""
+
+
 class StoreLocked(StoreError):
     """Another process holds the database file."""
 
@@ -32,11 +36,34 @@ def migration_files() -> list[tuple[str, str]]:
     return [(name.removesuffix(".sql"), sql) for name, sql in items]
 
 
+class Batch:
+    """The state of an open `Store.batch()`: whether a unit failed, the rows held until
+    its commit (`insert_rows(defer=True)`, `append_event(defer=True)`), and values its
+    units share (`Store.per_batch`)."""
+
+    def __init__(self) -> None:
+        self.failed = False
+        self.held: dict[tuple[str, tuple[str, ...]], list[tuple]] = {}
+        self.events: list[tuple[str, dict[str, Any] | None, str | None, str | None]] = []
+        self.shared: dict[Any, Any] = {}
+
+    def held_value(self, table: str, column: str, value: Any, want: str) -> Any:
+        """`want` of a held row of `table` whose `column` is `value` (None: none held)."""
+        for (name, columns), rows in self.held.items():
+            if name == table and column in columns and want in columns:
+                i, j = columns.index(column), columns.index(want)
+                for row in rows:
+                    if row[i] == value:
+                        return row[j]
+        return None
+
+
 class Store:
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool):
         self.con = con
         self.path = path
         self.read_only = read_only
+        self._batch: Batch | None = None  # the open `batch()`, whose transaction `transaction()` joins
 
     @classmethod
     def open(cls, path: Path | str, read_only: bool = False) -> "Store":
@@ -91,6 +118,13 @@ class Store:
     # -- transactions and helpers -----------------------------------------
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        if self._batch is not None:  # inside batch(): its one transaction holds these statements
+            try:
+                yield self.con
+            except BaseException:
+                self._batch.failed = True  # rows of this unit may be written: only the whole batch can go
+                raise
+            return
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield self.con
@@ -100,6 +134,57 @@ class Store:
             raise
         else:
             self.con.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One transaction for several units of work that would each be a `transaction()`
+        (email: many messages, ~15 small statements each; a COMMIT is the dearest of them).
+        Inside, `transaction()` opens none of its own and a unit that fails in it marks the
+        batch `failed`: its rows may already be written among the others' and DuckDB has no
+        savepoints, so the batch is rolled back whole (BatchFailed at its end, or any exception
+        leaving it) and the caller replays it one unit per transaction (extractors/mail_batch.py).
+        A kill -9 leaves the whole batch or nothing of it."""
+        if self._batch is not None:
+            raise StoreError("a batch is already open")
+        state = Batch()
+        self.con.execute("BEGIN TRANSACTION")
+        self._batch = state
+        try:
+            yield state
+        except BaseException:
+            self._batch = None
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            raise
+        if state.failed:  # never a silent loss: the caller learns the batch is gone
+            self._batch = None
+            self.con.execute("ROLLBACK")
+            raise BatchFailed("a unit of the batch failed: the batch was rolled back, replay it unit by unit")
+        try:
+            self._batch = None  # the held rows go in now, one statement per table for the whole batch
+            for (table, columns), rows in state.held.items():
+                self.insert_rows(table, columns, rows)
+            self.append_events(state.events)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    def held_value(self, table: str, column: str, value: Any, want: str) -> Any:
+        """`Batch.held_value` of the open batch (None outside one): a row written in this
+        batch but not inserted yet, for the look-ups that must see it (a content hash, a
+        Message-ID met twice in one batch)."""
+        return None if self._batch is None else self._batch.held_value(table, column, value, want)
+
+    def per_batch(self, key: Any, make: Callable[[], Any]) -> Any:
+        """`make()`, once per open batch for `key` (every call outside one): for a value
+        no unit of the batch changes, such as the owner's entity."""
+        if self._batch is None:
+            return make()
+        if key not in self._batch.shared:
+            self._batch.shared[key] = make()
+        return self._batch.shared[key]
 
     @contextlib.contextmanager
     def single_threaded(self) -> Iterator[None]:
@@ -133,9 +218,15 @@ class Store:
             raise StoreError(f"an aggregate query returned no row: {sql[:80]}")
         return tuple(row)
 
-    def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], chunk: int = 400) -> None:
-        """Bulk insert with multi-row VALUES: an order of magnitude faster than executemany."""
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], chunk: int = 400,
+                    *, defer: bool = False) -> None:
+        """Bulk insert with multi-row VALUES: an order of magnitude faster than executemany.
+        `defer`: inside `batch()`, the rows are held and inserted with the other units' just
+        before its commit (for rows nothing reads back in the meantime but `held_value`)."""
         if not rows:
+            return
+        if defer and self._batch is not None:
+            self._batch.held.setdefault((table, tuple(columns)), []).extend(tuple(r) for r in rows)
             return
         cols = ", ".join(columns)
         one = "(" + ", ".join("?" for _ in columns) + ")"
@@ -146,9 +237,13 @@ class Store:
 
     # -- the event log ----------------------------------------------------
     def append_event(self, kind: str, data: dict[str, Any] | None = None, *, run_id: str | None = None,
-                     key: str | None = None) -> int | None:
+                     key: str | None = None, defer: bool = False) -> int | None:
         """Append to the event log. With an idempotency `key`, a second append of the
-        same key is a no-op and returns None."""
+        same key is a no-op and returns None. `defer`: inside `batch()`, appended with the
+        batch's other events just before its commit (returns None)."""
+        if defer and self._batch is not None:
+            self._batch.events.append((kind, data, run_id, key))
+            return None
         # One statement, not a look-up then an insert: `key` is UNIQUE, and a wake appends
         # dozens of events (each look-up cost ~1.5 ms at 1M assertions).
         return self.scalar(

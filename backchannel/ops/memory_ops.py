@@ -31,7 +31,7 @@ ASSERTION_JOINS = """
 def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None) -> dict[str, Any]:
     """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}.
     `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date."""
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extractors.ingest import ingest_files
     from backchannel.extractors.meeting_date import parse_given_date
 
     try:
@@ -39,7 +39,7 @@ def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None) -> dic
     except ValueError as exc:
         raise OpError(str(exc)) from None
     gateway = _gateway(env)
-    results = [ingest_file(env.store, env.settings, p, gateway=gateway, given_date=given) for p in paths]
+    results = ingest_files(env.store, env.settings, paths, gateway=gateway, given_date=given)
     return {
         "ingested": sum(r.status == "ingested" for r in results),
         "skipped": sum(r.status == "skipped" for r in results),

@@ -478,6 +478,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
     made = {str(k) for (k,) in ctx.store.con.execute(  # proposals this run made before a crash
         "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [ctx.run_id]).fetchall()}
     weights_by_kind: dict[str, Any] = {}  # feedback does not change during a wake: fitted once per kind
+    facts = judge.facts_for(ctx.store, ctx.now, [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked])
 
     def weights_of(kind: str) -> Any:
         if kind not in weights_by_kind:
@@ -502,7 +503,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         try:
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
                               horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
-                              weights=weights_of(cand.kind))
+                              weights=weights_of(cand.kind), facts=facts)
             if j.veto is None and ctx.gateway is not None and ctx.gateway.available("judge"):
                 excerpts_sent += len(evidence)
                 j = judge.with_model(j, gateway=ctx.gateway, evidence=evidence, kind=cand.kind, run_id=ctx.run_id)

@@ -478,7 +478,9 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
     made = {str(k) for (k,) in ctx.store.con.execute(  # proposals this run made before a crash
         "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [ctx.run_id]).fetchall()}
     weights_by_kind: dict[str, Any] = {}  # feedback does not change during a wake: fitted once per kind
+    # What the gate and the judge read from the store, read once for the whole wake.
     facts = judge.facts_for(ctx.store, ctx.now, [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked])
+    reads = gate.WakeReads(ctx.store, ctx.settings, ctx.now, [gate.dedupe_key(c.kind, c.entities) for c, _ in ranked])
 
     def weights_of(kind: str) -> Any:
         if kind not in weights_by_kind:
@@ -494,7 +496,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             if pid:
                 ctx.outcome.proposals.append(pid)
             continue  # created before a crash; resumed runs do not make it twice
-        d = gate.before_judge(ctx.store, ctx.settings, cand.kind, ids, text, ctx.now)
+        d = gate.before_judge(ctx.store, ctx.settings, cand.kind, ids, text, ctx.now, reads)
         gate.record(held, ctx.run_id, dkey, d, "before_judge")
         if not d.passed:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
@@ -539,6 +541,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             drafted["body"] = f"{drafted['body']}\n\nWhy now:\n" + "\n".join(f"- {r}" for r in reasons)
         crashpoint("proposal.before_commit")
         pid = create_proposal(ctx, cand, dkey, evidence, drafted, j.score)
+        reads.proposal_made()  # the next candidate's dedupe and rate limit count this one
         if pid:
             ctx.outcome.proposals.append(pid)
             log(logger, 20, "proposal created", run_id=ctx.run_id, proposal_id=pid, dedupe_key=dkey,

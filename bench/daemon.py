@@ -121,7 +121,9 @@ def _measure(seed_home: Path, scratch: Path, code: Path, wakes: int) -> dict:
     shutil.copytree(seed_home, scratch)
     env = {**os.environ, "PYTHONPATH": str(code), "BACKCHANNEL_HOME": str(scratch)}
     got = subprocess.run([sys.executable, str(HERE), "--wake-times", str(scratch), "--wakes", str(wakes)],
-                         env=env, check=True, capture_output=True, text=True, timeout=1800)
+                         env=env, capture_output=True, text=True, timeout=1800)
+    if got.returncode:
+        raise RuntimeError(f"the wakes with {code} failed:\n{got.stderr[-3000:]}")
     shutil.rmtree(scratch)
     return json.loads(got.stdout)
 

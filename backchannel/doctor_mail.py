@@ -46,7 +46,7 @@ def check_mail(settings: Settings, paths: Paths, deep: bool = False):
             f"every {m.sync_interval_s:g} s"
     if not deep:
         return Check("mail", "ok", where + " (`doctor --deep` logs in)")
-    from backchannel.daemon.mail_sync import MailSyncError, connect
+    from backchannel.engine.mail_sync import MailSyncError, connect
 
     try:
         client = connect(settings, paths)

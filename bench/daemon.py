@@ -56,7 +56,7 @@ def _proc_stats(pid: int) -> tuple[float, float]:
 
 def seed(home: Path, n: int) -> dict:
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import upsert_events
+    from backchannel.engine.pipeline import upsert_events
     from backchannel.graph import synth
     from backchannel.memory import Store
 
@@ -85,7 +85,10 @@ def wake_times(home: Path, wakes: int) -> dict:
     (DuckDB's included) and the sandbox children the wake ran and reaped: on a shared
     machine it moves less with the load than the wall time does."""
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import run_wake_once
+    try:
+        from backchannel.engine.pipeline import run_wake_once
+    except ImportError:  # a baseline from before the engine package (issue 9)
+        from backchannel.daemon.pipeline import run_wake_once  # type: ignore[no-redef]
     from backchannel.memory import Store
 
     env = {"BACKCHANNEL_HOME": str(home)}
@@ -205,7 +208,8 @@ def main() -> None:
         overhead = wake_overhead(home, Path(tmp), codes, a.wakes, a.rounds)
         sweep = overhead["this"]["sweep"]["p50_ms"]
         result = {"assertions": info["assertions"], "seed_s": info["seed_s"],
-                  "sweep_wake": {"p50_ms": sweep, "target_ms": SWEEP_TARGET_MS, "meets_target": sweep < SWEEP_TARGET_MS},
+                  "sweep_wake": {"p50_ms": sweep, "target_ms": SWEEP_TARGET_MS,
+                                 "meets_target": sweep < SWEEP_TARGET_MS},
                   "wake_overhead_no_model": overhead["this"]}
         if a.baseline:
             base = overhead["baseline"]["sweep"]["p50_ms"]

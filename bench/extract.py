@@ -111,9 +111,9 @@ def main() -> int:
     extract_with_model(warm, gateway=gw, run_id="bench-warmup", strict=False)
     warmup_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    from backchannel.extractors import embeddings
+    from backchannel import embedding
 
-    embeddings.embed(["Acme"])  # the resolution layer's model, loaded once per process
+    embedding.embed(["Acme"])  # the resolution layer's model, loaded once per process
     embed_load_s = time.perf_counter() - t0
 
     files = sorted(p for p in CORPUS.glob("*.json") if p.name != "INDEX.json")

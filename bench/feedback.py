@@ -41,25 +41,25 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def bench(n: int, checks: int) -> dict:
-    from backchannel.extractors import embeddings
+    from backchannel import embedding
     from backchannel.memory import Store, rejections
     from backchannel.memory.store import utcnow
 
     out: dict = {"dismissals": n, "cpu_threads": os.cpu_count(),
                  "loadavg_at_start": Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None}
     t = time.perf_counter()
-    embeddings.load_model()
+    embedding.load_model()
     out["model_load_s"] = round(time.perf_counter() - t, 3)
 
     per = []
     for i in range(30):
         t = time.perf_counter()
-        embeddings.embed([CANDIDATES[i % len(CANDIDATES)] + f" ({i})"])
+        embedding.embed([CANDIDATES[i % len(CANDIDATES)] + f" ({i})"])
         per.append(time.perf_counter() - t)
     out["embed_one_candidate_ms"] = {"p50": round(_pct(per, 50) * 1e3, 2), "p95": round(_pct(per, 95) * 1e3, 2)}
     batch = [CANDIDATES[i % len(CANDIDATES)] + f" #{i}" for i in range(256)]
     t = time.perf_counter()
-    embeddings.embed(batch)
+    embedding.embed(batch)
     out["embed_batch_256_per_text_ms"] = round((time.perf_counter() - t) / 256 * 1e3, 3)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,7 +123,7 @@ def bench(n: int, checks: int) -> dict:
             t = time.perf_counter()
             rejections.check_structured(store, "introduction", [i, i + 1], now)
             t_struct.append(time.perf_counter() - t)
-        vec = embeddings.embed([CANDIDATES[0]])[0]
+        vec = embedding.embed([CANDIDATES[0]])[0]
         t_matrix = []
         for _ in range(checks):
             t = time.perf_counter()

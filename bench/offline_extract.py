@@ -1,7 +1,20 @@
 """Quality of the offline extractor on the labelled development set: precision and
 recall per predicate, and overall. Prints one JSON object.
 
-    python bench/offline_extract.py [--show-errors] [--show-missed]
+    python bench/offline_extract.py [--baseline REV] [--no-baseline] [--show-errors] [--show-missed]
+
+Every figure is printed twice, for the code in this tree ("now") and for the
+extractor at a baseline commit ("baseline", default 4d6e7c0: the code before
+issue 11's rules), run on the same files in the same run: the baseline tree is
+unpacked with `git archive` into a cache folder and run in a child process.
+"ratio" is now's recall over the baseline's.
+
+Parts (bench/devset/README.md): "real" is the third-party transcripts under
+$BACKCHANNEL_CORPORA; within it "real_exhaustive" is the meeting segments read
+in full and labelled exhaustively before any extractor ran on them
+(bench/devset/segments.txt; only predictions from those utterances count for
+its precision) and "real_searched" the earlier labels found by searching;
+"written" is our own transcripts (split into "devset" and "heldout").
 
 The set (bench/devset/README.md): `bench/devset/files.txt` lists the transcripts
 (our own in bench/devset/transcripts/, third-party ones by path under
@@ -31,12 +44,16 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
+import tarfile
+import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# The child process that runs the baseline imports the baseline's package instead of this tree's.
+sys.path.insert(0, os.environ.get("BENCH_CODE_ROOT") or str(ROOT))
 
 from backchannel.extractors import offline  # noqa: E402
 from backchannel.extractors.offline_names import canonical_title  # noqa: E402
@@ -44,6 +61,7 @@ from backchannel.extractors.parse import parse_file  # noqa: E402
 from backchannel.memory.text import norm_name  # noqa: E402
 
 DEVSET = ROOT / "bench" / "devset"
+BASELINE = "4d6e7c0"  # the code before issue 11's rules (the commit that added the dev set)
 _HONORIFIC = re.compile(r"^(?:(?:the\s+)?(?:right\s+)?hon\.?|mr|mrs|ms|miss|mx|dr|prof|professor|sir|dame)\.?\s+", re.I)
 _POSTNOMINAL = re.compile(r"\s+(?:AM|MS|MP|MSP|MLA|MEP|OBE|MBE|CBE|QC|KC)$")
 _SEAT = re.compile(r"^(?:speaker|caller|participant|intervenant|agent|host|interviewer|chair|the chair|cfo|"
@@ -153,31 +171,39 @@ def predictions(path: Path) -> list[dict]:
         else:
             obj = a.object_literal or ""
         out.append({"subject": subj, "predicate": a.predicate, "object": obj, "qualifier": a.qualifier,
-                    "valid_to": str(a.valid_to) if a.valid_to else None, "quote": a.quote})
+                    "valid_to": str(a.valid_to) if a.valid_to else None, "quote": a.quote,
+                    "utterance_idx": a.utterance_idx})
     aliases = getattr(offline, "organisation_aliases", None)  # long form -> acronym, when the extractor has it
     if aliases is not None:
         for long_form, short in aliases(t).items():
             out.append({"subject": long_form, "predicate": "alias", "object": short, "qualifier": None,
-                        "quote": short})
+                        "quote": short, "utterance_idx": None})
     return out
 
 
-def score(files: list[str], gold: list[dict]) -> dict:
+def label_key(r: dict) -> tuple:
+    return fact_key(r["file"], r["subject"], r["predicate"], r.get("object") or r.get("literal") or "")
+
+
+def score(files: list[str], preds: dict[str, list[dict]], recall_gold: list[dict],
+          match_gold: list[dict] | None = None, keep=None) -> dict:
+    """Recall over `recall_gold`; a prediction is correct when it says any labelled fact of its file
+    (`match_gold`, default the same labels); only predictions `keep(ref, p)` accepts are counted."""
     by_file: dict[str, list[dict]] = defaultdict(list)
-    for row in gold:
+    for row in (match_gold if match_gold is not None else recall_gold):
         by_file[row["file"]].append(row)
-    gold_keys = {fact_key(r["file"], r["subject"], r["predicate"], r.get("object") or r.get("literal") or ""): r
-                 for r in gold}
+    gold_keys = {label_key(r): r for r in recall_gold}
     found: set[tuple] = set()
     correct: dict[tuple, str] = {}  # prediction key -> predicate
     wrong: dict[tuple, dict] = {}
     for ref in files:
-        for p in predictions(resolve_path(ref)):
-            hit = next((r for r in by_file[ref] if row_matches(p, r)), None)
-            if hit is not None:
-                k = fact_key(ref, hit["subject"], hit["predicate"], hit.get("object") or hit.get("literal") or "")
-                found.add(k)
-                correct[k] = p["predicate"]
+        for p in preds.get(ref, ()):
+            if keep is not None and not keep(ref, p):
+                continue
+            hits = [r for r in by_file[ref] if row_matches(p, r)]
+            if hits:
+                found.update(label_key(r) for r in hits)
+                correct[label_key(hits[0])] = p["predicate"]
                 continue
             k = fact_key(ref, p["subject"], p["predicate"], p["object"])
             support = p["predicate"] == "has_title" and any(
@@ -187,14 +213,15 @@ def score(files: list[str], gold: list[dict]) -> dict:
                 correct[k] = p["predicate"]
             elif k not in correct:
                 wrong[k] = {"file": ref, **p}
+    found &= set(gold_keys)
     wrong = {k: v for k, v in wrong.items() if k not in correct}
     per: dict[str, dict] = {}
-    preds = sorted({k[2] for k in gold_keys} | {v for v in correct.values()} | {v["predicate"] for v in wrong.values()})
+    preds_seen = sorted({k[2] for k in gold_keys} | set(correct.values()) | {v["predicate"] for v in wrong.values()})
     n_gold = Counter(k[2] for k in gold_keys)
     n_found = Counter(k[2] for k in found)
     n_ok = Counter(correct.values())
     n_bad = Counter(v["predicate"] for v in wrong.values())
-    for pr in preds:
+    for pr in preds_seen:
         per[pr] = _figures(n_gold[pr], n_found[pr], n_ok[pr], n_bad[pr])
     overall = _figures(len(gold_keys), len(found), len(correct), len(wrong))
     missed = [r for k, r in gold_keys.items() if k not in found]
@@ -219,29 +246,120 @@ def load() -> tuple[list[str], list[dict], list[str]]:
     return files, gold, skipped
 
 
+def load_segments() -> list[dict]:
+    """bench/devset/segments.txt: the utterance ranges read in full and labelled exhaustively."""
+    out = []
+    for line in (DEVSET / "segments.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            ref, span, genre, ident = line.split()
+            first, last = (int(x) for x in span.split("-"))
+            out.append({"file": ref, "first": first, "last": last, "genre": genre, "id": ident})
+    return out
+
+
+def in_segment(segments: list[dict], transcripts: dict[str, list], ref: str, p: dict) -> bool:
+    """Whether a prediction comes from an exhaustively labelled segment. The utterance is found by the
+    prediction's quote in this tree's parse of the file (the baseline's parser may number utterances
+    differently); a quote that is a speaker label belongs where that speaker speaks."""
+    spans = [(s["first"], s["last"]) for s in segments if s["file"] == ref]
+    if not spans:
+        return False
+    if all(first == 0 and last >= len(transcripts[ref]) - 1 for first, last in spans):
+        return True  # the whole meeting
+    quote = " ".join((p.get("quote") or "").split())
+    idxs = [u.idx for u in transcripts[ref] if quote and (quote in " ".join(u.text.split()) or quote in (u.speaker or ""))]
+    if not idxs and p.get("utterance_idx") is not None:
+        idxs = [p["utterance_idx"]]
+    return any(first <= i <= last for i in idxs for first, last in spans)
+
+
+def all_predictions(files: list[str]) -> dict[str, list[dict]]:
+    return {ref: predictions(resolve_path(ref)) for ref in files}
+
+
+def baseline_predictions(rev: str, files: list[str]) -> dict[str, list[dict]]:
+    """The extractor at commit `rev`, run on the same files in a child process (its own package
+    unpacked from git into a cache folder, so this tree's code never mixes in)."""
+    cache = Path(tempfile.gettempdir()) / f"backchannel-bench-{rev}"
+    if not (cache / "backchannel").is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev, "backchannel"],
+                                 check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+            tar.extractall(cache)
+    env = {**os.environ, "PYTHONPATH": str(cache), "BENCH_CODE_ROOT": str(cache)}
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--predict-only", *files],
+                         check=True, capture_output=True, text=True, env=env)
+    return json.loads(out.stdout)
+
+
+def parts(files: list[str], gold: list[dict], segments: list[dict]) -> dict[str, tuple]:
+    """name -> (files, labels whose recall counts, prediction filter or None)."""
+    real = [f for f in files if f.startswith("corpora:")]
+    seg_files = sorted({s["file"] for s in segments} & set(real))
+    written = [f for f in files if f.startswith("devset:")]
+    out = {
+        "all": (files, gold, None),
+        "real": (real, [r for r in gold if r["file"] in real], None),
+        "real_exhaustive": (seg_files, [r for r in gold if r.get("segment")], "segments"),
+        "real_searched": (real, [r for r in gold if r["file"] in real and not r.get("segment")], None),
+        "written": (written, [r for r in gold if r["file"] in written], None),
+        "devset": ([f for f in written if not f.startswith("devset:heldout_")],
+                   [r for r in gold if r["file"].startswith("devset:") and not r["file"].startswith("devset:heldout_")], None),
+        # written and labelled after the rules, never used to tune them
+        "heldout": ([f for f in written if f.startswith("devset:heldout_")],
+                    [r for r in gold if r["file"].startswith("devset:heldout_")], None),
+    }
+    for genre in sorted({s["genre"] for s in segments}):
+        ids = {s["id"] for s in segments if s["genre"] == genre}
+        gfiles = sorted({s["file"] for s in segments if s["genre"] == genre} & set(real))
+        out[f"real_exhaustive_{genre}"] = (gfiles, [r for r in gold if r.get("segment") in ids], "segments")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--baseline", default=BASELINE, help="commit whose extractor is the baseline (default %(default)s)")
+    ap.add_argument("--no-baseline", action="store_true", help="score this tree only")
+    ap.add_argument("--part", default=None, help="with --show-errors/--show-missed: list only this part's")
     ap.add_argument("--show-errors", action="store_true", help="list predictions that match no labelled fact")
     ap.add_argument("--show-missed", action="store_true", help="list labelled facts not found")
+    ap.add_argument("--predict-only", nargs="*", help=argparse.SUPPRESS)  # child process: print predictions
     args = ap.parse_args()
+    if args.predict_only is not None:
+        print(json.dumps(all_predictions(args.predict_only), ensure_ascii=False))
+        return
     files, gold, skipped = load()
-    result = score(files, gold)
-    out = {"files": len(files), "files_skipped": skipped, "overall": result["overall"],
-           "per_predicate": result["per_predicate"]}
-    # Third-party transcripts apart from ours: ours were written by someone who knew the rules.
-    out["by_origin"] = {}
-    origins = {"corpora": lambda f: f.startswith("corpora:"),
-               "devset": lambda f: f.startswith("devset:") and not f.startswith("devset:heldout_"),
-               # written and labelled after the rules, never used to tune them: the honest figure
-               "heldout": lambda f: f.startswith("devset:heldout_")}
-    for origin, belongs in origins.items():
-        part = [f for f in files if belongs(f)]
-        if part:
-            out["by_origin"][origin] = score(part, [r for r in gold if r["file"] in part])["overall"]
-    if args.show_errors:
-        out["errors"] = result["errors"]
-    if args.show_missed:
-        out["missed"] = result["missed"]
+    segments = [s for s in load_segments() if s["file"] in files]
+    transcripts = {s["file"]: parse_file(resolve_path(s["file"])).utterances for s in segments}
+    runs = {"now": all_predictions(files)}
+    if not args.no_baseline:
+        runs["baseline"] = baseline_predictions(args.baseline, files)
+    out: dict = {"files": len(files), "files_skipped": skipped, "baseline": None if args.no_baseline else args.baseline,
+                 "labelled_facts": len({label_key(r) for r in gold}), "parts": {}}
+    # The figures earlier runs printed: the set before the exhaustive segments (our transcripts and the
+    # QMSum facts found by searching), scored on this tree; parts.all has the whole set.
+    earlier = [r for r in gold if not r.get("segment")]
+    res = score(files, runs["now"], earlier, gold)
+    out["overall"], out["per_predicate"] = res["overall"], res["per_predicate"]
+    for name, (pfiles, recall_gold, filt) in parts(files, gold, segments).items():
+        if not recall_gold:
+            continue
+        keep = (lambda ref, p: in_segment(segments, transcripts, ref, p)) if filt == "segments" else None
+        block: dict = {}
+        for run, preds in runs.items():
+            res = score(pfiles, preds, recall_gold, [r for r in gold if r["file"] in pfiles], keep)
+            block[run] = {"overall": res["overall"], "per_predicate": res["per_predicate"]}
+            if run == "now" and (args.part in (None, name)) and (args.show_errors or args.show_missed):
+                if args.show_errors and (args.part or name == "all"):
+                    block["errors"] = res["errors"]
+                if args.show_missed and (args.part or name == "all"):
+                    block["missed"] = res["missed"]
+        if "baseline" in block:
+            b, n = block["baseline"]["overall"]["recall"], block["now"]["overall"]["recall"]
+            block["ratio"] = round(n / b, 2) if b else None
+        out["parts"][name] = block
     print(json.dumps(out, ensure_ascii=False, indent=1 if (args.show_errors or args.show_missed) else None))
 
 

@@ -33,6 +33,7 @@ NOBODY = 65534
 def block_user_namespaces(numbers: dict[str, int]) -> None:
     import ctypes
 
+    from backchannel.sandbox import confine_calls
     from backchannel.sandbox import seccomp_policy as sp
 
     newuser = 0x10000000
@@ -42,7 +43,7 @@ def block_user_namespaces(numbers: dict[str, int]) -> None:
     prog = sp.assemble(os.uname().machine, rules, sp.RET_ALLOW)
     libc = ctypes.CDLL(None, use_errno=True)
     assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
-    assert sp.install(ctypes, libc, prog)
+    assert sp.install(confine_calls.load()[0], prog)
     assert libc.unshare(newuser) != 0 and ctypes.get_errno() == 1
 
 

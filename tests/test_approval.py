@@ -155,7 +155,7 @@ def test_approving_a_dismissed_proposal_lifts_its_dismissal(store, smtp):
 
 
 def test_approve_link_get_shows_the_draft_post_sends_stale_link_refused(store, smtp):
-    from backchannel.delivery.web import handle_get, handle_post
+    from backchannel.ops.feedback_pages import handle_get, handle_post
 
     pid = add_proposal(store, action=DRAFT, status="delivered")
     env = _env(store, smtp)

@@ -142,3 +142,123 @@ def test_misspelt_key_suggests_the_real_one(home):
     assert "'inbox.quiet_period'" in msg and "did you mean 'quiet_period_s'" in msg
     assert "did you mean 'per_day_tokens'" in msg
     assert "'owner.zzz'" in msg and msg.count("did you mean") == 2
+
+
+def test_a_wrong_channel_name_fails_at_load_with_key_index_and_file(home):
+    f = write_config(home, '[delivery]\nchannels = ["email", "emial"]\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == (f"config error in {f}: delivery.channels[1]: 'emial' is not one of "
+                              "email, slack, webhook, apprise")
+
+
+@pytest.mark.parametrize("toml, key", [
+    ('[delivery.email]\nsecurity = "ssl"\n', "delivery.email.security: 'ssl' is not one of starttls, tls, none"),
+    ('[logging]\nlevel = "loud"\n', "logging.level: 'LOUD' is not one of DEBUG, INFO"),
+    ('[signals]\ndrop_poll_s = 0\n', "signals.drop_poll_s: Input should be greater than 0, got 0"),
+    ('[inbox]\nquiet_period_s = -1\n', "inbox.quiet_period_s: Input should be greater than or equal to 0"),
+    ('[schedule]\ninterval_s = 0\n', "schedule.interval_s"),
+    ('[gate]\nscore_threshold = 6\n', "gate.score_threshold: Input should be less than or equal to 1"),
+    ('[delivery.email]\ndigest_time = "8am"\n', "delivery.email.digest_time: '8am' is not a time of day"),
+    ('[api]\nport = 70000\n', "api.port"),
+    ('[models]\nextract = " "\n', "models.extract"),
+    ('[models]\nsumarize = "openai/gpt-4.1-mini"\n', "unknown key 'models.sumarize'"),
+    ('[delivery]\nchannels = "email"\n', "delivery.channels: Input should be a valid list"),
+    ('[mail]\nbatch = 0\n', "mail.batch"),
+])
+def test_bad_values_fail_at_load_naming_the_key_and_file(home, toml, key):
+    f = write_config(home, toml)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value).startswith(f"config error in {f}: ") and key in str(err.value)
+
+
+def test_words_are_read_in_any_case_as_before(home):
+    write_config(home, '[delivery.email]\nsecurity = "STARTTLS"\n[logging]\nlevel = "debug"\n')
+    s = load_settings()
+    assert (s.delivery.email.security, s.logging.level) == ("starttls", "DEBUG")
+
+
+def test_a_bad_environment_value_names_the_variable(home, monkeypatch):
+    write_config(home, '[delivery]\nchannels = ["email"]\n')
+    monkeypatch.setenv("BACKCHANNEL_DELIVERY__CHANNELS", '["slack", "teams"]')
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == ("config error in environment variable BACKCHANNEL_DELIVERY__CHANNELS: "
+                              "delivery.channels[1]: 'teams' is not one of email, slack, webhook, apprise")
+    monkeypatch.setenv("BACKCHANNEL_DELIVERY__CHANNELS", '["slack", "webhook"]')
+    assert load_settings().delivery.channels == ["slack", "webhook"]
+
+
+def test_load_settings_reads_the_environ_given_and_never_changes_os_environ(home, monkeypatch, tmp_path):
+    import os
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.toml").write_text('[owner]\nname = "Other"\n[gate]\nmax_per_day = 1\n')
+    monkeypatch.setenv("BACKCHANNEL_GATE__MAX_PER_DAY", "9")  # the process's own: not read
+    before = dict(os.environ)
+    s = load_settings(environ={"BACKCHANNEL_HOME": str(other), "BACKCHANNEL_MODELS__DRAFT": "openai/x"})
+    assert (s.owner.name, s.gate.max_per_day, s.models.draft) == ("Other", 1, "openai/x")
+    assert dict(os.environ) == before
+    assert load_settings().gate.max_per_day == 9  # and the default is still os.environ
+
+
+def test_environ_given_is_not_swapped_into_os_environ_while_loading(home, monkeypatch):
+    """Another thread reading os.environ during a load sees the process's own environment
+    (the old load_settings swapped it out for the duration)."""
+    import os
+    import threading
+
+    seen: list[str | None] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen.append(os.environ.get("BACKCHANNEL_HOME"))
+
+    t = threading.Thread(target=watch)
+    t.start()
+    try:
+        for _ in range(200):
+            load_settings(environ={"BACKCHANNEL_HOME": "/nonexistent/elsewhere"})
+    finally:
+        stop.set()
+        t.join()
+    assert seen and set(seen) == {str(home)}
+
+
+def test_every_example_config_key_is_accepted(home):
+    """config/backchannel.example.toml, with every commented-out `key = value` switched
+    on, still loads: the validators refuse no documented key or default."""
+    import re
+
+    example = Path(__file__).resolve().parent.parent / "config" / "backchannel.example.toml"
+    on = re.sub(r"^# (\w+ = .*)$", r"\1", example.read_text(), flags=re.M)
+    write_config(home, on)
+    s = load_settings()
+    assert s.sandbox.cpu_s == 10 and s.gate.similarity_threshold == 0.75 and s.schedule.timezone == "Europe/Paris"
+
+
+def test_doctor_reports_a_config_error_cleanly(home):
+    import json
+    import subprocess
+    import sys
+
+    f = write_config(home, '[delivery]\nchannels = ["emial"]\n')
+    r = subprocess.run([sys.executable, "-m", "backchannel", "doctor", "--json"], capture_output=True, text=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    config = next(c for c in json.loads(r.stdout)["checks"] if c["name"] == "config")
+    assert config["status"] == "fail"
+    assert config["detail"] == (f"config error in {f}: delivery.channels[0]: 'emial' is not one of "
+                                "email, slack, webhook, apprise")
+
+
+def test_the_daemon_refuses_to_start_with_the_config_error(home):
+    import subprocess
+    import sys
+
+    f = write_config(home, '[delivery]\nchannels = ["emial"]\n')
+    r = subprocess.run([sys.executable, "-m", "backchannel", "run"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert f"config error in {f}: delivery.channels[0]: 'emial'" in r.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from backchannel.config import Settings, resolve_paths
-from backchannel.daemon import gate, judge, runs
+from backchannel.engine import gate, judge, runs
 from backchannel.memory import entities
 from backchannel.memory.store import utcnow
 
@@ -183,7 +183,7 @@ def test_lock_refuses_a_second_holder_and_names_the_pid(tmp_path):
 
 
 def test_api_client_is_none_without_a_daemon(home):
-    from backchannel.daemon.api_client import connect
+    from backchannel.cli.api_client import connect
 
     paths = resolve_paths().ensure()
     assert connect(paths) is None
@@ -195,7 +195,7 @@ def test_api_client_reports_a_running_daemon_it_cannot_reach(home, monkeypatch):
     """A held lock means the store is the daemon's: no silent fallback to it, but
     a message naming the problem (no socket yet, no answer)."""
     from backchannel.cli.common import UserError
-    from backchannel.daemon import api_client
+    from backchannel.cli import api_client
     from backchannel.daemon.lockfile import DaemonLock
 
     paths = resolve_paths().ensure()
@@ -281,7 +281,7 @@ def test_service_install_writes_the_unit_without_starting(home, tmp_path, monkey
 
 
 def test_inbox_wake_ingests_then_moves_once(home, store):
-    from backchannel.daemon.pipeline import run_wake_once
+    from backchannel.engine.pipeline import run_wake_once
 
     paths = resolve_paths().ensure()
     settings = Settings()
@@ -306,7 +306,7 @@ def test_inbox_wake_ingests_then_moves_once(home, store):
 
 
 def test_calendar_and_signal_wakes_store_rows(home, store):
-    from backchannel.daemon.pipeline import run_wake_once
+    from backchannel.engine.pipeline import run_wake_once
 
     paths = resolve_paths().ensure()
     settings = Settings()
@@ -339,7 +339,7 @@ def test_calendar_and_signal_wakes_store_rows(home, store):
 def test_real_calendars_are_upserted_or_reported(home, store, corpora):
     """Real-world ICS files (recurrences, time zones, deliberately broken ones)
     through the calendar wake: broken ones are reported, the rest stored."""
-    from backchannel.daemon.pipeline import collect_wakes, run_wake_once
+    from backchannel.engine.pipeline import collect_wakes, run_wake_once
 
     cal = corpora / "calendars" / "icalendar" / "calendars"
     names = ["big_bad_calendar.ics", "broken_ical.ics", "fuzz_testcase_invalid_month.ics",
@@ -392,7 +392,7 @@ class _BrokenModel:
 
 def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store):
     from backchannel.config import load_settings
-    from backchannel.daemon.pipeline import run_wake_once, upsert_events
+    from backchannel.engine.pipeline import run_wake_once, upsert_events
     from backchannel.extractors.ingest import ingest_file
     from backchannel.ops import OpEnv, OpError, invoke
 
@@ -441,7 +441,7 @@ def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store
 def test_a_stop_request_checkpoints_the_run_for_resumption(home, store):
     import threading
 
-    from backchannel.daemon.pipeline import run_wake_once
+    from backchannel.engine.pipeline import run_wake_once
 
     paths = resolve_paths().ensure()
     acme = entities.create(store, "Acme", "organisation")
@@ -466,7 +466,7 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
     excerpts, and every call is on the trace with its tokens."""
     from backchannel.agent.scripted import register_scripted, unregister_scripted
     from backchannel.config import load_settings
-    from backchannel.daemon.pipeline import run_wake_once, upsert_events
+    from backchannel.engine.pipeline import run_wake_once, upsert_events
     from backchannel.extractors.ingest import ingest_file
     from backchannel.ops import OpEnv, invoke
 

@@ -121,7 +121,7 @@ def daemons():
 def _seed(home: Path, files: list[Path], meeting_in_h: float | None = None) -> None:
     """Ingest transcripts (and an upcoming meeting with Marc) in-process, before any daemon."""
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import upsert_events
+    from backchannel.engine.pipeline import upsert_events
     from backchannel.extractors.ingest import ingest_file
     from backchannel.memory import Store, entities
 
@@ -223,7 +223,7 @@ def test_lock_cli_through_api_notify_and_sigterm(home, daemons, tmp_path):
     missing = cli(home, "show", "P-99", check=False)  # an op's refusal comes back as the user's error
     assert missing.returncode == 1 and "no proposal P-99" in missing.stderr
     from backchannel.config import resolve_paths
-    from backchannel.daemon.api_client import connect
+    from backchannel.cli.api_client import connect
     from backchannel.cli.common import UserError
 
     client = connect(resolve_paths({"BACKCHANNEL_HOME": str(home)}))
@@ -372,7 +372,7 @@ def test_calendar_and_signal_wakes_lead_to_a_proposal(home, daemons):
         assert err.value.code == 401
         # Nor is an unauthenticated body read: the refusal comes before it is sent.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
-            raw.sendall(b"POST /ops/ingest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\n"
+            raw.sendall(b"POST /ops/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n"
                         b"Content-Length: 10000000\r\n\r\n")
             assert raw.recv(200).startswith(b"HTTP/1.1 401")
         d.stop()

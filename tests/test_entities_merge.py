@@ -137,14 +137,14 @@ def test_embedding_and_model_layers(store):
     from backchannel.agent.scripted import register_scripted
     from backchannel.config import Settings, resolve_paths
     from backchannel.config.sections import ModelSettings
-    from backchannel.extractors import embeddings
+    from backchannel import embedding
     from backchannel.extractors.resolve_layers import resolve_extra
 
     acme = entities.create(store, "Acme Corporation", "organisation").id
     entities.create(store, "Globex", "organisation")
     eid, method, score = resolve_extra(store, "ACME Corp.", "organisation")
     assert (eid, method) == (acme, "embedding") and score > 0.92
-    v = embeddings.embed(["Acme", "Acme"])
+    v = embedding.embed(["Acme", "Acme"])
     assert v.shape == (2, 384) and abs(float(v[0] @ v[1]) - 1.0) < 1e-5
 
     # people: ambiguous candidates go to the model, which must pick one of them

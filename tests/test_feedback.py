@@ -19,19 +19,19 @@ import pytest
 from click.testing import CliRunner
 from delivery_support import add_entity, add_proposal, make_settings
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
+from server_support import serve_feedback
 
 from backchannel.config import resolve_paths
 from backchannel.delivery import links
-from backchannel.delivery.web import serve_feedback
 from backchannel.memory.store import utcnow
 
 
 def _get(url: str) -> tuple[int, str, dict]:
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
-            return r.status, r.read().decode(), dict(r.headers)
+            return r.status, r.read().decode(), r.headers  # names are case-insensitive
     except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(), dict(e.headers)
+        return e.code, e.read().decode(), e.headers
 
 
 def _post(url: str, form: dict[str, str]) -> tuple[int, str]:
@@ -57,8 +57,7 @@ def served(home, store):
     server, base = serve_feedback(store, settings, paths)
     settings.delivery.public_base_url = base
     yield store, settings, paths, base
-    server.shutdown()
-    server.server_close()
+    server.close()
 
 
 def _token(url: str) -> str:

@@ -19,7 +19,7 @@ CORPUS = ROOT / "backchannel" / "demo" / "corpus"
 
 
 def _inbox_wake(store, settings, paths, src, key):
-    from backchannel.daemon.pipeline import run_wake_once
+    from backchannel.engine.pipeline import run_wake_once
 
     return run_wake_once(store, settings, paths, {"kind": "inbox", "key": key, "payload": {"path": str(src)}})
 
@@ -61,7 +61,7 @@ def test_trace_of_inbox_runs_and_show_says_where_the_file_is(home, store):
 
 
 def test_status_shows_asks_apart_from_wakes(home, store):
-    from backchannel.daemon import runs
+    from backchannel.engine import runs
 
     paths = resolve_paths().ensure()
     env = OpEnv(store=store, settings=Settings(owner={"name": "Alex Moreau"}), paths=paths)
@@ -99,7 +99,7 @@ def test_wake_says_what_it_did_and_when_quiet_hours_hold(home, monkeypatch):
 
 def test_wake_report_waits_for_the_queued_run(store):
     from backchannel.cli.wake_report import run_line, wait_for_run
-    from backchannel.daemon import runs
+    from backchannel.engine import runs
 
     env = OpEnv(store=store, settings=Settings(owner={"name": "Alex Moreau"}), paths=resolve_paths())
     rid = runs.start(store, runs.WakeRecord("manual", "manual:1", {"reason": "manual"}))

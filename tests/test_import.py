@@ -130,3 +130,39 @@ def test_import_cli(home, tmp_path):
     assert res.exit_code != 0 and "line 1" in str(res.exception)
     with Store.open(resolve_paths().db_file) as s:
         assert s.scalar("SELECT count(*) FROM import_keys") == 4
+
+
+def test_each_line_is_validated_into_its_model_naming_line_and_field(store):
+    bad = [json.dumps(x) for x in (
+        {"type": "entity", "id": "marc", "name": "Marc", "aliases": ["M", 7]},
+        {"type": "assertion", "subject": "marc", "predicate": "knows", "object": "marc", "qualifier": 12},
+        {"type": "assertion", "predicate": "knows", "object": "marc"},
+        {"type": "assertion", "subject": "marc", "predicate": "knows", "object": "marc", "evidence": "said so"},
+        {"type": "assertion", "subject": "marc", "predicate": "knows", "object": "marc", "modality": "rumour",
+         "evidence": {"quote": "hi", "said_at": "yesterday"}},
+        {"type": "assertion", "subject": "marc", "predicate": "has_title"},
+        {"type": "entity", "name": "Nobody"},
+    )]
+    with pytest.raises(ImportFailed) as err:
+        import_jsonl(store, bad)
+    assert err.value.problems == [
+        "line 1: aliases[1]: Input should be a valid string",
+        "line 2: qualifier: Input should be a valid string",
+        'line 3: assertion needs "subject"',
+        'line 4: "evidence" must be an object',
+        "line 5: modality 'rumour' is not one of stated, reported, commitment, opinion",
+        "line 5: evidence said_at 'yesterday' is not an ISO date",
+        'line 6: has_title needs "object_literal" (a string)',
+        'line 7: entity needs an "id" (a reference used by assertion lines)',
+    ]
+
+
+def test_a_line_without_id_is_keyed_by_its_content_with_dates_normalised(store):
+    """Two spellings of the same dates are the same line; unknown fields stay part of it."""
+    base = {"type": "assertion", "subject": "me", "predicate": "committed_to", "object_literal": "send it",
+            "valid_to": "2025-04-10", "evidence": {"quote": "I'll send it", "said_at": "2025-04-02T10:00:00+02:00"}}
+    same = {**base, "valid_to": "2025-04-10T18:00:00", "evidence": {**base["evidence"],
+                                                                    "said_at": "2025-04-02T08:00:00Z"}}
+    assert import_jsonl(store, [json.dumps(base)]).assertions_imported == 1
+    assert import_jsonl(store, [json.dumps(same)]).assertions_skipped == 1
+    assert import_jsonl(store, [json.dumps({**base, "crm_owner": "x"})]).assertions_imported == 1

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from backchannel.config import Settings, resolve_paths
-from backchannel.daemon import calibrate, judge, judge_kinds
+from backchannel.engine import calibrate, judge, judge_kinds
 from backchannel.memory import entities
 from backchannel.memory.store import utcnow
 from backchannel.triggers.signals import match_org_details, match_orgs
@@ -26,7 +26,7 @@ def _assertion(store, subject, predicate, obj=None, *, said, trust=0.8, reasons=
 
 
 def _evidence(store, ids):
-    from backchannel.daemon.pipeline import load_evidence
+    from backchannel.engine.pipeline import load_evidence
     from backchannel.graph.types import Candidate
 
     return load_evidence(store, Candidate(kind="x", entities=[], score=0.5, evidence_ids=list(ids)))
@@ -172,7 +172,7 @@ def test_signals_match_the_longest_name_on_proper_name_boundaries():
 
 def test_a_signal_before_its_organisation_is_known_is_swept_again_after_the_ingest(home, store, tmp_path):
     from backchannel.config import load_settings
-    from backchannel.daemon.pipeline import run_wake_once, upsert_events
+    from backchannel.engine.pipeline import run_wake_once, upsert_events
     from backchannel.ops import OpEnv, invoke
 
     paths = resolve_paths().ensure()

@@ -8,7 +8,7 @@ import mail_fixtures as fx
 from imap_server import PASSWORD, dovecot  # noqa: F401 - the fixture
 
 from backchannel.config import load_settings, resolve_paths
-from backchannel.daemon.mail_sync import folder_state, status, sync
+from backchannel.engine.mail_sync import folder_state, status, sync
 
 
 def _setup(home, server, folders, **extra):

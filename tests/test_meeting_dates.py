@@ -149,7 +149,7 @@ def test_redated_cli_line(home, tmp_path):
 
 
 def test_why_now_says_when_a_date_is_the_files():
-    from backchannel.daemon.judge import Judgement, why_now
+    from backchannel.engine.judge import Judgement, why_now
 
     j = Judgement(0.8, {}, [], None, None)
     ev = [{"speaker": "Marc Dupont", "said_at": "2026-11-20T09:00:00", "date_origin": "mtime"}]

@@ -13,7 +13,8 @@ import pytest
 from backchannel.extractors.offline import extract, self_introductions
 from backchannel.extractors.offline_core import sentences
 from backchannel.extractors.offline_names import canonical_title, org_name, parse_title, person_name
-from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
+from backchannel.core.vocabulary import MODALITIES, PREDICATES
+from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory.text import norm_name
 
@@ -515,7 +516,9 @@ def test_qmsum_every_quote_is_its_span_and_chatter_stays_quiet(corpora):
             assert len(a.quote) <= 400, (name, a.quote)
         if name.startswith(("Bed", "Bro", "Bmr")):  # research group chatter: nothing to learn
             assert not [a for a in out if a.predicate in ("works_at", "left", "worked_with", "knows")], name
-    assert 20 <= total <= 80  # precision over recall: a few dozen facts in 170k words
+    # precision over recall: a few dozen facts in 170k words. Issue 11 (more recall on real meetings) found
+    # more true ones; test_offline_real_speech checks them against the labelled segments (precision >= 0.95)
+    assert 20 <= total <= 120
 
 
 def test_ami_speakers_name_themselves(corpora):

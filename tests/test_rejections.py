@@ -121,7 +121,7 @@ def test_semantic_net_compares_like_kinds_only(store):
 
 
 def test_gate_hook_explains_the_suppression(store):
-    from backchannel.daemon import gate
+    from backchannel.engine import gate
 
     marc, acme, *_ = _world(store)
     pid = add_proposal(store, entity_ids=[marc, acme])

@@ -46,6 +46,109 @@ WALK = ("def walk(c, seen):\n    for s in type.__subclasses__(c):\n        if s 
         "            seen.add(s)\n            walk(s, seen)\nseen = set()\nwalk(object, seen)\n")
 
 
+# Every route to ctypes we know, with every Python layer off; each route that yields
+# something is named in the result, which must be empty. CTYPES_DIRS and SUFFIXES are
+# where the host's interpreters keep _ctypes (the extension-cache route needs its path).
+CTYPES_ROUTES = """\
+import sys
+found = []
+def attempt(route, fn):
+    try:
+        got = fn()
+    except BaseException:
+        return
+    if got:
+        found.append(route)
+def scan(route, fn):
+    # A search must finish: one that raises is reported, never taken for "nothing found".
+    try:
+        hits = fn()
+    except BaseException as exc:
+        hits = ['raised ' + type(exc).__name__]
+    found.extend(route + ': ' + str(h) for h in hits[:5])
+def via_importlib():
+    import importlib
+    return importlib.import_module('_ctypes')
+def via_loader():
+    import importlib.util
+    for d in CTYPES_DIRS:
+        for suffix in SUFFIXES:
+            spec = importlib.util.spec_from_file_location('_ctypes', d + '/_ctypes' + suffix)
+            try:
+                return importlib.util.module_from_spec(spec)
+            except BaseException:
+                pass
+def via_extension_cache():
+    # CPython hands back an already loaded single-phase extension by (name, path)
+    # without opening the file: no chroot or landlock stands in the way.
+    import _imp
+    dirs = {str(m.__file__).rsplit('/', 1)[0] for m in list(sys.modules.values())
+            if str(getattr(m, '__file__', '')).endswith('.so')} | set(CTYPES_DIRS)
+    for d in dirs:
+        for suffix in SUFFIXES:
+            spec = type('Spec', (), {'name': '_ctypes', 'origin': d + '/_ctypes' + suffix})()
+            try:
+                return _imp.create_dynamic(spec)
+            except BaseException:
+                pass
+def is_ctypes(obj):
+    t = obj if isinstance(obj, type) else type(obj)
+    return 'ctypes' in str(type.__dict__['__module__'].__get__(t)) or (
+        type(obj).__name__ == 'module' and 'ctypes' in str(obj.__name__))
+NAMES = {'CDLL', 'PyDLL', 'CFuncPtr', '_CFuncPtr', 'PyCFuncPtrType', 'PyCSimpleType', 'PyCStructType',
+         'PyCPointerType', 'PyCArrayType', '_SimpleCData', '_CData', 'Structure', '_Pointer',
+         'CField', 'CThunkObject', 'StructParam_Type', 'DictRemover', 'LibraryLoader', 'c_void_p', 'c_char_p'}
+def via_class_graph():
+    seen, stack = set(), [object, type]
+    while stack:
+        for sub in type.__subclasses__(stack.pop()):
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+    return sorted(c.__qualname__ for c in seen if c.__name__ in NAMES or is_ctypes(c))
+def via_gc():
+    import gc
+    hits = []
+    for o in gc.get_objects():
+        if is_ctypes(o):
+            hits.append(repr(type(o)))
+        else:
+            hits += [repr(type(r)) for r in gc.get_referents(o) if is_ctypes(r)]
+    return hits
+def via_modules():
+    return [name + '.' + attr for name, m in list(sys.modules.items())
+            for attr, v in list(getattr(m, '__dict__', {}).items()) if is_ctypes(v)]
+attempt('import ctypes', lambda: __import__('ctypes'))
+attempt('import _ctypes', lambda: __import__('_ctypes'))
+attempt('import ctypes.util', lambda: __import__('ctypes.util'))
+attempt('importlib', via_importlib)
+attempt('loader by path', via_loader)
+attempt('extension cache', via_extension_cache)
+attempt('builtin', lambda: __import__('_imp').create_builtin(type('S', (), {'name': '_ctypes'})()))
+scan('sys.modules', lambda: [m for m in sys.modules if 'ctypes' in m])
+scan('module attributes', via_modules)
+scan('class graph', via_class_graph)
+scan('gc', via_gc)
+result = found
+"""
+
+# After the lock-down the confinement extension is gone too: no module object in the
+# GC, no live reference from the child's frames (the walk reaches main()'s locals).
+CONFINE_DROPPED = """\
+import gc, sys
+found = [type(o).__name__ + ':' + o.__name__ for o in gc.get_objects()
+         if type(o).__name__ == 'module' and '_confine' in str(o.__name__)]
+f = sys._getframe()
+while f is not None:
+    for name, v in list(f.f_locals.items()):
+        if type(v).__name__ == 'Confinement' and v.calls is not None:
+            found.append('Confinement.calls')
+    f = f.f_back
+found += [m for m in sys.modules if m.endswith('_confine')]
+result = found
+"""
+
+
 def forged(frame: bytes) -> str:
     return f"import os, sys\nos.write(int(sys.argv[1]), {frame!r})\nimport time\ntime.sleep(3)"
 
@@ -83,14 +186,13 @@ CASES: dict[str, tuple] = {
                                  "result = str(__import__(S('socket')))", "audit+os", "fail"),
     # -- ctypes unreachable -----------------------------------------------------------------
     "ctypes_import": ("import ctypes\nresult = ctypes.CDLL(None).getpid()", "noast", "fail"),
-    # ctypes' classes stay alive in memory after the confinement used them (see docs/sandbox.md);
-    # reached by a subclass walk, every use fires an audited ctypes event the hook refuses.
+    # The child confines itself through the _confine extension and never loads ctypes.
     "ctypes_cdll_by_subclass_walk": (WALK + "by = {c.__name__: c for c in seen if c.__module__ == 'ctypes'}\n"
                                      "result = by['CDLL'](None).getpid()", "noast", "fail"),
     "ctypes_modules_gone": ("import sys\nresult = sorted(m for m in sys.modules if 'ctypes' in m)", "os", ("result", [])),
     # The acceptance test for "ctypes unreachable": with every Python layer off, walk every
     # class from object (recursively) and every object the GC tracks; no ctypes type may
-    # turn up. It fails today (see KNOWN_LIMITS), so it is a strict xfail until it holds.
+    # turn up (it needs the built _confine extension: see test_mode_isolation_and_aftermath).
     "ctypes_no_type_anywhere": ("import gc\n" + WALK +
                                 "def ctype(t):\n    return 'ctypes' in str(type.__dict__['__module__'].__get__(t))\n"
                                 "found = {c.__qualname__ for c in seen if ctype(c)}\n"
@@ -103,9 +205,13 @@ CASES: dict[str, tuple] = {
     "ctypes_base_type_call": (WALK + "by = {c.__name__: c for c in seen if c.__module__ == '_ctypes'}\n"
                               "class F(by['CFuncPtr']):\n    _flags_ = 1\nclass D:\n    _handle = 0\n"
                               "result = F(('getpid', D()))()", "noast", "fail"),
+    "ctypes_every_route": (CTYPES_ROUTES, "os", ("result", []), {"nouserns": "wall"}),
+    "confine_extension_dropped": (CONFINE_DROPPED, "os", ("result", [])),
+    # Through the child's own modules to the ctypes stand-in (confine_calls.CtypesCalls),
+    # which imports ctypes: the stdlib is out of reach by then.
     "frame_walk_to_libc": ("def walker():\n    f = it.gi_frame\n    while f.f_back is not None:\n"
                            "        f = f.f_back\n    yield f.f_globals\nit = walker()\n"
-                           "lim = next(it)['_limits']\nct, libc = lim._libc()\n"
+                           "lim = next(it)['_limits']\nlibc = lim.confine_calls.CtypesCalls()._libc\n"
                            "result = libc.getpid()", "os", "fail", {"nouserns": "wall"}),
     # -- signals, priorities, limits of other processes --------------------------------------
     "kill_parent": ("import os\nos.kill(PARENT_PID, 0)\nresult = 'reached'", "os", "fail"),
@@ -207,9 +313,14 @@ def world():
     abstract.listen(5)
     abstract.settimeout(0.05)
     neighbour = subprocess.Popen(["sleep", "120"], user=NOBODY, group=NOBODY, extra_groups=[])
+    import _ctypes
+    import importlib.machinery
+
+    ctypes_dirs = sorted({os.path.dirname(_ctypes.__file__), "/usr/lib/python%d.%d/lib-dynload" % sys.version_info[:2]})
     subst = {"SECRET_FILE": repr(str(secret)), "MARKER": repr(str(base / "pwned")),
              "TCP_PORT": str(tcp.getsockname()[1]), "ABSTRACT": repr(abstract_name),
-             "NEIGHBOUR_PID": str(neighbour.pid)}
+             "NEIGHBOUR_PID": str(neighbour.pid), "CTYPES_DIRS": repr(ctypes_dirs),
+             "SUFFIXES": repr(importlib.machinery.EXTENSION_SUFFIXES)}
     try:
         numbers = _resolve_clone_numbers()
     except OSError:
@@ -286,6 +397,9 @@ def test_mode_isolation_and_aftermath(world, mode):
     iso = _isolation(out)
     assert res["sanity"]["ok"] and res["sanity"]["result"] == 42, res["sanity"]["error"]
     common = {"pidns", "mountns", "netns", "ipcns", "tmpfs", "chroot", "pdeathsig", "no_new_privs", "seccomp"}
+    # ctypes never loaded in the child: the confinement calls came from the C extension
+    # (a source tree needs it built: pip install -e . or python setup.py build_ext --inplace).
+    assert "native_confine" in iso, f"the _confine extension was not used in mode {mode}: {iso}"
     if mode == "root":
         assert out["uid"] == 0 and common | {"uid_nobody"} <= set(iso), iso
         assert res["sanity@default"]["ok"]
@@ -319,12 +433,9 @@ def test_mode_isolation_and_aftermath(world, mode):
     assert not any(r["stats"].get("teardown_errors") for r in res.values())
 
 
-# Attacks that still get through, each with the docs/sandbox.md "Known limits" entry
+# Attacks that still get through (none now), each with a docs/sandbox.md entry
 # that says why; strict, so the day one is fixed its mark must go.
-KNOWN_LIMITS = {
-    "ctypes_no_type_anywhere": "Python 3.11's _ctypes types are static and its module dict is kept "
-                               "by the import system: ctypes stays reachable in the process that used it",
-}
+KNOWN_LIMITS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_LIMITS[n], strict=True))

@@ -162,7 +162,7 @@ def test_unknown_machine_has_no_filter():
 PROBE = textwrap.dedent('''
     import ctypes, errno, fcntl, json, os, resource, signal, socket, sys
     sys.path.insert(0, sys.argv[1])
-    import seccomp_policy
+    import confine_calls, seccomp_policy
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     ppid = os.getppid()
@@ -170,7 +170,7 @@ PROBE = textwrap.dedent('''
     scratch = os.path.join(sys.argv[2], "scratch")
     assert libc.prctl(1, 9, 0, 0, 0) == 0  # a death signal to try to clear
     assert libc.prctl(38, 1, 0, 0, 0) == 0
-    assert seccomp_policy.install(ctypes, libc, seccomp_policy.child_program(os.uname().machine))
+    assert seccomp_policy.install(confine_calls.load()[0], seccomp_policy.child_program(os.uname().machine))
     out = {}
     def attempt(name, fn):
         try:

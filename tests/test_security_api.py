@@ -1,15 +1,22 @@
-"""The local API's loopback TCP listener under hostile local clients: slow or idle
-connections (slowloris), connection floods, over-long header lines, and a DNS-rebound
-browser page (foreign Host header). The owner's unix socket must keep answering."""
+"""The one local server (web/app.py under uvicorn, as the daemon runs it: daemon/api.py)
+under hostile local clients on its loopback TCP listener: slow or idle connections
+(slowloris), connection floods, over-long or too many header lines, over-large or slow
+bodies, and a DNS-rebound browser page (foreign Host header). The owner's unix socket
+(0600, bearer token) must keep answering."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import stat
 import time
+
+from server_support import FeedbackServer
 
 from backchannel.config import Settings, resolve_paths
 from backchannel.daemon import api
+from backchannel.ops import OpEnv, invoke
+from backchannel.web import guards, http_limits
 
 
 class _Daemon:
@@ -22,6 +29,8 @@ class _Daemon:
         return {"uptime_s": round(time.monotonic() - self.t0, 1)}
 
     async def call_op(self, name, args):
+        if name.startswith("feedback_link_"):  # the real pages, on the test's store
+            return invoke(OpEnv(store=self.store, settings=self.settings, paths=self.paths), name, args)
         return {"op": name}
 
     async def call_internal(self, fn, name="internal"):
@@ -55,8 +64,8 @@ def _serve(store, coro_fn, **settings_kw):
 
 
 def test_slow_and_flooding_tcp_clients_cannot_starve_the_owner(store, monkeypatch):
-    monkeypatch.setattr(api, "HEAD_TIMEOUT_S", 0.5, raising=False)
-    monkeypatch.setattr(api, "MAX_TCP_CONNECTIONS", 8, raising=False)
+    monkeypatch.setattr(http_limits, "HEAD_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(http_limits, "MAX_TCP_CONNECTIONS", 8)
 
     async def attack(server, paths):
         port = server.tcp_port
@@ -70,7 +79,7 @@ def test_slow_and_flooding_tcp_clients_cannot_starve_the_owner(store, monkeypatc
         # The owner's socket still answers at once.
         t0 = time.monotonic()
         out = await _request(await asyncio.open_unix_connection(str(paths.api_socket)),
-                             f"GET /health HTTP/1.1\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode())
+                             f"GET /health HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode())
         owner_s = time.monotonic() - t0
         # Trickling headers does not keep a connection: the whole head has one deadline.
         r, w = slow[0]
@@ -98,7 +107,7 @@ def test_slow_and_flooding_tcp_clients_cannot_starve_the_owner(store, monkeypatc
 async def _peek_closed(reader: asyncio.StreamReader) -> bool:
     try:
         data = await asyncio.wait_for(reader.read(200), 0.05)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False
     except ConnectionError:
         return True
@@ -131,20 +140,95 @@ def test_foreign_host_and_long_header_lines_are_refused(store):
     assert json.loads(body) == {"ok": True, "result": {"op": "status"}}
 
 
-def test_standalone_feedback_server_refuses_a_negative_length_at_once(store):
+def test_a_negative_length_is_refused_at_once(store):
     import socket
 
-    from backchannel.delivery.web import serve_feedback
-
-    server, base = serve_feedback(store, Settings(), resolve_paths().ensure())
+    server = FeedbackServer(store, Settings(), resolve_paths().ensure())
     try:
-        port = int(base.rsplit(":", 1)[1])
-        with socket.create_connection(("127.0.0.1", port), timeout=3) as s:
-            # read(-1) would wait for the client to hang up, holding the one-at-a-time server.
-            s.sendall(b"POST /feedback HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        with socket.create_connection(("127.0.0.1", server.port), timeout=3) as s:
+            # Waiting for -1 bytes would hold the connection until the client hangs up.
+            s.sendall(b"POST /feedback HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
                       b"Content-Length: -1\r\n\r\nt=x")
             first = s.recv(100)
-        assert first.split(b" ")[1] == b"413"
+        assert first.split(b" ")[1] == b"400"  # h11 refuses a Content-Length that is not a number
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
+
+
+def _status(raw: bytes) -> int:
+    return int(raw.split(b" ", 2)[1])
+
+
+def test_token_socket_mode_and_header_caps(store):
+    async def probe(server, paths):
+        unix = lambda: asyncio.open_unix_connection(str(paths.api_socket))
+        port = server.tcp_port
+        got = {"mode": stat.S_IMODE(paths.api_socket.stat().st_mode)}
+        got["no_token"] = await _request(await unix(), b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        got["wrong_token"] = await _request(await unix(), b"POST /ops/status HTTP/1.1\r\nHost: localhost\r\n"
+                                                          b"Authorization: Bearer nope\r\nContent-Length: 2\r\n\r\n{}")
+        # The token opens the API on TCP too, but not from a foreign Host.
+        got["tcp_ok"] = await _request(await asyncio.open_connection("127.0.0.1", port),
+                                       f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                                       f"Authorization: Bearer {server.token}\r\n\r\n".encode())
+        got["tcp_evil"] = await _request(await asyncio.open_connection("127.0.0.1", port),
+                                         f"GET /health HTTP/1.1\r\nHost: evil.example\r\n"
+                                         f"Authorization: Bearer {server.token}\r\n\r\n".encode())
+        many = "".join(f"X-{i}: 1\r\n" for i in range(http_limits.MAX_HEADERS + 5))
+        got["many"] = await _request(await asyncio.open_connection("127.0.0.1", port),
+                                     f"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n{many}\r\n".encode())
+        got["unknown_op"] = await _request(await unix(), f"POST /ops/no_such_op HTTP/1.1\r\nHost: localhost\r\n"
+                                                         f"Authorization: Bearer {server.token}\r\n"
+                                                         f"Content-Length: 2\r\n\r\n{{}}".encode())
+        got["get_op"] = await _request(await unix(), f"GET /ops/status HTTP/1.1\r\nHost: localhost\r\n"
+                                                     f"Authorization: Bearer {server.token}\r\n\r\n".encode())
+        return got
+
+    got = _serve(store, probe)
+    assert got["mode"] == 0o600
+    assert _status(got["no_token"]) == 401 and _status(got["wrong_token"]) == 401
+    assert b"missing or wrong bearer token" in got["wrong_token"]
+    assert _status(got["tcp_ok"]) == 200 and b'"ok": true' in got["tcp_ok"]
+    assert _status(got["tcp_evil"]) == 421
+    assert _status(got["many"]) == 400 and b"too many headers" in got["many"]
+    assert _status(got["unknown_op"]) == 404 and _status(got["get_op"]) == 405
+    # One request per connection: every answer says so (and the connection was closed: read() returned).
+    assert all(b"connection: close" in v.lower() for k, v in got.items() if k != "mode")
+
+
+def test_body_caps_and_the_body_deadline(store, monkeypatch):
+    monkeypatch.setattr(guards, "FEEDBACK_BODY_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(guards, "BODY_TIMEOUT_S", 1.0)
+
+    async def probe(server, paths):
+        port = server.tcp_port
+        tcp = lambda: asyncio.open_connection("127.0.0.1", port)
+        got = {}
+        form = "Host: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        # Refused on the length alone, before any of the body is sent.
+        got["feedback_big"] = await _request(await tcp(), f"POST /feedback HTTP/1.1\r\n{form}"
+                                                          f"Content-Length: {guards.MAX_FEEDBACK_BODY + 1}\r\n\r\n".encode())
+        got["ops_big"] = await _request(await asyncio.open_unix_connection(str(paths.api_socket)),
+                                        f"POST /ops/status HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer "
+                                        f"{server.token}\r\nContent-Length: {guards.MAX_OPS_BODY + 1}\r\n\r\n".encode())
+        got["chunked"] = await _request(await tcp(), f"POST /feedback HTTP/1.1\r\n{form}"
+                                                     "Transfer-Encoding: chunked\r\n\r\n1\r\nt\r\n".encode())
+        # A body promised and never sent: cut off at the deadline.
+        t0 = time.monotonic()
+        got["slow"] = await _request(await tcp(), f"POST /feedback HTTP/1.1\r\n{form}Content-Length: 30\r\n\r\nt=".encode())
+        got["slow_s"] = time.monotonic() - t0
+        # An operation's body is read only after its token was checked: a wrong one is
+        # refused at once, with the promised megabyte never sent.
+        ops = "POST /ops/status HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n"
+        t0 = time.monotonic()
+        got["ops_unauth"] = await _request(await tcp(), f"{ops}Authorization: Bearer wrong\r\n\r\n".encode())
+        got["ops_unauth_s"] = time.monotonic() - t0
+        got["ops_slow"] = await _request(await tcp(), f"{ops}Authorization: Bearer {server.token}\r\n\r\n{{".encode())
+        return got
+
+    got = _serve(store, probe)
+    assert _status(got["feedback_big"]) == 413 and _status(got["ops_big"]) == 413
+    assert _status(got["chunked"]) == 411
+    assert _status(got["slow"]) == 408 and got["slow_s"] < 3.0
+    assert _status(got["ops_unauth"]) == 401 and got["ops_unauth_s"] < 0.9
+    assert _status(got["ops_slow"]) == 408

@@ -84,7 +84,7 @@ def test_parse_file_strict_refuses_links_and_fifos_without_blocking(tmp_path: Pa
 
 def test_inbox_wake_for_a_swapped_in_link_ingests_nothing(home, store):
     """The trigger saw a plain file; by the time the wake runs it is a link to a secret."""
-    from backchannel.daemon.pipeline import run_wake_once
+    from backchannel.engine.pipeline import run_wake_once
 
     paths = resolve_paths().ensure()
     settings = Settings()
@@ -112,7 +112,7 @@ def test_inbox_wake_for_a_swapped_in_link_ingests_nothing(home, store):
 
 
 def test_hostile_file_names_still_end_in_failed_with_their_reason(home, store):
-    from backchannel.daemon.pipeline import run_wake_once
+    from backchannel.engine.pipeline import run_wake_once
 
     paths = resolve_paths().ensure()
     inbox = paths.data_dir / "inbox"

@@ -14,7 +14,7 @@ import pytest
 from watchdog.observers import Observer
 
 from backchannel.triggers.inbox import InboxTrigger, finish, is_ignored
-from backchannel.triggers.wake import Wake
+from backchannel.core.wake import Wake
 
 QUIET = 0.3
 SLOW_QUIET = 0.6

@@ -11,7 +11,7 @@ from apscheduler.events import EVENT_JOB_EXECUTED, JobExecutionEvent
 
 from backchannel.config.sections import ScheduleSettings
 from backchannel.triggers.schedule import ScheduleTrigger, fire_times_between, sweep_key
-from backchannel.triggers.wake import Wake
+from backchannel.core.wake import Wake
 
 UTC = timezone.utc
 

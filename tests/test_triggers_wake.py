@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from backchannel.triggers import SYSTEM_CLOCK, Wake
-from backchannel.triggers.wake import SeenKeys, enqueue
+from backchannel.core.wake import Wake
+from backchannel.triggers.wake import SYSTEM_CLOCK, SeenKeys, enqueue
 
 
 def test_round_trip_and_utc():

@@ -8,12 +8,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from backchannel.config import Settings
-from backchannel.daemon import gate, judge
+from backchannel.engine import gate, judge
 from backchannel.graph import synth
 
 
 def _evidence(store, ids):
-    from backchannel.daemon.pipeline import load_evidence
+    from backchannel.engine.pipeline import load_evidence
     from backchannel.graph.types import Candidate
 
     return load_evidence(store, Candidate(kind="x", entities=[], score=0.5, evidence_ids=list(ids)))

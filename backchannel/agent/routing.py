@@ -184,7 +184,7 @@ class _Exemplars:
         self._intents: list[str] = []
 
     def nearest(self, question: str) -> tuple[str, float]:
-        from backchannel.extractors.embeddings import embed
+        from backchannel.embedding import embed
 
         with self._lock:
             if self._matrix is None:

@@ -7,11 +7,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backchannel.extractors.result import MODALITIES, PREDICATES
+from backchannel.core.vocabulary import ENTITY_KINDS, MODALITIES, PREDICATES
 
 Predicate = Literal[tuple(PREDICATES)]  # type: ignore[valid-type]
 Modality = Literal[MODALITIES]  # type: ignore[valid-type]
-Kind = Literal["person", "organisation", "role"]
+Kind = Literal[ENTITY_KINDS]  # type: ignore[valid-type]
 
 
 class Output(BaseModel):

@@ -23,8 +23,20 @@ def call(ctx: Context, name: str, args: dict[str, Any] | None = None, *, write: 
 
 def _daemon_client(ctx: Context) -> Any:
     """A client for the running daemon's local API, or None when no daemon runs."""
-    try:
-        from backchannel.daemon.api_client import connect
-    except ImportError:
-        return None
+    from backchannel.cli.api_client import connect
+
     return connect(ctx.paths)
+
+
+def web_operations(ctx: Context) -> Any:
+    """`call` for the web app and the MCP server served from this process
+    (`backchannel web`, `backchannel mcp`): a refusal becomes the page's or tool's message."""
+    from backchannel.web.bridge import OpFailed, ThreadedOperations
+
+    def run(name: str, args: dict[str, Any]) -> Any:
+        try:
+            return call(ctx, name, args)
+        except UserError as exc:
+            raise OpFailed(str(exc)) from None
+
+    return ThreadedOperations(run)

@@ -20,7 +20,7 @@ def run() -> None:
     It watches the inbox, the schedule, the calendars and the signals, and
     proposes only what passes the gate. SIGTERM stops it, SIGHUP reloads the config.
     """
-    from backchannel.daemon import logging as dlog
+    from backchannel.core import logging as dlog
     from backchannel.daemon.lockfile import AlreadyRunning
     from backchannel.daemon.service import run_daemon
     from backchannel.triggers.checks import problems

@@ -78,7 +78,7 @@ def _warnings_with_their_fields() -> None:
     `backchannel run` replaces this with the daemon's own logging."""
     import logging
 
-    from backchannel.daemon.logging import LOGGER_NAME, HumanFormatter
+    from backchannel.core.logging import LOGGER_NAME, HumanFormatter
 
     logger = logging.getLogger(LOGGER_NAME)
     if not logger.handlers:

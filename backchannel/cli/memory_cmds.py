@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from backchannel.cli.common import echo_json, load_context, plural
+from backchannel.core.vocabulary import ENTITY_KINDS
 
 
 def _date(v: Any) -> str:
@@ -171,7 +172,7 @@ def list_entities(json_output: bool, kind: str | None = None) -> None:
 
 
 @click.command()
-@click.option("--kind", type=click.Choice(["person", "organisation", "role"]), help="Only this kind.")
+@click.option("--kind", type=click.Choice(ENTITY_KINDS), help="Only this kind.")
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
 def entities(kind: str | None, json_output: bool) -> None:
     """List people and organisations with their aliases."""

@@ -10,6 +10,7 @@ import json
 import click
 
 from backchannel.cli.common import echo_json, load_context
+from backchannel.core.vocabulary import ENTITY_KINDS
 
 
 @click.command()
@@ -45,7 +46,7 @@ def usage(days: int, json_output: bool) -> None:
 
 
 @click.group(invoke_without_command=True)
-@click.option("--kind", type=click.Choice(["person", "organisation", "role"]), help="Only this kind.")
+@click.option("--kind", type=click.Choice(ENTITY_KINDS), help="Only this kind.")
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
 @click.pass_context
 def entities(ctx: click.Context, kind: str | None, json_output: bool) -> None:

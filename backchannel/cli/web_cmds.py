@@ -20,8 +20,11 @@ def web(open_browser: bool, port: int | None) -> None:
     it; otherwise it serves the app itself on loopback until interrupted (through the
     daemon's API when a daemon runs, else on the database directly). Every login link
     works once and expires after [web] login_link_minutes."""
+    from backchannel.cli.client import web_operations
+    from backchannel.daemon.api import ensure_token
+    from backchannel.web.app import build_app
     from backchannel.web.auth import login_link
-    from backchannel.web.server import daemon_web_url, serve_here
+    from backchannel.web.server import base_url, bind, daemon_web_url, serve_here
 
     ctx = load_context()
 
@@ -42,7 +45,10 @@ def web(open_browser: bool, port: int | None) -> None:
     port = ctx.settings.web.port if port is None else port
     try:
         click.echo("serving until interrupted (Ctrl-C to stop)", err=True)
-        serve_here(ctx, ctx.settings.web.host, port, announce)
+        sock = bind(ctx.settings.web.host, port)
+        app = build_app(web_operations(ctx), ctx.settings, ctx.paths, ensure_token(ctx.paths))
+        announce(base_url(sock))
+        serve_here(app, sock)
     except OSError as exc:
         raise UserError(f"cannot serve on {ctx.settings.web.host}:{port}: {exc.strerror or exc} "
                         "(choose another with --port)") from None
@@ -60,15 +66,19 @@ def mcp(http: bool, port: int | None) -> None:
 
     Speaks MCP over stdio (for a client that starts it), or with --http over streamable
     HTTP on loopback, where each request must carry the API token as a bearer token."""
+    from backchannel.cli.client import web_operations
     from backchannel.web.mcp_server import serve_http, serve_stdio
 
     ctx = load_context()
     if port is not None and not http:
         raise UserError("--port is for --http; over stdio the client starts `backchannel mcp` itself")
     if not http:
-        serve_stdio(ctx)
+        serve_stdio(ctx, web_operations(ctx))
         return
     try:
-        serve_http(ctx, ctx.settings.mcp.host, ctx.settings.mcp.port if port is None else port)
+        from backchannel.daemon.api import ensure_token
+
+        serve_http(ctx, web_operations(ctx), ctx.settings.mcp.host, ctx.settings.mcp.port if port is None else port,
+                   ensure_token(ctx.paths))
     except OSError as exc:
         raise UserError(f"cannot serve MCP on {ctx.settings.mcp.host}: {exc.strerror or exc}") from None

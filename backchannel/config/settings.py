@@ -6,13 +6,21 @@ Secrets never live in the TOML file; see `secrets.py`.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from backchannel.config.paths import Paths, resolve_paths
 from backchannel.config.sections import (
@@ -23,13 +31,14 @@ from backchannel.config.sections import (
     InboxSettings,
     LoggingSettings,
     MailSettings,
+    McpSettings,
     ModelSettings,
     OwnerSettings,
     SandboxSettings,
     ScheduleSettings,
     SignalSettings,
+    WebSettings,
 )
-from backchannel.config.sections import McpSettings, WebSettings
 
 
 class ConfigError(Exception):
@@ -68,15 +77,30 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The file is passed in as init kwargs; environment wins over it.
-        return env_settings, init_settings
+        # Only what is passed in: load_settings merges the file and the environment it was
+        # given (never os.environ behind its back), so Settings(...) and model_validate()
+        # in code and tests mean exactly their arguments.
+        return (init_settings,)
 
 
 # Environment variables that configure where things live, not settings fields.
 _LOCATION_VARS = {"BACKCHANNEL_HOME", "BACKCHANNEL_CONFIG"}
 
 
-def _check_env_tables(environ: Any) -> None:
+class _EnvironSource(EnvSettingsSource):
+    """`BACKCHANNEL_*` variables read from the mapping given, not from os.environ:
+    load_settings(environ=...) then never touches the process's environment."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self._environ = dict(environ)
+        super().__init__(Settings)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # pydantic-settings' own hook (it reads os.environ there); names are not case-sensitive.
+        return {k.lower(): v for k, v in self._environ.items()}
+
+
+def _check_env_tables(environ: Mapping[str, str]) -> None:
     """`BACKCHANNEL_TABLE__KEY` must name a known table: a typo in the table name would
     otherwise be ignored silently (pydantic-settings only reads the fields it knows)."""
     tables = set(Settings.model_fields)
@@ -84,7 +108,7 @@ def _check_env_tables(environ: Any) -> None:
         if name.startswith("BACKCHANNEL_") and "__" in name:
             table = name.removeprefix("BACKCHANNEL_").split("__", 1)[0].lower()
             if table not in tables:
-                raise ConfigError(f"unknown table '{table}' in environment variable {name} "
+                raise ConfigError(f"config error in environment variable {name}: unknown table '{table}' "
                                   f"(known: {', '.join(sorted(tables))})")
 
 
@@ -103,7 +127,47 @@ def _suggest(loc: tuple[Any, ...]) -> str:
 
 
 def _describe(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in loc)
+    """('delivery', 'channels', 1) -> 'delivery.channels[1]'."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _problem(err: Any) -> str:
+    """One validation error in the user's words, its key first."""
+    key = _describe(err["loc"])
+    if err["type"] == "extra_forbidden":
+        return f"unknown key '{key}'{_suggest(err['loc'])}"
+    if err["type"] == "literal_error":
+        choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+        return f"{key}: {err['input']!r} is not one of {', '.join(choices)}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] != "value_error" and not isinstance(err.get("input"), (dict, list)):
+        msg += f", got {err['input']!r}"
+    return f"{key}: {msg}"
+
+
+def _origin(loc: tuple[Any, ...], from_env: dict[str, Any]) -> str | None:
+    """The environment variable that gave the value at `loc`, or None (it came from the file)."""
+    node: Any = from_env
+    names = []
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            break
+        names.append(str(part))
+        node = node[part]
+        if not isinstance(node, dict):
+            return "BACKCHANNEL_" + "__".join(names).upper()
+    return None
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`, tables merged key by key (the environment wins over the file)."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
 
 MAX_CONFIG_BYTES = 1_000_000
@@ -128,33 +192,28 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
 
 
-def load_settings(paths: Paths | None = None, environ: dict[str, str] | None = None) -> Settings:
-    """Load settings for `paths` (default: from the environment).
+def load_settings(paths: Paths | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Load settings for `paths` (default: from the environment): the TOML file, then the
+    `BACKCHANNEL_*` variables of `environ` (default: os.environ, read, never changed) over it.
 
-    Raises ConfigError naming the key and the file for unknown keys and bad values.
+    Raises ConfigError naming the file (or the variable) and each bad key:
+    "config error in /x/config.toml: delivery.channels[1]: 'emial' is not one of email, ...".
     """
+    environ = dict(os.environ if environ is None else environ)
     paths = paths or resolve_paths(environ)
     data = _read_toml(paths.config_file) if paths.config_file.exists() else {}
-    saved = None
-    if environ is not None:
-        saved = dict(os.environ)
-        os.environ.clear()
-        os.environ.update(environ)
+    _check_env_tables(environ)
     try:
-        _check_env_tables(os.environ)
-        return Settings(**data)
+        from_env = _EnvironSource(environ)()
+    except SettingsError as exc:  # e.g. a list variable that is not JSON
+        raise ConfigError(f"config error in the environment: {exc}") from None
+    try:
+        return Settings.model_validate(_merge(data, from_env))
     except ValidationError as exc:
-        problems = []
+        by_origin: dict[str, list[str]] = {}
         for err in exc.errors():
-            key = _describe(err["loc"])
-            env_name = "BACKCHANNEL_" + key.replace(".", "__").upper()
-            where = f"environment variable {env_name}" if env_name in os.environ else f"{paths.config_file}"
-            if err["type"] == "extra_forbidden":
-                problems.append(f"unknown key '{key}' in {where}{_suggest(err['loc'])}")
-            else:
-                problems.append(f"bad value for '{key}' in {where}: {err['msg']}")
-        raise ConfigError("; ".join(problems)) from None
-    finally:
-        if saved is not None:
-            os.environ.clear()
-            os.environ.update(saved)
+            env_name = _origin(err["loc"], from_env)
+            where = f"environment variable {env_name}" if env_name else str(paths.config_file)
+            by_origin.setdefault(where, []).append(_problem(err))
+        raise ConfigError("; ".join(f"config error in {where}: {'; '.join(problems)}"
+                                    for where, problems in by_origin.items())) from None

@@ -1,5 +1,5 @@
 """Calendar events in the store: attendees resolved to people, upserted by the
-calendar wake and re-matched after each ingest (daemon/reevaluate.py)."""
+calendar wake and re-matched after each ingest (engine/reevaluate.py)."""
 
 from __future__ import annotations
 

@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from backchannel.config import ConfigError, Paths, Settings, load_settings
-from backchannel.daemon import runs
+from backchannel.engine import runs
 from backchannel.daemon.lockfile import DaemonLock
-from backchannel.daemon.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger, log
 from backchannel.daemon.notify import Notifier
 from backchannel.memory.store import Store, StoreLocked, utcnow
 
@@ -49,10 +49,6 @@ logger = get_logger("service")
 STOP_GRACE_S = 8.0  # the whole stop must fit in systemd's and the tests' 10 s
 STORE_WAIT_S = 30.0  # a CLI command that opened the store just before we took the lock
 DELIVERY_TICK_S = 15.0
-READ_OPS = frozenset({"status", "proposals", "proposal", "trace", "sources", "source", "assertions", "entities",
-                      "forget_plan", "wake"})  # `wake` only enqueues: it must not wait behind a long run
-# issue 13: the read-only operations behind the web app's pages, so a page never waits behind a long wake
-READ_OPS |= {"search", "proposal_action", "export_entity", "usage"}
 
 
 @dataclass
@@ -88,7 +84,6 @@ class Daemon:
         self.recent: deque[dict[str, Any]] = deque(maxlen=20)
         self.triggers: Any = None  # backchannel.triggers.setup.Triggers, while running
         self.api = None
-        self.web = None  # backchannel.web.server.DaemonWeb, when [web] enabled
         self._stop: asyncio.Event | None = None
         self._busy = False
         self.exit_code = 0
@@ -123,7 +118,7 @@ class Daemon:
             self.queue.put_nowait(("resume", run_id, wake))
         if resumed:
             log(logger, 20, "resuming unfinished runs", runs=[r for r, _ in resumed])
-        from backchannel.triggers.wake import Wake
+        from backchannel.core.wake import Wake
 
         requested = await self._on_writer(lambda: runs.pending_requests(self.store))
         for data in requested:  # `wake sweep` answered "queued" but never started: a crash or stop
@@ -133,11 +128,7 @@ class Daemon:
         from backchannel.daemon.api import ApiServer
 
         self.api = ApiServer(self)
-        await self.api.start()
-        if self.settings.web.enabled:  # issue 13: the local web app, on this loop and this queue
-            from backchannel.web.server import DaemonWeb
-
-            self.web = await DaemonWeb.start(self)
+        await self.api.start()  # the local API, the feedback links and, with [web] enabled, the web app
         await self._start_triggers()
         self.notifier.ready(status="idle")
         log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket),
@@ -171,8 +162,6 @@ class Daemon:
         await self._stop_triggers()
         if self.api is not None:
             await self.api.stop()
-        if self.web is not None:
-            await self.web.stop()
         if not self._busy:
             consumer.cancel()  # idle, waiting on the queue: nothing to finish
         try:
@@ -307,7 +296,7 @@ class Daemon:
         thread with its cursor `store`: a manual sweep is recorded there (durable
         before the answer; re-queued at the next start if it never ran), not on the
         writer thread, where it would wait behind a long run."""
-        from backchannel.triggers.wake import Wake
+        from backchannel.core.wake import Wake
 
         if kind == "sweep":
             now = datetime.now(timezone.utc)
@@ -373,7 +362,7 @@ class Daemon:
                 return
 
     async def _handle_wake(self, item: Any) -> None:
-        from backchannel.daemon.pipeline import run_wake_once
+        from backchannel.engine.pipeline import run_wake_once
 
         run_id = None
         if isinstance(item, tuple) and item and item[0] == "resume":
@@ -450,12 +439,14 @@ class Daemon:
                 call.future.set_result(result)
 
     async def call_op(self, name: str, args: dict[str, Any]) -> Any:
-        """Run an operation for the API: reads concurrently on the reader cursor, writes on the consumer."""
-        from backchannel.ops import invoke
+        """Run an operation for the API: reads (`@op(read=True)`, and `wake`) concurrently on the
+        reader cursor, so a page never waits behind a long wake; writes on the consumer."""
+        from backchannel.ops import lookup
 
-        if name in READ_OPS:
+        spec = lookup(name)
+        if spec.on_reader:
             return await self.loop.run_in_executor(
-                self.reader, lambda: invoke(self.op_env(self.read_store), name, args))
+                self.reader, lambda: spec.fn(self.op_env(self.read_store), **args))
         fut = self.loop.create_future()
         self.queue.put_nowait(OpCall(name, args, fut))
         return await fut
@@ -499,7 +490,7 @@ class Daemon:
             "next_wakes": self.next_wakes(),
             "triggers": self.triggers.status() if self.triggers is not None else None,
             "api": {"socket": str(self.paths.api_socket), "tcp_port": self.api.tcp_port if self.api else None},
-            "web": self.web.url if self.web else None,
+            "web": self.api.web_url if self.api else None,
         }
 
 

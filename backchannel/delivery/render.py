@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery.approval import parse_action
@@ -14,7 +17,7 @@ from backchannel.delivery.links import links_for
 
 
 @lru_cache(maxsize=1)
-def _env():
+def _env() -> "Environment":
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
     return Environment(

@@ -3,7 +3,6 @@ assertions (offline rules or the configured model), write it in one transaction.
 
 from __future__ import annotations
 
-import importlib
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -139,8 +138,11 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
 
 def _gateway_error_kind(exc: Exception) -> str | None:
     """'budget' or 'model' for the gateway's errors (imported only when a model ran)."""
-    models = importlib.import_module("backchannel.agent.models") if "backchannel.agent.models" in sys.modules else None
-    if models is None or not isinstance(exc, models.GatewayError):
+    if "backchannel.agent.models" not in sys.modules:  # no model ran, so no gateway error (and no import)
+        return None
+    from backchannel.agent import models
+
+    if not isinstance(exc, models.GatewayError):
         return None
     return "budget" if isinstance(exc, models.BudgetExhausted) else "model"
 
@@ -151,7 +153,8 @@ def _extract(transcript, settings: Settings, names: list[str], *, gateway, run_i
     intros = offline.self_introductions(transcript)
     if settings.models.extract == "offline" or gateway is None:
         return offline.extract(transcript, owner_names=names), intros, "offline", None
-    model_extract = importlib.import_module("backchannel.extractors.model_extract")
+    from backchannel.extractors import model_extract
+
     result = model_extract.extract_with_model(transcript, gateway=gateway, run_id=run_id, owner_names=names)
     return result.assertions, intros, settings.models.extract, result.stats()
 
@@ -161,9 +164,7 @@ def _resolve_extra(settings: Settings, gateway, run_id: str | None = None):
     where exact and alias matching keep ingest fast and predictable)."""
     if settings.models.extract == "offline" or gateway is None:
         return None
-    try:
-        layers = importlib.import_module("backchannel.extractors.resolve_layers")
-    except ImportError:
-        return None
+    from backchannel.extractors import resolve_layers as layers
+
     # run_id: resolution calls count against the run's budget and show in its audit.
     return lambda store, name, kind: layers.resolve_extra(store, name, kind, gateway=gateway, run_id=run_id)

@@ -1,5 +1,5 @@
 """Email into memory: one message -> one source, from a `.eml` file, a Maildir, an mbox
-file, or IMAP (daemon/mail_sync.py hands each message's bytes to `ingest_message`).
+file, or IMAP (engine/mail_sync.py hands each message's bytes to `ingest_message`).
 
 Idempotency, as for transcripts: a message whose identity (Message-ID, else a hash of
 its headers and body) is stored is skipped before anything is parsed further; its

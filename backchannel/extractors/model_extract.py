@@ -35,14 +35,14 @@ from backchannel.agent.schemas import ExtractionAnswer, ModelAssertion
 from backchannel.extractors.addressee import resolve_recipients
 from backchannel.extractors.chunking import Chunk, chunk_utterances
 from backchannel.extractors.dates import resolve_phrase
-from backchannel.extractors.result import PREDICATES, ExtractedAssertion, Mention
+from backchannel.core.vocabulary import LITERAL_PREDICATES, PREDICATES
+from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory.text import norm_name
 
 ANSWER_MAX_TOKENS = 4096
 FIRST_PERSON = {"i", "me", "myself", "my", "mine", "speaker", "the speaker"}
 UNRESOLVABLE = {"we", "us", "you", "he", "him", "she", "her", "they", "them", "it", "someone", "somebody"}
-LITERAL_PREDICATES = {"has_title", "committed_to"}
 # Facts that hold from a date on: only the start of a dated phrase is theirs.
 START_ONLY = {"works_at", "has_title"}
 # Facts whose date phrase says when they end (a departure, a due date).

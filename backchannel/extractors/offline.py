@@ -1,7 +1,7 @@
 """The `offline` extractor: rule-based English extraction with no language model.
 
 `extract(transcript)` returns `ExtractedAssertion`s (predicates from
-result.PREDICATES) whose quotes are exact slices of one utterance's text;
+core.vocabulary.PREDICATES) whose quotes are exact slices of one utterance's text;
 `self_introductions(transcript)` returns the names speakers give themselves
 ("Project Manager" said "I'm Sarah") so the writer can alias the label.
 
@@ -43,6 +43,7 @@ from backchannel.extractors.offline_roles import (
 )
 from backchannel.extractors.addressee import resolve_recipients
 from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
+from backchannel.extractors.offline_named_titles import TRIGGERS as _NAMED_TITLE_TRIGGERS, rule_named_title
 from backchannel.extractors.offline_rules import rule_knows, rule_my_ties, rule_worked_with
 from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
@@ -58,9 +59,11 @@ _RULES = (
     ((" of ", " at "), rule_inverse),
     (("work", "join", "left", "quit", "moved to", "retired", "resigned", "started at", "been at"), rule_employ),
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
-    (("know", "met ", "friend", "introduced"), rule_knows),
+    (("know", "met ", "friend", "introduced", "spoke", "talked", "talking", "chatted", "chatting",
+      "speaking"), rule_knows),
     (("my ",), rule_my_ties),
-    (("'ll", "’ll", "will ", "shall", "going to", "let me"), rule_commitment),
+    (("'ll", "’ll", "will ", "shall", "going to", "let me", "gonna", "gon na", "happy to", "glad to",
+      "pleased to", "i can "), rule_commitment),
     (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
     # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
@@ -69,6 +72,8 @@ _RULES = (
       "nursing", "consulting"), rule_moves),
     (("our ", "my ", "their ", "your ", ", the ", "'s ", "’s "), rule_possessive_title),
     (("i chair", "i lead", "i run", "i head", "i manage", "i also", "i currently", "i now", "i still"), rule_i_lead),
+    # offline_named_titles.py: "Chair Dai Lloyd", "a researcher named X", "X, who chairs the Y group"
+    (_NAMED_TITLE_TRIGGERS, rule_named_title),
 )
 # Rules that may follow "she"/"he" back to a person named in the previous turns (offline_people.pronoun_facts).
 _ROLE_RULES = (rule_copula, rule_employ, rule_moves)

@@ -47,16 +47,28 @@ def _matches(acronym: str, words: list[str]) -> bool:
 
 def _long_forms(text: str):
     """Capitalised runs that end on an organisation head word, and their prefixes that do
-    ("Crown Prosecution Service Cymru Wales" also offers "Crown Prosecution Service")."""
+    ("Crown Prosecution Service Cymru Wales" also offers "Crown Prosecution Service"). Two names
+    joined by "and (the)" are also offered apart: "the Welsh Local Government Association and the
+    Association of Directors of Education Wales" offers the second name on its own."""
     for m in _CAP_RUN.finditer(text):
         words = m.group(0).split()
         while words and words[0].lower() in STOP and words[0].lower() not in _ORG_LEADS:
             words = words[1:]  # "And the Education Workforce Council": a sentence opener is no part of it
-        if len(words) > 2 and any(w.lower() in ORG_HEADS for w in words[:-1]):
-            yield words  # "Association of Directors of Education in Wales"
-        for k in range(len(words), 1, -1):
-            if words[k - 1].lower().strip(".,") in ORG_HEADS:
-                yield words[:k]
+        starts = [0] + [j for j in range(1, len(words)) if words[j][:1].isupper() and (
+            words[j - 1].lower() in ("and", "&") or words[j - 1].lower() == "the" and j > 1
+            and words[j - 2].lower() in ("and", "&"))]
+        for j in starts:
+            yield from _org_forms(words[j:])
+            if j:  # and the name before "and (the)"
+                yield from _org_forms(words[:j - 2 if words[j - 1].lower() == "the" else j - 1])
+
+
+def _org_forms(words: list[str]):
+    if len(words) > 2 and any(w.lower() in ORG_HEADS for w in words[:-1]):
+        yield words  # "Association of Directors of Education in Wales"
+    for k in range(len(words), 1, -1):
+        if words[k - 1].lower().strip(".,") in ORG_HEADS:
+            yield words[:k]
 
 
 def organisation_aliases(transcript: Transcript) -> dict[str, str]:

@@ -5,8 +5,14 @@ the 15th", "Marc will send you the deck", "he'll share the slides with Fatima",
 "Marc said he'd send me the contract", "I promised Fatima to draft the memo".
 
 What makes a promise (precision over recall):
-- a deliverable verb with its object (send/share/introduce/draft/prepare X);
-- an everyday verb ("check", "review") only with a due date;
+- a deliverable verb with its object (send/share/introduce/draft/prepare X,
+  publish/issue/order X, bring forward X, make sure/ensure that ...);
+- an everyday verb ("check", "review") only with a due date; "look into" and
+  "find out" also with a topic that says what will be looked into ("look into
+  the billing problem", "find out how the charger works"; never "look into it");
+- the modal said as speech says it: "I'm gonna", "she's going to", an offer
+  made gladly ("I'm happy to look into the case", "we'll be glad to send it")
+  and "I can" with a deliverable verb ("I can send an email around");
 - a social verb ("call you", "get back to you", "let you know", "follow up",
   "reach out") only with a due date or a topic that is not a pronoun ("get back
   to you on the pricing"): "I'll call you later", "let me get back to you" are
@@ -38,20 +44,35 @@ ADDRESSEE = "addressee"
 
 _TO_PERSON = r"(?=\s+(?:you|us|him|her|them|me|[A-Z]))"
 _DELIVER_VERBS = (
-    r"send(?:\s+over)?|e-?mail|forward|share(?!\s+(?:my|the|your|our)\s+screen)|circulate"
+    r"send(?:\s+(?:over|out|around|round))?|e-?mail|forward|share(?!\s+(?:my|the|your|our)\s+screen)|circulate"
     r"|introduce|make\s+(?:the|an|that|this)\s+intro(?:duction)?|put\s+\w+\s+in\s+touch|connect|arrange"
     r"|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
-    r"|deliver|provide|submit|organi[sz]e")
+    r"|deliver|provide|submit|organi[sz]e"
+    # issue 11: what real meetings promise (ministers, committees, research groups)
+    r"|publish|issue|release|order|bring\s+forward|make\s+sure|ensure")
 # Verbs of keeping in touch: a promise only with a due date or a real topic.
 _SOCIAL_VERBS = (
-    rf"follow\s+up|(?:get|come|report)\s+back\s+to{_TO_PERSON}"
+    rf"follow\s+up|work\s+(?:closely\s+)?with{_TO_PERSON}|(?:get|come|report)\s+back\s+to{_TO_PERSON}"
     rf"|(?:reach\s+out\s+to|contact|call|ring|phone){_TO_PERSON}"
     r"|let\s+(?:you|\w+)\s+know|drop\s+\w+\s+a\s+(?:line|note|email)")
 # Everyday verbs that make a promise only with a due date ("I'll check it by Monday").
 _WEAK_VERBS = (r"check|look\s+into|find\s+out|review|update|finish|complete|fix|sort\s+out|talk\s+to|speak\s+to"
-               r"|ask|write|do|get")
+               r"|ask|write|do|get|pick\s+up")
+# Verbs whose object may be a bare noun ("publish guidance", "order laptops", "bring forward legislation").
+_BARE_OBJECT_VERBS = re.compile(r"publish|issue|release|order|bring\s+forward|send\s+(?:out|around|round)", re.I)
+_BARE_OBJECT = re.compile(r"\s+(?!(?:later|soon|too|then|now|again|tomorrow|today|it|that|this|them)\b)[a-z][a-z-]{2,}")
+# Weak verbs that name an inquiry: a promise without a due date when the topic is said
+# ("look into the billing problem", "find out how the charger works"), never for "look into it".
+_INQUIRY = re.compile(r"look\s+into|find\s+out", re.I)
+_INQUIRY_TOPIC = re.compile(
+    r"\s+(?:(?:what|how|why|whether|where|who|which|when)\b|(?:the|this|that|these|those|your|our|his|her|their)"
+    r"\s+(?:particular\s+|specific\s+|individual\s+)?(?!(?:one|ones|thing|things|stuff|bit)\b)[a-z][\w-]{2,})")
 _MODAL = (r"\s?(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]re\s+going\s+to"
-          r"|\s+are\s+going\s+to|\s+is\s+going\s+to)")
+          r"|\s+are\s+going\s+to|\s+is\s+going\s+to|\s?['’]s\s+going\s+to"
+          r"|\s?['’](?:m|re|s)\s+gon\s?na|\s+(?:am|are|is)\s+gon\s?na"
+          # an offer made gladly: "I'm happy to look into it", "we'll be glad to send it"
+          r"|\s?(?:['’]m|['’]re|\s+am|\s+are|['’]ll\s+be|\s+will\s+be)\s+(?:very\s+|quite\s+|more\s+than\s+|really\s+)?"
+          r"(?:happy|glad|pleased)\s+to)")
 # "Marc said he'd send ...", "Marc promised to send ...": someone else's promise, told by the speaker.
 _REPORTED = (rf"(?P<rep>{NAME})\s+(?:said|promised|agreed|told\s+(?:me|us|you))\s+(?:that\s+)?"
              r"(?:he|she)\s?(?:['’]d|['’]ll|\s+would|\s+will)"
@@ -62,15 +83,19 @@ _PROMISE = (
     rf"(?P<verb>(?P<deliver>{_DELIVER_VERBS})|(?P<social>{_SOCIAL_VERBS})|(?P<weak>{_WEAK_VERBS}))"
     rf"\b(?P<rest>[^.;!?]*)")
 _COMMIT = re.compile(
-    rf"(?:(?P<subj>\b[Ii]|\b[Ww]e|\b[Hh]e|\b[Ss]he|{NAME}){_MODAL}|\b(?P<letme>[Ll]et\s+me)){_PROMISE}")
+    rf"(?:(?P<subj>\b[Ii]|\b[Ww]e|\b[Hh]e|\b[Ss]he|{NAME}){_MODAL}|\b(?P<letme>[Ll]et\s+me)"
+    # an offer of a deliverable: "I can send you the deck", "I can certainly provide a printed copy"
+    r"|\b(?P<can>I)\s+can(?:\s+(?:certainly|definitely|also|easily))?(?=\s+(?:" + _DELIVER_VERBS + r")\b))"
+    rf"{_PROMISE}")
 # Reported promises are rarer and their pattern dearer: offline.py runs them only after their own triggers.
 _COMMIT_REPORTED = re.compile(rf"(?:{_REPORTED}){_PROMISE}")
 _HEDGE = re.compile(r"\b(?:if|maybe|perhaps|probably|might|unless|whether|hopefully|would|could|not|never|say|says|"
                     r"said|wonder|suppose)\b|n['’]t\b", re.I)
 _OBJECT_START = re.compile(r"\s+(?:you|him|her|them|us|me|it|this|that|the|a|an|our|my|your|his|their|some|those|"
-                           rf"these|over|to|with|on|up|back|everyone|everybody|{NAME})\b")
+                           rf"these|over|to|with|on|up|back|everyone|everybody|he|she|they|we|whoever|{NAME})\b")
 _PROMISE_CUT = re.compile(
-    r"['\"“”‘]|-\s|\s+or\b|,\s*(?:and|but|so|then|because|which|okay|ok|alright|right)\b"
+    # a quote mark ends the promise; an apostrophe of "he's", "we'll" (even spaced: "he 's") does not
+    r"['’](?!(?:s|ll|re|m|ve|d|t)\b)|[\"“”‘]|-\s|\s+or\b|,\s*(?:and|but|so|then|because|which|okay|ok|alright|right)\b"
     r"|\s+(?:and\s+then|so\s+that|because|but)\b|\s+(?:okay|ok|alright|yeah|right)\s*$")
 _FILLER_END = re.compile(
     r"(?:\s+(?:as\s+well|too|then|okay|ok|alright|yeah|right|please|again|now|later|soon|sometime"
@@ -160,7 +185,10 @@ def _promises(ctx: Ctx, matches) -> None:
             continue
         rest_start = m.end("verb")
         verb = m.group("verb").lower()
-        if not _OBJECT_START.match(ctx.text, rest_start) and not verb.startswith(("get back", "follow")):
+        bare_verb = " ".join(verb.split())
+        inquiry = _INQUIRY.fullmatch(bare_verb) is not None and _INQUIRY_TOPIC.match(ctx.text, rest_start) is not None
+        if not _OBJECT_START.match(ctx.text, rest_start) and not verb.startswith(("get back", "follow")) and not (
+                inquiry or _BARE_OBJECT_VERBS.fullmatch(bare_verb) and _BARE_OBJECT.match(ctx.text, rest_start)):
             continue
         dr = ctx.date_for(m.start("verb"), m.end())
         promise_end = m.end()
@@ -174,16 +202,21 @@ def _promises(ctx: Ctx, matches) -> None:
             if nxt:
                 dr = DateRange(None, None, nxt.group(0))  # resolved by addressee.resolve_recipients
                 promise_end = nxt.start()
-        if m.group("weak") and dr is None:
+        if m.group("weak") and dr is None and not inquiry:
             continue
+        if g.get("can") and not m.group("deliver"):
+            continue  # "I can check", "I can call you": ability or small talk, not an offer of something
         if g.get("letme") and verb.startswith("introduce") and dr is None:
             continue  # "let me introduce you to Sophie" makes the introduction now: no promise
         cut = _PROMISE_CUT.search(ctx.text, rest_start, promise_end)
         if cut:
+            if inquiry and dr is None and cut.group(0).startswith("-"):
+                continue  # "look into how you daisy - ...": a topic broken off is no topic said
             promise_end = cut.start()
         promise = _FILLER_END.sub("", ctx.text[m.start("verb"):promise_end]).strip(" ,—–-")
         words = promise.split()
-        if len(words) < 2 or len(words) > 16 or _SMALL_TALK_OBJECT.search(promise):
+        longest = 20 if bare_verb in ("make sure", "ensure") else 16  # "make sure that <a whole clause>"
+        if len(words) < 2 or len(words) > longest or _SMALL_TALK_OBJECT.search(promise):
             continue
         if m.group("social") and dr is None and not _TOPIC.search(promise, len(m.group("verb"))):
             continue

@@ -4,7 +4,8 @@ worked_with: "we worked together at Acme from 2016 to 2021", "I worked with
 Sophie at Acme", "Sophie and I worked together", "my old colleague Sophie",
 "Sophie was my boss at Globex"; knows: "I know Sophie well", "I've known Sophie
 for years", "Marc introduced me to Sophie", "Marc knows Sophie", "I met Sophie
-at Acme", "my friend Paul". Commitments live in offline_commitments.py.
+at Acme", "my friend Paul", "I met with Sophie last week", "I've spoken to Sophie
+about it", "Sophie and I were talking about it". Commitments live in offline_commitments.py.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ _AT = rf"(?:\s+(?:at|in|for|from)\s+(?:the\s+)?(?P<org>{ORG}))?"
 # A name that ends its phrase: no possessive, no verb after ("I know Sophie is right" is not knowing Sophie).
 _NAME_END = (r"(?!\s*['’]s\b)(?=\s*(?:[,.;!?—–-]|$)|\s+(?:well|personally|very|quite|pretty|really|from|since|through|"
              r"for|at|in|on|during|when|while|before|after|back|a\s+bit|a\s+little|and|too|as\s+well|socially|"
-             r"professionally|last|years|ages|yesterday|recently|once|twice)\b)")
+             r"professionally|last|years|ages|yesterday|recently|once|twice|a\s+few|about|earlier|this|today|"
+             r"the\s+other\s+day)\b)")
 
 
 def _org(ctx: Ctx, m: re.Match) -> str | None:
@@ -141,6 +143,14 @@ _KNOWN = re.compile(
     rf"{_NAME_END}{_AND_X2}")
 _X_KNOWS = re.compile(rf"(?P<s>{NAME})\s+(?:really\s+|also\s+)?knows\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
 _MET = re.compile(rf"\bI\s+(?:first\s+|once\s+)?met\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+# A conversation the speaker had with someone (issue 11: real meetings say "I met with the
+# Minister", "I've spoken with Matt Jukes about this" far more than "I know X").
+_SPOKE_WITH = re.compile(
+    rf"\bI\s?(?:['’]ve\s+|\s+have\s+|\s+had\s+|\s+also\s+|\s+just\s+|\s+recently\s+)*(?:seen\s+and\s+)?"
+    rf"(?:met|spoken|spoke|talked|chatted)\s+(?:with|to)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+_X_AND_I_TALKED = re.compile(
+    rf"(?P<x>{NAME})\s+and\s+I\s+(?:were|have\s+been|had\s+been|['’]ve\s+been)\s+(?:just\s+|already\s+)?"
+    r"(?:talking|chatting|speaking)\b")
 _FRIEND = re.compile(
     rf"(?P<x>{NAME})\s+(?:is|was|['’]s)\s+(?:a\s+(?:good\s+|old\s+|close\s+|dear\s+)?friend\s+of\s+mine|"
     r"my\s+(?:good\s+|old\s+|close\s+|best\s+)?friend)\b")
@@ -158,9 +168,11 @@ def _listed(ctx: Ctx, m: re.Match) -> list[Mention]:
 def rule_knows(ctx: Ctx) -> None:
     me = ctx.me()
     t0, t1 = ctx.s0, ctx.s1
-    for rx, conf in ((_I_KNOW, 0.65), (_MET, 0.6), (_FRIEND, 0.65)):
+    for rx, conf in ((_I_KNOW, 0.65), (_MET, 0.6), (_FRIEND, 0.65), (_SPOKE_WITH, 0.55), (_X_AND_I_TALKED, 0.55)):
         for m in rx.finditer(ctx.text, t0, t1):
             for other in _listed(ctx, m):
+                if rx in (_SPOKE_WITH, _X_AND_I_TALKED) and len(other.name.split()) < 2:
+                    continue  # "I talked to Liz": a first name alone is too thin an acquaintance to keep
                 if me:
                     dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
                     ctx.emit("knows", me, m.start(), m.end(), obj=other, dr=dr,

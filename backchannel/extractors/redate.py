@@ -13,7 +13,6 @@ history, and `assertions --as-of` shows both.)
 
 from __future__ import annotations
 
-import importlib
 from datetime import datetime
 from typing import Any
 
@@ -92,7 +91,8 @@ def _phrase_dates(transcript: Transcript, extractor: str | None, owner_names: li
             return by_key.get((predicate, u_idx, start, end)) or by_key.get((predicate, u_idx, phrase))
         return offline_dates
     # A model's assertions: its phrase, resolved the way model extraction resolves it (no model call).
-    model_extract = importlib.import_module("backchannel.extractors.model_extract")
+    from backchannel.extractors import model_extract
+
 
     def model_dates(predicate, phrase, u_idx, start, end):
         return model_extract._dates(predicate, phrase, transcript.meeting_date)

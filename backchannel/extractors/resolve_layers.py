@@ -94,13 +94,13 @@ _vectors: dict[str, np.ndarray] = {}
 
 
 def _vectors_for(names: list[str]) -> np.ndarray:
-    from backchannel.extractors import embeddings
+    from backchannel import embedding
 
     missing = [x for x in dict.fromkeys(names) if x not in _vectors]
     if missing:
-        for x, v in zip(missing, embeddings.embed(missing)):
+        for x, v in zip(missing, embedding.embed(missing)):
             _vectors[x] = v
-    return np.stack([_vectors[x] for x in names]) if names else np.zeros((0, embeddings.DIM), np.float32)
+    return np.stack([_vectors[x] for x in names]) if names else np.zeros((0, embedding.DIM), np.float32)
 
 
 def embedding_layer(n: str, kind: str, cands: list[Candidate]) -> tuple[int | None, float, list[Candidate]]:

@@ -10,21 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-MODALITIES = ("stated", "reported", "commitment", "opinion")
-
-# The shared predicate vocabulary (offline rules, model extraction, graph API, skills).
-PREDICATES = {
-    "works_at": "person -> organisation; qualifier: title if known ('CIO'). Current unless valid_to.",
-    "left": "person -> organisation; valid_to: when they left, if said.",
-    "has_title": "person -> literal title ('project manager'), no organisation named.",
-    "worked_with": "person -> person; qualifier: organisation where; valid_from/valid_to: when.",
-    "knows": "person -> person (includes 'X introduced me to Y': me knows Y, X knows Y).",
-    "introduced": "person -> person: subject made an introduction of/to object.",
-    "committed_to": "person -> literal promise ('send you the pricing'); valid_to: due date. modality commitment.",
-    "mentioned_with": "person -> organisation/person co-mention of lower confidence.",
-}
-
-
 @dataclass
 class Mention:
     name: str  # surface form, or the speaker label for first person
@@ -35,7 +20,7 @@ class Mention:
 @dataclass
 class ExtractedAssertion:
     subject: Mention
-    predicate: str  # see PREDICATES in offline.py: role, works_at, worked_with, knows, ...
+    predicate: str  # see core.vocabulary.PREDICATES: role, works_at, worked_with, knows, ...
     utterance_idx: int
     span_start: int
     span_end: int

@@ -11,7 +11,8 @@ from datetime import datetime
 from backchannel.extractors import source_trust
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.resolve import SourceResolver, full_names_said, looks_like_person_name
-from backchannel.extractors.result import MODALITIES, PREDICATES, ExtractedAssertion
+from backchannel.core.vocabulary import MODALITIES, PREDICATES
+from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory import entities, supersede
 from backchannel.memory.trust import trust_score

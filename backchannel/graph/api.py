@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from backchannel.graph import paths as pathsearch
-from backchannel.graph.index import MODALITIES, NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
+from backchannel.core.vocabulary import MODALITIES
+from backchannel.graph.index import NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
 from backchannel.memory.text import norm_name
 
 SOCIAL = ("knows", "worked_with", "introduced")
@@ -426,7 +427,7 @@ class GraphAPI:
                 if other not in hop_of and other != me:
                     bump(other, int(idx.said[r]))
                     hop_of.setdefault(other, 2)
-        out = []
+        out: list[dict[str, Any]] = []
         for eid, n in strength.items():
             t = max(seen[eid], int(idx.last_spoke[eid]))
             out.append({"id": eid, "name": idx.name(eid), "hops": hop_of[eid], "strength": n,

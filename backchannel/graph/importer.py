@@ -1,7 +1,8 @@
 """Import entities and assertions with evidence from JSONL (docs/import-format.md).
 
-The whole file is validated first; any problem fails the import with every bad
-line named and nothing written. Then everything is written in one transaction.
+The whole file is validated first, each line into its model (graph/import_rows.py);
+any problem fails the import with every bad line named and nothing written. Then
+everything is written in one transaction.
 Entities match existing ones by name or alias (and kind); assertion lines are
 idempotent: a line's "id", else the hash of its content, is remembered in
 `import_keys`, so importing a file twice (or a file that grew) adds only what is new.
@@ -13,18 +14,17 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
 from typing import Any
 
-from backchannel.extractors.result import MODALITIES, PREDICATES
+from pydantic import ValidationError
+
+from backchannel.graph.import_rows import OWNER_REF, AssertionRow, EntityRow, EvidenceRow, content, problems_of
 from backchannel.memory import entities as ents
 from backchannel.memory.store import Store, utcnow
-from backchannel.memory.trust import trust_score
+from backchannel.memory.supersede import apply as supersede
 from backchannel.memory.text import norm_name
+from backchannel.memory.trust import trust_score
 
-KINDS = ("person", "organisation", "role")
-OWNER_REF = "me"
-LITERAL_PREDICATES = {"has_title", "committed_to"}
 MAX_PROBLEMS = 50
 
 
@@ -52,80 +52,12 @@ class ImportReport:
         return d
 
 
-def _date(value: Any, what: str, problems: list[str], line: int, *, with_time: bool = False) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        problems.append(f"line {line}: {what} must be an ISO date string")
-        return None
-    try:
-        if with_time:
-            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            if dt.tzinfo is not None:  # stored as naive UTC, like every TIMESTAMP column
-                dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
-            return dt.isoformat(sep=" ")
-        return date.fromisoformat(value[:10]).isoformat()
-    except ValueError:
-        problems.append(f"line {line}: {what} {value!r} is not an ISO date")
-        return None
-
-
-def _check_entity(d: dict[str, Any], line: int, problems: list[str]) -> None:
-    if not isinstance(d.get("id"), (str, int)) or str(d.get("id")) == "":
-        problems.append(f"line {line}: entity needs an \"id\" (a reference used by assertion lines)")
-    if str(d.get("id")) == OWNER_REF:
-        problems.append(f"line {line}: entity id {OWNER_REF!r} is reserved for the owner")
-    if not isinstance(d.get("name"), str) or not norm_name(d.get("name") or ""):
-        problems.append(f"line {line}: entity needs a \"name\"")
-    if d.get("kind", "person") not in KINDS:
-        problems.append(f"line {line}: entity kind {d.get('kind')!r} is not one of {', '.join(KINDS)}")
-    if not isinstance(d.get("aliases", []), list) or not all(isinstance(a, str) for a in d.get("aliases", [])):
-        problems.append(f"line {line}: \"aliases\" must be a list of strings")
-
-
-def _check_assertion(d: dict[str, Any], line: int, refs: set[str], problems: list[str]) -> None:
-    def ref_ok(field_name: str, required: bool) -> None:
-        v = d.get(field_name) if field_name != "speaker" else (d.get("evidence") or {}).get("speaker")
-        if v is None:
-            if required:
-                problems.append(f"line {line}: assertion needs \"{field_name}\"")
-            return
-        if str(v) not in refs:
-            problems.append(f"line {line}: {field_name} {v!r} is not an entity id declared in the file (or \"me\")")
-
-    ref_ok("subject", True)
-    pred = d.get("predicate")
-    if not isinstance(pred, str) or pred not in PREDICATES:  # a list is not even hashable
-        problems.append(f"line {line}: predicate {pred!r} is not one of {', '.join(PREDICATES)}")
-    if isinstance(pred, str) and pred in LITERAL_PREDICATES:
-        if not isinstance(d.get("object_literal"), str) or not d["object_literal"].strip():
-            problems.append(f"line {line}: {pred} needs \"object_literal\" (a string)")
-    elif pred is not None:
-        ref_ok("object", True)
-    if d.get("modality", "stated") not in MODALITIES:
-        problems.append(f"line {line}: modality {d.get('modality')!r} is not one of {', '.join(MODALITIES)}")
-    conf = d.get("confidence", 0.7)
-    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
-        problems.append(f"line {line}: confidence must be a number from 0 to 1")
-    ev = d.get("evidence")
-    if ev is None:
-        return
-    if not isinstance(ev, dict):
-        problems.append(f"line {line}: \"evidence\" must be an object")
-        return
-    ref_ok("speaker", False)
-    quote, text = ev.get("quote"), ev.get("text")
-    if quote is not None and (not isinstance(quote, str) or not quote.strip()):
-        problems.append(f"line {line}: evidence quote must be a non-empty string")
-    if text is not None and (not isinstance(text, str) or (isinstance(quote, str) and quote not in text)):
-        problems.append(f"line {line}: evidence quote does not occur verbatim in evidence text")
-
-
-def parse_lines(lines: Iterable[str]) -> tuple[dict[str, tuple[int, dict]], list[tuple[int, dict]]]:
-    """Validate every line; returns ({ref: (line, entity)}, [(line, assertion)]) or raises ImportFailed."""
+def parse_lines(lines: Iterable[str]) -> tuple[dict[str, tuple[int, EntityRow]], list[tuple[int, AssertionRow, str]]]:
+    """Validate every line into its model; returns ({ref: (line, entity)}, [(line, assertion, key)])
+    or raises ImportFailed naming every problem with its line (and field)."""
     problems: list[str] = []
-    entities: dict[str, tuple[int, dict]] = {}
-    assertions: list[tuple[int, dict]] = []
+    entities: dict[str, tuple[int, EntityRow]] = {}
+    assertions: list[tuple[int, AssertionRow, str]] = []
     assertion_ids: dict[str, int] = {}  # an id twice in one file: which content is meant?
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
@@ -143,29 +75,32 @@ def parse_lines(lines: Iterable[str]) -> tuple[dict[str, tuple[int, dict]], list
             continue
         kind = d.get("type")
         if kind == "entity":
-            _check_entity(d, n, problems)
             ref = str(d.get("id"))
             if ref in entities:
                 problems.append(f"line {n}: entity id {ref!r} already declared on line {entities[ref][0]}")
-            entities[ref] = (n, d)
+            try:
+                entities[ref] = (n, EntityRow.model_validate(d))
+            except ValidationError as exc:
+                problems += problems_of(exc, n, "entity")
         elif kind == "assertion":
             key = d.get("id")
             if key not in (None, ""):
                 if str(key) in assertion_ids:
                     problems.append(f"line {n}: assertion id {key!r} already used on line {assertion_ids[str(key)]}")
                 assertion_ids.setdefault(str(key), n)
-            assertions.append((n, d))
+            try:
+                row = AssertionRow.model_validate(d)
+            except ValidationError as exc:
+                problems += problems_of(exc, n, "assertion")
+                continue
+            assertions.append((n, row, line_key(content(d, row))))
         else:
             problems.append(f"line {n}: \"type\" must be \"entity\" or \"assertion\", got {kind!r}")
     refs = set(entities) | {OWNER_REF}
-    for n, d in assertions:
-        _check_assertion(d, n, refs, problems)
-        for key in ("valid_from", "valid_to"):
-            d[key] = _date(d.get(key), key, problems, n)
-        ev = d.get("evidence") if isinstance(d.get("evidence"), dict) else {}
-        if ev:
-            ev["said_at"] = _date(ev.get("said_at"), "evidence said_at", problems, n, with_time=True)
-            ev["source_date"] = _date(ev.get("source_date"), "evidence source_date", problems, n, with_time=True)
+    for n, row, _ in assertions:
+        for field_name, v in row.refs().items():
+            if str(v) not in refs:
+                problems.append(f"line {n}: {field_name} {v!r} is not an entity id declared in the file (or \"me\")")
     if problems:
         # In file order (the checks run in two passes); stable within a line.
         problems.sort(key=lambda p: int(p.split(":", 1)[0].split()[1]))
@@ -181,7 +116,7 @@ def line_key(d: dict[str, Any]) -> str:
     return "import:sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
-def _resolve_entities(store: Store, specs: dict[str, tuple[int, dict]], owner: int,
+def _resolve_entities(store: Store, specs: dict[str, tuple[int, EntityRow]], owner: int,
                       report: ImportReport) -> dict[str, int]:
     known: dict[tuple[str, str], int] = {}
     for eid, kind, n in store.con.execute(
@@ -191,14 +126,14 @@ def _resolve_entities(store: Store, specs: dict[str, tuple[int, dict]], owner: i
         known[(n, kind)] = int(eid)  # lowest id wins: rows come highest first
     out = {OWNER_REF: owner}
     for ref, (_, d) in specs.items():
-        kind = d.get("kind", "person")
-        names = [d["name"], *d.get("aliases", [])]
-        if d.get("is_owner"):
+        kind = d.kind
+        names = [d.name, *d.aliases]
+        if d.is_owner:
             eid = owner
         else:
             eid = next((known[(norm_name(n), kind)] for n in names if (norm_name(n), kind) in known), None)
         if eid is None:
-            eid = ents.create(store, d["name"], kind, source_id=None).id
+            eid = ents.create(store, d.name, kind, source_id=None).id
             report.entities_created += 1
         else:
             report.entities_matched += 1
@@ -209,21 +144,20 @@ def _resolve_entities(store: Store, specs: dict[str, tuple[int, dict]], owner: i
     return out
 
 
-def _source_for(store: Store, ev: dict[str, Any], cache: dict[tuple, str], report: ImportReport) -> str | None:
-    title = ev.get("source")
-    if not title and not ev.get("quote"):
+def _source_for(store: Store, ev: EvidenceRow, cache: dict[tuple, str], report: ImportReport) -> str | None:
+    if not ev.source and not ev.quote:
         return None
-    title = str(title or "import")
-    key = (title, ev.get("source_date"))
+    title = ev.source or "import"
+    key = (title, ev.source_date)
     if key in cache:
         return cache[key]
-    content_hash = hashlib.sha256(f"import\x1f{title}\x1f{ev.get('source_date') or ''}".encode()).hexdigest()
+    content_hash = hashlib.sha256(f"import\x1f{title}\x1f{ev.source_date or ''}".encode()).hexdigest()
     sid = "S" + content_hash[:12]
     if not store.scalar("SELECT 1 FROM sources WHERE id = ?", [sid]):
         store.con.execute(
             "INSERT INTO sources (id, content_hash, title, format, meeting_date, meeting_date_origin, extractor,"
             " ingested_at) VALUES (?, ?, ?, 'import', ?, 'import', 'import', ?)",
-            [sid, content_hash, title, ev.get("source_date") or ev.get("said_at"), utcnow()])
+            [sid, content_hash, title, ev.source_date or ev.said_at, utcnow()])
         report.sources_created += 1
     cache[key] = sid
     return sid
@@ -237,18 +171,18 @@ def import_jsonl(store: Store, lines: Iterable[str], *, owner_name: str = "Me",
     with store.transaction():
         owner = ents.ensure_owner(store, owner_name, list(owner_aliases)).id
         ref_ids = _resolve_entities(store, specs, owner, report)
-        keys = [line_key(d) for _, d in assertion_lines]
+        keys = [k for _, _, k in assertion_lines]
         seen = {r[0] for r in store.con.execute(
             "SELECT key FROM import_keys WHERE list_contains(?, key)", [keys]).fetchall()} if keys else set()
         todo, fresh = [], set()
-        for (n, d), k in zip(assertion_lines, keys):
+        for n, row, k in assertion_lines:
             if k in seen or k in fresh:
                 report.assertions_skipped += 1
                 continue
             fresh.add(k)
-            todo.append((n, d, k))
+            todo.append((n, row, k))
         if todo:
-            names = {ref: d["name"] for ref, (_, d) in specs.items()}
+            names = {ref: d.name for ref, (_, d) in specs.items()}
             names[OWNER_REF] = owner_name
             _write_assertions(store, todo, ref_ids, names, source_file, report)
         store.append_event("import.assertions", {
@@ -257,7 +191,7 @@ def import_jsonl(store: Store, lines: Iterable[str], *, owner_name: str = "Me",
     return report
 
 
-def _write_assertions(store: Store, todo: list[tuple[int, dict, str]], ref_ids: dict[str, int],
+def _write_assertions(store: Store, todo: list[tuple[int, AssertionRow, str]], ref_ids: dict[str, int],
                       names: dict[str, str], source_file: str | None, report: ImportReport) -> None:
     ids = [r[0] for r in store.con.execute(
         "SELECT nextval('assertion_ids') FROM range(?)", [len(todo)]).fetchall()]
@@ -265,10 +199,10 @@ def _write_assertions(store: Store, todo: list[tuple[int, dict, str]], ref_ids: 
     next_idx: dict[str, int] = {}
     utter, rows = [], []
     for aid, (n, d, _) in zip(ids, todo):
-        ev = d.get("evidence") or {}
-        sid = _source_for(store, ev, sources, report) if ev else None
-        quote = ev.get("quote")
-        spk = ref_ids[str(ev["speaker"])] if ev.get("speaker") is not None else None
+        ev = d.evidence or EvidenceRow()
+        sid = _source_for(store, ev, sources, report)
+        quote = ev.quote
+        spk = ref_ids[str(ev.speaker)] if ev.speaker is not None else None
         uidx = start = end = None
         if sid and quote:
             if sid not in next_idx:
@@ -276,19 +210,18 @@ def _write_assertions(store: Store, todo: list[tuple[int, dict, str]], ref_ids: 
                     "SELECT coalesce(max(idx) + 1, 0) FROM utterances WHERE source_id = ?", [sid]))
             uidx = next_idx[sid]
             next_idx[sid] += 1
-            text = ev.get("text") or quote
+            text = ev.text or quote
             start = text.index(quote)
             end = start + len(quote)
-            label = names.get(str(ev.get("speaker"))) if ev.get("speaker") is not None else None
+            label = names.get(str(ev.speaker)) if ev.speaker is not None else None
             utter.append((sid, uidx, label, spk, None, None, text))
-        obj = d.get("object")
+        obj = d.object
         rows.append((
-            aid, ref_ids[str(d["subject"])], d["predicate"], ref_ids[str(obj)] if obj is not None else None,
-            d.get("object_literal"), d.get("qualifier"), spk, ev.get("said_at"), d.get("valid_from"),
-            d.get("valid_to"), utcnow(), float(d.get("confidence", 0.7)),
-            d.get("modality") or ("commitment" if d["predicate"] == "committed_to" else "stated"),
-            sid, uidx, start, end, quote, d.get("date_phrase"), "import",
-            trust_score(float(d.get("confidence", 0.7)), ["imported"]), ["imported"]))
+            aid, ref_ids[str(d.subject)], d.predicate, ref_ids[str(obj)] if obj is not None else None,
+            d.object_literal, d.qualifier, spk, ev.said_at, d.valid_from,
+            d.valid_to, utcnow(), d.confidence, d.stated_modality(),
+            sid, uidx, start, end, quote, d.date_phrase, "import",
+            trust_score(d.confidence, ["imported"]), ["imported"]))
     store.insert_rows("utterances", ["source_id", "idx", "speaker", "speaker_id", "start_s", "end_s", "text"], utter)
     store.insert_rows(
         "assertions",
@@ -307,10 +240,6 @@ def _write_assertions(store: Store, todo: list[tuple[int, dict, str]], ref_ids: 
                    utterance_count = (SELECT count(*) FROM utterances u WHERE u.source_id = sources.id),
                    assertion_count = (SELECT count(*) FROM assertions a WHERE a.source_id = sources.id)
                WHERE list_contains(?, id)""", [touched])
-    try:
-        from backchannel.memory.supersede import apply as supersede
-    except ImportError:  # supersession arrives with ingest; without it nothing is closed
-        return
     supersede(store, ids)
 
 

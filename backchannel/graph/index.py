@@ -20,9 +20,13 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from backchannel.core.vocabulary import MODALITIES
+
 NO_TIME = np.int64(-(2**62))  # said_at unknown
 NO_DAY = np.int32(-(2**31))  # valid_from / valid_to unknown
-MODALITIES = ("stated", "reported", "commitment", "opinion")
+# A modality is stored as its position in MODALITIES (the last one is the fallback).
+_MODALITY_CODE = ("(CASE a.modality " + " ".join(f"WHEN '{m}' THEN {i}" for i, m in enumerate(MODALITIES[:-1]))
+                  + f" ELSE {len(MODALITIES) - 1} END)")
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,34 @@ _CODE = "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS v, generate_subscripts(?::VAR
 class GraphIndex:
     """Column arrays per assertion (row order = id order) and the CSR adjacency."""
 
+    # Filled by build(); declared here so readers and the type checker see the whole shape.
+    preds: list[str]
+    quals: list[str]
+    lits: list[str]
+    aid: np.ndarray
+    subj: np.ndarray
+    obj: np.ndarray
+    spk: np.ndarray
+    pred: np.ndarray
+    qual: np.ndarray
+    lit: np.ndarray
+    said: np.ndarray
+    vfrom: np.ndarray
+    vto: np.ndarray
+    conf: np.ndarray
+    modality: np.ndarray
+    alive: np.ndarray
+    n_nodes: int
+    kind: np.ndarray
+    names: list[str | None]
+    owner: int | None
+    canon: np.ndarray
+    adj_row: np.ndarray
+    adj_other: np.ndarray
+    adj_dir: np.ndarray
+    indptr: np.ndarray
+    last_spoke: np.ndarray
+
     def __init__(self) -> None:
         self.sig: Signature | None = None
         self.build_s = 0.0
@@ -74,7 +106,7 @@ class GraphIndex:
             f" coalesce(date_diff('day', DATE '1970-01-01', a.valid_from), {int(NO_DAY)})::INTEGER AS vfrom,"
             f" coalesce(date_diff('day', DATE '1970-01-01', a.valid_to), {int(NO_DAY)})::INTEGER AS vto,"
             " a.confidence::FLOAT AS conf,"
-            " (CASE a.modality WHEN 'stated' THEN 0 WHEN 'reported' THEN 1 WHEN 'commitment' THEN 2 ELSE 3 END)::TINYINT AS modality,"
+            f" {_MODALITY_CODE}::TINYINT AS modality,"
             " a.superseded_at IS NULL AS alive"
             " FROM assertions a "
             + _CODE.format(a="p", col="predicate") + " "

@@ -8,7 +8,8 @@ import inspect
 from dataclasses import fields
 
 from backchannel.graph.api import API_METHODS, GraphAPI
-from backchannel.graph.types import CANDIDATE_KINDS, Candidate
+from backchannel.core.vocabulary import CANDIDATE_KINDS
+from backchannel.graph.types import Candidate
 
 HEADER = '''# The program runs in a sandbox. Globals: `api` (the graph API below; every call is
 # a read-only query of the user's memory), `context` (a dict: the question or wake),

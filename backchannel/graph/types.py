@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CANDIDATE_KINDS = ("introduction", "brief", "reconnect", "commitment", "other")
+from backchannel.core.vocabulary import CANDIDATE_KINDS
 
 
 class CandidateError(ValueError):
@@ -53,8 +53,8 @@ class Evidence:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Evidence":
-        known = {k: d.get(k) for k in cls.__dataclass_fields__}
-        known["assertion_id"] = int(d.get("assertion_id", d.get("id")))
+        known: dict[str, Any] = {k: d.get(k) for k in cls.__dataclass_fields__}
+        known["assertion_id"] = int(d.get("assertion_id", d.get("id")))  # type: ignore[arg-type]  # a missing id is the caller's TypeError
         return cls(**known)
 
 
@@ -105,7 +105,8 @@ class Candidate:
         for extra_id in _ids(d.get("evidence_ids"), "evidence_ids"):
             if extra_id not in ev_ids:
                 ev_ids.append(extra_id)
-        extra = d.get("extra") if isinstance(d.get("extra"), dict) else {}
+        raw_extra = d.get("extra")
+        extra: dict[str, Any] = raw_extra if isinstance(raw_extra, dict) else {}
         return cls(
             kind=kind,
             entities=_ids(d.get("entities"), "entities"),

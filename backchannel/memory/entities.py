@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backchannel.core.vocabulary import ENTITY_KINDS
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
 
-KINDS = ("person", "organisation", "role")
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def find_many(store: Store, names: list[str] | set[str]) -> dict[str, list[Entit
 
 
 def create(store: Store, name: str, kind: str, *, source_id: str | None = None, is_owner: bool = False) -> Entity:
-    if kind not in KINDS:
+    if kind not in ENTITY_KINDS:
         raise ValueError(f"unknown entity kind {kind!r}")
     eid = store.scalar(
         "INSERT INTO entities (kind, name, norm, is_owner, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",

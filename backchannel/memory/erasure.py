@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,7 +134,7 @@ def forget(store: Store, entity_id: int) -> ForgetReport:
     return report
 
 
-def _forget_mail(store: Store, ids: list[int], redact) -> None:
+def _forget_mail(store: Store, ids: list[int], redact: Callable[[str | None], str | None] | None) -> None:
     """Email (issue 14): the person's addresses leave the message rows and a subject naming
     them is redacted. The Message-ID stays, so the same message read again stays skipped."""
     addrs = sorted({n.lower() for n in _names(store, ids) if "@" in n})
@@ -149,11 +150,11 @@ def _forget_mail(store: Store, ids: list[int], redact) -> None:
                             [redact(subject), redact(origin), mid])
 
 
-def _redact_text(store: Store, rx: re.Pattern[str], redact, report: ForgetReport) -> None:
+def _redact_text(store: Store, rx: re.Pattern[str], redact: Callable[[str | None], str | None], report: ForgetReport) -> None:
     con = store.con
     changed = 0
     for sid, idx, speaker, text in con.execute("SELECT source_id, idx, speaker, text FROM utterances").fetchall():
-        new_text, new_speaker = redact(text), redact(speaker)
+        new_text, new_speaker = redact(text) or "", redact(speaker)
         if new_text == text and new_speaker == speaker:
             continue
         changed += 1
@@ -162,7 +163,9 @@ def _redact_text(store: Store, rx: re.Pattern[str], redact, report: ForgetReport
         # Quotes of other people's assertions stay verbatim slices of the redacted text.
         for aid, quote in con.execute("SELECT id, quote FROM assertions WHERE source_id = ? AND utterance_idx = ?",
                                       [sid, idx]).fetchall():
-            new_quote = redact(quote)
+            if quote is None:
+                continue  # nothing verbatim to keep in step
+            new_quote = redact(quote) or ""
             start = new_text.find(new_quote)
             if start < 0 and new_speaker and new_speaker.find(new_quote) >= 0:
                 start = new_speaker.find(new_quote)  # a fact a speaker label states ("Hon. X (Minister of Y)")
@@ -203,7 +206,9 @@ def rewrite(path: Path) -> None:
     con = duckdb.connect(str(path), config={"autoinstall_known_extensions": "false"})
     try:
         con.execute("CHECKPOINT")
-        name = con.execute("SELECT current_database()").fetchone()[0]
+        row = con.execute("SELECT current_database()").fetchone()
+        assert row is not None  # a connection always has a current database
+        name = row[0]
         con.execute(f"ATTACH '{fresh}' AS fresh")
         con.execute(f'COPY FROM DATABASE "{name}" TO fresh')
         con.execute("DETACH fresh")

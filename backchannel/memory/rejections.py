@@ -26,7 +26,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from backchannel.memory.store import utcnow
 
@@ -82,11 +85,11 @@ def same_kind(a: str | None, b: str | None) -> bool:
     return len(short) >= 4 and long_.startswith(short)
 
 
-def embed(texts: list[str]):
+def embed(texts: list[str]) -> "np.ndarray":
     """Normalised float32 vectors (n, 384), from the shared embedder."""
     import numpy as np
 
-    from backchannel.extractors.embeddings import embed as _embed
+    from backchannel.embedding import embed as _embed
 
     vecs = np.asarray(_embed(list(texts)), dtype=np.float32)
     return vecs.reshape(len(texts), -1)

@@ -48,7 +48,7 @@ class Store:
         if read_only and not path.exists():
             raise StoreError(f"no database at {path}; run `backchannel init` first")
         path.parent.mkdir(parents=True, exist_ok=True)
-        config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+        config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
         try:
             con = duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as exc:

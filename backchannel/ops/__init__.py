@@ -6,49 +6,18 @@ writer) runs it; when none runs, the CLI opens the store and runs it in-process.
 Either way the same function does the work, so the two paths cannot drift.
 
 An operation is `fn(env: OpEnv, **args) -> JSON-able`; args are JSON-able too.
+Each is declared where it is defined, with `@op(name, read=...)`: the registry
+is built from those declarations, so the list of operations and the list of
+read-only ones cannot drift apart.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, TypeVar
 
 from backchannel.config import Paths, Settings
-
-# name -> "module:function". Modules are imported on first use only.
-OPERATIONS: dict[str, str] = {
-    "ingest": "backchannel.ops.memory_ops:ingest",
-    "sources": "backchannel.ops.memory_ops:sources",
-    "source": "backchannel.ops.memory_ops:source",
-    "assertions": "backchannel.ops.memory_ops:assertions",
-    "entities": "backchannel.ops.memory_ops:entities",
-    "export_entity": "backchannel.ops.privacy_ops:export_entity",
-    "forget_plan": "backchannel.ops.privacy_ops:forget_plan",
-    "usage": "backchannel.ops.model_ops:usage",
-    "entities_merge": "backchannel.ops.model_ops:entities_merge",
-    "entities_split": "backchannel.ops.model_ops:entities_split",
-    "status": "backchannel.ops.daemon_ops:status",
-    "proposals": "backchannel.ops.daemon_ops:proposals",
-    "proposal": "backchannel.ops.daemon_ops:proposal",
-    "trace": "backchannel.ops.daemon_ops:trace",
-    "wake": "backchannel.ops.daemon_ops:wake",
-    "dismiss": "backchannel.ops.feedback_ops:dismiss",
-    "accept": "backchannel.ops.feedback_ops:accept",
-    "snooze": "backchannel.ops.feedback_ops:snooze",
-    "approve": "backchannel.ops.feedback_ops:approve",
-    "proposal_action": "backchannel.ops.feedback_ops:proposal_action",
-    "stats": "backchannel.ops.feedback_ops:stats",
-    "outbox_status": "backchannel.ops.feedback_ops:outbox_status",
-    "deliver_now": "backchannel.ops.feedback_ops:deliver_now",
-    "feedback_link_get": "backchannel.ops.feedback_ops:feedback_link_get",
-    "feedback_link_post": "backchannel.ops.feedback_ops:feedback_link_post",
-    "ask": "backchannel.ops.graph_ops:ask",
-    "skills": "backchannel.ops.graph_ops:skills",
-    "skill_run": "backchannel.ops.graph_ops:skill_run",
-    "import_assertions": "backchannel.ops.graph_ops:import_assertions",
-    "search": "backchannel.ops.search_ops:search",  # issue 13: the web app's and MCP's search
-}
 
 
 class OpError(Exception):
@@ -64,12 +33,71 @@ class OpEnv:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def resolve(name: str) -> Callable[..., Any]:
-    target = OPERATIONS.get(name)
-    if target is None:
+@dataclass(frozen=True)
+class Op:
+    """A registered operation.
+
+    read: it never writes the store, so the daemon serves it on its reader cursor,
+    concurrently with the writer (a web page never waits behind a long wake).
+    on_reader: served on the reader cursor although it is not a read (`wake`: through
+    the daemon it only appends a keyed request to the log, which must not wait behind
+    the run it asks for). Every other operation is queued to the one writer.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    read: bool
+    on_reader: bool
+
+
+REGISTRY: dict[str, Op] = {}
+_loaded = False
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def op(name: str | None = None, *, read: bool, on_reader: bool | None = None) -> Callable[[F], F]:
+    """Register the decorated function as operation `name` (default: its own name)."""
+
+    def register(fn: F) -> F:
+        key = name or fn.__name__
+        if key in REGISTRY and REGISTRY[key].fn is not fn:
+            raise RuntimeError(f"operation {key!r} registered twice: {REGISTRY[key].fn.__module__} "
+                               f"and {fn.__module__}")
+        REGISTRY[key] = Op(key, fn, read, read if on_reader is None else on_reader)
+        return fn
+
+    return register
+
+
+def operations() -> dict[str, Op]:
+    """Every registered operation, by name (imports the op modules on first use)."""
+    global _loaded
+    if not _loaded:
+        # Importing the op modules registers their operations. They are imported together,
+        # on the first lookup only (about 10 ms), so a command that runs no operation pays nothing.
+        from backchannel.ops import (  # noqa: F401
+            daemon_ops,
+            feedback_ops,
+            graph_ops,
+            memory_ops,
+            model_ops,
+            privacy_ops,
+            search_ops,
+        )
+        _loaded = True
+    return REGISTRY
+
+
+def lookup(name: str) -> Op:
+    found = operations().get(name)
+    if found is None:
         raise OpError(f"unknown operation {name!r}")
-    module, attr = target.split(":")
-    return getattr(importlib.import_module(module), attr)
+    return found
+
+
+def resolve(name: str) -> Callable[..., Any]:
+    return lookup(name).fn
 
 
 def invoke(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> Any:

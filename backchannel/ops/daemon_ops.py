@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
 
 PROPOSAL_STATUSES = ("pending", "delivered", "accepted", "dismissed", "snoozed", "approved", "sent", "expired")
 
@@ -29,9 +29,10 @@ def spend_today(env: OpEnv) -> dict[str, Any]:
             "budget_usd": env.settings.models.budget.per_day_cost_usd}
 
 
+@op(read=True)
 def status(env: OpEnv) -> dict[str, Any]:
     """Uptime, recent wakes, queue length, next scheduled wakes, today's spend."""
-    from backchannel.daemon import runs
+    from backchannel.engine import runs
 
     out: dict[str, Any] = {"daemon": None}
     if env.daemon is not None:
@@ -54,7 +55,7 @@ def status(env: OpEnv) -> dict[str, Any]:
 
         out["deliveries"] = summary(env.store, env.settings)
     if _has_table(env.store, "mail_sync_state"):  # email: last sync per folder, and errors (issue 14)
-        from backchannel.daemon.mail_sync import status as mail_status
+        from backchannel.engine.mail_sync import status as mail_status
 
         out["mail"] = mail_status(env.store, env.settings)
     from backchannel.triggers.checks import problems
@@ -83,10 +84,8 @@ def _upcoming_meetings(env: OpEnv, limit: int = 5) -> list[dict[str, Any]]:
 
 def _planned_wakes(env: OpEnv) -> list[dict[str, Any]]:
     """Next scheduled sweeps from the config (no daemon: what it would do)."""
-    try:
-        from backchannel.triggers.schedule import build_triggers
-    except ImportError:
-        return []
+    from backchannel.triggers.schedule import build_triggers  # APScheduler: only here
+
     s = env.settings
     tz = ZoneInfo(s.schedule.timezone or s.owner.timezone)
     now = datetime.now(tz)
@@ -114,6 +113,7 @@ def _proposal_row(r: dict[str, Any], full: bool = False) -> dict[str, Any]:
     return out
 
 
+@op(read=True)
 def proposals(env: OpEnv, status: str | None = None, limit: int = 50, full: bool = False) -> list[dict[str, Any]]:
     """Proposals, newest first; `status` filters (pending, delivered, ...); `full` adds
     each one's why, body and evidence (the web app's list shows the why-now)."""
@@ -141,6 +141,7 @@ def _get(env: OpEnv, proposal_id: str) -> dict[str, Any]:
     return rows[0]
 
 
+@op(read=True)
 def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's word for it
     """One proposal in full: body, evidence, action, entity names."""
     r = _get(env, id)
@@ -191,12 +192,12 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     run_d["wake_payload"] = json.loads(run_d["wake_payload"]) if run_d.get("wake_payload") else {}
     events = store.events(run_id=run_id, limit=10_000)
     sweep = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
-    from backchannel.daemon.gate import dedupe_key
+    from backchannel.engine.gate import dedupe_key
 
     by_key: dict[str, dict[str, Any]] = {}
     ungated = ("answered, not gated: `ask` shows answers and proposes nothing" if run_d["wake_kind"] == "ask"
                else "not gated (run unfinished?)")
-    # An ingest's re-evaluation may sweep several times in one run (daemon/reevaluate.py).
+    # An ingest's re-evaluation may sweep several times in one run (engine/reevaluate.py).
     swept = [c for e in events if e["kind"] == "sweep.done" for c in e["data"].get("candidates", [])]
     for c in swept:
         k = dedupe_key(c.get("kind") or "?", c.get("entities") or [])
@@ -238,6 +239,7 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     }
 
 
+@op(read=True)
 def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
     """Why a proposal exists: trigger, skill or code, sandbox stats, model calls,
     gate decisions and delivery, rebuilt from runs, events, model_calls, outbox.
@@ -318,6 +320,7 @@ def _suppressed_since(env: OpEnv, p: dict[str, Any]) -> list[dict[str, Any]]:
 WAKES = ("sweep", "calendar", "signals", "mail")
 
 
+@op(read=False, on_reader=True)  # through the daemon it only enqueues: see Op.on_reader
 def wake(env: OpEnv, kind: str) -> dict[str, Any]:
     """Wake now: through the running daemon's queue, or, with no daemon, run the
     wake(s) here in-process and report what they did."""
@@ -332,7 +335,7 @@ def wake(env: OpEnv, kind: str) -> dict[str, Any]:
             return env.daemon.request_wake(kind, env.store)
         except RuntimeError as exc:
             raise OpError(str(exc)) from None
-    from backchannel.daemon.pipeline import collect_wakes, run_wake_once
+    from backchannel.engine.pipeline import collect_wakes, run_wake_once
 
     outcomes = [run_wake_once(env.store, env.settings, env.paths, w).to_dict()
                 for w in collect_wakes(env.settings, env.paths, kind)]

@@ -10,7 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.memory.store import utcnow
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
 
 SCOPES = ("this", "entity", "kind")
 # A verdict cannot be given on a proposal in these states.
@@ -82,6 +82,7 @@ def _entity_ids(env: OpEnv, p: dict[str, Any], entity: str | None) -> list[int] 
     raise OpError(f"{entity!r} is not one of {p['id']}'s entities: {names}")
 
 
+@op(read=False)
 def dismiss(env: OpEnv, id: str, reason: str | None = None, scope: str = "this", until: str | None = None,
             entity: str | None = None, via: str = "cli") -> dict[str, Any]:
     """Dismiss a proposal and remember it: structured suppression by scope, and its
@@ -109,9 +110,9 @@ def dismiss(env: OpEnv, id: str, reason: str | None = None, scope: str = "this",
 
 
 def _refit(env: OpEnv, kind: str) -> None:
-    """The judge's weights for `kind` learn from this verdict (daemon/calibrate.py); a
+    """The judge's weights for `kind` learn from this verdict (engine/calibrate.py); a
     failed fit keeps the previous weights and never loses the verdict."""
-    from backchannel.daemon import calibrate
+    from backchannel.engine import calibrate
 
     try:
         calibrate.refit(env.store, kind)
@@ -119,6 +120,7 @@ def _refit(env: OpEnv, kind: str) -> None:
         env.store.append_event("judge.refit_failed", {"kind": kind, "error": f"{type(exc).__name__}: {exc}"})
 
 
+@op(read=False)
 def accept(env: OpEnv, id: str, via: str = "cli") -> dict[str, Any]:
     """Record that the proposal was useful (after a dismissal: undo its suppressions)."""
     from backchannel.delivery.outbox import cancel_pending
@@ -137,6 +139,7 @@ def accept(env: OpEnv, id: str, via: str = "cli") -> dict[str, Any]:
     return {"id": p["id"], "status": "accepted" if p["status"] != "approved" else p["status"]}
 
 
+@op(read=False)
 def snooze(env: OpEnv, id: str, until: str | None = None, via: str = "cli") -> dict[str, Any]:
     """Put a proposal aside; it is delivered again when the snooze lapses."""
     from backchannel.delivery.outbox import cancel_pending
@@ -152,6 +155,7 @@ def snooze(env: OpEnv, id: str, until: str | None = None, via: str = "cli") -> d
     return {"id": p["id"], "status": "snoozed", "until": until_at}
 
 
+@op(read=True)
 def proposal_action(env: OpEnv, id: str) -> dict[str, Any]:
     """The outbound draft of a proposal and its hash, for `approve` to show or edit;
     `problem` says why it cannot be sent as it stands (a name instead of an address)."""
@@ -165,6 +169,7 @@ def proposal_action(env: OpEnv, id: str) -> dict[str, Any]:
             "problem": problem(p["action"])}
 
 
+@op(read=False)
 def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[str, Any] | None = None,
             via: str = "cli", send: bool = True) -> dict[str, Any]:
     """Approve the exact outbound payload whose sha256 is `expected_hash`, then queue
@@ -230,6 +235,7 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
     return out
 
 
+@op(read=False)
 def outbox_status(env: OpEnv) -> dict[str, Any]:
     """Deliveries per channel and status, and every one still waiting (with its last error)."""
     from backchannel.delivery.outbox import summary
@@ -237,6 +243,7 @@ def outbox_status(env: OpEnv) -> dict[str, Any]:
     return summary(env.store, env.settings)
 
 
+@op(read=False)
 def deliver_now(env: OpEnv) -> list[dict[str, Any]]:
     """Run the outbox once (the daemon does this on every turn)."""
     from backchannel.delivery.outbox import deliver_due
@@ -244,6 +251,7 @@ def deliver_now(env: OpEnv) -> list[dict[str, Any]]:
     return [r.to_dict() for r in deliver_due(env.store, env.settings, env.paths)]
 
 
+@op(read=False)
 def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
     """Proposals per day, acceptance and dismissal rates, suppressions by reason."""
     since = utcnow() - timedelta(days=int(days))
@@ -293,7 +301,7 @@ def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
         per_kind[r["kind"]] = {"proposals": int(r["proposals"]), "accepted": int(r["accepted"]),
                                "dismissed": int(r["dismissed"]),
                                "precision": round(int(r["accepted"]) / judged, 4) if judged else None}
-    from backchannel.daemon import calibrate
+    from backchannel.engine import calibrate
 
     return {
         "days": int(days),
@@ -332,17 +340,19 @@ def suppressed_since(env: OpEnv, proposal: dict[str, Any], limit: int = 20) -> l
     return out
 
 
+@op(read=False)
 def feedback_link_get(env: OpEnv, token: str) -> dict[str, Any]:
     """GET /feedback?t=TOKEN: the confirmation page; changes nothing."""
-    from backchannel.delivery.web import handle_get
+    from backchannel.ops.feedback_pages import handle_get
 
     status, html = handle_get(env.store, env.settings, env.paths, token)
     return {"status": status, "html": html}
 
 
+@op(read=False)
 def feedback_link_post(env: OpEnv, form: dict[str, str]) -> dict[str, Any]:
     """POST /feedback: apply the verdict the signed token in the form names."""
-    from backchannel.delivery.web import handle_post
+    from backchannel.ops.feedback_pages import handle_post
 
     status, html = handle_post(env.store, env.settings, env.paths, form)
     return {"status": status, "html": html}

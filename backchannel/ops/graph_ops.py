@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
 
 
 def _api(env: OpEnv) -> Any:
@@ -23,12 +23,13 @@ def _gateway(env: OpEnv) -> Any:
     return Gateway(env.settings, env.store, env.paths)
 
 
+@op(read=False)
 def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
     """Sweep then draft for a question; records a run (wake_kind "ask") with its
     assertions touched and excerpts sent. Returns the ranked drafts with evidence."""
     from backchannel.agent.drafter import draft
     from backchannel.agent.sweeper import sweep
-    from backchannel.daemon import runs
+    from backchannel.engine import runs
 
     question = (question or "").strip()
     if not question:
@@ -75,6 +76,7 @@ def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
     return out
 
 
+@op(read=False)
 def skills(env: OpEnv) -> list[dict[str, Any]]:
     """Every skill (built-in and the user's) with its doc and parameters, `error`
     null; then each user skill file that cannot be used, with `error` saying why."""
@@ -86,6 +88,7 @@ def skills(env: OpEnv) -> list[dict[str, Any]]:
     return rows
 
 
+@op(read=False)
 def skill_run(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one skill through the sandbox; candidates come back with their evidence."""
     from backchannel.agent.drafter import fill_evidence
@@ -109,6 +112,7 @@ def skill_run(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> dict
             "why_nothing": "; ".join(reasons) or None}
 
 
+@op(read=False)
 def import_assertions(env: OpEnv, path: str) -> dict[str, Any]:
     """Import a JSONL file of entities and assertions (docs/import-format.md), in one
     transaction; importing the same lines again is a no-op."""

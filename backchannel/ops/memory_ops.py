@@ -6,7 +6,7 @@ from datetime import date
 from typing import Any
 
 from backchannel.memory import entities as entity_repo
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
 
 ASSERTION_COLUMNS = """
     a.id, a.predicate, a.subject_id, s.name AS subject, a.object_id, o.name AS object,
@@ -27,6 +27,7 @@ ASSERTION_JOINS = """
 """
 
 
+@op(read=False)
 def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None) -> dict[str, Any]:
     """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}.
     `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date."""
@@ -56,6 +57,7 @@ def _gateway(env: OpEnv):
     return Gateway(env.settings, env.store, env.paths)
 
 
+@op(read=True)
 def sources(env: OpEnv, limit: int = 1000) -> list[dict[str, Any]]:
     return env.store.query(
         """SELECT id, title, format, meeting_date, meeting_date_origin, participants, utterance_count,
@@ -79,6 +81,7 @@ def _find_source(env: OpEnv, ref: str) -> dict[str, Any]:
     return rows[0]
 
 
+@op(read=True)
 def source(env: OpEnv, ref: str, utterances: bool = True) -> dict[str, Any]:
     src = _find_source(env, ref)
     out = dict(src)
@@ -105,6 +108,7 @@ def _ambiguous_references(env: OpEnv, src: dict[str, Any]) -> dict[str, list[str
     return data.get("ambiguous_references") or {}
 
 
+@op(read=True)
 def assertions(env: OpEnv, about: str | None = None, predicate: str | None = None,
                include_superseded: bool = True, limit: int = 1000, as_of: str | None = None,
                min_trust: float | None = None) -> list[dict[str, Any]]:
@@ -128,7 +132,7 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
         where.append(f"(a.subject_id IN ({marks}) OR a.object_id IN ({marks}))")
         params += ids + ids
     if predicate:
-        from backchannel.extractors.result import PREDICATES
+        from backchannel.core.vocabulary import PREDICATES
 
         if predicate not in PREDICATES:  # a typo must not read as "nothing known"
             raise OpError(f"unknown predicate {predicate!r}; use one of {', '.join(PREDICATES)}")
@@ -152,5 +156,6 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
     return env.store.query(sql, params + [int(limit)])
 
 
+@op(read=True)
 def entities(env: OpEnv, kind: str | None = None) -> list[dict[str, Any]]:
     return entity_repo.all_entities(env.store, kind)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
 
 
+@op(read=True)
 def usage(env: OpEnv, days: int = 7) -> dict[str, Any]:
     """Model spend by UTC day and role over the last `days` days, with today's
     spend against the per-day budget."""
@@ -49,6 +50,7 @@ def usage(env: OpEnv, days: int = 7) -> dict[str, Any]:
     }
 
 
+@op(read=False)
 def entities_merge(env: OpEnv, keep: str, merge: str, reason: str | None = None) -> dict[str, Any]:
     """Merge entity `merge` into `keep` (ids or unambiguous names); reversible by split."""
     from backchannel.memory import merges
@@ -63,6 +65,7 @@ def entities_merge(env: OpEnv, keep: str, merge: str, reason: str | None = None)
     return {"merge_id": f"M{mid}", "kept_id": keep_id, "merged_id": merge_id, "moved": row["moved"]}
 
 
+@op(read=False)
 def entities_split(env: OpEnv, ref: str) -> dict[str, Any]:
     """Undo a merge: `ref` is the merged entity's id, or a merge id like M3."""
     from backchannel.memory import merges

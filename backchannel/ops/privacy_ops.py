@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from backchannel.memory import entities as entity_repo
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
 from backchannel.ops.memory_ops import ASSERTION_COLUMNS, ASSERTION_JOINS
 
 
@@ -26,6 +26,7 @@ def find_one(env: OpEnv, ref: str) -> entity_repo.Entity:
     return found[0]
 
 
+@op(read=True)
 def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
     """Everything held about one entity: aliases, merges, assertions (as subject, object
     or speaker) with evidence, utterances they spoke, proposals about them."""
@@ -52,6 +53,7 @@ def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
     }
 
 
+@op(read=True)
 def forget_plan(env: OpEnv, ref: str) -> dict[str, Any]:
     """What `forget` would remove for one entity, changing nothing (`forget --dry-run`,
     which may run while the daemon does). The owner is refused."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backchannel.ops import OpEnv, OpError
+from backchannel.ops import OpEnv, OpError, op
 from backchannel.ops.memory_ops import ASSERTION_COLUMNS, ASSERTION_JOINS
 
 MAX_LIMIT = 200
@@ -18,6 +18,7 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
+@op(read=True)
 def search(env: OpEnv, query: str, limit: int = 50) -> dict[str, Any]:
     """Entities whose name or an alias contains `query`, and assertions whose quote,
     subject, object or literal contains it (case-insensitive), newest said first."""

@@ -43,7 +43,7 @@ def candidate_evidence_ids(candidate: dict[str, Any]) -> list[Any]:
 
 def candidates_evidence_trust(store: Store, candidates: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """dedupe key -> evidence_trust of that candidate, for a run's trace."""
-    from backchannel.daemon.gate import dedupe_key
+    from backchannel.engine.gate import dedupe_key
 
     return {dedupe_key(c.get("kind") or "?", c.get("entities") or []): evidence_trust(store, candidate_evidence_ids(c))
             for c in candidates}

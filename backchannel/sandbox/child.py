@@ -451,7 +451,6 @@ def main() -> None:
     refusal = None
     if confinement is not None:
         applied, reason = confinement.lock_down(workdir, limits)
-        _limits.forget_ctypes()
         isolation += applied
         if reason is not None and not limits.get("allow_unisolated"):
             refusal = (f"no OS isolation for generated code: {reason}. Run the daemon as root, enable "

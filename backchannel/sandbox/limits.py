@@ -24,8 +24,9 @@ names of the steps that applied go back to the parent and into the run's stats
   allow list of seccomp_policy.py, which also forbids clearing the death
   signal, memfd, SysV IPC and io_uring.
 
-ctypes is needed for unshare/mount/prctl/capset (Python 3.11 has no os.unshare);
-once done, every ctypes module is dropped from sys.modules (forget_ctypes).
+The system calls Python 3.11's os module lacks (unshare, mount, prctl, capset,
+landlock, seccomp) come from confine_calls.py: the `_confine` C extension, so
+the child never loads ctypes; the extension is dropped once the lock-down is done.
 
 Stdlib only: the child loads this file by path, without site-packages.
 """
@@ -35,12 +36,12 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import sys
 from typing import Any, Callable
 
 try:
-    from backchannel.sandbox import landlock, seccomp_policy
+    from backchannel.sandbox import confine_calls, landlock, seccomp_policy
 except ImportError:  # the child loads its siblings by path, without the package
+    import confine_calls  # type: ignore[no-redef]
     import landlock  # type: ignore[no-redef]
     import seccomp_policy  # type: ignore[no-redef]
 
@@ -52,23 +53,11 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 NAMESPACES = (("mountns", CLONE_NEWNS), ("netns", CLONE_NEWNET), ("ipcns", CLONE_NEWIPC),
               ("pidns", CLONE_NEWPID), ("utsns", CLONE_NEWUTS))
-PR_SET_PDEATHSIG = 1
-PR_SET_NO_NEW_PRIVS = 38
-_CAP_VERSION_3 = 0x20080522
+PR_SET_NO_NEW_PRIVS = confine_calls.PR_SET_NO_NEW_PRIVS
 NOBODY = 65534
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
 # PID 1 of a namespace ignores SIGXCPU's default action, so the program's process
 # turns it into this exit status and the reaper outside re-raises SIGXCPU.
 EXIT_CPU = 128 + 24
-
-
-def _libc() -> Any:
-    try:
-        import ctypes
-
-        return ctypes, ctypes.CDLL(None, use_errno=True)
-    except Exception:  # noqa: BLE001 - no ctypes means no namespaces, not a failure
-        return None, None
 
 
 def _write(path: str, text: str) -> None:
@@ -79,22 +68,13 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def _drop_caps(ctypes: Any, libc: Any) -> bool:
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
-
-    header = Header(_CAP_VERSION_3, 0)
-    data = (Data * 2)()  # all zero: no capability at all
-    return libc.capset(ctypes.byref(header), data) == 0
-
-
-def _errno_text(ctypes: Any) -> str:
-    err = ctypes.get_errno()
-    return f"{os.strerror(err)} (errno {err})"
+def _done(call: Callable[..., None], *args: Any) -> bool:
+    """True when the confinement call succeeded; the kernel's refusal is a step skipped."""
+    try:
+        call(*args)
+    except OSError:
+        return False
+    return True
 
 
 def os_isolated(applied: list[str]) -> bool:
@@ -141,23 +121,16 @@ def _enter_pid_namespace() -> int:
     return alive_r
 
 
-def _mount_workdir(ctypes: Any, libc: Any, workdir: str, limits: dict[str, Any], owner: int | None) -> bool:
+def _mount_workdir(calls: Any, workdir: str, limits: dict[str, Any], owner: int | None) -> bool:
     """A private tmpfs on the run's directory, bounded in bytes and inodes."""
-    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+    if not _done(calls.make_mounts_private):
         return False  # never mount where the host could see it
     size_kb = max(64, int(limits.get("workdir_mb", 64)) * 1024)
-    opts = f"size={size_kb}k,nr_inodes={max(16, int(limits.get('workdir_inodes', 2048)))},mode=0700"
-    if owner is not None:
-        opts += f",uid={owner},gid={owner}"
-    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
-    if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", flags, opts.encode()) != 0:
+    inodes = max(16, int(limits.get("workdir_inodes", 2048)))
+    if not _done(calls.mount_workdir_tmpfs, workdir, size_kb, inodes, -1 if owner is None else owner):
         return False
     os.chdir(workdir)  # the cwd still pointed at the directory under the mount
     return True
-
-
-def _set_pdeathsig(libc: Any) -> bool:
-    return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
 
 
 class Confinement:
@@ -170,47 +143,55 @@ class Confinement:
         self.reason: str | None = None
         self.alive: int | None = None
         self.uid = os.getuid()
-        self.ctypes, self.libc = _libc()
+        try:
+            self.calls, native = confine_calls.load()
+        except Exception as exc:  # noqa: BLE001 - no way to make the calls means no namespaces, not a failure
+            self.calls, native = None, False
+            self.reason = f"the confinement calls are unavailable ({type(exc).__name__}: {exc})"
+        if native:
+            self.applied.append("native_confine")  # ctypes never loaded in this process
 
     def enter_namespaces(self) -> None:
         """unshare, uid map, death signal, and the fork into the PID namespace
         (only the copy returns)."""
-        ctypes, libc, uid = self.ctypes, self.libc, self.uid
-        if libc is None:
-            self.reason = "ctypes is unavailable, so no namespace can be made"
+        calls, uid = self.calls, self.uid
+        if calls is None:
             return
         gid, parent = os.getgid(), os.getppid()
         flags = sum(flag for _, flag in NAMESPACES)
         if uid == 0:
-            if libc.unshare(flags) == 0:
+            if _done(calls.unshare_namespaces, flags):
                 self.applied += [name for name, _ in NAMESPACES]
-            elif libc.unshare(CLONE_NEWNET) == 0:
+            elif _done(calls.unshare_namespaces, CLONE_NEWNET):
                 self.applied.append("netns")
-        elif libc.unshare(CLONE_NEWUSER | flags) == 0:
-            self.applied += ["userns"] + [name for name, _ in NAMESPACES]
-            try:
-                _write("/proc/self/setgroups", "deny")
-                _write("/proc/self/uid_map", f"{uid} {uid} 1")
-                _write("/proc/self/gid_map", f"{gid} {gid} 1")
-            except OSError:
-                pass
         else:
-            self.reason = (f"the daemon runs as uid {uid} and cannot create a user namespace: "
-                           f"unshare(CLONE_NEWUSER) failed: {_errno_text(ctypes)}")
+            try:
+                calls.unshare_namespaces(CLONE_NEWUSER | flags)
+            except OSError as exc:
+                self.reason = (f"the daemon runs as uid {uid} and cannot create a user namespace: "
+                               f"unshare(CLONE_NEWUSER) failed: {exc.strerror} (errno {exc.errno})")
+            else:
+                self.applied += ["userns"] + [name for name, _ in NAMESPACES]
+                try:
+                    _write("/proc/self/setgroups", "deny")
+                    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+                    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+                except OSError:
+                    pass
         # Die with the daemon, even on its kill -9.
-        if _set_pdeathsig(libc) and os.getppid() != parent:
+        if _done(calls.set_pdeathsig_kill) and os.getppid() != parent:
             os._exit(137)  # the daemon died before the line above
         if "pidns" in self.applied:
             self.alive = _enter_pid_namespace()
 
     def lock_down(self, workdir: str, limits: dict[str, Any]) -> tuple[list[str], str | None]:
         """tmpfs, chroot, privilege drop, death signal, no_new_privs, landlock,
-        seccomp. Returns the steps that applied and, when no OS isolation could
-        be had, why."""
-        ctypes, libc, uid, applied = self.ctypes, self.libc, self.uid, self.applied
-        if libc is None:
+        seccomp; then the confinement calls are forgotten. Returns the steps that
+        applied and, when no OS isolation could be had, why."""
+        calls, uid, applied = self.calls, self.uid, self.applied
+        if calls is None:
             return applied, self.reason
-        if "mountns" in applied and _mount_workdir(ctypes, libc, workdir, limits, NOBODY if uid == 0 else None):
+        if "mountns" in applied and _mount_workdir(calls, workdir, limits, NOBODY if uid == 0 else None):
             applied.append("tmpfs")
         elif uid == 0:
             try:
@@ -231,11 +212,11 @@ class Confinement:
                 applied.append("uid_nobody")
             except OSError:
                 pass
-        elif "userns" in applied and _drop_caps(ctypes, libc):
+        elif "userns" in applied and _done(calls.drop_capabilities):
             applied.append("no_caps")
         # Again: a credential change clears the death signal; in a PID namespace the
         # parent to die with is the reaper, and the pipe says whether it still lives.
-        if _set_pdeathsig(libc):
+        if _done(calls.set_pdeathsig_kill):
             applied.append("pdeathsig")
         if self.alive is not None:
             os.set_blocking(self.alive, False)
@@ -245,15 +226,16 @@ class Confinement:
             except BlockingIOError:
                 pass
             os.close(self.alive)
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
+        if _done(calls.set_no_new_privs):
             applied.append("no_new_privs")
-            applied += landlock.restrict_to(ctypes, libc, ".")
+            applied += landlock.restrict_to(calls, ".")
             prog = seccomp_policy.child_program(os.uname().machine)
-            if prog is not None and seccomp_policy.install(ctypes, libc, prog):
+            if prog is not None and seccomp_policy.install(calls, prog):
                 applied.append("seccomp")
         if self.reason is None and not os_isolated(applied):
             self.reason = f"the daemon runs as uid {uid} and the kernel refused the chroot or the privilege drop"
-        self.ctypes = self.libc = None
+        self.calls = None
+        confine_calls.forget(calls)
         return applied, self.reason
 
 
@@ -265,17 +247,6 @@ def confine(workdir: str, limits: dict[str, Any],
     confinement.enter_namespaces()
     before_lock_down()
     return confinement.lock_down(workdir, limits)
-
-
-def forget_ctypes() -> None:
-    """Drop every ctypes module from sys.modules: with the stdlib out of reach
-    (chroot or landlock), no import can load ctypes again. Its classes stay in
-    memory (CPython's _ctypes keeps them alive), where only a subclass walk finds
-    them; every use of them fires an audit event (ctypes.dlopen, dlsym,
-    call_function, cdata...) the hook refuses, and the syscalls they could make
-    meet the seccomp filter."""
-    for name in [m for m in sys.modules if m == "ctypes" or m.startswith(("ctypes.", "_ctypes"))]:
-        del sys.modules[name]
 
 
 def set_rlimits(limits: dict[str, Any]) -> list[str]:

@@ -146,14 +146,16 @@ def child_program(machine: str) -> list[tuple[int, int, int, int]] | None:
     return assemble(machine, rules, RET_ERRNO | EPERM)
 
 
-def install(ctypes: Any, libc: Any, prog: list[tuple[int, int, int, int]]) -> bool:
-    """Load `prog` as this thread's seccomp filter (no_new_privs must be set)."""
-    # struct sock_filter is {u16 code; u8 jt; u8 jf; u32 k}: pack the rows at once.
-    rows = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *row) for row in prog))
+def pack(prog: list[tuple[int, int, int, int]]) -> bytes:
+    """The rows as the kernel's array of struct sock_filter {u16 code; u8 jt; u8 jf; u32 k}."""
+    return b"".join(struct.pack("=HBBI", *row) for row in prog)
 
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-    fprog = SockFprog(len(prog), ctypes.addressof(rows))
-    pr_set_seccomp, seccomp_mode_filter = 22, 2
-    return libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) == 0
+def install(calls: Any, prog: list[tuple[int, int, int, int]]) -> bool:
+    """Load `prog` as this thread's seccomp filter through `calls`
+    (confine_calls.load(); no_new_privs must be set). False when refused."""
+    try:
+        calls.install_seccomp(pack(prog))
+    except OSError:
+        return False
+    return True

@@ -5,7 +5,3 @@ Import the submodules directly (`backchannel.triggers.schedule` pulls in
 APScheduler, `inbox` watchdog, `calendar` icalendar): this package stays cheap
 to import for the CLI's fast paths.
 """
-
-from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SystemClock, Wake, WakeKind
-
-__all__ = ["Wake", "WakeKind", "Clock", "SystemClock", "SYSTEM_CLOCK"]

@@ -22,14 +22,15 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config.sections import CalendarSettings
-from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.core.wake import Wake, as_utc
+from backchannel.triggers.wake import cancel_task, Clock, enqueue, SeenKeys, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 
 MAX_OCCURRENCES = 5_000  # per source and horizon: a FREQ=SECONDLY rule must not eat the daemon
 MAX_ERRORS = 20  # per source, so one rotten feed cannot flood the log
 MAX_BYTES = 20 * 1024 * 1024
-DAY_BEFORE = timedelta(hours=24)  # the judge's brief window (daemon/judge_kinds.py BRIEF_HOURS)
+DAY_BEFORE = timedelta(hours=24)  # the judge's brief window (engine/judge_kinds.py BRIEF_HOURS)
 
 
 @dataclass(frozen=True)
@@ -350,7 +351,7 @@ class CalendarTrigger:
         """A `meeting_soon` wake for each occurrence with
         start - lead_hours <= now < start, once per occurrence; with a lead longer than
         a day, a second one (key suffix `:day_before`) when the day before begins, since
-        the judge proposes a brief only then (daemon/judge_kinds.py BRIEF_HOURS)."""
+        the judge proposes a brief only then (engine/judge_kinds.py BRIEF_HOURS)."""
         now = self._clock.now()
         lead = timedelta(hours=self._settings.lead_hours)
         out: list[Wake] = []

@@ -1,6 +1,7 @@
 """Checks of the settings the daemon runs with, before it starts and at each
-SIGHUP: what pydantic's types cannot see (time zone names, crontab lines, the
-quiet-hours range). Cheap to import: `backchannel status` runs them too."""
+SIGHUP: time zone names, crontab lines, the quiet-hours range. (Types, closed
+sets and the bounds of durations fail earlier, when the config is loaded.)
+Cheap to import: `backchannel status` runs them too, so it can name them."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from backchannel.config.settings import Settings
 
 def problems(settings: Settings) -> list[str]:
     """What in the settings the daemon cannot run with: unknown time zones, bad
-    cron strings, bad quiet hours, negative periods. Empty when all is well."""
+    cron strings, bad quiet hours. Empty when all is well."""
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-    from backchannel.daemon.gate import parse_quiet_hours
+    from backchannel.config.values import parse_quiet_hours
     from backchannel.triggers.schedule import build_triggers as build_schedule
 
     out: list[str] = []
@@ -36,12 +37,4 @@ def problems(settings: Settings) -> list[str]:
         parse_quiet_hours(settings.gate.quiet_hours)
     except ValueError as exc:
         out.append(str(exc))
-    if settings.inbox.quiet_period_s < 0:
-        out.append(f"[inbox] quiet_period_s must not be negative, got {settings.inbox.quiet_period_s}")
-    positive = {"[inbox] rescan_interval_s": settings.inbox.rescan_interval_s,
-                "[inbox] poll_interval_s": settings.inbox.poll_interval_s,
-                "[calendar] refresh_s": settings.calendar.refresh_s,
-                "[signals] refresh_s": settings.signals.refresh_s,
-                "[signals] drop_poll_s": settings.signals.drop_poll_s}
-    out += [f"{k} must be positive, got {v}" for k, v in positive.items() if v <= 0]
     return out

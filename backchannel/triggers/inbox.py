@@ -34,7 +34,8 @@ from watchdog.observers.polling import PollingObserver
 
 from backchannel.config.sections import InboxSettings
 from backchannel.extractors.parse import unreadable_reason
-from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, Wake, enqueue
+from backchannel.core.wake import Wake
+from backchannel.triggers.wake import cancel_task, Clock, enqueue, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

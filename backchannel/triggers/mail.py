@@ -8,7 +8,8 @@ import asyncio
 import logging
 
 from backchannel.config.sections import MailSettings
-from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, Wake, cancel_task, enqueue
+from backchannel.core.wake import Wake
+from backchannel.triggers.wake import cancel_task, Clock, enqueue, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

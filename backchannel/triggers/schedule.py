@@ -37,7 +37,8 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from backchannel.config.sections import ScheduleSettings
-from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.core.wake import Wake, as_utc
+from backchannel.triggers.wake import Clock, enqueue, SeenKeys, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

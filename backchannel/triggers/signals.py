@@ -24,7 +24,8 @@ from backchannel.config.sections import SignalSettings
 from backchannel.memory.text import norm_name
 from backchannel.triggers.calendar import fetch_source
 from backchannel.triggers.inbox import is_ignored
-from backchannel.triggers.wake import cancel_task, SYSTEM_CLOCK, Clock, SeenKeys, Wake, as_utc, enqueue
+from backchannel.core.wake import Wake, as_utc
+from backchannel.triggers.wake import cancel_task, Clock, enqueue, SeenKeys, SYSTEM_CLOCK
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
-"""The typed `Wake` every trigger enqueues, the injectable `Clock`, and the one
-helper triggers use to enqueue.
+"""What every trigger shares: the injectable `Clock`, the one helper that
+enqueues a `Wake`, the bounded memory of keys already enqueued, and task cancel.
 
 Triggers never touch the database: they only put Wakes on the asyncio queue the
 daemon gives them; its single consumer is the one writer (DESIGN rules 1 and 2).
@@ -8,78 +8,15 @@ daemon gives them; its single consumer is the one writer (DESIGN rules 1 and 2).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Literal, Protocol, get_args
+from datetime import datetime
+from typing import Protocol
+
+from backchannel.core.wake import Wake, utcnow
 
 log = logging.getLogger(__name__)
-
-WakeKind = Literal["sweep", "inbox", "meeting_soon", "signal", "calendar", "signals", "ask", "manual", "mail"]
-WAKE_KINDS: frozenset[str] = frozenset(get_args(WakeKind))
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def as_utc(value: datetime) -> datetime:
-    """An aware UTC datetime; a naive one is taken to be UTC already."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
-
-
-@dataclass(frozen=True)
-class Wake:
-    """One reason to wake the daemon. `key` is its idempotency key: the daemon
-    handles a given key once, across restarts (e.g. "sweep:2026-11-29T08:00",
-    "inbox:<sha256>", "meeting_soon:<uid>:<start iso>", "signal:<id>")."""
-
-    kind: WakeKind
-    key: str
-    payload: dict[str, Any] = field(default_factory=dict)
-    created_at: datetime = field(default_factory=utcnow)
-
-    def __post_init__(self) -> None:
-        if self.kind not in WAKE_KINDS:
-            raise ValueError(f"unknown wake kind {self.kind!r}; expected one of {sorted(WAKE_KINDS)}")
-        if not self.key:
-            raise ValueError("a wake needs a non-empty idempotency key")
-        if self.created_at.tzinfo is None:
-            raise ValueError("Wake.created_at must be timezone-aware")
-        # Normalise to UTC; frozen, so through object.__setattr__.
-        object.__setattr__(self, "created_at", self.created_at.astimezone(timezone.utc))
-        # Fail at the trigger, not later in the consumer, when a payload is not JSON-able.
-        json.dumps(self.payload)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "key": self.key,
-            "payload": self.payload,
-            "created_at": self.created_at.isoformat(),
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Wake":
-        created = data.get("created_at")
-        return cls(
-            kind=data["kind"],
-            key=data["key"],
-            payload=dict(data.get("payload") or {}),
-            created_at=as_utc(datetime.fromisoformat(created)) if created else utcnow(),
-        )
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> "Wake":
-        return cls.from_dict(json.loads(text))
 
 
 class Clock(Protocol):

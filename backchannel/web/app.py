@@ -1,6 +1,9 @@
-"""The ASGI app: routes from one module per page group, a guard in front of all of
-them (loopback Host, login, CSRF, security headers), jinja2 templates with
-autoescape, and a stylesheet served from the package (no third-party asset, no script).
+"""The one ASGI app of the local server: the local API (`/ops/NAME`, `/health`, bearer
+token: `local_api.py`), the signed feedback links (`/feedback`) and the web app's pages
+(one module per page group), all behind `guards.ListenerGuard` (Host check on TCP, body
+caps and deadline, one request per connection). The pages have a guard of their own
+(login, Origin, CSRF, security headers), jinja2 templates with autoescape, and a
+stylesheet served from the package (no third-party asset, no script).
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ SECURITY_HEADERS = {
 
 @dataclass
 class WebState:
-    ops: Any  # bridge.DaemonOperations | bridge.CliOperations
-    auth: Auth
+    ops: Any  # bridge.DaemonOperations | bridge.ThreadedOperations
+    auth: Auth | None  # None: no pages served, only the feedback links
     settings: Any
     templates: jinja2.Environment
     allowed_hosts: set[str]
@@ -143,15 +146,13 @@ def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request],
 
 
 class Guard(BaseHTTPMiddleware):
-    """In front of every route: Host, session, login, Origin; security headers on the way out."""
+    """In front of every page: session, login, Origin; security headers on the way out.
+    (The Host was checked before, by guards.ListenerGuard, for every route.)"""
 
     async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         st = state(request)
-        host = (request.headers.get("host") or "").strip()
-        name = (urlsplit(f"//{host}").hostname or "").lower() if host else ""
-        if name not in st.allowed_hosts:  # DNS rebinding: a foreign page whose name now points here
-            return self._headers(PlainTextResponse("unexpected Host header", status_code=421))
-        request.state.session = st.auth.session_from_cookie(request.cookies.get(cookie_name(request)))
+        request.state.session = st.auth.session_from_cookie(request.cookies.get(cookie_name(request))) \
+            if st.auth else None
         public = any(request.url.path == p or (p.endswith("/") and request.url.path.startswith(p))
                      for p in PUBLIC_PATHS)
         if request.method == "POST":
@@ -161,7 +162,7 @@ class Guard(BaseHTTPMiddleware):
         elif request.method not in ("GET", "HEAD"):
             return self._headers(PlainTextResponse("method not allowed", status_code=405))
         s = request.state.session
-        if not public and not (s and s.authenticated):
+        if st.auth and not public and not (s and s.authenticated):
             if request.method == "POST":
                 return self._headers(PlainTextResponse("log in first", status_code=403))
             return self._headers(see_other("/login"))
@@ -180,15 +181,40 @@ def set_session_cookie(request: Request, response: Response, s: Session) -> None
                         httponly=True, samesite="strict", secure=False)  # loopback http: no TLS to require
 
 
-def build_app(ops: Any, settings: Any, paths: Any, api_token: str) -> Starlette:
+def build_app(ops: Any, settings: Any, paths: Any, api_token: str, *, daemon: Any = None,
+              pages: bool = True) -> Any:
+    """The one app. `ops` runs the operations behind the pages and the feedback links;
+    `daemon` (with `call_op` and `info`), when given, serves the local API too; `pages`
+    adds the web app's pages (without them: the feedback links, and the API)."""
     from backchannel.web import activity, feedback_links, login, memory, proposals
+    from backchannel.web.guards import ListenerGuard, allowed_hosts
+    from backchannel.web.local_api import LocalApi
 
     auth = Auth(paths.state_dir, api_token, session_hours=settings.web.session_hours,
-                link_minutes=settings.web.login_link_minutes)
-    allowed = {"127.0.0.1", "localhost", "::1", settings.web.host.lower()}
-    routes = [*login.routes(), *proposals.routes(), *memory.routes(), *activity.routes(), *feedback_links.routes(),
-              Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
-    app = Starlette(routes=routes, middleware=[Middleware(Guard)])
-    app.state.web = WebState(ops=ops, auth=auth, settings=settings, templates=_templates(), allowed_hosts=allowed)
-    return app
+                link_minutes=settings.web.login_link_minutes) if pages else None
+    routes: list[Any] = [*feedback_links.routes()]
+    if pages:
+        routes += [*login.routes(), *proposals.routes(), *memory.routes(), *activity.routes(),
+                   Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
+    site = Starlette(routes=routes, middleware=[Middleware(Guard)])
+    hosts = allowed_hosts(settings)
+    site.state.web = WebState(ops=ops, auth=auth, settings=settings, templates=_templates(), allowed_hosts=hosts)
+    api = LocalApi(daemon, api_token) if daemon is not None else None
+    return ListenerGuard(OneApp(api, site), hosts)
 
+
+class OneApp:
+    """/health and /ops/* to the local API (when served), everything else to the site."""
+
+    def __init__(self, api: Any, site: Starlette):
+        self.api, self.site = api, site
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        from backchannel.web.guards import send_json
+        from backchannel.web.local_api import is_api_path
+
+        if scope["type"] == "http" and is_api_path(scope["path"]):
+            if self.api is None:
+                return await send_json(send, 404, {"ok": False, "error": f"no such endpoint {scope['path']}"})
+            return await self.api(scope, receive, send)
+        await self.site(scope, receive, send)

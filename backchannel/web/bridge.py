@@ -2,10 +2,11 @@
 
 - `DaemonOperations`: inside the daemon, through `Daemon.call_op` (reads on the
   reader cursor, writes on the one consumer, in queue order), the path its API takes.
-- `CliOperations`: from `backchannel web` / `backchannel mcp`, through
-  `cli.client.call`: the running daemon's API when one runs, else the store opened
-  for that one call and closed again (so `forget`, `ingest` and a daemon started
-  later are never locked out by an idle page).
+- `ThreadedOperations`: from `backchannel web` / `backchannel mcp`, a blocking call
+  the CLI hands in (`cli.client.web_operations`: `cli.client.call`, the running
+  daemon's API when one runs, else the store opened for that one call and closed
+  again, so `forget`, `ingest` and a daemon started later are never locked out by an
+  idle page). This package imports neither cli nor daemon: both are handed in.
 
 Results are normalised to JSON types (dates become ISO strings) so a page renders the
 same whichever path served it.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
@@ -52,23 +54,17 @@ class DaemonOperations:
         return to_json(result)
 
 
-class CliOperations:
-    """Operations the way a CLI command runs them; blocking calls go to a worker
-    thread, one at a time (one writer, and the store is opened per call)."""
+class ThreadedOperations:
+    """Operations run by a blocking `call(name, args)` (which raises OpFailed when one
+    refuses), on a worker thread, one at a time (one writer, and the store is opened per call)."""
 
-    def __init__(self, ctx: Any):
-        self.ctx = ctx
+    def __init__(self, call: Callable[[str, dict[str, Any]], Any]):
+        self._call = call
         self._lock = threading.Lock()
 
     def call_sync(self, name: str, args: dict[str, Any] | None = None) -> Any:
-        from backchannel.cli.client import call
-        from backchannel.cli.common import UserError
-
         with self._lock:
-            try:
-                return to_json(call(self.ctx, name, dict(args or {})))
-            except UserError as exc:
-                raise OpFailed(str(exc)) from None
+            return to_json(self._call(name, dict(args or {})))
 
     async def call(self, name: str, args: dict[str, Any] | None = None) -> Any:
         return await asyncio.to_thread(self.call_sync, name, args)

@@ -6,14 +6,14 @@ ask (the same `ask` operation as the CLI), list_proposals; give_feedback only wh
 `[mcp] allow_feedback = true` (accept, dismiss, snooze: never approve). Resources:
 proposals and entities. Nothing here can send a message: no tool or resource reaches
 `approve`, a delivery or the outbox. Every call is an operation run the way the CLI
-runs it (bridge.CliOperations), so `forget` and every privacy rule apply unchanged.
+runs it (cli.client.web_operations, handed in), so `forget` and every privacy rule apply unchanged.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from backchannel.web.bridge import CliOperations, OpFailed
+from backchannel.web.bridge import OpFailed
 
 INSTRUCTIONS = (
     "backchannel is the user's memory of their meetings: dated, attributed assertions with verbatim quotes, "
@@ -54,12 +54,12 @@ def about_entity(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_server(ctx: Any, **fastmcp_args: Any) -> Any:
+def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
+    """`ops` runs the operations (cli.client.web_operations); `ctx` gives the settings."""
     from mcp.server.fastmcp import FastMCP
     from mcp.server.fastmcp.exceptions import ToolError
     from mcp.types import ToolAnnotations
 
-    ops = CliOperations(ctx)
     server = FastMCP("backchannel", instructions=INSTRUCTIONS, **fastmcp_args)
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
@@ -134,30 +134,30 @@ def build_server(ctx: Any, **fastmcp_args: Any) -> Any:
     return server
 
 
-def serve_stdio(ctx: Any) -> None:
-    build_server(ctx, log_level="WARNING").run("stdio")
+def serve_stdio(ctx: Any, ops: Any) -> None:
+    build_server(ctx, ops, log_level="WARNING").run("stdio")
 
 
-def serve_http(ctx: Any, host: str, port: int) -> None:
+def serve_http(ctx: Any, ops: Any, host: str, port: int, token: str) -> None:
     """Streamable HTTP at http://HOST:PORT/mcp; every request needs `Authorization: Bearer
     <api token>` (the TCP port is open to every local user; the memory is not)."""
     import sys
 
     import uvicorn
 
-    from backchannel.daemon.api import ensure_token
-    from backchannel.web.server import base_url, bind
+    from backchannel.web.http_limits import MAX_TCP_CONNECTIONS, Limits
+    from backchannel.web.server import base_url, bind, config
 
-    token = ensure_token(ctx.paths)
     sock = bind(host, port)
     # Stateless JSON answers: each request stands alone (no session or event stream to keep open).
-    server = build_server(ctx, log_level="WARNING", host=host, port=sock.getsockname()[1], stateless_http=True,
+    server = build_server(ctx, ops, log_level="WARNING", host=host, port=sock.getsockname()[1], stateless_http=True,
                           json_response=True)
     app = BearerGuard(server.streamable_http_app(), token)
     print(f"backchannel MCP (streamable HTTP) at {base_url(sock)}/mcp; send Authorization: Bearer "
           f"<the token in {ctx.paths.api_token_file}>", file=sys.stderr, flush=True)
     try:
-        uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning", access_log=False)).run(sockets=[sock])
+        # The local server's head limits and connection cap; FastMCP starts its session manager in the lifespan.
+        uvicorn.Server(config(app, Limits(max_connections=MAX_TCP_CONNECTIONS), lifespan="auto")).run(sockets=[sock])
     finally:
         sock.close()
 
@@ -169,12 +169,11 @@ class BearerGuard:
         self.app, self.token = app, token
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        import hmac
+        from backchannel.web.local_api import bearer_ok  # the local API's own check
 
         if scope["type"] == "http":
             auth = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-            scheme, _, given = auth.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
+            if not bearer_ok(auth, self.token):
                 body = b'{"error": "missing or wrong bearer token"}'
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),

@@ -8,10 +8,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from backchannel.core.vocabulary import ENTITY_KINDS
 from backchannel.web.app import call, flash, form, handler, render, see_other
 from backchannel.web.bridge import OpFailed
 
-KINDS = ("person", "organisation", "role")
 MAX_LISTED = 500
 
 
@@ -21,10 +21,10 @@ async def memory(request: Request) -> Response:
     kind = request.query_params.get("kind") or None
     if q:
         found = await call(request, "search", query=q, limit=100)
-        return render(request, "memory.html", title=f"Search: {q}", q=q, kind=kind, kinds=KINDS, found=found,
+        return render(request, "memory.html", title=f"Search: {q}", q=q, kind=kind, kinds=ENTITY_KINDS, found=found,
                       entities=None)
     rows = await call(request, "entities", kind=kind)
-    return render(request, "memory.html", title="Memory", q="", kind=kind, kinds=KINDS, found=None,
+    return render(request, "memory.html", title="Memory", q="", kind=kind, kinds=ENTITY_KINDS, found=None,
                   entities=rows[:MAX_LISTED], total=len(rows))
 
 

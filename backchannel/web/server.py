@@ -1,15 +1,22 @@
-"""Serving the web app: inside the daemon (`[web] enabled`), or from `backchannel web`.
+"""Serving the one app (web/app.py) with uvicorn, on sockets we bind ourselves:
 
-uvicorn serves it on a socket we bind ourselves (loopback only: the config refuses
-anything else), so port 0 can pick a free port that is then known and written down.
-Inside the daemon uvicorn must not install its own signal handlers: SIGTERM and
-SIGHUP belong to the daemon, which stops the web server in its shutdown.
+- the owner's unix socket, created under umask 0177 and chmod 0600 (uvicorn's own
+  `uds=` would leave a new socket 0666, readable by every local user);
+- loopback TCP (the config refuses another host), where port 0 picks a free port that
+  is then known and written down.
+
+Each `Served` is one uvicorn.Server with the limits of `web/http_limits.py`; the daemon
+runs two on its loop (the unix socket alone, so a flood on TCP cannot starve it; and its
+TCP ports), `backchannel web` one. Inside the daemon uvicorn must not install its signal
+handlers (uvicorn 0.54 has no option for that: `capture_signals` is overridden): SIGTERM
+and SIGHUP belong to the daemon, which stops the servers in its shutdown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,13 +24,14 @@ from typing import Any
 
 import uvicorn
 
-from backchannel.daemon.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger, log
+from backchannel.web.http_limits import MAX_TCP_CONNECTIONS, Limits, protocol_class
 
 logger = get_logger("web")
 
 
 def port_file(state_dir: Path) -> Path:
-    """Where the daemon says on which port it serves the app (absent when it does not)."""
+    """Where the daemon says on which port it serves the web app (absent when it does not)."""
     return state_dir / "web.port"
 
 
@@ -43,18 +51,39 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def bind_unix(path: Path) -> socket.socket:
+    """A listening unix socket only its owner can connect to (mode 0600 from birth)."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a stale socket of a dead daemon (the caller holds the lock, so it is stale)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock
+
+
 def base_url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _config(app: Any) -> uvicorn.Config:
-    # Our own logger reports errors; uvicorn's access log would only repeat every URL.
-    return uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off",
-                          server_header=False, proxy_headers=False)
+def config(app: Any, limits: Limits, lifespan: str = "off") -> uvicorn.Config:
+    # Our own logger reports errors; uvicorn's access log would only repeat every URL (and
+    # a feedback link's token). The head limits sit in the protocol; h11's own buffer cap
+    # is set above ours so that ours answers first, with a clear message.
+    return uvicorn.Config(app, http=protocol_class(limits), h11_max_incomplete_event_size=limits.max_head_bytes + 1024,
+                          log_config=None, log_level="warning", access_log=False, lifespan=lifespan,
+                          server_header=False, proxy_headers=False, timeout_graceful_shutdown=3)
 
 
-class _QuietServer(uvicorn.Server):
+class QuietServer(uvicorn.Server):
     """uvicorn without its signal handlers: it runs on the daemon's loop, among its tasks."""
 
     @contextlib.contextmanager
@@ -62,42 +91,28 @@ class _QuietServer(uvicorn.Server):
         yield
 
 
-class DaemonWeb:
-    """The app served by the running daemon, its operations on the daemon's queue."""
+class Served:
+    """One uvicorn server on the running loop, on `sockets`, until `stop()`."""
 
-    def __init__(self, server: _QuietServer, task: asyncio.Task, sock: socket.socket, state_dir: Path):
-        self.server, self.task, self.sock, self.state_dir = server, task, sock, state_dir
-        self.url = base_url(sock)
+    def __init__(self, app: Any, sockets: list[socket.socket], limits: Limits, name: str):
+        self.sockets = sockets
+        self.server = QuietServer(config(app, limits))
+        self.task = asyncio.get_running_loop().create_task(self.server.serve(sockets=sockets), name=name)
 
-    @classmethod
-    async def start(cls, daemon: Any) -> "DaemonWeb | None":
-        from backchannel.daemon.api import ensure_token
-        from backchannel.web.app import build_app
-        from backchannel.web.bridge import DaemonOperations
-
-        web = daemon.settings.web
-        try:
-            sock = bind(web.host, web.port)
-        except OSError as exc:
-            log(logger, 40, "the web app could not start; the daemon runs without it", host=web.host,
-                port=web.port, error=str(exc))
-            return None
-        app = build_app(DaemonOperations(daemon), daemon.settings, daemon.paths, ensure_token(daemon.paths))
-        server = _QuietServer(_config(app))
-        task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="web")
-        self = cls(server, task, sock, daemon.paths.state_dir)
-        port_file(self.state_dir).write_text(f"{sock.getsockname()[1]}\n")
-        log(logger, 20, "web app listening", url=self.url)
-        return self
+    async def started(self) -> None:
+        while not self.server.started and not self.task.done():
+            await asyncio.sleep(0.01)
+        if self.task.done():
+            self.task.result()  # its error, if it failed to start
 
     async def stop(self) -> None:
-        port_file(self.state_dir).unlink(missing_ok=True)
         self.server.should_exit = True
         try:
-            await asyncio.wait_for(self.task, 3.0)
-        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - stopping: a slow client must not hold us
+            await asyncio.wait_for(self.task, 4.0)
+        except (TimeoutError, Exception):  # noqa: BLE001 - stopping: a slow client must not hold us
             self.task.cancel()
-        self.sock.close()
+        for sock in self.sockets:
+            sock.close()
 
 
 def daemon_web_url(state_dir: Path) -> str | None:
@@ -113,17 +128,11 @@ def daemon_web_url(state_dir: Path) -> str | None:
         return None
 
 
-def serve_here(ctx: Any, host: str, port: int, announce: Any) -> None:
-    """`backchannel web` with no daemon serving the app: serve it from this process until
-    interrupted. `announce(base_url)` runs once the socket listens."""
-    from backchannel.daemon.api import ensure_token
-    from backchannel.web.app import build_app
-    from backchannel.web.bridge import CliOperations
-
-    sock = bind(host, port)
-    app = build_app(CliOperations(ctx), ctx.settings, ctx.paths, ensure_token(ctx.paths))
-    announce(base_url(sock))
+def serve_here(app: Any, sock: socket.socket) -> None:
+    """`backchannel web` with no daemon serving the app: serve it from this process on
+    `sock` until interrupted (uvicorn's signal handling is right here: Ctrl-C stops it)."""
     try:
-        uvicorn.Server(_config(app)).run(sockets=[sock])
+        uvicorn.Server(config(app, Limits(max_connections=MAX_TCP_CONNECTIONS))).run(sockets=[sock])
     finally:
         sock.close()
+

@@ -214,7 +214,7 @@ def run_story(story: Story, home: Path) -> StoryResult:
     import time
 
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.daemon.pipeline import collect_wakes, run_wake_once
+    from backchannel.engine.pipeline import collect_wakes, run_wake_once
     from backchannel.memory import Store
     from backchannel.memory import entities as entity_repo
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from backchannel.daemon.judge_facts import WakeFacts, promise_key, promise_of
+from backchannel.engine.judge_facts import WakeFacts, promise_key, promise_of
 from backchannel.memory.store import Store
 
 # Priors: {kind: (bias, {feature: weight})}. Chosen so the documented situations

@@ -1,37 +1,21 @@
-"""The feedback endpoint behind the signed links.
+"""The pages behind the signed feedback links (served by web/feedback_links.py through
+the operations `feedback_link_get` and `feedback_link_post`).
 
 GET shows a confirmation page and changes NOTHING: mail scanners and chat link
 previews open every GET. Only a POST carrying the signed token in its form body
 changes state; since the token is the credential and a cross-site page cannot
 read it, the form is CSRF-safe without a cookie. Forged tokens answer 403,
 expired ones 410, unknown proposals 404.
-
-The daemon mounts `handle_get` / `handle_post` under /feedback on its local API
-(exempt from the API token: the signed link is the credential); `serve_feedback`
-is a tiny standalone server for tests and for running without the daemon.
 """
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery.links import LinkError, read_token
 from backchannel.delivery.render import load_proposal, render, view
 
-# Every response carries these: no referrer leaks the token, nothing external loads.
-SECURITY_HEADERS = {
-    "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": ("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-                                "frame-ancestors 'none'; base-uri 'none'"),
-}
-MAX_FORM_BYTES = 64 * 1024
 # The status a verdict leaves the proposal in: posting it again is a no-op.
 DONE_STATUS = {"dismiss": "dismissed", "accept": "accepted", "snooze": "snoozed", "approve": "approved"}
 BUTTONS = {"dismiss": "Dismiss", "accept": "Accept", "snooze": "Snooze", "approve": "Approve and send this exact draft"}
@@ -84,7 +68,7 @@ def handle_post(store: Any, settings: Settings, paths: Paths, form: dict[str, st
     """Apply the verdict named by the signed token in `form` ("t"), with the form's
     reason/scope/until. Posting the same verdict twice is a no-op."""
     from backchannel.ops import OpEnv, OpError
-    from backchannel.ops import feedback_ops as ops
+    from backchannel.ops import feedback_ops as ops  # they land here too: one way to record a verdict
 
     got = _resolve(store, settings, paths, form.get("t", ""))
     if isinstance(got[0], int):
@@ -115,60 +99,3 @@ def handle_post(store: Any, settings: Settings, paths: Paths, form: dict[str, st
     except OpError as exc:
         return _page(400, "Not done", str(exc))
     return _page(200, f"{out['id']}: {out['status']}", msg)
-
-
-def parse_form(body: bytes) -> dict[str, str]:
-    """An application/x-www-form-urlencoded body as {name: first value}."""
-    return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
-
-
-def serve_feedback(store: Any, settings: Settings, paths: Paths, host: str = "127.0.0.1",
-                   port: int = 0) -> tuple[HTTPServer, str]:
-    """Serve /feedback on a background thread; returns (server, base URL).
-    Requests are handled one at a time (the store's connection is not shared)."""
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        timeout = 10  # one request at a time: an idle or slow client must not hold the server
-
-        def log_message(self, *args: Any) -> None:  # tokens are in URLs: keep them out of logs
-            pass
-
-        def _send(self, status: int, html: str) -> None:
-            body = html.encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            for k, v in SECURITY_HEADERS.items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:
-            url = urlsplit(self.path)
-            if url.path.rstrip("/") != "/feedback":
-                return self._send(404, "<p>not found</p>")
-            token = parse_qs(url.query).get("t", [""])[0]
-            with lock:
-                self._send(*handle_get(store, settings, paths, token))
-
-        def do_POST(self) -> None:
-            if urlsplit(self.path).path.rstrip("/") != "/feedback":
-                return self._send(404, "<p>not found</p>")
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
-                return self._send(400, "<p>bad Content-Length</p>")
-            if length < 0 or length > MAX_FORM_BYTES:  # read(-1) would wait for the client to hang up
-                return self._send(413, "<p>too large</p>")
-            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-            if ctype != "application/x-www-form-urlencoded":
-                return self._send(415, "<p>form posts only</p>")
-            form = parse_form(self.rfile.read(length))
-            with lock:
-                self._send(*handle_post(store, settings, paths, form))
-
-    server = HTTPServer((host, port), Handler)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="feedback-http",
-                     daemon=True).start()
-    return server, f"http://{host}:{server.server_address[1]}"

@@ -17,11 +17,12 @@ costs money), 4 after. Every suppression is appended to the event log
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, time as dtime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Settings
+from backchannel.config.values import parse_quiet_hours  # noqa: F401 - the gate's callers read it here too
 from backchannel.memory.store import Store
 
 
@@ -101,12 +102,9 @@ def check_dedupe(store: Store, kind: str, entity_ids: list[int], now: datetime, 
 
 def check_rejection(store: Store, text: str, kind: str, entity_ids: list[int], now: datetime,
                     threshold: float | None = None) -> Decision:
-    """The rejection-memory hook (`gate.similarity_threshold` for the semantic match).
-    Absent module: nothing is remembered yet, so it passes."""
-    try:
-        from backchannel.memory import rejections
-    except ImportError:
-        return PASS
+    """The rejection-memory hook (`gate.similarity_threshold` for the semantic match)."""
+    from backchannel.memory import rejections  # numpy and the embedder: only when a candidate is gated
+
     hit = rejections.check(store, text, kind, list(entity_ids), _to_utc_naive(now), threshold=threshold)
     if hit is None:
         return PASS
@@ -128,17 +126,6 @@ def check_threshold(score: float, threshold: float) -> Decision:
     if score < threshold:
         return Decision(False, "threshold", f"score {score:.2f} below threshold {threshold:.2f}")
     return PASS
-
-
-def parse_quiet_hours(spec: str | None) -> tuple[dtime, dtime] | None:
-    """'21:00-07:00' -> (21:00, 07:00); None, '', 'off' or 'none' -> no quiet hours."""
-    if not spec or spec.strip().lower() in ("off", "none"):
-        return None
-    try:
-        a, b = (p.strip() for p in spec.split("-"))
-        return dtime.fromisoformat(a), dtime.fromisoformat(b)
-    except ValueError:
-        raise ValueError(f"[gate] quiet_hours must look like '21:00-07:00', got {spec!r}") from None
 
 
 def in_quiet_hours(local: datetime, spec: str | None) -> bool:

@@ -22,8 +22,8 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from backchannel.daemon import judge, runs
-from backchannel.daemon.logging import get as get_logger, log
+from backchannel.engine import judge, runs
+from backchannel.core.logging import get as get_logger, log
 from backchannel.memory import entities
 from backchannel.memory.store import utcnow
 
@@ -43,7 +43,7 @@ def _touched(store: Any, source_id: str | None) -> set[int]:
 def after_ingest(ctx: Any, source_id: str | None) -> None:
     """Re-link recent signals and re-match upcoming meetings; sweep what became relevant.
     A failure here is recorded in the run and never undoes the ingest."""
-    from backchannel.daemon import pipeline
+    from backchannel.engine import pipeline
     try:
         touched = _touched(ctx.store, source_id)
         meetings = _meetings(ctx, pipeline, touched)  # first: a signal's sweep then sees who is met soon

@@ -41,7 +41,7 @@ def new_run_id() -> str:
 
 @dataclass
 class WakeRecord:
-    """A wake as the pipeline needs it; built from triggers.wake.Wake or from a run row."""
+    """A wake as the pipeline needs it; built from core.wake.Wake or from a run row."""
 
     kind: str
     key: str | None = None

@@ -233,7 +233,7 @@ def _sync_folder(store: Store, settings: Settings, client: Any, account: str, fo
 
 def handle_wake(ctx: Any) -> None:
     """The pipeline's handler for a `mail` wake (ctx: pipeline._Ctx)."""
-    from backchannel.daemon import runs
+    from backchannel.engine import runs
 
     if not configured(ctx.settings):
         ctx.outcome.status, ctx.outcome.reason = "closed", "no IMAP account configured ([mail] host is not set)"

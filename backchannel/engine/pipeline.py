@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backchannel.config import Paths, Settings
-from backchannel.daemon import calibrate, gate, judge, judge_kinds, runs
-from backchannel.daemon.logging import get as get_logger, log
-from backchannel.daemon.runs import WakeRecord, crashpoint
+from backchannel.engine import calibrate, gate, judge, judge_kinds, runs
+from backchannel.core.logging import get as get_logger, log
+from backchannel.engine.runs import WakeRecord, crashpoint
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.daemon.calendar_store import _ts, resolve_attendee, upsert_events  # noqa: F401 - re-exported
@@ -199,7 +199,7 @@ def _inbox(ctx: _Ctx) -> None:
     runs.step(ctx.store, ctx.run_id, "inbox.moved", {"to": str(dest), "ok": ok})
     if status == "ingested":
         # What this meeting taught may make an earlier signal or an upcoming meeting relevant.
-        from backchannel.daemon.reevaluate import after_ingest
+        from backchannel.engine.reevaluate import after_ingest
         after_ingest(ctx, detail.get("source_id"))
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
@@ -479,7 +479,8 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [ctx.run_id]).fetchall()}
     weights_by_kind: dict[str, Any] = {}  # feedback does not change during a wake: fitted once per kind
     # What the gate and the judge read from the store, read once for the whole wake.
-    facts = judge.facts_for(ctx.store, ctx.now, [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked])
+    facts = judge.facts_for(ctx.store, ctx.now,
+                            [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked])
     reads = gate.WakeReads(ctx.store, ctx.settings, ctx.now, [gate.dedupe_key(c.kind, c.entities) for c, _ in ranked])
 
     def weights_of(kind: str) -> Any:
@@ -550,7 +551,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
 
 
 def _mail(ctx: _Ctx) -> None:
-    from backchannel.daemon.mail_sync import handle_wake
+    from backchannel.engine.mail_sync import handle_wake
     handle_wake(ctx)  # IMAP sync (issue 14)
 
 
@@ -570,7 +571,7 @@ def collect_wakes(settings: Settings, paths: Paths, kind: str) -> list[Any]:
     sweep, a calendar refresh (calendar + meeting_soon wakes), or a signal poll."""
     import asyncio
 
-    from backchannel.triggers.wake import Wake
+    from backchannel.core.wake import Wake
 
     now = datetime.now(timezone.utc)
     if kind == "mail":  # an IMAP sync (issue 14)

@@ -31,8 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from backchannel.daemon import judge_kinds
-from backchannel.daemon.judge_facts import SIGNAL_WINDOW_D, WakeFacts
+from backchannel.engine import judge_kinds
+from backchannel.engine.judge_facts import SIGNAL_WINDOW_D, WakeFacts
 from backchannel.memory.store import Store
 
 W_MEETING, W_SIGNAL, W_EVIDENCE = 0.4, 0.4, 0.3

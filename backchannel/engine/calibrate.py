@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from backchannel.daemon.judge_kinds import PRIORS
+from backchannel.engine.judge_kinds import PRIORS
 from backchannel.memory.store import Store, utcnow
 
 PRIOR_STRENGTH = 1.0

@@ -1,15 +1,20 @@
 """The gate and the judge read the store once per wake (judge_facts.WakeFacts,
-gate.WakeReads), not once per candidate: on a real store, every candidate of a wake
-gets exactly the judgement and the gate decision it gets when read alone, and a
-proposal made during the wake counts for the candidates after it."""
+gate.WakeReads, rejections.unchanged_during), not once per candidate: on a real store,
+every candidate of a wake gets exactly the judgement and the gate decision it gets when
+read alone, and a proposal made during the wake counts for the candidates after it."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from backchannel.config import Settings
+from delivery_support import add_entity, add_proposal, make_settings
+
+from backchannel.config import Settings, resolve_paths
 from backchannel.engine import gate, judge
 from backchannel.graph import synth
+from backchannel.memory import rejections
+from backchannel.memory.store import utcnow
+from backchannel.ops import OpEnv, feedback_ops
 
 
 def _evidence(store, ids):
@@ -94,3 +99,22 @@ def test_the_gate_reads_once_per_wake_and_counts_what_the_wake_proposed(store):
     reads.proposal_made()
     assert both(4).check == "rate_day"  # two today: the day's limit
     assert both(5).check == "rate_day"  # a key the wake did not announce is read alone
+
+
+def test_the_rejection_memory_is_checked_once_in_a_wakes_gate_loop(store):
+    marc, acme = add_entity(store, "Marc Dupont"), add_entity(store, "Acme", "organisation")
+    env = OpEnv(store=store, settings=make_settings(), paths=resolve_paths())
+    first = add_proposal(store, entity_ids=[marc, acme])
+    feedback_ops.dismiss(env, first, reason="already in touch", scope="this")
+    now = utcnow()
+    alone = rejections.check(store, "other words", "introduction", [marc, acme], now)
+    assert alone.proposal_id == first
+    with rejections.unchanged_during(store):
+        assert rejections.check(store, "other words", "introduction", [marc, acme], now) == alone
+        assert rejections.check(store, "a brief", "brief", [marc], now) is None
+        # The block's promise is that nothing dismisses meanwhile: its caches are not read again...
+        second = add_proposal(store, kind="brief", entity_ids=[marc], title="Before you meet Marc")
+        feedback_ops.dismiss(env, second, reason="not now", scope="this")
+        assert rejections.check(store, "a brief", "brief", [marc], now) is None
+    # ...and after it they are.
+    assert rejections.check(store, "a brief", "brief", [marc], now).proposal_id == second

@@ -465,10 +465,11 @@ def _gate_judge_propose(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]
     """Each candidate through gate, judge, gate, draft and proposal; returns the
     evidence excerpts that reached a model. Gate and judge records go to `held`."""
     # Nothing below writes assertions or entities: the judge's reads of the in-memory graph
-    # index need not re-check its signature each time.
+    # index need not re-check its signature each time. Nor dismissals or suppressions: the
+    # rejection memory's caches are checked once, not at each candidate's check.
     from backchannel.graph.index import IndexCache
-    steady = IndexCache.unchanged_during(ctx.store)
-    with steady:
+    from backchannel.memory import rejections
+    with IndexCache.unchanged_during(ctx.store), rejections.unchanged_during(ctx.store):
         return _each_candidate(ctx, ranked, texts, context, held)
 
 

@@ -26,18 +26,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
 
 from backchannel.engine import judge_kinds
+from backchannel.engine.judge_facts import SIGNAL_WINDOW_D, WakeFacts
 from backchannel.memory.store import Store
 from backchannel.core.timeutil import as_aware_utc
 
 W_MEETING, W_SIGNAL, W_EVIDENCE = 0.4, 0.4, 0.3
 MEETING_FULL_H = 72.0
-SIGNAL_FULL_D, SIGNAL_ZERO_D = 2.0, 14.0
+SIGNAL_FULL_D, SIGNAL_ZERO_D = 2.0, SIGNAL_WINDOW_D  # 14 days: the window judge_facts reads
 EVIDENCE_HALF_LIFE_D = 365.0
 
 
@@ -112,19 +113,14 @@ def related_orgs(store: Store, entity_ids: list[int], evidence_ids: list[int]) -
     return sorted({int(r[0]) for r in rows if r[0] is not None})
 
 
-def _recent_signal(store: Store, orgs: list[int], now: datetime,
+def _recent_signal(facts: WakeFacts, orgs: list[int],
                    person: str | None = None) -> tuple[float, dict[str, Any] | None, str | None]:
     """The freshest signal about `orgs` (or naming `person`) within SIGNAL_ZERO_D days:
     (strength, {"id", "title", "at"}, reason)."""
     if not orgs and not person:
         return 0.0, None, None
-    row = store.con.execute(
-        """SELECT id, title, coalesce(published_at, seen_at) AS seen FROM signals
-           WHERE (list_has_any(org_ids, ?) OR (? IS NOT NULL AND strpos(lower(title || ' ' || coalesce(summary, '')), ?) > 0))
-             AND coalesce(published_at, seen_at) >= ?
-           ORDER BY seen DESC LIMIT 1""",
-        [orgs or [-1], person, (person or "").lower(), now - timedelta(days=SIGNAL_ZERO_D)],
-    ).fetchone()
+    row = facts.latest_signal(orgs, person)
+    now = facts.now
     if not row:
         return 0.0, None, None
     days = max((now - row[2]).total_seconds() / 86400, 0.0)
@@ -132,38 +128,43 @@ def _recent_signal(store: Store, orgs: list[int], now: datetime,
         f"signal '{row[1]}' {days:.1f} days old"
 
 
+def facts_for(store: Store, now: datetime, candidates: list[tuple[str, list[int], list[dict[str, Any]]]]) -> WakeFacts:
+    """What `offline` reads, for a wake's (kind, sorted entity ids, evidence) candidates:
+    read once for all of them (judge_facts.py), not once per candidate."""
+    facts = WakeFacts(store, now)
+    for kind, ids, evidence in candidates:
+        facts.expect(kind, ids, evidence)
+    return facts
+
+
 def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any]], now: datetime,
             horizon_days: float = 14.0, context: dict[str, Any] | None = None, kind: str | None = None,
-            weights: Any = None) -> Judgement:
+            weights: Any = None, facts: WakeFacts | None = None) -> Judgement:
     """Score a candidate from the store alone. `now` is naive UTC. With a `kind` that
     has priors (judge_kinds.PRIORS), that kind's features and model decide, and a
     veto (ambiguous link, low trust, meeting near) says why it must stay silent;
-    without one, the converging-signals formula above."""
+    without one, the converging-signals formula above. `facts` (`facts_for`) are the
+    wake's shared reads; without them (or for another moment) they are read here."""
+    if facts is None or facts.store is not store or facts.now != now:
+        facts = WakeFacts(store, now)
     reasons: list[str] = []
     ids = [int(e) for e in entity_ids]
     # An upcoming meeting with one of the candidate's entities (the intermediary).
     meeting = None
     s_meeting = 0.0
-    if ids:
-        row = store.con.execute(
-            """SELECT uid, starts_at, summary, attendee_ids FROM calendar_events
-               WHERE starts_at >= ? AND starts_at <= ? AND list_has_any(attendee_ids, ?)
-               ORDER BY starts_at LIMIT 1""",
-            [now, now + timedelta(days=horizon_days), ids],
-        ).fetchone()
-        if row:
-            hours = (row[1] - now).total_seconds() / 3600
-            s_meeting = meeting_strength(hours, horizon_days)
-            met = [i for i in ids if i in set(row[3] or [])]
-            who = [r[0] for r in store.con.execute(
-                "SELECT name FROM entities WHERE list_contains(?, id) ORDER BY name", [met]).fetchall()]
-            meeting = {"uid": row[0], "starts_at": row[1].isoformat(), "summary": row[2], "with": who}
-            reasons.append(f"meeting '{row[2]}' in {hours:.0f} h")
+    row = facts.meeting(ids, horizon_days)
+    if row:
+        hours = (row[1] - now).total_seconds() / 3600
+        s_meeting = meeting_strength(hours, horizon_days)
+        met = [i for i in ids if i in set(row[3])]
+        who = sorted(facts.names(met).values())
+        meeting = {"uid": row[0], "starts_at": row[1].isoformat(), "summary": row[2], "with": who}
+        reasons.append(f"meeting '{row[2]}' in {hours:.0f} h")
     # A recent signal about one of the candidate's organisations.
     evidence_ids = [int(e["assertion_id"]) for e in evidence if e.get("assertion_id") is not None]
     s_signal, signal, why = 0.0, None, None
     if kind not in ("brief", "commitment", "reconnect"):  # those read their own triggers, or none
-        s_signal, signal, why = _recent_signal(store, related_orgs(store, ids, evidence_ids), now)
+        s_signal, signal, why = _recent_signal(facts, related_orgs(store, ids, evidence_ids))
     if why:
         reasons.append(why)
     # The evidence itself: trust (confidence when no trust was recorded) discounted by age.
@@ -181,20 +182,20 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
     if kind == "introduction":
         view = judge_kinds.introduction(evidence, base)
     elif kind == "brief":
-        view = judge_kinds.brief(store, ids, evidence, base, now)
+        view = judge_kinds.brief(facts, ids, evidence, base)
     elif kind == "commitment":
-        view = judge_kinds.commitment(store, evidence, now, horizon_days, meeting_strength)
+        view = judge_kinds.commitment(facts, evidence, horizon_days, meeting_strength)
         meeting = None  # the meeting that matters is the recipient's (in the reasons), not any entity's
     else:
         def signal_of(person: int) -> tuple[float, str | None]:
-            name = store.scalar("SELECT name FROM entities WHERE id = ?", [person])
-            got = _recent_signal(store, judge_kinds.organisations_of(store, person), now,
+            name = facts.names([person]).get(int(person))
+            got = _recent_signal(facts, judge_kinds.organisations_of(store, person),
                                  name if name and " " in name else None)
             nonlocal signal
             signal = got[1] or signal
             return got[0], got[2]
 
-        view = judge_kinds.reconnect(store, ids, evidence, now, signal_of)
+        view = judge_kinds.reconnect(facts, ids, evidence, signal_of)
         meeting = None
     if kind in ("commitment", "reconnect"):
         reasons = [r for r in reasons if not r.startswith("meeting '")]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from backchannel.engine.judge_facts import WakeFacts, promise_key, promise_of
 from backchannel.memory.store import Store
 
 # Priors: {kind: (bias, {feature: weight})}. Chosen so the documented situations
@@ -78,22 +79,6 @@ def _reasons(e: dict[str, Any]) -> list[str]:
     return [str(r) for r in (e.get("trust_reasons") or [])]
 
 
-def _owner(store: Store) -> int | None:
-    row = store.con.execute("SELECT id FROM entities WHERE is_owner AND merged_into IS NULL LIMIT 1").fetchone()
-    return int(row[0]) if row else None
-
-
-def next_meeting(store: Store, ids: list[int], now: datetime, days: float) -> tuple[float, str] | None:
-    """(hours until, summary) of the next meeting with any of `ids` within `days`."""
-    if not ids:
-        return None
-    row = store.con.execute(
-        """SELECT starts_at, summary FROM calendar_events WHERE starts_at >= ? AND starts_at <= ?
-           AND list_has_any(attendee_ids, ?) ORDER BY starts_at LIMIT 1""",
-        [now, now + timedelta(days=days), [int(i) for i in ids]]).fetchone()
-    return ((row[0] - now).total_seconds() / 3600, row[1] or "a meeting") if row else None
-
-
 def _quote(e: dict[str, Any]) -> str:
     q = str(e.get("quote") or "")
     return q if len(q) <= 80 else q[:77] + "..."
@@ -121,12 +106,11 @@ def introduction(evidence: list[dict[str, Any]], base: dict[str, float]) -> Kind
     return KindView(feats, [why])
 
 
-def brief(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], base: dict[str, float],
-          now: datetime) -> KindView:
+def brief(facts: WakeFacts, entity_ids: list[int], evidence: list[dict[str, Any]], base: dict[str, float]) -> KindView:
     trusted = {e.get("assertion_id") for e in evidence if trust_of(e) >= TRUSTED}
     # What links them to the owner counts too (the brief's text leaves it out: the owner knows it).
-    owner = _owner(store)
-    shared = store.scalar(
+    owner = facts.owner()
+    shared = facts.store.scalar(
         f"""SELECT count(*) FROM assertions WHERE superseded_at IS NULL AND predicate IN {SOCIAL}
             AND coalesce(trust, confidence) >= ? AND ((list_contains(?, subject_id) AND object_id = ?)
                  OR (subject_id = ? AND list_contains(?, object_id)))""",
@@ -136,7 +120,7 @@ def brief(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], b
     feats = {"meeting": base["meeting"], "knowledge": min(n, KNOWN_FACTS) / KNOWN_FACTS, "trust": mean}
     reasons = [f"{n} trusted fact(s) about them ({len(trusted)} of {len(evidence)} in the brief, "
                f"{int(shared or 0)} linking them to you)"]
-    m = next_meeting(store, entity_ids, now, 30)
+    m = facts.next_meeting(entity_ids, 30)
     if m is None:
         return KindView(feats, reasons, ("no_meeting", "no upcoming meeting with them: a brief prepares a meeting"))
     if m[0] > BRIEF_HOURS:
@@ -154,13 +138,13 @@ def _due_strength(due: date, today: date) -> float:
     return max(0.0, 1 - (ahead - DUE_AHEAD_FULL_D) / (DUE_AHEAD_ZERO_D - DUE_AHEAD_FULL_D))
 
 
-def commitment(store: Store, evidence: list[dict[str, Any]], now: datetime, horizon_days: float,
+def commitment(facts: WakeFacts, evidence: list[dict[str, Any]], horizon_days: float,
                meeting_strength: Any) -> KindView:
-    promises = [e for e in evidence if e.get("predicate") == "committed_to"] or evidence
-    if not promises:
+    p = promise_of(evidence)
+    if p is None:
         return KindView({"due": 0.0, "meeting": 0.0, "recipient": 0.0, "trust": 0.0}, ["no promise in evidence"])
-    p = promises[0]
-    kept = _kept(store, p)
+    now = facts.now
+    kept = _kept(facts, p)
     if kept:
         return KindView({"due": 0.0, "meeting": 0.0, "recipient": 0.0, "trust": trust_of(p)}, [], ("kept", kept))
     reasons = []
@@ -171,7 +155,7 @@ def commitment(store: Store, evidence: list[dict[str, Any]], now: datetime, hori
         due = due.date()
     s_due = _due_strength(due, now.date()) if due else 0.0
     reasons.append(f"due {due}" if due else "no due date")
-    owner = _owner(store)
+    owner = facts.owner()
     recipient = p.get("recipient_id")
     subject = p.get("subject_id")
     if recipient is not None:
@@ -185,7 +169,7 @@ def commitment(store: Store, evidence: list[dict[str, Any]], now: datetime, hori
         reasons.append("no recipient recorded")
     s_meet = 0.0
     if counterpart is not None:
-        m = next_meeting(store, [counterpart], now, horizon_days)
+        m = facts.next_meeting([counterpart], horizon_days)
         if m:
             s_meet = meeting_strength(m[0], horizon_days)
             reasons.append(f"meeting '{m[1]}' with them in {m[0]:.0f} h")
@@ -196,18 +180,14 @@ def _topic(text: str) -> set[str]:
     return {w[:5] for w in re.findall(r"[^\W\d_]{4,}", (text or "").lower()) if w not in _TOPIC_STOP}
 
 
-def _kept(store: Store, promise: dict[str, Any]) -> str | None:
+def _kept(facts: WakeFacts, promise: dict[str, Any]) -> str | None:
     """A later turn by the promiser, in a later meeting, that says the promised thing
     was done and names at least half of its topic words; None when there is none."""
-    subject, said = promise.get("subject_id"), promise.get("said_at")
+    key = promise_key(promise)
     topic = _topic(promise.get("literal") or promise.get("quote") or "")
-    if subject is None or not said or not topic:
+    if key is None or not topic:
         return None
-    rows = store.con.execute(
-        """SELECT u.text, s.meeting_date FROM utterances u JOIN sources s ON s.id = u.source_id
-           WHERE u.speaker_id = ? AND s.meeting_date > ? ORDER BY s.meeting_date LIMIT 200""",
-        [int(subject), datetime.fromisoformat(said) if isinstance(said, str) else said]).fetchall()
-    for text, when in rows:
+    for text, when in facts.later_turns(*key):
         if _DONE.search(text) and len(topic & _topic(text)) * 2 >= len(topic):
             return f"kept since: '{text if len(text) <= 80 else text[:77] + '...'}' ({when:%Y-%m-%d})"
     return None
@@ -279,25 +259,19 @@ def organisations_of(store: Store, person: int) -> list[int]:
     return [int(o) for o in others.tolist() if int(idx.kind[o]) == ORG_KIND]
 
 
-def reconnect(store: Store, entity_ids: list[int], evidence: list[dict[str, Any]], now: datetime,
-              signal_of: Any) -> KindView:
+def reconnect(facts: WakeFacts, entity_ids: list[int], evidence: list[dict[str, Any]], signal_of: Any) -> KindView:
     person = int(entity_ids[0]) if entity_ids else None
     feats = {"silence": 0.0, "trigger": 0.0, "tie": 0.0, "trust": 0.0}
     if person is None:
         return KindView(feats, ["nobody to reconnect with"])
-    m = next_meeting(store, [person], now, RECONNECT_QUIET_DAYS)
+    m = facts.next_meeting([person], RECONNECT_QUIET_DAYS)
     if m:
         return KindView(feats, [], ("meeting_soon", f"you meet them in {m[0]:.0f} h ('{m[1]}'): the brief before "
                                                     "that meeting covers it, not a reconnect"))
-    owner = _owner(store)
-    said, linked = _history(store, person, owner)
-    spoke, met = store.con.execute(
-        """SELECT max(s.meeting_date), count(DISTINCT u.source_id) FILTER (WHERE u.source_id IN
-                  (SELECT source_id FROM utterances WHERE speaker_id = $o))
-           FROM utterances u JOIN sources s ON s.id = u.source_id WHERE u.speaker_id = $p""",
-        {"p": person, "o": owner if owner is not None else -1}).fetchone()
+    said, linked = _history(facts.store, person, facts.owner())
+    spoke, met = facts.spoken(person)
     last = max([t for t in (said, spoke) if t is not None], default=None)
-    days = (now - last).total_seconds() / 86400 if last else SILENCE_FULL_DAYS
+    days = (facts.now - last).total_seconds() / 86400 if last else SILENCE_FULL_DAYS
     feats["silence"] = max(0.0, min(1.0, days / SILENCE_FULL_DAYS))
     reasons = [f"silent for {days:.0f} days"]
     met = int(met or 0)

@@ -435,10 +435,11 @@ def _gate_judge_propose(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]
     """Each candidate through gate, judge, gate, draft and proposal; returns the
     evidence excerpts that reached a model. Gate and judge records go to `held`."""
     # Nothing below writes assertions or entities: the judge's reads of the in-memory graph
-    # index need not re-check its signature each time.
+    # index need not re-check its signature each time. Nor dismissals or suppressions: the
+    # rejection memory's caches are checked once, not at each candidate's check.
     from backchannel.graph.index import IndexCache
-    steady = IndexCache.unchanged_during(ctx.store)
-    with steady:
+    from backchannel.memory import rejections
+    with IndexCache.unchanged_during(ctx.store), rejections.unchanged_during(ctx.store):
         return _each_candidate(ctx, ranked, texts, context, held)
 
 
@@ -448,6 +449,10 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
     made = {str(k) for (k,) in ctx.store.con.execute(  # proposals this run made before a crash
         "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [ctx.run_id]).fetchall()}
     weights_by_kind: dict[str, Any] = {}  # feedback does not change during a wake: fitted once per kind
+    # What the gate and the judge read from the store, read once for the whole wake.
+    facts = judge.facts_for(ctx.store, ctx.now,
+                            [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked])
+    reads = gate.WakeReads(ctx.store, ctx.settings, ctx.now, [gate.dedupe_key(c.kind, c.entities) for c, _ in ranked])
 
     def weights_of(kind: str) -> Any:
         if kind not in weights_by_kind:
@@ -463,7 +468,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             if pid:
                 ctx.outcome.proposals.append(pid)
             continue  # created before a crash; resumed runs do not make it twice
-        d = gate.before_judge(ctx.store, ctx.settings, cand.kind, ids, text, ctx.now)
+        d = gate.before_judge(ctx.store, ctx.settings, cand.kind, ids, text, ctx.now, reads)
         gate.record(held, ctx.run_id, dkey, d, "before_judge")
         if not d.passed:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
@@ -472,7 +477,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         try:
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
                               horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
-                              weights=weights_of(cand.kind))
+                              weights=weights_of(cand.kind), facts=facts)
             if j.veto is None and ctx.gateway is not None and ctx.gateway.available("judge"):
                 excerpts_sent += len(evidence)
                 j = judge.with_model(j, gateway=ctx.gateway, evidence=evidence, kind=cand.kind, run_id=ctx.run_id)
@@ -508,6 +513,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             drafted["body"] = f"{drafted['body']}\n\nWhy now:\n" + "\n".join(f"- {r}" for r in reasons)
         crash_point("proposal.before_commit")
         pid = create_proposal(ctx, cand, dkey, evidence, drafted, j.score)
+        reads.proposal_made()  # the next candidate's dedupe and rate limit count this one
         if pid:
             ctx.outcome.proposals.append(pid)
             log(logger, 20, "proposal created", run_id=ctx.run_id, proposal_id=pid, dedupe_key=dkey,

@@ -94,12 +94,13 @@ def id_for(store: Store, run_id: str, dedupe_key: str) -> str | None:
     return store.scalar("SELECT id FROM proposals WHERE run_id = ? AND dedupe_key = ?", [run_id, dedupe_key])
 
 
-def latest_with_key(store: Store, dedupe_key: str, since: datetime) -> tuple[Any, ...] | None:
-    """(id, status, created_at) of the newest proposal with this dedupe key since `since`."""
-    return store.con.execute(
-        "SELECT id, status, created_at FROM proposals WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
-        [dedupe_key, since],
-    ).fetchone()
+def newest_with_keys(store: Store, keys: list[str], since: datetime) -> dict[str, tuple[Any, ...]]:
+    """For each dedupe key, (id, status, created_at) of its newest proposal since `since`
+    (one query for a wake's candidates; the gate's per-wake reads)."""
+    return {r[0]: tuple(r[1:]) for r in store.con.execute(
+        """SELECT dedupe_key, id, status, created_at FROM proposals WHERE dedupe_key = ANY(?) AND created_at >= ?
+           QUALIFY row_number() OVER (PARTITION BY dedupe_key ORDER BY created_at DESC, id DESC) = 1""",
+        [keys, since]).fetchall()}
 
 
 def count_since(store: Store, since: datetime) -> int | None:

@@ -21,9 +21,11 @@ Every hit explains itself: "suppressed: 0.91 similar to P-123, dismissed
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -176,10 +178,14 @@ _SUPPRESSIONS: dict[tuple[int, str], _Suppressions] = {}
 
 
 def _suppressions(store: Store) -> _Suppressions:
+    snap = _SUPPRESSIONS.get((id(store.con), str(store.path)))
+    if snap is not None and _trusted(store, "suppressions"):
+        return snap
     version = store.aggregate(
         "SELECT count(*), count(lifted_at), max(id), max(created_at), max(lifted_at) FROM suppressions")
     snap = _SUPPRESSIONS.setdefault((id(store.con), str(store.path)), _Suppressions())
     if snap.version == version:
+        _checked(store, "suppressions")
         return snap
     fresh = _Suppressions()
     for r in store.query("SELECT * FROM suppressions WHERE lifted_at IS NULL ORDER BY created_at DESC, id DESC"):
@@ -193,7 +199,38 @@ def _suppressions(store: Store) -> _Suppressions:
             fresh.by_this.setdefault((r["kind"], tuple(sorted(r["entity_ids"]))), []).append(r)
     fresh.version = version
     _SUPPRESSIONS[(id(store.con), str(store.path))] = fresh
+    _checked(store, "suppressions")
     return fresh
+
+
+_STEADY: dict[tuple[int, str], set[str]] = {}  # stores inside `unchanged_during` -> caches checked in it
+
+
+@contextlib.contextmanager
+def unchanged_during(store: Store) -> Iterator[None]:
+    """A block in which the caller writes no dismissal or suppression (the gate loop of a
+    wake): each cache's version query (~1-3 ms) runs at its first use in the block, not at
+    every check."""
+    key = (id(store.con), str(store.path))
+    with _LOCK:
+        outer = key in _STEADY
+        _STEADY.setdefault(key, set())
+    try:
+        yield
+    finally:
+        if not outer:
+            with _LOCK:
+                _STEADY.pop(key, None)
+
+
+def _trusted(store: Store, cache: str) -> bool:
+    """Inside `unchanged_during`, whether `cache` was checked in it already. Under _LOCK."""
+    return cache in _STEADY.get((id(store.con), str(store.path)), ())
+
+
+def _checked(store: Store, cache: str) -> None:
+    """Record that `cache` was just checked against the table (inside `unchanged_during`)."""
+    _STEADY.get((id(store.con), str(store.path)), set()).add(cache)
 
 
 def check_structured(store: Store, kind: str, entity_ids: list[int], now: datetime) -> Suppression | None:
@@ -249,6 +286,9 @@ def _fill_missing(store: Store) -> None:
 def _matrix(store: Store) -> _Matrix:
     import numpy as np
 
+    m = _CACHE.get((id(store.con), str(store.path)))
+    if m is not None and m.version is not None and _trusted(store, "matrix"):
+        return m
     query = "SELECT count(*), count(vector), max(dismissed_at), max(until) FROM rejection_embeddings"
     version = store.aggregate(query)
     if version[0] != version[1] and not store.read_only:  # dismissals stored without a vector yet
@@ -256,6 +296,7 @@ def _matrix(store: Store) -> _Matrix:
         version = store.aggregate(query)
     m = _CACHE.setdefault((id(store.con), str(store.path)), _Matrix())
     if m.version == version:
+        _checked(store, "matrix")
         return m
     res = store.con.execute(
         # coalesce: fetchnumpy masks NULLs, and "for good" must compare as the far future.
@@ -272,6 +313,7 @@ def _matrix(store: Store) -> _Matrix:
     index = {k: i for i, k in enumerate(m.kinds)}
     m.kind_idx = np.asarray([index[k] for k in kinds], dtype=np.int32)
     m.version = version
+    _checked(store, "matrix")
     return m
 
 

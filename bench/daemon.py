@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.synth: test data, not the package's
@@ -57,9 +57,9 @@ def _proc_stats(pid: int) -> tuple[float, float]:
 
 def seed(home: Path, n: int) -> dict:
     from backchannel.config import load_settings, resolve_paths
+    from backchannel.memory import Store
     from backchannel.memory.calendar import upsert_events
     from tests.support import synth
-    from backchannel.memory import Store
 
     env = {"BACKCHANNEL_HOME": str(home)}
     paths = resolve_paths(env).ensure()
@@ -69,7 +69,7 @@ def seed(home: Path, n: int) -> dict:
     with Store.open(paths.db_file) as store:
         g = synth.generate(store, n)
         upsert_events(store, [{"uid": "bench-marc", "summary": "Coffee with Marc", "attendees": ["Marc Dupont"],
-                               "starts_at": (datetime.now(timezone.utc) + timedelta(hours=30)).isoformat()}])
+                               "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat()}])
         count = store.scalar("SELECT count(*) FROM assertions")
     return {"paths": paths, "settings": load_settings(paths, environ=env), "assertions": int(count),
             "seed_s": round(time.perf_counter() - t, 2), "graph": g}
@@ -95,7 +95,7 @@ def wake_times(home: Path, wakes: int) -> dict:
     env = {"BACKCHANNEL_HOME": str(home)}
     paths = resolve_paths(env)
     settings = load_settings(paths, environ=env)
-    now = datetime.now(timezone.utc).isoformat()
+    now = datetime.now(UTC).isoformat()
     kinds = {
         "calendar_empty": lambda i: {"kind": "calendar", "key": f"b:cal:{i}", "payload": {"events": []}},
         "sweep": lambda i: {"kind": "sweep", "key": f"b:sweep:{i}", "payload": {"scheduled_for": now}},

@@ -82,13 +82,13 @@ def main() -> int:
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
     from backchannel.agent.models import Gateway, load_litellm
-    from tests.support.scripted_models import register_scripted
     from backchannel.config import Settings, resolve_paths
     from backchannel.config.sections import BudgetSettings, ModelSettings
     from backchannel.extractors.ingest import ingest_file
     from backchannel.extractors.model_extract import extract_with_model
     from backchannel.extractors.parse import parse_file
     from backchannel.memory import Store
+    from tests.support.scripted_models import register_scripted
 
     t0 = time.perf_counter()
     load_litellm()

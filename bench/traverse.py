@@ -154,8 +154,8 @@ def bench_size(n: int, runs: int, cte_cap_s: float, count) -> dict:
     from backchannel.config import Settings
     from backchannel.graph.api import GraphAPI
     from backchannel.graph.index import IndexCache
-    from tests.support.synth import SEED_PROGRAM, generate
     from backchannel.memory import Store
+    from tests.support.synth import SEED_PROGRAM, generate
 
     out: dict = {"assertions": n}
     with tempfile.TemporaryDirectory() as d:

@@ -57,7 +57,7 @@ On Mon, 2 Nov 2026 at 10:00, Marc Dupont <marc.dupont@initech.example> wrote:
 > Marc
 """
 
-HTML_ONLY = """From: Julie Bernard <julie.bernard@hooli.example>
+HTML_ONLY = b"""From: Julie Bernard <julie.bernard@hooli.example>
 To: Sophie Martin <sophie.martin@acme.example>
 Subject: Re: Intro
 Date: Tue, 03 Nov 2026 09:30:00 +0000
@@ -71,7 +71,7 @@ Content-Type: text/html; charset=utf-8
 <div class="gmail_quote">On Mon, 2 Nov 2026, Sophie Martin &lt;sophie.martin@acme.example&gt; wrote:
 <blockquote><p>I left Globex in 2019 and joined Acme as CIO.</p></blockquote></div>
 </body></html>
-""".encode()
+"""
 
 UNKNOWN_CHARSET_UTF8 = """From: Paul Girard <paul.girard@example.net>
 To: Alex Moreau <alex@example.com>

@@ -15,16 +15,15 @@ Run as: python sandbox_modes_driver.py SPEC_JSON
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-
 # Modules the parent side imports lazily, loaded while the install is still readable.
 import fcntl  # noqa: F401
+import json
+import os
 import resource  # noqa: F401
 import select  # noqa: F401
 import selectors  # noqa: F401
 import signal  # noqa: F401
+import sys
 import tempfile
 
 NOBODY = 65534
@@ -75,10 +74,10 @@ def main() -> None:
     # Import while the install is readable (uid 65534 may not read /root).
     import ctypes  # noqa: F401
 
-    from backchannel.config.sections import SandboxSettings
-    from backchannel.sandbox import execute, seccomp_policy  # noqa: F401
     from backchannel.config import Settings
+    from backchannel.config.sections import SandboxSettings
     from backchannel.doctor import check_sandbox
+    from backchannel.sandbox import execute, seccomp_policy  # noqa: F401
 
     if mode == "nouserns":
         block_user_namespaces(spec["syscalls"])

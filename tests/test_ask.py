@@ -13,10 +13,10 @@ from backchannel.agent.drafter import draft
 from backchannel.agent.sweeper import build_messages, extract_code, sweep
 from backchannel.config import Settings, resolve_paths
 from backchannel.graph.api import GraphAPI
-from tests.support.synth import SEED_NOW, seed_story
 from backchannel.memory import Store, utcnow
-from backchannel.skills import relevant_skills
 from backchannel.ops import OpEnv, invoke
+from backchannel.skills import relevant_skills
+from tests.support.synth import SEED_NOW, seed_story
 
 QUESTION = "Who can introduce me to the CIO of Acme?"
 

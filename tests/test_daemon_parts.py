@@ -11,7 +11,7 @@ import shutil
 import socket
 import subprocess
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -194,8 +194,8 @@ def test_api_client_is_none_without_a_daemon(home):
 def test_api_client_reports_a_running_daemon_it_cannot_reach(home, monkeypatch):
     """A held lock means the store is the daemon's: no silent fallback to it, but
     a message naming the problem (no socket yet, no answer)."""
-    from backchannel.cli.common import UserError
     from backchannel.cli import api_client
+    from backchannel.cli.common import UserError
     from backchannel.daemon.lockfile import DaemonLock
 
     paths = resolve_paths().ensure()
@@ -312,7 +312,7 @@ def test_calendar_and_signal_wakes_store_rows(home, store):
     settings = Settings()
     marc = entities.create(store, "Marc Dupont", "person")
     acme = entities.create(store, "Acme", "organisation")
-    start = (datetime.now(timezone.utc) + timedelta(days=2)).replace(microsecond=0)
+    start = (datetime.now(UTC) + timedelta(days=2)).replace(microsecond=0)
     wake = {"kind": "calendar", "key": "calendar:1", "payload": {"events": [
         {"uid": "u1", "starts_at": start.isoformat(), "ends_at": None, "summary": "Coffee",
          "attendees": ["Marc", "someone@else.example"], "calendar": "test.ics"}]}}
@@ -393,8 +393,8 @@ class _BrokenModel:
 def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store):
     from backchannel.config import load_settings
     from backchannel.engine.pipeline import run_wake_once
-    from backchannel.memory.calendar import upsert_events
     from backchannel.extractors.ingest import ingest_file
+    from backchannel.memory.calendar import upsert_events
     from backchannel.ops import OpEnv, OpError, invoke
 
     paths = resolve_paths().ensure()
@@ -403,10 +403,10 @@ def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store
     entities.ensure_owner(store, s.owner.name)
     for f in sorted(CORPUS.iterdir()):
         ingest_file(store, s, f)
-    upsert_events(store, [{"uid": "m", "starts_at": (datetime.now(timezone.utc) + timedelta(hours=30)).isoformat(),
+    upsert_events(store, [{"uid": "m", "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat(),
                            "summary": "Coffee with Marc", "attendees": ["Marc Dupont"]}])
     sig = {"id": "t1", "source": "drop", "title": "Acme publishes a tender",
-           "published_at": datetime.now(timezone.utc).isoformat()}
+           "published_at": datetime.now(UTC).isoformat()}
     out = run_wake_once(store, s, paths, {"kind": "signal", "key": "signal:t1", "payload": sig}, gateway=_BrokenModel())
     assert out.proposals == [] and [x["check"] for x in out.suppressed] == ["judge"]
     failed = store.events(run_id=out.run_id, kind="judge.failed")
@@ -465,12 +465,12 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
     """With a draft model configured, the judge and the drafter go through the gateway
     (a scripted model registered with litellm), see only the candidate's evidence
     excerpts, and every call is on the trace with its tokens."""
-    from tests.support.scripted_models import register_scripted, unregister_scripted
     from backchannel.config import load_settings
     from backchannel.engine.pipeline import run_wake_once
-    from backchannel.memory.calendar import upsert_events
     from backchannel.extractors.ingest import ingest_file
+    from backchannel.memory.calendar import upsert_events
     from backchannel.ops import OpEnv, invoke
+    from tests.support.scripted_models import register_scripted, unregister_scripted
 
     script = register_scripted([
         {"match": "deserves to interrupt", "content": {"worth_it": True, "score": 0.95, "reason": "tender + meeting"}},
@@ -486,9 +486,9 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
         for f in sorted(CORPUS.iterdir()):
             ingest_file(store, s, f)
         upsert_events(store, [{"uid": "m", "summary": "Coffee with Marc", "attendees": ["Marc Dupont"],
-                               "starts_at": (datetime.now(timezone.utc) + timedelta(hours=30)).isoformat()}])
+                               "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat()}])
         sig = {"id": "m1", "source": "drop", "title": "Acme publishes a tender",
-               "published_at": datetime.now(timezone.utc).isoformat()}
+               "published_at": datetime.now(UTC).isoformat()}
         out = run_wake_once(store, s, paths, {"kind": "signal", "key": "signal:m1", "payload": sig})
         assert len(out.proposals) == 1, out.to_dict()
         p = invoke(OpEnv(store=store, settings=s, paths=paths), "proposal", {"id": out.proposals[0]})

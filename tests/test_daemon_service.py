@@ -21,7 +21,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -84,7 +84,7 @@ class Daemon(DaemonLog):
         self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env=_env(home, **env),
                                      stdout=subprocess.DEVNULL, stderr=self.log_path.open("w"))
 
-    def ready(self) -> "Daemon":
+    def ready(self) -> Daemon:
         self.wait_log(lambda line: line.get("msg") == "daemon ready")
         return self
 
@@ -121,9 +121,9 @@ def daemons():
 def _seed(home: Path, files: list[Path], meeting_in_h: float | None = None) -> None:
     """Ingest transcripts (and an upcoming meeting with Marc) in-process, before any daemon."""
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.memory.calendar import upsert_events
     from backchannel.extractors.ingest import ingest_file
     from backchannel.memory import Store, entities
+    from backchannel.memory.calendar import upsert_events
 
     paths = resolve_paths({"BACKCHANNEL_HOME": str(home)}).ensure()
     settings = load_settings(paths, environ={"BACKCHANNEL_HOME": str(home)})
@@ -132,7 +132,7 @@ def _seed(home: Path, files: list[Path], meeting_in_h: float | None = None) -> N
         for f in files:
             assert ingest_file(store, settings, f).status == "ingested"
         if meeting_in_h is not None:
-            start = datetime.now(timezone.utc) + timedelta(hours=meeting_in_h)
+            start = datetime.now(UTC) + timedelta(hours=meeting_in_h)
             upsert_events(store, [{"uid": "coffee-marc", "starts_at": start.isoformat(), "summary": "Coffee with Marc",
                                    "attendees": ["Marc Dupont", "Alex Moreau"]}])
 
@@ -155,7 +155,7 @@ def _signal(drop: Path, name: str = "acme.json") -> None:
     tmp.write_text(json.dumps({"title": "Acme publishes a tender",
                                "summary": "Acme opens a tender to modernise its data platform.",
                                "url": "https://acme.example/tenders/42",
-                               "published_at": datetime.now(timezone.utc).isoformat()}))
+                               "published_at": datetime.now(UTC).isoformat()}))
     tmp.rename(drop / name)
 
 
@@ -222,9 +222,9 @@ def test_lock_cli_through_api_notify_and_sigterm(home, daemons, tmp_path):
     assert out["ingested"] == 1
     missing = cli(home, "show", "P-99", check=False)  # an op's refusal comes back as the user's error
     assert missing.returncode == 1 and "no proposal P-99" in missing.stderr
-    from backchannel.config import resolve_paths
     from backchannel.cli.api_client import connect
     from backchannel.cli.common import UserError
+    from backchannel.config import resolve_paths
 
     client = connect(resolve_paths({"BACKCHANNEL_HOME": str(home)}))
     with pytest.raises(UserError, match="unknown operation"):
@@ -323,7 +323,7 @@ def test_calendar_and_signal_wakes_lead_to_a_proposal(home, daemons):
 
     _seed(home, sorted(CORPUS.iterdir()))
     ics = home / "calendar.ics"
-    _ics(ics, (datetime.now(timezone.utc) + timedelta(hours=30)).replace(microsecond=0))
+    _ics(ics, (datetime.now(UTC) + timedelta(hours=30)).replace(microsecond=0))
     hooks = http.server.HTTPServer(("127.0.0.1", 0), _Hooks)
     threading.Thread(target=hooks.serve_forever, daemon=True).start()
     (home / "secrets").mkdir()

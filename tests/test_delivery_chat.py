@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-
 from delivery_support import add_proposal, make_settings, start_http, write_secret
 
 from backchannel.config import resolve_paths

@@ -133,12 +133,12 @@ def test_fuzzy_layer_accepts_close_spellings_only(store):
 
 @pytest.mark.slow
 def test_embedding_and_model_layers(store):
+    from backchannel import embedding
     from backchannel.agent.models import Gateway
-    from tests.support.scripted_models import register_scripted
     from backchannel.config import Settings, resolve_paths
     from backchannel.config.sections import ModelSettings
-    from backchannel import embedding
     from backchannel.extractors.resolve_layers import resolve_extra
+    from tests.support.scripted_models import register_scripted
 
     acme = entities.create(store, "Acme Corporation", "organisation").id
     entities.create(store, "Globex", "organisation")

@@ -222,10 +222,10 @@ def test_snoozed_proposal_comes_back(home, store):
 
 
 def test_rates_count_the_latest_verdict_once(store, home):
+    from delivery_support import add_proposal
+
     from backchannel.config import Settings, resolve_paths
     from backchannel.ops import OpEnv, invoke
-
-    from delivery_support import add_proposal
 
     env = OpEnv(store=store, settings=Settings(), paths=resolve_paths())
     changed, kept = add_proposal(store, entity_ids=[1]), add_proposal(store, entity_ids=[2], kind="reconnect")
@@ -238,11 +238,11 @@ def test_rates_count_the_latest_verdict_once(store, home):
 
 
 def test_approve_without_a_mail_server_says_what_to_configure(store, home):
+    from delivery_support import add_proposal
+
     from backchannel.config import Settings, resolve_paths
     from backchannel.delivery.approval import action_hash
     from backchannel.ops import OpEnv, OpError, invoke
-
-    from delivery_support import add_proposal
 
     action = {"channel": "email", "to": "marc@example.org", "subject": "Intro", "body": "Hi Marc"}
     pid = add_proposal(store, entity_ids=[1], action=action)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -80,12 +81,12 @@ def test_status_shows_asks_apart_from_wakes(home, store):
 
 
 def test_wake_says_what_it_did_and_when_quiet_hours_hold(home, monkeypatch):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    from tests.support.synth import seed_story
     from backchannel.memory import Store, utcnow
+    from tests.support.synth import seed_story
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     start, end = (now - timedelta(hours=1)).strftime("%H:%M"), (now + timedelta(hours=2)).strftime("%H:%M")
     monkeypatch.setenv("BACKCHANNEL_GATE__QUIET_HOURS", f"{start}-{end}")
     paths = resolve_paths().ensure()
@@ -147,8 +148,8 @@ def test_a_brief_is_titled_before_you_meet_only_with_a_meeting(store):
     from backchannel.agent.drafter import template_draft
     from backchannel.agent.sweeper import run_skill
     from backchannel.graph.api import GraphAPI
-    from tests.support.synth import SEED_NOW, seed_story
     from backchannel.skills import get_skill
+    from tests.support.synth import SEED_NOW, seed_story
 
     ids = seed_story(store)
     api, skill = GraphAPI(store, now=SEED_NOW), get_skill("pre_meeting_brief")

@@ -7,13 +7,12 @@ import json
 
 import pytest
 
-from tests.support.fault_server import FaultServer
-from backchannel.agent.models import (BudgetExhausted, Gateway, InvalidOutput, ModelError, OfflineRole,
-                                      load_litellm)
+from backchannel.agent.models import BudgetExhausted, Gateway, InvalidOutput, ModelError, OfflineRole, load_litellm
 from backchannel.agent.schemas import ResolutionAnswer
-from tests.support.scripted_models import register_scripted
 from backchannel.config import Settings, resolve_paths
 from backchannel.config.sections import BudgetSettings, ModelSettings
+from tests.support.fault_server import FaultServer
+from tests.support.scripted_models import register_scripted
 
 GOOD = {"match_id": 7, "confidence": 0.9, "reason": "same person"}
 MSGS = [{"role": "system", "content": "You resolve names."}, {"role": "user", "content": "Is Marc the same as Marc D.?"}]

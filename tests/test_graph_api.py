@@ -9,8 +9,8 @@ import pytest
 from backchannel.graph.api import API_METHODS, GraphAPI, GraphAPIError
 from backchannel.graph.index import IndexCache, signature
 from backchannel.graph.stubs import api_stubs
-from tests.support.synth import SEED_NOW, seed_story
 from backchannel.graph.types import Candidate, CandidateError, candidates_from_result
+from tests.support.synth import SEED_NOW, seed_story
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import stat
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -29,15 +29,15 @@ def test_naive_utc_is_the_column_form_and_aware_values_are_converted_not_strippe
     assert timeutil.parse_naive_utc("2026-07-01T12:00:00+02:00") == datetime(2026, 7, 1, 10, 0)
     assert timeutil.parse_naive_utc("") is None and timeutil.parse_naive_utc(None) is None
     now = timeutil.db_now()
-    assert now.tzinfo is None and abs(now - datetime.now(timezone.utc).replace(tzinfo=None)) < timedelta(seconds=5)
+    assert now.tzinfo is None and abs(now - datetime.now(UTC).replace(tzinfo=None)) < timedelta(seconds=5)
 
 
 def test_aware_utc_reads_naive_values_as_utc_unless_told_the_zone():
     naive = datetime(2026, 1, 15, 9, 30)
-    assert timeutil.as_aware_utc(naive) == datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
+    assert timeutil.as_aware_utc(naive) == datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
     # A calendar's floating time is the owner's wall clock: 09:30 in Paris is 08:30 UTC in winter.
     assert timeutil.as_aware_utc(naive, assume=ZoneInfo("Europe/Paris")) == datetime(2026, 1, 15, 8, 30,
-                                                                                     tzinfo=timezone.utc)
+                                                                                     tzinfo=UTC)
     assert timeutil.aware_now().utcoffset() == timedelta(0)
 
 

@@ -107,8 +107,10 @@ def test_round_trip_through_export(store, tmp_path):
         second = export_jsonl(other)
     finally:
         other.close()
-    strip = lambda lines: sorted(json.dumps({k: v for k, v in json.loads(x).items() if k != "id"}, sort_keys=True)
-                                 for x in lines)  # noqa: E731
+    def strip(lines):
+        return sorted(json.dumps({k: v for k, v in json.loads(x).items() if k != "id"}, sort_keys=True)
+                      for x in lines)
+
     assert strip(first) == strip(second)
     assert import_jsonl(store, first).assertions_imported == 4  # no ids in an export: keyed by content
     assert import_jsonl(store, first).assertions_skipped == 4

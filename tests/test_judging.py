@@ -4,7 +4,7 @@ and the re-evaluation of signals and meetings after an ingest."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -180,7 +180,7 @@ def test_a_signal_before_its_organisation_is_known_is_swept_again_after_the_inge
     paths.config_file.write_text('[owner]\nname = "Alex Moreau"\n[gate]\nquiet_hours = "off"\nmin_gap_minutes = 0\n')
     s = load_settings(paths)
     entities.ensure_owner(store, s.owner.name)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     sig = {"id": "p1", "source": "drop", "title": "Pinecrest Bank tenders its core banking", "published_at": now.isoformat()}
     first = run_wake_once(store, s, paths, {"kind": "signal", "key": "signal:p1", "payload": sig})
     assert "no organisation" in first.reason

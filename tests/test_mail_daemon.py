@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import mail_fixtures as fx
@@ -137,7 +137,7 @@ def _ics(path: Path, start: datetime) -> None:
 def test_email_intro_calendar_meeting_and_signal_make_a_proposal(home, dovecot):  # noqa: F811
     dovecot.append("INBOX", [fx.INTRO, fx.REPLY])
     ics = home / "calendar.ics"
-    _ics(ics, (datetime.now(timezone.utc) + timedelta(hours=30)).replace(microsecond=0))
+    _ics(ics, (datetime.now(UTC) + timedelta(hours=30)).replace(microsecond=0))
     _home(home, dovecot, extra=f'[calendar]\nsources = ["{ics}"]\nrefresh_s = 3600\nlead_hours = 48\n')
     d = Daemon(home)
     try:
@@ -161,7 +161,7 @@ def test_email_intro_calendar_meeting_and_signal_make_a_proposal(home, dovecot):
         drop.mkdir(parents=True, exist_ok=True)
         (drop / ".acme.tmp").write_text(json.dumps({
             "title": "Acme Corp publishes a tender", "summary": "Acme Corp opens a tender for its data platform.",
-            "url": "https://acme.example/tenders/42", "published_at": datetime.now(timezone.utc).isoformat()}))
+            "url": "https://acme.example/tenders/42", "published_at": datetime.now(UTC).isoformat()}))
         (drop / ".acme.tmp").rename(drop / "acme.json")
         line = d.wait_log(lambda x: x.get("msg") == "proposal created", timeout=60)
         shown = json.loads(cli(home, "show", line["proposal_id"], "--json").stdout)

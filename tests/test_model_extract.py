@@ -10,12 +10,12 @@ from datetime import date, datetime
 import pytest
 
 from backchannel.agent.models import Gateway, InvalidOutput, load_litellm
-from tests.support.scripted_models import register_scripted
 from backchannel.config import Settings, resolve_paths
 from backchannel.config.sections import BudgetSettings, ModelSettings
 from backchannel.extractors.chunking import chunk_utterances
 from backchannel.extractors.model_extract import extract_with_model, locate_quote, quote_is_verbatim
 from backchannel.extractors.transcript import Transcript, Utterance
+from tests.support.scripted_models import register_scripted
 
 MEETING = datetime(2025, 9, 18, 10, 0)
 

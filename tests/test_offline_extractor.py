@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from backchannel.core.vocabulary import MODALITIES, PREDICATES
 from backchannel.extractors.offline import extract, self_introductions
 from backchannel.extractors.offline_core import sentences
 from backchannel.extractors.offline_names import canonical_title, org_name, parse_title, person_name
-from backchannel.core.vocabulary import MODALITIES, PREDICATES
 from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory.text import norm_name

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from backchannel.core.vocabulary import MODALITIES, PREDICATES
 from backchannel.extractors.dates import resolve_phrase
 from backchannel.extractors.dates_fr import find_date_phrases_fr
 from backchannel.extractors.offline import extract
 from backchannel.extractors.offline_fr import looks_french
-from backchannel.core.vocabulary import MODALITIES, PREDICATES
 from backchannel.extractors.transcript import Transcript, Utterance
 
 MEETING = datetime(2026, 10, 2, 10, 0)  # a Friday

@@ -161,7 +161,9 @@ def _status(raw: bytes) -> int:
 
 def test_token_socket_mode_and_header_caps(store):
     async def probe(server, paths):
-        unix = lambda: asyncio.open_unix_connection(str(paths.api_socket))
+        def unix():
+            return asyncio.open_unix_connection(str(paths.api_socket))
+
         port = server.tcp_port
         got = {"mode": stat.S_IMODE(paths.api_socket.stat().st_mode)}
         got["no_token"] = await _request(await unix(), b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
@@ -202,7 +204,9 @@ def test_body_caps_and_the_body_deadline(store, monkeypatch):
 
     async def probe(server, paths):
         port = server.tcp_port
-        tcp = lambda: asyncio.open_connection("127.0.0.1", port)
+        def tcp():
+            return asyncio.open_connection("127.0.0.1", port)
+
         got = {}
         form = "Host: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
         # Refused on the length alone, before any of the body is sent.

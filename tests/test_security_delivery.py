@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from delivery_support import add_proposal
 
 from backchannel.config import Settings, resolve_paths
 from backchannel.delivery import email, render, slack
-from backchannel.ops import feedback_pages
 from backchannel.delivery.approval import validate_action
 from backchannel.delivery.links import make_token
-from delivery_support import add_proposal
+from backchannel.ops import feedback_pages
 
 X = '"><img src=x onerror=alert(1)><script>alert(2)</script> <!channel> <https://evil.example|Approve>'
 # Every separator str.splitlines() knows; the email package refuses them all in a header.

@@ -8,9 +8,9 @@ import pytest
 from backchannel.agent.sweeper import question_args, run_skill, sweep
 from backchannel.config import Settings, resolve_paths
 from backchannel.graph.api import GraphAPI
-from tests.support.synth import SEED_NOW, SEED_PROGRAM, generate, seed_story
 from backchannel.sandbox import run_program
 from backchannel.skills import SkillError, get_skill, list_skills, parse_skill, relevant_skills
+from tests.support.synth import SEED_NOW, SEED_PROGRAM, generate, seed_story
 
 BUILTIN = {"introductions", "pre_meeting_brief", "stale_relationships", "open_commitments"}
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backchannel.memory import Store, StoreLocked
-from backchannel.memory import entities
+from backchannel.memory import Store, StoreLocked, entities
 
 
 def test_migrations_apply_once(home, tmp_path):

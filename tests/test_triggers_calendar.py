@@ -9,7 +9,7 @@ import http.server
 import re
 import threading
 import warnings
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ import pytest
 from backchannel.config.sections import CalendarSettings
 from backchannel.triggers.calendar import CalendarEvent, CalendarTrigger, load_calendar
 
-UTC = timezone.utc
+UTC = UTC
 
 WEEKLY_PARIS = """BEGIN:VCALENDAR
 VERSION:2.0

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from watchdog.observers import Observer
 
-from backchannel.triggers.inbox import InboxTrigger, finish, is_ignored
 from backchannel.core.wake import Wake
+from backchannel.triggers.inbox import InboxTrigger, finish, is_ignored
 
 QUIET = 0.3
 SLOW_QUIET = 0.6
@@ -32,7 +32,7 @@ async def collect(q: asyncio.Queue, seconds: float, until: int | None = None) ->
     while time.monotonic() < deadline:
         try:
             out.append(await asyncio.wait_for(q.get(), timeout=max(0.01, deadline - time.monotonic())))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             break
         if until is not None and len(out) >= until:
             break

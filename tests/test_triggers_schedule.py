@@ -4,16 +4,16 @@ driven by a fake clock (a real class, no mocks)."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from apscheduler.events import EVENT_JOB_EXECUTED, JobExecutionEvent
 
 from backchannel.config.sections import ScheduleSettings
-from backchannel.triggers.schedule import ScheduleTrigger, fire_times_between, sweep_key
 from backchannel.core.wake import Wake
+from backchannel.triggers.schedule import ScheduleTrigger, fire_times_between, sweep_key
 
-UTC = timezone.utc
+UTC = UTC
 
 
 class FakeClock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC
 from pathlib import Path
 
 from backchannel.config import load_settings, resolve_paths
@@ -25,9 +26,9 @@ END:VCALENDAR
 
 
 def test_build_start_reload_stop(home: Path):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    start = datetime.now(timezone.utc) + timedelta(hours=3)
+    start = datetime.now(UTC) + timedelta(hours=3)
     fmt = "%Y%m%dT%H%M%SZ"
     (home / "cal.ics").write_text(ICS.format(start=start.strftime(fmt), end=(start + timedelta(hours=1)).strftime(fmt)))
     (home / "config.toml").write_text(f"""
@@ -62,7 +63,7 @@ drop_poll_s = 0.1
             while time.monotonic() < deadline and not {"sweep", "inbox", "calendar", "meeting_soon", "signal"} <= kinds:
                 try:
                     kinds.add((await asyncio.wait_for(q.get(), 0.2)).kind)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
             status = trig.status()
             new = settings.model_copy(update={"inbox": settings.inbox.model_copy(update={"force_polling": True})})
@@ -82,9 +83,9 @@ drop_poll_s = 0.1
 def test_reload_applies_new_sources_and_periods_at_once(home: Path):
     """SIGHUP: a calendar added to a config that had none is read at once, and a
     shorter drop-folder poll period applies without waiting out the old one."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    start = datetime.now(timezone.utc) + timedelta(hours=3)
+    start = datetime.now(UTC) + timedelta(hours=3)
     fmt = "%Y%m%dT%H%M%SZ"
     (home / "cal.ics").write_text(ICS.format(start=start.strftime(fmt), end=(start + timedelta(hours=1)).strftime(fmt)))
     (home / "config.toml").write_text('[inbox]\nenabled = false\n[schedule]\nsweep = []\n'
@@ -109,7 +110,7 @@ def test_reload_applies_new_sources_and_periods_at_once(home: Path):
             while time.monotonic() < deadline and not {"calendar", "meeting_soon", "signal"} <= kinds:
                 try:
                     kinds.add((await asyncio.wait_for(q.get(), 0.2)).kind)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
         finally:
             await trig.stop()

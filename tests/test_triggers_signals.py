@@ -7,7 +7,7 @@ import asyncio
 import http.server
 import json
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ import pytest
 from backchannel.config.sections import SignalSettings
 from backchannel.triggers.signals import FeedError, Signal, SignalTrigger, load_feed, match_orgs, scan_drop_dir
 
-UTC = timezone.utc
+UTC = UTC
 
 RSS = """<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0">

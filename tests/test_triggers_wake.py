@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+import dataclasses
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -15,10 +16,10 @@ def test_round_trip_and_utc():
     paris = timezone(timedelta(hours=1))
     w = Wake("meeting_soon", key="meeting_soon:u1:2026-12-03T09:00:00+00:00",
              payload={"uid": "u1", "attendees": ["Marc Dupont"]}, created_at=datetime(2026, 11, 29, 9, 0, tzinfo=paris))
-    assert w.created_at == datetime(2026, 11, 29, 8, 0, tzinfo=timezone.utc) and w.created_at.utcoffset() == timedelta(0)
+    assert w.created_at == datetime(2026, 11, 29, 8, 0, tzinfo=UTC) and w.created_at.utcoffset() == timedelta(0)
     back = Wake.from_json(w.to_json())
     assert back == w
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         w.key = "other"  # frozen
 
 
@@ -35,7 +36,7 @@ def test_validation():
 
 
 def test_system_clock_and_enqueue_on_bounded_queue():
-    assert SYSTEM_CLOCK.now().tzinfo == timezone.utc
+    assert SYSTEM_CLOCK.now().tzinfo == UTC
     assert SYSTEM_CLOCK.monotonic() > 0
 
     async def main():

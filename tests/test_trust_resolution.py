@@ -4,13 +4,12 @@ with nothing in the meeting to choose, is linked with reason ambiguous_reference
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from backchannel.memory import entities
 from backchannel.memory.trust import trust_score
-from tests.test_trust import facts, ingest, settings, vtt  # noqa: F401  (settings is a fixture)
+from tests.test_trust import facts, ingest, vtt
+from tests.test_trust import settings as settings  # noqa: F401  (a fixture: pytest finds it by this name)
 
 
 def _links(store, sid, predicate):

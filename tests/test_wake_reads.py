@@ -11,10 +11,10 @@ from delivery_support import add_entity, add_proposal, make_settings
 
 from backchannel.config import Settings, resolve_paths
 from backchannel.engine import gate, judge
-from tests.support import synth
 from backchannel.memory import rejections
 from backchannel.memory.store import utcnow
 from backchannel.ops import OpEnv, feedback_ops
+from tests.support import synth
 
 
 def _evidence(store, ids):

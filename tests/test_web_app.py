@@ -204,10 +204,10 @@ def test_backchannel_web_beside_a_daemon_that_does_not_serve_it_goes_through_its
 
 
 def test_search_matches_literally_and_refuses_empty_text(store):
+    from delivery_support import add_entity
+
     from backchannel.config import Settings, resolve_paths
     from backchannel.ops import OpEnv, OpError, invoke
-
-    from delivery_support import add_entity
 
     add_entity(store, "Anna 100% Smith")
     add_entity(store, "Bob Jones")

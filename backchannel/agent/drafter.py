@@ -10,7 +10,7 @@ graph the sweeper walked never does. The number of excerpts sent is counted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 

@@ -133,7 +133,7 @@ def connect(paths: Paths, timeout: float = DEFAULT_TIMEOUT_S, health_timeout_s: 
                             f"changed after it started: restart the daemon to issue a new one") from None
         raise UserError(f"the daemon (PID {pid}) answered its health check with an error: {exc}") from None
     except (OSError, http.client.HTTPException) as exc:
-        why = "no answer within {:.0f} s".format(health_timeout_s) if isinstance(exc, TimeoutError) else \
+        why = f"no answer within {health_timeout_s:.0f} s" if isinstance(exc, TimeoutError) else \
             f"{type(exc).__name__}: {exc}"
         raise UserError(f"the daemon (PID {pid}) does not answer on {sock} ({why}); it may be busy or hung: "
                         f"see its log, or restart it") from None

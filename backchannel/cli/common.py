@@ -43,8 +43,7 @@ def load_context() -> Context:
 
 @contextmanager
 def open_store(ctx: Context, read_only: bool = False) -> Iterator[Any]:
-    from backchannel.memory import Store, StoreError
-    from backchannel.memory import entities
+    from backchannel.memory import Store, StoreError, entities
 
     try:
         store = Store.open(ctx.paths.db_file, read_only=read_only)

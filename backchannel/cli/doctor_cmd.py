@@ -18,8 +18,8 @@ def doctor(deep: bool, json_output: bool) -> None:
     """Check config, secrets' permissions, the daemon and its API, the database, models,
     the sandbox's isolation, the inbox and delivery. Contacts nothing outside this machine.
     Exits 1 when a check fails."""
-    from backchannel.config import resolve_paths
     from backchannel.cli.api_client import connect
+    from backchannel.config import resolve_paths
     from backchannel.doctor import environment_notes, run_checks
 
     progress = None

@@ -39,7 +39,7 @@ class Paths:
     def user_skills_dir(self) -> Path:
         return self.config_dir / "skills"
 
-    def ensure(self) -> "Paths":
+    def ensure(self) -> Paths:
         """Create the folders. Data and state hold transcripts, the database and the API
         token: only the owner may enter them, whatever the umask."""
         self.config_dir.mkdir(parents=True, exist_ok=True)

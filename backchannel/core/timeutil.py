@@ -16,30 +16,30 @@ converted to UTC first, never just stripped.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 
 def db_now() -> datetime:
     """Now as naive UTC, the form every TIMESTAMP column holds."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def aware_now() -> datetime:
     """Now as an aware UTC datetime (wakes, trigger clocks)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def as_naive_utc(value: datetime) -> datetime:
     """An aware datetime converted to UTC and made naive; a naive one is already UTC."""
-    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
 
 
-def as_aware_utc(value: datetime, assume: tzinfo = timezone.utc) -> datetime:
+def as_aware_utc(value: datetime, assume: tzinfo = UTC) -> datetime:
     """An aware UTC datetime; a naive one is read in `assume` (UTC unless said)."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=assume)
-    return value.astimezone(timezone.utc)
+    return value.astimezone(UTC)
 
 
 def parse_naive_utc(value: Any) -> datetime | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
 from pydantic import field_validator
@@ -51,7 +51,7 @@ class Wake:
     def _aware_utc(cls, value: datetime) -> datetime:
         if value.tzinfo is None:
             raise ValueError("Wake.created_at must be timezone-aware")
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
 
     def __post_init__(self) -> None:
         # Fail at the trigger, not later in the consumer, when a payload is not JSON-able.
@@ -69,7 +69,7 @@ class Wake:
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Wake":
+    def from_dict(cls, data: dict[str, Any]) -> Wake:
         created = data.get("created_at")
         return cls(
             kind=data["kind"],
@@ -79,5 +79,5 @@ class Wake:
         )
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "Wake":
+    def from_json(cls, text: str | bytes) -> Wake:
         return cls.from_dict(json.loads(text))

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from backchannel.config import Paths
-from backchannel.core.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger
+from backchannel.core.logging import log
 from backchannel.core.secretfile import write_secret
 
 logger = get_logger("api")
@@ -57,9 +58,9 @@ class ApiServer:
         return self.paths.state_dir / "api.port"
 
     async def start(self) -> None:
+        from backchannel.web import http_limits as hl
         from backchannel.web.app import build_app
         from backchannel.web.bridge import DaemonOperations
-        from backchannel.web import http_limits as hl
         from backchannel.web.server import Served, base_url, bind, bind_unix, port_file
 
         s = self.daemon.settings

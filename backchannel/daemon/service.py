@@ -26,8 +26,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import os
 import json
+import os
 import signal
 import threading
 import time
@@ -38,12 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from backchannel.config import ConfigError, Paths, Settings, load_settings
-from backchannel.engine import runs
-from backchannel.daemon.lockfile import DaemonLock
-from backchannel.core.logging import get as get_logger, log
-from backchannel.daemon.notify import Notifier
-from backchannel.memory.store import Store, StoreLocked, utcnow
+from backchannel.core.logging import get as get_logger
+from backchannel.core.logging import log
 from backchannel.core.timeutil import aware_now
+from backchannel.daemon.lockfile import DaemonLock
+from backchannel.daemon.notify import Notifier
+from backchannel.engine import runs
+from backchannel.memory.store import Store, StoreLocked, utcnow
 
 logger = get_logger("service")
 
@@ -169,7 +170,7 @@ class Daemon:
             await asyncio.wait_for(asyncio.shield(consumer), timeout=max(0.1, deadline - time.monotonic()))
         except asyncio.CancelledError:
             pass
-        except asyncio.TimeoutError:
+        except TimeoutError:
             consumer.cancel()
             log(logger, 30, "current step did not finish in time; its run resumes at the next start",
                 current=self.current)

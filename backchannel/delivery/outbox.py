@@ -28,19 +28,19 @@ import hashlib
 import json
 import os
 import uuid
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from collections.abc import Sequence
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Paths, Settings
+from backchannel.core.crashpoints import crash_point
+from backchannel.core.timeutil import as_naive_utc
 from backchannel.delivery._http import DeliveryError
 from backchannel.delivery.redact import scrub
-from backchannel.core.crashpoints import crash_point
 from backchannel.memory import proposals as proposals_table
 from backchannel.memory.store import utcnow
-from backchannel.core.timeutil import as_naive_utc
 
 if TYPE_CHECKING:
     from backchannel.memory.store import Store

@@ -9,8 +9,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from backchannel.memory.store import Store
     from jinja2 import Environment
+
+    from backchannel.memory.store import Store
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery.approval import parse_action
@@ -19,7 +20,7 @@ from backchannel.memory import proposals
 
 
 @lru_cache(maxsize=1)
-def _env() -> "Environment":
+def _env() -> Environment:
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
     return Environment(

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
-from backchannel.demo import OWNER, corpus_files
 from backchannel.core.timeutil import aware_now
+from backchannel.demo import OWNER, corpus_files
 
 CONFIG = """\
 [owner]
@@ -85,7 +85,7 @@ def next_thursday(now: datetime) -> datetime:
     meeting (docs/judging.md)."""
     days = (3 - now.weekday()) % 7
     day = (now + timedelta(days=days)).date()
-    when = datetime.combine(day, time(9, 30), tzinfo=timezone.utc)
+    when = datetime.combine(day, time(9, 30), tzinfo=UTC)
     return when if when > now + timedelta(hours=80) else when + timedelta(days=7)
 
 

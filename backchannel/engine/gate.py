@@ -16,15 +16,16 @@ costs money), 4 after. Every suppression is appended to the event log
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Settings
 from backchannel.config.values import parse_quiet_hours  # noqa: F401 - the gate's callers read it here too
-from backchannel.memory import proposals
 from backchannel.core.timeutil import as_aware_utc, as_naive_utc
+from backchannel.memory import proposals
 from backchannel.memory.store import Store
 
 

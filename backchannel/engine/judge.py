@@ -31,10 +31,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from backchannel.core.timeutil import as_aware_utc
 from backchannel.engine import judge_kinds
 from backchannel.engine.judge_facts import SIGNAL_WINDOW_D, WakeFacts
 from backchannel.memory.store import Store
-from backchannel.core.timeutil import as_aware_utc
 
 W_MEETING, W_SIGNAL, W_EVIDENCE = 0.4, 0.4, 0.3
 MEETING_FULL_H = 72.0

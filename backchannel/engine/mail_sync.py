@@ -17,7 +17,6 @@ and skipped; a folder that fails (login, network, no such folder) records its
 
 from __future__ import annotations
 
-import socket
 import ssl
 from collections.abc import Callable
 from typing import Any
@@ -57,7 +56,7 @@ def connect(settings: Settings, paths: Paths) -> Any:
         client = IMAPClient(m.host, port=m.port, ssl=m.security == "tls", ssl_context=context, timeout=m.timeout_s)
         if m.security == "starttls":
             client.starttls(context)
-    except (OSError, socket.timeout, ssl.SSLError) as exc:
+    except (TimeoutError, OSError, ssl.SSLError) as exc:
         raise MailSyncError(f"cannot reach {m.host}:{m.port}: {exc}") from None
     try:
         client.login(m.username, password)
@@ -146,7 +145,7 @@ def sync(store: Store, settings: Settings, paths: Paths, *, gateway: Any = None,
                     done = _sync_folder(store, settings, client, account, folder, budget, summary, gateway=gateway,
                                         run_id=run_id, checkpoint=checkpoint, crashpoint=crashpoint)
                 budget -= done
-            except (MailSyncError, OSError, socket.timeout) as exc:
+            except (TimeoutError, MailSyncError, OSError) as exc:
                 _folder_failed(store, account, folder, exc, summary)
             except Exception as exc:  # imapclient's IMAPClientError and friends: the server refused
                 if type(exc).__module__.startswith(("imapclient", "imaplib")):

@@ -23,20 +23,22 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from backchannel.config import Paths, Settings
-from backchannel.core.logging import get as get_logger, log
 from backchannel.core.crashpoints import crash_point
+from backchannel.core.logging import get as get_logger
+from backchannel.core.logging import log
+from backchannel.core.timeutil import as_naive_utc, aware_now, parse_naive_utc
 from backchannel.engine import calibrate, gate, judge, judge_kinds, runs
 from backchannel.engine.runs import WakeRecord
 from backchannel.memory import calendar, proposals, signals, sources
-from backchannel.memory.store import Store, utcnow
 from backchannel.memory.calendar import upsert_events
-from backchannel.core.timeutil import as_naive_utc, aware_now, parse_naive_utc
+from backchannel.memory.store import Store, utcnow
 
 logger = get_logger("pipeline")
 
@@ -556,9 +558,8 @@ def collect_wakes(settings: Settings, paths: Paths, kind: str) -> list[Any]:
         trig = CalendarTrigger(settings.calendar, queue, timezone=settings.owner.timezone)
         return asyncio.run(trig.refresh(force=True))
     if kind == "signals":
-        from backchannel.triggers.signals import SignalTrigger
-
         from backchannel.triggers.setup import signals_dir
+        from backchannel.triggers.signals import SignalTrigger
 
         sig = SignalTrigger(settings.signals, signals_dir(settings, paths), queue)
         return asyncio.run(sig.poll())

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from backchannel.core.logging import get as get_logger, log
+from backchannel.core.logging import get as get_logger
+from backchannel.core.logging import log
 from backchannel.engine import judge, runs
 from backchannel.memory import calendar, entities, signals
 

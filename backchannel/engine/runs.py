@@ -38,7 +38,7 @@ class WakeRecord:
     created_at: datetime | None = None
 
     @classmethod
-    def of(cls, wake: Any) -> "WakeRecord":
+    def of(cls, wake: Any) -> WakeRecord:
         if isinstance(wake, WakeRecord):
             return wake
         if isinstance(wake, dict):

@@ -30,9 +30,9 @@ from dataclasses import replace
 from backchannel.extractors.dates import find_date_phrases, resolve_phrase
 from backchannel.extractors.dates_fr import find_date_phrases_fr
 from backchannel.extractors.offline_commitments import ADDRESSEE, NEXT_MEETING
+from backchannel.extractors.offline_core import same_person, sentences
 from backchannel.extractors.offline_fr_commitments import NEXT_MEETING_FR
 from backchannel.extractors.offline_fr_names import FR_STOP
-from backchannel.extractors.offline_core import same_person, sentences
 from backchannel.extractors.offline_names import NAME, looks_like_org, person_name
 from backchannel.extractors.offline_rules import WE_PARTNER
 from backchannel.extractors.result import ExtractedAssertion, Mention

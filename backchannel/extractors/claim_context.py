@@ -28,9 +28,24 @@ from bisect import bisect_right
 from dataclasses import replace
 
 from backchannel.extractors.claim_words import (
-    ANY_DIRECT, CLAUSE_CUT, FIRST_PERSON_NEXT, FRAME, HEDGE, HYPOTHETICAL, LIKE_VERBS, NEGATION,
-    NOBODY_IN_PARTICULAR, POST_FRAME, PRONOUNS, QUOTE_CLOSE, RETRACT, RETRACT_HINT, RETRACT_TAIL, SARCASM_OPEN,
-    SAY_HINT, SELF_BEFORE,
+    ANY_DIRECT,
+    CLAUSE_CUT,
+    FIRST_PERSON_NEXT,
+    FRAME,
+    HEDGE,
+    HYPOTHETICAL,
+    LIKE_VERBS,
+    NEGATION,
+    NOBODY_IN_PARTICULAR,
+    POST_FRAME,
+    PRONOUNS,
+    QUOTE_CLOSE,
+    RETRACT,
+    RETRACT_HINT,
+    RETRACT_TAIL,
+    SARCASM_OPEN,
+    SAY_HINT,
+    SELF_BEFORE,
 )
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_names import NAME, NAME_RX, person_name

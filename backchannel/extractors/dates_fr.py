@@ -92,7 +92,7 @@ def find_date_phrases_fr(text: str) -> list[tuple[int, int, str]]:
 # ---------------------------------------------------------------- translation
 
 _PREP_EN = [
-    (rf"depuis\s+", "since "), (rf"d{_A}ici\s+", "by "), (r"avant\s+", "before "), (r"apr[èe]s\s+", "after "),
+    (r"depuis\s+", "since "), (rf"d{_A}ici\s+", "by "), (r"avant\s+", "before "), (r"apr[èe]s\s+", "after "),
     (rf"jusqu{_A}(?:à\s+la|à|au|en)\s+", "until "), (r"en\s+", "in "), (r"pour\s+", "by "), (r"d[èe]s\s+", "from "),
     (rf"[àa]\s+partir\s+(?:de|du|d{_A})\s*", "from "), (r"(?:pendant|durant|au\s+cours\s+(?:de|du))\s+", "during "),
     (r"au\s+", "in "), (r"le\s+(?=\d)", "on "),

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from backchannel.config import Settings
+from backchannel.core.timeutil import as_naive_utc
 from backchannel.extractors.mail_extract import extract_mail_rules, merge
 from backchannel.extractors.mail_message import MAX_MESSAGE_BYTES, MailError, parse_message
 from backchannel.extractors.mail_transcript import MailTranscript, to_transcript
@@ -27,7 +28,6 @@ from backchannel.extractors.transcript import TranscriptError
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
-from backchannel.core.timeutil import as_naive_utc
 
 MAIL_SUFFIXES = {".eml", ".mbox", ".mbx"}
 MBOX_SUFFIXES = (".mbox", ".mbx")  # many messages in one file

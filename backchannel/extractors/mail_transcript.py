@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from backchannel.extractors.mail_body import split_body
@@ -59,7 +59,7 @@ def local_time(when: datetime | None, tz: str | None) -> datetime | None:
     try:
         zone = ZoneInfo(tz or "UTC")
     except Exception:  # an unknown zone name is reported by doctor; UTC keeps ingest going
-        zone = timezone.utc
+        zone = UTC
     return when.astimezone(zone).replace(tzinfo=None)
 
 

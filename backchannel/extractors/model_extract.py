@@ -32,10 +32,10 @@ from typing import Any
 
 from backchannel.agent.models import BudgetExhausted, Gateway, InvalidOutput, ModelError
 from backchannel.agent.schemas import ExtractionAnswer, ModelAssertion
+from backchannel.core.vocabulary import LITERAL_PREDICATES, PREDICATES
 from backchannel.extractors.addressee import resolve_recipients
 from backchannel.extractors.chunking import Chunk, chunk_utterances
 from backchannel.extractors.dates import resolve_phrase
-from backchannel.core.vocabulary import LITERAL_PREDICATES, PREDICATES
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory.text import norm_name

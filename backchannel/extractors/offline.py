@@ -29,21 +29,34 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from backchannel.extractors.addressee import resolve_recipients
 from backchannel.extractors.claim_context import qualify_claims
-from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_acronyms import organisation_aliases
-from backchannel.extractors.offline_labels import label_facts
-from backchannel.extractors.offline_people import (
-    asks_name, our_people, pronoun_facts, rule_from_org, rule_i_lead, rule_moves, rule_possessive_title, table_intro_name,
-)
+from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
+from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_fr import FrCtx, looks_french, run_french_rules
 from backchannel.extractors.offline_ja import is_japanese, run_japanese_rules
-from backchannel.extractors.offline_roles import (
-    rule_appositive, rule_copula, rule_employ, rule_inverse, rule_self_intro, self_intro_name,
+from backchannel.extractors.offline_labels import label_facts
+from backchannel.extractors.offline_named_titles import TRIGGERS as _NAMED_TITLE_TRIGGERS
+from backchannel.extractors.offline_named_titles import rule_named_title
+from backchannel.extractors.offline_people import (
+    asks_name,
+    our_people,
+    pronoun_facts,
+    rule_from_org,
+    rule_i_lead,
+    rule_moves,
+    rule_possessive_title,
+    table_intro_name,
 )
-from backchannel.extractors.addressee import resolve_recipients
-from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
-from backchannel.extractors.offline_named_titles import TRIGGERS as _NAMED_TITLE_TRIGGERS, rule_named_title
+from backchannel.extractors.offline_roles import (
+    rule_appositive,
+    rule_copula,
+    rule_employ,
+    rule_inverse,
+    rule_self_intro,
+    self_intro_name,
+)
 from backchannel.extractors.offline_rules import rule_knows, rule_my_ties, rule_worked_with
 from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript

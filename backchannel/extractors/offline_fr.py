@@ -156,7 +156,7 @@ _TITLE_RX = "|".join(re.escape(t).replace("\\ ", r"\s+").replace("'", "['’]")
                      for t in sorted(_TITLES_FR, key=len, reverse=True))
 _TITLE = rf"(?P<title>(?:{_TITLE_RX}))"
 _ART = rf"(?:(?:le|la|l{_A}|un|une|notre|leur)\s*)?"
-_FORMER = rf"(?P<former>ancien(?:ne)?\s+|ex-?\s*)?"
+_FORMER = r"(?P<former>ancien(?:ne)?\s+|ex-?\s*)?"
 _NEW = r"(?:nouveau\s+|nouvelle\s+|actuel(?:le)?\s+)?"
 _OF = rf"(?:\s+(?:de|du|des|chez|pour|à|au)\s+(?:la\s+|l{_A})?|\s+d{_A}\s*)"
 _COPULA = (r"(?P<cop>est|suis|était|étais|est\s+devenue?|suis\s+devenue?|est\s+maintenant|est\s+désormais"

@@ -146,9 +146,10 @@ def label_facts(transcript: Transcript) -> list[ExtractedAssertion]:
             continue
         me = Mention(name=label, kind="person", is_speaker=True)
 
-        def emit(predicate: str, *, literal: str | None = None, org: str | None = None, qualifier: str | None = None):
+        def emit(predicate: str, *, literal: str | None = None, org: str | None = None, qualifier: str | None = None,
+                 me: Mention = me, idx: int = u.idx, label: str = label) -> None:
             out.append(ExtractedAssertion(
-                subject=me, predicate=predicate, utterance_idx=u.idx, span_start=0, span_end=len(label),
+                subject=me, predicate=predicate, utterance_idx=idx, span_start=0, span_end=len(label),
                 quote=label, object=Mention(org, "organisation") if org else None, object_literal=literal,
                 qualifier=qualifier, modality="stated", confidence=0.8, quote_in_label=True))
 

@@ -17,7 +17,17 @@ from dataclasses import dataclass
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_labels import is_seat_label, label_person
 from backchannel.extractors.offline_names import (
-    NAME, NAME_RX, ORG, ORG_HEADS, STOP, TITLE_HEADS, looks_like_org, org_name, parse_title, person_name, strong_title,
+    NAME,
+    NAME_RX,
+    ORG,
+    ORG_HEADS,
+    STOP,
+    TITLE_HEADS,
+    looks_like_org,
+    org_name,
+    parse_title,
+    person_name,
+    strong_title,
 )
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript

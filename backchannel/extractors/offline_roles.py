@@ -14,7 +14,16 @@ from dataclasses import dataclass
 
 from backchannel.extractors.offline_core import Ctx
 from backchannel.extractors.offline_names import (
-    NAME, ORG, ORG_HEADS, ORG_RX, TITLE_HEADS, looks_like_org, org_name, parse_title, person_name, strong_title,
+    NAME,
+    ORG,
+    ORG_HEADS,
+    ORG_RX,
+    TITLE_HEADS,
+    looks_like_org,
+    org_name,
+    parse_title,
+    person_name,
+    strong_title,
 )
 from backchannel.extractors.result import Mention
 from backchannel.memory.text import norm_name

@@ -15,10 +15,10 @@ import re
 from backchannel.extractors.offline_core import Ctx
 from backchannel.extractors.offline_names import NAME, ORG, looks_like_org, org_name
 from backchannel.extractors.result import Mention
+from backchannel.memory.text import norm_name
 
 # The other half of "we", when the sentence names nobody (resolved with the whole meeting).
 WE_PARTNER = "we_partner"
-from backchannel.memory.text import norm_name
 
 _ADV = r"(?:(?:also|actually|once|both|really|closely|briefly|previously|even)\s+)*"
 _PAST_WORK = r"(?:worked|used\s+to\s+work|(?:have|has|had)\s+worked|['’](?:ve|d)\s+worked|were\s+colleagues)"

@@ -29,7 +29,6 @@ from backchannel.extractors.transcript import (
     Utterance,
 )
 
-
 # No transcript is this big (a 10-hour meeting is under 1 MB); past it, reading and
 # parsing would hold the daemon's writer and gigabytes of memory for minutes.
 MAX_FILE_BYTES = 64 * 1024 * 1024

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+
 @dataclass
 class Mention:
     name: str  # surface form, or the speaker label for first person

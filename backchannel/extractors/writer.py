@@ -8,16 +8,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from backchannel.core.vocabulary import MODALITIES, PREDICATES
 from backchannel.extractors import source_trust
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.resolve import SourceResolver, full_names_said, looks_like_person_name
-from backchannel.core.vocabulary import MODALITIES, PREDICATES
 from backchannel.extractors.result import ExtractedAssertion
 from backchannel.extractors.transcript import Transcript
-from backchannel.memory import assertions as assertion_table, entities, sources, supersede
-from backchannel.memory.trust import trust_score
+from backchannel.memory import assertions as assertion_table
+from backchannel.memory import entities, sources, supersede
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
+from backchannel.memory.trust import trust_score
 
 
 class QuoteMismatch(Exception):

@@ -10,15 +10,15 @@ the assertions each call scans or returns (`take_touched`).
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from backchannel.graph import paths as pathsearch
+from backchannel.core.timeutil import as_naive_utc, db_now
 from backchannel.core.vocabulary import MODALITIES
+from backchannel.graph import paths as pathsearch
 from backchannel.graph.index import NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
 from backchannel.memory.text import norm_name
-from backchannel.core.timeutil import as_naive_utc, db_now
 
 if TYPE_CHECKING:
     from backchannel.memory.store import Store

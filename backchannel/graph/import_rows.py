@@ -10,13 +10,14 @@ line without an "id" is keyed by the hash of all its content (`content()`), as b
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from backchannel.core.vocabulary import ENTITY_KINDS as KINDS, LITERAL_PREDICATES, MODALITIES, PREDICATES
+from backchannel.core.vocabulary import ENTITY_KINDS as KINDS
+from backchannel.core.vocabulary import LITERAL_PREDICATES, MODALITIES, PREDICATES
 from backchannel.memory.text import norm_name
 
 OWNER_REF = "me"
@@ -46,7 +47,7 @@ def _iso(value: Any, what: str, *, with_time: bool) -> str | None:
         if with_time:
             dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
             if dt.tzinfo is not None:  # stored as naive UTC, like every TIMESTAMP column
-                dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+                dt = dt.astimezone(UTC).replace(tzinfo=None)
             return dt.isoformat(sep=" ")
         return date.fromisoformat(value[:10]).isoformat()
     except ValueError:

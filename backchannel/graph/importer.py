@@ -19,7 +19,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from backchannel.graph.import_rows import OWNER_REF, AssertionRow, EntityRow, EvidenceRow, content, problems_of
-from backchannel.memory import assertions as assertion_table, entities as ents, sources as sources_table
+from backchannel.memory import assertions as assertion_table
+from backchannel.memory import entities as ents
+from backchannel.memory import sources as sources_table
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.supersede import apply as supersede
 from backchannel.memory.text import norm_name
@@ -196,7 +198,7 @@ def _write_assertions(store: Store, todo: list[tuple[int, AssertionRow, str]], r
     sources: dict[tuple, str] = {}
     next_idx: dict[str, int] = {}
     utter, rows = [], []
-    for aid, (n, d, _) in zip(ids, todo):
+    for aid, (_line, d, _) in zip(ids, todo):
         ev = d.evidence or EvidenceRow()
         sid = _source_for(store, ev, sources, report)
         quote = ev.quote

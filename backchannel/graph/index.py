@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -95,7 +96,7 @@ class GraphIndex:
 
     # -- building -----------------------------------------------------------
     @classmethod
-    def build(cls, store: Store) -> "GraphIndex":
+    def build(cls, store: Store) -> GraphIndex:
         t0 = time.perf_counter()
         self = cls()
         self.sig = signature(store)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import fields
 
-from backchannel.graph.api import API_METHODS, GraphAPI
 from backchannel.core.vocabulary import CANDIDATE_KINDS
+from backchannel.graph.api import API_METHODS, GraphAPI
 from backchannel.graph.types import Candidate
 
 HEADER = '''# The program runs in a sandbox. Globals: `api` (the graph API below; every call is

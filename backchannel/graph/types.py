@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-
 class CandidateError(ValueError):
     """A program returned something that is not a list of candidates."""
 
@@ -51,7 +50,7 @@ class Evidence:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Evidence":
+    def from_dict(cls, d: dict[str, Any]) -> Evidence:
         known: dict[str, Any] = {k: d.get(k) for k in cls.__dataclass_fields__}
         known["assertion_id"] = int(d.get("assertion_id", d.get("id")))  # type: ignore[arg-type]  # a missing id is the caller's TypeError
         return cls(**known)
@@ -79,7 +78,7 @@ class Candidate:
         return d
 
     @classmethod
-    def from_dict(cls, d: Any) -> "Candidate":
+    def from_dict(cls, d: Any) -> Candidate:
         """Validate one candidate dict as a program returned it. `evidence` may be
         assertion ids or evidence dicts; `score` is clamped to [0, 1]."""
         if not isinstance(d, dict):
@@ -149,5 +148,5 @@ class PathResult:
         return {"nodes": self.nodes, "edges": self.edges, "hops": len(self.nodes) - 1}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "PathResult":
+    def from_dict(cls, d: dict[str, Any]) -> PathResult:
         return cls(nodes=[int(n) for n in d["nodes"]], edges=[[int(a) for a in e] for e in d["edges"]])

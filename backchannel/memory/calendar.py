@@ -9,10 +9,10 @@ import json
 from datetime import datetime
 from typing import Any
 
+from backchannel.core.timeutil import parse_naive_utc
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
-from backchannel.core.timeutil import parse_naive_utc
 
 
 def _attendee_name_email(a: Any) -> tuple[str, str | None]:

@@ -10,7 +10,6 @@ from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
 
 
-
 @dataclass(frozen=True)
 class Entity:
     id: int

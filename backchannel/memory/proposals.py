@@ -19,7 +19,6 @@ from typing import Any
 
 from backchannel.memory.store import Store, utcnow
 
-
 # -- writes ------------------------------------------------------------------
 
 

@@ -31,8 +31,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from backchannel.memory.store import Store
     import numpy as np
+
+    from backchannel.memory.store import Store
 
 from backchannel.memory.store import utcnow
 
@@ -88,7 +89,7 @@ def same_kind(a: str | None, b: str | None) -> bool:
     return len(short) >= 4 and long_.startswith(short)
 
 
-def embed(texts: list[str]) -> "np.ndarray":
+def embed(texts: list[str]) -> np.ndarray:
     """Normalised float32 vectors (n, 384), from the shared embedder."""
     import numpy as np
 
@@ -100,7 +101,7 @@ def embed(texts: list[str]) -> "np.ndarray":
 
 # Candidate vectors by text: the same candidate comes back at every sweep until it is
 # proposed or its trigger fades, and a sweep's candidates are embedded in one batch.
-_VECTORS: "OrderedDict[str, Any]" = OrderedDict()
+_VECTORS: OrderedDict[str, Any] = OrderedDict()
 VECTOR_CACHE_SIZE = 4096
 
 

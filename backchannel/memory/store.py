@@ -66,7 +66,7 @@ class Store:
         self._batch: Batch | None = None  # the open `batch()`, whose transaction `transaction()` joins
 
     @classmethod
-    def open(cls, path: Path | str, read_only: bool = False) -> "Store":
+    def open(cls, path: Path | str, read_only: bool = False) -> Store:
         path = Path(path)
         if read_only and not path.exists():
             raise StoreError(f"no database at {path}; run `backchannel init` first")
@@ -90,7 +90,7 @@ class Store:
         with contextlib.suppress(Exception):
             self.con.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:

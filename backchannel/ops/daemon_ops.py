@@ -5,13 +5,13 @@ when no daemon runs; `env.daemon` tells which."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
-from typing import Any, TYPE_CHECKING
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from backchannel.core.timeutil import db_now
 from backchannel.memory import proposals as proposals_table
 from backchannel.ops import OpEnv, OpError, op
-from backchannel.core.timeutil import db_now
 
 if TYPE_CHECKING:
     from backchannel.memory.store import Store
@@ -97,7 +97,7 @@ def _planned_wakes(env: OpEnv) -> list[dict[str, Any]]:
     for _, trig in build_triggers(s.schedule, tz):
         t = trig.get_next_fire_time(None, now)
         if t is not None:
-            out.append({"kind": "sweep", "at": t.astimezone(timezone.utc).isoformat()})
+            out.append({"kind": "sweep", "at": t.astimezone(UTC).isoformat()})
     return sorted(out, key=lambda w: w["at"])
 
 

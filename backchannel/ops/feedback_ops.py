@@ -9,10 +9,10 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from backchannel.core.timeutil import as_aware_utc, as_naive_utc
 from backchannel.memory import proposals
 from backchannel.memory.store import utcnow
 from backchannel.ops import OpEnv, OpError, op
-from backchannel.core.timeutil import as_aware_utc, as_naive_utc
 
 SCOPES = ("this", "entity", "kind")
 # A verdict cannot be given on a proposal in these states.

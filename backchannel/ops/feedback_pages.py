@@ -10,7 +10,7 @@ expired ones 410, unknown proposals 404.
 
 from __future__ import annotations
 
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from backchannel.config import Paths, Settings
 from backchannel.delivery.links import LinkError, read_token

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from backchannel.memory import entities as entity_repo, proposals
+from backchannel.memory import entities as entity_repo
+from backchannel.memory import proposals
 from backchannel.ops import OpEnv, OpError, op
 from backchannel.ops.memory_ops import ASSERTION_COLUMNS, ASSERTION_JOINS
 

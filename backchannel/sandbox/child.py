@@ -27,13 +27,13 @@ import time
 
 _T0 = time.perf_counter()
 
+import _thread  # noqa: E402
 import builtins  # noqa: E402
 import dataclasses  # noqa: E402
 import io  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 import traceback  # noqa: E402
-import _thread  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
@@ -83,7 +83,7 @@ class Candidate:
 # -- the channel to the parent ---------------------------------------------
 class Channel:
     def __init__(self, rfd: int, wfd: int):
-        self._r = io.open(rfd, "rb", buffering=1 << 20, closefd=False)
+        self._r = open(rfd, "rb", buffering=1 << 20, closefd=False)
         self._wfd = wfd
 
     def send(self, frame: bytes) -> None:

@@ -36,7 +36,8 @@ from __future__ import annotations
 import os
 import resource
 import signal
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 try:
     from backchannel.sandbox import confine_calls, landlock, seccomp_policy

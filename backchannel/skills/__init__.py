@@ -132,7 +132,7 @@ def _parse(text: str, origin: str) -> Skill:
 def _load(paths: Any) -> tuple[dict[str, Skill], list[dict[str, str]]]:
     skills: dict[str, Skill] = {}
     broken: list[dict[str, str]] = []
-    for name, text in _builtin_files():
+    for _file_name, text in _builtin_files():
         s = _parse(text, "builtin")
         skills[s.name] = s
     user_dir = Path(paths.user_skills_dir) if paths is not None else None

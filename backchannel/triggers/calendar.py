@@ -16,14 +16,14 @@ import json
 import logging
 import urllib.request
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config.sections import CalendarSettings
-from backchannel.core.wake import Wake
 from backchannel.core.timeutil import as_aware_utc, aware_now
+from backchannel.core.wake import Wake
 from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, cancel_task, enqueue
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class CalendarEvent:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CalendarEvent":
+    def from_dict(cls, d: dict[str, Any]) -> CalendarEvent:
         return cls(
             uid=d["uid"],
             starts_at=as_aware_utc(datetime.fromisoformat(d["starts_at"])),
@@ -99,7 +99,7 @@ def _to_utc(value: Any, tz: ZoneInfo) -> tuple[datetime, bool]:
     if isinstance(value, datetime):
         return as_aware_utc(value, assume=tz), False
     if isinstance(value, date):
-        return datetime.combine(value, time(0), tz).astimezone(timezone.utc), True
+        return datetime.combine(value, time(0), tz).astimezone(UTC), True
     raise ValueError(f"not a date or datetime: {value!r}")
 
 

@@ -33,9 +33,9 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from backchannel.config.sections import InboxSettings
-from backchannel.extractors.parse import unreadable_reason
 from backchannel.core.wake import Wake
-from backchannel.triggers.wake import cancel_task, Clock, enqueue, SYSTEM_CLOCK
+from backchannel.extractors.parse import unreadable_reason
+from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, cancel_task, enqueue
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ class _Candidate:
 class _Hints(FileSystemEventHandler):
     """Runs on watchdog's thread: hands paths to the event loop, nothing more."""
 
-    def __init__(self, trigger: "InboxTrigger", loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, trigger: InboxTrigger, loop: asyncio.AbstractEventLoop) -> None:
         self._trigger = trigger
         self._loop = loop
 
@@ -218,7 +218,7 @@ class InboxTrigger:
         self._deferred: dict[Path, float] = {}
 
     @classmethod
-    def from_settings(cls, settings: InboxSettings, inbox_dir: Path, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK) -> "InboxTrigger":
+    def from_settings(cls, settings: InboxSettings, inbox_dir: Path, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK) -> InboxTrigger:
         return cls(
             inbox_dir,
             queue,

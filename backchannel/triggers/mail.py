@@ -9,7 +9,7 @@ import logging
 
 from backchannel.config.sections import MailSettings
 from backchannel.core.wake import Wake
-from backchannel.triggers.wake import cancel_task, Clock, enqueue, SYSTEM_CLOCK
+from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, cancel_task, enqueue
 
 log = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from backchannel.config.sections import ScheduleSettings
-from backchannel.core.wake import Wake
 from backchannel.core.timeutil import as_aware_utc
+from backchannel.core.wake import Wake
 from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, enqueue
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from backchannel.triggers.inbox import InboxTrigger
 from backchannel.triggers.mail import MailTrigger
 from backchannel.triggers.schedule import ScheduleTrigger
 from backchannel.triggers.signals import SignalTrigger
-from backchannel.triggers.wake import Clock, SYSTEM_CLOCK
+from backchannel.triggers.wake import SYSTEM_CLOCK, Clock
 
 
 def inbox_dir(settings: Settings, paths: Paths) -> Path:

@@ -16,16 +16,16 @@ import json
 import logging
 import re
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from backchannel.config.sections import SignalSettings
+from backchannel.core.timeutil import as_aware_utc
+from backchannel.core.wake import Wake
 from backchannel.memory.text import norm_name
 from backchannel.triggers.calendar import fetch_source
 from backchannel.triggers.inbox import is_ignored
-from backchannel.core.wake import Wake
-from backchannel.core.timeutil import as_aware_utc
 from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, cancel_task, enqueue
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class Signal:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Signal":
+    def from_dict(cls, d: dict[str, Any]) -> Signal:
         pub = d.get("published_at")
         return cls(
             id=d["id"],
@@ -120,7 +120,7 @@ def parse_feed(data: bytes, source: str) -> list[Signal]:
             st = entry.get(key)
             if st:
                 # feedparser gives a UTC struct_time; timegm, not mktime (local time).
-                when = datetime.fromtimestamp(_cal.timegm(st), timezone.utc)
+                when = datetime.fromtimestamp(_cal.timegm(st), UTC)
                 break
         out.append(
             Signal(

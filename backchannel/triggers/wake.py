@@ -89,7 +89,7 @@ class SeenKeys:
         self._keys.pop(key, None)
 
 
-async def cancel_task(task: "asyncio.Task | None") -> None:
+async def cancel_task(task: asyncio.Task | None) -> None:
     """Cancel a trigger's background task and wait for it to end."""
     if task is None:
         return

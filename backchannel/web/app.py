@@ -8,9 +8,10 @@ stylesheet served from the package (no third-party asset, no script).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import jinja2

@@ -9,11 +9,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from backchannel.web.app import call, flash, form, handler, render, see_other
-from backchannel.web.bridge import OpFailed
-
 from backchannel.ops.daemon_ops import PROPOSAL_STATUSES as STATUSES
 from backchannel.ops.feedback_ops import SCOPES
+from backchannel.web.app import call, flash, form, handler, render, see_other
+from backchannel.web.bridge import OpFailed
 
 
 @handler

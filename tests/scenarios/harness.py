@@ -40,7 +40,7 @@ import json
 import re
 import tomllib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +219,7 @@ def run_story(story: Story, home: Path) -> StoryResult:
     from backchannel.memory import entities as entity_repo
 
     t0 = time.perf_counter()
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     files = prepare_home(story, home, now)
     paths = resolve_paths({"BACKCHANNEL_HOME": str(home)}).ensure()
     settings = load_settings(paths)

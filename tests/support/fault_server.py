@@ -54,7 +54,7 @@ class FaultServer:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------
-    def start(self) -> "FaultServer":
+    def start(self) -> FaultServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -90,7 +90,7 @@ class FaultServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "FaultServer":
+    def __enter__(self) -> FaultServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -128,7 +128,7 @@ def _make_handler() -> Any:
             model_response.model = f"{PROVIDER}/{model}"
             pt = _count_tokens(lt, messages)
             ct = _count_tokens(lt, None, content)
-            setattr(model_response, "usage", Usage(prompt_tokens=pt, completion_tokens=ct, total_tokens=pt + ct))
+            model_response.usage = Usage(prompt_tokens=pt, completion_tokens=ct, total_tokens=pt + ct)
             return model_response
 
     return ScriptedLLM()

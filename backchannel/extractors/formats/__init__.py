@@ -7,7 +7,7 @@ Each parser takes decoded text and the file name (for error messages) and return
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from backchannel.extractors.formats.common import Parsed
 from backchannel.extractors.formats.json_ import parse_json

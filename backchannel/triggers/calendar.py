@@ -14,7 +14,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config.sections import CalendarSettings
+from backchannel.core import http as http_client
 from backchannel.core.payloads import CalendarEvent, CalendarRefresh
 from backchannel.core.timeutil import as_aware_utc, aware_now
 from backchannel.core.wake import Wake
@@ -41,17 +41,32 @@ class CalendarLoad:
     errors: list[str] = field(default_factory=list)
 
 
+class HTTPError(OSError):
+    """An http(s) source answered, but not with its content (a 4xx or 5xx), or with
+    a redirect it may not follow. Named as urllib's was: the reasons users read are unchanged."""
+
+
+REDIRECTS = 10  # as many as urllib followed before the one client; to any host, as then
+
+
 def fetch_source(source: str, timeout_s: float = 20.0) -> bytes:
     """The bytes of an ICS path or http(s) URL; only what the user configured
-    is ever fetched. Raises OSError/ValueError on failure."""
+    is ever fetched (and the redirects it answers with). Raises OSError/ValueError
+    on failure."""
     if source.startswith(("http://", "https://")):
-        req = urllib.request.Request(source, headers={"User-Agent": "backchannel-calendar"})
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-            data = resp.read(MAX_BYTES + 1)
-    else:
-        path = Path(source.removeprefix("file://")).expanduser()
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        try:
+            resp = http_client.request("GET", source, headers={"User-Agent": "backchannel-calendar"}, timeout=timeout_s,
+                                max_bytes=MAX_BYTES, max_redirects=REDIRECTS, any_host=True)
+        except http_client.ResponseTooLarge:
+            raise ValueError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB") from None
+        except http_client.HTTPClientError as exc:  # a refused redirect
+            raise HTTPError(str(exc)) from None
+        if not resp.ok:
+            raise HTTPError(f"HTTP Error {resp.status}: {resp.reason}")
+        return resp.body
+    path = Path(source.removeprefix("file://")).expanduser()
+    with open(path, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise ValueError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
     return data

@@ -52,6 +52,21 @@ def test_slack_error_status_keeps_it_queued_without_leaking_the_url(home, store)
         cap.stop()
 
 
+def test_a_redirecting_endpoint_is_not_followed(home, store):
+    """A 3xx is the endpoint's answer, not a delivery: the POST is not replayed
+    elsewhere (core/http.py follows redirects only for GET, when asked)."""
+    cap = start_http(status=302)
+    try:
+        write_secret(home, "slack_webhook_url", f"{cap.url}/services/SECRET-TOKEN")
+        settings = make_settings(channels=["slack"])
+        add_proposal(store)
+        [r] = outbox.deliver_due(store, settings, resolve_paths())
+        assert not r.ok and "HTTP 302" in r.detail and len(cap.requests) == 1
+        assert store.scalar("SELECT status FROM outbox") == "queued"
+    finally:
+        cap.stop()
+
+
 def test_malformed_secret_urls_never_show_in_errors(home, store):
     """urllib quotes a malformed URL in its exception text; the URL is the credential."""
     settings = make_settings(channels=["slack"])

@@ -151,6 +151,13 @@ class _Serve(http.server.BaseHTTPRequestHandler):
     body = b""
 
     def do_GET(self):  # noqa: N802 (http.server's naming)
+        if self.path in ("/moved.ics", "/elsewhere.ics"):  # a calendar that moved: here, or under another name
+            host = "127.0.0.1" if self.path == "/moved.ics" else "localhost"
+            self.send_response(301)
+            self.send_header("Location", f"http://{host}:{self.server.server_address[1]}/cal.ics")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path != "/cal.ics":
             self.send_error(404)
             return
@@ -173,11 +180,33 @@ def test_load_from_loopback_http():
         base = f"http://127.0.0.1:{server.server_address[1]}"
         got = load_calendar(f"{base}/cal.ics", now=datetime(2026, 10, 14, tzinfo=UTC), horizon_days=10)
         notfound = load_calendar(f"{base}/other.ics")
+        # Redirects are followed, to any host, as urllib did (the user configured the URL).
+        moved = [load_calendar(f"{base}/{name}.ics", now=datetime(2026, 10, 14, tzinfo=UTC), horizon_days=10)
+                 for name in ("moved", "elsewhere")]
     finally:
         server.shutdown()
         server.server_close()
     assert got.errors == [] and len([e for e in got.events if e.uid.startswith("weekly")]) == 2
-    assert notfound.events == [] and "404" in notfound.errors[0]
+    assert notfound.events == [] and notfound.errors == [f"{base}/other.ics: cannot read: HTTPError: HTTP Error 404: Not Found"]
+    def when(load):
+        return [(e.uid, e.starts_at) for e in load.events]
+
+    assert [when(m) for m in moved] == [when(got), when(got)] and moved[0].errors == moved[1].errors == []
+
+
+def test_an_oversized_http_calendar_is_refused(monkeypatch):
+    from backchannel.triggers import calendar as calendar_mod
+
+    monkeypatch.setattr(calendar_mod, "MAX_BYTES", 100)  # the real cap is 20 MiB: the same check, smaller
+    _Serve.body = WEEKLY_PARIS.encode()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Serve)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        big = load_calendar(f"http://127.0.0.1:{server.server_address[1]}/cal.ics")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert big.events == [] and big.errors[0].endswith("cannot read: ValueError: larger than 0 MiB")
 
 
 _DTSTART = re.compile(rb"DTSTART[^:\r\n]*:(\d{8})")

@@ -6,29 +6,16 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import time
 from typing import Any
 
 from backchannel.config import Paths
+from backchannel.core.http import UnixHTTPConnection, send
 
 DEFAULT_TIMEOUT_S = 900.0  # an ingest or a sweep through the API may take minutes
-
-
-class _UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float):
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        try:
-            s.connect(self._path)
-        except OSError:
-            s.close()
-            raise
-        self.sock = s
+# The daemon is ours and holds the token: the cap is only against a runaway answer
+# (an export of a large memory is the biggest legitimate one).
+MAX_ANSWER_BYTES = 1024 * 1024 * 1024
 
 
 class DaemonError(Exception):
@@ -46,19 +33,14 @@ class Client:
         self.timeout = timeout
 
     def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> tuple[int, Any]:
-        conn = _UnixHTTPConnection(str(self.paths.api_socket), timeout or self.timeout)
+        conn = UnixHTTPConnection(str(self.paths.api_socket), timeout or self.timeout)
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        resp = send(conn, method, path, data, headers, MAX_ANSWER_BYTES)
         try:
-            data = json.dumps(body).encode() if body is not None else None
-            headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
-            conn.request(method, path, body=data, headers=headers)
-            resp = conn.getresponse()
-            raw = resp.read()
-        finally:
-            conn.close()
-        try:
-            return resp.status, json.loads(raw or b"null")
+            return resp.status, json.loads(resp.body or b"null")
         except ValueError:
-            return resp.status, raw.decode(errors="replace")
+            return resp.status, resp.body.decode(errors="replace")
 
     def health(self, timeout: float = 5.0) -> dict[str, Any]:
         status, obj = self.request("GET", "/health", timeout=timeout)

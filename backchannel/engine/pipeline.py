@@ -33,6 +33,7 @@ from backchannel.config import Paths, Settings
 from backchannel.core.crashpoints import crash_point
 from backchannel.core.logging import get as get_logger
 from backchannel.core.logging import log
+from backchannel.core.payloads import CalendarEvent, CalendarRefresh, Signal
 from backchannel.core.timeutil import as_naive_utc, aware_now, parse_naive_utc
 from backchannel.engine import calibrate, gate, judge, judge_kinds, runs
 from backchannel.engine.runs import WakeRecord
@@ -211,30 +212,27 @@ def _inbox(ctx: _Ctx) -> None:
 
 
 def _calendar(ctx: _Ctx) -> None:
-    p = ctx.wake.payload
-    events = p.get("events") or []
-    rows = upsert_events(ctx.store, events, p.get("calendar") or p.get("source"))
+    upcoming = CalendarRefresh.from_payload(ctx.wake.payload)
+    rows = upsert_events(ctx.store, [e.to_dict() for e in upcoming.events], upcoming.calendar)
     resolved = sum(1 for r in rows if r["attendee_ids"])
     runs.step(ctx.store, ctx.run_id, "calendar.upserted",
-              {"events": len(rows), "with_known_attendees": resolved, "errors": p.get("errors") or []})
+              {"events": len(rows), "with_known_attendees": resolved, "errors": upcoming.errors})
     ctx.outcome.detail["calendar"] = {"events": len(rows), "with_known_attendees": resolved}
 
 
 def _meeting_soon(ctx: _Ctx) -> None:
-    p = dict(ctx.wake.payload)
-    meeting = dict(p.get("event") or p)
-    starts = parse_naive_utc(meeting.get("starts_at") or meeting.get("start"))
-    stored = None
-    if meeting.get("uid") and starts:
-        stored = calendar.attendee_ids_of(ctx.store, str(meeting["uid"]), starts)
+    event = CalendarEvent.from_payload(ctx.wake.payload)
+    meeting = event.to_dict()
+    starts = as_naive_utc(event.starts_at)
+    stored = calendar.attendee_ids_of(ctx.store, event.uid, starts) if event.uid else None
     if stored:
         ids = stored
     else:
         upserted = upsert_events(ctx.store, [meeting])
         ids = upserted[0]["attendee_ids"] if upserted else []
     meeting["attendee_ids"] = ids
-    meeting["starts_at"] = starts.isoformat() if starts else None
-    runs.step(ctx.store, ctx.run_id, "meeting.resolved", {"uid": meeting.get("uid"), "attendee_ids": ids})
+    meeting["starts_at"] = starts.isoformat()
+    runs.step(ctx.store, ctx.run_id, "meeting.resolved", {"uid": event.uid, "attendee_ids": ids})
     if not ids:
         ctx.outcome.reason = "no attendee of this meeting is known to memory"
         return
@@ -245,18 +243,18 @@ def _meeting_soon(ctx: _Ctx) -> None:
 
 
 def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
-    """Insert the signal once (by id), linked to the organisations its text mentions."""
+    """Insert the signal once (by id), linked to the organisations its text mentions.
+    `p` is a `signal` wake's payload; one that is not a signal raises PayloadError."""
     from backchannel.triggers import signals as signals_mod
-    text = " ".join(str(p.get(k) or "") for k in ("title", "summary"))
-    matches = signals_mod.match_org_details(text, signals.organisations(store))
+    sig = Signal.from_payload(p)
+    matches = signals_mod.match_org_details(f"{sig.title} {sig.summary}", signals.organisations(store))
     org_ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
-    sid = str(p.get("id") or signals_mod.signal_id(str(p.get("source") or "unknown"),
-                                                    str(p.get("guid") or p.get("url") or p.get("title") or "")))
-    signals.insert(store, sid, source=str(p.get("source") or "unknown"), title=str(p.get("title") or "(untitled)"),
-                   summary=p.get("summary"), url=p.get("url"), published_at=parse_naive_utc(p.get("published_at")),
+    published = sig.published_at.isoformat() if sig.published_at else None
+    signals.insert(store, sig.id, source=sig.source, title=sig.title or "(untitled)",
+                   summary=sig.summary, url=sig.url, published_at=parse_naive_utc(published),
                    org_ids=org_ids, org_matches_json=json.dumps([m.to_dict() for m in matches]))
-    return {"id": sid, "title": p.get("title"), "summary": p.get("summary"), "url": p.get("url"),
-            "published_at": p.get("published_at"), "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
+    return {"id": sig.id, "title": sig.title, "summary": sig.summary, "url": sig.url,
+            "published_at": published, "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
 
 
 def _signal(ctx: _Ctx) -> None:

@@ -9,6 +9,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pydantic import (
+    ConfigDict,
+    SkipValidation,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+from pydantic_core import ArgsKwargs
+
 
 class CandidateError(ValueError):
     """A program returned something that is not a list of candidates."""
@@ -56,12 +68,18 @@ class Evidence:
         return cls(**known)
 
 
-@dataclass
+@pydantic_dataclass(config=ConfigDict(extra="ignore"))
 class Candidate:
     """A proposal-to-be: kind, the entities it is about, the path that connects
     them (entity ids, owner first for introductions), the evidence assertion ids
     (with quotes and dates once filled in by the parent), a base score in [0, 1]
-    and one sentence saying why."""
+    and one sentence saying why.
+
+    A pydantic dataclass whose validators (`mode="before"`) read what programs
+    return as leniently as ever: evidence as ids or dicts, ids as dicts or
+    strings, a score to clamp (NaN is 0). What cannot be read raises
+    CandidateError naming the fault (pydantic's wrapping is undone in
+    `from_dict`); a TypeError from a malformed evidence dict is the caller's."""
 
     kind: str
     entities: list[int]
@@ -69,26 +87,23 @@ class Candidate:
     why: str = ""
     path: list[int] = field(default_factory=list)
     evidence_ids: list[int] = field(default_factory=list)
-    evidence: list[Evidence] = field(default_factory=list)
+    # Built as Evidence by `_read_program_output`: not validated again.
+    evidence: SkipValidation[list[Evidence]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["evidence"] = [e.to_dict() for e in self.evidence]
-        return d
-
+    @model_validator(mode="before")
     @classmethod
-    def from_dict(cls, d: Any) -> Candidate:
-        """Validate one candidate dict as a program returned it. `evidence` may be
-        assertion ids or evidence dicts; `score` is clamped to [0, 1]."""
+    def _read_program_output(cls, d: Any) -> Any:
+        """A dict as a program returned it: the defaults, the clamped score, and
+        `evidence` split into Evidence (dicts with a quote) and ids."""
+        if isinstance(d, ArgsKwargs):
+            return d  # built in Python, field by field
         if not isinstance(d, dict):
             raise CandidateError(f"a candidate must be a dict, got {type(d).__name__}")
-        kind = str(d.get("kind") or "other")
         try:
             score = float(d.get("score", 0.5))
         except (TypeError, ValueError):
             raise CandidateError(f"score {d.get('score')!r} is not a number") from None
-        score = min(1.0, max(0.0, score)) if score == score else 0.0
         raw_ev = d.get("evidence", d.get("evidence_ids")) or []
         if not isinstance(raw_ev, (list, tuple)):
             raw_ev = [raw_ev]
@@ -103,21 +118,60 @@ class Candidate:
         for extra_id in _ids(d.get("evidence_ids"), "evidence_ids"):
             if extra_id not in ev_ids:
                 ev_ids.append(extra_id)
-        raw_extra = d.get("extra")
-        extra: dict[str, Any] = raw_extra if isinstance(raw_extra, dict) else {}
-        return cls(
-            kind=kind,
-            entities=_ids(d.get("entities"), "entities"),
-            score=score,
-            why=str(d.get("why") or ""),
-            path=_ids(d.get("path"), "path"),
-            evidence_ids=list(dict.fromkeys(ev_ids)),
-            evidence=evidence,
-            extra=extra,
-        )
+        return {"kind": d.get("kind"), "entities": d.get("entities"), "score": score, "why": d.get("why"),
+                "path": d.get("path"), "evidence_ids": list(dict.fromkeys(ev_ids)), "evidence": evidence,
+                "extra": d.get("extra")}
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, value: Any) -> str:
+        return str(value or "other")
+
+    @field_validator("why", mode="before")
+    @classmethod
+    def _why(cls, value: Any) -> str:
+        return str(value or "")
+
+    @field_validator("entities", "path", mode="before")
+    @classmethod
+    def _id_list(cls, value: Any, info: ValidationInfo) -> list[int]:
+        return _ids(value, str(info.field_name))
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _clamped(cls, value: Any) -> float:
+        score = float(value)
+        return min(1.0, max(0.0, score)) if score == score else 0.0  # NaN != NaN
+
+    @field_validator("extra", mode="before")
+    @classmethod
+    def _extra(cls, value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["evidence"] = [e.to_dict() for e in self.evidence]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Candidate:
+        """Validate one candidate dict as a program returned it. `evidence` may be
+        assertion ids or evidence dicts; `score` is clamped to [0, 1]."""
+        try:
+            return _CANDIDATE.validate_python(d)
+        except ValidationError as exc:
+            # A validator's CandidateError comes back wrapped: raise it as it was raised.
+            for problem in exc.errors():
+                cause = (problem.get("ctx") or {}).get("error")
+                if isinstance(cause, CandidateError):
+                    raise cause from None
+            raise CandidateError(f"not a candidate: {exc.errors()[0]['msg']}") from None
 
     def dedupe_key(self) -> str:
         return self.kind + ":" + ",".join(str(i) for i in sorted(set(self.entities)))
+
+
+_CANDIDATE: TypeAdapter[Candidate] = TypeAdapter(Candidate)
 
 
 def candidates_from_result(result: Any) -> list[Candidate]:

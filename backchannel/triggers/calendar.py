@@ -14,14 +14,15 @@ import asyncio
 import hashlib
 import json
 import logging
-import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config.sections import CalendarSettings
+from backchannel.core import http as http_client
+from backchannel.core.payloads import CalendarEvent, CalendarRefresh
 from backchannel.core.timeutil import as_aware_utc, aware_now
 from backchannel.core.wake import Wake
 from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, SeenKeys, cancel_task, enqueue
@@ -34,60 +35,38 @@ MAX_BYTES = 20 * 1024 * 1024
 DAY_BEFORE = timedelta(hours=24)  # the judge's brief window (engine/judge_kinds.py BRIEF_HOURS)
 
 
-@dataclass(frozen=True)
-class CalendarEvent:
-    """One occurrence of a meeting; times aware, UTC."""
-
-    uid: str
-    starts_at: datetime
-    ends_at: datetime | None
-    summary: str = ""
-    location: str = ""
-    attendees: list[str] = field(default_factory=list)  # CN names, else emails; organizer included
-    calendar: str = ""  # the source it came from
-    all_day: bool = False
-
-    @property
-    def key(self) -> str:
-        return f"{self.uid}:{self.starts_at.isoformat()}"
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["starts_at"] = self.starts_at.isoformat()
-        d["ends_at"] = self.ends_at.isoformat() if self.ends_at else None
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> CalendarEvent:
-        return cls(
-            uid=d["uid"],
-            starts_at=as_aware_utc(datetime.fromisoformat(d["starts_at"])),
-            ends_at=as_aware_utc(datetime.fromisoformat(d["ends_at"])) if d.get("ends_at") else None,
-            summary=d.get("summary") or "",
-            location=d.get("location") or "",
-            attendees=list(d.get("attendees") or []),
-            calendar=d.get("calendar") or "",
-            all_day=bool(d.get("all_day")),
-        )
-
-
 @dataclass
 class CalendarLoad:
     events: list[CalendarEvent] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
+class HTTPError(OSError):
+    """An http(s) source answered, but not with its content (a 4xx or 5xx), or with
+    a redirect it may not follow. Named as urllib's was: the reasons users read are unchanged."""
+
+
+REDIRECTS = 10  # as many as urllib followed before the one client; to any host, as then
+
+
 def fetch_source(source: str, timeout_s: float = 20.0) -> bytes:
     """The bytes of an ICS path or http(s) URL; only what the user configured
-    is ever fetched. Raises OSError/ValueError on failure."""
+    is ever fetched (and the redirects it answers with). Raises OSError/ValueError
+    on failure."""
     if source.startswith(("http://", "https://")):
-        req = urllib.request.Request(source, headers={"User-Agent": "backchannel-calendar"})
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-            data = resp.read(MAX_BYTES + 1)
-    else:
-        path = Path(source.removeprefix("file://")).expanduser()
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        try:
+            resp = http_client.request("GET", source, headers={"User-Agent": "backchannel-calendar"}, timeout=timeout_s,
+                                max_bytes=MAX_BYTES, max_redirects=REDIRECTS, any_host=True)
+        except http_client.ResponseTooLarge:
+            raise ValueError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB") from None
+        except http_client.HTTPClientError as exc:  # a refused redirect
+            raise HTTPError(str(exc)) from None
+        if not resp.ok:
+            raise HTTPError(f"HTTP Error {resp.status}: {resp.reason}")
+        return resp.body
+    path = Path(source.removeprefix("file://")).expanduser()
+    with open(path, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise ValueError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
     return data
@@ -330,15 +309,16 @@ class CalendarTrigger:
         digest = hashlib.sha256(json.dumps(dicts, sort_keys=True).encode()).hexdigest()
         if force or digest != self._last_digest:
             self._last_digest = digest
+            upcoming = CalendarRefresh(
+                events=events,
+                errors=errors,
+                sources=list(self._settings.sources),
+                window=[now.isoformat(), (now + timedelta(days=self._settings.horizon_days)).isoformat()],
+            )
             wake = Wake(
                 "calendar",
                 key=f"calendar:{digest[:16]}:{now.strftime('%Y-%m-%dT%H:%M:%S')}",
-                payload={
-                    "events": dicts,
-                    "errors": errors,
-                    "sources": list(self._settings.sources),
-                    "window": [now.isoformat(), (now + timedelta(days=self._settings.horizon_days)).isoformat()],
-                },
+                payload=upcoming.to_dict(),
                 created_at=now,
             )
             enqueue(self._queue, wake)

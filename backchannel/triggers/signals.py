@@ -1,8 +1,9 @@
 """External signals ("Acme publishes a tender"): RSS/Atom feeds the user
 configured, and a drop folder of JSON files, each new item a `signal` wake.
 
-Feeds are fetched here with urllib and a timeout (feedparser never touches the
-network: it only parses the bytes). Linking a signal to organisations needs the
+Feeds are fetched here through core/http.py with a timeout and a size cap
+(feedparser never touches the network: it only parses the bytes). `Signal` is
+defined in core/payloads.py: it crosses to the engine as a wake's payload. Linking a signal to organisations needs the
 store, so the daemon does it, with `match_orgs`, a pure function.
 """
 
@@ -15,12 +16,13 @@ import html
 import json
 import logging
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from backchannel.config.sections import SignalSettings
+from backchannel.core.payloads import Signal, signal_id
 from backchannel.core.timeutil import as_aware_utc
 from backchannel.core.wake import Wake
 from backchannel.memory.text import norm_name
@@ -36,41 +38,6 @@ _WS = re.compile(r"\s+")
 
 class FeedError(Exception):
     """A feed could not be fetched or parsed."""
-
-
-@dataclass(frozen=True)
-class Signal:
-    id: str  # sha256 of source + guid/link/title
-    source: str
-    title: str
-    summary: str = ""
-    url: str | None = None
-    published_at: datetime | None = None  # aware UTC
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["published_at"] = self.published_at.isoformat() if self.published_at else None
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Signal:
-        pub = d.get("published_at")
-        return cls(
-            id=d["id"],
-            source=d["source"],
-            title=d["title"],
-            summary=d.get("summary") or "",
-            url=d.get("url"),
-            published_at=as_aware_utc(datetime.fromisoformat(pub)) if pub else None,
-        )
-
-    @property
-    def text(self) -> str:
-        return f"{self.title}\n{self.summary}"
-
-
-def signal_id(source: str, ident: str) -> str:
-    return hashlib.sha256(f"{source}\0{ident}".encode()).hexdigest()
 
 
 def plain_text(value: str | None) -> str:

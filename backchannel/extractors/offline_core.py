@@ -122,7 +122,10 @@ class Ctx:
                 continue
             if self.speaker and same_person(n, self.speaker):
                 continue
-            found.append((norm_name(n), n, self.weak_name(n, m.start(), text)))
+            weak = self.weak_name(n, m.start(), text)
+            if strict and weak and _TAKES_A_COMPLEMENT.match(text, m.end()):
+                continue  # "Happy to.", "Glad to hear it", "Most of them": an adjective, not a rival name
+            found.append((norm_name(n), n, weak))
         if strict:  # a weak one-word name said elsewhere as a place of work ("at Globex") is no person
             found = [f for f in found if not f[2] or not re.search(
                 r"\b(?:at|joined|left)\s+" + re.escape(f[1]) + r"\b", text)]
@@ -239,6 +242,10 @@ def same_person(a: str, b: str) -> bool:
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")
+# After a sentence-opening word, "to" or "of" makes it an adjective or a quantifier that takes a
+# complement ("Happy to.", "Glad to hear it", "Most of them"); a person's name opening a sentence
+# is followed by a verb, "and", a comma or a surname instead ("Marc and Sophie Martin were there").
+_TAKES_A_COMPLEMENT = re.compile(r"\s+(?:to|of)\b")
 _ORG_BEFORE = re.compile(r"\b(?:at|for|of|from|in|joined|left|the)\s+$", re.I)
 
 

@@ -200,7 +200,8 @@ def rule_copula(ctx: Ctx) -> None:
         role = title_org(ctx.text, m.end(), clause_end, known_people=ctx.known_people)
         if role is None:
             continue
-        if role.title is None and not _org_is_employer(m.group(0), role.org):
+        after = ctx.text[role.end:clause_end] if cop in _PRESENT else ""
+        if role.title is None and not _org_is_employer(m.group(0), role.org, after, of_speaker=subj.is_speaker):
             continue
         past = cop == "was"
         started = m.group("start") is not None
@@ -219,9 +220,29 @@ def rule_copula(ctx: Ctx) -> None:
                    confidence=0.7 if subj.is_speaker else 0.5 if pronoun else 0.65)
 
 
-def _org_is_employer(head: str, org: str | None) -> bool:
-    """'is at X' is employment only with 'now/currently' or an unmistakable organisation."""
-    return bool(org) and (looks_like_org(org) or bool(re.search(r"\b(?:now|currently|still)\s*$", head)))
+def _org_is_employer(head: str, org: str | None, after: str = "", *, of_speaker: bool = False) -> bool:
+    """'is at X' is employment only with 'now/currently/still' or an unmistakable organisation.
+    The adverb may follow the organisation ('Sophie Martin is at Acme now', as offline_people
+    reads "she's at Spotify now"); said of oneself that is as often where one stands ("I'm at
+    Heathrow now, running late"), so the speaker must also say what they do there ("I'm at
+    Orbital Freight now, running operations")."""
+    if not org:
+        return False
+    if looks_like_org(org) or re.search(r"\b(?:now|currently|still)\s*$", head):
+        return True
+    now = _NOW_AFTER.match(after)
+    return now is not None and (not of_speaker or _DOING_THERE.match(after, now.end()) is not None)
+
+
+_PRESENT = {"is", "am", "'m", "’m", "'s", "’s"}
+_NOW_AFTER = re.compile(r"\s+(?:now|currently|still)\b(?!\s+and\b)")  # not "now and then"
+# A job said after the organisation: a verb of running something, or 'in', then a business function
+# or a unit ("running operations", "leading the data team", "in finance", "heading up sales").
+_FUNCTION = (r"operations|sales|marketing|finance|engineering|product|research|development|policy|procurement|"
+             r"legal|communications|strategy|design|support|logistics|data|hr|it|team|group|department|division|"
+             r"unit|desk|office|lab|programme|program|practice|business")
+_DOING_THERE = re.compile(rf"\s*,?\s*(?:running|leading|heading(?:\s+up)?|managing|in\s+charge\s+of|working\s+in|in)"
+                          rf"\s+(?:the\s+|our\s+|their\s+|its\s+)?(?:[\w-]+\s+){{0,3}}?(?:{_FUNCTION})\b", re.I)
 
 
 _APPOS = re.compile(rf"(?P<name>{NAME})\s*,\s*(?:who\s+is\s+|who['’]s\s+)?(?=\S)")

@@ -33,6 +33,7 @@ from backchannel.extractors.addressee import resolve_recipients
 from backchannel.extractors.claim_context import qualify_claims
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
+from backchannel.extractors.offline_pledges import rule_pledge
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_fr import FrCtx, looks_french, run_french_rules
 from backchannel.extractors.offline_ja import is_japanese, run_japanese_rules
@@ -77,6 +78,8 @@ _RULES = (
     (("my ",), rule_my_ties),
     (("'ll", "’ll", "will ", "shall", "going to", "let me", "gonna", "gon na", "happy to", "glad to",
       "pleased to", "i can "), rule_commitment),
+    # offline_pledges.py: a promise by its frame ("we'll be setting a minimum standard"), after rule_commitment
+    (("'ll", "’ll", "will ", "shall", "going to", "gonna", "gon na"), rule_pledge),
     (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
     # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"

@@ -137,7 +137,7 @@ def rule_worked_with(ctx: Ctx) -> None:
 
 
 _AND_X2 = rf"(?:\s*,?\s+and\s+(?P<x2>{NAME}){_NAME_END})?"
-_I_KNOW = re.compile(rf"\bI\s+(?:really\s+|do\s+|also\s+)?(?:know|knew)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+_I_KNOW = re.compile(rf"\bI\s+(?:really\s+|do\s+|also\s+|actually\s+|personally\s+)?(?:know|knew)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
 _KNOWN = re.compile(
     rf"(?:\bI\s?(?:['’]ve|\s+have|\s+had|['’]d)|(?P<s>{NAME})\s+(?:has|had|['’]s))\s+known\s+(?P<x>{NAME})"
     rf"{_NAME_END}{_AND_X2}")
@@ -148,6 +148,8 @@ _MET = re.compile(rf"\bI\s+(?:first\s+|once\s+)?met\s+(?P<x>{NAME}){_NAME_END}{_
 _SPOKE_WITH = re.compile(
     rf"\bI\s?(?:['’]ve\s+|\s+have\s+|\s+had\s+|\s+also\s+|\s+just\s+|\s+recently\s+)*(?:seen\s+and\s+)?"
     rf"(?:met|spoken|spoke|talked|chatted)\s+(?:with|to)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+# "I talked to Liz about this": a first name alone is an acquaintance when the talk had a topic.
+_ABOUT_SOMETHING = re.compile(r"\s+(?:about|earlier|yesterday|last|this\s+morning|today)\b")
 _X_AND_I_TALKED = re.compile(
     rf"(?P<x>{NAME})\s+and\s+I\s+(?:were|have\s+been|had\s+been|['’]ve\s+been)\s+(?:just\s+|already\s+)?"
     r"(?:talking|chatting|speaking)\b")
@@ -171,7 +173,7 @@ def rule_knows(ctx: Ctx) -> None:
     for rx, conf in ((_I_KNOW, 0.65), (_MET, 0.6), (_FRIEND, 0.65), (_SPOKE_WITH, 0.55), (_X_AND_I_TALKED, 0.55)):
         for m in rx.finditer(ctx.text, t0, t1):
             for other in _listed(ctx, m):
-                if rx in (_SPOKE_WITH, _X_AND_I_TALKED) and len(other.name.split()) < 2:
+                if rx is _SPOKE_WITH and len(other.name.split()) < 2 and not _ABOUT_SOMETHING.match(ctx.text, m.end()):
                     continue  # "I talked to Liz": a first name alone is too thin an acquaintance to keep
                 if me:
                     dr = ctx.date_for(m.start(), m.end(), near=30, past=True)

@@ -119,6 +119,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
     anchor = _anchor(transcript)
     known = _known_people(transcript, owner_names)
     out: list[ExtractedAssertion] = []
+    speakers = tuple(transcript.speakers())
     recent: list[str] = []  # the last two turns' text, for a pronoun that points back across turns
     for u in transcript.utterances:
         before, recent = "\n".join(recent)[-600:], [*recent[-1:], u.text or ""]
@@ -142,7 +143,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
                                        out=out, known_people=known))
                 continue
             ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor, out=out,
-                      known_people=known, context_before=before)
+                      known_people=known, context_before=before, speakers=speakers)
             if "," in low:
                 rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
             for rx, rule in _RULES_RX:

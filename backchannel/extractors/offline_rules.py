@@ -161,6 +161,17 @@ _INTRODUCED = re.compile(
     rf"(?:(?P<me>me|us)|(?P<a>{NAME}))\s+to\s+(?:(?P<me2>me|us)|(?P<b>{NAME}){_NAME_END})")
 
 
+# Word from someone: "I get this email about midnight from Andreas", "we've been taking advice from
+# Brett Pugh" (a message or advice received is contact, not just a name in the room).
+_HEARD_FROM = re.compile(
+    r"\b(?:I|[Ww]e)(?:\s?['’]ve|\s+have|\s+had|\s?['’]d)?(?:\s+(?:just|also|recently|been|actually))*\s+"
+    r"(?:get|got|gotten|received|receive|had|have|taking|taken|took|sought|seeking|getting)\s+"
+    r"(?:(?:an?|this|the|some|that|one|two|several)\s+)?(?:(?:e-?mail|message|letter|note|text|voicemail|advice)s?)\b"
+    rf"(?:\s+[\w'’-]+){{0,4}}?\s+from\s+(?P<x>{NAME})(?![\w'’-])"
+    r"(?=\s*(?:[,.;!?—–-]|$)|\s+(?:saying|asking|telling|about|on|who|and|that|to|yesterday|today|last|this|earlier)\b)")
+_NOT_BEFORE = re.compile(r"\b(?:not|never|no|if|whether|maybe|might)\b|n['’]t\b", re.I)
+
+
 def _listed(ctx: Ctx, m: re.Match) -> list[Mention]:
     """The person named in group x, and the one in x2 ("Monica and Chandler") if any."""
     names = [m.group("x")] + ([m.group("x2")] if m.groupdict().get("x2") else [])
@@ -179,6 +190,11 @@ def rule_knows(ctx: Ctx) -> None:
                     dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
                     ctx.emit("knows", me, m.start(), m.end(), obj=other, dr=dr,
                              valid_from=dr.start if dr else None, confidence=conf)
+    for m in _HEARD_FROM.finditer(ctx.text, t0, t1):
+        other = ctx.person(m.group("x"))
+        if me and other is not None and not looks_like_org(other.name) and not _NOT_BEFORE.search(
+                ctx.text, ctx.clause_start_at(m.start()), m.start("x")):
+            ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.5)
     for rx in (_KNOWN, _X_KNOWS):
         for m in rx.finditer(ctx.text, t0, t1):
             subj = ctx.person(m.group("s")) if m.group("s") else me

@@ -79,7 +79,8 @@ _RULES = (
     (("'ll", "’ll", "will ", "shall", "going to", "let me", "gonna", "gon na", "happy to", "glad to",
       "pleased to", "i can "), rule_commitment),
     # offline_pledges.py: a promise by its frame ("we'll be setting a minimum standard"), after rule_commitment
-    (("'ll", "’ll", "will ", "shall", "going to", "gonna", "gon na"), rule_pledge),
+    (("'ll", "’ll", "will ", "shall", "going to", "gonna", "gon na", "happy to", "glad to", "pleased to",
+      "look forward", "next step"), rule_pledge),
     (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
     # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"

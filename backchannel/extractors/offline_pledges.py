@@ -54,10 +54,12 @@ admit acknowledge recognise recognize feel hope wish believe guess assume suppos
 understand learn notice recall describe summarise summarize clarify elaborate conclude jump skip switch stay sit
 stand use do find lose miss run play try probably also not never just still always already rather soon
 become seem hold face win fail require present focus chat delegate change appeal manage choose
-i you he she they it we me us him her them put raise refer discuss consider
+i you he she they it we me us him her them put raise refer discuss consider appear
 """.split())
 # Progressive forms whose stem needs its final e back: "making" -> "make", "providing" -> "provide".
-_E_STEM = re.compile(r"(?:[^aeiou][aeiou][cdkgvsz]|[^aeiou]at|[aeiou]ur|[^aeiou]ar|[^aeiou]ir|uc|nc|ens|ctiv|rv|fin)$")
+_E_STEM = re.compile(r"(?:[^aeiou][aeiou][cdkgvsz]|[^aeiou]at|[aeiou]ur|[^aeiou]ar|[^aeiou]ir|uc|nc|ens|ctiv|rv|fin|[^aeiou]u|ur|writ)$")
+# Stems the pattern above cannot tell from "treat", "visit": "creating" -> "create".
+_E_STEM_WORDS = {"creat", "generat", "updat"}
 _OBJECT = re.compile(
     r"\s+(?:(?:up|out|forward|back|on|in|off|over|around|down|to|for|into|with|about|on)\s+)?"
     r"(?!(?:it|that|this|them|those|these|so|there|here|something|anything|everything|things?|stuff|one|more"
@@ -98,7 +100,7 @@ def lemma(word: str) -> str:
     stem = word[:-3]
     if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
         return stem[:-1]  # "setting", "putting"
-    return stem + "e" if _E_STEM.search(stem) else stem
+    return stem + "e" if stem in _E_STEM_WORDS or _E_STEM.search(stem) else stem
 
 
 def has_role(speaker: str | None) -> bool:

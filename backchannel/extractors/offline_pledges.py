@@ -25,7 +25,13 @@ from __future__ import annotations
 
 import re
 
-from backchannel.extractors.offline_commitments import _FILLER_END, _HEDGE, _PROMISE_CUT, _SMALL_TALK_OBJECT
+from backchannel.extractors.offline_commitments import (
+    _FILLER_END,
+    _HEDGE,
+    _PROMISE_CUT,
+    _SMALL_TALK_OBJECT,
+    _WEAK_VERBS,
+)
 from backchannel.extractors.offline_core import Ctx
 
 _FUTURE = (r"\s?['’]ll|\s+will|\s+shall|\s?['’]m\s+going\s+to|\s+am\s+going\s+to|\s?['’]re\s+going\s+to"
@@ -54,7 +60,7 @@ admit acknowledge recognise recognize feel hope wish believe guess assume suppos
 understand learn notice recall describe summarise summarize clarify elaborate conclude jump skip switch stay sit
 stand use do find lose miss run play try probably also not never just still always already rather soon
 become seem hold face win fail require present focus chat delegate change appeal manage choose
-i you he she they it we me us him her them put raise refer discuss consider appear
+i you he she they it we me us him her them put raise refer discuss consider appear reflect
 """.split())
 # Progressive forms whose stem needs its final e back: "making" -> "make", "providing" -> "provide".
 _E_STEM = re.compile(r"(?:[^aeiou][aeiou][cdkgvsz]|[^aeiou]at|[aeiou]ur|[^aeiou]ar|[^aeiou]ir|uc|nc|ens|ctiv|rv|fin|[^aeiou]u|ur|writ)$")
@@ -64,7 +70,8 @@ _OBJECT = re.compile(
     r"\s+(?:(?:up|out|forward|back|on|in|off|over|around|down|to|for|into|with|about|on)\s+)?"
     r"(?!(?:it|that|this|them|those|these|so|there|here|something|anything|everything|things?|stuff|one|more"
     r"|sure|ahead|again|too|later|soon|now|then|well|first|last|please|okay|ok|yeah|alright|right"
-    r"|(?:some|all|any|most|one|each)\s+of\s+(?:it|that|this|them|those|these))\b)"
+    r"|(?:some|all|any|most|one|each)\s+of\s+(?:it|that|this|them|those|these)"
+    r"|up|out|forward|back|on|in|off|over|around|down|to|for|into|with|about|at|from|by|through)\b)"
     r"(?:the|a|an|our|my|your|his|her|their|its|some|all|any|every|each|new|more|[a-z][a-z-]{2,}|[A-Z][\w-]+)\b")
 # A speaker whose "we" commits their office or group: a title in the label ("Hon.", "AM",
 # "(Minister of Health)", "Chair") or a seat that is a role ("Professor C", "Project Manager").
@@ -76,7 +83,8 @@ _ROLE_LABEL = re.compile(
 _FORECAST = re.compile(r"\b(?:think|sure|guess|hope|expect|believe|bet|reckon|otherwise|either|how|what|which"
                        r"|where|whether|why|when|once)\b", re.I)
 # Acts of the meeting said with an object: "I'll change the subject", "I'll be sharing my time".
-_MEETING_OBJECT = re.compile(r"^\S+\s+(?:the\s+subject|my\s+time|my\s+question|(?:my|the)\s+floor|myself)\b"
+_MEETING_OBJECT = re.compile(r"^\S+\s+(?:the\s+subject|my\s+time|my\s+question|(?:my|the)\s+floor|myself"
+                             r"|(?:my|the|your)\s+screen)\b"
                              r"|\bat\s+the\s+end$|\bend\s+of\s+(?:the|this)\s+meeting\b", re.I)
 # A pronoun object says what only with more after it: "escalate this to our tier two team", "pick them up
 # tomorrow", "incorporate them all and put bleeps"; never "do that", "fix it later", "look it up".
@@ -87,10 +95,18 @@ _CONTENT = re.compile(r"\b(?!(?:again|later|soon|now|then|today|tomorrow|there|h
 # "as I said" is a discourse marker, not reported speech.
 _AS_I_SAID = re.compile(r"\bas\s+(?:I|we)(?:['’]ve)?\s+(?:said|say|have\s+said)\b", re.I)
 # Where a long promise's object ends: a relative or a list that only says more about it.
-_OBJECT_END = re.compile(r":|,\s*(?:including|which|who|where|as\s+I\s+said|as\s+we\s+said|in\s+order)\b"
+_OBJECT_END = re.compile(r":|\s+and\s+(?:I|we)\b|,\s*(?:including|which|who|where|as\s+I\s+said|as\s+we\s+said|in\s+order)\b"
                          r"|\s+(?:or\s+it|if|unless|once)\b")
 _QUOTED = re.compile(r"(?<!\w)['‘]([^'’‘\n]{1,60})['’](?!\w)")
 _LONGEST = 16
+_DANGLING = {"and", "or", "but", "so", "the", "a", "an", "of", "in", "on", "to", "for", "with", "at", "by", "that", "uh", "um"}
+
+
+# rule_commitment's everyday verbs ("check", "review", "fix") promise only with a due date: it owns them.
+# With a question as its object ("check what happened", "check and make sure it's fixed") the
+# verb says what will be found out, as "look into the billing problem" does there.
+_EVERYDAY = re.compile(_WEAK_VERBS)
+_WH_TOPIC = re.compile(r"\s+(?:what|how|whether|why|where|who|which|if)\b|\s+and\s+make\s+sure\b")
 
 
 def lemma(word: str) -> str:
@@ -124,14 +140,14 @@ def rule_pledge(ctx: Ctx) -> None:
             continue
         if re.match(r"\s+just\b", ctx.text[m.end("future"):] if m.group("future") else ""):
             continue  # "I'll just raise another point", "I'll just separate the ratings": done in the meeting
-        ing = m.group("ing") or m.group("ing2")
-        verb = lemma(ing) if ing else m.group("verb")
-        verb_start = m.start("verb") if m.group("verb") else m.start("ing" if m.group("ing") else "ing2")
+        said = "ing" if m.group("ing") else "ing2" if m.group("ing2") else "verb"  # the verb as said
+        verb = lemma(m.group(said)) if said != "verb" else m.group("verb")
         clause = ctx.clause_start_at(m.start())
-        if verb in _NOT_ACTIONS or hedged(ctx.text, clause, verb_start) or _FORECAST.search(ctx.text, clause, m.start()):
+        everyday = _EVERYDAY.fullmatch(verb) and not _WH_TOPIC.match(ctx.text, m.end(said))
+        if (verb in _NOT_ACTIONS or everyday or hedged(ctx.text, clause, m.start(said))
+                or _FORECAST.search(ctx.text, clause, m.start())):
             continue
-        _promise(ctx, m.start(), verb_start + len(ing or verb) if not ing else m.end("ing" if m.group("ing") else "ing2"),
-                 verb, m.end())
+        _promise(ctx, m.start(), m.end(said), verb, m.end())
     for m in _NEXT_STEP.finditer(ctx.text, ctx.s0, ctx.s1):
         if m.group("verb").lower() not in _NOT_ACTIONS and not hedged(ctx.text, ctx.clause_start_at(m.start()),
                                                                       m.start("verb")):
@@ -147,8 +163,14 @@ def _promise(ctx: Ctx, start: int, rest_start: int, verb: str, end: int) -> None
         return
     # ICSI spells a hyphenated word spaced ("daisy - chain"): a hyphen, not a break in the promise;
     # a quoted phrase ("the 'what matters' statements") is part of the object.
+    for a, _b, _p in ctx.dates():  # the due date is the promise's date, not part of what is promised
+        if rest_start < a < end:
+            end = a
+            break
     rest = _QUOTED.sub(r"\1", re.sub(r"(?<=\w) - (?=\w)", "-", text[rest_start:end]))
     words = [verb, *_cut(rest).split()][:_LONGEST]
+    while len(words) > 2 and words[-1].lower() in _DANGLING:
+        words.pop()  # "look into how you daisy-chain them and", "... our approach to progression in"
     promise = " ".join(words)
     if len(words) < 2 or _SMALL_TALK_OBJECT.search(promise) or _MEETING_OBJECT.search(promise):
         return
@@ -168,8 +190,10 @@ def _cut(rest: str) -> str:
 
 
 def _already_promised(ctx: Ctx, promise: str) -> bool:
-    """rule_commitment (or this rule) already read this promise in this utterance."""
+    """This speaker already made this promise in the meeting (rule_commitment's reading, or this rule's
+    in an earlier turn: "We'll check what happened." ... "We'll check what happened and ...")."""
     head = " ".join(promise.split()[:3]).lower()
-    return any(a.predicate == "committed_to" and a.utterance_idx == ctx.utt_idx and a.object_literal
+    return any(a.predicate == "committed_to" and a.object_literal and a.subject.is_speaker
+               and a.subject.name == ctx.speaker
                and (head in a.object_literal.lower() or a.object_literal.lower() in promise.lower())
                for a in ctx.out)

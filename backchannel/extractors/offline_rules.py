@@ -79,7 +79,8 @@ _I_WITH = re.compile(
 _X_WITH_Y = re.compile(
     rf"(?P<x>{NAME})\s+{_ADV}(?:worked|used\s+to\s+work|(?:has|had)\s+worked)\s+{_ADV}(?:with|alongside)\s+"
     rf"(?P<y>{NAME}){_NAME_END}{_AT}")
-_WORK_TIE = r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager)"
+_WORK_TIE = (r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager|editor|supervisor"
+             r"|co-?author)")
 _MY_COLLEAGUE = re.compile(
     rf"(?P<x>{NAME})(?:\s*,[^,;.]{{1,80}},)?\s+(?:was|is|['’]s)\s+(?:my\s+(?:former\s+|old\s+|ex-?\s*|previous\s+)?"
     rf"{_WORK_TIE}|an?\s+(?:former|old|ex-?|previous)\s*{_WORK_TIE}\s+of\s+mine){_AT}")
@@ -87,8 +88,14 @@ _MY_COLLEAGUE = re.compile(
 
 _TIE_ADJ = r"(?:former\s+|old\s+|ex-?\s*|previous\s+|good\s+|close\s+|dear\s+|best\s+)?"
 # "my old colleague Sophie Martin", "my friend Paul"; "Sophie Martin, my former boss at Globex"
+# Family and household: "my cousin Mark Ellis", "my sister Ana" know each other.
+_FAMILY = (r"(?:cousin|sister|brother|mother|father|mum|mom|dad|wife|husband|son|daughter|uncle|aunt|nephew|niece"
+           r"|grandmother|grandfather|grandma|grandpa|(?:sister|brother|mother|father|son|daughter)-in-law"
+           r"|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|flatmate|roommate|housemate)")
+# A work tie may say where before the name: "My manager at Deliveroo, Tom Fielding".
+_TIE_AT = rf"(?:\s+(?:at|from)\s+(?:the\s+)?(?P<tie_org>{ORG})\s*,)?"
 _MY_TIE_X = re.compile(
-    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}")
+    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend|{_FAMILY}){_TIE_AT}\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}")
 _X_MY_TIE = re.compile(rf"(?P<x>{NAME})\s*,\s*(?:who\s+was\s+|who['’]s\s+)?my\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\b{_AT}")
 
 
@@ -103,10 +110,12 @@ def rule_my_ties(ctx: Ctx) -> None:
             if other is None or looks_like_org(other.name) or (
                     rx is _X_MY_TIE and ctx.weak_name(other.name, m.start("x"))):
                 continue
-            if m.group("tie").lower() == "friend":
+            tie = m.group("tie").lower()
+            if tie == "friend" or re.fullmatch(_FAMILY, tie):
                 ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.65)
             else:
-                _worked(ctx, me, other, m, _org(ctx, m), 0.65)
+                tie_org = org_name(m.groupdict().get("tie_org") or "")
+                _worked(ctx, me, other, m, tie_org or _org(ctx, m), 0.65)
 
 
 def rule_worked_with(ctx: Ctx) -> None:
@@ -148,8 +157,6 @@ _MET = re.compile(rf"\bI\s+(?:first\s+|once\s+)?met\s+(?P<x>{NAME}){_NAME_END}{_
 _SPOKE_WITH = re.compile(
     rf"\bI\s?(?:['’]ve\s+|\s+have\s+|\s+had\s+|\s+also\s+|\s+just\s+|\s+recently\s+)*(?:seen\s+and\s+)?"
     rf"(?:met|spoken|spoke|talked|chatted)\s+(?:with|to)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
-# "I talked to Liz about this": a first name alone is an acquaintance when the talk had a topic.
-_ABOUT_SOMETHING = re.compile(r"\s+(?:about|earlier|yesterday|last|this\s+morning|today)\b")
 _X_AND_I_TALKED = re.compile(
     rf"(?P<x>{NAME})\s+and\s+I\s+(?:were|have\s+been|had\s+been|['’]ve\s+been)\s+(?:just\s+|already\s+)?"
     r"(?:talking|chatting|speaking)\b")
@@ -184,7 +191,7 @@ def rule_knows(ctx: Ctx) -> None:
     for rx, conf in ((_I_KNOW, 0.65), (_MET, 0.6), (_FRIEND, 0.65), (_SPOKE_WITH, 0.55), (_X_AND_I_TALKED, 0.55)):
         for m in rx.finditer(ctx.text, t0, t1):
             for other in _listed(ctx, m):
-                if rx is _SPOKE_WITH and len(other.name.split()) < 2 and not _ABOUT_SOMETHING.match(ctx.text, m.end()):
+                if rx in (_SPOKE_WITH, _X_AND_I_TALKED) and len(other.name.split()) < 2:
                     continue  # "I talked to Liz": a first name alone is too thin an acquaintance to keep
                 if me:
                     dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
@@ -192,7 +199,8 @@ def rule_knows(ctx: Ctx) -> None:
                              valid_from=dr.start if dr else None, confidence=conf)
     for m in _HEARD_FROM.finditer(ctx.text, t0, t1):
         other = ctx.person(m.group("x"))
-        if me and other is not None and not looks_like_org(other.name) and not _NOT_BEFORE.search(
+        # a first name alone is too thin an acquaintance to keep (as for "I talked to Liz")
+        if me and other is not None and len(other.name.split()) > 1 and not looks_like_org(other.name) and not _NOT_BEFORE.search(
                 ctx.text, ctx.clause_start_at(m.start()), m.start("x")):
             ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.5)
     for rx in (_KNOWN, _X_KNOWS):

@@ -74,7 +74,7 @@ _RULES = (
     (("work", "join", "left", "quit", "moved to", "retired", "resigned", "started at", "been at"), rule_employ),
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
     (("know", "met ", "friend", "introduced", "spoke", "talked", "talking", "chatted", "chatting",
-      "speaking", "from "), rule_knows),
+      "speaking", "from ", "hello to", "hi to", "my best", "my regards", "my love", "my greetings"), rule_knows),
     (("my ",), rule_my_ties),
     (("'ll", "’ll", "will ", "shall", "going to", "let me", "gonna", "gon na", "happy to", "glad to",
       "pleased to", "i can "), rule_commitment),

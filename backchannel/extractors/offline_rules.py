@@ -176,6 +176,10 @@ _HEARD_FROM = re.compile(
     r"(?:(?:an?|this|the|some|that|one|two|several)\s+)?(?:(?:e-?mail|message|letter|note|text|voicemail|advice)s?)\b"
     rf"(?:\s+[\w'’-]+){{0,4}}?\s+from\s+(?P<x>{NAME})(?![\w'’-])"
     r"(?=\s*(?:[,.;!?—–-]|$)|\s+(?:saying|asking|telling|about|on|who|and|that|to|yesterday|today|last|this|earlier)\b)")
+# Greetings sent through someone: "say hello to Jonas Berg from me", "give Ana Ruiz my best".
+_GREETINGS_TO = re.compile(
+    rf"\b(?:say\s+(?:hello|hi)\s+to\s+(?P<x>{NAME})\s+from\s+me"
+    rf"|(?:[Gg]ive|[Ss]end)\s+(?P<y>{NAME})\s+my\s+(?:best|regards|love|greetings|best\s+wishes))\b")
 _NOT_BEFORE = re.compile(r"\b(?:not|never|no|if|whether|maybe|might)\b|n['’]t\b", re.I)
 
 
@@ -203,6 +207,10 @@ def rule_knows(ctx: Ctx) -> None:
         if me and other is not None and len(other.name.split()) > 1 and not looks_like_org(other.name) and not _NOT_BEFORE.search(
                 ctx.text, ctx.clause_start_at(m.start()), m.start("x")):
             ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.5)
+    for m in _GREETINGS_TO.finditer(ctx.text, t0, t1):
+        other = ctx.person(m.group("x") or m.group("y"))
+        if me and other is not None and not looks_like_org(other.name):
+            ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.6)
     for rx in (_KNOWN, _X_KNOWS):
         for m in rx.finditer(ctx.text, t0, t1):
             subj = ctx.person(m.group("s")) if m.group("s") else me

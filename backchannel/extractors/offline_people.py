@@ -201,7 +201,9 @@ def _their_org(ctx: Ctx, pos: int) -> str | None:
     is none, or more than one, or the name is a person's (a speaker, a known first name, two names)."""
     first_names = {k.split()[0] for k in ctx.known_people}
     found = set()
-    for m in ORG_RX.finditer(ctx.text, max(0, pos - _THEIR_REACH), pos):
+    window = ctx.text[max(0, pos - _THEIR_REACH):pos]
+    # "Northwind and Contoso" are two organisations here, whatever a name with "and" may be elsewhere
+    for m in (m for piece in re.split(r"\s+(?:and|or|&)\s+|,", window) for m in ORG_RX.finditer(piece)):
         org = org_name(m.group(0))
         if org is None or org.split()[0].lower() in STOP:
             continue

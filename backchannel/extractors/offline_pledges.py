@@ -98,6 +98,7 @@ _AS_I_SAID = re.compile(r"\bas\s+(?:I|we)(?:['’]ve)?\s+(?:said|say|have\s+said
 _OBJECT_END = re.compile(r":|\s+and\s+(?:I|we)\b|,\s*(?:including|which|who|where|as\s+I\s+said|as\s+we\s+said|in\s+order)\b"
                          r"|\s+(?:or\s+it|if|unless|once)\b")
 _QUOTED = re.compile(r"(?<!\w)['‘]([^'’‘\n]{1,60})['’](?!\w)")
+_PLURAL_POSSESSIVE = re.compile(r"(?<=\ws)['’](?=\s)")
 _LONGEST = 16
 _DANGLING = {"and", "or", "but", "so", "the", "a", "an", "of", "in", "on", "to", "for", "with", "at", "by", "that", "uh", "um"}
 
@@ -182,11 +183,12 @@ def _promise(ctx: Ctx, start: int, rest_start: int, verb: str, end: int) -> None
 
 
 def _cut(rest: str) -> str:
+    rest = _PLURAL_POSSESSIVE.sub("\u02bc", rest)  # "the residents' association": no closing quote mark
     for rx in (_PROMISE_CUT, _OBJECT_END):
         c = rx.search(rest)
         if c:
             rest = rest[:c.start()]
-    return _FILLER_END.sub("", rest).strip(" ,—–-")
+    return _FILLER_END.sub("", rest).strip(" ,—–-").replace("\u02bc", "'")
 
 
 def _already_promised(ctx: Ctx, promise: str) -> bool:

@@ -178,7 +178,7 @@ _HEARD_FROM = re.compile(
     r"(?=\s*(?:[,.;!?—–-]|$)|\s+(?:saying|asking|telling|about|on|who|and|that|to|yesterday|today|last|this|earlier)\b)")
 # Greetings sent through someone: "say hello to Jonas Berg from me", "give Ana Ruiz my best".
 _GREETINGS_TO = re.compile(
-    rf"\b(?:say\s+(?:hello|hi)\s+to\s+(?P<x>{NAME})\s+from\s+me"
+    rf"\b(?:[Ss]ay\s+(?:hello|hi)\s+to\s+(?P<x>{NAME})\s+from\s+me"
     rf"|(?:[Gg]ive|[Ss]end)\s+(?P<y>{NAME})\s+my\s+(?:best|regards|love|greetings|best\s+wishes))\b")
 _NOT_BEFORE = re.compile(r"\b(?:not|never|no|if|whether|maybe|might)\b|n['’]t\b", re.I)
 

@@ -33,7 +33,6 @@ from backchannel.extractors.addressee import resolve_recipients
 from backchannel.extractors.claim_context import qualify_claims
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
-from backchannel.extractors.offline_pledges import rule_pledge
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
 from backchannel.extractors.offline_fr import FrCtx, looks_french, run_french_rules
 from backchannel.extractors.offline_ja import is_japanese, run_japanese_rules
@@ -50,6 +49,7 @@ from backchannel.extractors.offline_people import (
     rule_possessive_title,
     table_intro_name,
 )
+from backchannel.extractors.offline_pledges import rule_pledge
 from backchannel.extractors.offline_roles import (
     rule_appositive,
     rule_copula,

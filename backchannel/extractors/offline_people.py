@@ -19,9 +19,9 @@ from backchannel.extractors.offline_labels import is_seat_label, label_person
 from backchannel.extractors.offline_names import (
     NAME,
     NAME_RX,
-    ORG_RX,
     ORG,
     ORG_HEADS,
+    ORG_RX,
     STOP,
     TITLE_HEADS,
     looks_like_org,

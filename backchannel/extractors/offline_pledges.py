@@ -12,13 +12,14 @@ A promise is said in one frame, whatever its verb:
   think", "we'll see") and verbs of state ("we'll have", "we'll need") are not promises;
 - the object says what: a noun phrase, not a bare pronoun ("I'll do that", "we'll
   fix it" say nothing that could be followed up);
-- "we" promises only from a speaker with a role (a minister, a chair, a professor, a
-  project manager: their office or group is theirs to commit); a participant's "we'll
-  have a look" is the room talking;
-- never hedged, negated, hypothetical or asked (the same guard as offline_commitments).
+- "we" promises only from an office-holder (a minister, a chair, a professor: their
+  office or group is theirs to commit); a participant's "we'll have a look", a product
+  team's "we're gonna make a remote control" is the room talking;
+- never hedged, negated, hypothetical, forecast ("I think we'll save money") or asked
+  (the guard of offline_commitments, where "as I said" is no reported speech).
 
-It runs after rule_commitment on the same sentence and only when that rule found nothing
-there, so a promise is said once.
+It runs after rule_commitment; a promise this speaker already made in the meeting (read by
+either rule) is not made again. Measured on bench/devset (README "Figures").
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from backchannel.extractors.offline_core import Ctx
 _FUTURE = (r"\s?['’]ll|\s+will|\s+shall|\s?['’]m\s+going\s+to|\s+am\s+going\s+to|\s?['’]re\s+going\s+to"
            r"|\s+are\s+going\s+to|\s?['’](?:m|re)\s+gon\s?na|\s+(?:am|are)\s+gon\s?na"
            # an offer made gladly: "I'm happy to work with the member", "I'm quite happy to look at that"
-           r"|\s?(?:['’]m|['’]re|\s+am|\s+are)\s+(?:very\s+|quite\s+|more\s+than\s+|really\s+)?(?:happy|glad|pleased)\s+to")
+           r"|\s?(?:['’]m|['’]re|\s+am|\s+are)\s+(?:very\s+|quite\s+|more\s+than\s+|really\s+)?"
+           r"(?:happy|glad|pleased)\s+to")
 # "I look forward to working with my fellow member on this issue": volition with the verb as -ing.
 _LOOK_FORWARD = r"\s+look\s+forward\s+to"
 _ADVERBS = (r"also|then|just|definitely|certainly|actually|absolutely|personally|now|first|quickly|duly"
@@ -63,7 +65,8 @@ become seem hold face win fail require present focus chat delegate change appeal
 i you he she they it we me us him her them put raise refer discuss consider appear reflect
 """.split())
 # Progressive forms whose stem needs its final e back: "making" -> "make", "providing" -> "provide".
-_E_STEM = re.compile(r"(?:[^aeiou][aeiou][cdkgvsz]|[^aeiou]at|[aeiou]ur|[^aeiou]ar|[^aeiou]ir|uc|nc|ens|ctiv|rv|fin|[^aeiou]u|ur|writ)$")
+_E_STEM = re.compile(r"(?:[^aeiou][aeiou][cdkgvsz]|[^aeiou]at|[^aeiou]ar|[^aeiou]ir|uc|nc|ens|ctiv|rv|fin"
+                     r"|[^aeiou]u|ur|writ)$")
 # Stems the pattern above cannot tell from "treat", "visit": "creating" -> "create".
 _E_STEM_WORDS = {"creat", "generat", "updat"}
 _OBJECT = re.compile(
@@ -74,7 +77,8 @@ _OBJECT = re.compile(
     r"|up|out|forward|back|on|in|off|over|around|down|to|for|into|with|about|at|from|by|through)\b)"
     r"(?:the|a|an|our|my|your|his|her|their|its|some|all|any|every|each|new|more|[a-z][a-z-]{2,}|[A-Z][\w-]+)\b")
 # A speaker whose "we" commits their office or group: a title in the label ("Hon.", "AM",
-# "(Minister of Health)", "Chair") or a seat that is a role ("Professor C", "Project Manager").
+# "(Minister of Health)", "The Chair", "Professor C"). AMI seats ("Project Manager") are not
+# enough: a design team's "we" plans the meeting's own work.
 _ROLE_LABEL = re.compile(
     r"\b(?:Hon|Minister|Secretary|Chair|Chairman|Chairwoman|Speaker|Professor|Director|Chief|President"
     r"|Commissioner|Officer)\b|\b(?:AM|MS|MP|MSP)\b|\(", re.I)
@@ -95,12 +99,14 @@ _CONTENT = re.compile(r"\b(?!(?:again|later|soon|now|then|today|tomorrow|there|h
 # "as I said" is a discourse marker, not reported speech.
 _AS_I_SAID = re.compile(r"\bas\s+(?:I|we)(?:['’]ve)?\s+(?:said|say|have\s+said)\b", re.I)
 # Where a long promise's object ends: a relative or a list that only says more about it.
-_OBJECT_END = re.compile(r":|\s+and\s+(?:I|we)\b|,\s*(?:including|which|who|where|as\s+I\s+said|as\s+we\s+said|in\s+order)\b"
+_OBJECT_END = re.compile(r":|\s+and\s+(?:I|we)\b"
+                         r"|,\s*(?:including|which|who|where|as\s+I\s+said|as\s+we\s+said|in\s+order)\b"
                          r"|\s+(?:or\s+it|if|unless|once)\b")
 _QUOTED = re.compile(r"(?<!\w)['‘]([^'’‘\n]{1,60})['’](?!\w)")
 _PLURAL_POSSESSIVE = re.compile(r"(?<=\ws)['’](?=\s)")
 _LONGEST = 16
-_DANGLING = {"and", "or", "but", "so", "the", "a", "an", "of", "in", "on", "to", "for", "with", "at", "by", "that", "uh", "um"}
+_DANGLING = {"and", "or", "but", "so", "the", "a", "an", "of", "in", "on", "to", "for", "with", "at", "by", "that",
+             "uh", "um"}
 
 
 # rule_commitment's everyday verbs ("check", "review", "fix") promise only with a due date: it owns them.

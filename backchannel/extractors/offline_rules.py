@@ -173,9 +173,11 @@ _INTRODUCED = re.compile(
 _HEARD_FROM = re.compile(
     r"\b(?:I|[Ww]e)(?:\s?['’]ve|\s+have|\s+had|\s?['’]d)?(?:\s+(?:just|also|recently|been|actually))*\s+"
     r"(?:get|got|gotten|received|receive|had|have|taking|taken|took|sought|seeking|getting)\s+"
-    r"(?:(?:an?|this|the|some|that|one|two|several)\s+)?(?:(?:e-?mail|message|letter|note|text|voicemail|advice)s?)\b"
+    r"(?:(?:an?|this|the|some|that|one|two|several)\s+)?"
+    r"(?:(?:e-?mail|message|letter|note|text|voicemail|advice)s?)\b"
     rf"(?:\s+[\w'’-]+){{0,4}}?\s+from\s+(?P<x>{NAME})(?![\w'’-])"
-    r"(?=\s*(?:[,.;!?—–-]|$)|\s+(?:saying|asking|telling|about|on|who|and|that|to|yesterday|today|last|this|earlier)\b)")
+    r"(?=\s*(?:[,.;!?—–-]|$)|\s+(?:saying|asking|telling|about|on|who|and|that|to|yesterday|today|last|this"
+    r"|earlier)\b)")
 # Greetings sent through someone: "say hello to Jonas Berg from me", "give Ana Ruiz my best".
 _GREETINGS_TO = re.compile(
     rf"\b(?:[Ss]ay\s+(?:hello|hi)\s+to\s+(?P<x>{NAME})\s+from\s+me"
@@ -204,8 +206,9 @@ def rule_knows(ctx: Ctx) -> None:
     for m in _HEARD_FROM.finditer(ctx.text, t0, t1):
         other = ctx.person(m.group("x"))
         # a first name alone is too thin an acquaintance to keep (as for "I talked to Liz")
-        if me and other is not None and len(other.name.split()) > 1 and not looks_like_org(other.name) and not _NOT_BEFORE.search(
-                ctx.text, ctx.clause_start_at(m.start()), m.start("x")):
+        if me is None or other is None or len(other.name.split()) < 2 or looks_like_org(other.name):
+            continue
+        if not _NOT_BEFORE.search(ctx.text, ctx.clause_start_at(m.start()), m.start("x")):
             ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.5)
     for m in _GREETINGS_TO.finditer(ctx.text, t0, t1):
         other = ctx.person(m.group("x") or m.group("y"))

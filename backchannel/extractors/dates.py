@@ -121,7 +121,9 @@ _STRONG = [
              r"|tomorrow|today|tonight|yesterday)"),
     # Same-day deadlines: "by end of day", "by EOD", "close of business", "this afternoon".
     ("eod", r"(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+|working\s+)?day|eod|cob|close\s+of\s+(?:business|play)"
-            r"|this\s+(?:morning|afternoon|evening)|later\s+today"),
+            r"|this\s+(?:morning|afternoon|evening)|later\s+today"
+            # "I'll call you back within the hour", "in an hour": later the same day
+            r"|within\s+(?:the\s+(?:next\s+)?|an\s+|one\s+)hour|in\s+an\s+hour(?:['’]s\s+time)?"),
     ("wkend", r"(?P<wo>this\s+|next\s+|last\s+|the\s+)weekend"),
     ("endm", rf"(?:the\s+)?end\s+of\s+(?P<em>{_M})"),
     ("endy", rf"(?:the\s+)?end\s+of\s+(?P<ey>{_Y})"),

@@ -49,6 +49,7 @@ from backchannel.extractors.offline_people import (
     rule_possessive_title,
     table_intro_name,
 )
+from backchannel.extractors.offline_pledges import rule_pledge
 from backchannel.extractors.offline_roles import (
     rule_appositive,
     rule_copula,
@@ -73,10 +74,13 @@ _RULES = (
     (("work", "join", "left", "quit", "moved to", "retired", "resigned", "started at", "been at"), rule_employ),
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
     (("know", "met ", "friend", "introduced", "spoke", "talked", "talking", "chatted", "chatting",
-      "speaking"), rule_knows),
+      "speaking", "from ", "hello to", "hi to", "my best", "my regards", "my love", "my greetings"), rule_knows),
     (("my ",), rule_my_ties),
     (("'ll", "’ll", "will ", "shall", "going to", "let me", "gonna", "gon na", "happy to", "glad to",
       "pleased to", "i can "), rule_commitment),
+    # offline_pledges.py: a promise by its frame ("we'll be setting a minimum standard"), after rule_commitment
+    (("'ll", "’ll", "will ", "shall", "going to", "gonna", "gon na", "happy to", "glad to", "pleased to",
+      "look forward", "next step"), rule_pledge),
     (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
     # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
@@ -116,6 +120,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
     anchor = _anchor(transcript)
     known = _known_people(transcript, owner_names)
     out: list[ExtractedAssertion] = []
+    speakers = tuple(transcript.speakers())
     recent: list[str] = []  # the last two turns' text, for a pronoun that points back across turns
     for u in transcript.utterances:
         before, recent = "\n".join(recent)[-600:], [*recent[-1:], u.text or ""]
@@ -139,7 +144,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
                                        out=out, known_people=known))
                 continue
             ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor, out=out,
-                      known_people=known, context_before=before)
+                      known_people=known, context_before=before, speakers=speakers)
             if "," in low:
                 rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
             for rx, rule in _RULES_RX:

@@ -83,7 +83,8 @@ _PROMISE = (
     rf"(?P<verb>(?P<deliver>{_DELIVER_VERBS})|(?P<social>{_SOCIAL_VERBS})|(?P<weak>{_WEAK_VERBS}))"
     rf"\b(?P<rest>[^.;!?]*)")
 _COMMIT = re.compile(
-    rf"(?:(?P<subj>\b[Ii]|\b[Ww]e|\b[Hh]e|\b[Ss]he|{NAME}){_MODAL}|\b(?P<letme>[Ll]et\s+me)"
+    # "My producer, Tariq Aziz, will follow up with you": a name in apposition keeps its comma
+    rf"(?:(?P<subj>\b[Ii]|\b[Ww]e|\b[Hh]e|\b[Ss]he|{NAME})(?:(?<=[a-z]),(?=\s+will\b))?{_MODAL}|\b(?P<letme>[Ll]et\s+me)"
     # an offer of a deliverable: "I can send you the deck", "I can certainly provide a printed copy"
     r"|\b(?P<can>I)\s+can(?:\s+(?:certainly|definitely|also|easily))?(?=\s+(?:" + _DELIVER_VERBS + r")\b))"
     rf"{_PROMISE}")

@@ -80,6 +80,9 @@ class Ctx:
     # The turns just before this one (at most _REACH characters): where "he" may point when
     # this turn names nobody before it ("Tom Becker from the meetup?" / "Yes. He works at ...").
     context_before: str = ""
+    # The meeting's speaker labels ("Hon. Steven Guilbeault"): whom a title and a surname alone
+    # ("Minister Guilbeault") name, when exactly one speaker has that surname.
+    speakers: tuple[str, ...] = ()
     _dates: list | None = None
 
     @property
@@ -100,6 +103,22 @@ class Ctx:
             return None
         if self.speaker and norm_name(name) == norm_name(self.speaker):
             return Mention(name=self.speaker, kind="person", is_speaker=True)
+        return Mention(name=name, kind="person")
+
+    def by_surname(self, surname: str) -> Mention | None:
+        """The one speaker of this meeting whose name ends with `surname`, by their name
+        without honorifics or riding ("Hon. Jonathan Wilkinson (North Vancouver, Lib.)" ->
+        "Jonathan Wilkinson"); None when there is no such speaker or several, or it is the speaker."""
+        found = set()
+        for label in self.speakers:
+            name = person_name(re.sub(r"\s*\(.*$", "", re.sub(r"^(?:The\s+)?(?:Right\s+)?Hon\.?\s+", "", label)))
+            if name and len(name.split()) >= 2 and norm_name(name.split()[-1]) == norm_name(surname):
+                found.add(" ".join(t for t in name.split() if t.rstrip(".").lower() not in _TITLE_ABBREV))
+        if len(found) != 1:
+            return None
+        name = found.pop()
+        if self.speaker and same_person(name, re.sub(r"^(?:The\s+)?(?:Right\s+)?Hon\.?\s+", "", self.speaker)):
+            return None
         return Mention(name=name, kind="person")
 
     def weak_name(self, name: str, start: int, text: str | None = None) -> bool:
@@ -229,6 +248,7 @@ class Ctx:
         ))
 
 
+_TITLE_ABBREV = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame"}
 _ORGISH_NEXT = re.compile(r"\s+(?:Inc|Ltd|LLC|GmbH|Group|Bank|University|Council|Ministry|College)\b")
 
 

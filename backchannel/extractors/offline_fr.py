@@ -149,6 +149,7 @@ _TITLES_FR = {
     "associé": "partner", "associée": "partner", "responsable des achats": "head of purchasing",
     "responsable commercial": "head of sales", "responsable commerciale": "head of sales",
     "responsable marketing": "head of marketing", "responsable informatique": "head of IT",
+    "responsable grands comptes": "key account manager",
     "DSI": "CIO", "PDG": "CEO", "P-DG": "CEO", "DG": "managing director", "DAF": "CFO", "DRH": "HR director",
     "CEO": "CEO", "CTO": "CTO", "CIO": "CIO", "CFO": "CFO", "COO": "COO", "CMO": "CMO",
 }
@@ -200,7 +201,33 @@ def _emit_title(ctx: FrCtx, subj: Mention, m: re.Match) -> None:
 _SELF_INTRO = re.compile(rf"(?:\b[Jj]e\s+suis|\b[Jj]e\s+m{_A}appelle|\b[Mm]oi\s*,?\s+c{_A}est)\s+$")
 
 
+# A title with no organisation: "je suis cheffe de projet", "Je suis Claire Martin, directrice commerciale"
+# (the speaker's), "notre directrice générale, Amélie Roussel" (a colleague's). With an organisation
+# after it the employment rules above own the title.
+_NO_ORG_AFTER = rf"(?!{_OF}(?:{ORG_FR}))(?![\w-])"
+_I_AM_TITLE = re.compile(rf"\b[Jj]e\s+suis\s+(?:(?P<x>{NAME})\s*,\s*)?{_ART}{_TITLE}{_NO_ORG_AFTER}")
+_POSS_TITLE_X = re.compile(rf"\b(?:[Nn]otre|[Ll]eur|[Mm]on|[Mm]a)\s+{_NEW}{_TITLE}\s*,\s*(?P<x>{NAME})")
+
+
+def _title_literal(m: re.Match) -> str:
+    surface = " ".join(m.group("title").replace("’", "'").split())
+    return surface if surface.isupper() else surface.lower()
+
+
+def rule_title_only_fr(ctx: FrCtx) -> None:
+    """'je suis cheffe de projet' -> the speaker has_title; 'notre directrice générale, Amélie Roussel'."""
+    me = ctx.me()
+    for m in _I_AM_TITLE.finditer(ctx.text, ctx.s0, ctx.s1):
+        if me is not None and not _negated(ctx, m.start(), m.end()):
+            ctx.emit("has_title", me, m.start(), m.end(), literal=_title_literal(m), confidence=0.6)
+    for m in _POSS_TITLE_X.finditer(ctx.text, ctx.s0, ctx.s1):
+        who = person_fr(ctx, m.group("x"))
+        if who is not None and not who.is_speaker and not _negated(ctx, m.start(), m.end()):
+            ctx.emit("has_title", who, m.start(), m.end(), literal=_title_literal(m), confidence=0.55)
+
+
 def rule_titles_fr(ctx: FrCtx) -> None:
+    rule_title_only_fr(ctx)
     for m in _IS_TITLE.finditer(ctx.text, ctx.s0, ctx.s1):
         subj = _subject(ctx, m) if m.group("subj") else ctx.me()
         if subj is not None and not _negated(ctx, m.start(), m.end()):

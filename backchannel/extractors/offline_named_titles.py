@@ -19,12 +19,13 @@ from __future__ import annotations
 import re
 
 from backchannel.extractors.offline_core import Ctx
-from backchannel.extractors.offline_names import NAME, STOP, TITLE_HEADS, looks_like_org, parse_title, strong_title
+from backchannel.extractors.offline_names import CAP, NAME, STOP, TITLE_HEADS, looks_like_org, parse_title, strong_title
 
 # Titles that are used as a form of address before a name.
 _TITLE_WORD = (r"(?:Prime\s+|Deputy\s+|First\s+)?Minister|Chair(?:man|woman|person)?|Senator|Councillor|Mayor"
                r"|Governor|Commissioner|Judge|Chancellor|President")
-_TITLE_BEFORE_NAME = re.compile(rf"(?<![\w'’-])(?P<t>{_TITLE_WORD})\s+(?P<x>{NAME})")
+# The space may be lost in transcription ("MinisterGuilbeault, MinisterMcKenna").
+_TITLE_BEFORE_NAME = re.compile(rf"(?<![\w'’-])(?P<t>{_TITLE_WORD})(?:\s+(?P<x>{NAME})|(?P<glued>{CAP}))")
 _NAMED = re.compile(rf"\b(?:an?|the|our|their)\s+(?P<t>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}})\s+(?:named|called)\s+"
                     rf"(?P<x>{NAME})")
 _WHO_CHAIRS = re.compile(rf"(?P<x>{NAME})\s*,\s+who\s+(?:also\s+|currently\s+|now\s+)?(?P<v>chairs|leads|heads)\s+"
@@ -36,7 +37,7 @@ _ITS_ME = re.compile(r"(?:^|[,.;]\s*|\b[Aa]nd\s+)(?P<t>[A-Za-z][\w-]*(?:\s+[A-Za
                      r"(?:it['’]s|that['’]s|it\s+is|that\s+is)\s+me\b")
 _ROLE_OF_VERB = {"chairs": "chair", "leads": "lead", "heads": "head"}
 
-TRIGGERS = ("in my", "speak as", "speaking as", "'s me", "’s me", "is me", "minister ", "chair", "senator ", "councillor ", "mayor ", "governor ", "commissioner ", "judge ",
+TRIGGERS = ("in my", "speak as", "speaking as", "'s me", "’s me", "is me", "minister", "chair", "senator ", "councillor ", "mayor ", "governor ", "commissioner ", "judge ",
             "chancellor ", "president ", " named ", " called ", "who leads", "who heads")
 
 
@@ -50,9 +51,11 @@ def rule_named_title(ctx: Ctx) -> None:
     and the speaker's own role (rule_my_role)."""
     rule_my_role(ctx)
     for m in _TITLE_BEFORE_NAME.finditer(ctx.text, ctx.s0, ctx.s1):
-        if len(m.group("x").split()) < 2:
-            continue  # "Minister Hajdu": a surname alone is no entity to keep
-        who = _person(ctx, m.group("x"))
+        if m.group("glued") or len(m.group("x").split()) < 2:
+            # "Minister Hajdu": a surname alone is no entity to keep, unless one speaker has it
+            who = ctx.by_surname(m.group("glued") or m.group("x"))
+        else:
+            who = _person(ctx, m.group("x"))
         if who is not None:
             title = " ".join(m.group("t").split())
             ctx.emit("has_title", who, m.start(), m.end(), literal=title.lower() if title.startswith("Chair")

@@ -79,7 +79,8 @@ _I_WITH = re.compile(
 _X_WITH_Y = re.compile(
     rf"(?P<x>{NAME})\s+{_ADV}(?:worked|used\s+to\s+work|(?:has|had)\s+worked)\s+{_ADV}(?:with|alongside)\s+"
     rf"(?P<y>{NAME}){_NAME_END}{_AT}")
-_WORK_TIE = r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager)"
+_WORK_TIE = (r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager|editor|supervisor"
+             r"|co-?author)")
 _MY_COLLEAGUE = re.compile(
     rf"(?P<x>{NAME})(?:\s*,[^,;.]{{1,80}},)?\s+(?:was|is|['’]s)\s+(?:my\s+(?:former\s+|old\s+|ex-?\s*|previous\s+)?"
     rf"{_WORK_TIE}|an?\s+(?:former|old|ex-?|previous)\s*{_WORK_TIE}\s+of\s+mine){_AT}")
@@ -87,8 +88,14 @@ _MY_COLLEAGUE = re.compile(
 
 _TIE_ADJ = r"(?:former\s+|old\s+|ex-?\s*|previous\s+|good\s+|close\s+|dear\s+|best\s+)?"
 # "my old colleague Sophie Martin", "my friend Paul"; "Sophie Martin, my former boss at Globex"
+# Family and household: "my cousin Mark Ellis", "my sister Ana" know each other.
+_FAMILY = (r"(?:cousin|sister|brother|mother|father|mum|mom|dad|wife|husband|son|daughter|uncle|aunt|nephew|niece"
+           r"|grandmother|grandfather|grandma|grandpa|(?:sister|brother|mother|father|son|daughter)-in-law"
+           r"|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|flatmate|roommate|housemate)")
+# A work tie may say where before the name: "My manager at Deliveroo, Tom Fielding".
+_TIE_AT = rf"(?:\s+(?:at|from)\s+(?:the\s+)?(?P<tie_org>{ORG})\s*,)?"
 _MY_TIE_X = re.compile(
-    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}")
+    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend|{_FAMILY}){_TIE_AT}\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}")
 _X_MY_TIE = re.compile(rf"(?P<x>{NAME})\s*,\s*(?:who\s+was\s+|who['’]s\s+)?my\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\b{_AT}")
 
 
@@ -103,10 +110,12 @@ def rule_my_ties(ctx: Ctx) -> None:
             if other is None or looks_like_org(other.name) or (
                     rx is _X_MY_TIE and ctx.weak_name(other.name, m.start("x"))):
                 continue
-            if m.group("tie").lower() == "friend":
+            tie = m.group("tie").lower()
+            if tie == "friend" or re.fullmatch(_FAMILY, tie):
                 ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.65)
             else:
-                _worked(ctx, me, other, m, _org(ctx, m), 0.65)
+                tie_org = org_name(m.groupdict().get("tie_org") or "")
+                _worked(ctx, me, other, m, tie_org or _org(ctx, m), 0.65)
 
 
 def rule_worked_with(ctx: Ctx) -> None:
@@ -137,7 +146,7 @@ def rule_worked_with(ctx: Ctx) -> None:
 
 
 _AND_X2 = rf"(?:\s*,?\s+and\s+(?P<x2>{NAME}){_NAME_END})?"
-_I_KNOW = re.compile(rf"\bI\s+(?:really\s+|do\s+|also\s+)?(?:know|knew)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+_I_KNOW = re.compile(rf"\bI\s+(?:really\s+|do\s+|also\s+|actually\s+|personally\s+)?(?:know|knew)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
 _KNOWN = re.compile(
     rf"(?:\bI\s?(?:['’]ve|\s+have|\s+had|['’]d)|(?P<s>{NAME})\s+(?:has|had|['’]s))\s+known\s+(?P<x>{NAME})"
     rf"{_NAME_END}{_AND_X2}")
@@ -159,6 +168,23 @@ _INTRODUCED = re.compile(
     rf"(?:(?P<me>me|us)|(?P<a>{NAME}))\s+to\s+(?:(?P<me2>me|us)|(?P<b>{NAME}){_NAME_END})")
 
 
+# Word from someone: "I get this email about midnight from Andreas", "we've been taking advice from
+# Brett Pugh" (a message or advice received is contact, not just a name in the room).
+_HEARD_FROM = re.compile(
+    r"\b(?:I|[Ww]e)(?:\s?['’]ve|\s+have|\s+had|\s?['’]d)?(?:\s+(?:just|also|recently|been|actually))*\s+"
+    r"(?:get|got|gotten|received|receive|had|have|taking|taken|took|sought|seeking|getting)\s+"
+    r"(?:(?:an?|this|the|some|that|one|two|several)\s+)?"
+    r"(?:(?:e-?mail|message|letter|note|text|voicemail|advice)s?)\b"
+    rf"(?:\s+[\w'’-]+){{0,4}}?\s+from\s+(?P<x>{NAME})(?![\w'’-])"
+    r"(?=\s*(?:[,.;!?—–-]|$)|\s+(?:saying|asking|telling|about|on|who|and|that|to|yesterday|today|last|this"
+    r"|earlier)\b)")
+# Greetings sent through someone: "say hello to Jonas Berg from me", "give Ana Ruiz my best".
+_GREETINGS_TO = re.compile(
+    rf"\b(?:[Ss]ay\s+(?:hello|hi)\s+to\s+(?P<x>{NAME})\s+from\s+me"
+    rf"|(?:[Gg]ive|[Ss]end)\s+(?P<y>{NAME})\s+my\s+(?:best|regards|love|greetings|best\s+wishes))\b")
+_NOT_BEFORE = re.compile(r"\b(?:not|never|no|if|whether|maybe|might)\b|n['’]t\b", re.I)
+
+
 def _listed(ctx: Ctx, m: re.Match) -> list[Mention]:
     """The person named in group x, and the one in x2 ("Monica and Chandler") if any."""
     names = [m.group("x")] + ([m.group("x2")] if m.groupdict().get("x2") else [])
@@ -177,6 +203,17 @@ def rule_knows(ctx: Ctx) -> None:
                     dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
                     ctx.emit("knows", me, m.start(), m.end(), obj=other, dr=dr,
                              valid_from=dr.start if dr else None, confidence=conf)
+    for m in _HEARD_FROM.finditer(ctx.text, t0, t1):
+        other = ctx.person(m.group("x"))
+        # a first name alone is too thin an acquaintance to keep (as for "I talked to Liz")
+        if me is None or other is None or len(other.name.split()) < 2 or looks_like_org(other.name):
+            continue
+        if not _NOT_BEFORE.search(ctx.text, ctx.clause_start_at(m.start()), m.start("x")):
+            ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.5)
+    for m in _GREETINGS_TO.finditer(ctx.text, t0, t1):
+        other = ctx.person(m.group("x") or m.group("y"))
+        if me and other is not None and not looks_like_org(other.name):
+            ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.6)
     for rx in (_KNOWN, _X_KNOWS):
         for m in rx.finditer(ctx.text, t0, t1):
             subj = ctx.person(m.group("s")) if m.group("s") else me

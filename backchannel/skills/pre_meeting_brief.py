@@ -89,7 +89,9 @@ if not ids and not context.get("attendees"):  # names that resolve to nobody: no
 ids = [i for i in dict.fromkeys(ids) if i != me]
 org_ids = list(dict.fromkeys(org_ids))
 max_facts = int(context.get("max_facts") or 6)
-RANK = {"works_at": 0, "worked_with": 1, "committed_to": 2, "knows": 3, "introduced": 3, "has_title": 4,
+# Who the person is (their titles) comes before what they promised: a minister who made a dozen
+# promises in one hearing is still first of all the minister.
+RANK = {"works_at": 0, "worked_with": 1, "has_title": 1, "committed_to": 2, "knows": 3, "introduced": 3,
         "left": 4, "mentioned_with": 6}
 
 result = []

@@ -17,7 +17,8 @@ def quiet_until(settings: Any, now: datetime | None = None) -> str | None:
     """'07:00' when quiet hours hold now (in the owner's time zone), else None."""
     from zoneinfo import ZoneInfo
 
-    from backchannel.engine.gate import in_quiet_hours, parse_quiet_hours
+    from backchannel.config.values import parse_quiet_hours
+    from backchannel.engine.gate import in_quiet_hours
 
     spec = settings.gate.quiet_hours
     try:

@@ -23,7 +23,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from backchannel.config import Settings
-from backchannel.config.values import parse_quiet_hours  # noqa: F401 - the gate's callers read it here too
+from backchannel.config.values import parse_quiet_hours
 from backchannel.core.timeutil import as_aware_utc, as_naive_utc
 from backchannel.memory import proposals
 from backchannel.memory.store import Store

@@ -411,8 +411,8 @@ def score_item(item: dict[str, Any], preds: list[Prediction], t: Tally, register
         for tl in (t, register):
             if st in STORED:
                 tl.gold[f["predicate"]] += 1
-        p = matched.get(i)
-        if p is None:
+        found_as = matched.get(i)
+        if found_as is None:
             if st in NOT_STORED:
                 t.stance_seen[st] += 1
                 t.stance_right[st] += 1
@@ -421,12 +421,12 @@ def score_item(item: dict[str, Any], preds: list[Prediction], t: Tally, register
                 t.errors.append({"id": item["id"], "missed": f})
             continue
         t.stance_seen[st] += 1
-        t.confusion[(st, p.stance)] += 1
-        if p.stance == st:
+        t.confusion[(st, found_as.stance)] += 1
+        if found_as.stance == st:
             t.stance_right[st] += 1
         if f["predicate"] == "committed_to" and f.get("due"):
             t.due_seen += 1
-            t.due_right += int(p.valid_to == f["due"])
+            t.due_right += int(found_as.valid_to == f["due"])
 
 
 def _first_match(p: Prediction, facts: list[dict[str, Any]], speaker: str | None,

@@ -305,7 +305,10 @@ def build_transcript(item: dict[str, Any]) -> Any:
 
 def load_extractor(spec: str) -> Callable[..., Any]:
     module, _, func = spec.partition(":")
-    fn = getattr(importlib.import_module(module), func or "extract", None)
+    try:
+        fn = getattr(importlib.import_module(module), func or "extract", None)
+    except ImportError as exc:
+        raise EvalsetError(f"--extractor {spec}: {exc}") from None
     if not callable(fn):
         raise EvalsetError(f"--extractor {spec}: no such function")
     return fn

@@ -134,6 +134,8 @@ _CANON = {
     "managing director": "managing director", "md": "managing director",
 }
 
+CANONICAL_TITLES = _CANON  # surface title (lowercased) -> canonical title: the exact titles lexicon
+
 
 def _tokens(s: str) -> list[str]:
     return s.split()

@@ -1,0 +1,400 @@
+"""The mentions stage: who and what each sentence of a transcript names, and whom its pronouns mean.
+
+Public API (stable; the meaning classifier and the offline rules call it):
+
+- `find_mentions(transcript, store=None, *, owner_names=(), attendees=()) -> list[SentenceMentions]`:
+  one `SentenceMentions` per English sentence of every utterance (Japanese sentences are
+  skipped), in order. Each carries the utterance index, the speaker label, the sentence's
+  span in the utterance text, the `EntityMention`s it names and a `PronounRef` for each
+  personal pronoun in it ("I", "me", "my", "we", "us", "our", "he", "him", "his", "she",
+  "her", "they", "them", "their"). Spans are character offsets into `utterance.text`.
+- `EntityMention(name, kind, start, end, surface, source)`: `kind` is "person",
+  "organisation" or "title"; `name` is the surface unless something exact says more: a first
+  name alone is the one full name with that first name said earlier in the meeting, written
+  in a speaker label, among the participants / calendar attendees / mail participants, or
+  (with a store) among the people memory knows; `source` says where the name was found:
+  "text" (a capitalised name validated by offline_names), "speaker" / "participant" (it is a
+  label or attendee of this meeting), "memory" (a name or alias of an entity in `store`),
+  "lexicon" (a title from offline_names' title lexicon).
+- `resolve_pronoun(pronoun, *, speaker, before, recent=(), people=()) -> PronounRef`:
+  the resolver on its own, for a pronoun read elsewhere. `before` are the mentions earlier in
+  the same utterance (nearest last), `recent` those of the turns just before, `people` the
+  meeting's participants (speaker labels, attendees). `refers_to` is a name, or None.
+
+Resolution, exact or nothing (None, never a guess):
+- "I", "me", "my", "mine", "myself": the speaker label (None without one).
+- "he"/"him"/"his", "she"/"her"/"hers": the one person named before it in this utterance,
+  else, when this utterance names nobody before it, the one person named in the turns just
+  before. Never the speaker; in a meeting of two people never either of them (to each other
+  they are "you" and "I"). A first name in the small lexicon below with the other gender
+  does not fit ("she" is not "Tom"); a name not in it fits both.
+- "we"/"us"/"our": the speaker's partner, when exactly one other person is named in this
+  utterance before it or in the turns just before; nobody named: in a meeting of two people
+  the other one; otherwise None.
+- "they"/"them"/"their"/"theirs": the one organisation named before it in this utterance,
+  else in the turns just before; None when none or several are (a group of people is left
+  unresolved).
+
+No entity is made from a fragment: a capitalised word inside an organisation's name ("Montreal"
+in "the Bank of Montreal"), a one-word name that opens its sentence and is no known person
+("Happy to help", "Most of them"), or a title word ("Director", "Chair") is never a mention.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from backchannel.extractors.offline_names import (
+    CANONICAL_TITLES,
+    NAME_RX,
+    ORG_RX,
+    TITLE_HEADS,
+    looks_like_org,
+    org_name,
+    parse_title,
+    person_name,
+)
+from backchannel.memory.text import norm_name
+
+__all__ = [
+    "EntityMention",
+    "KnownNames",
+    "PronounRef",
+    "SentenceMentions",
+    "find_mentions",
+    "gender_of",
+    "mentions_in",
+    "organisation_spans",
+    "resolve_pronoun",
+]
+
+
+@dataclass(frozen=True)
+class EntityMention:
+    name: str  # the name it resolves to (the surface unless something exact says more)
+    kind: str  # person, organisation, title
+    start: int  # offsets into the utterance text
+    end: int
+    surface: str
+    source: str = "text"  # text, speaker, participant, memory, lexicon
+
+
+@dataclass(frozen=True)
+class PronounRef:
+    pronoun: str
+    start: int
+    end: int
+    refers_to: str | None  # a name, or None when nothing exact decides
+    kind: str | None = None  # person, organisation; None when unresolved
+    candidates: tuple[str, ...] = ()  # what fitted (two or more: the reason it stayed open)
+
+
+@dataclass
+class SentenceMentions:
+    utterance_idx: int
+    speaker: str | None
+    start: int
+    end: int
+    text: str  # the sentence
+    mentions: list[EntityMention] = field(default_factory=list)
+    pronouns: list[PronounRef] = field(default_factory=list)
+
+    def of_kind(self, kind: str) -> list[EntityMention]:
+        return [m for m in self.mentions if m.kind == kind]
+
+
+@dataclass
+class KnownNames:
+    """Names a meeting knows beyond its text: speaker labels, participants and attendees, and
+    (with a store) every person's and organisation's name and alias in memory."""
+
+    people: dict[str, str] = field(default_factory=dict)  # normalised name or alias -> full name
+    organisations: dict[str, str] = field(default_factory=dict)
+    speakers: frozenset[str] = frozenset()  # normalised labels and participants of this meeting
+    meeting: tuple[str, ...] = ()  # the meeting's people (labels, participants), as written
+
+    def full_name(self, first: str, said: Iterable[str] = ()) -> str | None:
+        """The one full name with this first name: said before in the meeting, else among the
+        meeting's people, else known to memory; None when none or several fit."""
+        key = norm_name(first)
+        for pool in (said, self.meeting, self.people.values()):
+            found = {norm_name(n): n for n in pool if " " in norm_name(n) and norm_name(n).split()[0] == key}
+            if len(found) == 1:
+                return next(iter(found.values()))
+            if len(found) > 1:
+                return None
+        return None
+
+
+# ---------------------------------------------------------------- gender (a small exact lexicon)
+
+# Common first names that are one gender beyond doubt; names used for both (Alex, Sam, Kim,
+# Jordan, Robin, Charlie, Andrea, ...) are left out on purpose: they fit any pronoun.
+_FEMALE = set("""
+anna ana anne annie alice amelia amy aisha ayesha beatriz carla carmen caroline catherine charlotte chloe
+claire clara daniela diana elena eleanor elisa elizabeth ella emily emma eva fatima fiona grace hannah helen
+ines irene isabel isabelle itziar jane jennifer jessica julia julie karen kate katherine laura lena linda
+lisa lucia lucy maria marie martha mary megan mei mia michelle monica nadia natalia natasha nicole nina olivia
+paula priya rachel rebecca rosa ruth sakura sara sarah sofia sophie susan tanya teresa valentina victoria
+yuki zoe zara ingrid greta agnieszka camille chantal elodie amelie margaux
+""".split())
+_MALE = set("""
+adam ahmed alan albert alejandro alessandro andrew antonio arjun ben benjamin brian carlos charles chris
+christopher daniel david dmitri edward eric erik felix francesco frank george hans harry henry hiroshi ian
+ivan jack jacob james javier jean john jonathan jorge jose joseph juan kenji kevin klaus lars leo liam lucas
+luis marc marco marcus mark martin matthew michael miguel mohammed muhammad nathan nick nicolas oliver omar
+oscar pablo patrick paul pedro peter pierre rafael rahul ravi richard robert roberto ryan samuel sean
+sebastian simon stefan stephen steven thomas tim timothy tom tomas victor william yusuf
+""".split())
+_PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m",
+                   "she": "f", "her": "f", "hers": "f", "herself": "f"}
+
+
+def gender_of(name: str) -> str | None:
+    """'f' or 'm' for a first name in the lexicon, else None (fits either)."""
+    first = norm_name(name).split()
+    if not first:
+        return None
+    return "f" if first[0] in _FEMALE else "m" if first[0] in _MALE else None
+
+
+# ---------------------------------------------------------------- organisations, people, titles
+
+# Before a name, these make it a place of work; the second set only for a one-word name.
+_WORKPLACE_PREP = re.compile(r"\b(?:at|joined|left)\s+(?:the\s+)?$", re.I)
+_ORG_PREP = re.compile(r"\b(?:for|of|from|in|the)\s+$", re.I)
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")
+_ORGISH_NEXT = re.compile(r"\s+(?:Inc|Ltd|LLC|GmbH|Group|Bank|University|Council|Ministry|College)\b")
+_TITLE_LEFT = {"chief", "deputy", "vice", "senior", "junior", "principal", "lead", "executive", "general",
+               "managing", "acting", "assistant", "associate", "head", "regional", "global", "technical",
+               "finance", "sales", "product", "marketing", "engineering", "data", "research", "design",
+               "operations", "programme", "program", "project", "account", "policy", "interim", "founding"}
+_TITLE_WORDS = TITLE_HEADS | _TITLE_LEFT | {w for k in CANONICAL_TITLES for w in k.replace("-", " ").split()} - {"of", "for"}
+_COMPLEMENT_STOP = {"at", "in", "the", "and", "with", "for", "of", "on", "to", "from", "is", "was", "a", "an"}
+_WORD = re.compile(r"[A-Za-z][\w-]*")
+
+
+def organisation_spans(text: str, lo: int, hi: int) -> list[tuple[int, int, str]]:
+    """(start, end, name) of every organisation in text[lo:hi] that says it is one: a head or
+    suffix word ("Bank of Montreal", "Globex Labs", "Acme Inc") or an acronym."""
+    out = []
+    for m in ORG_RX.finditer(text, lo, hi):
+        raw = m.group(0)
+        org = org_name(raw)
+        if org is None or not looks_like_org(org):
+            continue
+        start = m.start() + raw.find(org) if org in raw else m.start()
+        out.append((start, start + len(org), org))
+    return out
+
+
+def _inside(spans: Sequence[tuple[int, int, str]], start: int, end: int) -> bool:
+    return any(a <= start and end <= b and (a, b) != (start, end) for a, b, _n in spans)
+
+
+def _weak_opener(text: str, start: int, name: str, known: KnownNames) -> bool:
+    """A one-word capitalised word opening its sentence that no one knows as a person."""
+    return (" " not in name and norm_name(name) not in known.people and norm_name(name) not in known.speakers
+            and _SENTENCE_START.search(text, max(0, start - 4), start) is not None)
+
+
+def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
+                said: Sequence[str] = ()) -> list[EntityMention]:
+    """People, organisations and titles named in text[lo:hi], in order of position."""
+    known = known or KnownNames()
+    orgs = organisation_spans(text, lo, hi)
+    found: list[EntityMention] = [EntityMention(n, "organisation", a, b, text[a:b],
+                                                "memory" if norm_name(n) in known.organisations else "text")
+                                  for a, b, n in orgs]
+    for m in ORG_RX.finditer(text, lo, hi):  # an organisation memory knows, without a head word ("Globex")
+        org = org_name(m.group(0))
+        if org and norm_name(org) in known.organisations and not looks_like_org(org) and org in m.group(0):
+            a = m.start() + m.group(0).find(org)
+            if not _inside(orgs, a, a + len(org)) and norm_name(org) not in known.people:
+                orgs.append((a, a + len(org), org))
+                found.append(EntityMention(known.organisations[norm_name(org)], "organisation", a, a + len(org),
+                                           org, "memory"))
+    for m in NAME_RX.finditer(text, lo, hi):
+        name = person_name(m.group(0))
+        if name is None:
+            continue
+        a = m.start() + m.group(0).find(name) if name in m.group(0) else m.start()
+        b = a + len(name)
+        key = norm_name(name)
+        if _inside(orgs, a, b) or any((x, y) == (a, b) for x, y, _n in orgs) or key in known.organisations:
+            continue  # "Montreal" of "the Bank of Montreal"; "Globex" known as a company
+        person_known = key in known.people or key in known.speakers
+        if _ORGISH_NEXT.match(text, b) or not person_known and (
+                _WORKPLACE_PREP.search(text, max(0, a - 12), a)
+                or " " not in name and _ORG_PREP.search(text, max(0, a - 12), a)):
+            continue  # "at Globex", "joined Initech", "a spreadsheet from Contoso": a place, not a person
+        if _weak_opener(text, a, name, known):
+            continue
+        source = "speaker" if key in known.speakers else "memory" if key in known.people else "text"
+        full = name
+        if " " not in key:
+            full = known.full_name(name, said) or known.people.get(key) or name
+        found.append(EntityMention(full, "person", a, b, name, source))
+    for a, b in _title_runs(text, lo, hi):
+        got = parse_title(text[a:b])
+        if got is None or _inside(orgs, a, b) or any(x <= a < y for x, y, _n in orgs):
+            continue  # "Chief Executive" of "the Office of the Chief Executive"
+        found.append(EntityMention(got[1], "title", a, b, text[a:b], "lexicon"))
+    found.sort(key=lambda e: (e.start, -e.end))
+    return found
+
+
+def _title_runs(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """Spans of runs of title-lexicon words that hold a head word ("chief technology officer",
+    "head of data"), with an "of/for X" complement of at most two words."""
+    words = [(m.start(), m.end(), m.group(0).lower()) for m in _WORD.finditer(text, lo, hi)]
+    out = []
+    i = 0
+    while i < len(words):
+        if words[i][2] not in _TITLE_WORDS:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(words) and words[j + 1][2] in _TITLE_WORDS and text[words[j][1]:words[j + 1][0]].isspace():
+            j += 1
+        heads = [k for k in range(i, j + 1) if words[k][2] in TITLE_HEADS]
+        if not heads:
+            i = j + 1
+            continue
+        end = heads[-1]
+        if end + 2 < len(words) and words[end + 1][2] in ("of", "for") and words[end + 2][2] not in _COMPLEMENT_STOP:
+            end += 2
+            if end + 1 < len(words) and words[end + 1][2] not in _COMPLEMENT_STOP \
+                    and text[words[end][1]:words[end + 1][0]] == " " and words[end + 1][2] not in TITLE_HEADS:
+                end += 1
+        out.append((words[i][0], words[end][1]))
+        i = max(j, end) + 1
+    return out
+
+
+# ---------------------------------------------------------------- pronouns
+
+_PRONOUN_RX = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|he|him|his|she|her|hers|they|them|their|theirs)\b",
+                         re.I)
+_FIRST_SINGULAR = {"i", "me", "my", "mine", "myself"}
+_FIRST_PLURAL = {"we", "us", "our", "ours"}
+_THIRD_PLURAL = {"they", "them", "their", "theirs"}
+
+
+def _same(a: str, b: str) -> bool:
+    ta, tb = norm_name(a).split(), norm_name(b).split()
+    n = min(len(ta), len(tb))
+    return bool(n) and ta[:n] == tb[:n]
+
+
+def resolve_pronoun(pronoun: str, *, speaker: str | None, before: Sequence[EntityMention],
+                    recent: Sequence[EntityMention] = (), people: Sequence[str] = (),
+                    start: int = 0) -> PronounRef:
+    """Whom `pronoun` means (see the module docstring); None when nothing exact decides."""
+    p = pronoun.lower()
+    end = start + len(pronoun)
+    if p in _FIRST_SINGULAR:
+        return PronounRef(pronoun, start, end, speaker, "person" if speaker else None)
+    two = _two_people(people)
+    if p in _THIRD_PLURAL:
+        for scope in (before, recent):
+            orgs = {norm_name(m.name): m.name for m in scope if m.kind == "organisation"}
+            if orgs:
+                names = tuple(sorted(orgs.values()))
+                return PronounRef(pronoun, start, end, names[0] if len(names) == 1 else None,
+                                  "organisation" if len(names) == 1 else None, names)
+        return PronounRef(pronoun, start, end, None)
+    gender = _PRONOUN_GENDER.get(p)
+    for scope in (before, recent):
+        cands: dict[str, str] = {}
+        for m in scope:
+            if m.kind != "person" or (speaker and _same(m.name, speaker)):
+                continue
+            if two and any(_same(m.name, x) for x in two):
+                continue  # in a meeting of two, "she" is neither of them
+            if gender and gender_of(m.name) not in (None, gender):
+                continue
+            cands[norm_name(m.name)] = m.name
+        # 'Marc' and 'Marc Dupont' in one scope are one person
+        merged = {k: v for k, v in cands.items() if not any(k != o and _same(k, o) and len(o) > len(k) for o in cands)}
+        if merged:
+            names = tuple(sorted(merged.values()))
+            one = names[0] if len(names) == 1 else None
+            return PronounRef(pronoun, start, end, one, "person" if one else None, names)
+    if p in _FIRST_PLURAL and two and speaker:
+        other = [x for x in two if not _same(x, speaker)]
+        if len(other) == 1:
+            return PronounRef(pronoun, start, end, other[0], "person", (other[0],))
+    return PronounRef(pronoun, start, end, None)
+
+
+def _two_people(people: Sequence[str]) -> tuple[str, ...]:
+    """The meeting's two people when it has exactly two, else ()."""
+    distinct: list[str] = []
+    for n in people:
+        if n and not any(_same(n, d) for d in distinct):
+            distinct.append(n)
+    return tuple(distinct) if len(distinct) == 2 else ()
+
+
+# ---------------------------------------------------------------- the stage
+
+_RECENT_TURNS = 2
+
+
+def known_names(transcript, store=None, *, owner_names: Sequence[str] = (),
+                attendees: Sequence[str] = ()) -> KnownNames:
+    """What the meeting (labels, participants, attendees, the owner) and memory know by name."""
+    meeting = [n for n in (*transcript.speakers(), *transcript.participants, *attendees) if n]
+    people: dict[str, str] = {}
+    orgs: dict[str, str] = {}
+    if store is not None:
+        rows = store.con.execute(
+            """SELECT e.kind, e.name, e.norm, list(a.norm) FILTER (WHERE a.norm IS NOT NULL)
+               FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
+               WHERE e.merged_into IS NULL AND e.kind IN ('person', 'organisation')
+               GROUP BY e.kind, e.name, e.norm""").fetchall()
+        for kind, name, norm, alias_norms in rows:
+            into = people if kind == "person" else orgs
+            for key in {norm, *(alias_norms or [])}:
+                into.setdefault(key, name)
+    for n in (*meeting, *owner_names):
+        if n:
+            people.setdefault(norm_name(n), n)
+    speakers = frozenset(norm_name(n) for n in (*meeting, *owner_names) if n)
+    return KnownNames(people=people, organisations=orgs, speakers=speakers, meeting=tuple(meeting))
+
+
+def find_mentions(transcript, store=None, *, owner_names: Sequence[str] = (),
+                  attendees: Sequence[str] = ()) -> list[SentenceMentions]:
+    """Every English sentence's mentions and pronouns (see the module docstring)."""
+    from backchannel.extractors.offline_core import sentences
+    from backchannel.extractors.offline_ja import is_japanese
+
+    known = known_names(transcript, store, owner_names=owner_names, attendees=attendees)
+    people = [*known.meeting]
+    said: list[str] = []  # full names said so far, for a first name alone
+    turns: list[list[EntityMention]] = []  # mentions of each earlier turn
+    out: list[SentenceMentions] = []
+    for u in transcript.utterances:
+        text = u.text or ""
+        recent = [m for t in turns[-_RECENT_TURNS:] for m in t]
+        this_turn: list[EntityMention] = []
+        for s0, s1 in sentences(text):
+            if is_japanese(text[s0:s1]):
+                continue
+            found = mentions_in(text, s0, s1, known, said)
+            sm = SentenceMentions(u.idx, u.speaker, s0, s1, text[s0:s1], found)
+            for pm in _PRONOUN_RX.finditer(text, s0, s1):
+                if pm.group(0) == "I" or pm.group(0).lower() != "i":
+                    before = [m for m in (*this_turn, *found) if m.end <= pm.start()]
+                    sm.pronouns.append(resolve_pronoun(pm.group(0), speaker=u.speaker, before=before,
+                                                       recent=recent, people=people, start=pm.start()))
+            this_turn.extend(found)
+            said.extend(m.name for m in found if m.kind == "person" and " " in m.name)
+            out.append(sm)
+        turns.append(this_turn)
+    return out
+

@@ -61,6 +61,7 @@ from backchannel.memory.text import norm_name
 __all__ = [
     "EntityMention",
     "KnownNames",
+    "PRONOUN_GENDER",
     "PronounRef",
     "SentenceMentions",
     "find_mentions",
@@ -148,7 +149,7 @@ luis marc marco marcus mark martin matthew michael miguel mohammed muhammad nath
 oscar pablo patrick paul pedro peter pierre rafael rahul ravi richard robert roberto ryan samuel sean
 sebastian simon stefan stephen steven thomas tim timothy tom tomas victor william yusuf
 """.split())
-_PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m",
+PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m",
                    "she": "f", "her": "f", "hers": "f", "herself": "f"}
 
 
@@ -306,7 +307,7 @@ def resolve_pronoun(pronoun: str, *, speaker: str | None, before: Sequence[Entit
                 return PronounRef(pronoun, start, end, names[0] if len(names) == 1 else None,
                                   "organisation" if len(names) == 1 else None, names)
         return PronounRef(pronoun, start, end, None)
-    gender = _PRONOUN_GENDER.get(p)
+    gender = PRONOUN_GENDER.get(p)
     for scope in (before, recent):
         cands: dict[str, str] = {}
         for m in scope:

@@ -40,10 +40,10 @@ def test_a_quantifier_opening_the_turn_before_is_no_rival_either():
 
 def test_an_opening_first_name_still_makes_the_pronoun_ambiguous():
     t = transcript([
-        ("Ines Roth", "Ravi and Lena Ortiz both came to the launch."),
-        ("Ben Ortega", "She works at Initech now."),  # Ravi or Lena: no guess
-        ("Ines Roth", "Keen to meet them. Omar visited Julia Stein last week."),
-        ("Ben Ortega", "He works at Soylent Labs now."),  # Omar (a name before a verb) or Julia: no guess
+        ("Ines Roth", "Maria and Lena Ortiz both came to the launch."),
+        ("Ben Ortega", "She works at Initech now."),  # Maria or Lena: no guess
+        ("Ines Roth", "Keen to meet them. Omar visited Jack Stein last week."),
+        ("Ben Ortega", "He works at Soylent Labs now."),  # Omar (a name before a verb) or Jack: no guess
     ])
     got = works_at(t)
     assert not [w for w in got if w[1] in ("Initech", "Soylent Labs")], got

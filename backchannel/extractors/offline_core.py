@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from backchannel.extractors.dates import DateRange, find_date_phrases, resolve_phrase
+from backchannel.extractors.dates import DateRange, can_be_due, find_date_phrases, resolve_phrase
 from backchannel.extractors.mentions import PRONOUN_GENDER, gender_of, organisation_spans
 from backchannel.extractors.offline_names import NAME_RX, ORG_RX, STOP, looks_like_org, org_name, person_name
 from backchannel.extractors.result import ExtractedAssertion, Mention
@@ -315,6 +315,14 @@ class Ctx:
         if obj is not None and same_person(obj.name, subject.name):
             return
         a, b = quote_span or self.quote_span(start, end)
+        if predicate == "committed_to" and dr is not None and not can_be_due(dr, self.anchor):
+            # "I'll send you a spreadsheet from 2011": a year said in passing is no due date; a
+            # later phrase of the same clause that can be one is ("... from 2011 by Friday").
+            due_before = valid_to
+            dr = next((r for r in (resolve_phrase(p, self.anchor) for x, _y, p in self.dates() if a <= x < b)
+                       if r.phrase != dr.phrase and can_be_due(r, self.anchor) and (r.end or r.start)), None)
+            if due_before is not None:
+                valid_to = (dr.end or dr.start) if dr else None
         if modality is None:
             modality = "stated" if subject.is_speaker else "reported"
         self.out.append(ExtractedAssertion(

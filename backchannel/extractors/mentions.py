@@ -115,6 +115,13 @@ class KnownNames:
     organisations: dict[str, str] = field(default_factory=dict)
     speakers: frozenset[str] = frozenset()  # normalised labels and participants of this meeting
     meeting: tuple[str, ...] = ()  # the meeting's people (labels, participants), as written
+    memory: frozenset[str] = frozenset()  # normalised names and aliases of the store's people
+    _firsts: frozenset[str] | None = None
+
+    def first_names(self) -> frozenset[str]:
+        if self._firsts is None:
+            self._firsts = frozenset(k.split()[0] for k in (*self.people, *self.speakers) if " " in k)
+        return self._firsts
 
     def full_name(self, first: str, said: Iterable[str] = ()) -> str | None:
         """The one full name with this first name: said before in the meeting, else among the
@@ -187,6 +194,11 @@ def organisation_spans(text: str, lo: int, hi: int) -> list[tuple[int, int, str]
         if org is None or not looks_like_org(org):
             continue
         start = m.start() + raw.find(org) if org in raw else m.start()
+        parts = org.split(" and ")
+        if len(parts) == 2 and all(looks_like_org(x) for x in parts):  # "Halden Robotics and Orla Insurance"
+            out += [(start, start + len(parts[0]), parts[0]),
+                    (start + len(org) - len(parts[1]), start + len(org), parts[1])]
+            continue
         out.append((start, start + len(org), org))
     return out
 
@@ -195,9 +207,12 @@ def _inside(spans: Sequence[tuple[int, int, str]], start: int, end: int) -> bool
     return any(a <= start and end <= b and (a, b) != (start, end) for a, b, _n in spans)
 
 
-def _weak_opener(text: str, start: int, name: str, known: KnownNames) -> bool:
-    """A one-word capitalised word opening its sentence that no one knows as a person."""
-    return (" " not in name and norm_name(name) not in known.people and norm_name(name) not in known.speakers
+def _weak_opener(text: str, start: int, name: str, known: KnownNames, said: Sequence[str] = ()) -> bool:
+    """A one-word capitalised word opening its sentence that no one knows as a person (by name,
+    alias or first name, or as the first name of a full name said before in the meeting)."""
+    key = norm_name(name)
+    return (" " not in name and key not in known.people and key not in known.speakers
+            and key not in known.first_names() and not any(norm_name(n).split()[0] == key for n in said if n)
             and _SENTENCE_START.search(text, max(0, start - 4), start) is not None)
 
 
@@ -231,12 +246,14 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
                 _WORKPLACE_PREP.search(text, max(0, a - 12), a)
                 or " " not in name and _ORG_PREP.search(text, max(0, a - 12), a)):
             continue  # "at Globex", "joined Initech", "a spreadsheet from Contoso": a place, not a person
-        if _weak_opener(text, a, name, known):
+        if _weak_opener(text, a, name, known, said):
             continue
-        source = "speaker" if key in known.speakers else "memory" if key in known.people else "text"
         full = name
         if " " not in key:
             full = known.full_name(name, said) or known.people.get(key) or name
+        kf = norm_name(full)
+        source = "speaker" if kf in known.speakers or key in known.speakers else \
+            "memory" if kf in known.memory or key in known.memory else "text"
         found.append(EntityMention(full, "person", a, b, name, source))
     for a, b in _title_runs(text, lo, hi):
         got = parse_title(text[a:b])
@@ -361,11 +378,12 @@ def known_names(transcript, store=None, *, owner_names: Sequence[str] = (),
             into = people if kind == "person" else orgs
             for key in {norm, *(alias_norms or [])}:
                 into.setdefault(key, name)
+    memory = frozenset(people)
     for n in (*meeting, *owner_names):
         if n:
             people.setdefault(norm_name(n), n)
     speakers = frozenset(norm_name(n) for n in (*meeting, *owner_names) if n)
-    return KnownNames(people=people, organisations=orgs, speakers=speakers, meeting=tuple(meeting))
+    return KnownNames(people=people, organisations=orgs, speakers=speakers, meeting=tuple(meeting), memory=memory)
 
 
 def find_mentions(transcript, store=None, *, owner_names: Sequence[str] = (),

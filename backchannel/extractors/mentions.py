@@ -45,6 +45,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from backchannel.extractors.offline_names import (
     CANONICAL_TITLES,
@@ -184,11 +185,18 @@ _COMPLEMENT_STOP = {"at", "in", "the", "and", "with", "for", "of", "on", "to", "
 _WORD = re.compile(r"[A-Za-z][\w-]*")
 
 
-def organisation_spans(text: str, lo: int, hi: int) -> list[tuple[int, int, str]]:
-    """(start, end, name) of every organisation in text[lo:hi] that says it is one: a head or
-    suffix word ("Bank of Montreal", "Globex Labs", "Acme Inc") or an acronym."""
+def organisation_spans(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int, str]]:
+    """(start, end, name) of every organisation within text[lo:hi] that says it is one: a head
+    or suffix word ("Bank of Montreal", "Globex Labs", "Acme Inc") or an acronym. The whole text
+    is read once (cached): the rules ask about many windows of one utterance."""
+    hi = len(text) if hi is None else hi
+    return [s for s in _all_organisation_spans(text) if lo <= s[0] and s[1] <= hi]
+
+
+@lru_cache(maxsize=256)
+def _all_organisation_spans(text: str) -> tuple[tuple[int, int, str], ...]:
     out = []
-    for m in ORG_RX.finditer(text, lo, hi):
+    for m in ORG_RX.finditer(text):
         raw = m.group(0)
         org = org_name(raw)
         if org is None or not looks_like_org(org):
@@ -200,7 +208,7 @@ def organisation_spans(text: str, lo: int, hi: int) -> list[tuple[int, int, str]
                     (start + len(org) - len(parts[1]), start + len(org), parts[1])]
             continue
         out.append((start, start + len(org), org))
-    return out
+    return tuple(out)
 
 
 def _inside(spans: Sequence[tuple[int, int, str]], start: int, end: int) -> bool:

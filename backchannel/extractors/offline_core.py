@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from backchannel.extractors.dates import DateRange, can_be_due, find_date_phrases, resolve_phrase
 from backchannel.extractors.mentions import PRONOUN_GENDER, gender_of, organisation_spans
@@ -111,12 +112,13 @@ class Ctx:
     def _org_fragment(self, name: str) -> bool:
         """`name` is said in this sentence only as part of an organisation's name ("Montreal" in
         "the Bank of Montreal and I worked together"): no person."""
-        hits = [m.start() for m in re.finditer(r"(?<![\w'’-])" + re.escape(name) + r"(?![\w-])", self.sent)]
-        if not hits:
+        spans = [sp for sp in organisation_spans(self.text, self.s0, self.s1) if name in sp[2]]
+        if not spans:
             return False
-        spans = organisation_spans(self.sent, 0, len(self.sent))
-        return all(any(a <= h and h + len(name) <= b and (a, b) != (h, h + len(name)) for a, b, _o in spans)
-                   for h in hits)
+        hits = [m.start() for m in re.finditer(r"(?<![\w'’-])" + re.escape(name) + r"(?![\w-])", self.text[:self.s1])
+                if m.start() >= self.s0]
+        return bool(hits) and all(
+            any(a <= h and h + len(name) <= b and (a, b) != (h, h + len(name)) for a, b, _o in spans) for h in hits)
 
     def by_surname(self, surname: str) -> Mention | None:
         """The one speaker of this meeting whose name ends with `surname`, by their name
@@ -203,12 +205,7 @@ class Ctx:
 
     def _two_people(self) -> tuple[str, ...]:
         """The meeting's two speakers, by their names, when it has exactly two; else ()."""
-        names: list[str] = []
-        for label in self.speakers:
-            n = person_name(re.sub(r"\s*\(.*$", "", label)) or label
-            if not any(same_person(n, x) for x in names):
-                names.append(n)
-        return tuple(names) if len(names) == 2 else ()
+        return _two_people(self.speakers)
 
     def their_org(self, pos: int) -> Mention | None:
         """The organisation "their"/"they" at `pos` points back to: the one organisation named
@@ -335,6 +332,18 @@ class Ctx:
 
 _TITLE_ABBREV = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame"}
 _ORGISH_NEXT = re.compile(r"\s+(?:Inc|Ltd|LLC|GmbH|Group|Bank|University|Council|Ministry|College)\b")
+
+
+@lru_cache(maxsize=64)
+def _two_people(speakers: tuple[str, ...]) -> tuple[str, ...]:
+    names: list[str] = []
+    for label in speakers:
+        n = person_name(re.sub(r"\s*\(.*$", "", label)) or label
+        if not any(same_person(n, x) for x in names):
+            names.append(n)
+            if len(names) > 2:
+                return ()
+    return tuple(names) if len(names) == 2 else ()
 
 
 def same_person(a: str, b: str) -> bool:

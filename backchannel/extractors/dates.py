@@ -361,7 +361,7 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
         d = _safe_date(int(g("iy")), int(g("im")), int(g("id")))
         return (d, d) if d else None
     if name in ("dmy", "mdy"):
-        day = int(re.match(r"\d+", g("dd") if name == "dmy" else g("md")).group(0))
+        day = int(re.sub(r"\D", "", g("dd") if name == "dmy" else g("md")))
         mon = _month(g("dm") if name == "dmy" else g("mm"))
         ys = g("dy") if name == "dmy" else g("my")
         d = _safe_date(int(ys) if ys else year_for(a, mon, day), mon, day)
@@ -373,14 +373,14 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
         return date(y, 1, 1), date(y, 12, 31)
     if name == "mon":
         mon = _month(g("mo"))
-        y = year_for(a, mon)
-        return _month_range(y, mon) if y else (None, None)
+        year = year_for(a, mon)
+        return _month_range(year, mon) if year else (None, None)
     if name == "endm":
         mon = _month(g("em"))
-        y = year_for(a, mon, 28)
-        if y is None:
+        year = year_for(a, mon, 28)
+        if year is None:
             return (None, None)
-        d = _month_range(y, mon)[1]
+        d = _month_range(year, mon)[1]
         return (d, d)
     if name == "endy":
         d = date(int(g("ey")), 12, 31)
@@ -458,13 +458,13 @@ def _weekday_date(m: re.Match, a: date | None, past: bool) -> tuple[date | None,
     a month ("Friday 4 December") the day and month decide and the weekday only confirms."""
     g = m.group
     wd = _WEEKDAYS[g("wdw").lower()]
-    day = int(re.match(r"\d+", g("wdn") or g("wdn2") or g("wdn3") or g("wdn4")).group(0))
+    day = int(re.sub(r"\D", "", g("wdn") or g("wdn2") or g("wdn3") or g("wdn4")))
     mon_s = g("wdm") or g("wdm2")
     if mon_s:
         mon = _month(mon_s)
         y = int(g("wdy")) if g("wdy") else (_past_year if past else _nearest_year)(a, mon, day)
         d = _safe_date(y, mon, day)
-        if d is not None and d.weekday() != wd and not g("wdy") and a is not None:
+        if d is not None and y is not None and d.weekday() != wd and not g("wdy") and a is not None:
             for yy in (y + 1, y - 1):  # "Friday 4 December" said in a year where the 4th is a Thursday
                 alt = _safe_date(yy, mon, day)
                 if alt is not None and alt.weekday() == wd and abs((alt - a).days) < 366:

@@ -35,7 +35,7 @@ _WORD_AT = re.compile(r"[A-Za-z]+")
 def sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence in `text`, whitespace trimmed; abbreviations
     ('Dr.', 'Inc.') and decimals do not end a sentence."""
-    out = []
+    out: list[tuple[int, int]] = []
     start = 0
     for m in _SENT_END.finditer(text):
         if m.group(0) == ".":

@@ -33,6 +33,16 @@ Conventions (all documented choices, tested in tests/test_dates.py):
   strictly before it.
 - "tomorrow", "today", "yesterday", "the day after tomorrow".
 - "the 15th" (with on/by/until/before) is the first 15th on or after the anchor.
+- A weekday with its day ("by Friday the 4th", "Friday 4 December", "Thursday, 1st October")
+  is one phrase: of the next two 4ths (with `past`, the last two) the one that is a Friday,
+  else the first of them; with a month, the day and month decide (a year where they fall on
+  that weekday is taken when the nearest one does not).
+- A duration followed at once by the range it spans is one phrase dated by the range: "for
+  five years, 2014 to 2019" is 2014-01-01..2019-12-31; "for two years from 2015" is
+  2015-01-01..2016-12-31; "for four years until 2020" is 2017-01-01..2020-12-31.
+- `can_be_due(range, anchor)`: a start ("from 2011", "since June") or a period over before
+  the anchor ("a spreadsheet from 2011") cannot date a promise (Ctx.emit drops it from a
+  `committed_to`, keeping a later phrase of the clause that can: "... from 2018 by Monday").
 - A day and month, or a month, with no year ("on 3 March", "in March") takes the
   year that puts it within six months either side of the anchor.
 - "end of day", "EOD", "COB", "close of business", "this afternoon", "later today"

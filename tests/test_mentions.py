@@ -133,3 +133,22 @@ def test_resolve_pronoun_on_its_own():
     org = [EntityMention("Orla Insurance", "organisation", 0, 14, "Orla Insurance")]
     ref = resolve_pronoun("their", speaker="Aoife Byrne", before=[], recent=org)
     assert (ref.refers_to, ref.kind) == ("Orla Insurance", "organisation")
+
+
+def test_what_the_words_alone_do_not_settle_is_a_rival_never_an_antecedent():
+    found = find_mentions(meeting(
+        ("Aoife Byrne", "We moved the whole thing onto Trello. She hated it."),  # Trello: no one known by it
+        ("Aoife Byrne", "Wiremu sent the file. He was quick."),  # a name alone, not in the lexicon: open too
+        ("Aoife Byrne", "Greta sent the file. She was quick."),  # a lexicon first name counts
+        ("Aoife Byrne", "The XML came back. Their reply was short."),  # an acronym never seen as a workplace
+    ))
+    got = pronouns(found)
+    assert ("She", None) in got and ("He", None) in got and ("She", "Greta") in got and ("Their", None) in got
+    people = {m.name: m.confirmed for s in found for m in s.mentions if m.kind == "person"}
+    assert people.get("Trello") is False and people.get("Greta") is True
+
+
+def test_numbers_currencies_peoples_and_places_are_no_people():
+    found = find_mentions(meeting(("Aoife Byrne", "It cost them Seventeen Pounds, said the Canadians in Wales."),
+                                  ("Aoife Byrne", "Ask about the White Paper and the A-levels.")))
+    assert named(found, "person") == []

@@ -50,12 +50,15 @@ from functools import lru_cache
 from backchannel.extractors.offline_names import (
     CANONICAL_TITLES,
     NAME_RX,
+    NATIONALITIES,
+    NOT_ORGS,
     ORG_RX,
     TITLE_HEADS,
     looks_like_org,
     org_name,
     parse_title,
     person_name,
+    strong_title,
 )
 from backchannel.memory.text import norm_name
 
@@ -81,6 +84,10 @@ class EntityMention:
     end: int
     surface: str
     source: str = "text"  # text, speaker, participant, memory, lexicon
+    # False for what the words alone do not settle: a one-word capitalised name nobody in the
+    # meeting or in memory is called ("Google", "Tango"), an acronym never seen at a place of
+    # work ("XML", "FAQ"). Such a mention is a rival for a pronoun, never its antecedent.
+    confirmed: bool = True
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,8 @@ luis marc marco marcus mark martin matthew michael miguel mohammed muhammad nath
 oscar pablo patrick paul pedro peter pierre rafael rahul ravi richard robert roberto ryan samuel sean
 sebastian simon stefan stephen steven thomas tim timothy tom tomas victor william yusuf
 """.split())
+# Lexicon first names that are also everyday words opening a sentence ("Mark it done", "Frank talk").
+_ALSO_WORDS = {"mark", "frank", "grace", "nick", "jack"}
 PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m",
                    "she": "f", "her": "f", "hers": "f", "herself": "f"}
 
@@ -171,6 +180,16 @@ def gender_of(name: str) -> str | None:
 
 # ---------------------------------------------------------------- organisations, people, titles
 
+# Words of a capitalised run that make it no person: numbers and currencies ("Seventeen Pounds",
+# "Euros"), nationalities in the plural ("Canadians"), school grades ("A-levels").
+_NOT_A_PERSON_WORD = re.compile(
+    r"\b(?:(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve|Thirteen|Fourteen|Fifteen|Sixteen"
+    r"|Seventeen|Eighteen|Nineteen|Twenty|Thirty|Forty|Fifty|Hundred|Thousand|Million|Billion)"
+    r"|Pounds?|Euros?|Dollars?|Pence|Cents?|[A-Z]-[a-z]+)\b")
+_PEOPLES = {n + "s" for n in NATIONALITIES if n.endswith("an")} | {"brits", "scots", "danes", "swedes", "poles"}
+# Nouns that end capitalised phrases which are no one's name ("United States", "White Paper").
+_NOT_NAME_NOUNS = {"states", "kingdom", "republic", "peoples", "relations", "paper", "papers", "interface", "station",
+                   "ready", "work", "reaction", "affairs", "rights", "nations"}
 # Before a name, these make it a place of work; the second set only for a one-word name.
 _WORKPLACE_PREP = re.compile(r"\b(?:at|joined|left)\s+(?:the\s+)?$", re.I)
 _ORG_PREP = re.compile(r"\b(?:for|of|from|in|the)\s+$", re.I)
@@ -219,6 +238,8 @@ def _weak_opener(text: str, start: int, name: str, known: KnownNames, said: Sequ
     """A one-word capitalised word opening its sentence that no one knows as a person (by name,
     alias or first name, or as the first name of a full name said before in the meeting)."""
     key = norm_name(name)
+    if gender_of(name) is not None and key not in _ALSO_WORDS:
+        return False  # "Greta sent the file": a first name of the lexicon opens sentences as a name
     return (" " not in name and key not in known.people and key not in known.speakers
             and key not in known.first_names() and not any(norm_name(n).split()[0] == key for n in said if n)
             and _SENTENCE_START.search(text, max(0, start - 4), start) is not None)
@@ -229,9 +250,13 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
     """People, organisations and titles named in text[lo:hi], in order of position."""
     known = known or KnownNames()
     orgs = organisation_spans(text, lo, hi)
-    found: list[EntityMention] = [EntityMention(n, "organisation", a, b, text[a:b],
-                                                "memory" if norm_name(n) in known.organisations else "text")
-                                  for a, b, n in orgs]
+    found: list[EntityMention] = []
+    for a, b, n in orgs:
+        in_memory = norm_name(n) in known.organisations
+        acronym_only = " " not in n and n.isupper()
+        confirmed = in_memory or not acronym_only or bool(_WORKPLACE_PREP.search(text, max(0, a - 12), a))
+        found.append(EntityMention(n, "organisation", a, b, text[a:b], "memory" if in_memory else "text",
+                                   confirmed))
     for m in ORG_RX.finditer(text, lo, hi):  # an organisation memory knows, without a head word ("Globex")
         org = org_name(m.group(0))
         if org and norm_name(org) in known.organisations and not looks_like_org(org) and org in m.group(0):
@@ -262,11 +287,17 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
         kf = norm_name(full)
         source = "speaker" if kf in known.speakers or key in known.speakers else \
             "memory" if kf in known.memory or key in known.memory else "text"
-        found.append(EntityMention(full, "person", a, b, name, source))
+        if _NOT_A_PERSON_WORD.search(name) or any(t.lower() in NOT_ORGS or t.lower() in _PEOPLES
+                                                   or t.lower() in _NOT_NAME_NOUNS for t in name.split()):
+            continue  # "Seventeen Pounds", "Euros", "A-levels"; "Wales", "Industrial Design": a place or topic
+        confirmed = " " in name or source != "text" or full != name or gender_of(name) is not None
+        found.append(EntityMention(full, "person", a, b, name, source, confirmed))
     for a, b in _title_runs(text, lo, hi):
         got = parse_title(text[a:b])
         if got is None or _inside(orgs, a, b) or any(x <= a < y for x, y, _n in orgs):
             continue  # "Chief Executive" of "the Office of the Chief Executive"
+        if not strong_title(got[0]):
+            continue  # "lead", "associate", "head" alone: too often no job
         found.append(EntityMention(got[1], "title", a, b, text[a:b], "lexicon"))
     found.sort(key=lambda e: (e.start, -e.end))
     return found
@@ -309,8 +340,14 @@ _FIRST_PLURAL = {"we", "us", "our", "ours"}
 _THIRD_PLURAL = {"they", "them", "their", "theirs"}
 
 
+@lru_cache(maxsize=4096)
+def _norm(name: str) -> str:
+    return norm_name(name)
+
+
 def _same(a: str, b: str) -> bool:
-    ta, tb = norm_name(a).split(), norm_name(b).split()
+    """'Marc' and 'Marc Dupont' (one is the other's first tokens) may be one person."""
+    ta, tb = _norm(a).split(), _norm(b).split()
     n = min(len(ta), len(tb))
     return bool(n) and ta[:n] == tb[:n]
 
@@ -323,18 +360,19 @@ def resolve_pronoun(pronoun: str, *, speaker: str | None, before: Sequence[Entit
     end = start + len(pronoun)
     if p in _FIRST_SINGULAR:
         return PronounRef(pronoun, start, end, speaker, "person" if speaker else None)
-    two = _two_people(people)
+    two = _two_people(tuple(people))
     if p in _THIRD_PLURAL:
         for scope in (before, recent):
-            orgs = {norm_name(m.name): m.name for m in scope if m.kind == "organisation"}
+            orgs = {norm_name(m.name): m for m in scope if m.kind == "organisation"}
             if orgs:
-                names = tuple(sorted(orgs.values()))
-                return PronounRef(pronoun, start, end, names[0] if len(names) == 1 else None,
-                                  "organisation" if len(names) == 1 else None, names)
+                names = tuple(sorted(m.name for m in orgs.values()))
+                one = names[0] if len(names) == 1 and all(m.confirmed for m in orgs.values()) else None
+                return PronounRef(pronoun, start, end, one, "organisation" if one else None, names)
         return PronounRef(pronoun, start, end, None)
     gender = PRONOUN_GENDER.get(p)
     for scope in (before, recent):
         cands: dict[str, str] = {}
+        unconfirmed: set[str] = set()
         for m in scope:
             if m.kind != "person" or (speaker and _same(m.name, speaker)):
                 continue
@@ -343,11 +381,13 @@ def resolve_pronoun(pronoun: str, *, speaker: str | None, before: Sequence[Entit
             if gender and gender_of(m.name) not in (None, gender):
                 continue
             cands[norm_name(m.name)] = m.name
+            if not m.confirmed:
+                unconfirmed.add(norm_name(m.name))
         # 'Marc' and 'Marc Dupont' in one scope are one person
         merged = {k: v for k, v in cands.items() if not any(k != o and _same(k, o) and len(o) > len(k) for o in cands)}
         if merged:
             names = tuple(sorted(merged.values()))
-            one = names[0] if len(names) == 1 else None
+            one = names[0] if len(names) == 1 and not set(merged) & unconfirmed else None
             return PronounRef(pronoun, start, end, one, "person" if one else None, names)
     if p in _FIRST_PLURAL and two and speaker:
         other = [x for x in two if not _same(x, speaker)]
@@ -356,7 +396,8 @@ def resolve_pronoun(pronoun: str, *, speaker: str | None, before: Sequence[Entit
     return PronounRef(pronoun, start, end, None)
 
 
-def _two_people(people: Sequence[str]) -> tuple[str, ...]:
+@lru_cache(maxsize=64)
+def _two_people(people: tuple[str, ...]) -> tuple[str, ...]:
     """The meeting's two people when it has exactly two, else ()."""
     distinct: list[str] = []
     for n in people:

@@ -8,14 +8,18 @@ Public API (stable; the meaning classifier and the offline rules call it):
   span in the utterance text, the `EntityMention`s it names and a `PronounRef` for each
   personal pronoun in it ("I", "me", "my", "we", "us", "our", "he", "him", "his", "she",
   "her", "they", "them", "their"). Spans are character offsets into `utterance.text`.
-- `EntityMention(name, kind, start, end, surface, source)`: `kind` is "person",
+- `EntityMention(name, kind, start, end, surface, source, confirmed)`: `kind` is "person",
   "organisation" or "title"; `name` is the surface unless something exact says more: a first
   name alone is the one full name with that first name said earlier in the meeting, written
   in a speaker label, among the participants / calendar attendees / mail participants, or
   (with a store) among the people memory knows; `source` says where the name was found:
   "text" (a capitalised name validated by offline_names), "speaker" / "participant" (it is a
   label or attendee of this meeting), "memory" (a name or alias of an entity in `store`),
-  "lexicon" (a title from offline_names' title lexicon).
+  "lexicon" (a title from offline_names' title lexicon). `confirmed` is False for what the
+  words alone do not settle: a one-word name that no one in the meeting or in memory is
+  called and the first-name lexicon does not hold ("Trello", "Tango"), an acronym never
+  seen at a place of work ("XML"). An unconfirmed mention is a rival for a pronoun (it
+  keeps "she" open) but never its antecedent.
 - `resolve_pronoun(pronoun, *, speaker, before, recent=(), people=()) -> PronounRef`:
   the resolver on its own, for a pronoun read elsewhere. `before` are the mentions earlier in
   the same utterance (nearest last), `recent` those of the turns just before, `people` the
@@ -35,7 +39,9 @@ Resolution, exact or nothing (None, never a guess):
   else in the turns just before; None when none or several are (a group of people is left
   unresolved).
 
-No entity is made from a fragment: a capitalised word inside an organisation's name ("Montreal"
+Titles are the lexicon's strong ones ("CTO", "head of data", "director of policy"; "lead" or
+"associate" alone are not). No person is made of numbers, currencies, peoples or places
+("Seventeen Pounds", "the Canadians", "Wales", "the White Paper"). No entity is made from a fragment: a capitalised word inside an organisation's name ("Montreal"
 in "the Bank of Montreal"), a one-word name that opens its sentence and is no known person
 ("Happy to help", "Most of them"), or a title word ("Director", "Chair") is never a mention.
 """

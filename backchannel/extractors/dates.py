@@ -536,7 +536,7 @@ def _duration_range(rest: str, n: int, unit: str, a: date | None, past: bool) ->
     return (None, None)
 
 
-_STARTS = re.compile(r"(?:since|from|as\s+of|starting)\s", re.I)
+_STARTS = re.compile(r"(?:since|from|as\s+of|starting|depuis|à\s+partir\s+d)\b", re.I)
 
 
 def can_be_due(dr: DateRange, anchor: datetime | date | None) -> bool:

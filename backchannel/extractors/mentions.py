@@ -198,6 +198,7 @@ _NOT_NAME_NOUNS = {"states", "kingdom", "republic", "peoples", "relations", "pap
                    "ready", "work", "reaction", "affairs", "rights", "nations"}
 # Before a name, these make it a place of work; the second set only for a one-word name.
 _WORKPLACE_PREP = re.compile(r"\b(?:at|joined|left)\s+(?:the\s+)?$", re.I)
+_AT_WORK = re.compile(r"\b(?:at|joined)\s+(?:the\s+)?$", re.I)  # not "left": "left Marc a message"
 _ORG_PREP = re.compile(r"\b(?:for|of|from|in|the)\s+$", re.I)
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")
 _ORGISH_NEXT = re.compile(r"\s+(?:Inc|Ltd|LLC|GmbH|Group|Bank|University|Council|Ministry|College)\b")
@@ -255,12 +256,20 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
                 said: Sequence[str] = ()) -> list[EntityMention]:
     """People, organisations and titles named in text[lo:hi], in order of position."""
     known = known or KnownNames()
-    orgs = organisation_spans(text, lo, hi)
+    orgs = []
+    for a, b, n in organisation_spans(text, lo, hi):
+        left, sep, right = n.partition(" and ")
+        if sep and len(left.split()) >= 2 and not looks_like_org(left) and looks_like_org(right):
+            # "Orbis Freight and Kestrel Logistics": two organisations, the first by its company only
+            orgs += [(a, a + len(left), left), (b - len(right), b, right)]
+        else:
+            orgs.append((a, b, n))
     found: list[EntityMention] = []
     for a, b, n in orgs:
         in_memory = norm_name(n) in known.organisations
         acronym_only = " " not in n and n.isupper()
-        confirmed = in_memory or not acronym_only or bool(_WORKPLACE_PREP.search(text, max(0, a - 12), a))
+        confirmed = in_memory or looks_like_org(n) and not acronym_only or bool(
+            _WORKPLACE_PREP.search(text, max(0, a - 12), a))
         found.append(EntityMention(n, "organisation", a, b, text[a:b], "memory" if in_memory else "text",
                                    confirmed))
     for m in ORG_RX.finditer(text, lo, hi):  # an organisation memory knows, without a head word ("Globex")
@@ -284,6 +293,11 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
         if _ORGISH_NEXT.match(text, b) or not person_known and (
                 _WORKPLACE_PREP.search(text, max(0, a - 12), a)
                 or " " not in name and _ORG_PREP.search(text, max(0, a - 12), a)):
+            if _WORKPLACE_PREP.search(text, max(0, a - 12), a) and key not in known.people:
+                # "joined Orbis Freight", "at Globex": a place of work; sure of it when two words or more
+                orgs.append((a, b, name))
+                found.append(EntityMention(name, "organisation", a, b, name, "text",
+                                           " " in name and _AT_WORK.search(text, max(0, a - 12), a) is not None))
             continue  # "at Globex", "joined Initech", "a spreadsheet from Contoso": a place, not a person
         if _weak_opener(text, a, name, known, said):
             continue

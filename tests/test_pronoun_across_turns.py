@@ -122,3 +122,15 @@ def test_their_after_two_organisations_named_is_left_unresolved():
         ("Ben Ortega", "Their head of partnerships is Yusuf Demir, right?"),
     ])
     assert not [w for w in works_at(t) if w[0] == "Yusuf Demir"]
+
+
+def test_she_is_not_the_person_the_turn_speaks_to():
+    t = transcript([
+        ("Nadia Haddad", "Hi all."), ("Ben Ortega", "Morning."),
+        ("Ines Roth", "No worries Carla. She works at Vandelay Industries now."),  # Carla is "you" here
+        ("Ines Roth", "Thanks for coming, Carla. She joined Soylent Labs in May."),
+        ("Ines Roth", "I met Carla Ruiz. She works at Cyberdyne Systems now."),  # named, not addressed
+    ])
+    got = works_at(t)
+    assert not [w for w in got if w[1] in ("Vandelay Industries", "Soylent Labs")], got
+    assert ("Carla Ruiz", "Cyberdyne Systems") in got

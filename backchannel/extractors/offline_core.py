@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from backchannel.extractors.dates import DateRange, can_be_due, find_date_phrases, resolve_phrase
 from backchannel.extractors.mentions import PRONOUN_GENDER, gender_of, organisation_spans
-from backchannel.extractors.offline_names import NAME_RX, ORG_RX, STOP, looks_like_org, org_name, person_name
+from backchannel.extractors.offline_names import CAP, NAME, NAME_RX, ORG_RX, STOP, looks_like_org, org_name, person_name
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.memory.text import norm_name
 
@@ -190,12 +190,16 @@ class Ctx:
         gender = PRONOUN_GENDER.get(word.group(0).lower()) if word else None
         two = self._two_people()
 
+        start = max(0, pos - _REACH)
+        # Whom this turn speaks to ("No worries, Nadia.", "Thanks for coming, Nadia.") is "you", not "she".
+        addressed = {norm_name(n) for rx in (_VOCATIVE_OPENING, _VOCATIVE_CLOSING)
+                     for m in rx.finditer(self.text, start, pos) if (n := person_name(m.group("v")))}
+
         def fits(f: tuple[str, str, bool]) -> bool:
             if gender and gender_of(f[1]) not in (None, gender):
                 return False
-            return not any(same_person(f[1], p) for p in two)
+            return not any(same_person(f[1], p) for p in two) and f[0] not in addressed
 
-        start = max(0, pos - _REACH)
         found = self._one([f for f in self._named(start, pos, self.text, False) if fits(f)], False)
         if found is None and self.context_before and not any(
                 person_name(m.group(0)) for m in NAME_RX.finditer(self.text, start, pos)):
@@ -356,6 +360,12 @@ def same_person(a: str, b: str) -> bool:
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")
+# A vocative: a name after a greeting or thanks that opens a sentence ("No worries Nadia.",
+# "Thanks, Nadia,"), or a first name alone closing one ("Thanks for coming, Nadia.").
+_VOCATIVE_OPENING = re.compile(
+    r"(?:^|(?<=[.!?])\s+)(?i:thanks|thank\s+you|cheers|hi|hey|hello|morning|ok|okay|right|yes|yeah|no\s+worries"
+    rf"|sorry|well|sure|great)\s*,?\s+(?P<v>{NAME})\s*[,.!?]")
+_VOCATIVE_CLOSING = re.compile(r",\s*(?P<v>" + CAP + r")\s*[.!?]")
 # After a sentence-opening word, "to" or "of" makes it an adjective or a quantifier that takes a
 # complement ("Happy to.", "Glad to hear it", "Most of them"); a person's name opening a sentence
 # is followed by a verb, "and", a comma or a surname instead ("Marc and Sophie Martin were there").

@@ -152,3 +152,11 @@ def test_numbers_currencies_peoples_and_places_are_no_people():
     found = find_mentions(meeting(("Aoife Byrne", "It cost them Seventeen Pounds, said the Canadians in Wales."),
                                   ("Aoife Byrne", "Ask about the White Paper and the A-levels.")))
     assert named(found, "person") == []
+
+
+def test_the_person_a_turn_speaks_to_is_you_not_she():
+    found = find_mentions(meeting(("Aoife Byrne", "Hi all."), ("Kwame Mensah", "Hello."),
+                                  ("Tevita Fifita", "No worries Greta. She sent it anyway."),
+                                  ("Tevita Fifita", "I asked Greta Lund. She sent it anyway.")))
+    assert [p.refers_to for s in found for p in s.pronouns if p.pronoun == "She"] == [None, "Greta Lund"]
+    assert [m.vocative for s in found for m in s.mentions if m.kind == "person"] == [True, False]

@@ -8,7 +8,7 @@ Public API (stable; the meaning classifier and the offline rules call it):
   span in the utterance text, the `EntityMention`s it names and a `PronounRef` for each
   personal pronoun in it ("I", "me", "my", "we", "us", "our", "he", "him", "his", "she",
   "her", "they", "them", "their"). Spans are character offsets into `utterance.text`.
-- `EntityMention(name, kind, start, end, surface, source, confirmed)`: `kind` is "person",
+- `EntityMention(name, kind, start, end, surface, source, confirmed, vocative)`: `kind` is "person",
   "organisation" or "title"; `name` is the surface unless something exact says more: a first
   name alone is the one full name with that first name said earlier in the meeting, written
   in a speaker label, among the participants / calendar attendees / mail participants, or
@@ -19,7 +19,8 @@ Public API (stable; the meaning classifier and the offline rules call it):
   words alone do not settle: a one-word name that no one in the meeting or in memory is
   called and the first-name lexicon does not hold ("Trello", "Tango"), an acronym never
   seen at a place of work ("XML"). An unconfirmed mention is a rival for a pronoun (it
-  keeps "she" open) but never its antecedent.
+  keeps "she" open) but never its antecedent. `vocative` marks the person a turn speaks to
+  ("No worries, Carla.", "Thanks for coming, Carla."): "you", never "she".
 - `resolve_pronoun(pronoun, *, speaker, before, recent=(), people=()) -> PronounRef`:
   the resolver on its own, for a pronoun read elsewhere. `before` are the mentions earlier in
   the same utterance (nearest last), `recent` those of the turns just before, `people` the
@@ -55,6 +56,8 @@ from functools import lru_cache
 
 from backchannel.extractors.offline_names import (
     CANONICAL_TITLES,
+    CAP,
+    NAME,
     NAME_RX,
     NATIONALITIES,
     NOT_ORGS,
@@ -72,6 +75,8 @@ __all__ = [
     "EntityMention",
     "KnownNames",
     "PRONOUN_GENDER",
+    "VOCATIVE_CLOSING",
+    "VOCATIVE_OPENING",
     "PronounRef",
     "SentenceMentions",
     "find_mentions",
@@ -94,6 +99,7 @@ class EntityMention:
     # meeting or in memory is called ("Google", "Tango"), an acronym never seen at a place of
     # work ("XML", "FAQ"). Such a mention is a rival for a pronoun, never its antecedent.
     confirmed: bool = True
+    vocative: bool = False  # the person the turn speaks to ("Thanks, Carla."): "you", never "she"
 
 
 @dataclass(frozen=True)
@@ -196,6 +202,12 @@ _PEOPLES = {n + "s" for n in NATIONALITIES if n.endswith("an")} | {"brits", "sco
 # Nouns that end capitalised phrases which are no one's name ("United States", "White Paper").
 _NOT_NAME_NOUNS = {"states", "kingdom", "republic", "peoples", "relations", "paper", "papers", "interface", "station",
                    "ready", "work", "reaction", "affairs", "rights", "nations"}
+# A vocative: a name after a greeting or thanks that opens a sentence ("No worries Nadia.",
+# "Thanks, Nadia,"), or a first name alone closing one ("Thanks for coming, Nadia.").
+VOCATIVE_OPENING = re.compile(
+    r"(?:^|(?<=[.!?])\s+)(?i:thanks|thank\s+you|cheers|hi|hey|hello|morning|ok|okay|right|yes|yeah|no\s+worries"
+    rf"|sorry|well|sure|great)\s*,?\s+(?P<v>{NAME})\s*[,.!?]")
+VOCATIVE_CLOSING = re.compile(r",\s*(?P<v>" + CAP + r")\s*[.!?]")
 # Before a name, these make it a place of work; the second set only for a one-word name.
 _WORKPLACE_PREP = re.compile(r"\b(?:at|joined|left)\s+(?:the\s+)?$", re.I)
 _AT_WORK = re.compile(r"\b(?:at|joined)\s+(?:the\s+)?$", re.I)  # not "left": "left Marc a message"
@@ -311,7 +323,9 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
                                                    or t.lower() in _NOT_NAME_NOUNS for t in name.split()):
             continue  # "Seventeen Pounds", "Euros", "A-levels"; "Wales", "Industrial Design": a place or topic
         confirmed = " " in name or source != "text" or full != name or gender_of(name) is not None
-        found.append(EntityMention(full, "person", a, b, name, source, confirmed))
+        vocative = any(v.start("v") <= a < v.end("v") for rx in (VOCATIVE_OPENING, VOCATIVE_CLOSING)
+                       for v in rx.finditer(text, max(lo, a - 40), min(hi, b + 3)))
+        found.append(EntityMention(full, "person", a, b, name, source, confirmed, vocative))
     for a, b in _title_runs(text, lo, hi):
         got = parse_title(text[a:b])
         if got is None or _inside(orgs, a, b) or any(x <= a < y for x, y, _n in orgs):
@@ -394,7 +408,7 @@ def resolve_pronoun(pronoun: str, *, speaker: str | None, before: Sequence[Entit
         cands: dict[str, str] = {}
         unconfirmed: set[str] = set()
         for m in scope:
-            if m.kind != "person" or (speaker and _same(m.name, speaker)):
+            if m.kind != "person" or (speaker and _same(m.name, speaker)) or m.vocative:
                 continue
             if two and any(_same(m.name, x) for x in two):
                 continue  # in a meeting of two, "she" is neither of them

@@ -14,8 +14,14 @@ from datetime import date
 from functools import lru_cache
 
 from backchannel.extractors.dates import DateRange, can_be_due, find_date_phrases, resolve_phrase
-from backchannel.extractors.mentions import PRONOUN_GENDER, gender_of, organisation_spans
-from backchannel.extractors.offline_names import CAP, NAME, NAME_RX, ORG_RX, STOP, looks_like_org, org_name, person_name
+from backchannel.extractors.mentions import (
+    PRONOUN_GENDER,
+    VOCATIVE_CLOSING,
+    VOCATIVE_OPENING,
+    gender_of,
+    organisation_spans,
+)
+from backchannel.extractors.offline_names import NAME_RX, ORG_RX, STOP, looks_like_org, org_name, person_name
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.memory.text import norm_name
 
@@ -192,7 +198,7 @@ class Ctx:
 
         start = max(0, pos - _REACH)
         # Whom this turn speaks to ("No worries, Nadia.", "Thanks for coming, Nadia.") is "you", not "she".
-        addressed = {norm_name(n) for rx in (_VOCATIVE_OPENING, _VOCATIVE_CLOSING)
+        addressed = {norm_name(n) for rx in (VOCATIVE_OPENING, VOCATIVE_CLOSING)
                      for m in rx.finditer(self.text, start, pos) if (n := person_name(m.group("v")))}
 
         def fits(f: tuple[str, str, bool]) -> bool:
@@ -360,12 +366,7 @@ def same_person(a: str, b: str) -> bool:
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")
-# A vocative: a name after a greeting or thanks that opens a sentence ("No worries Nadia.",
-# "Thanks, Nadia,"), or a first name alone closing one ("Thanks for coming, Nadia.").
-_VOCATIVE_OPENING = re.compile(
-    r"(?:^|(?<=[.!?])\s+)(?i:thanks|thank\s+you|cheers|hi|hey|hello|morning|ok|okay|right|yes|yeah|no\s+worries"
-    rf"|sorry|well|sure|great)\s*,?\s+(?P<v>{NAME})\s*[,.!?]")
-_VOCATIVE_CLOSING = re.compile(r",\s*(?P<v>" + CAP + r")\s*[.!?]")
+
 # After a sentence-opening word, "to" or "of" makes it an adjective or a quantifier that takes a
 # complement ("Happy to.", "Glad to hear it", "Most of them"); a person's name opening a sentence
 # is followed by a verb, "and", a comma or a surname instead ("Marc and Sophie Martin were there").

@@ -8,14 +8,15 @@ Public API (stable; the meaning classifier and the offline rules call it):
   span in the utterance text, the `EntityMention`s it names and a `PronounRef` for each
   personal pronoun in it ("I", "me", "my", "we", "us", "our", "he", "him", "his", "she",
   "her", "they", "them", "their"). Spans are character offsets into `utterance.text`.
-- `EntityMention(name, kind, start, end, surface, source, confirmed, vocative)`: `kind` is "person",
-  "organisation" or "title"; `name` is the surface unless something exact says more: a first
-  name alone is the one full name with that first name said earlier in the meeting, written
-  in a speaker label, among the participants / calendar attendees / mail participants, or
-  (with a store) among the people memory knows; `source` says where the name was found:
-  "text" (a capitalised name validated by offline_names), "speaker" / "participant" (it is a
-  label or attendee of this meeting), "memory" (a name or alias of an entity in `store`),
-  "lexicon" (a title from offline_names' title lexicon). `confirmed` is False for what the
+- `EntityMention(name, kind, start, end, surface, source, confirmed, vocative)`: `kind` is
+  "person", "organisation" or "title"; `name` is the surface unless something exact says
+  more: a first name alone is the one full name with that first name said earlier in the
+  meeting, written in a speaker label, among the participants / calendar attendees / mail
+  participants, or (with a store) among the people memory knows; a title is its canonical
+  form ("chief operating officer" -> "COO"). `source` says what vouches for it: "text" (a
+  capitalised name validated by offline_names), "speaker" (a speaker label, participant or
+  attendee of this meeting), "memory" (a name or alias of an entity in `store`), "lexicon"
+  (a title of offline_names' titles lexicon). `confirmed` is False for what the
   words alone do not settle: a one-word name that no one in the meeting or in memory is
   called and the first-name lexicon does not hold ("Trello", "Tango"), an acronym never
   seen at a place of work ("XML"). An unconfirmed mention is a rival for a pronoun (it
@@ -30,8 +31,8 @@ Resolution, exact or nothing (None, never a guess):
 - "I", "me", "my", "mine", "myself": the speaker label (None without one).
 - "he"/"him"/"his", "she"/"her"/"hers": the one person named before it in this utterance,
   else, when this utterance names nobody before it, the one person named in the turns just
-  before. Never the speaker; in a meeting of two people never either of them (to each other
-  they are "you" and "I"). A first name in the small lexicon below with the other gender
+  before. Never the speaker, never the person the turn speaks to (a vocative); in a meeting
+  of two people never either of them (to each other they are "you" and "I"). A first name in the small lexicon below with the other gender
   does not fit ("she" is not "Tom"); a name not in it fits both.
 - "we"/"us"/"our": the speaker's partner, when exactly one other person is named in this
   utterance before it or in the turns just before; nobody named: in a meeting of two people
@@ -42,9 +43,13 @@ Resolution, exact or nothing (None, never a guess):
 
 Titles are the lexicon's strong ones ("CTO", "head of data", "director of policy"; "lead" or
 "associate" alone are not). No person is made of numbers, currencies, peoples or places
-("Seventeen Pounds", "the Canadians", "Wales", "the White Paper"). No entity is made from a fragment: a capitalised word inside an organisation's name ("Montreal"
-in "the Bank of Montreal"), a one-word name that opens its sentence and is no known person
-("Happy to help", "Most of them"), or a title word ("Director", "Chair") is never a mention.
+("Seventeen Pounds", "the Canadians", "Wales", "the White Paper"). No entity is made from a
+fragment: a capitalised word inside an organisation's name ("Montreal" in "the Bank of
+Montreal"), a one-word name that opens its sentence and is no known person ("Happy to
+help", "Most of them"), or a title word ("Director", "Chair") is never a mention.
+
+Only English sentences are read (French and Japanese pronouns are not resolved here); a
+meeting of 8k words costs about 40 ms of CPU.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Public API (stable; the meaning classifier and the offline rules call it):
 
 - `find_mentions(transcript, store=None, *, owner_names=(), attendees=()) -> list[SentenceMentions]`:
-  one `SentenceMentions` per English sentence of every utterance (Japanese sentences are
-  skipped), in order. Each carries the utterance index, the speaker label, the sentence's
+  one `SentenceMentions` per sentence of every utterance (Japanese sentences are skipped),
+  in order. Each carries the utterance index, the speaker label, the sentence's
   span in the utterance text, the `EntityMention`s it names and a `PronounRef` for each
   personal pronoun in it ("I", "me", "my", "we", "us", "our", "he", "him", "his", "she",
   "her", "they", "them", "their"). Spans are character offsets into `utterance.text`.
@@ -48,8 +48,9 @@ fragment: a capitalised word inside an organisation's name ("Montreal" in "the B
 Montreal"), a one-word name that opens its sentence and is no known person ("Happy to
 help", "Most of them"), or a title word ("Director", "Chair") is never a mention.
 
-Only English sentences are read (French and Japanese pronouns are not resolved here); a
-meeting of 8k words costs about 40 ms of CPU.
+French sentences are read with the same name rules, but their pronouns ("il", "elle",
+"leur") are not resolved; Japanese sentences are skipped. A meeting of 8k words costs about
+40 ms of CPU.
 """
 
 from __future__ import annotations

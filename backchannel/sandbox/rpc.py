@@ -6,12 +6,14 @@ the bytes plain ASCII). The parent validates the shape of every message the
 child sends before acting on it.
 
 Child -> parent messages:
-  {"t": "ready", "isolation": [str, ...], "startup_s": float}
+  {"t": "ready", "isolation": [str, ...], "startup_s": float}   (confined, waiting for its program)
+  {"t": "started"}                                             (the program is about to run)
   {"t": "call", "id": int, "m": str, "a": [..], "k": {..}}
   {"t": "done", "ok": true, "result": <json>, "rss_mb": float|null}
   {"t": "done", "ok": false, "error": str, "kind": str, "rss_mb": float|null}
 Parent -> child messages:
-  {"t": "init", ...}  (see child.py)
+  {"t": "init", "limits": {..}, "language": bool}   (see child.py; sent at spawn)
+  {"t": "run", "code": str, "methods": [str], "context": {..}}   (exactly once)
   {"t": "ret", "id": int, "ok": true, "v": <json>}
   {"t": "ret", "id": int, "ok": false, "error": str, "fatal": bool}
 
@@ -164,6 +166,10 @@ def check_child_message(msg: dict[str, Any]) -> str:
             raise ProtocolError("ready frame: isolation must be a list of short strings")
         if not isinstance(msg["startup_s"], (int, float)) or isinstance(msg["startup_s"], bool):
             raise ProtocolError("ready frame: startup_s must be a number")
+        return t
+    if t == "started":
+        if set(msg) != {"t"}:
+            raise ProtocolError("started frame must have exactly t")
         return t
     raise ProtocolError(f"unknown frame type {str(t)[:40]!r}")
 

@@ -390,6 +390,12 @@ def _rss_reader():
     return peak_mb
 
 
+def _cpu_s() -> float:
+    """CPU time (user + system) of this process, the one that ran the program."""
+    t = os.times()
+    return round(t.user + t.system, 4)
+
+
 def _kind(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return "memory"
@@ -423,6 +429,7 @@ def main() -> None:
 
     def finish(message: dict) -> None:
         message["rss_mb"] = peak_mb()
+        message["cpu_s"] = _cpu_s()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -496,7 +503,8 @@ def main() -> None:
         except BaseException:  # noqa: BLE001
             finish({"t": "done", "ok": False, "kind": "exception", "error": type(exc).__name__})
     try:
-        frame = _rpc.encode({"t": "done", "ok": True, "result": plain(value), "rss_mb": peak_mb()})
+        frame = _rpc.encode({"t": "done", "ok": True, "result": plain(value), "rss_mb": peak_mb(),
+                             "cpu_s": _cpu_s()})
     except BaseException as exc:  # noqa: BLE001
         finish({"t": "done", "ok": False, "kind": "result", "error": f"result is not JSON-serialisable: {exc}"})
     cap = int(limits["max_result_bytes"])

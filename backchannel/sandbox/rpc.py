@@ -9,8 +9,9 @@ Child -> parent messages:
   {"t": "ready", "isolation": [str, ...], "startup_s": float}   (confined, waiting for its program)
   {"t": "started"}                                             (the program is about to run)
   {"t": "call", "id": int, "m": str, "a": [..], "k": {..}}
-  {"t": "done", "ok": true, "result": <json>, "rss_mb": float|null}
-  {"t": "done", "ok": false, "error": str, "kind": str, "rss_mb": float|null}
+  {"t": "done", "ok": true, "result": <json>, "rss_mb": float|null, "cpu_s": float}
+  {"t": "done", "ok": false, "error": str, "kind": str, "rss_mb": float|null, "cpu_s": float}
+  ("cpu_s" may be absent: a frame without it makes the parent wait for the exit)
 Parent -> child messages:
   {"t": "init", "limits": {..}, "language": bool}   (see child.py; sent at spawn)
   {"t": "run", "code": str, "methods": [str], "context": {..}}   (exactly once)
@@ -147,13 +148,17 @@ def check_child_message(msg: dict[str, Any]) -> str:
         rss = msg.get("rss_mb")
         if rss is not None and (not isinstance(rss, (int, float)) or isinstance(rss, bool)):
             raise ProtocolError("done frame: rss_mb must be a number or null")
+        cpu = msg.get("cpu_s", 0.0)
+        if not isinstance(cpu, (int, float)) or isinstance(cpu, bool) or not 0 <= cpu < 1e7:
+            raise ProtocolError("done frame: cpu_s must be a non-negative number")
+        keys = set(msg) - {"cpu_s"}
         if msg.get("ok") is True:
-            if set(msg) != {"t", "ok", "result", "rss_mb"}:
-                raise ProtocolError("done frame must have exactly t, ok, result, rss_mb")
+            if keys != {"t", "ok", "result", "rss_mb"}:
+                raise ProtocolError("done frame must have exactly t, ok, result, rss_mb (and cpu_s)")
             return t
         if msg.get("ok") is False:
-            if set(msg) != {"t", "ok", "error", "kind", "rss_mb"}:
-                raise ProtocolError("failed done frame must have exactly t, ok, error, kind, rss_mb")
+            if keys != {"t", "ok", "error", "kind", "rss_mb"}:
+                raise ProtocolError("failed done frame must have exactly t, ok, error, kind, rss_mb (and cpu_s)")
             if not isinstance(msg["error"], str) or msg["kind"] not in CHILD_ERROR_KINDS:
                 raise ProtocolError("failed done frame: bad error or kind")
             return t

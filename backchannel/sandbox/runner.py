@@ -167,7 +167,9 @@ class _Session:
             self._send(rpc.encode({"t": "run", "code": code, "methods": sorted(methods), "context": context}))
             self._loop()
         finally:
+            self.ended_at = time.perf_counter()
             self._teardown()
+        self.stats["teardown_s"] = round(time.perf_counter() - self.ended_at, 4)
         return self._result()
 
     def _spawn(self) -> None:
@@ -250,6 +252,12 @@ class _Session:
                 _live.discard(self.proc.pid)
         if self.proc is not None and self.proc.returncode is None:
             peaks = [self._peak_rss_mb(), (self.done or {}).get("rss_mb")]
+            reported = self.failure is None and self.done is not None and self.done.get("cpu_s") is not None
+            if reported:
+                # The child said how it ended and what CPU it used: kill it now and
+                # reap it off the caller's path (the group is dead either way).
+                self._kill_and_reap_later(peaks)
+                return
             if self.failure is None and (self.done is not None or self.rpc_eof):
                 self._await_exit(0.5)
             # The whole group, always: an orphan or a lingering child dies here.
@@ -267,6 +275,29 @@ class _Session:
                 self.stats["max_rss_mb"] = max(known) if known else round(usage.ru_maxrss / 1024, 1)
             except ChildProcessError:
                 pass
+
+    def _kill_and_reap_later(self, peaks: list[Any]) -> None:
+        proc = self.proc
+        assert proc is not None and self.done is not None
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.stats["cpu_s"] = round(float(self.done["cpu_s"]), 4)
+        known = [p for p in peaks if isinstance(p, (int, float))]
+        self.stats["max_rss_mb"] = max(known) if known else None
+
+        def reap() -> None:
+            try:
+                _, status, _ = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+            except ChildProcessError:
+                pass
+            finally:
+                with _live_lock:  # reaped: only now may the PID be reused
+                    _live.discard(proc.pid)
+
+        threading.Thread(target=reap, name="sandbox-reap", daemon=True).start()
 
     # -- the loop -----------------------------------------------------------
     def _fail(self, kind: str, message: str) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import json
 import subprocess
 import sys
 from pathlib import Path

@@ -581,8 +581,9 @@ class _Spare:
     def keep(self, limits: SandboxSettings | None) -> None:
         with self.lock:
             self.wanted = limits
-            old = self.session if limits is None or (
-                self.session is not None and self.session.limits_key != rpc.encode(_limits_dict(limits))) else None
+            old = self.session
+            if old is not None and limits is not None and old.limits_key == rpc.encode(_limits_dict(limits)):
+                old = None  # the spare waiting now already has these limits
             if old is not None:
                 self.session = None
             if limits is not None and self.thread is None:
@@ -632,10 +633,11 @@ class _Spare:
             except Exception:  # noqa: BLE001 - no spare: runs start cold, as without one
                 continue
             with self.lock:
-                if self.session is None and self.wanted is not None and \
-                        rpc.encode(_limits_dict(self.wanted)) == session.limits_key:
-                    self.session, session = session, None
-            if session is not None:
+                kept = self.session is None and self.wanted is not None and \
+                    rpc.encode(_limits_dict(self.wanted)) == session.limits_key
+                if kept:
+                    self.session = session
+            if not kept:  # stopped, or the limits changed while it started
                 session.discard()
 
 

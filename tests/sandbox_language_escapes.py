@@ -79,7 +79,9 @@ damage_with(attr(len, '__self__'), g['os'])
 # the real builtins (the class's module is not in sys.modules).
 bag = []
 name = "a,self.a.append(__import__('builtins')),self.a"
-cls = dataclasses.dataclass(init=False, repr=False)(type('C', (), {'__annotations__': {name: int}, 'a': bag}))
+# (a docstring: else dataclasses makes one with inspect.signature, whose ast.parse the hook refuses)
+cls = dataclasses.dataclass(init=False, repr=False)(type('C', (), {'__annotations__': {name: int}, 'a': bag,
+                                                                   '__doc__': 'C'}))
 try:
     cls() == cls()
 except BaseException as exc:

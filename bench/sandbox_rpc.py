@@ -8,7 +8,9 @@ warm_start_s: with a child started ahead (`prestart`), from the call to the
   program starting in the child (parse, check, compile, hook: the "started" frame);
 warm_run_s: a trivial program end to end with a child started ahead (each run
   waits for the spare to be ready first, as wakes minutes apart find it);
-run_cpu_s: the CPU time the child used for that run (user + system);
+run_cpu_s: the CPU time the child reported for that run (user + system of the
+  process that ran the program: preloads, lock-down, program; not the
+  interpreter start before its fork into the PID namespace);
 rpc_us: per call, small arguments and a small result, in a tight loop;
 rpc_rows_us: per call returning 1000 small rows.
 """

@@ -391,9 +391,10 @@ def _rss_reader():
 
 
 def _cpu_s() -> float:
-    """CPU time (user + system) of this process, the one that ran the program."""
-    t = os.times()
-    return round(t.user + t.system, 4)
+    """CPU time (user + system) of this process, the one that ran the program
+    (getrusage: microseconds, where os.times counts clock ticks)."""
+    usage = _limits.resource.getrusage(_limits.resource.RUSAGE_SELF)
+    return round(usage.ru_utime + usage.ru_stime, 4)
 
 
 def _kind(exc: BaseException) -> str:

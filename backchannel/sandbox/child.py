@@ -408,6 +408,8 @@ def _kind(exc: BaseException) -> str:
 def _refusal(reason: str | None, isolation: list, limits: dict) -> str | None:
     """Why the program may not run here, or None: no chroot and no opt-in, or an
     opt-in (`allow_unisolated`) without the kernel walls it needs."""
+    if reason is None and not _limits.bounded_writes(isolation):
+        reason = "no private tmpfs and no read-only landlock domain bound what the program may write"
     if reason is None:
         return None
     if not limits.get("allow_unisolated"):

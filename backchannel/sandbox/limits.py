@@ -88,6 +88,12 @@ def unisolated_walls(applied: list[str]) -> str | None:
     return "without a chroot the sandbox needs " + ", ".join(missing) + " from the kernel, which refused"
 
 
+def bounded_writes(applied: list[str]) -> bool:
+    """True when the kernel bounds what the program can write: its directory is a
+    private tmpfs (size and inodes), or landlock makes it read-only."""
+    return "tmpfs" in applied or "landlock_read_only" in applied
+
+
 def os_isolated(applied: list[str]) -> bool:
     """True when the kernel, not only Python, keeps the program from the host's
     files and processes: a chroot plus either nobody or a user namespace."""
@@ -239,9 +245,9 @@ class Confinement:
             os.close(self.alive)
         if _done(calls.set_no_new_privs):
             applied.append("no_new_privs")
-            # Without a chroot the directory is on the host's disk, where no tmpfs bounds
-            # what is written: read-only, so no file count or size needs a Python guard.
-            applied += landlock.restrict_to(calls, ".", read_only=not os_isolated(applied))
+            # Without the private tmpfs the directory is on the host's disk, where nothing
+            # bounds what is written: read-only, so no file count needs a Python guard.
+            applied += landlock.restrict_to(calls, ".", read_only="tmpfs" not in applied)
             prog = seccomp_policy.child_program(os.uname().machine)
             if prog is not None and seccomp_policy.install(calls, prog):
                 applied.append("seccomp")

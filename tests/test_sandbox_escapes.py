@@ -2,10 +2,10 @@
 nothing), the parent must survive, and no process of the child's group may
 remain. Small limits keep the file fast.
 
-Most attempts are also run with some Python-level layers switched off
-(`execute(..., layers=...)`), to show that each remaining layer holds alone:
-"ast" (the pre-check), "builtins" (restricted builtins and import), "audit"
-(the audit hook) and "os" (namespaces, chroot, privilege drop)."""
+Most attempts run twice: through the production path ("all") and with the
+language layer off ("os", tests/sandbox_bypass.py: full Python inside the
+namespaces, chroot, privilege drop, landlock, seccomp and rlimits), to show the
+OS layers hold on their own. The OS layers cannot be switched off."""
 
 from __future__ import annotations
 

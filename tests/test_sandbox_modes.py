@@ -12,9 +12,11 @@
 
 Each attack is a program; every one must fail (or return the harmless value
 named), leak no secret, reach no listener, signal no process, and leave nothing
-behind. "noast" switches the AST check off, so the program reaches the builtins,
-the import views and the audit hook; "os" switches every Python layer off, so
-only the kernel stands.
+behind. "all" is the production path; "os" (and the older names "noast" and
+"audit+os") runs the program with the language layer off (tests/sandbox_bypass.py):
+full Python, only the kernel stands. The routes past the language layer
+(tests/sandbox_language_escapes.py) and a walk of every allowlisted module's
+functions run through the production path and must do no damage.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 As root the child chroots and drops to nobody; as any other user it relies on a
 user + network namespace with a chroot (where the kernel allows them), a seccomp
-filter and the Python layers. Here a small driver imports the sandbox as root,
-drops itself to uid/gid 65534 (the way an unprivileged daemon runs), then runs
-escape attempts with several layer sets; each must fail and leak nothing:
+filter and landlock. Here a small driver imports the sandbox as root, drops
+itself to uid/gid 65534 (the way an unprivileged daemon runs), then runs escape
+attempts through the production path and with the language layer off
+(tests/sandbox_bypass.py); each must fail and leak nothing:
 the driver's environment, a secrets file the daemon user itself can read, a
 root-only file, `/proc/<daemon>/environ`, TCP, unix and abstract sockets,
 subprocesses, and kill() of the daemon. A second test checks the seccomp filter

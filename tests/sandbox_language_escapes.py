@@ -7,7 +7,7 @@ fork. tests/test_sandbox_modes.py runs them in every mode and asserts `damage`
 is empty; `reached` is what the program got past the language layer (not asserted:
 the language layer may close a route one day; the OS layers must not need it).
 
-SECRET_FILE, MARKER and PARENT_PID are filled in by the test.
+SECRET_FILE, MARKER, TCP_PORT and PARENT_PID are filled in by the test.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def damage_with(b, osm):
     attempt('signal_parent', lambda: osm.kill(PARENT_PID, 0))
     attempt('fork', lambda: osm.fork())
     attempt('listdir_root_proc', lambda: osm.listdir('/proc/PARENT_PID'))
+    attempt('connect_tcp', lambda: attr(b, '__import__')('socket').create_connection(('127.0.0.1', TCP_PORT), 1))
 result = {'reached': reached, 'damage': damage}
 """
 
@@ -92,24 +93,35 @@ if bag:
     damage_with(b, attr(b, '__import__')('os'))
 """,
     'hook_closure_patch': """
-# The hook's closure: its workroot cell set to '/', so every path is "inside".
+# The hook's judge keeps its helpers in closure cells: a compile the hook refuses
+# leaves the hook's frame in the traceback, its locals hold judge, and judge's
+# realpath cell, set to a function naming a trusted compiler, lets every
+# compile and exec through.
+b = attr(len, '__self__')
 try:
-    attr(len, '__self__').open('/etc/hostname')
+    b.compile('1', 'x', 'eval')
 except BaseException as exc:
     tb = via(exc, '__traceback__')
 frames = []
 while tb is not None:
     frames.append(via(tb, 'tb_frame'))
     tb = via(tb, 'tb_next')
-hook_locals = via(frames[-1], 'f_locals')
-reached.append(sorted(hook_locals)[:12])
-judge = hook_locals.get('judge')
-if judge is not None:
-    for cell in via(judge, '__closure__'):
-        if attr(cell, 'cell_contents') == attr(judge, '__globals__').get('_HERE', '?') or type(attr(cell, 'cell_contents')) is str:
-            functools.update_wrapper(cell, type('W', (), {'cell_contents': '/'})(), assigned=('cell_contents',), updated=())
-    reached.append('patched workroot')
-b = attr(len, '__self__')
+judge = via(frames[-1], 'f_locals').get('judge')
+cells = via(judge, '__closure__') if judge is not None else ()
+trusted = [attr(c, 'cell_contents') for c in cells if type(attr(c, 'cell_contents')) is tuple]
+for cell in cells:
+    if str(attr(cell, 'cell_contents')).startswith('<function realpath') and trusted:
+        holder = type('W', (), {})()
+        holder.cell_contents = lambda path, answer=trusted[0][0]: answer
+        try:  # it sets cell_contents, then fails to set __wrapped__ on a cell
+            functools.update_wrapper(cell, holder, assigned=('cell_contents',), updated=())
+        except AttributeError:
+            pass
+        reached.append('realpath cell: ' + str(attr(cell, 'cell_contents'))[:30])
+try:
+    reached.append(b.eval('1 + 1'))
+except BaseException as exc:
+    reached.append('eval: ' + str(type(exc)))
 damage_with(b, attr(b, '__import__')('os'))
 """,
     'hook_globals_silenced': """

@@ -32,10 +32,10 @@ def _evidence_lines(c: dict[str, Any]) -> list[str]:
             out.append(f"     (assertion #{e.get('assertion_id')}: no quote recorded)")
             continue
         when = (e.get("said_at") or e.get("source_date") or "")[:10] or "undated"
-        if when != "undated" and e.get("date_origin") == "mtime":
-            from backchannel.extractors.meeting_date import FALLBACK_NOTE
+        if e.get("date_origin") == "mtime":
+            from backchannel.extractors.meeting_date import FALLBACK_NOTE, UNKNOWN_NOTE
 
-            when += f" ({FALLBACK_NOTE})"
+            when = f"{when} ({FALLBACK_NOTE})" if when != "undated" else UNKNOWN_NOTE
         where = f", {e['source_title']}" if e.get("source_title") else ""
         out.append(f"     “{e.get('quote') or ''}” — {e.get('speaker') or '?'}, {when}{where}")
     return out

@@ -182,9 +182,11 @@ def render_proposal(p: dict) -> None:
         if not e.get("quote"):  # e.g. a CRM line imported without evidence
             click.echo(f"  #{e.get('assertion_id')} (no quote recorded){weight}")
             continue
-        mark = " (file date, not the meeting's)" if e.get("date_origin") == "mtime" else ""
+        when = _when(e.get("said_at"))[:10]
+        if e.get("date_origin") == "mtime":
+            when = f"{when} (file date, not the meeting's)" if e.get("said_at") else "date unknown"
         click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
-                   f"{_when(e.get('said_at'))[:10]}{mark}, {e.get('source_id')}{weight}")
+                   f"{when}, {e.get('source_id')}{weight}")
     if p.get("action"):
         click.echo("action to approve:")
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))

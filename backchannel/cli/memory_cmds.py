@@ -16,11 +16,15 @@ def _date(v: Any) -> str:
 
 
 def said_date(a: dict[str, Any], key: str = "said_at") -> str:
-    """The day something was said, marked when it is only the transcript file's mtime."""
-    from backchannel.extractors.meeting_date import FALLBACK_NOTE
+    """The day something was said; 'date unknown (file date 2026-11-20)' when only the
+    transcript file's mtime dates it."""
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE, unknown_date_words
 
-    day = _date(a.get(key))
-    return f"{day} ({FALLBACK_NOTE})" if a.get(key) and a.get("date_origin") == "mtime" else day
+    if a.get("date_origin") == "mtime":
+        if a.get(key):  # a row written before dates by mtime became unknown
+            return f"{_date(a.get(key))} ({FALLBACK_NOTE})"
+        return unknown_date_words(a.get("file_date"))
+    return _date(a.get(key))
 
 
 def _minute(v: Any) -> str:
@@ -65,10 +69,18 @@ def render_assertion_line(a: dict[str, Any]) -> str:
     return f"{_fact(a)}  (said by {a.get('speaker') or '?'}, {said_date(a)})"
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
-def sources(json_output: bool) -> None:
-    """List ingested sources (meetings)."""
+@click.pass_context
+def sources(ctx: click.Context, json_output: bool) -> None:
+    """List ingested sources (meetings); `sources redate ID DATE` sets a meeting's date.
+
+    \b
+    backchannel sources                       list
+    backchannel sources redate S1a2b 2026-03-05   set the date of a meeting (id, path or title)
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     from backchannel.cli.client import call
 
     rows = call(load_context(), "sources", {})
@@ -76,22 +88,54 @@ def sources(json_output: bool) -> None:
         echo_json(rows)
         return
     for r in rows:
-        origin = "mtime: file date, not the meeting's" if r["meeting_date_origin"] == "mtime" else r["meeting_date_origin"]
-        click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({origin})  {r['title']}  "
+        if r["meeting_date"] is None and r["meeting_date_origin"] == "mtime":
+            from backchannel.extractors.meeting_date import unknown_date_words
+
+            when = f"{unknown_date_words(r.get('file_date'))}: `sources redate {r['id']} DATE`"
+        else:
+            when = f"{_date(r['meeting_date'])} ({r['meeting_date_origin']})"
+        click.echo(f"{r['id']}  {when}  {r['title']}  "
                    f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}")
     if not rows:
         click.echo("no sources yet: `backchannel ingest PATH`")
 
 
-def _origin_words(origin: str | None) -> str:
-    from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS
+@sources.command()
+@click.argument("source")
+@click.argument("meeting_date", metavar="YYYY-MM-DD")
+@click.option("--json", "json_output", is_flag=True, help="Print what changed as JSON.")
+def redate(source: str, meeting_date: str, json_output: bool) -> None:
+    """Set the date of SOURCE (id, id prefix, path or title) to YYYY-MM-DD[THH:MM].
 
-    if origin is None:
-        return "date unknown: ingest it again with --date"
-    if origin == "mtime":
-        return (f"{FALLBACK_NOTE}: from {ORIGIN_WORDS.get(origin or '', 'nowhere')}; ingest it again under a "
-                "dated name or with --date to fix it")
-    return f"from {ORIGIN_WORDS.get(origin or '', origin)}"
+    Its assertions' dates move with it, and relative dates ("next Friday", "since March")
+    and due dates are computed again against the new date."""
+    from backchannel.cli.client import call
+    from backchannel.extractors.redate import describe
+
+    out = call(load_context(), "source_redate", {"ref": source, "meeting_date": meeting_date})
+    if json_output:
+        echo_json(out)
+        return
+    change = out["changed"]
+    if change is None:
+        click.echo(f"{out['source_id']} already has that date: nothing changed")
+        return
+    moved = change.get("relative_dates", 0)
+    click.echo(f"redated   {out['source_id']} {out['title']}: {describe(change)}; "
+               f"{plural(change.get('assertions', 0), 'assertion')}, {plural(moved, 'relative date')} recomputed")
+
+
+def _date_line(src: dict[str, Any]) -> str:
+    """'2025-09-18 08:30 (from the file name)', or why the date is unknown and how to set it."""
+    from backchannel.extractors.meeting_date import ORIGIN_WORDS, unknown_date_words
+
+    how = f"set it with `backchannel sources redate {src['id']} YYYY-MM-DD` or `ingest --date FILE=DATE`"
+    if src.get("meeting_date") is None:
+        if src.get("meeting_date_origin") == "mtime":
+            return f"{unknown_date_words(src.get('file_date'))}: the file's mtime is not the meeting's; {how}"
+        return f"date unknown; {how}"
+    origin = src.get("meeting_date_origin")
+    return f"{_minute(src['meeting_date'])} (from {ORIGIN_WORDS.get(origin or '', origin)})"
 
 
 @click.command()
@@ -107,8 +151,7 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         echo_json(src)
         return
     click.echo(f"{src['id']}  {src['title']}")
-    click.echo(f"  date: {_minute(src['meeting_date'])} ({_origin_words(src['meeting_date_origin'])})"
-               f"   format: {src['format']}")
+    click.echo(f"  date: {_date_line(src)}   format: {src['format']}")
     if src.get("participants"):
         click.echo(f"  participants: {', '.join(src['participants'])}")
     if src.get("path"):  # imported sources have none

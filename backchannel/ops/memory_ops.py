@@ -13,7 +13,7 @@ ASSERTION_COLUMNS = """
     a.object_literal, a.qualifier, a.speaker_id, sp.name AS speaker, a.said_at, a.valid_from, a.valid_to,
     a.recorded_at, a.superseded_at, a.confidence, a.modality, a.source_id, a.utterance_idx,
     a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor,
-    src.meeting_date_origin AS date_origin,
+    src.meeting_date_origin AS date_origin, src.file_date AS file_date,
     coalesce(a.trust, a.confidence) AS trust, coalesce(a.trust_reasons, []) AS trust_reasons,
     a.recipient_id, r.name AS recipient
 """
@@ -28,18 +28,21 @@ ASSERTION_JOINS = """
 
 
 @op(read=False)
-def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None) -> dict[str, Any]:
+def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
+           file_dates: dict[str, str] | None = None) -> dict[str, Any]:
     """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}.
-    `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date."""
+    `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date;
+    `file_dates` ({absolute path: YYYY-MM-DD}, `ingest --date FILE=DATE`) one file each."""
     from backchannel.extractors.ingest import ingest_files
     from backchannel.extractors.meeting_date import parse_given_date
 
     try:
         given = parse_given_date(meeting_date) if meeting_date else None
+        own = {p: parse_given_date(d) for p, d in (file_dates or {}).items()}
     except ValueError as exc:
         raise OpError(str(exc)) from None
     gateway = _gateway(env)
-    results = ingest_files(env.store, env.settings, paths, gateway=gateway, given_date=given)
+    results = ingest_files(env.store, env.settings, paths, gateway=gateway, given_date=given, file_dates=own)
     return {
         "ingested": sum(r.status == "ingested" for r in results),
         "skipped": sum(r.status == "skipped" for r in results),
@@ -60,11 +63,31 @@ def _gateway(env: OpEnv):
 @op(read=True)
 def sources(env: OpEnv, limit: int = 1000) -> list[dict[str, Any]]:
     return env.store.query(
-        """SELECT id, title, format, meeting_date, meeting_date_origin, participants, utterance_count,
+        """SELECT id, title, format, meeting_date, meeting_date_origin, file_date, participants, utterance_count,
                   assertion_count, extractor, path, content_hash, ingested_at
            FROM sources ORDER BY meeting_date NULLS LAST, ingested_at LIMIT ?""",
         [int(limit)],
     )
+
+
+@op(read=False)
+def source_redate(env: OpEnv, ref: str, meeting_date: str) -> dict[str, Any]:
+    """Set a source's meeting date (`sources redate`); its assertions' dates, relative dates
+    and due dates move with it. Returns {"source_id", "changed": {...} or None}."""
+    from backchannel.extractors.ingest import owner_names
+    from backchannel.extractors.meeting_date import parse_given_date
+    from backchannel.extractors.redate import redate_stored
+
+    try:
+        when = parse_given_date(meeting_date)
+    except ValueError as exc:
+        raise OpError(str(exc).replace("--date", "the date")) from None
+    src = _find_source(env, ref)
+    if src["format"] in ("import", "email"):
+        raise OpError(f"{src['id']} is {'an import' if src['format'] == 'import' else 'an email'}: its date comes "
+                      "with it and is not changed here")
+    return {"source_id": src["id"], "title": src["title"],
+            "changed": redate_stored(env.store, src["id"], when, owner_names=owner_names(env.settings))}
 
 
 def _find_source(env: OpEnv, ref: str) -> dict[str, Any]:

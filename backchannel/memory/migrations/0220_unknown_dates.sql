@@ -1,0 +1,8 @@
+-- A meeting dated only by its file's mtime has an unknown date. The mtime is kept in
+-- file_date, shown beside "date unknown"; meeting_date and said_at stay NULL, so no time
+-- computation (overdue, silence, "next Friday") ever runs against a copy or a download's
+-- date. `ingest --date FILE=DATE`, a dates manifest and `sources redate` set it later.
+ALTER TABLE sources ADD COLUMN file_date TIMESTAMP;
+UPDATE sources SET file_date = meeting_date, meeting_date = NULL WHERE meeting_date_origin = 'mtime';
+UPDATE assertions SET said_at = NULL
+WHERE source_id IN (SELECT id FROM sources WHERE meeting_date_origin = 'mtime');

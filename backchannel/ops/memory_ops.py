@@ -43,6 +43,8 @@ def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
         raise OpError(str(exc)) from None
     gateway = _gateway(env)
     results = ingest_files(env.store, env.settings, paths, gateway=gateway, given_date=given, file_dates=own)
+    if any(r.redated for r in results):
+        _dates_moved(env)
     return {
         "ingested": sum(r.status == "ingested" for r in results),
         "skipped": sum(r.status == "skipped" for r in results),
@@ -86,8 +88,18 @@ def source_redate(env: OpEnv, ref: str, meeting_date: str) -> dict[str, Any]:
     if src["format"] in ("import", "email"):
         raise OpError(f"{src['id']} is {'an import' if src['format'] == 'import' else 'an email'}: its date comes "
                       "with it and is not changed here")
-    return {"source_id": src["id"], "title": src["title"],
-            "changed": redate_stored(env.store, src["id"], when, owner_names=owner_names(env.settings))}
+    changed = redate_stored(env.store, src["id"], when, owner_names=owner_names(env.settings))
+    if changed:
+        _dates_moved(env)
+    return {"source_id": src["id"], "title": src["title"], "changed": changed}
+
+
+def _dates_moved(env: OpEnv) -> None:
+    """The graph index holds said_at and validity; a date change moves no row count, so
+    its signature cannot see it: drop it, the next read rebuilds it."""
+    from backchannel.graph.index import IndexCache
+
+    IndexCache.drop(env.store)
 
 
 def _find_source(env: OpEnv, ref: str) -> dict[str, Any]:

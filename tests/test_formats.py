@@ -385,7 +385,7 @@ def test_parse_date_value(value, expected):
 
 
 def test_date_origins_in_order(tmp_path):
-    # file beats name, name beats mtime, mtime is the last resort
+    # file beats name, name beats mtime; the mtime is only the file's date: the meeting's stays unknown
     p = write(tmp_path, "2024-01-02 sync.txt", "---\ndate: 2025-09-18\n---\nA: hi\n")
     assert parse_file(p).meeting_date_origin == "front_matter"
     p = write(tmp_path, "2024-01-02 sync2.txt", "A: hi\n")
@@ -393,7 +393,7 @@ def test_date_origins_in_order(tmp_path):
     assert (t.meeting_date, t.meeting_date_origin) == (datetime(2024, 1, 2), "filename")
     p = write(tmp_path, "sync.txt", "A: hi\n")
     t = parse_file(p)
-    assert (t.meeting_date, t.meeting_date_origin) == (datetime.fromtimestamp(MTIME), "mtime")
+    assert (t.meeting_date, t.file_date, t.meeting_date_origin) == (None, datetime.fromtimestamp(MTIME), "mtime")
     assert parse_bytes(b"A: hi\n", "sync.txt").meeting_date is None
     for origin in ("front_matter", "json", "vtt_note", "filename", "mtime"):
         assert origin in DATE_ORIGINS

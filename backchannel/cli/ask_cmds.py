@@ -41,6 +41,18 @@ def _evidence_lines(c: dict[str, Any]) -> list[str]:
     return out
 
 
+def _names_asked(out: dict) -> list[str]:
+    """The names the question was routed with (a skill's target, people, attendees)."""
+    args = (out.get("route") or {}).get("args") or {}
+    names: list[str] = []
+    for key in ("target", "people", "attendees", "person", "name", "org"):
+        value = args.get(key)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and v.strip() and v.lower() not in ("me", "i", "you"):
+                names.append(v.strip())
+    return list(dict.fromkeys(names))
+
+
 @click.command()
 @click.argument("question")
 @click.option("--json", "json_output", is_flag=True, help="Print the run, candidates and evidence as JSON.")
@@ -80,6 +92,9 @@ def ask(question: str, json_output: bool, show_code: bool) -> None:
     elif not cands:
         click.echo("Nothing found. (`--show-code` shows what was searched; `backchannel entities` lists "
                    "the names memory knows.)")
+    if not cands:
+        for near in call(load_context(), "suggest_names", {"names": _names_asked(out)}):
+            click.echo(f"{near['name']!r}: {near['suggestion']}")
     for err in out.get("errors") or []:
         click.echo(f"note: {err}", err=True)
     click.echo(f"run {out['run_id']}: {plural(out['assertions_touched'], 'assertion')} touched, "

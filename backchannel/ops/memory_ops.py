@@ -110,10 +110,46 @@ def _find_source(env: OpEnv, ref: str) -> dict[str, Any]:
     if not rows:
         rows = env.store.query("SELECT * FROM sources WHERE id LIKE ? ORDER BY id", [ref + "%"])
     if not rows:
-        raise OpError(f"no source matches {ref!r} (see `backchannel sources`)")
+        raise OpError(f"no source matches {ref!r}{_source_suggestion(env, ref)} (see `backchannel sources`)")
     if len(rows) > 1:
         raise OpError(f"{ref!r} matches {len(rows)} sources: " + ", ".join(r["id"] for r in rows[:5]))
     return rows[0]
+
+
+@op(read=True)
+def suggest_names(env: OpEnv, names: list[str]) -> list[dict[str, Any]]:
+    """For each name that names no entity, the near names, seat labels and aliases
+    (ops.near_names): [{"name", "suggestion"}], only those with one."""
+    from backchannel.ops.near_names import suggestion
+
+    out = []
+    for name in names[:10]:
+        if not isinstance(name, str) or entity_repo.find(env.store, name):
+            continue
+        said = suggestion(env.store, name)
+        if said:
+            out.append({"name": name, "suggestion": said.lstrip("; ")})
+    return out
+
+
+def _source_suggestion(env: OpEnv, ref: str) -> str:
+    """A title near `ref`, or the person or organisation it names (`show "Kirsty Williams"`)."""
+    from rapidfuzz import fuzz, process, utils
+
+    from backchannel.ops.near_names import near_names
+
+    titles = [r[0] for r in env.store.con.execute("SELECT DISTINCT title FROM sources WHERE title IS NOT NULL")
+              .fetchall()]
+    close = process.extract(ref, titles, scorer=fuzz.WRatio, processor=utils.default_process, limit=3,
+                            score_cutoff=86)
+    if close:
+        return "; did you mean the meeting " + " or ".join(f'"{t}"' for t, _s, _i in close) + "?"
+    exact = entity_repo.find(env.store, ref)
+    names = [e.name for e in exact] or [n["name"] for n in near_names(env.store, ref, limit=3)]
+    if names:
+        return (f"; {' or '.join(repr(n) for n in names)} is in memory as a person or organisation: "
+                f"`backchannel assertions --about \"{names[0]}\"`")
+    return ""
 
 
 @op(read=True)
@@ -161,7 +197,9 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
     if about:
         found = entity_repo.find(env.store, about) or entity_repo.find_by_first_name(env.store, about)
         if not found:
-            raise OpError(f"no entity named {about!r} (see `backchannel entities`)")
+            from backchannel.ops.near_names import suggestion
+
+            raise OpError(f"no entity named {about!r}{suggestion(env.store, about)} (see `backchannel entities`)")
         ids = [e.id for e in found]
         marks = ", ".join("?" for _ in ids)
         where.append(f"(a.subject_id IN ({marks}) OR a.object_id IN ({marks}))")

@@ -20,7 +20,9 @@ def find_one(env: OpEnv, ref: str) -> entity_repo.Entity:
         return e
     found = entity_repo.find(env.store, ref)
     if not found:
-        raise OpError(f"no entity named {ref!r} (see `backchannel entities`)")
+        from backchannel.ops.near_names import suggestion
+
+        raise OpError(f"no entity named {ref!r}{suggestion(env.store, ref)} (see `backchannel entities`)")
     if len(found) > 1:
         raise OpError(f"{ref!r} names {len(found)} entities; use an id: "
                       + ", ".join(f"{e.id} ({e.kind} {e.name})" for e in found))

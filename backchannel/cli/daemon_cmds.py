@@ -355,6 +355,12 @@ def wake(kind: str, json_output: bool, wait_s: float) -> None:
         click.echo(wake_report.run_line(r, until))
     if not out["runs"]:
         click.echo("nothing to do")
+    if kind == "sweep" and not any(r.get("proposals") for r in out["runs"]):
+        from backchannel.ops.memory_ops import owner_absent_note
+
+        note = owner_absent_note(call(ctx, "owner_presence", {}))
+        if note:  # say why it is quiet
+            click.echo(note, err=True)
 
 
 @click.group()

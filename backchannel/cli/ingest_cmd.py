@@ -170,5 +170,11 @@ def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...]) ->
                        "meeting's): nothing is computed from it (no overdue, no relative dates, no silence). "
                        "Set it with --date FILE=DATE, a meeting-dates.toml beside the files, or "
                        "`backchannel sources redate ID DATE`", err=True)
+    if not json_output and summary["ingested"]:
+        from backchannel.ops.memory_ops import owner_absent_note
+
+        note = owner_absent_note(call(ctx, "owner_presence", {}))
+        if note:
+            click.echo(note, err=True)
     if summary["failed"] or summary.get("deferred"):
         sys.exit(1)

@@ -132,6 +132,40 @@ def suggest_names(env: OpEnv, names: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+@op(read=True)
+def owner_presence(env: OpEnv) -> dict[str, Any]:
+    """Whether the owner speaks in the meetings: {"owner", "sources", "spoken_in", "speakers"
+    (the most frequent speakers, [{"name", "sources"}]), "config"}. A memory where the owner
+    never speaks proposes nothing for them, and `ingest` and `wake` say so."""
+    me = entity_repo.owner(env.store)
+    total = env.store.scalar("SELECT count(*) FROM sources WHERE format NOT IN ('import', 'email')") or 0
+    spoken = 0
+    if me is not None:
+        spoken = env.store.scalar(
+            "SELECT count(DISTINCT u.source_id) FROM utterances u JOIN sources s ON s.id = u.source_id "
+            "WHERE u.speaker_id = ? AND s.format NOT IN ('import', 'email')", [me.id]) or 0
+    speakers = env.store.query(
+        """SELECT e.name, count(DISTINCT u.source_id) AS sources FROM utterances u JOIN entities e ON e.id = u.speaker_id
+           WHERE e.merged_into IS NULL AND NOT e.is_owner GROUP BY e.name ORDER BY sources DESC, count(*) DESC
+           LIMIT 5""")
+    return {"owner": me.name if me else env.settings.owner.name, "sources": int(total), "spoken_in": int(spoken),
+            "speakers": speakers, "config": str(env.paths.config_file)}
+
+
+def owner_absent_note(presence: dict[str, Any]) -> str | None:
+    """What to say when the owner speaks in none of the meetings (None when they do, or none is stored)."""
+    if not presence["sources"] or presence["spoken_in"]:
+        return None
+    seen = ", ".join(f'"{s["name"]}"' for s in presence["speakers"][:3])
+    first = presence["speakers"][0]["name"] if presence["speakers"] else "Speaker 1"
+    return (f"note: you ({presence['owner']}) speak in none of the {presence['sources']} meetings, so nothing is "
+            "proposed for you from them (introductions, reminders and briefs start from what you said and "
+            f"heard). If you are one of the speakers{' (' + seen + ')' if seen else ''}: "
+            f"`backchannel entities merge \"{presence['owner']}\" \"{first}\"` makes what they said yours, and "
+            f"the name under [owner] aliases in {presence['config']} (or `backchannel init --alias NAME` on a "
+            "new setup) attributes it in later meetings.")
+
+
 def _source_suggestion(env: OpEnv, ref: str) -> str:
     """A title near `ref`, or the person or organisation it names (`show "Kirsty Williams"`)."""
     from rapidfuzz import fuzz, process, utils

@@ -63,7 +63,7 @@ def suggestion(store: Store, text: str) -> str:
         return ""
     seats = [n for n in near if n["seat"]]
     if seats and len(seats) == len(near):
-        shown = ", ".join(f'"{n["via"] or n["name"]}"' for n in seats)
+        shown = ", ".join(f'"{n["name"]}" (as "{n["via"]}")' if n["via"] else f'"{n["name"]}"' for n in seats)
         return f'; "{text}" is a seat label (a speaker known by role in a meeting): {shown}'
     words = []
     for n in near:

@@ -64,6 +64,19 @@ def render_assertion(a: dict[str, Any]) -> str:
     return f"#{a['id']} {_fact(a)}{sup}{trust}\n    “{a['quote']}” — {said}, {a['source_id']}"
 
 
+def also_lines(also: list[dict[str, Any]], indent: str = "    ") -> list[str]:
+    """The same fact said again: one line per other row, its quote, speaker, date and source."""
+    out = []
+    if also:
+        sources = {a.get("source_id") for a in also}
+        where = f" in {len(sources)} sources" if len(sources) > 1 else f" in {next(iter(sources))}"
+        out.append(f"{indent}also said {plural(len(also), 'more time')}{where}:")
+    for a in also:
+        out.append(f"{indent}  #{a['id']} “{a.get('quote') or ''}” — {a.get('speaker') or '?'}, {said_date(a)}, "
+                   f"{a.get('source_id')}")
+    return out
+
+
 def render_assertion_line(a: dict[str, Any]) -> str:
     """One line: the fact, then who said it and when."""
     return f"{_fact(a)}  (said by {a.get('speaker') or '?'}, {said_date(a)})"
@@ -170,8 +183,17 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")
     click.echo(f"  {plural(len(src['assertions']), 'assertion')}:")
-    for a in src["assertions"]:
+    from backchannel.ops.fact_groups import group_facts
+
+    also_in = src.get("also_in") or {}
+    for g in group_facts(src["assertions"]):
+        a = g["fact"]
         click.echo("  " + render_assertion(a).replace("\n", "\n  "))
+        for line in also_lines(g["also"], indent="      "):
+            click.echo(line)
+        elsewhere = also_in.get(str(a["id"])) or also_in.get(a["id"])
+        if elsewhere:
+            click.echo(f"      also said in {plural(len(elsewhere), 'other source')}: {', '.join(elsewhere)}")
 
 
 @click.command()
@@ -194,8 +216,12 @@ def assertions(about: str | None, predicate: str | None, current: bool, as_of: s
     if json_output:
         echo_json(rows)
         return
-    for a in rows:
-        click.echo(render_assertion(a))
+    from backchannel.ops.fact_groups import group_facts
+
+    for g in group_facts(rows):
+        click.echo(render_assertion(g["fact"]))
+        for line in also_lines(g["also"]):
+            click.echo(line)
     if not rows:
         click.echo("no assertions")
 

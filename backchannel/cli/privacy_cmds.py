@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from backchannel.cli.common import UserError, echo_json, is_tty, load_context
+from backchannel.cli.common import UserError, echo_json, load_context
 
 
 @click.command()

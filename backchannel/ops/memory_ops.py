@@ -200,7 +200,24 @@ def source(env: OpEnv, ref: str, utterances: bool = True) -> dict[str, Any]:
         [src["id"]],
     )
     out["ambiguous_references"] = _ambiguous_references(env, src)
+    out["also_in"] = _also_in(env, src["id"])
     return out
+
+
+def _also_in(env: OpEnv, source_id: str) -> dict[str, list[str]]:
+    """{assertion id (as a string: JSON keys): other sources holding the same fact (ops/fact_groups.py)}."""
+    rows = env.store.con.execute(
+        """SELECT a.id, list(DISTINCT b.source_id ORDER BY b.source_id)
+           FROM assertions a JOIN assertions b
+             ON b.subject_id = a.subject_id AND b.predicate = a.predicate
+            AND b.object_id IS NOT DISTINCT FROM a.object_id
+            AND lower(trim(coalesce(b.object_literal, ''))) = lower(trim(coalesce(a.object_literal, '')))
+            AND lower(coalesce(b.qualifier, '')) = lower(coalesce(a.qualifier, ''))
+            AND b.recipient_id IS NOT DISTINCT FROM a.recipient_id
+            AND (b.superseded_at IS NULL) = (a.superseded_at IS NULL)
+            AND b.source_id <> a.source_id
+           WHERE a.source_id = ? GROUP BY a.id""", [source_id]).fetchall()
+    return {str(aid): list(others) for aid, others in rows}
 
 
 def _ambiguous_references(env: OpEnv, src: dict[str, Any]) -> dict[str, list[str]]:
@@ -266,3 +283,12 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
 @op(read=True)
 def entities(env: OpEnv, kind: str | None = None) -> list[dict[str, Any]]:
     return entity_repo.all_entities(env.store, kind)
+
+
+@op(read=True)
+def entity_duplicates(env: OpEnv, limit: int = 200) -> list[dict[str, Any]]:
+    """People and organisations that may be one (acronym, honorific, spelling: ops/duplicates.py),
+    each with the merge that would join them; nothing is merged here."""
+    from backchannel.ops.duplicates import find_duplicates
+
+    return find_duplicates(env.store, limit=int(limit))

@@ -66,3 +66,22 @@ def test_names_that_match_nothing_get_suggestions(home, tmp_path):
     # nothing near: no invented suggestion
     res = _run("assertions", "--about", "Zebedee Quux")
     assert "did you mean" not in _said(res) and "no entity named 'Zebedee Quux'" in _said(res)
+
+
+def test_a_clock_set_back_never_gives_a_negative_gap(store):
+    """The gate's "last proposal N min ago" (shown in traces, CLI and web) with the newest
+    proposal stamped ahead of this wake's clock: 0 min, never -1."""
+    from datetime import datetime, timedelta
+
+    from backchannel.config import Settings
+    from backchannel.engine.gate import check_rate
+    from backchannel.memory import proposals
+
+    made = datetime(2026, 3, 5, 12, 0)
+    proposals.insert_pending(store, "P-1", run_id="R1", dedupe_key="k", kind="reconnect", entity_ids=[1],
+                             title="t", body="b", score=0.9, why="w", evidence_json="[]", action_json=None,
+                             action_hash=None, now=made)
+    settings = Settings(gate={"quiet_hours": None, "min_gap_minutes": 60})
+    decision = check_rate(store, settings, made - timedelta(seconds=30))
+    assert decision.check == "min_gap" and "last proposal 0 min ago" in decision.reason, decision
+    assert "last proposal 10 min ago" in check_rate(store, settings, made + timedelta(minutes=10)).reason

@@ -117,7 +117,7 @@ def find_duplicates(store: Store, *, limit: int = 200) -> list[dict[str, Any]]:
     for (a, b), f in found.items():
         ea, eb = info[a], info[b]
         keep, other = sorted((ea, eb), key=lambda e: (not e["owner"], -e["assertions"], "(" in e["name"],
-                                                      -len(base_name(e["name"])[0]), e["id"]))
+                                                      -len(base_name(e["name"])[0]), len(e["name"]), e["id"]))
         if f["why"] == "acronym":  # the full name is the one to keep, the acronym becomes its alias
             keep, other = sorted((ea, eb), key=lambda e: (not e["owner"], e["name"].isupper(), -e["assertions"]))
         out.append({"keep": {k: keep[k] for k in ("id", "name", "kind", "assertions")},

@@ -342,6 +342,8 @@ def wake(kind: str, json_output: bool, wait_s: float) -> None:
             click.echo(f"still queued or running after {wait_s:.0f} s: see `backchannel status`")
         else:
             click.echo(wake_report.run_line(ran, until))
+            if not ran.get("proposals"):
+                _say_if_owner_absent(ctx)
         return
     if json_output:
         echo_json(out)
@@ -356,11 +358,17 @@ def wake(kind: str, json_output: bool, wait_s: float) -> None:
     if not out["runs"]:
         click.echo("nothing to do")
     if kind == "sweep" and not any(r.get("proposals") for r in out["runs"]):
-        from backchannel.ops.memory_ops import owner_absent_note
+        _say_if_owner_absent(ctx)
 
-        note = owner_absent_note(call(ctx, "owner_presence", {}))
-        if note:  # say why it is quiet
-            click.echo(note, err=True)
+
+def _say_if_owner_absent(ctx: Any) -> None:
+    """Why a sweep is quiet when the owner speaks in none of the meetings, and what to do."""
+    from backchannel.cli.client import call
+    from backchannel.ops.memory_ops import owner_absent_note
+
+    note = owner_absent_note(call(ctx, "owner_presence", {}))
+    if note:
+        click.echo(note, err=True)
 
 
 @click.group()

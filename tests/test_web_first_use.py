@@ -73,6 +73,10 @@ def test_memory_pages_as_a_new_user_reads_them(home, tmp_path):
         assert current.count("works at Globex") == 1 and "Also said 2 more times; 3 sources in all" in current
         assert current.count("“I work at Globex as head of sales.”") == 3  # every source's words, under the one fact
         assert timeline.count("works at Globex") == 1 and "in 3 sources" in timeline
+        # the same caveat on an answer's evidence
+        status, answer = b.post("/ask", {"question": "what did Marc promise?"}, csrf_from="/ask")
+        said = _text(answer)
+        assert status == 200 and "send you the deck" in said and "Marc Dupont, date unknown in “Coffee”" in said, said
         # 60 facts: 50 on the first page, then a link to the rest
         status, first = b.get(f"/memory/{nina}")
         quotes = "“I'll send you the report on topic"

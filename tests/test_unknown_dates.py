@@ -110,3 +110,18 @@ def test_bad_dates_are_clear_errors(home, tmp_path):
     (folder / "meeting-dates.toml").write_text('"coffee.txt" = 2025-02-03\n', encoding="utf-8")
     res = _cli("ingest", str(folder))
     assert res.exit_code == 0 and "dated 2025-02-03 (the dates manifest)" in res.stdout
+
+
+def test_no_silence_is_measured_from_a_file_date(home, tmp_path):
+    _cli("init", "--name", "Alex Moreau")
+    f = _write(tmp_path, "catch-up.txt", "Alex Moreau: Good to see you, Marc.\n"
+               "Marc Dupont: I worked with Sophie Martin at Acme for years.\nAlex Moreau: Let's talk again soon.\n")
+    old = datetime(2025, 1, 10).timestamp()
+    os.utime(f, (old, old))  # a file date long ago: still not a meeting date
+    assert _cli("ingest", str(f)).exit_code == 0
+    res = _cli("ask", "who haven't I talked to in a while?")
+    assert "No word from Marc Dupont" not in res.stdout, res.output
+    [src] = json.loads(_cli("sources", "--json").stdout)
+    assert _cli("sources", "redate", src["id"], "2025-01-10").exit_code == 0
+    res = _cli("ask", "who haven't I talked to in a while?")
+    assert "No word from Marc Dupont" in res.stdout and "last seen 2025-01-10" in res.stdout, res.output

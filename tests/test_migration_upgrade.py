@@ -130,7 +130,8 @@ def test_a_meeting_dated_by_its_mtime_becomes_date_unknown_on_upgrade(home):
     paths = resolve_paths().ensure()
     restore(RELEASES / "8c60a08", paths.db_file)
     con = duckdb.connect(str(paths.db_file))
-    [sid] = con.execute("SELECT id FROM sources WHERE meeting_date IS NOT NULL ORDER BY id LIMIT 1").fetchone()
+    [sid] = con.execute("SELECT s.id FROM sources s JOIN assertions a ON a.source_id = s.id WHERE s.meeting_date IS "
+                        "NOT NULL GROUP BY s.id HAVING count(*) >= 2 ORDER BY s.id LIMIT 1").fetchone()
     con.execute("UPDATE sources SET meeting_date = ?, meeting_date_origin = 'mtime' WHERE id = ?",
                 [datetime(2026, 11, 20, 9, 0), sid])
     ids = [r[0] for r in con.execute("SELECT id FROM assertions WHERE source_id = ? ORDER BY id LIMIT 2",

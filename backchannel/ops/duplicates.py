@@ -15,6 +15,7 @@ were merged once and split again (the user said they are not one).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -25,9 +26,11 @@ _HONORIFICS = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir"
 _POSTNOMINALS = {"am", "ms", "mp", "msp", "mla", "mep", "qc", "kc", "phd", "obe", "mbe", "cbe", "jr", "sr"}
 _BRACKET = re.compile(r"\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*")
 _SPELLING = 92
-_FUZZY_MAX = 4000  # entities of one kind compared letter by letter (above it, only the exact keys)
+_FUZZY_MAX = 4000
+_MAX_SAME_NAME = 8  # entities of one kind compared letter by letter (above it, only the exact keys)
 
 
+@functools.lru_cache(maxsize=65536)
 def base_name(name: str) -> tuple[str, str]:
     """(the name without honorifics, postnominals and brackets, casefolded; the brackets' text)."""
     brackets = " ".join(m.group(1).strip() for m in _BRACKET.finditer(name)).casefold()
@@ -78,24 +81,29 @@ def find_duplicates(store: Store, *, limit: int = 200) -> list[dict[str, Any]]:
             if base:
                 by_base.setdefault((kind, base), []).append((eid, n))
     for group in by_base.values():
+        if len({eid for eid, _n in group}) > _MAX_SAME_NAME:
+            continue  # a name this common ("John Smith" twenty times) is many people, not one
         for i, (a, na) in enumerate(group):
             for b, nb in group[i + 1:]:
                 if a != b and not _seats_apart(na, nb):
                     add(a, b, "honorific", f'"{na}" and "{nb}" are one name once titles and brackets are dropped', 1.0)
     # acronym: an all-capitals name or alias spelling the initials of the other organisation's name
-    orgs = [r for r in rows if r[1] == "organisation"]
-    for a, *_r in orgs:
+    orgs = [r[0] for r in rows if r[1] == "organisation"]
+    by_initial: dict[str, list[tuple[int, str]]] = {}  # long forms by their first letter: few to check
+    for b in orgs:
+        for long in names[b]:
+            words = long.split()
+            if len(words) >= 2:
+                for w in words[:2]:  # "The Welsh ...": the first word may be skipped
+                    by_initial.setdefault(w[:1].upper(), []).append((b, long))
+    for a in orgs:
         for short in names[a]:
             letters = short.replace("&", "")
             if not (2 <= len(letters) <= 7 and letters.isalpha() and letters.isupper()):
                 continue
-            for b, *_s in orgs:
-                if b != a and short not in names[b]:
-                    for long in names[b]:
-                        words = long.split()
-                        if len(words) >= 2 and spells_initials(short, words):
-                            add(a, b, "acronym", f'"{short}" spells the initials of "{long}"', 0.95)
-                            break
+            for b, long in by_initial.get(letters[0], []):
+                if b != a and short not in names[b] and spells_initials(short, long.split()):
+                    add(a, b, "acronym", f'"{short}" spells the initials of "{long}"', 0.95)
     # spelling: near letter for letter
     from rapidfuzz import fuzz, process
 

@@ -125,3 +125,21 @@ def test_no_silence_is_measured_from_a_file_date(home, tmp_path):
     assert _cli("sources", "redate", src["id"], "2025-01-10").exit_code == 0
     res = _cli("ask", "who haven't I talked to in a while?")
     assert "No word from Marc Dupont" in res.stdout and "last seen 2025-01-10" in res.stdout, res.output
+
+
+def test_a_sweep_reminds_of_no_promise_whose_date_is_unknown(home, tmp_path):
+    """`ask` lists an undated promise ("meeting date unknown"); a sweep, which nobody asked
+    for, does not propose a reminder of it."""
+    _cli("init", "--name", "Alex Moreau")
+    f = _write(tmp_path, "standup.txt", "Marc Dupont: Morning.\nAlex Moreau: I'll send Marc the budget tomorrow.\n")
+    assert _cli("ingest", str(f)).exit_code == 0
+    assert "meeting date unknown" in _cli("ask", "what did I promise?").stdout
+    res = _cli("wake", "sweep", "--json")
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["proposals"] == [] and run["candidates"] == 0, run
+    # dated, the same promise is a candidate (overdue: "tomorrow" after a meeting 10 days ago)
+    [src] = json.loads(_cli("sources", "--json").stdout)
+    when = (datetime.now() - timedelta(days=10)).date().isoformat()
+    assert _cli("sources", "redate", src["id"], when).exit_code == 0
+    [run] = json.loads(_cli("wake", "sweep", "--json").stdout)["runs"]
+    assert run["candidates"] >= 1, run

@@ -84,6 +84,8 @@ for f in facts:
     if f["predicate"] != "committed_to" or f["subject"] not in people:
         continue
     if f["said_at"] is None:  # meeting date unknown: no due date, no age, no overdue
+        if context.get("wake") not in (None, "ask"):
+            continue  # a reminder nobody asked for needs to know when it was promised; `ask` lists it
         due, late = None, None
     elif f["valid_to"]:
         due = datetime.date.fromisoformat(f["valid_to"])

@@ -33,6 +33,8 @@ def test_owner_absent_is_said_at_ingest_and_wake_with_what_to_do(home, tmp_path)
     assert '`backchannel entities merge "Alex Moreau" "' in res.stderr and "[owner] aliases in" in res.stderr
     res = _run("wake", "sweep")
     assert res.exit_code == 0 and "speak in none of the 1 meetings" in res.stderr, res.output
+    res = _run("status")  # where the scheduled wakes' silence is looked into
+    assert res.exit_code == 0 and "speak in none of the 1 meetings" in res.stderr, res.output
 
     # once the owner speaks in one, nothing more is said
     (tmp_path / "2020-01-21 coffee.txt").write_text(COFFEE, encoding="utf-8")

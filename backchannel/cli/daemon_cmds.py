@@ -96,6 +96,8 @@ def status(json_output: bool) -> None:
         click.echo("  none yet")
     else:
         click.echo("  (what a run did and why it stayed silent: backchannel trace RUN_ID)")
+        if not (st.get("proposals") or {}):
+            _say_if_owner_absent(load_context())  # the scheduled wakes are silent: say why here
     asked = st.get("recent_asks") or []
     if asked:
         click.echo("recent questions (ask):")

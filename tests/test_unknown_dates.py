@@ -143,3 +143,13 @@ def test_a_sweep_reminds_of_no_promise_whose_date_is_unknown(home, tmp_path):
     assert _cli("sources", "redate", src["id"], when).exit_code == 0
     [run] = json.loads(_cli("wake", "sweep", "--json").stdout)["runs"]
     assert run["candidates"] >= 1, run
+
+
+def test_validity_in_words_on_the_cli(home, tmp_path):
+    _cli("init", "--name", "Alex Moreau")
+    f = _write(tmp_path, "2025-05-02 sync.txt", "Alex Moreau: Hi.\nMarc Dupont: I'll send you the deck next Friday.\n"
+               "Marc Dupont: I left Globex in March.\n")
+    assert _cli("ingest", str(f)).exit_code == 0
+    out = _cli("assertions").stdout
+    assert '"send you the deck" (to Alex Moreau) due 2025-05-09' in out and "?→" not in out, out
+    assert "left Globex unknown→2025-03-31" in out  # an end with no known start

@@ -33,12 +33,15 @@ def _minute(v: Any) -> str:
 
 
 def _fact(a: dict[str, Any]) -> str:
-    """'Sophie Martin works_at [CIO] Acme 2026-03-01→now'."""
+    """'Sophie Martin works_at [CIO] Acme 2026-03-01→now', 'Marc committed_to "send the deck" due 2025-05-09'."""
     obj = a.get("object") or (f'"{a["object_literal"]}"' if a.get("object_literal") else "")
     qual = f" [{a['qualifier']}]" if a.get("qualifier") else ""
     span = ""
-    if a.get("valid_from") or a.get("valid_to"):
-        span = f" {str(a.get('valid_from') or '?')[:10]}→{str(a.get('valid_to') or 'now')[:10]}"
+    start, end = str(a.get("valid_from") or "")[:10], str(a.get("valid_to") or "")[:10]
+    if a.get("predicate") == "committed_to" and end and not start:
+        span = f" due {end}"  # a promise's end is when it is due
+    elif start or end:
+        span = f" {start or 'unknown'}→{end or 'now'}"
     to = f" (to {a['recipient']})" if a.get("recipient") else ""
     return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}"
 

@@ -122,6 +122,18 @@ def check_store(paths: Paths, daemon_running: bool) -> Check:
     return Check("database", "ok", f"{paths.db_file}: {sources} sources, {facts} assertions{note}")
 
 
+def _bare_provider(model: str) -> str | None:
+    """The provider litellm takes a bare model id for ("gpt-4.1-mini": openai), or None."""
+    m = model.lower()
+    if m.startswith(("gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-")):
+        return "openai"
+    if m.startswith("claude"):
+        return "anthropic"
+    if m.startswith("gemini"):
+        return "gemini"
+    return None
+
+
 def check_models(settings: Settings, paths: Paths) -> Check:
     roles = {r: getattr(settings.models, r) for r in ("extract", "sweep", "draft")}
     remote = {r: m for r, m in roles.items() if m != "offline"}
@@ -129,7 +141,10 @@ def check_models(settings: Settings, paths: Paths) -> Check:
         return Check("models", "ok", "offline: no model is ever contacted")
     missing = []
     for role, model in remote.items():
-        provider = model.split("/", 1)[0]
+        provider = model.split("/", 1)[0] if "/" in model else _bare_provider(model)
+        if provider is None:
+            missing.append(f"{role}: {model!r} names no provider; write provider/model (openai/{model})")
+            continue
         keyless = provider in {"ollama", "ollama_chat", "hosted_vllm", "scripted", "lm_studio"}
         if not keyless and not read_secret(paths, f"{provider}_api_key", env_var=f"{provider.upper()}_API_KEY"):
             missing.append(f"{role}: no {provider}_api_key secret")

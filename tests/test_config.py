@@ -262,3 +262,29 @@ def test_the_daemon_refuses_to_start_with_the_config_error(home):
     r = subprocess.run([sys.executable, "-m", "backchannel", "run"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert f"config error in {f}: delivery.channels[0]: 'emial'" in r.stderr
+
+
+@pytest.mark.parametrize("value, said", [
+    ("offlin", "models.extract: 'offlin' is not a model: did you mean \"offline\"?"),
+    ("Offline", "did you mean \"offline\"?"),
+    ("openai", "models.extract: 'openai' is a provider, not a model: write \"openai/MODEL\""),
+    ("anthropc", "did you mean \"anthropic/MODEL\"?"),
+    ("   ", "a model is \"offline\" or a litellm model string"),
+])
+def test_a_model_name_typo_fails_at_load_naming_key_and_file(home, value, said):
+    f = write_config(home, f'[models]\nextract = "{value}"\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value).startswith(f"config error in {f}: ") and said in str(err.value)
+
+
+def test_litellm_model_strings_are_accepted_without_importing_litellm(home):
+    import subprocess
+    import sys
+
+    write_config(home, '[models]\nextract = "openai/gpt-4.1-mini"\nsweep = "ollama/qwen3"\n'
+                       'draft = "gpt-4.1-mini"\nfallbacks = ["anthropic/claude-sonnet-4-5", "hosted_vllm/my/model"]\n')
+    code = ("import sys; from backchannel.config import load_settings; s = load_settings(); "
+            "print(s.models.extract, s.models.draft, 'litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == ["openai/gpt-4.1-mini", "gpt-4.1-mini", "False"], out

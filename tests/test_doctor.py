@@ -54,3 +54,17 @@ def test_model_without_key_is_a_warning_and_nothing_is_contacted(home, monkeypat
     rc, report = doctor()
     models = by_name(report)["models"]
     assert models["status"] == "warn" and "openai_api_key" in models["detail"]
+
+
+def test_a_model_name_typo_fails_doctor_with_the_key_and_the_nearest_name(home):
+    f = home / "config.toml"
+    f.write_text('[models]\nextract = "offlin"\n')
+    rc, report = doctor()
+    detail = by_name(report)["config"]["detail"]
+    assert rc == 1 and f"config error in {f}: models.extract: 'offlin' is not a model: did you mean \"offline\"?" \
+        in detail
+    # a bare model id: the provider litellm would take is the one whose key is looked for
+    f.write_text('[models]\nsweep = "gpt-4.1-mini"\ndraft = "mymodel-1"\n')
+    rc, report = doctor()
+    models = by_name(report)["models"]["detail"]
+    assert "sweep: no openai_api_key secret" in models and "draft: 'mymodel-1' names no provider" in models

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -385,7 +386,7 @@ def test_parse_date_value(value, expected):
 
 
 def test_date_origins_in_order(tmp_path):
-    # file beats name, name beats mtime, mtime is the last resort
+    # file beats name, name beats mtime; the mtime is only the file's date: the meeting's stays unknown
     p = write(tmp_path, "2024-01-02 sync.txt", "---\ndate: 2025-09-18\n---\nA: hi\n")
     assert parse_file(p).meeting_date_origin == "front_matter"
     p = write(tmp_path, "2024-01-02 sync2.txt", "A: hi\n")
@@ -393,7 +394,7 @@ def test_date_origins_in_order(tmp_path):
     assert (t.meeting_date, t.meeting_date_origin) == (datetime(2024, 1, 2), "filename")
     p = write(tmp_path, "sync.txt", "A: hi\n")
     t = parse_file(p)
-    assert (t.meeting_date, t.meeting_date_origin) == (datetime.fromtimestamp(MTIME), "mtime")
+    assert (t.meeting_date, t.file_date, t.meeting_date_origin) == (None, datetime.fromtimestamp(MTIME), "mtime")
     assert parse_bytes(b"A: hi\n", "sync.txt").meeting_date is None
     for origin in ("front_matter", "json", "vtt_note", "filename", "mtime"):
         assert origin in DATE_ORIGINS
@@ -442,3 +443,48 @@ def test_text_rules_are_not_front_matter_or_speech():
     t = parse_bytes(b"---\nMarc: hi.\n---\nSophie: hello.\n\n***\n", "x.txt")
     assert said(t) == [("Marc", "hi."), ("Sophie", "hello.")]
     assert t.meeting_date is None and t.title == "X"
+
+
+# Speaker lines of common chat and note-taker exports (fixtures in tests/fixtures/exports/):
+# the name alone, whatever the digits of its stamp; a clock time is not an offset.
+EXPORTS = Path(__file__).parent / "fixtures" / "exports"
+_CHAT = ["Marc Dupont", "Alex Moreau", "Nina Roy"]
+
+
+@pytest.mark.parametrize("name,speakers,starts", [
+    # the export's title line heads both: an unattributed line, not a speaker
+    ("otter_transcript.txt", [None, "Alex Moreau", "Marc Dupont", "Alex Moreau", "Marc Dupont", "Alex Moreau"],
+     [None, 3.0, 11.0, 598.0, 607.0, 3735.0]),
+    ("zoom_chat.txt", _CHAT, [57731.0, 57820.0, 57902.0]),
+    ("zoom_chat_legacy.txt", _CHAT, [72.0, 160.0, 725.0]),
+    ("zoom_transcript.vtt", ["Alex Moreau", "Marc Dupont"], [3.12, 8.01]),
+    ("teams_chat.txt", _CHAT, [None, None, None]),
+    ("teams_transcript.txt", _CHAT, [None, None, None]),
+    ("teams_transcript.vtt", ["Marc Dupont", "Alex Moreau"], [0.0, 4.95]),
+    ("google_meet_transcript.txt", [None, *_CHAT], [None, None, None, None]),
+    ("google_meet_chat.txt", _CHAT, [962.0, 973.0, 975.0]),
+])
+def test_chat_and_note_taker_exports(name, speakers, starts):
+    t = parse_file(EXPORTS / name)
+    assert [u.speaker for u in t.utterances] == speakers
+    assert [u.start_s for u in t.utterances] == starts
+    # the message is the text, never the stamp or the speaker line
+    assert all(not re.search(r"\d:\d\d|From |[AP]M\b", u.text) for u in t.utterances), t.utterances
+    first = next(u.text for u in t.utterances if u.speaker == "Alex Moreau")
+    assert first.startswith("Thanks"), first
+
+
+@pytest.mark.parametrize("line,speaker,text,start", [
+    ("Marc Dupont  12:45", "Marc Dupont", "", 765.0),  # not "Marc Dupont 1" at 2:45
+    ("Marc Dupont  4:02 PM", "Marc Dupont", "", None),
+    ("Marc Dupont 4:02 p.m.", "Marc Dupont", "", None),
+    ("Kirsty Williams (10:04): Thank you, Chair.", "Kirsty Williams", "Thank you, Chair.", 604.0),
+    ("[11:59 AM] Nina Roy", "Nina Roy", "", None),
+    ("[00:01:02] Okay", None, "Okay", 62.0),  # one word after an offset is speech
+    ("Meeting at 10:30", None, "Meeting at 10:30", None),
+    ("We meet at 4:02 PM tomorrow.", None, "We meet at 4:02 PM tomorrow.", None),
+])
+def test_speaker_line_forms(line, speaker, text, start):
+    from backchannel.extractors.formats.text import _read_line
+
+    assert _read_line(line) == (speaker, text, start)

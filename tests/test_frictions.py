@@ -196,7 +196,10 @@ def test_export_pretty_prints_on_a_terminal(home, tmp_path):
     runner.invoke(cli, ["init", "--name", "Alex Moreau"])
     runner.invoke(cli, ["ingest", str(CORPUS / "2025-09-18 coffee with Marc.vtt")])
     piped = runner.invoke(cli, ["export", "Marc Dupont"])
-    assert piped.exit_code == 0 and len(piped.stdout.strip().splitlines()) == 1  # not a terminal: one line
+    # indented by default, piped or not; --compact for one line
+    assert piped.exit_code == 0 and piped.stdout.startswith("{\n  \"") and len(piped.stdout.splitlines()) > 20
+    compact = runner.invoke(cli, ["export", "--compact", "Marc Dupont"])
+    assert len(compact.stdout.strip().splitlines()) == 1 and json.loads(compact.stdout) == json.loads(piped.stdout)
     main, sub = pty.openpty()  # a real terminal for the CLI's stdout
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "backchannel", "export", "Marc Dupont"], stdout=sub,
@@ -220,3 +223,17 @@ def test_export_pretty_prints_on_a_terminal(home, tmp_path):
 def test_readme_says_where_the_corpora_sit():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "../shared/corpora/" in text and "BACKCHANNEL_CORPORA" in text
+
+
+def test_readme_makes_and_activates_a_venv_before_installing(tmp_path):
+    import subprocess
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("   #")[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands[0] == "python3 -m venv .venv && . .venv/bin/activate"
+    assert commands[1].startswith("pip install torch==") and commands[2] == "python -m pytest -q"
+    # the line is true: it makes a venv whose python is the one on PATH afterwards
+    done = subprocess.run(["bash", "-c", "python3 -m venv --without-pip .venv && . .venv/bin/activate && "
+                           "command -v python"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / ".venv" / "bin" / "python"), done

@@ -165,3 +165,30 @@ def test_streamable_http_on_loopback_needs_the_api_token(home):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_server_says_its_own_version_and_an_empty_list_is_an_empty_json_list(home):
+    from importlib.metadata import version
+
+    from click.testing import CliRunner
+
+    from backchannel.cli.main import cli
+
+    assert CliRunner().invoke(cli, ["init", "--name", "Alex Moreau"]).exit_code == 0
+
+    async def _initialized(home: Path) -> Any:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=sys.executable, args=["-m", "backchannel", "mcp"],
+                                       env=subprocess_env(home))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                return init, await session.call_tool("list_proposals", {})
+
+    init, listed = asyncio.run(asyncio.wait_for(_initialized(home), 240))
+    assert init.serverInfo.name == "backchannel"
+    assert init.serverInfo.version == version("backchannel") != version("mcp")
+    assert not listed.isError and [c.text for c in listed.content] == ["[]"]
+    assert listed.structuredContent == {"result": []}

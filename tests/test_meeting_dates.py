@@ -68,7 +68,10 @@ def test_given_date_between_the_name_and_the_mtime(tmp_path):
     assert parse_file(undated, given_date=given).meeting_date == given
     assert parse_file(dated, given_date=given).meeting_date == datetime(2024, 1, 2)
     assert parse_file(front, given_date=given).meeting_date == datetime(2025, 9, 18)
-    assert parse_file(undated).meeting_date == datetime.fromtimestamp(MTIME)
+    # the mtime is not the meeting's date: kept as the file's, the meeting's stays unknown
+    assert parse_file(undated).meeting_date is None
+    assert parse_file(undated).file_date == datetime.fromtimestamp(MTIME)
+    assert parse_file(undated).meeting_date_origin == "mtime"
 
 
 def test_ingest_date_flag_and_fallback_marked_everywhere(home, tmp_path):
@@ -79,17 +82,20 @@ def test_ingest_date_flag_and_fallback_marked_everywhere(home, tmp_path):
     undated = _write(folder, "coffee.txt")
     res = runner.invoke(cli, ["ingest", str(undated)])
     assert res.exit_code == 0, res.output
-    assert "dated 2026-11-20 (file date, not the meeting's: mtime)" in res.stdout
-    assert "dated by the file's mtime only" in res.output
+    assert "date unknown (file date 2026-11-20)" in res.stdout
+    assert "1 meeting with no date (only the file's mtime" in res.output
     res = runner.invoke(cli, ["assertions", "--predicate", "committed_to"])
-    assert "— Marc Dupont, 2026-11-20 (file date, not the meeting's)" in res.stdout, res.output
+    assert "— Marc Dupont, date unknown (file date 2026-11-20)" in res.stdout, res.output
     rows = json.loads(runner.invoke(cli, ["assertions", "--json"]).stdout)
     assert rows and {r["date_origin"] for r in rows} == {"mtime"}
+    # nothing is computed from the file's date: no said_at, "next Friday" unresolved
+    assert {r["said_at"] for r in rows} == {None} and {r["valid_to"] for r in rows} == {None}
     [src] = json.loads(runner.invoke(cli, ["sources", "--json"]).stdout)
+    assert src["meeting_date"] is None and src["file_date"].startswith("2026-11-20")
     res = runner.invoke(cli, ["show", src["id"]])
-    assert "(file date, not the meeting's: from the file's mtime; ingest it again" in res.stdout
+    assert "date unknown (file date 2026-11-20): the file's mtime is not the meeting's; set it with" in res.stdout
     res = runner.invoke(cli, ["ask", "what did Marc promise?"])
-    assert "— Marc Dupont, 2026-11-20 (file date, not the meeting's)" in res.stdout, res.output
+    assert "— Marc Dupont, date unknown" in res.stdout, res.output
 
     other = _write(folder, "lunch.txt", "Alex Moreau: Hello Nina.\nNina Roy: I'll send you the slides tomorrow.\n")
     res = runner.invoke(cli, ["ingest", "--date", "2025-05-06", str(other)])
@@ -109,9 +115,9 @@ def test_a_dated_duplicate_moves_the_meeting_and_what_depends_on_it(store, tmp_p
     sid = first["results"][0]["source_id"]
     assert first["results"][0]["date_origin"] == "mtime"
     before = {a["predicate"]: a for a in invoke(env, "assertions", {"about": "Marc Dupont"})}
-    # next Friday after Friday 2026-11-20; January before it
-    assert before["committed_to"]["valid_to"] == date(2026, 11, 27)
-    assert before["works_at"]["valid_from"] == date(2026, 1, 1)
+    # the file's date is not the meeting's: "next Friday" and "in January" stay unresolved
+    assert before["committed_to"]["valid_to"] is None and before["committed_to"]["said_at"] is None
+    assert before["works_at"]["valid_from"] is None
 
     renamed = _write(tmp_path, "2018-10-11 coffee.txt")
     out = invoke(env, "ingest", {"paths": [str(renamed)]})
@@ -144,7 +150,7 @@ def test_redated_cli_line(home, tmp_path):
     res = runner.invoke(cli, ["ingest", str(_write(tmp_path, "coffee 11.10.2018.txt"))])
     assert res.exit_code == 0
     assert "redated   coffee 11.10.2018.txt: duplicate of S" in res.stdout
-    assert "date 2026-11-20 (the file's mtime) → 2018-10-11 (the file name)" in res.stdout
+    assert "date unknown → 2018-10-11 (the file name)" in res.stdout
     assert "0 ingested, 1 skipped (1 redated), 0 failed" in res.stdout
 
 

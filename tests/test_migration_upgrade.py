@@ -119,3 +119,36 @@ def test_a_past_release_database_upgrades_and_serves_every_read_and_write(home, 
         assert added["assertion_ids"] == [max_assertion + 1]
         swept = invoke(env, "wake", {"kind": "sweep"})
         assert [r["status"] for r in swept["runs"]] == ["done"]
+
+
+def test_a_meeting_dated_by_its_mtime_becomes_date_unknown_on_upgrade(home):
+    """0220 on the previous release's rows: a source dated only by its file's mtime keeps
+    that date as `file_date` only; said_at and the dates resolved from relative phrases
+    against it go (a phrase with a year stays); dated sources are untouched."""
+    from datetime import date, datetime
+
+    paths = resolve_paths().ensure()
+    restore(RELEASES / "8c60a08", paths.db_file)
+    con = duckdb.connect(str(paths.db_file))
+    [sid] = con.execute("SELECT s.id FROM sources s JOIN assertions a ON a.source_id = s.id WHERE s.meeting_date IS "
+                        "NOT NULL GROUP BY s.id HAVING count(*) >= 2 ORDER BY s.id LIMIT 1").fetchone()
+    con.execute("UPDATE sources SET meeting_date = ?, meeting_date_origin = 'mtime' WHERE id = ?",
+                [datetime(2026, 11, 20, 9, 0), sid])
+    ids = [r[0] for r in con.execute("SELECT id FROM assertions WHERE source_id = ? ORDER BY id LIMIT 2",
+                                     [sid]).fetchall()]
+    con.execute("UPDATE assertions SET date_phrase = 'next Friday', valid_to = DATE '2026-11-27' WHERE id = ?",
+                [ids[0]])
+    con.execute("UPDATE assertions SET date_phrase = 'since 2019', valid_from = DATE '2019-01-01' WHERE id = ?",
+                [ids[1]])
+    dated = con.execute("SELECT count(*) FROM assertions WHERE source_id <> ? AND said_at IS NOT NULL",
+                        [sid]).fetchone()[0]
+    con.close()
+    with Store.open(paths.db_file) as st:
+        src = st.query("SELECT meeting_date, meeting_date_origin, file_date FROM sources WHERE id = ?", [sid])[0]
+        assert src == {"meeting_date": None, "meeting_date_origin": "mtime", "file_date": datetime(2026, 11, 20, 9, 0)}
+        rows = {r["id"]: r for r in st.query("SELECT id, said_at, valid_from, valid_to FROM assertions "
+                                             "WHERE source_id = ?", [sid])}
+        assert {r["said_at"] for r in rows.values()} == {None}
+        assert rows[ids[0]]["valid_to"] is None and rows[ids[1]]["valid_from"] == date(2019, 1, 1)
+        assert st.scalar("SELECT count(*) FROM assertions WHERE source_id <> ? AND said_at IS NOT NULL",
+                         [sid]) == dated

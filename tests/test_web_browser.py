@@ -174,3 +174,52 @@ def test_log_in_dismiss_and_approve_in_a_real_browser(home, smtp, browser, tmp_p
         assert page.url == web.base + "/login"
     finally:
         web.stop()
+
+
+def test_first_use_pages_in_a_real_browser(home, browser, tmp_path):
+    """A long entity page in pages of 50, one fact from three meetings shown once, the
+    file-date caveat, a validity span in words, and a possible duplicate merged by a click."""
+    from click.testing import CliRunner
+    from test_web_first_use import _meetings
+
+    from backchannel.cli.main import cli
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", "--name", "Alex Moreau"]).exit_code == 0
+    _meetings(tmp_path / "m")
+    assert runner.invoke(cli, ["ingest", str(tmp_path / "m")]).exit_code == 0
+    web = WebProc(home)
+    browser = browser()
+    try:
+        page = browser.new_context(viewport={"width": 1100, "height": 800}).new_page()
+        page.goto(web.link)
+        page.goto(web.base + "/memory")
+        dupes = page.locator("#duplicates")
+        assert "WLGA" in dupes.inner_text() and "Elizabeth May" in dupes.inner_text()
+        _shot(page, tmp_path, "memory-duplicates")
+        page.get_by_role("link", name="Nina Roy").first.click()
+        facts = page.locator("section").first.locator("li.assertion")
+        assert facts.count() == 50 and page.locator("nav.pager").first.is_visible()
+        height = page.evaluate("document.documentElement.scrollHeight")
+        page.locator("nav.pager").first.get_by_role("link", name="next →").click()
+        assert page.url.endswith("?page=2") and page.locator("section").first.locator("li.assertion").count() == 10
+        _shot(page, tmp_path, "entity-page-2")
+        assert height > page.evaluate("document.documentElement.scrollHeight")  # the rest, not all again
+        page.goto(web.base + "/memory")
+        page.get_by_role("link", name="Marc Dupont").first.click()
+        current = page.locator("section").first
+        text = current.inner_text()
+        assert current.locator("li.assertion").count() == 3  # the deck, Initech, and Globex once (three sources)
+        assert "due 2025-06-30" in text and "valid from 2024-01-01 to now" in text and "true ?" not in text
+        assert "date unknown (file date 2026-11-20)" in text
+        current.locator("details.also summary").click()
+        assert current.locator("details.also li").count() == 2
+        _shot(page, tmp_path, "entity-one-fact")
+        # merge a proposed duplicate with its button; it leaves the list of duplicates
+        page.goto(web.base + "/memory")
+        page.locator("#duplicates button", has_text="WLGA").click()
+        assert "Merged WLGA into this entity" in page.locator(".flash").inner_text()
+        page.goto(web.base + "/memory")
+        assert "WLGA" not in (page.locator("#duplicates").inner_text() if page.locator("#duplicates").count() else "")
+    finally:
+        web.stop()

@@ -77,8 +77,8 @@ def _excerpt_lines(c: Candidate) -> list[str]:
     lines = []
     for e in c.evidence[:MAX_EXCERPTS]:
         when = (e.said_at or e.source_date or "")[:10] or "undated"
-        if when != "undated" and e.date_origin == "mtime":
-            when += " (file date, not the meeting's)"
+        if e.date_origin == "mtime":
+            when = f"{when} (file date, not the meeting's)" if when != "undated" else "date unknown"
         who = e.speaker or "someone"
         where = f", {e.source_title}" if e.source_title else ""
         quote = (e.quote or "").strip()[:MAX_QUOTE_CHARS]

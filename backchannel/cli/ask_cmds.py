@@ -32,13 +32,25 @@ def _evidence_lines(c: dict[str, Any]) -> list[str]:
             out.append(f"     (assertion #{e.get('assertion_id')}: no quote recorded)")
             continue
         when = (e.get("said_at") or e.get("source_date") or "")[:10] or "undated"
-        if when != "undated" and e.get("date_origin") == "mtime":
-            from backchannel.extractors.meeting_date import FALLBACK_NOTE
+        if e.get("date_origin") == "mtime":
+            from backchannel.extractors.meeting_date import FALLBACK_NOTE, UNKNOWN_NOTE
 
-            when += f" ({FALLBACK_NOTE})"
+            when = f"{when} ({FALLBACK_NOTE})" if when != "undated" else UNKNOWN_NOTE
         where = f", {e['source_title']}" if e.get("source_title") else ""
         out.append(f"     “{e.get('quote') or ''}” — {e.get('speaker') or '?'}, {when}{where}")
     return out
+
+
+def _names_asked(out: dict) -> list[str]:
+    """The names the question was routed with (a skill's target, people, attendees)."""
+    args = (out.get("route") or {}).get("args") or {}
+    names: list[str] = []
+    for key in ("target", "people", "attendees", "person", "name", "org"):
+        value = args.get(key)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and v.strip() and v.lower() not in ("me", "i", "you"):
+                names.append(v.strip())
+    return list(dict.fromkeys(names))
 
 
 @click.command()
@@ -80,6 +92,9 @@ def ask(question: str, json_output: bool, show_code: bool) -> None:
     elif not cands:
         click.echo("Nothing found. (`--show-code` shows what was searched; `backchannel entities` lists "
                    "the names memory knows.)")
+    if not cands:
+        for near in call(load_context(), "suggest_names", {"names": _names_asked(out)}):
+            click.echo(f"{near['name']!r}: {near['suggestion']}")
     for err in out.get("errors") or []:
         click.echo(f"note: {err}", err=True)
     click.echo(f"run {out['run_id']}: {plural(out['assertions_touched'], 'assertion')} touched, "

@@ -96,6 +96,8 @@ def status(json_output: bool) -> None:
         click.echo("  none yet")
     else:
         click.echo("  (what a run did and why it stayed silent: backchannel trace RUN_ID)")
+        if not (st.get("proposals") or {}):
+            _say_if_owner_absent(load_context())  # the scheduled wakes are silent: say why here
     asked = st.get("recent_asks") or []
     if asked:
         click.echo("recent questions (ask):")
@@ -182,9 +184,11 @@ def render_proposal(p: dict) -> None:
         if not e.get("quote"):  # e.g. a CRM line imported without evidence
             click.echo(f"  #{e.get('assertion_id')} (no quote recorded){weight}")
             continue
-        mark = " (file date, not the meeting's)" if e.get("date_origin") == "mtime" else ""
+        when = _when(e.get("said_at"))[:10]
+        if e.get("date_origin") == "mtime":
+            when = f"{when} (file date, not the meeting's)" if e.get("said_at") else "date unknown"
         click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
-                   f"{_when(e.get('said_at'))[:10]}{mark}, {e.get('source_id')}{weight}")
+                   f"{when}, {e.get('source_id')}{weight}")
     if p.get("action"):
         click.echo("action to approve:")
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
@@ -340,6 +344,8 @@ def wake(kind: str, json_output: bool, wait_s: float) -> None:
             click.echo(f"still queued or running after {wait_s:.0f} s: see `backchannel status`")
         else:
             click.echo(wake_report.run_line(ran, until))
+            if not ran.get("proposals"):
+                _say_if_owner_absent(ctx)
         return
     if json_output:
         echo_json(out)
@@ -353,6 +359,18 @@ def wake(kind: str, json_output: bool, wait_s: float) -> None:
         click.echo(wake_report.run_line(r, until))
     if not out["runs"]:
         click.echo("nothing to do")
+    if kind == "sweep" and not any(r.get("proposals") for r in out["runs"]):
+        _say_if_owner_absent(ctx)
+
+
+def _say_if_owner_absent(ctx: Any) -> None:
+    """Why a sweep is quiet when the owner speaks in none of the meetings, and what to do."""
+    from backchannel.cli.client import call
+    from backchannel.ops.memory_ops import owner_absent_note
+
+    note = owner_absent_note(call(ctx, "owner_presence", {}))
+    if note:
+        click.echo(note, err=True)
 
 
 @click.group()

@@ -38,6 +38,10 @@ def _date_note(r: dict) -> str:
     from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS, is_fallback
 
     if not r.get("meeting_date"):
+        if r.get("date_origin") == "mtime":
+            from backchannel.extractors.meeting_date import unknown_date_words
+
+            return f", {unknown_date_words(r.get('file_date'))}"
         return ", undated"
     day = str(r["meeting_date"])[:10]
     if is_fallback(r.get("date_origin")):
@@ -45,22 +49,51 @@ def _date_note(r: dict) -> str:
     return f", dated {day} ({ORIGIN_WORDS.get(r.get('date_origin'), r.get('date_origin'))})"
 
 
+def _given_dates(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
+    """(the date for every undated file, {resolved path: date}) from the --date options."""
+    from pathlib import Path
+
+    from backchannel.extractors.meeting_date import parse_given_date
+
+    every: str | None = None
+    own: dict[str, str] = {}
+    for value in values:
+        name, sep, when = value.rpartition("=")
+        try:
+            parse_given_date(when)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        if not sep:
+            if every is not None and every != when:
+                raise UserError(f"--date given twice for every file ({every}, {when}): write FILE=DATE for one file")
+            every = when
+            continue
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise UserError(f"--date {value!r}: {name!r} is not a file (write --date FILE=YYYY-MM-DD)")
+        own[str(path.resolve())] = when
+    return every, own
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "json_output", is_flag=True,
               help='Print {"ingested":N,"skipped":N,"failed":[{"path":...,"error":...}]}.')
-@click.option("--date", "meeting_date", metavar="YYYY-MM-DD",
-              help="The meeting date for files whose content and name carry none (instead of their mtime).")
-def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) -> None:
+@click.option("--date", "dates", metavar="[FILE=]YYYY-MM-DD", multiple=True,
+              help="The meeting date for files whose content and name carry none: DATE for all of them, "
+                   "FILE=DATE for one file (repeatable). Without it the date is unknown.")
+def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...]) -> None:
     """Ingest transcript files and folders (VTT, SRT, text, JSON), and email: Maildir
     folders, mbox files and .eml files (one source per message).
 
     The same content twice is stored once (email: the same Message-ID); ingesting it again under a dated name
     (or with --date) moves a meeting that was dated only by its file's mtime.
     A meeting's date comes from the file's metadata, else its name
-    ("2026-03-05 sync.vtt", "20260305", "05.03.2026" read day first), else --date,
-    else the file's modification time (shown as a file date everywhere).
-    Exits non-zero when any file failed.
+    ("2026-03-05 sync.vtt", "20260305", "05.03.2026" read day first), else --date FILE=DATE,
+    else a `meeting-dates.toml` beside the files ("name.vtt" = 2026-03-05, one line each),
+    else --date DATE; else it is unknown: nothing is computed from it (no overdue, no
+    "next Friday", no silence), and the file's mtime is shown only as a file date.
+    `sources redate ID DATE` sets it later. Exits non-zero when any file failed.
     """
     from pathlib import Path
 
@@ -68,13 +101,7 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
     from backchannel.extractors.ingest import expand_paths
 
     ctx = load_context()
-    if meeting_date:
-        from backchannel.extractors.meeting_date import parse_given_date
-
-        try:
-            parse_given_date(meeting_date)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
+    meeting_date, file_dates = _given_dates(dates)
     passed_over: list = []
     files = [str(p.resolve()) for p in expand_paths(paths, passed_over)]
     if not files:
@@ -95,6 +122,9 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
             args: dict = {"paths": part}
             if meeting_date:  # only when given: an older daemon's operation takes no date
                 args["meeting_date"] = meeting_date
+            mine = {f: file_dates[f] for f in part if f in file_dates}
+            if mine:
+                args["file_dates"] = mine
             out = call(ctx, "ingest", args)
             summary["ingested"] += out["ingested"]
             summary["skipped"] += out["skipped"]
@@ -136,7 +166,15 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
         click.echo(f"{summary['ingested']} ingested, {skipped}, {len(summary['failed'])} failed")
         undated = sum(1 for r in results if r["status"] == "ingested" and r.get("date_origin") == "mtime")
         if undated:
-            click.echo(f"{plural(undated, 'meeting')} dated by the file's mtime only: name the file with its date "
-                       "(2026-03-05 sync.vtt) or pass --date, and ingest it again", err=True)
+            click.echo(f"{plural(undated, 'meeting')} with no date (only the file's mtime, which is not the "
+                       "meeting's): nothing is computed from it (no overdue, no relative dates, no silence). "
+                       "Set it with --date FILE=DATE, a meeting-dates.toml beside the files, or "
+                       "`backchannel sources redate ID DATE`", err=True)
+    if not json_output and summary["ingested"]:
+        from backchannel.ops.memory_ops import owner_absent_note
+
+        note = owner_absent_note(call(ctx, "owner_presence", {}))
+        if note:
+            click.echo(note, err=True)
     if summary["failed"] or summary.get("deferred"):
         sys.exit(1)

@@ -16,11 +16,15 @@ def _date(v: Any) -> str:
 
 
 def said_date(a: dict[str, Any], key: str = "said_at") -> str:
-    """The day something was said, marked when it is only the transcript file's mtime."""
-    from backchannel.extractors.meeting_date import FALLBACK_NOTE
+    """The day something was said; 'date unknown (file date 2026-11-20)' when only the
+    transcript file's mtime dates it."""
+    from backchannel.extractors.meeting_date import FALLBACK_NOTE, unknown_date_words
 
-    day = _date(a.get(key))
-    return f"{day} ({FALLBACK_NOTE})" if a.get(key) and a.get("date_origin") == "mtime" else day
+    if a.get("date_origin") == "mtime":
+        if a.get(key):  # a row written before dates by mtime became unknown
+            return f"{_date(a.get(key))} ({FALLBACK_NOTE})"
+        return unknown_date_words(a.get("file_date"))
+    return _date(a.get(key))
 
 
 def _minute(v: Any) -> str:
@@ -29,12 +33,15 @@ def _minute(v: Any) -> str:
 
 
 def _fact(a: dict[str, Any]) -> str:
-    """'Sophie Martin works_at [CIO] Acme 2026-03-01→now'."""
+    """'Sophie Martin works_at [CIO] Acme 2026-03-01→now', 'Marc committed_to "send the deck" due 2025-05-09'."""
     obj = a.get("object") or (f'"{a["object_literal"]}"' if a.get("object_literal") else "")
     qual = f" [{a['qualifier']}]" if a.get("qualifier") else ""
     span = ""
-    if a.get("valid_from") or a.get("valid_to"):
-        span = f" {str(a.get('valid_from') or '?')[:10]}→{str(a.get('valid_to') or 'now')[:10]}"
+    start, end = str(a.get("valid_from") or "")[:10], str(a.get("valid_to") or "")[:10]
+    if a.get("predicate") == "committed_to" and end and not start:
+        span = f" due {end}"  # a promise's end is when it is due
+    elif start or end:
+        span = f" {start or 'unknown'}→{end or 'now'}"
     to = f" (to {a['recipient']})" if a.get("recipient") else ""
     return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}"
 
@@ -60,15 +67,36 @@ def render_assertion(a: dict[str, Any]) -> str:
     return f"#{a['id']} {_fact(a)}{sup}{trust}\n    “{a['quote']}” — {said}, {a['source_id']}"
 
 
+def also_lines(also: list[dict[str, Any]], indent: str = "    ") -> list[str]:
+    """The same fact said again: one line per other row, its quote, speaker, date and source."""
+    out = []
+    if also:
+        sources = {a.get("source_id") for a in also}
+        where = f" in {len(sources)} sources" if len(sources) > 1 else f" in {next(iter(sources))}"
+        out.append(f"{indent}also said {plural(len(also), 'more time')}{where}:")
+    for a in also:
+        out.append(f"{indent}  #{a['id']} “{a.get('quote') or ''}” — {a.get('speaker') or '?'}, {said_date(a)}, "
+                   f"{a.get('source_id')}")
+    return out
+
+
 def render_assertion_line(a: dict[str, Any]) -> str:
     """One line: the fact, then who said it and when."""
     return f"{_fact(a)}  (said by {a.get('speaker') or '?'}, {said_date(a)})"
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
-def sources(json_output: bool) -> None:
-    """List ingested sources (meetings)."""
+@click.pass_context
+def sources(ctx: click.Context, json_output: bool) -> None:
+    """List ingested sources (meetings); `sources redate ID DATE` sets a meeting's date.
+
+    \b
+    backchannel sources                       list
+    backchannel sources redate S1a2b 2026-03-05   set the date of a meeting (id, path or title)
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     from backchannel.cli.client import call
 
     rows = call(load_context(), "sources", {})
@@ -76,22 +104,54 @@ def sources(json_output: bool) -> None:
         echo_json(rows)
         return
     for r in rows:
-        origin = "mtime: file date, not the meeting's" if r["meeting_date_origin"] == "mtime" else r["meeting_date_origin"]
-        click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({origin})  {r['title']}  "
+        if r["meeting_date"] is None and r["meeting_date_origin"] == "mtime":
+            from backchannel.extractors.meeting_date import unknown_date_words
+
+            when = f"{unknown_date_words(r.get('file_date'))}: `sources redate {r['id']} DATE`"
+        else:
+            when = f"{_date(r['meeting_date'])} ({r['meeting_date_origin']})"
+        click.echo(f"{r['id']}  {when}  {r['title']}  "
                    f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}")
     if not rows:
         click.echo("no sources yet: `backchannel ingest PATH`")
 
 
-def _origin_words(origin: str | None) -> str:
-    from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS
+@sources.command()
+@click.argument("source")
+@click.argument("meeting_date", metavar="YYYY-MM-DD")
+@click.option("--json", "json_output", is_flag=True, help="Print what changed as JSON.")
+def redate(source: str, meeting_date: str, json_output: bool) -> None:
+    """Set the date of SOURCE (id, id prefix, path or title) to YYYY-MM-DD[THH:MM].
 
-    if origin is None:
-        return "date unknown: ingest it again with --date"
-    if origin == "mtime":
-        return (f"{FALLBACK_NOTE}: from {ORIGIN_WORDS.get(origin or '', 'nowhere')}; ingest it again under a "
-                "dated name or with --date to fix it")
-    return f"from {ORIGIN_WORDS.get(origin or '', origin)}"
+    Its assertions' dates move with it, and relative dates ("next Friday", "since March")
+    and due dates are computed again against the new date."""
+    from backchannel.cli.client import call
+    from backchannel.extractors.redate import describe
+
+    out = call(load_context(), "source_redate", {"ref": source, "meeting_date": meeting_date})
+    if json_output:
+        echo_json(out)
+        return
+    change = out["changed"]
+    if change is None:
+        click.echo(f"{out['source_id']} already has that date: nothing changed")
+        return
+    moved = change.get("relative_dates", 0)
+    click.echo(f"redated   {out['source_id']} {out['title']}: {describe(change)}; "
+               f"{plural(change.get('assertions', 0), 'assertion')}, {plural(moved, 'relative date')} recomputed")
+
+
+def _date_line(src: dict[str, Any]) -> str:
+    """'2025-09-18 08:30 (from the file name)', or why the date is unknown and how to set it."""
+    from backchannel.extractors.meeting_date import ORIGIN_WORDS, unknown_date_words
+
+    how = f"set it with `backchannel sources redate {src['id']} YYYY-MM-DD` or `ingest --date FILE=DATE`"
+    if src.get("meeting_date") is None:
+        if src.get("meeting_date_origin") == "mtime":
+            return f"{unknown_date_words(src.get('file_date'))}: the file's mtime is not the meeting's; {how}"
+        return f"date unknown; {how}"
+    origin = src.get("meeting_date_origin")
+    return f"{_minute(src['meeting_date'])} (from {ORIGIN_WORDS.get(origin or '', origin)})"
 
 
 @click.command()
@@ -107,8 +167,7 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         echo_json(src)
         return
     click.echo(f"{src['id']}  {src['title']}")
-    click.echo(f"  date: {_minute(src['meeting_date'])} ({_origin_words(src['meeting_date_origin'])})"
-               f"   format: {src['format']}")
+    click.echo(f"  date: {_date_line(src)}   format: {src['format']}")
     if src.get("participants"):
         click.echo(f"  participants: {', '.join(src['participants'])}")
     if src.get("path"):  # imported sources have none
@@ -127,8 +186,17 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
         for u in src["utterances"]:
             click.echo(f"  [{u['idx']}] {u['speaker'] or '—'}: {u['text']}")
     click.echo(f"  {plural(len(src['assertions']), 'assertion')}:")
-    for a in src["assertions"]:
+    from backchannel.ops.fact_groups import group_facts
+
+    also_in = src.get("also_in") or {}
+    for g in group_facts(src["assertions"]):
+        a = g["fact"]
         click.echo("  " + render_assertion(a).replace("\n", "\n  "))
+        for line in also_lines(g["also"], indent="      "):
+            click.echo(line)
+        elsewhere = also_in.get(str(a["id"])) or also_in.get(a["id"])
+        if elsewhere:
+            click.echo(f"      also said in {plural(len(elsewhere), 'other source')}: {', '.join(elsewhere)}")
 
 
 @click.command()
@@ -151,8 +219,12 @@ def assertions(about: str | None, predicate: str | None, current: bool, as_of: s
     if json_output:
         echo_json(rows)
         return
-    for a in rows:
-        click.echo(render_assertion(a))
+    from backchannel.ops.fact_groups import group_facts
+
+    for g in group_facts(rows):
+        click.echo(render_assertion(g["fact"]))
+        for line in also_lines(g["also"]):
+            click.echo(line)
     if not rows:
         click.echo("no assertions")
 

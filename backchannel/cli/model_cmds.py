@@ -56,6 +56,7 @@ def entities(ctx: click.Context, kind: str | None, json_output: bool) -> None:
     backchannel entities                 list
     backchannel entities merge A B       merge B into A (ids or names)
     backchannel entities split ID        undo: the merged entity's id, or M<merge id>
+    backchannel entities duplicates      pairs that may be one (acronym, titles, spelling)
     """
     ctx.ensure_object(dict)
     ctx.obj["json"] = json_output
@@ -63,6 +64,40 @@ def entities(ctx: click.Context, kind: str | None, json_output: bool) -> None:
         from backchannel.cli.memory_cmds import list_entities
 
         list_entities(json_output, kind)
+        if not json_output:
+            from backchannel.cli.client import call
+
+            pairs = call(load_context(), "entity_duplicates", {"limit": 10})
+            if pairs:
+                click.echo("")
+                click.echo("possible duplicates (never merged without you; `backchannel entities duplicates`):")
+                for p in pairs:
+                    click.echo(_pair_line(p))
+
+
+def _pair_line(p: dict) -> str:
+    return (f"  {p['keep']['id']} {p['keep']['name']}  ~  {p['other']['id']} {p['other']['name']}"
+            f"  ({p['why']}: {p['detail']})\n      merge: backchannel entities merge {p['keep']['id']} "
+            f"{p['other']['id']}")
+
+
+@entities.command()
+@click.option("--json", "json_output", is_flag=True, help="Print the pairs as JSON.")
+@click.pass_context
+def duplicates(ctx: click.Context, json_output: bool) -> None:
+    """People and organisations that may be one: an acronym and its full name, one name with
+    and without titles ("Ms. Elizabeth May", "Elizabeth May"), or a few letters apart.
+    Each pair comes with the merge that would join them; nothing is merged without you."""
+    from backchannel.cli.client import call
+
+    pairs = call(load_context(), "entity_duplicates", {})
+    if json_output or (ctx.obj or {}).get("json"):
+        echo_json(pairs)
+        return
+    for p in pairs:
+        click.echo(_pair_line(p))
+    if not pairs:
+        click.echo("no possible duplicates")
 
 
 @entities.command()

@@ -6,16 +6,18 @@ from pathlib import Path
 
 import click
 
-from backchannel.cli.common import UserError, echo_json, is_tty, load_context
+from backchannel.cli.common import UserError, echo_json, load_context
 
 
 @click.command()
 @click.argument("name")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the JSON here instead of standard output.")
-def export(name: str, output: Path | None) -> None:
+@click.option("--compact", is_flag=True, help="One JSON line instead of indented JSON.")
+def export(name: str, output: Path | None, compact: bool) -> None:
     """Everything held about a person or organisation (by name, alias or id), as JSON:
-    aliases, assertions with their evidence, what they said, proposals about them."""
+    aliases, assertions with their evidence, what they said, proposals about them.
+    Indented, to be read; --compact writes one line."""
     import json
 
     from backchannel.cli.client import call
@@ -24,12 +26,12 @@ def export(name: str, output: Path | None) -> None:
 
     data = call(load_context(), "export_entity", {"ref": name})
     if output is None:
-        if is_tty():  # a person reads it: indented; a pipe or a file gets one compact line
-            click.echo(json.dumps(data, default=_default, ensure_ascii=False, indent=2))
-        else:
+        if compact:
             echo_json(data)
+        else:
+            click.echo(json.dumps(data, default=_default, ensure_ascii=False, indent=2))
         return
-    text = json.dumps(data, default=_default, ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(data, default=_default, ensure_ascii=False, indent=None if compact else 2) + "\n"
     try:
         # 0600 from the first byte: this is everything held about a person.
         write_secret(output, text)

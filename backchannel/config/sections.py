@@ -7,6 +7,7 @@ before the daemon starts and at each reload (`backchannel status` reports them).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
@@ -33,10 +34,33 @@ def _upper(v: object) -> object:
     return v.strip().upper() if isinstance(v, str) else v
 
 
+# Providers a bare word is most likely meant for ("openai" alone names no model).
+_PROVIDERS = ("openai", "anthropic", "ollama", "ollama_chat", "hosted_vllm", "gemini", "vertex_ai", "mistral",
+              "groq", "azure", "bedrock", "lm_studio", "openrouter", "together_ai", "deepseek", "cohere")
+_MODEL_HINT = 'a model is "offline" or a litellm model string such as "openai/gpt-4.1-mini"'
+
+
 def _model_name(v: str) -> str:
-    if not v.strip():
-        raise ValueError('a model is "offline" or a litellm model string such as "openai/gpt-4.1-mini"')
-    return v.strip()
+    """"offline", "provider/model", or a bare model id litellm maps itself ("gpt-4.1-mini": a
+    digit or a dash in it). A bare word is a typo: "offlin" fails here, at config load, with
+    the nearest name, not at the first ingest with litellm's message. Checked without litellm."""
+    import difflib
+
+    name = v.strip()
+    if not name:
+        raise ValueError(_MODEL_HINT)
+    if name == "offline" or ("/" in name and all(part.strip() for part in name.split("/", 1))):
+        return name
+    if "/" not in name and re.search(r"[\d-]", name) and not name.lower().startswith("offl"):
+        return name  # a bare model id ("gpt-4.1-mini", "claude-sonnet-4-5")
+    if name.lower() in _PROVIDERS:
+        raise ValueError(f'{name!r} is a provider, not a model: write "{name.lower()}/MODEL", or "offline"')
+    close = difflib.get_close_matches(name.lower(), ["offline", *_PROVIDERS], n=1, cutoff=0.6)
+    if close == ["offline"]:
+        raise ValueError(f'{name!r} is not a model: did you mean "offline"?')
+    if close:
+        raise ValueError(f'{name!r} is not a model: did you mean "{close[0]}/MODEL"? ({_MODEL_HINT})')
+    raise ValueError(f"{name!r} is not a model: {_MODEL_HINT}")
 
 
 ModelName = Annotated[str, AfterValidator(_model_name)]

@@ -155,7 +155,7 @@ def check_rate(store: Store, settings: Settings, now: datetime) -> Decision:
         if last is not None:
             gap = as_naive_utc(aware) - last
             if gap < timedelta(minutes=g.min_gap_minutes):
-                mins = int(gap.total_seconds() // 60)
+                mins = max(0, int(gap.total_seconds() // 60))  # a clock set back: never "-1 min ago"
                 return Decision(False, "min_gap", f"last proposal {mins} min ago (min_gap_minutes {g.min_gap_minutes})")
     return PASS
 

@@ -32,6 +32,7 @@ class IngestOutcome:
     rejected_quotes: int | None = None  # model extraction: invented quotes dropped
     meeting_date: str | None = None  # ISO; where it came from in `date_origin` (meeting_date.ORIGIN_RANK)
     date_origin: str | None = None
+    file_date: str | None = None  # ISO; the file's mtime when the meeting's date is unknown (origin "mtime")
     redated: dict | None = None  # skipped as a duplicate, but its date moved (redate.redate_source)
 
     def to_dict(self) -> dict:
@@ -76,7 +77,8 @@ def owner_names(settings: Settings) -> list[str]:
 
 
 def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=None, run_id: str | None = None,
-                strict: bool = False, max_bytes: int | None = None, given_date: datetime | None = None) -> IngestOutcome:
+                strict: bool = False, max_bytes: int | None = None, given_date: datetime | None = None,
+                given_origin: str = "given") -> IngestOutcome:
     """`strict` and `max_bytes` (default: parse.MAX_FILE_BYTES) as for `parse_file`;
     the inbox passes strict=True: a file nobody named is never read through a link.
     `given_date` (`ingest --date`) dates a file whose content and name carry no date.
@@ -90,7 +92,8 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
     if is_mail_file(path):  # email: one source per message (an mbox holds many)
         return ingest_mail_file(store, settings, path, gateway=gateway, run_id=run_id, strict=strict)
     try:
-        transcript = parse_file(path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES, given_date=given_date)
+        transcript = parse_file(path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES, given_date=given_date,
+                                given_origin=given_origin)
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     except OSError as exc:
@@ -98,7 +101,8 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
     content_hash = transcript.content_hash()
     names = owner_names(settings)
     when = {"meeting_date": transcript.meeting_date.isoformat() if transcript.meeting_date else None,
-            "date_origin": transcript.meeting_date_origin}
+            "date_origin": transcript.meeting_date_origin,
+            "file_date": transcript.file_date.isoformat() if transcript.file_date else None}
     known = existing_source(store, content_hash)
     if known:
         from backchannel.extractors.redate import redate_source
@@ -128,6 +132,10 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
             return IngestOutcome(str(path), "deferred", error=f"model budget spent: {exc}", title=transcript.title)
         return IngestOutcome(str(path), "failed", error=f"model extraction failed: {exc}", title=transcript.title)
     status = "ingested" if result.created else "skipped"
+    if result.created and transcript.file_date is not None:
+        from backchannel.memory import sources
+
+        sources.set_file_date(store, result.source_id, transcript.file_date)
     if stats is not None and result.created:
         # What the model proposed and the code dropped (invented quotes, pronouns), for audit.
         store.append_event("model_extraction", {"source_id": result.source_id, **stats}, run_id=run_id,
@@ -137,21 +145,38 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
 
 
 def ingest_files(store: Store, settings: Settings, paths: Iterable[str | Path], *, gateway=None,
-                 run_id: str | None = None, given_date: datetime | None = None) -> list[IngestOutcome]:
+                 run_id: str | None = None, given_date: datetime | None = None,
+                 file_dates: dict[str, datetime] | None = None) -> list[IngestOutcome]:
     """`ingest_file` for each path, outcomes in order (`backchannel ingest`); a run of
     single-message email files (a Maildir's) goes in batches, several messages to a
-    transaction (mail_ingest.ingest_mail_files)."""
+    transaction (mail_ingest.ingest_mail_files).
+
+    The date given to an undated file is, first, its own in `file_dates` (`ingest --date
+    FILE=DATE`, keyed by resolved path), then its line in a dates manifest beside it
+    (`dates_manifest.MANIFEST_NAME`), then `given_date` (`ingest --date DATE`)."""
+    from backchannel.extractors.dates_manifest import ManifestCache, ManifestError
     from backchannel.extractors.mail_ingest import MBOX_SUFFIXES, ingest_mail_files, is_mail_file
 
     out: list[IngestOutcome] = []
     run: list[Path] = []
+    manifests = ManifestCache()
     for p in map(Path, paths):
         if is_mail_file(p) and p.suffix.lower() not in MBOX_SUFFIXES:
             run.append(p)
             continue
         out += ingest_mail_files(store, settings, run, gateway=gateway, run_id=run_id)
         run = []
-        out.append(ingest_file(store, settings, p, gateway=gateway, run_id=run_id, given_date=given_date))
+        own, origin = (file_dates or {}).get(str(p.resolve())), "given"
+        if own is None:
+            try:
+                own, origin = manifests.date_for(p), "manifest"
+            except ManifestError as exc:
+                out.append(IngestOutcome(str(p), "failed", error=str(exc)))
+                continue
+        if own is None:
+            own, origin = given_date, "given"
+        out.append(ingest_file(store, settings, p, gateway=gateway, run_id=run_id, given_date=own,
+                               given_origin=origin))
     out += ingest_mail_files(store, settings, run, gateway=gateway, run_id=run_id)
     return out
 

@@ -183,10 +183,20 @@ def _plausible(dt: datetime) -> datetime | None:
 # Where a meeting date came from, most trusted first: the file's own metadata, its
 # name, `ingest --date`, then the file's modification time (a copy, a download or a
 # sync sets it, so it is a guess: every output that shows it says so).
-ORIGIN_RANK = {"front_matter": 4, "json": 4, "vtt_note": 4, "import": 4, "filename": 3, "given": 2, "mtime": 1}
+# `sources redate` ("user") outranks everything: the owner said so, about this one meeting.
+ORIGIN_RANK = {"user": 5, "front_matter": 4, "json": 4, "vtt_note": 4, "import": 4, "filename": 3, "given": 2,
+               "manifest": 2, "mtime": 1}
 ORIGIN_WORDS = {"front_matter": "the file's front matter", "json": "the file's metadata", "vtt_note": "a NOTE in the file",
-                "import": "the import", "filename": "the file name", "given": "ingest --date", "mtime": "the file's mtime"}
+                "import": "the import", "filename": "the file name", "given": "ingest --date",
+                "manifest": "the dates manifest", "user": "sources redate", "mtime": "the file's mtime"}
 FALLBACK_NOTE = "file date, not the meeting's"
+UNKNOWN_NOTE = "date unknown"
+
+
+def unknown_date_words(file_date: object) -> str:
+    """'date unknown (file date 2026-11-20)': how every output shows a meeting dated only by its mtime."""
+    day = file_date.date().isoformat() if isinstance(file_date, datetime) else str(file_date or "")[:10]
+    return f"{UNKNOWN_NOTE} (file date {day})" if day else UNKNOWN_NOTE
 
 
 def is_fallback(origin: str | None) -> bool:

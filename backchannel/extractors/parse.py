@@ -55,7 +55,7 @@ def unreadable_reason(st: os.stat_result, max_bytes: int | None = MAX_FILE_BYTES
 
 
 def parse_file(path: Path | str, *, strict: bool = False, max_bytes: int | None = MAX_FILE_BYTES,
-               given_date: datetime | None = None) -> Transcript:
+               given_date: datetime | None = None, given_origin: str = "given") -> Transcript:
     """Read and parse a transcript file; `given_date` (`ingest --date`) serves when neither
     the file nor its name carries a date, and its mtime is the date of last resort.
 
@@ -85,22 +85,23 @@ def parse_file(path: Path | str, *, strict: bool = False, max_bytes: int | None 
             raise TranscriptError(path, f"cannot read the file: {e.strerror or e}") from None
     if max_bytes is not None and len(data) > max_bytes:
         raise TranscriptError(path, f"too large: more than {max_bytes / 1e6:.1f} MB")
-    return parse_bytes(data, str(path), st.st_mtime, given_date=given_date)
+    return parse_bytes(data, str(path), st.st_mtime, given_date=given_date, given_origin=given_origin)
 
 
 def parse_bytes(data: bytes, name: str, mtime: float | None = None, *,
-                given_date: datetime | None = None) -> Transcript:
+                given_date: datetime | None = None, given_origin: str = "given") -> Transcript:
     """Parse a transcript's bytes. `name` (a file name or path) picks the format by its
     extension and may carry the meeting date; `mtime` is the date of last resort."""
     try:
-        return _parse(data, name, mtime, given_date)
+        return _parse(data, name, mtime, given_date, given_origin)
     except TranscriptError:
         raise
     except Exception as e:  # a parser bug must still reach ingest as a typed failure
         raise MalformedTranscript(name, f"unexpected parser error ({type(e).__name__}: {e})") from e
 
 
-def _parse(data: bytes, name: str, mtime: float | None, given_date: datetime | None = None) -> Transcript:
+def _parse(data: bytes, name: str, mtime: float | None, given_date: datetime | None = None,
+           given_origin: str = "given") -> Transcript:
     base = PurePath(name).name
     text, _encoding = decode_bytes(data, name)
     # NFC before parsing, so a name written with combining accents matches like any other
@@ -115,11 +116,13 @@ def _parse(data: bytes, name: str, mtime: float | None, given_date: datetime | N
         if when is not None:
             transcript.meeting_date, transcript.meeting_date_origin = when, "filename"
         elif given_date is not None:
-            transcript.meeting_date, transcript.meeting_date_origin = given_date, "given"
+            transcript.meeting_date, transcript.meeting_date_origin = given_date, given_origin
         elif mtime is not None:
             when = date_from_mtime(mtime)
             if when is not None:
-                transcript.meeting_date, transcript.meeting_date_origin = when, "mtime"
+                # Copying, downloading or syncing sets the mtime: the meeting's date stays
+                # unknown, and the file's is kept only to be shown as such.
+                transcript.file_date, transcript.meeting_date_origin = when, "mtime"
     return transcript
 
 

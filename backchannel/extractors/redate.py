@@ -62,10 +62,36 @@ def redate_source(store: Store, source_id: str, transcript: Transcript, *, owner
     return change
 
 
+def stored_transcript(store: Store, source_id: str) -> Transcript | None:
+    """The stored utterances of `source_id` as a Transcript (`sources redate`: the file may be gone)."""
+    from backchannel.extractors.transcript import Utterance
+
+    src = store.query("SELECT title, format, path, participants FROM sources WHERE id = ?", [source_id])
+    if not src:
+        return None
+    rows = store.con.execute("SELECT idx, speaker, text, start_s, end_s FROM utterances WHERE source_id = ? "
+                             "ORDER BY idx", [source_id]).fetchall()
+    return Transcript(utterances=[Utterance(i, spk, text, start, end) for i, spk, text, start, end in rows],
+                      format=src[0]["format"], title=src[0]["title"], path=src[0]["path"],
+                      participants=list(src[0]["participants"] or []))
+
+
+def redate_stored(store: Store, source_id: str, when: datetime, *, owner_names: list[str]) -> dict | None:
+    """`sources redate`: `source_id` moves to `when` (origin "user", which outranks every other),
+    with what depends on its date; None when it already has that date."""
+    transcript = stored_transcript(store, source_id)
+    if transcript is None:
+        return None
+    transcript.meeting_date, transcript.meeting_date_origin = when, "user"
+    return redate_source(store, source_id, transcript, owner_names=owner_names)
+
+
 def describe(change: dict[str, Any]) -> str:
-    """'date 2026-12-01 (the file's mtime) → 2018-10-11 (the file name)'."""
-    return (f"date {str(change['from'] or '?')[:10]} ({ORIGIN_WORDS.get(change['from_origin'], change['from_origin'])})"
-            f" → {str(change['to'])[:10]} ({ORIGIN_WORDS.get(change['to_origin'], change['to_origin'])})")
+    """'date unknown → 2018-10-11 (the file name)', 'date 2026-03-05 (ingest --date) → 2026-03-06 (sources redate)'."""
+    to = f"{str(change['to'])[:10]} ({ORIGIN_WORDS.get(change['to_origin'], change['to_origin'])})"
+    if not change["from"]:
+        return f"date unknown → {to}"
+    return f"date {str(change['from'])[:10]} ({ORIGIN_WORDS.get(change['from_origin'], change['from_origin'])}) → {to}"
 
 
 def _iso(v: Any) -> str | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from backchannel.memory.text import norm_space
 
-DATE_ORIGINS = ("front_matter", "json", "vtt_note", "filename", "mtime", "import", "given")
+DATE_ORIGINS = ("front_matter", "json", "vtt_note", "filename", "mtime", "import", "given", "manifest", "user")
 
 
 class TranscriptError(Exception):
@@ -53,6 +53,9 @@ class Transcript:
     title: str | None = None
     meeting_date: datetime | None = None  # naive, the meeting's local wall time
     meeting_date_origin: str | None = None  # one of DATE_ORIGINS
+    # The file's mtime when nothing better dates the meeting ("mtime" origin): shown as a
+    # file date, never used as the meeting's (meeting_date stays None: the date is unknown).
+    file_date: datetime | None = None
     participants: list[str] = field(default_factory=list)  # as declared, else distinct speakers in order
     path: str | None = None
 

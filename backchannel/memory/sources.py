@@ -62,3 +62,8 @@ def set_date(store: Store, sid: str, meeting_date: Any, origin: str) -> None:
 
 def exists(store: Store, sid: str) -> bool:
     return bool(store.scalar("SELECT 1 FROM sources WHERE id = ?", [sid]))
+
+
+def set_file_date(store: Store, sid: str, file_date: Any) -> None:
+    """The file's mtime of a source whose meeting date is unknown: shown, never computed with."""
+    store.con.execute("UPDATE sources SET file_date = ? WHERE id = ?", [file_date, sid])

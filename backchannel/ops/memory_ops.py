@@ -13,7 +13,7 @@ ASSERTION_COLUMNS = """
     a.object_literal, a.qualifier, a.speaker_id, sp.name AS speaker, a.said_at, a.valid_from, a.valid_to,
     a.recorded_at, a.superseded_at, a.confidence, a.modality, a.source_id, a.utterance_idx,
     a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor,
-    src.meeting_date_origin AS date_origin,
+    src.meeting_date_origin AS date_origin, src.file_date AS file_date,
     coalesce(a.trust, a.confidence) AS trust, coalesce(a.trust_reasons, []) AS trust_reasons,
     a.recipient_id, r.name AS recipient
 """
@@ -28,18 +28,23 @@ ASSERTION_JOINS = """
 
 
 @op(read=False)
-def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None) -> dict[str, Any]:
+def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
+           file_dates: dict[str, str] | None = None) -> dict[str, Any]:
     """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}.
-    `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date."""
+    `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date;
+    `file_dates` ({absolute path: YYYY-MM-DD}, `ingest --date FILE=DATE`) one file each."""
     from backchannel.extractors.ingest import ingest_files
     from backchannel.extractors.meeting_date import parse_given_date
 
     try:
         given = parse_given_date(meeting_date) if meeting_date else None
+        own = {p: parse_given_date(d) for p, d in (file_dates or {}).items()}
     except ValueError as exc:
         raise OpError(str(exc)) from None
     gateway = _gateway(env)
-    results = ingest_files(env.store, env.settings, paths, gateway=gateway, given_date=given)
+    results = ingest_files(env.store, env.settings, paths, gateway=gateway, given_date=given, file_dates=own)
+    if any(r.redated for r in results):
+        _dates_moved(env)
     return {
         "ingested": sum(r.status == "ingested" for r in results),
         "skipped": sum(r.status == "skipped" for r in results),
@@ -60,11 +65,41 @@ def _gateway(env: OpEnv):
 @op(read=True)
 def sources(env: OpEnv, limit: int = 1000) -> list[dict[str, Any]]:
     return env.store.query(
-        """SELECT id, title, format, meeting_date, meeting_date_origin, participants, utterance_count,
+        """SELECT id, title, format, meeting_date, meeting_date_origin, file_date, participants, utterance_count,
                   assertion_count, extractor, path, content_hash, ingested_at
            FROM sources ORDER BY meeting_date NULLS LAST, ingested_at LIMIT ?""",
         [int(limit)],
     )
+
+
+@op(read=False)
+def source_redate(env: OpEnv, ref: str, meeting_date: str) -> dict[str, Any]:
+    """Set a source's meeting date (`sources redate`); its assertions' dates, relative dates
+    and due dates move with it. Returns {"source_id", "changed": {...} or None}."""
+    from backchannel.extractors.ingest import owner_names
+    from backchannel.extractors.meeting_date import parse_given_date
+    from backchannel.extractors.redate import redate_stored
+
+    try:
+        when = parse_given_date(meeting_date)
+    except ValueError as exc:
+        raise OpError(str(exc).replace("--date", "the date")) from None
+    src = _find_source(env, ref)
+    if src["format"] in ("import", "email"):
+        raise OpError(f"{src['id']} is {'an import' if src['format'] == 'import' else 'an email'}: its date comes "
+                      "with it and is not changed here")
+    changed = redate_stored(env.store, src["id"], when, owner_names=owner_names(env.settings))
+    if changed:
+        _dates_moved(env)
+    return {"source_id": src["id"], "title": src["title"], "changed": changed}
+
+
+def _dates_moved(env: OpEnv) -> None:
+    """The graph index holds said_at and validity; a date change moves no row count, so
+    its signature cannot see it: drop it, the next read rebuilds it."""
+    from backchannel.graph.index import IndexCache
+
+    IndexCache.drop(env.store)
 
 
 def _find_source(env: OpEnv, ref: str) -> dict[str, Any]:
@@ -75,10 +110,80 @@ def _find_source(env: OpEnv, ref: str) -> dict[str, Any]:
     if not rows:
         rows = env.store.query("SELECT * FROM sources WHERE id LIKE ? ORDER BY id", [ref + "%"])
     if not rows:
-        raise OpError(f"no source matches {ref!r} (see `backchannel sources`)")
+        raise OpError(f"no source matches {ref!r}{_source_suggestion(env, ref)} (see `backchannel sources`)")
     if len(rows) > 1:
         raise OpError(f"{ref!r} matches {len(rows)} sources: " + ", ".join(r["id"] for r in rows[:5]))
     return rows[0]
+
+
+@op(read=True)
+def suggest_names(env: OpEnv, names: list[str]) -> list[dict[str, Any]]:
+    """For each name that names no entity, the near names, seat labels and aliases
+    (ops.near_names): [{"name", "suggestion"}], only those with one."""
+    from backchannel.ops.near_names import suggestion
+
+    out = []
+    for name in names[:10]:
+        if not isinstance(name, str) or entity_repo.find(env.store, name):
+            continue
+        said = suggestion(env.store, name)
+        if said:
+            out.append({"name": name, "suggestion": said.lstrip("; ")})
+    return out
+
+
+@op(read=True)
+def owner_presence(env: OpEnv) -> dict[str, Any]:
+    """Whether the owner speaks in the meetings: {"owner", "sources", "spoken_in", "speakers"
+    (the most frequent speakers, [{"name", "sources"}]), "config"}. A memory where the owner
+    never speaks proposes nothing for them, and `ingest` and `wake` say so."""
+    me = entity_repo.owner(env.store)
+    total = env.store.scalar("SELECT count(*) FROM sources WHERE format NOT IN ('import', 'email')") or 0
+    spoken = 0
+    if me is not None:
+        spoken = env.store.scalar(
+            "SELECT count(DISTINCT u.source_id) FROM utterances u JOIN sources s ON s.id = u.source_id "
+            "WHERE u.speaker_id = ? AND s.format NOT IN ('import', 'email')", [me.id]) or 0
+    speakers = env.store.query(
+        """SELECT e.name, count(DISTINCT u.source_id) AS sources FROM utterances u JOIN entities e ON e.id = u.speaker_id
+           WHERE e.merged_into IS NULL AND NOT e.is_owner GROUP BY e.name ORDER BY sources DESC, count(*) DESC
+           LIMIT 5""")
+    return {"owner": me.name if me else env.settings.owner.name, "sources": int(total), "spoken_in": int(spoken),
+            "speakers": speakers, "config": str(env.paths.config_file)}
+
+
+def owner_absent_note(presence: dict[str, Any]) -> str | None:
+    """What to say when the owner speaks in none of the meetings (None when they do, or none is stored)."""
+    if not presence["sources"] or presence["spoken_in"]:
+        return None
+    seen = ", ".join(f'"{s["name"]}"' for s in presence["speakers"][:3])
+    first = presence["speakers"][0]["name"] if presence["speakers"] else "Speaker 1"
+    return (f"note: you ({presence['owner']}) speak in none of the {presence['sources']} meetings, so nothing is "
+            "proposed for you from them (introductions, reminders and briefs start from what you said and "
+            f"heard). If you are one of the speakers{' (' + seen + ')' if seen else ''}: "
+            f"`backchannel entities merge \"{presence['owner']}\" \"{first}\"` makes what they said yours, and "
+            f"the name under [owner] aliases in {presence['config']} (or `backchannel init --alias NAME` on a "
+            "new setup) attributes it in later meetings.")
+
+
+def _source_suggestion(env: OpEnv, ref: str) -> str:
+    """A title near `ref`, or the person or organisation it names (`show "Kirsty Williams"`)."""
+    from rapidfuzz import fuzz, process, utils
+
+    from backchannel.ops.near_names import near_names
+
+    titles = [r[0] for r in env.store.con.execute("SELECT DISTINCT title FROM sources WHERE title IS NOT NULL")
+              .fetchall()]
+    close = process.extract(ref, titles, scorer=fuzz.WRatio, processor=utils.default_process, limit=3,
+                            score_cutoff=86)
+    if close:
+        return "; did you mean the meeting " + " or ".join(f'"{t}"' for t, _s, _i in close) + "?"
+    exact = entity_repo.find(env.store, ref)
+    names = [e.name for e in exact] or [n["name"] for n in near_names(env.store, ref, limit=3)]
+    if names:
+        return (f"; {' or '.join(repr(n) for n in names)} is in memory as a person or organisation: "
+                f"`backchannel assertions --about \"{names[0]}\"`")
+    return ""
 
 
 @op(read=True)
@@ -95,7 +200,24 @@ def source(env: OpEnv, ref: str, utterances: bool = True) -> dict[str, Any]:
         [src["id"]],
     )
     out["ambiguous_references"] = _ambiguous_references(env, src)
+    out["also_in"] = _also_in(env, src["id"])
     return out
+
+
+def _also_in(env: OpEnv, source_id: str) -> dict[str, list[str]]:
+    """{assertion id (as a string: JSON keys): other sources holding the same fact (ops/fact_groups.py)}."""
+    rows = env.store.con.execute(
+        """SELECT a.id, list(DISTINCT b.source_id ORDER BY b.source_id)
+           FROM assertions a JOIN assertions b
+             ON b.subject_id = a.subject_id AND b.predicate = a.predicate
+            AND b.object_id IS NOT DISTINCT FROM a.object_id
+            AND lower(trim(coalesce(b.object_literal, ''))) = lower(trim(coalesce(a.object_literal, '')))
+            AND lower(coalesce(b.qualifier, '')) = lower(coalesce(a.qualifier, ''))
+            AND b.recipient_id IS NOT DISTINCT FROM a.recipient_id
+            AND (b.superseded_at IS NULL) = (a.superseded_at IS NULL)
+            AND b.source_id <> a.source_id
+           WHERE a.source_id = ? GROUP BY a.id""", [source_id]).fetchall()
+    return {str(aid): list(others) for aid, others in rows}
 
 
 def _ambiguous_references(env: OpEnv, src: dict[str, Any]) -> dict[str, list[str]]:
@@ -126,7 +248,9 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
     if about:
         found = entity_repo.find(env.store, about) or entity_repo.find_by_first_name(env.store, about)
         if not found:
-            raise OpError(f"no entity named {about!r} (see `backchannel entities`)")
+            from backchannel.ops.near_names import suggestion
+
+            raise OpError(f"no entity named {about!r}{suggestion(env.store, about)} (see `backchannel entities`)")
         ids = [e.id for e in found]
         marks = ", ".join("?" for _ in ids)
         where.append(f"(a.subject_id IN ({marks}) OR a.object_id IN ({marks}))")
@@ -159,3 +283,12 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
 @op(read=True)
 def entities(env: OpEnv, kind: str | None = None) -> list[dict[str, Any]]:
     return entity_repo.all_entities(env.store, kind)
+
+
+@op(read=True)
+def entity_duplicates(env: OpEnv, limit: int = 200) -> list[dict[str, Any]]:
+    """People and organisations that may be one (acronym, honorific, spelling: ops/duplicates.py),
+    each with the merge that would join them; nothing is merged here."""
+    from backchannel.ops.duplicates import find_duplicates
+
+    return find_duplicates(env.store, limit=int(limit))

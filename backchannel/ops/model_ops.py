@@ -62,7 +62,12 @@ def entities_merge(env: OpEnv, keep: str, merge: str, reason: str | None = None)
     except merges.MergeError as exc:
         raise OpError(str(exc)) from None
     row = env.store.query("SELECT moved FROM entity_merges WHERE id = ?", [mid])[0]
-    return {"merge_id": f"M{mid}", "kept_id": keep_id, "merged_id": merge_id, "moved": row["moved"]}
+    return {"merge_id": f"M{mid}", "kept_id": keep_id, "merged_id": merge_id, "moved": row["moved"],
+            "kept_name": _name(env, keep_id), "merged_name": _name(env, merge_id)}
+
+
+def _name(env: OpEnv, entity_id: int) -> str | None:
+    return env.store.scalar("SELECT name FROM entities WHERE id = ?", [entity_id])
 
 
 @op(read=False)
@@ -75,4 +80,5 @@ def entities_split(env: OpEnv, ref: str) -> dict[str, Any]:
         restored = merges.split(env.store, f"M{m['id']}")
     except merges.MergeError as exc:
         raise OpError(str(exc)) from None
-    return {"merge_id": f"M{m['id']}", "restored_id": restored, "kept_id": m["kept_id"]}
+    return {"merge_id": f"M{m['id']}", "restored_id": restored, "kept_id": m["kept_id"],
+            "restored_name": _name(env, restored)}

@@ -20,7 +20,9 @@ def find_one(env: OpEnv, ref: str) -> entity_repo.Entity:
         return e
     found = entity_repo.find(env.store, ref)
     if not found:
-        raise OpError(f"no entity named {ref!r} (see `backchannel entities`)")
+        from backchannel.ops.near_names import suggestion
+
+        raise OpError(f"no entity named {ref!r}{suggestion(env.store, ref)} (see `backchannel entities`)")
     if len(found) > 1:
         raise OpError(f"{ref!r} names {len(found)} entities; use an id: "
                       + ", ".join(f"{e.id} ({e.kind} {e.name})" for e in found))
@@ -38,10 +40,12 @@ def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
         "entity": {"id": e.id, "kind": e.kind, "name": e.name, "is_owner": e.is_owner},
         "aliases": store.query("SELECT alias, source_id, created_at FROM aliases WHERE list_contains(?, entity_id) "
                                "ORDER BY created_at", [ids]),
-        "merges": store.query("SELECT * FROM entity_merges WHERE list_contains($1, kept_id) OR list_contains($1, merged_id)",
-                              [ids]),
+        "merges": store.query(
+            "SELECT m.*, k.name AS kept_name, g.name AS merged_name FROM entity_merges m "
+            "LEFT JOIN entities k ON k.id = m.kept_id LEFT JOIN entities g ON g.id = m.merged_id "
+            "WHERE list_contains($1, m.kept_id) OR list_contains($1, m.merged_id) ORDER BY m.id", [ids]),
         "assertions": store.query(
-            f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE list_contains($1, a.subject_id) "
+            f"SELECT {ASSERTION_COLUMNS}, src.title AS source_title {ASSERTION_JOINS} WHERE list_contains($1, a.subject_id) "
             "OR list_contains($1, a.object_id) OR list_contains($1, a.speaker_id) OR list_contains($1, a.recipient_id) "
             "ORDER BY a.said_at NULLS LAST, a.id",
             [ids]),

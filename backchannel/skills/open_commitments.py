@@ -81,28 +81,33 @@ for f in facts:
 
 result = []
 for f in facts:
-    if f["predicate"] != "committed_to" or f["subject"] not in people or f["said_at"] is None:
+    if f["predicate"] != "committed_to" or f["subject"] not in people:
         continue
-    said = datetime.datetime.fromisoformat(f["said_at"])
-    if f["valid_to"]:
+    if f["said_at"] is None:  # meeting date unknown: no due date, no age, no overdue
+        if context.get("wake") not in (None, "ask"):
+            continue  # a reminder nobody asked for needs to know when it was promised; `ask` lists it
+        due, late = None, None
+    elif f["valid_to"]:
         due = datetime.date.fromisoformat(f["valid_to"])
         late = (today - due).days
         if late > overdue_days:
             continue
     else:
         due, late = None, None
-        if (now - said).days > max_age:
+        if (now - datetime.datetime.fromisoformat(f["said_at"])).days > max_age:
             continue
     topic = words(f["literal"])
     followed = any(
-        g["id"] != f["id"] and g["said_at"] and g["said_at"] > f["said_at"]
+        g["id"] != f["id"] and f["said_at"] and g["said_at"] and g["said_at"] > f["said_at"]
         and topic and len(topic & words((g["literal"] or "") + " " + (g["qualifier"] or ""))) * 2 >= len(topic)
         for g in by_person.get(f["subject"], []))
     if followed:
         continue
     who = "You" if f["subject"] == me else f["subject_name"]
     promise = point_of_view(f["literal"], f["subject"] != me and f["subject"] in contacts)
-    if due is None:
+    if f["said_at"] is None:
+        when, score = "meeting date unknown", 0.5
+    elif due is None:
         when, score = "no due date", 0.5
     elif late > 0:
         when, score = f"overdue by {late} days (due {due})", 0.85
@@ -114,7 +119,7 @@ for f in facts:
         score += 0.1
     result.append(Candidate(kind="commitment", entities=[f["subject"]], path=[f["subject"]], evidence=[f["id"]],
                             score=min(1.0, score),
-                            why=f'{who} promised to "{promise}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
+                            why=f'{who} promised to "{promise}" on {f["said_at"][:10] if f["said_at"] else "an unknown date"}, {when}; no follow-up since.'))
 result.sort(key=lambda c: -c.score)
 result = result[: int(arg("limit", 20))]
 if not result:

@@ -57,11 +57,34 @@ def _short(value: Any, length: int = 16) -> str:
     return text[:length]
 
 
+def said_when(a: dict[str, Any]) -> str:
+    """When an assertion was said, with the caveat a file date needs: 'date unknown (file date
+    2026-11-20)' when only the transcript file's mtime dates its meeting."""
+    if a.get("date_origin") == "mtime":
+        if a.get("said_at"):
+            return f"{_short(a['said_at'])} (file date, not the meeting's)"
+        day = _short(a.get("file_date"), 10)
+        return f"date unknown (file date {day})" if day else "date unknown"
+    return _short(a.get("said_at")) or "date unknown"
+
+
+def validity(a: dict[str, Any]) -> str:
+    """'valid from 2024-01-01 to now', 'valid from unknown to 2025-06-30', 'due 2025-05-09'; '' when neither end is known."""
+    start, end = _short(a.get("valid_from"), 10), _short(a.get("valid_to"), 10)
+    if not start and not end:
+        return ""
+    if a.get("predicate") == "committed_to" and end and not start:
+        return f"due {end}"
+    return f"valid from {start or 'unknown'} to {end or 'now'}"
+
+
 def _templates() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["short"] = _short
     env.filters["day"] = lambda v: _short(v, 10)
+    env.filters["said_when"] = said_when
+    env.filters["validity"] = validity
     return env
 
 

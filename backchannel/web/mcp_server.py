@@ -54,6 +54,29 @@ def about_entity(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def json_list(rows: list[dict[str, Any]]) -> Any:
+    """A list as one JSON text (and as structured content): FastMCP would send one text per
+    item, so an empty list would answer nothing at all instead of `[]`."""
+    import json
+
+    from mcp.types import CallToolResult, TextContent
+
+    text = json.dumps(rows, ensure_ascii=False, default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structuredContent={"result": rows})
+
+
+def package_version() -> str:
+    """The installed backchannel's version (its metadata), else the source tree's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("backchannel")
+    except PackageNotFoundError:
+        from backchannel import __version__
+
+        return __version__
+
+
 def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
     """`ops` runs the operations (cli.client.web_operations); `ctx` gives the settings."""
     from mcp.server.fastmcp import FastMCP
@@ -61,6 +84,8 @@ def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
     from mcp.types import ToolAnnotations
 
     server = FastMCP("backchannel", instructions=INSTRUCTIONS, **fastmcp_args)
+    # The SDK reports its own version unless the server has one: clients see ours.
+    server._mcp_server.version = package_version()
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
     async def call(name: str, **args: Any) -> Any:
@@ -95,7 +120,7 @@ def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
     async def list_proposals(status: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """Proposals the daemon made, newest first; status filters (pending, delivered, accepted,
         dismissed, snoozed, approved, sent, expired)."""
-        return await call("proposals", status=status, limit=max(1, min(limit, MAX_ITEMS)))
+        return json_list(await call("proposals", status=status, limit=max(1, min(limit, MAX_ITEMS))))
 
     if ctx.settings.mcp.allow_feedback:
         @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False))

@@ -9,6 +9,7 @@ the assertions each call scans or returns (`take_touched`).
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,10 @@ SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
 KIND_NAMES = {0: None, 1: "person", 2: "organisation", 3: "role"}
 API_METHODS = ("me", "now", "resolve", "entity", "assertions_about", "links", "between", "network", "paths",
-               "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of")
+               "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of", "addressed_as")
+_HONORIFIC = r"(?:(?:Mr|Madam|Madame|Mrs|Ms|Mister)\.?\s+)?"
+OPENING_TURNS = 3  # a meeting names the body it is a meeting of in its first turns ("Welcome to the ... Committee")
+ADDRESSED_MAX_SOURCES = 200  # addressed_as reads the turns of at most this many sources
 # Words that do not make a title: "minister of education" asks for "Minister for Education".
 _TITLE_STOP = {"the", "a", "an", "of", "for", "at", "in", "on", "and", "our", "their", "its"}
 
@@ -514,6 +518,85 @@ class GraphAPI:
                 continue
             r["published_at"] = r["published_at"].isoformat() if r["published_at"] else None
             out.append(r)
+        return out
+
+    def addressed_as(self, title: str, naming: str | None = None, limit: int = 10) -> list[dict]:
+        """People the others address by `title` ("Chair", "Minister"): each turn that speaks to
+        the title ("Thank you, Chair.", "Mr. Chair, I ...", "My last question, Chair, is")
+        addresses the last other speaker before it. With `naming`, only in the meetings of that
+        body: the sources whose first turns name it (case ignored), e.g. the "Children, Young
+        People and Education Committee", an organisation memory may hold no entity for. Finds who chaired a meeting when no
+        assertion says so. Returns [{"id", "name", "times", "sources" (titles), "quote" (one
+        turn addressing them), "quote_speaker", "quote_source", "named_quote" (where `naming`
+        is said, theirs first), "named_speaker"}], most addressed first; [] when none."""
+        if not isinstance(title, str) or not title.strip() or len(title) > 100:
+            raise GraphAPIError("addressed_as: title must be a short non-empty string")
+        words = title.strip().split()
+        spoken = " ".join([words[0][:1].upper() + words[0][1:]] + words[1:])
+        # The title opening a turn ("Thank you, Chair.", "Okay. Mr. Chair, I ..."): said to whoever
+        # just spoke and handed over the floor. Mid-turn ("My last question, Chair, is") may be said
+        # to someone who did not speak last, and is not read.
+        vocative = re.compile(r"^\W*(?:(?:okay|ok|yes|well|right|so|sorry|and|good\s+(?:morning|afternoon|evening))"
+                              r"[,.!]?\s+){0,3}(?:(?:thank\s+you(?:\s+(?:very\s+much|so\s+much))?|thanks)[,.!]?\s+)?"
+                              + _HONORIFIC + re.escape(spoken).replace("\\ ", r"\s+") + r"\s*(?:[,.;:!?\u2014\u2013]|$)",
+                              re.I)
+        params: list[Any] = [f"%{spoken.lower()}%"]
+        where = "lower(text) LIKE ?"
+        phrase = None
+        if naming is not None:
+            phrase = " ".join(str(naming).lower().split())
+            phrase = re.sub(r"^the\s+", "", phrase)
+            if not phrase:
+                raise GraphAPIError("addressed_as: naming must be a non-empty string or null")
+            where = ("source_id IN (SELECT DISTINCT source_id FROM utterances WHERE "
+                     "regexp_replace(lower(text), '\\s+', ' ', 'g') LIKE ?) AND " + where)
+            params.insert(0, f"%{phrase}%")
+        sources = [r[0] for r in self.store.con.execute(
+            f"SELECT DISTINCT source_id FROM utterances WHERE {where} LIMIT {ADDRESSED_MAX_SOURCES}", params).fetchall()]
+        if not sources:
+            return []
+        idx = self.index
+        rows = self.store.con.execute(
+            """SELECT u.source_id, u.speaker_id, u.text, s.title FROM utterances u JOIN sources s ON s.id = u.source_id
+               WHERE list_contains(?, u.source_id) ORDER BY u.source_id, u.idx""", [sources]).fetchall()
+        found: dict[int, dict[str, Any]] = {}
+        named: dict[str, list[tuple[int | None, str]]] = {}
+        last: tuple[str, int] | None = None  # (source, the last speaker seen there)
+        opened: set[str] = set()  # sources whose opening turns name `naming`: meetings of that body
+        turn: dict[str, int] = {}
+        for src, spk, text, src_title in rows:
+            spk = int(idx.canon[spk]) if spk is not None and spk < idx.n_nodes else spk
+            turn[src] = turn.get(src, 0) + 1
+            if phrase and phrase in " ".join(text.lower().split()):
+                named.setdefault(src, []).append((spk, text))
+                if turn[src] <= OPENING_TURNS:
+                    opened.add(src)
+            if phrase and src not in opened:
+                continue  # a body named later ("a letter from me to the Business Committee") is not the meeting's
+            if last and last[0] == src and spk != last[1] and vocative.search(text):
+                d = found.setdefault(last[1], {"id": last[1], "name": idx.name(last[1]), "times": 0, "sources": [],
+                                               "quote": text[:200], "quote_speaker": idx.name(spk) if spk is not None
+                                               else None, "quote_source": src_title, "_src": set()})
+                d["times"] += 1
+                if src not in d["_src"]:
+                    d["_src"].add(src)
+                    d["sources"].append(src_title)
+            if spk is not None and (not last or last[0] != src or spk != last[1]):
+                last = (src, spk)
+        out = sorted(found.values(), key=lambda d: (-d["times"], d["id"]))[: max(0, int(limit))]
+        for d in out:
+            srcs = d.pop("_src")
+            said = [(s, t) for src in sorted(srcs) for s, t in named.get(src, [])]
+            said.sort(key=lambda st: st[0] != d["id"])
+            if said and phrase:
+                text = said[0][1]
+                at = " ".join(text.lower().split()).find(phrase)
+                flat = " ".join(text.split())
+                start = max(0, at - 60)
+                d["named_quote"] = ("..." if start else "") + flat[start: at + len(phrase) + 60]
+                d["named_speaker"] = idx.name(said[0][0]) if said[0][0] is not None else None
+            else:
+                d["named_quote"], d["named_speaker"] = None, None
         return out
 
     def evidence(self, assertion_ids: list[int]) -> list[dict]:

@@ -29,13 +29,26 @@ today = now.date()
 people = list(context.get("person_ids") or [])
 named = [str(n).strip() for n in (context.get("people") or []) if str(n).strip()]
 unknown = []
+searched = []  # (name asked, the people it named), for saying what was searched
 for name in named:
     if name.lower() in ("me", "i", "myself", "you"):
         people.append(me)
         continue
     found = api.resolve(name, kind="person")
-    if found:
-        people.append(found[0]["id"])
+    exact = [f for f in found if f["name"].casefold() == name.casefold()]
+    # A title or a seat label ("project manager", "Minister of Finance", "Professor E") names
+    # everyone who holds it: the people with the title, and the seats "Project Manager (ES2004b)".
+    holders = [f for f in found if f.get("match") == "role"
+               or f["name"].casefold().startswith(name.casefold() + " (")]
+    if exact:
+        chosen = exact[:1]
+    elif holders:
+        chosen = holders
+    else:
+        chosen = found[:1]
+    if chosen:
+        people.extend(f["id"] for f in chosen)
+        searched.append((name, [f["name"] for f in chosen]))
     else:
         unknown.append(name)
 people = list(dict.fromkeys(people))
@@ -121,13 +134,22 @@ if not result:
     said = [f for f in facts if f["predicate"] == "committed_to" and f["subject"] in people]
     if people == [me]:
         who = "you"
+    elif searched and not context.get("person_ids"):
+        parts = []
+        for name, holders in searched:
+            if len(holders) == 1 and holders[0].casefold() == name.casefold():
+                parts.append(holders[0])
+            else:
+                listed = ", ".join(holders[:8]) + (", ..." if len(holders) > 8 else "")
+                parts.append(f"{name!r} ({len(holders)} {'person' if len(holders) == 1 else 'people'}: {listed})")
+        who = "; ".join(parts)
     elif named or context.get("person_ids"):
         who = ", ".join(("you" if e["id"] == me else e["name"]) for e in api.entity(people))
     elif context.get("everyone"):
         who = "anyone"
     else:
         who = "you or your contacts"
-    if unknown:
+    if unknown and not people:
         print("nothing found: no one named " + ", ".join(repr(n) for n in unknown) + " in memory")
     elif not said:
         print(f"nothing found: no commitments recorded by {who}")

@@ -48,7 +48,7 @@ for name in named:
         chosen = found[:1]
     if chosen:
         people.extend(f["id"] for f in chosen)
-        searched.append((name, [f["name"] for f in chosen]))
+        searched.append((name, [f["name"] for f in chosen], chosen is holders))
     else:
         unknown.append(name)
 people = list(dict.fromkeys(people))
@@ -136,9 +136,9 @@ if not result:
         who = "you"
     elif searched and not context.get("person_ids"):
         parts = []
-        for name, holders in searched:
-            if len(holders) == 1 and holders[0].casefold() == name.casefold():
-                parts.append(holders[0])
+        for name, holders, by_title in searched:
+            if not by_title:  # a name ("Nina" for Nina Roux): the person it named
+                parts.extend(holders)
             else:
                 listed = ", ".join(holders[:8]) + (", ..." if len(holders) > 8 else "")
                 parts.append(f"{name!r} ({len(holders)} {'person' if len(holders) == 1 else 'people'}: {listed})")

@@ -112,8 +112,8 @@ class WakeFacts:
                              for r in self.store.con.execute(
                                  """SELECT id, title, seen, org_ids, text FROM (
                                         SELECT id, title, org_ids, lower(title || ' ' || coalesce(summary, '')) AS text,
-                                               -- a publication date ahead of now is no date: read it when seen
-                                               CASE WHEN published_at > $ahead THEN seen_at
+                                               -- a publication date ahead of now is a wrong date: no fresh news
+                                               CASE WHEN published_at > $ahead THEN NULL
                                                     ELSE coalesce(published_at, seen_at) END AS seen
                                         FROM signals)
                                     WHERE seen >= $since AND seen <= $ahead

@@ -28,7 +28,8 @@ SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
 KIND_NAMES = {0: None, 1: "person", 2: "organisation", 3: "role"}
 API_METHODS = ("me", "now", "resolve", "entity", "assertions_about", "links", "between", "network", "paths",
-               "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of", "addressed_as")
+               "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of", "addressed_as",
+               "conversations")
 _HONORIFIC = r"(?:(?:Mr|Madam|Madame|Mrs|Ms|Mister)\.?\s+)?"
 OPENING_TURNS = 3  # a meeting names the body it is a meeting of in its first turns ("Welcome to the ... Committee")
 ADDRESSED_MAX_SOURCES = 200  # addressed_as reads the turns of at most this many sources
@@ -518,6 +519,44 @@ class GraphAPI:
                 continue
             r["published_at"] = r["published_at"].isoformat() if r["published_at"] else None
             out.append(r)
+        return out
+
+    def conversations(self, entity_ids: list[int], days: int = 90, limit: int = 5) -> list[dict]:
+        """Meetings of the last `days` (up to now) where I and one of `entity_ids` both spoke,
+        newest first, at most `limit` per person: [{"person", "source_id", "title", "date" (ISO),
+        "turns" (theirs), "last_words" (their last turn there, at most 160 characters)}].
+        What we said to each other lately: what a brief before meeting them is for."""
+        ids = _id_list(entity_ids)
+        if not ids:
+            return []
+        idx = self.index
+        owner = self.me()["id"]
+        now = self._now_dt()
+        # a merged person's utterances may still carry an old id: ask for every id that maps to them
+        canon = {int(i): int(idx.canon[i]) if 0 <= i < idx.n_nodes else int(i) for i in ids}
+        alias_ids = [int(i) for i in np.nonzero(np.isin(idx.canon, list(set(canon.values()))))[0].tolist()] or ids
+        rows = self.store.con.execute(
+            """WITH mine AS (SELECT DISTINCT source_id FROM utterances WHERE speaker_id = ?),
+                    theirs AS (SELECT u.speaker_id, u.source_id, count(*) AS turns,
+                                      arg_max(u.text, u.idx) AS last_words
+                               FROM utterances u JOIN mine ON mine.source_id = u.source_id
+                               WHERE list_contains(?, u.speaker_id) GROUP BY ALL)
+               SELECT t.speaker_id, t.source_id, s.title, s.meeting_date, t.turns, t.last_words
+               FROM theirs t JOIN sources s ON s.id = t.source_id
+               WHERE s.meeting_date <= ? AND s.meeting_date >= ?
+               ORDER BY s.meeting_date DESC, t.source_id""",
+            [owner, alias_ids, now, now - timedelta(days=float(days))]).fetchall()
+        out: list[dict[str, Any]] = []
+        per: dict[int, int] = {}
+        for spk, src, title, when, turns, words in rows:
+            person = int(idx.canon[spk]) if 0 <= spk < idx.n_nodes else int(spk)
+            if person == owner or per.get(person, 0) >= max(0, int(limit)):
+                continue
+            per[person] = per.get(person, 0) + 1
+            text = " ".join(str(words or "").split())
+            out.append({"person": person, "source_id": src, "title": title,
+                        "date": when.isoformat(timespec="seconds") if when else None, "turns": int(turns),
+                        "last_words": text if len(text) <= 160 else text[:157] + "..."})
         return out
 
     def addressed_as(self, title: str, naming: str | None = None, limit: int = 10) -> list[dict]:

@@ -2,7 +2,7 @@
 
 One brief per attendee: their current roles, who they worked with or know
 (and what those people do now), their commitments, with the evidence of each
-fact. The meeting comes from the wake (`event`), from `attendee_ids` or
+fact, and when we last talked (the meetings of the last 90 days we both spoke in). The meeting comes from the wake (`event`), from `attendee_ids` or
 `attendees` (names, roles such as "CIO of Acme", or organisations), or else the
 next calendar event with attendees. An organisation named in `attendees` gets
 one brief: its current people (works_at, not ended or superseded) and what was
@@ -128,6 +128,11 @@ if ids:
             return f' ({r[0]["title"]} at {r[0]["org_name"]})'
         return f' (at {r[0]["org_name"]})' if r else ""
 
+    # What we said to each other lately is what a brief is for, before any fact about them.
+    talks = {}
+    for t in api.conversations(list(people), days=90, limit=3):
+        talks.setdefault(t["person"], []).append(t)
+
     for pid, person in people.items():
         mine = [f for f in facts if pid in (f["subject"], f["object"])]
         # First-hand and dated facts first: "I worked with her at Globex 2016-2021" beats hearsay.
@@ -165,7 +170,12 @@ if ids:
             else:
                 continue
             evidence.append(f["id"])
-        if not evidence and pid not in addressed:
+        if talks.get(pid):
+            last = talks[pid][0]
+            more = f" and {len(talks[pid]) - 1} more lately" if len(talks[pid]) > 1 else ""
+            lines.append(f'you last talked on {(last["date"] or "?")[:10]} ({last["title"]}){more}; '
+                         f'their last words there: "{last["last_words"]}"')
+        if not evidence and pid not in addressed and not talks.get(pid):
             continue
         # "Before you meet" only when a meeting is planned (the wake's or the next calendar event).
         planned = {"meeting": event.get("summary") or "a meeting", "starts_at": event.get("starts_at")} \

@@ -85,6 +85,7 @@ def test_a_promise_is_kept_when_the_recipient_says_it_arrived(store, people):
     assert check().veto is None
     # Not yet: a wait, a question, and someone who is neither maker nor recipient, in their own meeting.
     _source(store, "a", now - timedelta(days=6), [(marc, "We have not got the rollout deck yet."),
+                                                  (marc, "I still haven't received the rollout deck, by the way."),
                                                   (marc, "Did the rollout deck arrive on your side?")])
     _source(store, "b", now - timedelta(days=5), [(sophie, "Got the rollout deck, thanks.")])
     assert check().veto is None

@@ -56,8 +56,8 @@ _RECEIVED = re.compile(r"\b(?:got|received|receiving|arrived|came\s+through|came
                        r"(?:thanks|thank\s+you|cheers|merci)\s+(?:\w+\s+){0,2}(?:for|pour)|"
                        r"re[çc]u(?:e|s|es)?|bien\s+arriv[ée]e?s?)\b", re.I)
 # What undoes such a sentence: it did not arrive, or it is a question.
-_NOT_YET = re.compile(r"\b(?:not|n't|never|yet\s+to|still\s+waiting|waiting\s+for|no\s+sign|pas|jamais|toujours\s+pas)\b"
-                      r"|\?\s*$", re.I)
+_NOT_YET = re.compile(r"\b(?:not|never|yet\s+to|still\s+waiting|waiting\s+for|no\s+sign|pas|jamais|toujours\s+pas)\b"
+                      r"|n['’]t\b|\?\s*$", re.I)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _TOPIC_STOP = {"send", "will", "with", "your", "that", "this", "from", "about", "next", "week", "by", "the", "you",
                "envoie", "vous", "pour", "avec", "thanks", "thank", "have", "them", "they", "their", "tomorrow",

@@ -9,9 +9,12 @@ from datetime import timedelta
 
 import pytest
 
+from backchannel.config import Settings, resolve_paths
 from backchannel.engine import judge
+from backchannel.graph.api import GraphAPI
 from backchannel.memory import entities
 from backchannel.memory.store import utcnow
+from backchannel.ops import OpEnv, invoke
 from tests.test_judging import _assertion, _evidence, _meeting
 
 
@@ -95,6 +98,12 @@ def test_a_promise_is_kept_when_the_recipient_says_it_arrived(store, people):
     j = check()
     assert j.veto["check"] == "kept" and "Got the rollout deck, thanks Alex!" in j.veto["reason"]
     assert "Marc Dupont" in j.veto["reason"]
+    # `ask` reads the same: the graph API says it is kept, and the skill no longer lists it as open.
+    [k] = GraphAPI(store, Settings()).kept([promise])
+    assert k["id"] == promise and k["speaker_name"] == "Marc Dupont" and k["quote"].startswith("Got the rollout deck")
+    env = OpEnv(store=store, settings=Settings(), paths=resolve_paths().ensure())
+    out = invoke(env, "skill_run", {"name": "open_commitments", "args": {"people": ["me"]}})
+    assert out["candidates"] == [] and "kept since" in out["why_nothing"]
 
 
 def test_a_promise_to_the_owner_is_kept_when_the_owner_thanks_for_it(store, people):

@@ -14,10 +14,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from backchannel.graph import kept
 from backchannel.memory.store import Store
 
 SIGNAL_WINDOW_D = 14.0  # judge.SIGNAL_ZERO_D: news older than this no longer counts
-LATER_TURNS = 400  # a promise's later turns read, in meeting order, to find it kept
 RECENT_TALK_D = 90  # conversations with a person older than this do not enter a brief's judgement
 OPEN_PROMISE_D = 90  # a promise between the owner and a person without a due date stays open this long
 _UNREAD = object()
@@ -142,28 +142,12 @@ class WakeFacts:
 
     def later_turns(self, promiser: int, said: datetime, recipient: int = -1) -> list[tuple[str, datetime, int | None]]:
         """(text, meeting date, speaker) of every turn, whoever speaks, in the meetings after
-        `said` where the promiser or the recipient spoke: the first LATER_TURNS in meeting order.
-        The maker saying it is done and the recipient thanking them for it are both there."""
+        `said` where the promiser or the recipient spoke (graph/kept.py): the maker saying it
+        is done and the recipient thanking them for it are both there."""
         key = (int(promiser), said, int(recipient))
         if key not in self._turns:
             keys = [key, *(self._want_promises - self._turns.keys() - {key})]
-            for k in keys:
-                self._turns[k] = []
-            rows = self.store.con.execute(
-                f"""WITH p AS (SELECT unnest(?::BIGINT[]) AS k, unnest(?::BIGINT[]) AS maker,
-                                      unnest(?::TIMESTAMP[]) AS said, unnest(?::BIGINT[]) AS recipient),
-                    src AS (SELECT DISTINCT p.k, s.id, s.meeting_date FROM p
-                            JOIN utterances w ON w.speaker_id IN (p.maker, p.recipient)
-                            JOIN sources s ON s.id = w.source_id
-                            WHERE s.meeting_date > p.said)
-                    SELECT src.k, u.text, src.meeting_date, u.speaker_id
-                    FROM src JOIN utterances u ON u.source_id = src.id
-                    QUALIFY row_number() OVER (PARTITION BY src.k
-                                               ORDER BY src.meeting_date, u.source_id, u.idx) <= {LATER_TURNS}
-                    ORDER BY src.k, src.meeting_date, u.source_id, u.idx""",
-                [list(range(len(keys))), [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]]).fetchall()
-            for k, text, date, speaker in rows:
-                self._turns[keys[int(k)]].append((text, date, int(speaker) if speaker is not None else None))
+            self._turns.update(kept.later_turns(self.store, keys))
         return self._turns[key]
 
     def tie(self, person: int) -> tuple[int, int, datetime | None]:

@@ -21,12 +21,12 @@ weak to carry an introduction, a reconnect with someone met tomorrow).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from backchannel.engine.judge_facts import RECENT_TALK_D, WakeFacts, promise_key, promise_of
+from backchannel.graph import kept
 from backchannel.memory.store import Store
 
 # Priors: {kind: (bias, {feature: weight})}. Chosen so the documented situations
@@ -47,24 +47,6 @@ SILENCE_FULL_DAYS = 180  # silent this long: silence = 1
 DUE_AHEAD_FULL_D, DUE_AHEAD_ZERO_D, OVERDUE_MAX_D = 7, 21, 14
 SOCIAL = ("knows", "worked_with", "introduced")
 ORG_KIND = 2  # graph/index.py's code for an organisation entity
-# A later turn by the promiser saying it is done ("I sent you the pricing on Monday").
-_DONE = re.compile(r"\b(?:sent|shared|emailed|mailed|forwarded|attached|delivered|uploaded|done|finished|"
-                   r"envoy[ée]e?s?|transmis|partag[ée]e?s?)\b", re.I)
-# A later sentence by anyone else saying it arrived ("got the deck, thanks", "thanks for sending
-# the figures", "the report came through", "j'ai bien reçu le devis").
-_RECEIVED = re.compile(r"\b(?:got|received|receiving|arrived|came\s+through|came\s+in|have\s+it|had\s+it|"
-                       r"(?:thanks|thank\s+you|cheers|merci)\s+(?:\w+\s+){0,2}(?:for|pour)|"
-                       r"re[çc]u(?:e|s|es)?|bien\s+arriv[ée]e?s?)\b", re.I)
-# What undoes such a sentence: it did not arrive, or it is a question.
-_NOT_YET = re.compile(r"\b(?:not|never|yet\s+to|still\s+waiting|waiting\s+for|no\s+sign|pas|jamais|toujours\s+pas)\b"
-                      r"|n['’]t\b|\?\s*$", re.I)
-_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
-_TOPIC_STOP = {"send", "will", "with", "your", "that", "this", "from", "about", "next", "week", "by", "the", "you",
-               "envoie", "vous", "pour", "avec", "thanks", "thank", "have", "them", "they", "their", "tomorrow",
-               "today", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "demain",
-               "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "also", "just", "over"}
-
-
 @dataclass
 class KindView:
     features: dict[str, float]
@@ -226,44 +208,19 @@ def commitment(facts: WakeFacts, evidence: list[dict[str, Any]], horizon_days: f
     return KindView({"due": s_due, "meeting": s_meet, "recipient": s_rec, "trust": trust_of(p)}, reasons)
 
 
-def _topic(text: str) -> set[str]:
-    return {w[:5] for w in re.findall(r"[^\W\d_]{4,}", (text or "").lower()) if w not in _TOPIC_STOP}
-
-
 def _kept(facts: WakeFacts, promise: dict[str, Any]) -> str | None:
-    """In a later meeting of the maker or the recipient, a turn that says the promised thing
-    was done or arrived and names at least half of its topic words: the maker saying it is
-    done ("I sent you the pricing on Monday"), or anyone else, sentence by sentence, saying it
-    was delivered or received ("got the deck, thanks"; not "still waiting for the deck", not
-    "did the deck arrive?"). None when there is none."""
+    """Why the promise is kept (graph/kept.py: the maker saying it is done, or anyone else in
+    a later meeting of the maker or the recipient saying it arrived), or None."""
     key = promise_key(promise)
-    topic = _topic(promise.get("literal") or promise.get("quote") or "")
-    if key is None or not topic:
+    if key is None:
         return None
-    maker = key[0]
-    names = None
-
-    def said(text: str, when: datetime, speaker: int | None) -> str:
-        nonlocal names
-        if names is None:
-            names = facts.names([maker] + ([speaker] if speaker is not None else []))
-        who = names.get(speaker) if speaker is not None else None
-        quote = text if len(text) <= 80 else text[:77] + "..."
-        return f"kept since: '{quote}' ({who + ', ' if who else ''}{when:%Y-%m-%d})"
-
-    def on_topic(text: str) -> bool:
-        return len(topic & _topic(text)) * 2 >= len(topic)
-
-    for text, when, speaker in facts.later_turns(*key):
-        if speaker == maker:
-            if _DONE.search(text) and on_topic(text):
-                return said(text, when, speaker)
-            continue
-        for sentence in _SENTENCE.findall(text):
-            if (_RECEIVED.search(sentence) or _DONE.search(sentence)) and not _NOT_YET.search(sentence) \
-                    and on_topic(sentence):
-                return said(sentence.strip(), when, speaker)
-    return None
+    found = kept.keeping_turn(facts.later_turns(*key), key[0], promise.get("literal") or promise.get("quote") or "")
+    if found is None:
+        return None
+    text, when, speaker = found
+    who = facts.names([speaker]).get(speaker) if speaker is not None else None
+    quote = text if len(text) <= 80 else text[:77] + "..."
+    return f"kept since: '{quote}' ({who + ', ' if who else ''}{when:%Y-%m-%d})"
 
 
 def strongest_links(store: Store, evidence_ids: list[int]) -> list[int]:

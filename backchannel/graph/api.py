@@ -29,7 +29,7 @@ MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
 KIND_NAMES = {0: None, 1: "person", 2: "organisation", 3: "role"}
 API_METHODS = ("me", "now", "resolve", "entity", "assertions_about", "links", "between", "network", "paths",
                "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of", "addressed_as",
-               "conversations")
+               "conversations", "kept")
 _HONORIFIC = r"(?:(?:Mr|Madam|Madame|Mrs|Ms|Mister)\.?\s+)?"
 OPENING_TURNS = 3  # a meeting names the body it is a meeting of in its first turns ("Welcome to the ... Committee")
 ADDRESSED_MAX_SOURCES = 200  # addressed_as reads the turns of at most this many sources
@@ -519,6 +519,26 @@ class GraphAPI:
                 continue
             r["published_at"] = r["published_at"].isoformat() if r["published_at"] else None
             out.append(r)
+        return out
+
+    def kept(self, assertion_ids: list[int]) -> list[dict]:
+        """Which of the promises (committed_to assertions) `assertion_ids` a later meeting says
+        were kept: the maker saying it is done ("I sent you the pricing"), or anyone else in a
+        later meeting of the maker or the recipient saying it arrived ("got the deck, thanks").
+        [{"id", "quote" (the words that say so), "speaker", "speaker_name", "date" (ISO)}]
+        for the kept ones only."""
+        from backchannel.graph.kept import kept_promises
+
+        ids = _id_list(assertion_ids, "assertion_ids")
+        self._touched += len(ids)
+        idx = self.index
+        out = []
+        for aid, k in sorted(kept_promises(self.store, ids).items()):
+            spk = k["speaker_id"]
+            spk = int(idx.canon[spk]) if spk is not None and 0 <= spk < idx.n_nodes else spk
+            out.append({"id": aid, "quote": k["quote"], "speaker": spk,
+                        "speaker_name": idx.name(spk) if spk is not None else None,
+                        "date": k["date"].isoformat(timespec="seconds") if k["date"] else None})
         return out
 
     def conversations(self, entity_ids: list[int], days: int = 90, limit: int = 5) -> list[dict]:

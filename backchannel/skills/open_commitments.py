@@ -2,7 +2,8 @@
 
 A commitment (committed_to) is open when its due date has not passed, or passed
 less than `overdue_days` ago (no due date: said within `max_age_days`), and
-nothing later by the same person mentions the same thing again (a follow-up).
+nothing later by the same person mentions the same thing again (a follow-up), and no
+later meeting says it was done or arrived (`api.kept`: "got the deck, thanks").
 """
 
 NAME = "open_commitments"
@@ -128,6 +129,9 @@ for f in facts:
     result.append(Candidate(kind="commitment", entities=[f["subject"]], path=[f["subject"]], evidence=[f["id"]],
                             score=min(1.0, score),
                             why=f'{who} promised to "{promise}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
+# A later meeting may say it was done or arrived ("got the deck, thanks"): not open any more.
+kept = {k["id"] for k in api.kept([c.evidence[0] for c in result])} if result else set()
+result = [c for c in result if c.evidence[0] not in kept]
 result.sort(key=lambda c: -c.score)
 result = result[: int(arg("limit", 20))]
 if not result:
@@ -155,5 +159,5 @@ if not result:
         print(f"nothing found: no commitments recorded by {who}")
     else:
         print(f"nothing found: {len(said)} commitment(s) by {who}, none open: past due by more than "
-              f"{overdue_days} days, older than {max_age} days without a due date, or followed up since")
+              f"{overdue_days} days, older than {max_age} days without a due date, or followed up or kept since")
 '''

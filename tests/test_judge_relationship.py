@@ -163,3 +163,19 @@ def test_a_past_meeting_is_not_upcoming_and_old_or_future_news_is_not_fresh(stor
                       "('today', 'drop', 'Acme publishes a tender', ?, ?, ?)", [[acme], now, now - timedelta(days=1)])
     j = judge.offline(store, entity_ids=[marc, sophie], evidence=ev, now=now, kind="introduction")
     assert j.signals["signal"] == 1.0 and j.signal["id"] == "today"
+
+
+def test_the_recipient_needs_to_name_only_one_topic_word(store, people):
+    me, marc, sophie, acme = people
+    now = utcnow()
+    promise = _assertion(store, me, "committed_to", said=now - timedelta(days=9), recipient=marc,
+                         literal="send you the updated pricing for the enterprise tier",
+                         valid_to=(now + timedelta(days=3)).date())
+    ev = _evidence(store, [promise])
+    # Someone else at the recipient's meeting, naming one word of four: not enough.
+    _source(store, "e", now - timedelta(days=4), [(sophie, "We got the pricing from another vendor."),
+                                                  (marc, "Right.")])
+    assert judge.offline(store, entity_ids=[me, marc], evidence=ev, now=now, kind="commitment").veto is None
+    _source(store, "f", now - timedelta(days=2), [(marc, "Got the pricing, thanks.")])
+    j = judge.offline(store, entity_ids=[me, marc], evidence=ev, now=now, kind="commitment")
+    assert j.veto["check"] == "kept" and "Got the pricing, thanks." in j.veto["reason"]

@@ -214,7 +214,8 @@ def _kept(facts: WakeFacts, promise: dict[str, Any]) -> str | None:
     key = promise_key(promise)
     if key is None:
         return None
-    found = kept.keeping_turn(facts.later_turns(*key), key[0], promise.get("literal") or promise.get("quote") or "")
+    found = kept.keeping_turn(facts.later_turns(*key), key[0], promise.get("literal") or promise.get("quote") or "",
+                              key[2])
     if found is None:
         return None
     text, when, speaker = found

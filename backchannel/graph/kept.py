@@ -8,8 +8,9 @@ meeting where the maker or the recipient spoke:
   the turn and at least half of the promise's topic words;
 - anyone else says, in one sentence, that it was delivered or received ("Got the rollout
   deck, thanks Alex", "Thank you for the audit figures", "merci pour le devis, bien reçu"):
-  a received-verb, a thanks-for or a done-verb, at least half the topic words, and neither a
-  negation ("still haven't received") nor a question ("did the deck arrive?").
+  a received-verb, a thanks-for or a done-verb, at least half the topic words (one, said by
+  the recipient), and neither a negation ("still haven't received") nor a question ("did the
+  deck arrive?").
 """
 
 from __future__ import annotations
@@ -44,24 +45,28 @@ def topic(text: str) -> set[str]:
     return {w[:5] for w in re.findall(r"[^\W\d_]{4,}", (text or "").lower()) if w not in TOPIC_STOP}
 
 
-def keeping_turn(turns: list[Turn], maker: int, promised: str) -> Turn | None:
+def keeping_turn(turns: list[Turn], maker: int, promised: str, recipient: int = -1) -> Turn | None:
     """The first of `turns` (in meeting order) that says the promise `promised` was kept:
-    (the sentence or turn, when, who said it); None when none does."""
+    (the sentence or turn, when, who said it); None when none does. The recipient thanking
+    for it needs to name only one of its topic words ("got the pricing, thanks" for "the
+    updated pricing for the enterprise tier"): they know what they were waiting for."""
     words = topic(promised)
     if not words:
         return None
 
-    def on_topic(text: str) -> bool:
-        return len(words & topic(text)) * 2 >= len(words)
+    def on_topic(text: str, least: int) -> bool:
+        shared = len(words & topic(text))
+        return shared >= least or shared * 2 >= len(words)
 
     for text, when, speaker in turns:
         if speaker == maker:
-            if DONE.search(text) and on_topic(text):
+            if DONE.search(text) and on_topic(text, len(words)):
                 return text, when, speaker
             continue
+        least = 1 if speaker is not None and speaker == recipient else len(words)
         for sentence in _SENTENCE.findall(text):
             if (RECEIVED.search(sentence) or DONE.search(sentence)) and not NOT_YET.search(sentence) \
-                    and on_topic(sentence):
+                    and on_topic(sentence, least):
                 return sentence.strip(), when, speaker
     return None
 
@@ -105,7 +110,7 @@ def kept_promises(store: Store, assertion_ids: list[int]) -> dict[int, dict[str,
     turns = later_turns(store, list(dict.fromkeys(keys.values())))
     out = {}
     for r in rows:
-        found = keeping_turn(turns[keys[int(r[0])]], int(r[1]), str(r[4]))
+        found = keeping_turn(turns[keys[int(r[0])]], int(r[1]), str(r[4]), int(r[3]))
         if found:
             out[int(r[0])] = {"quote": found[0], "speaker_id": found[2], "date": found[1]}
     return out

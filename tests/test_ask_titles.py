@@ -58,6 +58,9 @@ def _said(out):
     ("who knows Carys Lloyd?", "introductions", {"target": "Carys Lloyd", "incoming": True}),
     ("who has worked with Omar?", "introductions", {"target": "Omar", "incoming": True}),
     ("who met Carys Lloyd", "introductions", {"target": "Carys Lloyd", "incoming": True}),
+    ("who does Gareth Owen know?", "introductions", {"target": "Gareth Owen", "incoming": True}),
+    ("who led the Finance and Audit Committee meeting?", "pre_meeting_brief",
+     {"attendees": ["chair of Finance and Audit Committee"]}),
     ("who works at Hooli?", "pre_meeting_brief", {"attendees": ["Hooli"]}),
 ])
 def test_routing_of_titles_and_incoming_links(question, skill, args):
@@ -83,6 +86,9 @@ def test_a_chair_no_assertion_records_is_read_from_how_the_meetings_address_them
     why = out["candidates"][0]["why"]
     assert 'addressed as "chair" 2 time(s) in 1 meeting(s) of the Finance and Audit Committee' in why
     assert "welcome to this meeting of the Finance and Audit Committee" in why
+    # The body's words in one sentence of the opening, in any order: "the audit committee".
+    out = asked("who chaired the audit committee meeting?")
+    assert [c["title"] for c in out["candidates"]] == ["Brief on Rhian Price"]
     # Named only late in the meeting ("I will write to the Business Committee"): not its meeting.
     out = asked("who is the chair of the Business Committee?")
     assert out["candidates"] == [] and "Business Committee" in out["why_nothing"]
@@ -103,6 +109,8 @@ def test_who_knows_someone_reads_the_whole_memory(asked):
     c = out["candidates"][0]
     assert c["kind"] == "link" and c["title"] == "Gareth Owen knows Carys Lloyd"
     assert c["evidence"] and "I met with Carys Lloyd" in c["evidence"][0]["quote"]
+    out = asked("who does Gareth Owen know?")
+    assert [c["title"] for c in out["candidates"]] == ["Gareth Owen knows Carys Lloyd"]
     out = asked("who knows Boris Johnson?")
     assert out["candidates"] == [] and "'Boris Johnson'" in out["why_nothing"]
 

@@ -89,6 +89,9 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((i, re.compile(p, re.I)) for 
     ("title_verb", r"^who\s+(?:currently\s+|now\s+)?(?P<v>chairs|chaired|heads|headed|leads|led|directs|directed"
                    r"|manages|managed|convenes|convened|presides\s+over|presided\s+over)\s+(?:the\s+)?" + _T + _END),
     # "who knows X", "who has worked with X", "who met X": links into X over the whole memory
+    # "who does X know?", "who has X worked with?": X's ties, whichever way they were said
+    ("incoming", r"^who(?:m)?\s+(?:does|did|has|have)\s+" + _T + r"\s+(?:know|known|met|meet|worked\s+with"
+                 r"|work\s+with|been\s+working\s+with)" + _END),
     ("incoming", r"^who\s+(?:else\s+|here\s+|in\s+memory\s+)?(?:knows|knew|has\s+known|has\s+met|met|has\s+worked"
                  r"|worked|works|is\s+working|was\s+working|has\s+been\s+working)\s+(?:with\s+|alongside\s+)?"
                  r"(?!(?:at|for|in)\b)" + _T + _END),
@@ -155,9 +158,14 @@ def mask_names(question: str) -> str:
 def _rule_args(intent: str, target: str | None, question: str, skill: Skill,
                verb: str | None = None) -> dict[str, Any]:
     if intent == "title_verb" and target:
-        # One entry, the organisation's name whole: "chair of Children, Young People and Education Committee"
-        return {"attendees": [f"{VERB_TITLE.get(' '.join((verb or '').lower().split()), 'chair')} of "
-                              f"{clean_target(target)}"]}
+        # One entry, the organisation's name whole: "chair of Children, Young People and Education Committee".
+        # Whoever led or chaired "the X meeting" chaired X.
+        body = clean_target(target)
+        title = VERB_TITLE.get(" ".join((verb or "").lower().split()), "chair")
+        meeting = re.match(r"^(.+?)\s+meetings?$", body, re.I)
+        if meeting:
+            body, title = meeting.group(1), "chair"
+        return {"attendees": [f"{title} of {body}"]}
     if intent == "incoming" and target:
         return {"target": clean_target(target), "incoming": True}
     if intent in ("person", "role", "organisation") and target:

@@ -31,6 +31,7 @@ API_METHODS = ("me", "now", "resolve", "entity", "assertions_about", "links", "b
                "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of", "addressed_as",
                "conversations", "kept")
 _HONORIFIC = r"(?:(?:Mr|Madam|Madame|Mrs|Ms|Mister)\.?\s+)?"
+_BODY_STOP = {"the", "of", "on", "for", "and", "a", "an", "in", "at", "to", "meeting", "meetings", "session"}
 OPENING_TURNS = 3  # a meeting names the body it is a meeting of in its first turns ("Welcome to the ... Committee")
 ADDRESSED_MAX_SOURCES = 200  # addressed_as reads the turns of at most this many sources
 # Words that do not make a title: "minister of education" asks for "Minister for Education".
@@ -583,9 +584,10 @@ class GraphAPI:
         """People the others address by `title` ("Chair", "Minister"): each turn that speaks to
         the title ("Thank you, Chair.", "Mr. Chair, I ...", "My last question, Chair, is")
         addresses the last other speaker before it. With `naming`, only in the meetings of that
-        body: the sources whose first turns name it (case ignored), e.g. the "Children, Young
-        People and Education Committee", an organisation memory may hold no entity for. Finds who chaired a meeting when no
-        assertion says so. Returns [{"id", "name", "times", "sources" (titles), "quote" (one
+        body: the sources whose first turns name it in one sentence (every word of it, as a word
+        start, case and order ignored: "covid committee" finds "Special Committee on the COVID-19
+        pandemic"), e.g. the "Children, Young People and Education Committee", an organisation
+        memory may hold no entity for. Finds who chaired a meeting when no assertion says so. Returns [{"id", "name", "times", "sources" (titles), "quote" (one
         turn addressing them), "quote_speaker", "quote_source", "named_quote" (where `naming`
         is said, theirs first), "named_speaker"}], most addressed first; [] when none."""
         if not isinstance(title, str) or not title.strip() or len(title) > 100:
@@ -601,19 +603,27 @@ class GraphAPI:
                               re.I)
         params: list[Any] = [f"%{spoken.lower()}%"]
         where = "lower(text) LIKE ?"
-        phrase = None
+        body: list[str] = []  # the words naming the body, each found as a word start in one sentence
         if naming is not None:
-            phrase = " ".join(str(naming).lower().split())
-            phrase = re.sub(r"^the\s+", "", phrase)
-            if not phrase:
-                raise GraphAPIError("addressed_as: naming must be a non-empty string or null")
-            where = ("source_id IN (SELECT DISTINCT source_id FROM utterances WHERE "
-                     "regexp_replace(lower(text), '\\s+', ' ', 'g') LIKE ?) AND " + where)
-            params.insert(0, f"%{phrase}%")
+            body = [w for w in re.findall(r"[^\W_]+", str(naming).lower()) if w not in _BODY_STOP]
+            if not body:
+                raise GraphAPIError("addressed_as: naming must name something (or be null)")
+            named_in = " AND ".join("lower(text) LIKE ?" for _ in body)
+            where = f"source_id IN (SELECT DISTINCT source_id FROM utterances WHERE {named_in}) AND {where}"
+            params = [f"%{w}%" for w in body] + params
         sources = [r[0] for r in self.store.con.execute(
             f"SELECT DISTINCT source_id FROM utterances WHERE {where} LIMIT {ADDRESSED_MAX_SOURCES}", params).fetchall()]
         if not sources:
             return []
+        starts = [re.compile(r"(?<![^\W_])" + re.escape(w)) for w in body]
+
+        def naming_sentence(text: str) -> str | None:
+            for sentence in re.findall(r"[^.!?]+[.!?]*", " ".join(text.split())):
+                low = sentence.lower()
+                if all(p.search(low) for p in starts):
+                    return sentence.strip()
+            return None
+
         idx = self.index
         rows = self.store.con.execute(
             """SELECT u.source_id, u.speaker_id, u.text, s.title FROM utterances u JOIN sources s ON s.id = u.source_id
@@ -621,16 +631,17 @@ class GraphAPI:
         found: dict[int, dict[str, Any]] = {}
         named: dict[str, list[tuple[int | None, str]]] = {}
         last: tuple[str, int] | None = None  # (source, the last speaker seen there)
-        opened: set[str] = set()  # sources whose opening turns name `naming`: meetings of that body
+        opened: set[str] = set()  # sources whose opening turns name the body: meetings of that body
         turn: dict[str, int] = {}
         for src, spk, text, src_title in rows:
             spk = int(idx.canon[spk]) if spk is not None and spk < idx.n_nodes else spk
             turn[src] = turn.get(src, 0) + 1
-            if phrase and phrase in " ".join(text.lower().split()):
-                named.setdefault(src, []).append((spk, text))
-                if turn[src] <= OPENING_TURNS:
+            if body and turn[src] <= OPENING_TURNS:
+                sentence = naming_sentence(text)
+                if sentence:
+                    named.setdefault(src, []).append((spk, sentence))
                     opened.add(src)
-            if phrase and src not in opened:
+            if body and src not in opened:
                 continue  # a body named later ("a letter from me to the Business Committee") is not the meeting's
             if last and last[0] == src and spk != last[1] and vocative.search(text):
                 d = found.setdefault(last[1], {"id": last[1], "name": idx.name(last[1]), "times": 0, "sources": [],
@@ -647,15 +658,8 @@ class GraphAPI:
             srcs = d.pop("_src")
             said = [(s, t) for src in sorted(srcs) for s, t in named.get(src, [])]
             said.sort(key=lambda st: st[0] != d["id"])
-            if said and phrase:
-                text = said[0][1]
-                at = " ".join(text.lower().split()).find(phrase)
-                flat = " ".join(text.split())
-                start = max(0, at - 60)
-                d["named_quote"] = ("..." if start else "") + flat[start: at + len(phrase) + 60]
-                d["named_speaker"] = idx.name(said[0][0]) if said[0][0] is not None else None
-            else:
-                d["named_quote"], d["named_speaker"] = None, None
+            d["named_quote"] = said[0][1][:200] if said else None
+            d["named_speaker"] = idx.name(said[0][0]) if said and said[0][0] is not None else None
         return out
 
     def evidence(self, assertion_ids: list[int]) -> list[dict]:

@@ -201,12 +201,13 @@ class WakeFacts:
 
     def open_promises(self, person: int) -> list[tuple[int, str, int, datetime]]:
         """Promises between the owner and `person`, either way, still open at now: due today
-        or later, or without a due date and said within OPEN_PROMISE_D days.
+        or later, or without a due date and said within OPEN_PROMISE_D days, and not kept
+        since (graph/kept.py).
         [(assertion id, what, maker, said_at)]."""
         owner = self.owner()
         if owner is None:
             return []
-        return [(int(r[0]), str(r[1] or ""), int(r[2]), r[3]) for r in self.store.con.execute(
+        rows = [(int(r[0]), str(r[1] or ""), int(r[2]), r[3]) for r in self.store.con.execute(
             """SELECT id, object_literal, subject_id, said_at FROM assertions
                WHERE superseded_at IS NULL AND predicate = 'committed_to' AND said_at <= $now
                  AND ((subject_id = $o AND recipient_id = $p) OR (subject_id = $p AND recipient_id = $o))
@@ -215,6 +216,8 @@ class WakeFacts:
                ORDER BY said_at DESC""",
             {"o": owner, "p": int(person), "now": self.now, "today": self.now.date(),
              "since": self.now - timedelta(days=OPEN_PROMISE_D)}).fetchall()]
+        done = kept.kept_promises(self.store, [r[0] for r in rows]) if rows else {}
+        return [r for r in rows if r[0] not in done]
 
     def spoken(self, person: int) -> tuple[datetime | None, int]:
         """(date of the last meeting they spoke in, meetings where the owner spoke too)."""

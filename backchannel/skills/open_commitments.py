@@ -93,6 +93,10 @@ by_person = {}
 for f in facts:
     by_person.setdefault(f["subject"], []).append(f)
 
+# A later meeting may say it was done or arrived ("got the deck, thanks"): not open any more.
+promised = [f["id"] for f in facts if f["predicate"] == "committed_to" and f["subject"] in people]
+kept = {k["id"] for k in api.kept(promised)} if promised else set()
+
 result = []
 for f in facts:
     if f["predicate"] != "committed_to" or f["subject"] not in people or f["said_at"] is None:
@@ -112,7 +116,7 @@ for f in facts:
         g["id"] != f["id"] and g["said_at"] and g["said_at"] > f["said_at"]
         and topic and len(topic & words((g["literal"] or "") + " " + (g["qualifier"] or ""))) * 2 >= len(topic)
         for g in by_person.get(f["subject"], []))
-    if followed:
+    if followed or f["id"] in kept:
         continue
     who = "You" if f["subject"] == me else f["subject_name"]
     promise = point_of_view(f["literal"], f["subject"] != me and f["subject"] in contacts)
@@ -129,9 +133,6 @@ for f in facts:
     result.append(Candidate(kind="commitment", entities=[f["subject"]], path=[f["subject"]], evidence=[f["id"]],
                             score=min(1.0, score),
                             why=f'{who} promised to "{promise}" on {f["said_at"][:10]}, {when}; no follow-up since.'))
-# A later meeting may say it was done or arrived ("got the deck, thanks"): not open any more.
-kept = {k["id"] for k in api.kept([c.evidence[0] for c in result])} if result else set()
-result = [c for c in result if c.evidence[0] not in kept]
 result.sort(key=lambda c: -c.score)
 result = result[: int(arg("limit", 20))]
 if not result:

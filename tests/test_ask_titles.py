@@ -18,7 +18,7 @@ from backchannel.ops import OpEnv, invoke
 from backchannel.skills import get_skill
 
 COMMITTEE = """\
-Rhian Price: Good afternoon and welcome to this meeting of the Finance and Audit Committee. We have apologies from Tom Reed.
+Rhian Price: Good afternoon and welcome to this meeting of the Finance and Audit Committee. We have apologies from Tom Reed. Officials of the Brightwater Trust join us later.
 Gareth Owen: Thank you, Chair. I'd like to start with the reserves policy.
 Rhian Price: Please go ahead, Gareth.
 Gareth Owen: I met with Carys Lloyd last week about the audit timetable, and she was clear about the risks.
@@ -93,6 +93,9 @@ def test_a_chair_no_assertion_records_is_read_from_how_the_meetings_address_them
     out = asked("who is the chair of the Business Committee?")
     assert out["candidates"] == [] and "Business Committee" in out["why_nothing"]
     assert "Rhian Price" not in _said(out)
+    # Named in the opening, but not a body that meets: the meeting's chair is not its chair.
+    out = asked("who is the chair of the Brightwater Trust?")
+    assert "Rhian Price" not in _said(out) and out["why_nothing"]
 
 
 def test_addressed_as_reads_turns_that_open_with_the_title(store, asked):

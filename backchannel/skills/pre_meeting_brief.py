@@ -31,6 +31,10 @@ org_ids = []
 missing_role = {}  # org id -> the role asked for that nobody holds there
 addressed = {}  # person id -> how the meetings of a body address them by the title asked for
 not_found = []
+# A body that holds meetings, whose chair its meetings address ("Thank you, Chair"); a company
+# or a charity named in a meeting's opening ("Samaritans, who appear before us") is not one.
+BODIES = {"committee", "subcommittee", "board", "council", "panel", "group", "network", "assembly", "commission",
+          "forum", "cabinet", "caucus", "senate", "parliament", "house", "taskforce", "inquiry", "tribunal"}
 TITLES = {"chief executive officer": "CEO", "chief executive": "CEO", "chief information officer": "CIO",
           "chief financial officer": "CFO", "chief technology officer": "CTO", "chief operating officer": "COO",
           "managing director": "MD"}
@@ -70,7 +74,9 @@ for name in names:
                 org_part = org_part[4:].strip()
             title = TITLES.get(role.lower()) or role
             found = api.resolve(title, org=org_part) or api.resolve(title, org=org_part.replace(" ", ""))
-            if not found and len(role.split()) <= 3:
+            body_words = set(org_part.lower().replace(",", " ").split())
+            if not found and len(role.split()) <= 3 and body_words & BODIES \
+                    and not [o for o in lookup(org_part) if o["kind"] == "organisation"]:
                 # No assertion says who holds it: who the meetings of that body address by the title
                 # ("Thank you, Chair") is who chairs them.
                 heard = api.addressed_as(role, naming=org_part)

@@ -26,11 +26,36 @@ _NOT_NAMES = {"Who", "What", "Which", "When", "Brief", "Before", "Prepare", "Tel
 _SELF = re.compile(r"\b(?:I|I've|I'd|my|mine|myself)\b")
 _PAST = re.compile(r"\b(?:did|promised|committed|said)\b", re.I)
 _OPEN_ONLY = re.compile(r"\b(?:open|still|pending|outstanding|overdue|due|left)\b", re.I)
+# Whose commitments a question asks for, named as a person, a seat label or a title:
+# "what did the project manager promise?", "what does Priya Shah owe me?", "the chair's promises".
+_WHOSE = (
+    re.compile(r"^(?:and\s+)?what\s+(?:did|has|have|does|do|will|had)\s+(?:the\s+|our\s+|their\s+)?(?P<who>.+?)\s+"
+               r"(?:promise|promised|commit(?!tee)\w*|owe|owes|offer|offered|agree|agreed|undert[ao]ok|pledge\w*"
+               r"|(?:say|said)\s+(?:he|she|they|it|I|we)\s*(?:would|will|'d|'ll))\b", re.I),
+    re.compile(r"^(?:what\s+(?:are|were)\s+|list\s+|show\s+(?:me\s+)?)?(?:the\s+)?(?P<who>.+?)(?:'s|’s|s'|s’)\s+"
+               r"(?:open\s+|pending\s+)?(?:commitments|promises|action\s+items|follow-?ups)\b", re.I),
+    re.compile(r"\b(?:commitments|promises|action\s+items)\s+(?:of|by|from|made\s+by)\s+(?:the\s+)?(?P<who>.+?)"
+               r"\s*[?.!]*$", re.I),
+)
+_NOBODY_IN_PARTICULAR = {"people", "anyone", "anybody", "everyone", "everybody", "someone", "somebody", "they",
+                         "others", "the others", "all", "we", "us", "he", "she", "it"}
+_ME_WORDS = {"i", "me", "myself", "you"}
 NOTHING_PREFIX = "nothing found: "
 
 
 def _names(text: str) -> list[str]:
     return [n for n in _NAMES.findall(text) if n.split()[0] not in _NOT_NAMES]
+
+
+def _whose(question: str) -> str | None:
+    """The person, seat or title whose commitments the question names, or None."""
+    for pattern in _WHOSE:
+        m = pattern.search(question)
+        if m:
+            who = re.sub(r"^(?:the|our|their|mr\.?|mrs\.?|ms\.?|dr\.?)\s+", "", m.group("who").strip(), flags=re.I)
+            if who and who.lower() not in _NOBODY_IN_PARTICULAR and len(who.split()) <= 8:
+                return who
+    return None
 
 
 def question_args(skill: Any, question: str) -> dict[str, Any]:
@@ -52,7 +77,12 @@ def question_args(skill: Any, question: str) -> dict[str, Any]:
     if skill.name == "open_commitments":
         args: dict[str, Any] = {}
         names = _names(q)
-        if names:
+        whose = _whose(q)
+        if whose and whose.lower() in _ME_WORDS:
+            args["people"] = ["me"]
+        elif whose:
+            args["people"] = [whose]  # one entry, whole: "Minister of Finance", "project manager"
+        elif names:
             args["people"] = names
         elif _SELF.search(q):
             args["people"] = ["me"]

@@ -36,7 +36,14 @@ INTENT_SKILL = {
     "next_meeting": "pre_meeting_brief",
     "commitments": "open_commitments",
     "stale": "stale_relationships",
+    "title_verb": "pre_meeting_brief",
+    "incoming": "introductions",
 }
+# "who chairs X" asks for the chair of X: the verb's title
+VERB_TITLE = {"chairs": "chair", "chaired": "chair", "heads": "head", "headed": "head", "leads": "leader",
+              "led": "leader", "directs": "director", "directed": "director", "manages": "manager",
+              "managed": "manager", "convenes": "convener", "convened": "convener", "presides over": "chair",
+              "presided over": "chair"}
 
 # Exemplar questions per intent; X stands for a name (names are masked the same way in questions).
 EXEMPLARS: dict[str, tuple[str, ...]] = {
@@ -75,8 +82,19 @@ _END = r"\s*[?.!]*$"
 _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((i, re.compile(p, re.I)) for i, p in (
     ("stale", r"\b(?:lost\s+touch|gone\s+quiet|not\s+(?:talked|spoken)|haven'?t\s+(?:talked|spoken|seen)"
               r"|reconnect|going\s+cold|out\s+of\s+touch)\b"),
-    ("commitments", r"\b(?:commit\w*|promis\w*|owe[sd]?|follow[- ]?ups?|to-?dos?|action\s+items?"
+    # "commit" but not "committee": "who chairs the education committee" asks for a person
+    ("commitments", r"\b(?:commit(?!tee)\w*|promis\w*|owe[sd]?|follow[- ]?ups?|to-?dos?|action\s+items?"
                     r"|(?:said|says|say)\s+(?:they|he|she|I|we)\s*(?:would|will|'d|'ll))\b"),
+    # "who chairs X", "who headed X": the holder of that title there ("chair of X")
+    ("title_verb", r"^who\s+(?:currently\s+|now\s+)?(?P<v>chairs|chaired|heads|headed|leads|led|directs|directed"
+                   r"|manages|managed|convenes|convened|presides\s+over|presided\s+over)\s+(?:the\s+)?" + _T + _END),
+    # "who knows X", "who has worked with X", "who met X": links into X over the whole memory
+    # "who does X know?", "who has X worked with?": X's ties, whichever way they were said
+    ("incoming", r"^who(?:m)?\s+(?:does|did|has|have)\s+" + _T + r"\s+(?:know|known|met|meet|worked\s+with"
+                 r"|work\s+with|been\s+working\s+with)" + _END),
+    ("incoming", r"^who\s+(?:else\s+|here\s+|in\s+memory\s+)?(?:knows|knew|has\s+known|has\s+met|met|has\s+worked"
+                 r"|worked|works|is\s+working|was\s+working|has\s+been\s+working)\s+(?:with\s+|alongside\s+)?"
+                 r"(?!(?:at|for|in)\b)" + _T + _END),
     ("introduction", r"\b(?:route|way\s+in|warm\s+path|intro(?:duction)?|connection)\s+(?:in)?to\s+(?:the\s+)?"
                      + _T + _END),
     ("person", r"^(?:and\s+)?where\s+(?:does|did|do)\s+" + _T + r"\s+(?:work|works|worked)(?:\s+now)?" + _END),
@@ -137,7 +155,19 @@ def mask_names(question: str) -> str:
     return _NAME.sub(repl, question.strip())
 
 
-def _rule_args(intent: str, target: str | None, question: str, skill: Skill) -> dict[str, Any]:
+def _rule_args(intent: str, target: str | None, question: str, skill: Skill,
+               verb: str | None = None) -> dict[str, Any]:
+    if intent == "title_verb" and target:
+        # One entry, the organisation's name whole: "chair of Children, Young People and Education Committee".
+        # Whoever led or chaired "the X meeting" chaired X.
+        body = clean_target(target)
+        title = VERB_TITLE.get(" ".join((verb or "").lower().split()), "chair")
+        meeting = re.match(r"^(.+?)\s+meetings?$", body, re.I)
+        if meeting:
+            body, title = meeting.group(1), "chair"
+        return {"attendees": [f"{title} of {body}"]}
+    if intent == "incoming" and target:
+        return {"target": clean_target(target), "incoming": True}
     if intent in ("person", "role", "organisation") and target:
         return {"attendees": [clean_target(target)]}
     args = question_args(skill, question)
@@ -211,7 +241,9 @@ def route(question: str, paths: Any = None) -> Route:
         if m:
             skill = get_skill(INTENT_SKILL[intent], paths)
             target = m.groupdict().get("t")
-            return Route(skill, _rule_args(intent, target, q, skill), "rule", intent)
+            args = _rule_args(intent, target, q, skill, m.groupdict().get("v"))
+            # a title asked by its verb is a role question from here on (resolve_targets lists every holder)
+            return Route(skill, args, "rule", "role" if intent == "title_verb" else intent)
     if by_keywords:
         skill = by_keywords[0]
         args = question_args(skill, q)

@@ -139,12 +139,13 @@ def facts_for(store: Store, now: datetime, candidates: list[tuple[str, list[int]
 
 def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any]], now: datetime,
             horizon_days: float = 14.0, context: dict[str, Any] | None = None, kind: str | None = None,
-            weights: Any = None, facts: WakeFacts | None = None) -> Judgement:
+            weights: Any = None, facts: WakeFacts | None = None, path: list[int] | None = None) -> Judgement:
     """Score a candidate from the store alone. `now` is naive UTC. With a `kind` that
     has priors (judge_kinds.PRIORS), that kind's features and model decide, and a
     veto (ambiguous link, low trust, meeting near) says why it must stay silent;
     without one, the converging-signals formula above. `facts` (`facts_for`) are the
-    wake's shared reads; without them (or for another moment) they are read here."""
+    wake's shared reads; without them (or for another moment) they are read here. `path`
+    is the candidate's (owner first, an introduction's target last)."""
     if facts is None or facts.store is not store or facts.now != now:
         facts = WakeFacts(store, now)
     reasons: list[str] = []
@@ -180,7 +181,8 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
     if kind not in judge_kinds.PRIORS:
         return Judgement(combine(s_meeting, s_signal, s_evidence), base, reasons, meeting, signal, kind=kind)
     if kind == "introduction":
-        view = judge_kinds.introduction(evidence, base)
+        target = int(path[-1]) if path and len(path) >= 2 else None
+        view = judge_kinds.introduction(evidence, base, facts, target)
     elif kind == "brief":
         view = judge_kinds.brief(facts, ids, evidence, base)
     elif kind == "commitment":

@@ -14,10 +14,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from backchannel.graph import kept
 from backchannel.memory.store import Store
 
 SIGNAL_WINDOW_D = 14.0  # judge.SIGNAL_ZERO_D: news older than this no longer counts
-LATER_TURNS = 200  # a promise's later turns read, in meeting order, to find it kept
+RECENT_TALK_D = 90  # conversations with a person older than this do not enter a brief's judgement
+OPEN_PROMISE_D = 90  # a promise between the owner and a person without a due date stays open this long
 _UNREAD = object()
 
 
@@ -27,12 +29,14 @@ def promise_of(evidence: list[dict[str, Any]]) -> dict[str, Any] | None:
     return promises[0] if promises else None
 
 
-def promise_key(promise: dict[str, Any]) -> tuple[int, datetime] | None:
-    """(promiser, when said): what the promise's later turns are looked up by."""
+def promise_key(promise: dict[str, Any]) -> tuple[int, datetime, int] | None:
+    """(promiser, when said, recipient or -1): what the promise's later turns are looked up by."""
     subject, said = promise.get("subject_id"), promise.get("said_at")
     if subject is None or not said:
         return None
-    return int(subject), datetime.fromisoformat(said) if isinstance(said, str) else said
+    recipient = promise.get("recipient_id")
+    return (int(subject), datetime.fromisoformat(said) if isinstance(said, str) else said,
+            int(recipient) if recipient is not None else -1)
 
 
 class WakeFacts:
@@ -44,11 +48,14 @@ class WakeFacts:
         self._meetings: list[tuple[str, datetime, str | None, list[int]]] | None = None
         self._signals: list[tuple[str, str, datetime, set[int], str]] | None = None
         self._names: dict[int, str | None] = {}
-        self._turns: dict[tuple[int, datetime], list[tuple[str, datetime]]] = {}
+        self._turns: dict[tuple[int, datetime, int], list[tuple[str, datetime, int | None]]] = {}
+        self._ties: dict[int, tuple[int, int, datetime | None]] = {}
+        self._talks: dict[int, list[datetime]] = {}
+        self._want_ties: set[int] = set()
         self._spoken: dict[int, tuple[datetime | None, int]] = {}
         self._want_people: set[int] = set()
         self._want_names: set[int] = set()
-        self._want_promises: set[tuple[int, datetime]] = set()
+        self._want_promises: set[tuple[int, datetime, int]] = set()
 
     def expect(self, kind: str, entity_ids: list[int], evidence: list[dict[str, Any]]) -> None:
         """Register a candidate the judge will score, so that its per-candidate facts are
@@ -61,6 +68,8 @@ class WakeFacts:
                 self._want_promises.add(key)
         elif kind == "reconnect" and entity_ids:
             self._want_people.add(int(entity_ids[0]))
+        elif kind in ("introduction", "brief"):
+            self._want_ties.update(int(i) for i in entity_ids)
 
     # -- shared by every candidate -------------------------------------------------
 
@@ -101,11 +110,16 @@ class WakeFacts:
         if self._signals is None:
             self._signals = [(r[0], r[1], r[2], {int(o) for o in (r[3] or []) if o is not None}, r[4])
                              for r in self.store.con.execute(
-                                 """SELECT id, title, coalesce(published_at, seen_at) AS seen, org_ids,
-                                           lower(title || ' ' || coalesce(summary, ''))
-                                    FROM signals WHERE coalesce(published_at, seen_at) >= ?
+                                 """SELECT id, title, seen, org_ids, text FROM (
+                                        SELECT id, title, org_ids, lower(title || ' ' || coalesce(summary, '')) AS text,
+                                               -- a publication date ahead of now is a wrong date: no fresh news
+                                               CASE WHEN published_at > $ahead THEN NULL
+                                                    ELSE coalesce(published_at, seen_at) END AS seen
+                                        FROM signals)
+                                    WHERE seen >= $since AND seen <= $ahead
                                     ORDER BY seen DESC, id""",
-                                 [self.now - timedelta(days=SIGNAL_WINDOW_D)]).fetchall()]
+                                 {"since": self.now - timedelta(days=SIGNAL_WINDOW_D),
+                                  "ahead": self.now + timedelta(days=1)}).fetchall()]
         want = {int(o) for o in orgs} or {-1}
         needle = person.lower() if person is not None else None
         for sid, title, seen, about, text in self._signals:
@@ -126,27 +140,84 @@ class WakeFacts:
             self._names.update({i: got.get(i) for i in missing})
         return {i: n for i in wanted if (n := self._names[i]) is not None}
 
-    def later_turns(self, promiser: int, said: datetime) -> list[tuple[str, datetime]]:
-        """(text, meeting date) of the promiser's turns in meetings after `said`, the first
-        LATER_TURNS in meeting order."""
-        key = (int(promiser), said)
+    def later_turns(self, promiser: int, said: datetime, recipient: int = -1) -> list[tuple[str, datetime, int | None]]:
+        """(text, meeting date, speaker) of every turn, whoever speaks, in the meetings after
+        `said` where the promiser or the recipient spoke (graph/kept.py): the maker saying it
+        is done and the recipient thanking them for it are both there."""
+        key = (int(promiser), said, int(recipient))
         if key not in self._turns:
             keys = [key, *(self._want_promises - self._turns.keys() - {key})]
-            for k in keys:
-                self._turns[k] = []
-            rows = self.store.con.execute(
-                f"""WITH p AS (SELECT unnest(?::BIGINT[]) AS k, unnest(?::BIGINT[]) AS speaker,
-                                      unnest(?::TIMESTAMP[]) AS said)
-                    SELECT p.k, u.text, s.meeting_date
-                    FROM p JOIN utterances u ON u.speaker_id = p.speaker JOIN sources s ON s.id = u.source_id
-                    WHERE s.meeting_date > p.said
-                    QUALIFY row_number() OVER (PARTITION BY p.k
-                                               ORDER BY s.meeting_date, u.source_id, u.idx) <= {LATER_TURNS}
-                    ORDER BY p.k, s.meeting_date, u.source_id, u.idx""",
-                [list(range(len(keys))), [k[0] for k in keys], [k[1] for k in keys]]).fetchall()
-            for k, text, date in rows:
-                self._turns[keys[int(k)]].append((text, date))
+            self._turns.update(kept.later_turns(self.store, keys))
         return self._turns[key]
+
+    def tie(self, person: int) -> tuple[int, int, datetime | None]:
+        """(live social links between the owner and `person` — knows, worked with, introduced —,
+        meetings both spoke in, date of the last of those) for a direct tie."""
+        person = int(person)
+        if person not in self._ties:
+            people = sorted({person} | (self._want_ties - self._ties.keys()))
+            owner = self.owner()
+            for p in people:
+                self._ties[p] = (0, 0, None)
+            if owner is not None:
+                links = dict(self.store.con.execute(
+                    """SELECT CASE WHEN subject_id = $o THEN object_id ELSE subject_id END, count(*)
+                       FROM assertions WHERE superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')
+                         AND ((subject_id = $o AND object_id = ANY($p::BIGINT[]))
+                              OR (object_id = $o AND subject_id = ANY($p::BIGINT[])))
+                       GROUP BY 1""", {"o": owner, "p": people}).fetchall())
+                met = {int(r[0]): (int(r[1]), r[2]) for r in self.store.con.execute(
+                    """SELECT u.speaker_id, count(DISTINCT u.source_id), max(s.meeting_date)
+                       FROM utterances u JOIN sources s ON s.id = u.source_id
+                       WHERE u.speaker_id = ANY($p::BIGINT[])
+                         AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = $o)
+                       GROUP BY 1""", {"o": owner, "p": people}).fetchall()}
+                for p in people:
+                    n, last = met.get(p, (0, None))
+                    self._ties[p] = (int(links.get(p, 0)), n, last)
+        return self._ties[person]
+
+    def talks(self, person: int) -> list[datetime]:
+        """Dates of the meetings in the last RECENT_TALK_D days (up to now) where both the
+        owner and `person` spoke, newest first: what the two said to each other lately."""
+        person = int(person)
+        if person not in self._talks:
+            people = sorted({person} | (self._want_ties - self._talks.keys()))
+            owner = self.owner()
+            for p in people:
+                self._talks[p] = []
+            if owner is not None:
+                for p, when in self.store.con.execute(
+                        """SELECT DISTINCT u.speaker_id, s.meeting_date FROM utterances u
+                           JOIN sources s ON s.id = u.source_id
+                           WHERE u.speaker_id = ANY($p::BIGINT[]) AND s.meeting_date <= $now
+                             AND s.meeting_date >= $since
+                             AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = $o)
+                           ORDER BY 2 DESC""",
+                        {"o": owner, "p": people, "now": self.now,
+                         "since": self.now - timedelta(days=RECENT_TALK_D)}).fetchall():
+                    self._talks[int(p)].append(when)
+        return self._talks[person]
+
+    def open_promises(self, person: int) -> list[tuple[int, str, int, datetime]]:
+        """Promises between the owner and `person`, either way, still open at now: due today
+        or later, or without a due date and said within OPEN_PROMISE_D days, and not kept
+        since (graph/kept.py).
+        [(assertion id, what, maker, said_at)]."""
+        owner = self.owner()
+        if owner is None:
+            return []
+        rows = [(int(r[0]), str(r[1] or ""), int(r[2]), r[3]) for r in self.store.con.execute(
+            """SELECT id, object_literal, subject_id, said_at FROM assertions
+               WHERE superseded_at IS NULL AND predicate = 'committed_to' AND said_at <= $now
+                 AND ((subject_id = $o AND recipient_id = $p) OR (subject_id = $p AND recipient_id = $o))
+                 AND (CASE WHEN valid_to IS NOT NULL THEN valid_to >= $today
+                           ELSE said_at >= $since END)
+               ORDER BY said_at DESC""",
+            {"o": owner, "p": int(person), "now": self.now, "today": self.now.date(),
+             "since": self.now - timedelta(days=OPEN_PROMISE_D)}).fetchall()]
+        done = kept.kept_promises(self.store, [r[0] for r in rows]) if rows else {}
+        return [r for r in rows if r[0] not in done]
 
     def spoken(self, person: int) -> tuple[datetime | None, int]:
         """(date of the last meeting they spoke in, meetings where the owner spoke too)."""

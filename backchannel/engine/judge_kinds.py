@@ -8,49 +8,45 @@ acting as the regulariser. Some conditions are not a matter of degree: they
 veto the candidate, with a reason `trace` shows (an ambiguous link, a link too
 weak to carry an introduction, a reconnect with someone met tomorrow).
 
-    brief         meeting soon + how well memory knows the person (trusted facts)
+    brief         meeting soon + how well memory knows the person (trusted facts) + what
+                  the owner and they said to each other lately + promises open between them
     commitment    a recipient + a due date close or just past, or a meeting with
                   the recipient before which the promise must be kept
     reconnect     months of silence + a trigger about the person or their
                   organisation + how close the tie is; never when a meeting is near
-    introduction  meeting + signal + evidence, each link trusted (the weakest counts)
+    introduction  meeting + signal + evidence, each link trusted (the weakest counts); never to
+                  someone the owner already knows or met
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from backchannel.engine.judge_facts import WakeFacts, promise_key, promise_of
+from backchannel.engine.judge_facts import RECENT_TALK_D, WakeFacts, promise_key, promise_of
+from backchannel.graph import kept
 from backchannel.memory.store import Store
 
 # Priors: {kind: (bias, {feature: weight})}. Chosen so the documented situations
 # land on the right side of the default threshold 0.6 (logit 0.405); see docs/judging.md.
 PRIORS: dict[str, tuple[float, dict[str, float]]] = {
     "introduction": (-3.8, {"meeting": 2.0, "signal": 2.0, "evidence": 1.0, "trust": 1.0}),
-    "brief": (-4.6, {"meeting": 3.0, "knowledge": 4.0, "trust": 1.0}),
+    "brief": (-4.6, {"meeting": 3.0, "knowledge": 4.0, "trust": 1.0, "conversation": 2.5, "promises": 1.5}),
     "commitment": (-4.4, {"due": 2.5, "meeting": 2.5, "recipient": 2.0, "trust": 1.0}),
     "reconnect": (-4.2, {"silence": 1.5, "trigger": 3.0, "tie": 1.5, "trust": 0.5}),
 }
 LINK_TRUST_FLOOR = 0.45  # an introduction is never built on a link trusted less than this
 TRUSTED = 0.5  # a fact counts towards "knowing someone well" from this trust up
 KNOWN_FACTS = 4  # this many trusted facts: memory knows the person fully (knowledge = 1)
+TALK_HALF_LIFE_D = 30  # a conversation with them counts half after a month (the brief's `conversation`)
 BRIEF_HOURS = 24  # a brief comes the day before the meeting (the default lead_hours), not days ahead
 RECONNECT_QUIET_DAYS = 7  # a meeting with them within this many days: no reconnect
 SILENCE_FULL_DAYS = 180  # silent this long: silence = 1
 DUE_AHEAD_FULL_D, DUE_AHEAD_ZERO_D, OVERDUE_MAX_D = 7, 21, 14
 SOCIAL = ("knows", "worked_with", "introduced")
 ORG_KIND = 2  # graph/index.py's code for an organisation entity
-# A later turn by the promiser saying it is done ("I sent you the pricing on Monday").
-_DONE = re.compile(r"\b(?:sent|shared|emailed|mailed|forwarded|attached|delivered|uploaded|done|finished|"
-                   r"envoy[ée]e?s?|transmis|partag[ée]e?s?)\b", re.I)
-_TOPIC_STOP = {"send", "will", "with", "your", "that", "this", "from", "about", "next", "week", "by", "the", "you",
-               "envoie", "vous", "pour", "avec"}
-
-
 @dataclass
 class KindView:
     features: dict[str, float]
@@ -87,8 +83,29 @@ def _quote(e: dict[str, Any]) -> str:
 # -- the kinds -----------------------------------------------------------------
 
 
-def introduction(evidence: list[dict[str, Any]], base: dict[str, float]) -> KindView:
+def direct_tie(facts: WakeFacts, target: int) -> str | None:
+    """Why the owner needs no introduction to `target` (a link between them, or a meeting
+    both spoke in), or None."""
+    if facts.owner() is None or int(target) == facts.owner():
+        return None
+    links, met, last = facts.tie(int(target))
+    if not links and not met:
+        return None
+    name = facts.names([int(target)]).get(int(target)) or f"#{target}"
+    said = []
+    if links:
+        said.append(f"{links} link(s) between you (knows, worked with, introduced)")
+    if met:
+        said.append(f"you both spoke in {met} meeting(s)" + (f", last on {last:%Y-%m-%d}" if last else ""))
+    return f"you already know {name}: {'; '.join(said)}; no introduction through someone else is needed"
+
+
+def introduction(evidence: list[dict[str, Any]], base: dict[str, float], facts: WakeFacts | None = None,
+                 target: int | None = None) -> KindView:
     feats = {"meeting": base["meeting"], "signal": base["signal"], "evidence": base["evidence"]}
+    tied = direct_tie(facts, target) if facts is not None and target is not None else None
+    if tied:
+        return KindView({**feats, "trust": 0.0}, [tied], ("already_connected", tied))
     if not evidence:
         return KindView({**feats, "trust": 0.0}, ["no evidence"], ("low_trust", "no evidence behind the path"))
     for e in evidence:
@@ -109,17 +126,32 @@ def introduction(evidence: list[dict[str, Any]], base: dict[str, float]) -> Kind
 def brief(facts: WakeFacts, entity_ids: list[int], evidence: list[dict[str, Any]], base: dict[str, float]) -> KindView:
     trusted = {e.get("assertion_id") for e in evidence if trust_of(e) >= TRUSTED}
     # What links them to the owner counts too (the brief's text leaves it out: the owner knows it).
-    owner = facts.owner()
+    owner_id = facts.owner()
     shared = facts.store.scalar(
         f"""SELECT count(*) FROM assertions WHERE superseded_at IS NULL AND predicate IN {SOCIAL}
             AND coalesce(trust, confidence) >= ? AND ((list_contains(?, subject_id) AND object_id = ?)
                  OR (subject_id = ? AND list_contains(?, object_id)))""",
-        [TRUSTED, [int(i) for i in entity_ids], owner, owner, [int(i) for i in entity_ids]]) if owner else 0
+        [TRUSTED, [int(i) for i in entity_ids], owner_id, owner_id, [int(i) for i in entity_ids]]) if owner_id else 0
     n = len(trusted) + int(shared or 0)
     mean = sum(trust_of(e) for e in evidence) / len(evidence) if evidence else 0.0
     feats = {"meeting": base["meeting"], "knowledge": min(n, KNOWN_FACTS) / KNOWN_FACTS, "trust": mean}
     reasons = [f"{n} trusted fact(s) about them ({len(trusted)} of {len(evidence)} in the brief, "
                f"{int(shared or 0)} linking them to you)"]
+    # What a brief is for: what you and they said to each other lately, and what is open between you.
+    talks = sorted({t for i in entity_ids for t in facts.talks(int(i)) if t is not None}, reverse=True)
+    recency = sum(0.5 ** (max((facts.now - t).total_seconds() / 86400, 0.0) / TALK_HALF_LIFE_D) for t in talks)
+    feats["conversation"] = min(1.0, recency)
+    reasons.append(f"{len(talks)} conversation(s) with you in the last {RECENT_TALK_D} days"
+                   + (f", the latest on {talks[0]:%Y-%m-%d}" if talks else ""))
+    promises = {p for i in entity_ids for p in facts.open_promises(int(i))}
+    feats["promises"] = min(1.0, float(len(promises)))
+    owner = facts.owner()
+    if promises:
+        latest = max(promises, key=lambda p: p[3])
+        who = "you promised them" if latest[2] == owner else "they promised you"
+        reasons.append(f"{len(promises)} open promise(s) between you ({who} to {latest[1][:60]!s})")
+    else:
+        reasons.append("no open promise between you")
     m = facts.next_meeting(entity_ids, 30)
     if m is None:
         return KindView(feats, reasons, ("no_meeting", "no upcoming meeting with them: a brief prepares a meeting"))
@@ -176,21 +208,20 @@ def commitment(facts: WakeFacts, evidence: list[dict[str, Any]], horizon_days: f
     return KindView({"due": s_due, "meeting": s_meet, "recipient": s_rec, "trust": trust_of(p)}, reasons)
 
 
-def _topic(text: str) -> set[str]:
-    return {w[:5] for w in re.findall(r"[^\W\d_]{4,}", (text or "").lower()) if w not in _TOPIC_STOP}
-
-
 def _kept(facts: WakeFacts, promise: dict[str, Any]) -> str | None:
-    """A later turn by the promiser, in a later meeting, that says the promised thing
-    was done and names at least half of its topic words; None when there is none."""
+    """Why the promise is kept (graph/kept.py: the maker saying it is done, or anyone else in
+    a later meeting of the maker or the recipient saying it arrived), or None."""
     key = promise_key(promise)
-    topic = _topic(promise.get("literal") or promise.get("quote") or "")
-    if key is None or not topic:
+    if key is None:
         return None
-    for text, when in facts.later_turns(*key):
-        if _DONE.search(text) and len(topic & _topic(text)) * 2 >= len(topic):
-            return f"kept since: '{text if len(text) <= 80 else text[:77] + '...'}' ({when:%Y-%m-%d})"
-    return None
+    found = kept.keeping_turn(facts.later_turns(*key), key[0], promise.get("literal") or promise.get("quote") or "",
+                              key[2])
+    if found is None:
+        return None
+    text, when, speaker = found
+    who = facts.names([speaker]).get(speaker) if speaker is not None else None
+    quote = text if len(text) <= 80 else text[:77] + "..."
+    return f"kept since: '{quote}' ({who + ', ' if who else ''}{when:%Y-%m-%d})"
 
 
 def strongest_links(store: Store, evidence_ids: list[int]) -> list[int]:

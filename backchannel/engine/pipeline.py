@@ -477,7 +477,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         try:
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
                               horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
-                              weights=weights_of(cand.kind), facts=facts)
+                              weights=weights_of(cand.kind), facts=facts, path=list(cand.path or []))
             if j.veto is None and ctx.gateway is not None and ctx.gateway.available("judge"):
                 excerpts_sent += len(evidence)
                 j = judge.with_model(j, gateway=ctx.gateway, evidence=evidence, kind=cand.kind, run_id=ctx.run_id)

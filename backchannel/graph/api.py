@@ -9,6 +9,7 @@ the assertions each call scans or returns (`take_touched`).
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,12 @@ SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
 KIND_NAMES = {0: None, 1: "person", 2: "organisation", 3: "role"}
 API_METHODS = ("me", "now", "resolve", "entity", "assertions_about", "links", "between", "network", "paths",
-               "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of")
+               "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of", "addressed_as",
+               "conversations", "kept")
+_HONORIFIC = r"(?:(?:Mr|Madam|Madame|Mrs|Ms|Mister)\.?\s+)?"
+_BODY_STOP = {"the", "of", "on", "for", "and", "a", "an", "in", "at", "to", "meeting", "meetings", "session"}
+OPENING_TURNS = 3  # a meeting names the body it is a meeting of in its first turns ("Welcome to the ... Committee")
+ADDRESSED_MAX_SOURCES = 200  # addressed_as reads the turns of at most this many sources
 # Words that do not make a title: "minister of education" asks for "Minister for Education".
 _TITLE_STOP = {"the", "a", "an", "of", "for", "at", "in", "on", "and", "our", "their", "its"}
 
@@ -514,6 +520,146 @@ class GraphAPI:
                 continue
             r["published_at"] = r["published_at"].isoformat() if r["published_at"] else None
             out.append(r)
+        return out
+
+    def kept(self, assertion_ids: list[int]) -> list[dict]:
+        """Which of the promises (committed_to assertions) `assertion_ids` a later meeting says
+        were kept: the maker saying it is done ("I sent you the pricing"), or anyone else in a
+        later meeting of the maker or the recipient saying it arrived ("got the deck, thanks").
+        [{"id", "quote" (the words that say so), "speaker", "speaker_name", "date" (ISO)}]
+        for the kept ones only."""
+        from backchannel.graph.kept import kept_promises
+
+        ids = _id_list(assertion_ids, "assertion_ids")
+        self._touched += len(ids)
+        idx = self.index
+        out = []
+        for aid, k in sorted(kept_promises(self.store, ids).items()):
+            spk = k["speaker_id"]
+            spk = int(idx.canon[spk]) if spk is not None and 0 <= spk < idx.n_nodes else spk
+            out.append({"id": aid, "quote": k["quote"], "speaker": spk,
+                        "speaker_name": idx.name(spk) if spk is not None else None,
+                        "date": k["date"].isoformat(timespec="seconds") if k["date"] else None})
+        return out
+
+    def conversations(self, entity_ids: list[int], days: int = 90, limit: int = 5) -> list[dict]:
+        """Meetings of the last `days` (up to now) where I and one of `entity_ids` both spoke,
+        newest first, at most `limit` per person: [{"person", "source_id", "title", "date" (ISO),
+        "turns" (theirs), "last_words" (their last turn there, at most 160 characters)}].
+        What we said to each other lately: what a brief before meeting them is for."""
+        ids = _id_list(entity_ids)
+        if not ids:
+            return []
+        idx = self.index
+        owner = self.me()["id"]
+        now = self._now_dt()
+        # a merged person's utterances may still carry an old id: ask for every id that maps to them
+        canon = {int(i): int(idx.canon[i]) if 0 <= i < idx.n_nodes else int(i) for i in ids}
+        alias_ids = [int(i) for i in np.nonzero(np.isin(idx.canon, list(set(canon.values()))))[0].tolist()] or ids
+        rows = self.store.con.execute(
+            """WITH mine AS (SELECT DISTINCT source_id FROM utterances WHERE speaker_id = ?),
+                    theirs AS (SELECT u.speaker_id, u.source_id, count(*) AS turns,
+                                      arg_max(u.text, u.idx) AS last_words
+                               FROM utterances u JOIN mine ON mine.source_id = u.source_id
+                               WHERE list_contains(?, u.speaker_id) GROUP BY ALL)
+               SELECT t.speaker_id, t.source_id, s.title, s.meeting_date, t.turns, t.last_words
+               FROM theirs t JOIN sources s ON s.id = t.source_id
+               WHERE s.meeting_date <= ? AND s.meeting_date >= ?
+               ORDER BY s.meeting_date DESC, t.source_id""",
+            [owner, alias_ids, now, now - timedelta(days=float(days))]).fetchall()
+        out: list[dict[str, Any]] = []
+        per: dict[int, int] = {}
+        for spk, src, title, when, turns, words in rows:
+            person = int(idx.canon[spk]) if 0 <= spk < idx.n_nodes else int(spk)
+            if person == owner or per.get(person, 0) >= max(0, int(limit)):
+                continue
+            per[person] = per.get(person, 0) + 1
+            text = " ".join(str(words or "").split())
+            out.append({"person": person, "source_id": src, "title": title,
+                        "date": when.isoformat(timespec="seconds") if when else None, "turns": int(turns),
+                        "last_words": text if len(text) <= 160 else text[:157] + "..."})
+        return out
+
+    def addressed_as(self, title: str, naming: str | None = None, limit: int = 10) -> list[dict]:
+        """People the others address by `title` ("Chair", "Minister"): each turn that speaks to
+        the title ("Thank you, Chair.", "Mr. Chair, I ...", "My last question, Chair, is")
+        addresses the last other speaker before it. With `naming`, only in the meetings of that
+        body: the sources whose first turns name it in one sentence (every word of it, as a word
+        start, case and order ignored: "covid committee" finds "Special Committee on the COVID-19
+        pandemic"), e.g. the "Children, Young People and Education Committee", an organisation
+        memory may hold no entity for. Finds who chaired a meeting when no assertion says so. Returns [{"id", "name", "times", "sources" (titles), "quote" (one
+        turn addressing them), "quote_speaker", "quote_source", "named_quote" (where `naming`
+        is said, theirs first), "named_speaker"}], most addressed first; [] when none."""
+        if not isinstance(title, str) or not title.strip() or len(title) > 100:
+            raise GraphAPIError("addressed_as: title must be a short non-empty string")
+        words = title.strip().split()
+        spoken = " ".join([words[0][:1].upper() + words[0][1:]] + words[1:])
+        # The title opening a turn ("Thank you, Chair.", "Okay. Mr. Chair, I ..."): said to whoever
+        # just spoke and handed over the floor. Mid-turn ("My last question, Chair, is") may be said
+        # to someone who did not speak last, and is not read.
+        vocative = re.compile(r"^\W*(?:(?:okay|ok|yes|well|right|so|sorry|and|good\s+(?:morning|afternoon|evening))"
+                              r"[,.!]?\s+){0,3}(?:(?:thank\s+you(?:\s+(?:very\s+much|so\s+much))?|thanks)[,.!]?\s+)?"
+                              + _HONORIFIC + re.escape(spoken).replace("\\ ", r"\s+") + r"\s*(?:[,.;:!?\u2014\u2013]|$)",
+                              re.I)
+        params: list[Any] = [f"%{spoken.lower()}%"]
+        where = "lower(text) LIKE ?"
+        body: list[str] = []  # the words naming the body, each found as a word start in one sentence
+        if naming is not None:
+            body = [w for w in re.findall(r"[^\W_]+", str(naming).lower()) if w not in _BODY_STOP]
+            if not body:
+                raise GraphAPIError("addressed_as: naming must name something (or be null)")
+            named_in = " AND ".join("lower(text) LIKE ?" for _ in body)
+            where = f"source_id IN (SELECT DISTINCT source_id FROM utterances WHERE {named_in}) AND {where}"
+            params = [f"%{w}%" for w in body] + params
+        sources = [r[0] for r in self.store.con.execute(
+            f"SELECT DISTINCT source_id FROM utterances WHERE {where} LIMIT {ADDRESSED_MAX_SOURCES}", params).fetchall()]
+        if not sources:
+            return []
+        starts = [re.compile(r"(?<![^\W_])" + re.escape(w)) for w in body]
+
+        def naming_sentence(text: str) -> str | None:
+            for sentence in re.findall(r"[^.!?]+[.!?]*", " ".join(text.split())):
+                low = sentence.lower()
+                if all(p.search(low) for p in starts):
+                    return sentence.strip()
+            return None
+
+        idx = self.index
+        rows = self.store.con.execute(
+            """SELECT u.source_id, u.speaker_id, u.text, s.title FROM utterances u JOIN sources s ON s.id = u.source_id
+               WHERE list_contains(?, u.source_id) ORDER BY u.source_id, u.idx""", [sources]).fetchall()
+        found: dict[int, dict[str, Any]] = {}
+        named: dict[str, list[tuple[int | None, str]]] = {}
+        last: tuple[str, int] | None = None  # (source, the last speaker seen there)
+        opened: set[str] = set()  # sources whose opening turns name the body: meetings of that body
+        turn: dict[str, int] = {}
+        for src, spk, text, src_title in rows:
+            spk = int(idx.canon[spk]) if spk is not None and spk < idx.n_nodes else spk
+            turn[src] = turn.get(src, 0) + 1
+            if body and turn[src] <= OPENING_TURNS:
+                sentence = naming_sentence(text)
+                if sentence:
+                    named.setdefault(src, []).append((spk, sentence))
+                    opened.add(src)
+            if body and src not in opened:
+                continue  # a body named later ("a letter from me to the Business Committee") is not the meeting's
+            if last and last[0] == src and spk != last[1] and vocative.search(text):
+                d = found.setdefault(last[1], {"id": last[1], "name": idx.name(last[1]), "times": 0, "sources": [],
+                                               "quote": text[:200], "quote_speaker": idx.name(spk) if spk is not None
+                                               else None, "quote_source": src_title, "_src": set()})
+                d["times"] += 1
+                if src not in d["_src"]:
+                    d["_src"].add(src)
+                    d["sources"].append(src_title)
+            if spk is not None and (not last or last[0] != src or spk != last[1]):
+                last = (src, spk)
+        out = sorted(found.values(), key=lambda d: (-d["times"], d["id"]))[: max(0, int(limit))]
+        for d in out:
+            srcs = d.pop("_src")
+            said = [(s, t) for src in sorted(srcs) for s, t in named.get(src, [])]
+            said.sort(key=lambda st: st[0] != d["id"])
+            d["named_quote"] = said[0][1][:200] if said else None
+            d["named_speaker"] = idx.name(said[0][0]) if said and said[0][0] is not None else None
         return out
 
     def evidence(self, assertion_ids: list[int]) -> list[dict]:

@@ -2,7 +2,8 @@
 
 Finds paths me -> contact -> ... -> target over knows / worked_with / introduced
 links, one candidate per introducer (its best path), with the evidence of every
-link. Without a target it aims at the people of organisations named by recent
+link. With `incoming` ("who knows X?") it also lists everyone memory links to the
+target directly, whether or not a path from me reaches them. Without a target it aims at the people of organisations named by recent
 signals; with `via_ids` (a meeting's attendees) only those people introduce.
 """
 
@@ -18,6 +19,9 @@ PARAMS = {
     "via_ids": {"default": None, "list": True, "doc": "only these people may introduce (e.g. a meeting's attendees)"},
     "max_hops": {"default": 3, "doc": "longest path from me to the target, in links"},
     "signal_days": {"default": 30, "doc": "without a target: organisations in signals of the last N days"},
+    "incoming": {"default": False,
+                 "doc": "also everyone memory links to the target directly (knows, worked with, introduced), "
+                        "not only paths from me: 'who knows X?'"},
 }
 
 PROGRAM = r'''
@@ -128,6 +132,22 @@ for (introducer, tgt), p in best.items():
         score = min(1.0, score + 0.05)
     result.append(Candidate(kind="introduction", entities=[introducer, tgt], path=p["nodes"],
                             evidence=evidence, score=score, why=why))
+if context.get("incoming") and asked:
+    # "who knows X?" asks about X's ties over the whole memory, not only the ones I can reach.
+    introduced = {(c.entities[0], c.entities[1]) for c in result}
+    ties = [l for l in api.links(list(asked), PREDS) if l["to"] != me and l["to"] not in asked]
+    names = {e["id"]: e["name"] for e in api.entity(sorted({l["to"] for l in ties} | set(asked)))} if ties else {}
+    tied = set()
+    for l in ties:
+        other, tgt = l["to"], l["from"]
+        if (other, tgt) in introduced or (other, tgt) in tied:
+            continue
+        tied.add((other, tgt))
+        a, b = (names.get(other), names.get(tgt)) if l["dir"] == "in" else (names.get(tgt), names.get(other))
+        where = f' at {l["qualifier"]}' if l["qualifier"] and l["predicate"] == "worked_with" else ""
+        result.append(Candidate(kind="link", entities=[other, tgt], path=[other, tgt], evidence=[l["id"]],
+                                score=0.6 if l["predicate"] == "worked_with" else 0.55,
+                                why=f'{a} {PHRASE.get(l["predicate"], l["predicate"])} {b}{where}.'))
 result.sort(key=lambda c: -c.score)
 if not result and target:
     if not resolved:
@@ -139,6 +159,7 @@ if not result and target:
         print(f"nothing found: you already know or have met {names}; no introduction needed")
     else:
         names = ", ".join(e["name"] for e in api.entity(list(targets)))
+        tie = "; nobody in memory is linked to them either" if context.get("incoming") else ""
         print(f"nothing found: no path from you to {names} within {max_hops} links "
-              "(knows, worked with, introduced, or through people you met)")
+              f"(knows, worked with, introduced, or through people you met){tie}")
 '''

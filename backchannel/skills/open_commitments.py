@@ -2,7 +2,8 @@
 
 A commitment (committed_to) is open when its due date has not passed, or passed
 less than `overdue_days` ago (no due date: said within `max_age_days`), and
-nothing later by the same person mentions the same thing again (a follow-up).
+nothing later by the same person mentions the same thing again (a follow-up), and no
+later meeting says it was done or arrived (`api.kept`: "got the deck, thanks").
 """
 
 NAME = "open_commitments"
@@ -29,13 +30,26 @@ today = now.date()
 people = list(context.get("person_ids") or [])
 named = [str(n).strip() for n in (context.get("people") or []) if str(n).strip()]
 unknown = []
+searched = []  # (name asked, the people it named), for saying what was searched
 for name in named:
     if name.lower() in ("me", "i", "myself", "you"):
         people.append(me)
         continue
     found = api.resolve(name, kind="person")
-    if found:
-        people.append(found[0]["id"])
+    exact = [f for f in found if f["name"].casefold() == name.casefold()]
+    # A title or a seat label ("project manager", "Minister of Finance", "Professor E") names
+    # everyone who holds it: the people with the title, and the seats "Project Manager (ES2004b)".
+    holders = [f for f in found if f.get("match") == "role"
+               or f["name"].casefold().startswith(name.casefold() + " (")]
+    if exact:
+        chosen = exact[:1]
+    elif holders:
+        chosen = holders
+    else:
+        chosen = found[:1]
+    if chosen:
+        people.extend(f["id"] for f in chosen)
+        searched.append((name, [f["name"] for f in chosen], chosen is holders))
     else:
         unknown.append(name)
 people = list(dict.fromkeys(people))
@@ -79,6 +93,10 @@ by_person = {}
 for f in facts:
     by_person.setdefault(f["subject"], []).append(f)
 
+# A later meeting may say it was done or arrived ("got the deck, thanks"): not open any more.
+promised = [f["id"] for f in facts if f["predicate"] == "committed_to" and f["subject"] in people]
+kept = {k["id"] for k in api.kept(promised)} if promised else set()
+
 result = []
 for f in facts:
     if f["predicate"] != "committed_to" or f["subject"] not in people:
@@ -101,7 +119,7 @@ for f in facts:
         g["id"] != f["id"] and f["said_at"] and g["said_at"] and g["said_at"] > f["said_at"]
         and topic and len(topic & words((g["literal"] or "") + " " + (g["qualifier"] or ""))) * 2 >= len(topic)
         for g in by_person.get(f["subject"], []))
-    if followed:
+    if followed or f["id"] in kept:
         continue
     who = "You" if f["subject"] == me else f["subject_name"]
     promise = point_of_view(f["literal"], f["subject"] != me and f["subject"] in contacts)
@@ -126,17 +144,26 @@ if not result:
     said = [f for f in facts if f["predicate"] == "committed_to" and f["subject"] in people]
     if people == [me]:
         who = "you"
+    elif searched and not context.get("person_ids"):
+        parts = []
+        for name, holders, by_title in searched:
+            if not by_title:  # a name ("Nina" for Nina Roux): the person it named
+                parts.extend(holders)
+            else:
+                listed = ", ".join(holders[:8]) + (", ..." if len(holders) > 8 else "")
+                parts.append(f"{name!r} ({len(holders)} {'person' if len(holders) == 1 else 'people'}: {listed})")
+        who = "; ".join(parts)
     elif named or context.get("person_ids"):
         who = ", ".join(("you" if e["id"] == me else e["name"]) for e in api.entity(people))
     elif context.get("everyone"):
         who = "anyone"
     else:
         who = "you or your contacts"
-    if unknown:
+    if unknown and not people:
         print("nothing found: no one named " + ", ".join(repr(n) for n in unknown) + " in memory")
     elif not said:
         print(f"nothing found: no commitments recorded by {who}")
     else:
         print(f"nothing found: {len(said)} commitment(s) by {who}, none open: past due by more than "
-              f"{overdue_days} days, older than {max_age} days without a due date, or followed up since")
+              f"{overdue_days} days, older than {max_age} days without a due date, or followed up or kept since")
 '''

@@ -2,7 +2,7 @@
 
 One brief per attendee: their current roles, who they worked with or know
 (and what those people do now), their commitments, with the evidence of each
-fact. The meeting comes from the wake (`event`), from `attendee_ids` or
+fact, and when we last talked (the meetings of the last 90 days we both spoke in). The meeting comes from the wake (`event`), from `attendee_ids` or
 `attendees` (names, roles such as "CIO of Acme", or organisations), or else the
 next calendar event with attendees. An organisation named in `attendees` gets
 one brief: its current people (works_at, not ended or superseded) and what was
@@ -29,7 +29,12 @@ event = context.get("event") or {}
 ids = list(context.get("attendee_ids") or event.get("attendee_ids") or [])
 org_ids = []
 missing_role = {}  # org id -> the role asked for that nobody holds there
+addressed = {}  # person id -> how the meetings of a body address them by the title asked for
 not_found = []
+# A body that holds meetings, whose chair its meetings address ("Thank you, Chair"); a company
+# or a charity named in a meeting's opening ("Samaritans, who appear before us") is not one.
+BODIES = {"committee", "subcommittee", "board", "council", "panel", "group", "network", "assembly", "commission",
+          "forum", "cabinet", "caucus", "senate", "parliament", "house", "taskforce", "inquiry", "tribunal"}
 TITLES = {"chief executive officer": "CEO", "chief executive": "CEO", "chief information officer": "CIO",
           "chief financial officer": "CFO", "chief technology officer": "CTO", "chief operating officer": "COO",
           "managing director": "MD"}
@@ -48,8 +53,11 @@ names = []
 for name in (context.get("attendees") or []):
     name = str(name).strip()
     parts = [x.strip() for x in name.replace(" and ", ",").replace(" & ", ",").split(",") if x.strip()]
-    # "Marc and Sophie Martin" is two people, "Cardiff and Vale College" one: memory tells.
-    if len(parts) > 1 and not lookup(name):
+    # "Marc and Sophie Martin" is two people, "Cardiff and Vale College" one, and so is the
+    # "Children, Young People and Education Committee": memory tells. Split only where every
+    # part is someone's or something's name (a word inside a title, "Children", is not).
+    if len(parts) > 1 and not lookup(name) and all(
+            any(f.get("match") == "name" for f in lookup(x)) for x in parts):
         names.extend(parts)
     elif name:
         names.append(name)
@@ -62,9 +70,27 @@ for name in names:
         if not found and sep in low:
             i = low.index(sep)
             role, org_part = name[:i].strip(), name[i + len(sep):].strip()
-            short = TITLES.get(role.lower())
-            if short:
-                found = api.resolve(short, org=org_part) or api.resolve(short, org=org_part.replace(" ", ""))
+            if org_part.lower().startswith("the "):  # "director and secretary of the Civil Engineering ..."
+                org_part = org_part[4:].strip()
+            title = TITLES.get(role.lower()) or role
+            found = api.resolve(title, org=org_part) or api.resolve(title, org=org_part.replace(" ", ""))
+            body_words = set(org_part.lower().replace(",", " ").split())
+            if not found and len(role.split()) <= 3 and body_words & BODIES \
+                    and not [o for o in lookup(org_part) if o["kind"] == "organisation"]:
+                # No assertion says who holds it: who the meetings of that body address by the title
+                # ("Thank you, Chair") is who chairs them.
+                heard = api.addressed_as(role, naming=org_part)
+                top = heard[0]["times"] if heard else 0
+                for h in heard:
+                    if h["times"] < max(2, top / 3):
+                        continue
+                    found.append({"id": h["id"], "name": h["name"], "kind": "person", "match": "addressed"})
+                    where = ", ".join(h["sources"][:4]) + (", ..." if len(h["sources"]) > 4 else "")
+                    line = (f'addressed as "{role}" {h["times"]} time(s) in {len(h["sources"])} meeting(s) of the '
+                            f'{org_part} ({where}), e.g. "{h["quote"][:90]}" ({h["quote_speaker"]}, {h["quote_source"]})')
+                    if h.get("named_quote"):
+                        line += f'; "{h["named_quote"]}" ({h["named_speaker"]})'
+                    addressed[h["id"]] = line + "; no assertion records the title"
             if not found:  # nobody holds the role: brief on the organisation, saying so
                 orgs = [o for o in lookup(org_part) if o["kind"] == "organisation"]
                 if orgs:
@@ -79,7 +105,7 @@ for name in names:
     elif top["kind"] == "person":
         ids.append(top["id"])
     # A title ("Minister for Education", "project manager"): every current holder, not only the first.
-    ids.extend(f["id"] for f in found if f["kind"] == "person" and f.get("match") == "role")
+    ids.extend(f["id"] for f in found if f["kind"] == "person" and f.get("match") in ("role", "addressed"))
 if not ids and not context.get("attendees"):  # names that resolve to nobody: no brief, not the next meeting's
     for ev in api.upcoming_events(days=int(7 if context.get("days") is None else context["days"])):
         if ev["attendee_ids"]:
@@ -108,12 +134,17 @@ if ids:
             return f' ({r[0]["title"]} at {r[0]["org_name"]})'
         return f' (at {r[0]["org_name"]})' if r else ""
 
+    # What we said to each other lately is what a brief is for, before any fact about them.
+    talks = {}
+    for t in api.conversations(list(people), days=90, limit=3):
+        talks.setdefault(t["person"], []).append(t)
+
     for pid, person in people.items():
         mine = [f for f in facts if pid in (f["subject"], f["object"])]
         # First-hand and dated facts first: "I worked with her at Globex 2016-2021" beats hearsay.
         mine.sort(key=lambda f: (RANK.get(f["predicate"], 5), f["speaker"] != pid,
                                  not (f["valid_from"] or f["valid_to"]), -(f["confidence"] or 0)))
-        lines, evidence = [], []
+        lines, evidence = ([addressed[pid]] if pid in addressed else []), []
         for r in person["roles"]:
             title = f'{r["title"]} at ' if r["title"] else "works at "
             lines.append(f'{title}{r["org_name"]}')
@@ -145,7 +176,12 @@ if ids:
             else:
                 continue
             evidence.append(f["id"])
-        if not evidence:
+        if talks.get(pid):
+            last = talks[pid][0]
+            more = f" and {len(talks[pid]) - 1} more lately" if len(talks[pid]) > 1 else ""
+            lines.append(f'you last talked on {(last["date"] or "?")[:10]} ({last["title"]}){more}; '
+                         f'their last words there: "{last["last_words"]}"')
+        if not evidence and pid not in addressed and not talks.get(pid):
             continue
         # "Before you meet" only when a meeting is planned (the wake's or the next calendar event).
         planned = {"meeting": event.get("summary") or "a meeting", "starts_at": event.get("starts_at")} \

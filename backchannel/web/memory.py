@@ -9,6 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from backchannel.core.vocabulary import ENTITY_KINDS
+from backchannel.web import graph_view
 from backchannel.web.app import call, flash, form, handler, render, see_other
 from backchannel.web.bridge import OpFailed
 
@@ -45,7 +46,8 @@ async def entity(request: Request) -> Response:
     return render(request, "entity.html", title=data["entity"]["name"], e=data["entity"], data=data,
                   current=[a for a in about if not a["superseded_at"]],
                   superseded=[a for a in about if a["superseded_at"]], timeline=about, said=said,
-                  merges=[m for m in data["merges"] if m["kept_id"] == me and not m["undone_at"]])
+                  merges=[m for m in data["merges"] if m["kept_id"] == me and not m["undone_at"]],
+                  ties=await graph_view.entity_ties(request, me), tl=await graph_view.entity_timeline(request, me))
 
 
 @handler

@@ -9,7 +9,7 @@
   var LINES = {left: "dashed", mentioned_with: "dotted"};
   var WORDS = {works_at: "works at", left: "left", worked_with: "worked with", knows: "knows",
                introduced: "introduced", mentioned_with: "mentioned with", met: "you met"};
-  var FORCE_MAX_NODES = 120;  // above this the rings alone (no force pass): see bench/web_graph.py
+  var FORCE_MAX_NODES = 60;  // above this the rings alone: the force pass grows with n squared (bench/web_graph.py)
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -24,7 +24,7 @@
         "font-size": 15, "font-family": "system-ui, sans-serif", "color": "#1d2430", "text-valign": "bottom",
         "text-margin-y": 4, "width": 26, "height": 26, "background-color": "#c9d3e6", "border-width": 1,
         "border-color": "#6b7a96", "text-background-color": "#ffffff", "text-background-opacity": 0.8,
-        "text-background-padding": 1}},
+        "text-background-padding": 1, "min-zoomed-font-size": 7}},
       {selector: "node.organisation", style: {"shape": "round-rectangle", "background-color": "#e3e8f2", "width": 32}},
       {selector: "node.hop2", style: {"width": 20, "height": 20, "font-size": 13, "color": "#5b6577"}},
       {selector: "node.center", style: {"width": 40, "height": 40, "background-color": "#2a5bd7",
@@ -94,6 +94,39 @@
     cy.fit(undefined, 34);
   }
 
+  function radial(cy, center) {
+    // A radial tree, in linear time: the direct ties on a ring, each given an arc in proportion
+    // to the ties it brings; those second-step ties on an outer ring inside their parent's arc.
+    var pos = {}, c = center.first(), spacing = 46;
+    var first = cy.nodes().filter(function (n) { return n.data("hop") === 1; });
+    var second = cy.nodes().filter(function (n) { return n.data("hop") >= 2; });
+    var kids = {}, placed = {};
+    first.forEach(function (n) { kids[n.id()] = []; });
+    second.forEach(function (n) {
+      var parent = n.neighborhood("node").filter(function (m) { return m.id() in kids; }).first();
+      var key = parent.nonempty() ? parent.id() : "";
+      (kids[key] = kids[key] || []).push(n);
+    });
+    var r1 = Math.max(140, first.length * spacing / (2 * Math.PI));
+    var r2 = Math.max(r1 + 130, second.length * spacing / (2 * Math.PI));
+    var weight = 0;
+    first.forEach(function (n) { weight += 1 + kids[n.id()].length; });
+    var orphans = kids[""] || [];
+    weight += orphans.length;
+    var angle = -Math.PI / 2, unit = 2 * Math.PI / Math.max(1, weight);
+    if (c.nonempty()) { pos[c.id()] = {x: 0, y: 0}; placed[c.id()] = true; }
+    function put(n, r, a) { if (!placed[n.id()]) { pos[n.id()] = {x: r * Math.cos(a), y: r * Math.sin(a)}; placed[n.id()] = true; } }
+    first.forEach(function (n) {
+      var mine = kids[n.id()], arc = (1 + mine.length) * unit;
+      put(n, r1, angle + arc / 2);
+      mine.forEach(function (k, i) { put(k, r2, angle + (i + 1) * arc / (mine.length + 1)); });
+      angle += arc;
+    });
+    orphans.forEach(function (k) { put(k, r2, angle + unit / 2); angle += unit; });
+    cy.nodes().forEach(function (n, i) { put(n, r2 + 80, i * 2.39996); });  // nothing left unplaced (golden angle)
+    return pos;
+  }
+
   function chain(cy, root) {
     // Positions by breadth-first depth from the root: depth along x, the nodes of one depth stacked.
     var depth = {}, columns = [];
@@ -111,6 +144,25 @@
     return pos;
   }
 
+  function layout(cy, box, data, forceMaxNodes) {
+    // Rings by distance (concentric: linear time), then, for up to forceMaxNodes nodes, a
+    // force-directed pass (cose) from those positions: deterministic, no random start.
+    var center = cy.nodes(".center"), owner = cy.nodes(".owner");
+    if (data.proposal_id) {  // an introduction's path: left to right from the owner, step by step
+      cy.layout({name: "preset", positions: chain(cy, owner.nonempty() ? owner : center.first()), fit: true,
+        padding: 50}).run();
+    } else {
+      cy.layout({name: "preset", positions: radial(cy, center), fit: false}).run();
+      if (cy.nodes().length <= forceMaxNodes && cy.nodes().length > 3) {
+        cy.layout({name: "cose", animate: false, randomize: false, fit: false, numIter: 800,
+          nodeRepulsion: function () { return 120000; }, idealEdgeLength: function () { return 80; },
+          edgeElasticity: function () { return 80; }, gravity: 0.6, nodeOverlap: 40, componentSpacing: 80}).run();
+      }
+      widen(cy, box);  // and fit, once
+    }
+    if (cy.zoom() > 1.3) { cy.zoom(1.3); cy.center(); }
+  }
+
   function draw(box) {
     var block = document.getElementById(box.getAttribute("data-ties"));
     if (!block || typeof cytoscape !== "function") { return; }
@@ -118,27 +170,14 @@
     var small = data.nodes.length <= 14;
     var started = performance.now();
     var cy = cytoscape({container: box, elements: elements(data), style: style(small),
-      userZoomingEnabled: false, boxSelectionEnabled: false, autoungrabify: false, minZoom: 0.2, maxZoom: 2.5});
-    var center = cy.nodes(".center");
-    var rings = {name: "concentric", animate: false, fit: true, padding: 34, minNodeSpacing: 34,
-      concentric: function (n) { return 10 - n.data("hop"); }, levelWidth: function () { return 1; }};
-    var owner = cy.nodes(".owner");
-    if (data.proposal_id) {  // an introduction's path: left to right from the owner, step by step
-      cy.layout({name: "preset", positions: chain(cy, owner.nonempty() ? owner : center.first()), fit: true,
-        padding: 50}).run();
-    } else {
-      cy.layout(rings).run();
-      if (cy.nodes().length <= FORCE_MAX_NODES && cy.nodes().length > 3) {
-        cy.layout({name: "cose", animate: false, randomize: false, fit: true, padding: 34, numIter: 800,
-          nodeRepulsion: function () { return 120000; }, idealEdgeLength: function () { return 80; },
-          edgeElasticity: function () { return 80; }, gravity: 0.6, nodeOverlap: 40, componentSpacing: 80}).run();
-      }
-      widen(cy, box);
-    }
-    if (cy.zoom() > 1.3) { cy.zoom(1.3); cy.center(); }
-    var layoutMs = performance.now() - started;
-    box.setAttribute("data-layout-ms", layoutMs.toFixed(1));
+      userZoomingEnabled: false, boxSelectionEnabled: false, autoungrabify: false, minZoom: 0.05, maxZoom: 2.5});
+    var built = performance.now();
+    layout(cy, box, data, FORCE_MAX_NODES);
+    var done = performance.now();
+    box.setAttribute("data-build-ms", (built - started).toFixed(1));
+    box.setAttribute("data-layout-ms", (done - built).toFixed(1));
     box.setAttribute("data-nodes", String(cy.nodes().length));
+    var center = cy.nodes(".center");
     if (center.nonempty()) { center.lock(); }
 
     var tip = el("div", "ties-tip");
@@ -180,12 +219,17 @@
         a.style.top = p.y + "px";
       });
     }
-    cy.on("render viewport position", place);
+    var queued = false;
+    cy.on("render", function () {  // once a frame at most, whatever moved
+      if (!queued) { queued = true; window.requestAnimationFrame(function () { queued = false; place(); }); }
+    });
     place();
     var list = box.parentNode.querySelector("details.ties-list");
     if (list) { list.removeAttribute("open"); }
-    window.backchannelGraphs = (window.backchannelGraphs || []).concat([{cy: cy, layoutMs: layoutMs}]);
+    window.backchannelTies.graphs.push({cy: cy, box: box, data: data});
   }
+
+  window.backchannelTies = {graphs: [], layout: layout};  // bench/web_graph.py times `layout` again
 
   function start() {
     document.documentElement.classList.add("js");

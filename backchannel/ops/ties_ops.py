@@ -182,12 +182,16 @@ def entity_ties(env: OpEnv, ref: str, hops: int = 2, max_nodes: int = 40) -> dic
         frontier = found
     owner = _owner(env)
     if owner is not None:
-        people = [n for n in hop if n != owner["id"]]
-        for m in _met_edges(env, int(owner["id"]), _merged_into_each(env, live, set(people))):
+        oid = int(owner["id"])
+        met = [m for m in _met_edges(env, oid, _merged_into_each(env, live, {n for n in hop if n != oid}))]
+        for m in met:
             m["target"] = live.get(m["target"], m["target"])
-            if m["target"] in hop:
-                edges.setdefault((m["source"], m["target"], "met"), m)
-                hop.setdefault(int(owner["id"]), 1 if m["target"] == center else 2)
+        met = [m for m in met if m["target"] in hop]
+        if oid not in hop and met and min(hop[m["target"]] for m in met) + 1 <= hops:
+            hop[oid] = min(hop[m["target"]] for m in met) + 1
+        if oid in hop:  # the owner is in the drawing: whom they met in it
+            for m in met:
+                edges.setdefault((oid, m["target"], "met"), m)
     out = _graph(env, live, edges, hop, [center], max_nodes)
     out["center"] = center
     return out

@@ -48,6 +48,9 @@ def test_ties_out_to_two_hops_with_the_owners_ties_marked(store):
     met = {_names(g)[e["target"]] for e in g["edges"] if e["predicate"] == "met"}
     assert met == {"Marc Dupont", "Paul Durand"}
     assert next(n for n in g["nodes"] if n["name"] == "Sophie Martin")["title"] == "CIO"
+    # Each was said once: found again from its other end, a tie still counts once.
+    assert {e["count"] for e in g["edges"] if e["predicate"] != "met"} == {1}
+    assert next(e for e in g["edges"] if e["predicate"] == "met" and e["target"] == ids["Marc Dupont"])["count"] == 2
     one_hop = invoke(_env(store), "entity_ties", {"ref": str(ids["Sophie Martin"]), "hops": 1})
     assert {n["hop"] for n in one_hop["nodes"]} == {0, 1}
 

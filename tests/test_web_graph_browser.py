@@ -213,6 +213,7 @@ def test_a_qmsum_persons_page_in_a_real_browser(home, browser, corpora, tmp_path
         assert page.locator("g.tl-item.tl-file-dated").count() == page.locator("g.tl-item").count()
         assert "not the transcript's" in page.locator("g.tl-item title").first.text_content()
         _shot(page.locator("section.ties"), tmp_path, "qmsum-graph")
+        _shot(page.locator("figure.timeline-chart"), tmp_path, "qmsum-timeline")
         _shot(page, tmp_path, "qmsum-entity")
         _click_node(page, other["id"])
         page.wait_for_url(f"{web.base}/memory/{other['id']}")

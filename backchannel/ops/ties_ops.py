@@ -133,22 +133,33 @@ def _graph(env: OpEnv, live: dict[int, int], edges: dict[tuple, dict[str, Any]],
             "owner_id": owner_id}
 
 
-def _add(edges: dict[tuple, dict[str, Any]], a: dict[str, Any], live: dict[int, int]) -> tuple[int, int] | None:
-    s, o = live.get(a["subject_id"], a["subject_id"]), live.get(a["object_id"], a["object_id"])
-    if s == o:
-        return None
-    key = (s, o, a["predicate"])
-    edge = _edge(a, s, o)
-    old = edges.get(key)
-    if old is None:
-        edges[key] = edge
-    else:  # the same tie said again: keep the most trusted mention, count them all
-        edge["count"] = old["count"] + 1
-        if (old["trust"], old["said_at"] or "") >= (edge["trust"], edge["said_at"] or ""):
-            old["count"] = edge["count"]
+class _Ties:
+    """Ties as they are found: one per (subject, predicate, object), its most trusted mention
+    shown and every mention counted; an assertion found again from its other end counts once."""
+
+    def __init__(self, live: dict[int, int]) -> None:
+        self.live = live
+        self.edges: dict[tuple, dict[str, Any]] = {}
+        self.seen: set[int] = set()
+
+    def add(self, a: dict[str, Any]) -> tuple[int, int] | None:
+        """Add assertion `a`; its two ends (as live entities), or None for a loop."""
+        s, o = self.live.get(a["subject_id"], a["subject_id"]), self.live.get(a["object_id"], a["object_id"])
+        if s == o:
+            return None
+        if a["id"] in self.seen:
+            return s, o
+        self.seen.add(a["id"])
+        key = (s, o, a["predicate"])
+        edge, old = _edge(a, s, o), self.edges.get(key)
+        if old is None:
+            self.edges[key] = edge
+        elif (old["trust"], old["said_at"] or "") >= (edge["trust"], edge["said_at"] or ""):
+            old["count"] += 1
         else:
-            edges[key] = edge
-    return s, o
+            edge["count"] = old["count"] + 1
+            self.edges[key] = edge
+        return s, o
 
 
 @op(read=True)
@@ -169,12 +180,12 @@ def entity_ties(env: OpEnv, ref: str, hops: int = 2, max_nodes: int = 40) -> dic
     live = _live_ids(env)
     center = live.get(e.id, e.id)
     hop = {center: 0}
-    edges: dict[tuple, dict[str, Any]] = {}
+    ties = _Ties(live)
     frontier = {center}
     for depth in range(1, hops + 1):
         found: set[int] = set()
         for a in _links_touching(env, _merged_into_each(env, live, frontier)):
-            ends = _add(edges, a, live)
+            ends = ties.add(a)
             if ends:
                 found.update(n for n in ends if n not in hop)
         for n in found:
@@ -183,7 +194,7 @@ def entity_ties(env: OpEnv, ref: str, hops: int = 2, max_nodes: int = 40) -> dic
     owner = _owner(env)
     if owner is not None:
         oid = int(owner["id"])
-        met = [m for m in _met_edges(env, oid, _merged_into_each(env, live, {n for n in hop if n != oid}))]
+        met = _met_edges(env, oid, _merged_into_each(env, live, {n for n in hop if n != oid}))
         for m in met:
             m["target"] = live.get(m["target"], m["target"])
         met = [m for m in met if m["target"] in hop]
@@ -191,8 +202,8 @@ def entity_ties(env: OpEnv, ref: str, hops: int = 2, max_nodes: int = 40) -> dic
             hop[oid] = min(hop[m["target"]] for m in met) + 1
         if oid in hop:  # the owner is in the drawing: whom they met in it
             for m in met:
-                edges.setdefault((oid, m["target"], "met"), m)
-    out = _graph(env, live, edges, hop, [center], max_nodes)
+                ties.edges.setdefault((oid, m["target"], "met"), m)
+    out = _graph(env, live, ties.edges, hop, [center], max_nodes)
     out["center"] = center
     return out
 
@@ -208,20 +219,20 @@ def proposal_path(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the us
     ids = [int(x["assertion_id"]) for x in p.get("evidence") or [] if isinstance(x, dict) and x.get("assertion_id")]
     rows = env.store.query(f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE list_contains(?, a.id) "
                            "AND a.object_id IS NOT NULL", [ids or [-1]])
-    edges: dict[tuple, dict[str, Any]] = {}
+    ties = _Ties(live)
     about = [live.get(i, i) for i in p["entity_ids"]]
     hop = {n: 0 for n in about}
     for a in rows:
-        for n in _add(edges, a, live) or ():
+        for n in ties.add(a) or ():
             hop.setdefault(n, 1)
     owner = _owner(env)
     if owner is not None:
         people = [n for n in hop if n != owner["id"]]
         for m in _met_edges(env, int(owner["id"]), _merged_into_each(env, live, set(people))):
             m["target"] = live.get(m["target"], m["target"])
-            edges.setdefault((m["source"], m["target"], "met"), m)
+            ties.edges.setdefault((m["source"], m["target"], "met"), m)
             hop.setdefault(int(owner["id"]), 1)
-    out = _graph(env, live, edges, hop, about, MAX_NODES_CAP)
+    out = _graph(env, live, ties.edges, hop, about, MAX_NODES_CAP)
     out["center"] = about[0] if about else None
     out["proposal_id"] = p["id"]
     return out

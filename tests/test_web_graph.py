@@ -135,3 +135,19 @@ def test_the_graph_data_block_cannot_close_its_script_element():
     text = str(data_block({"quote": "</script><script>alert(1)</script> & more"}))
     assert "<" not in text and ">" not in text and "&" not in text
     assert "\\u003c/script\\u003e" in text
+
+
+def test_the_vendored_library_is_the_one_its_readme_names_with_its_licence():
+    import hashlib
+    import re
+    from pathlib import Path
+
+    import backchannel.web
+
+    here = Path(backchannel.web.__file__).parent / "static" / "vendor" / "cytoscape"
+    readme = (here / "README.md").read_text()
+    lib = (here / "cytoscape.min.js").read_bytes()
+    assert hashlib.sha256(lib).hexdigest() == re.search(r"sha256: `([0-9a-f]{64})`", readme).group(1)
+    version = re.search(r"version \*\*([\d.]+)\*\*", readme).group(1)
+    assert f'"{version}"'.encode() in lib and "MIT" in readme
+    assert (here / "LICENSE").read_text().startswith("Copyright (c) 2016-")

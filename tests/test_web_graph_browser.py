@@ -146,12 +146,15 @@ def test_demo_story_graph_timeline_and_path_in_a_real_browser(home, browser, tmp
         page.evaluate("() => window.backchannelTies.graphs[0].cy.edges('.worked_with').first().emit('mouseout')")
         _shot(page.locator("section.ties"), tmp_path, "entity-graph")
         _shot(page.locator("figure.timeline-chart"), tmp_path, "entity-timeline")
-        _shot(page, tmp_path, "entity")
+        _shot(page, tmp_path, "entity-with-graph")
         # Click Marc on the canvas: his page.
         _click_node(page, marc)
         page.wait_for_url(f"{web.base}/memory/{marc}")
         assert page.locator("h1").inner_text().startswith("Marc Dupont")
         _graph_ready(page)
+        promise = page.locator("g.tl-item.tl-promise")  # his promise: its due date, and its state
+        assert promise.count() >= 1 and "due " in promise.first.locator("text.tl-state").text_content()
+        _shot(page.locator("figure.timeline-chart"), tmp_path, "entity-timeline-promise")
         # The introduction: the path the sweep found, from the owner to Sophie.
         page.goto(f"{web.base}/proposals/{ids.intro}")
         _graph_ready(page)

@@ -65,6 +65,7 @@ async def proposal_path(request: Request, p: dict[str, Any]) -> dict[str, Any] |
 CHART_X0, CHART_X1, LABEL_X = 330, 960, 8
 ROW_H, TOP = 24, 44
 LEAD_PX = 26  # how far an unknown start or end is drawn past the point it is known to
+STATE_TEXT_PX = 150  # room for "due 2026-03-20 · overdue"
 
 
 def _day(value: str | None) -> date | None:
@@ -99,8 +100,12 @@ def timeline_layout(tl: dict[str, Any], rows: int = TIMELINE_ROWS) -> dict[str, 
         row: dict[str, Any] = {"item": it, "y": y, "said_x": x(said), "label_y": y + 4}
         if it["promise"]:
             due = _day(it["promise"]["due"])
+            ends = [row["said_x"]] + ([x(due)] if due else [])
+            right = max(ends) + 10
+            # The state's words go right of the marks, or left of them where the chart ends.
+            text_x, anchor = (right, "start") if right + STATE_TEXT_PX <= CHART_X1 + 30 else (min(ends) - 10, "end")
             row["promise"] = {"state": it["promise"]["state"], "due_x": x(due) if due else None,
-                              "due": it["promise"]["due"]}
+                              "due": it["promise"]["due"], "text_x": text_x, "anchor": anchor}
         else:
             known_from = start or said
             known_to = end or max(said, known_from)

@@ -154,7 +154,7 @@
     } else {
       cy.layout({name: "preset", positions: radial(cy, center), fit: false}).run();
       if (cy.nodes().length <= forceMaxNodes && cy.nodes().length > 3) {
-        cy.layout({name: "cose", animate: false, randomize: false, fit: false, numIter: 800,
+        cy.layout({name: "cose", animate: false, randomize: false, fit: false, numIter: 400,
           nodeRepulsion: function () { return 120000; }, idealEdgeLength: function () { return 80; },
           edgeElasticity: function () { return 80; }, gravity: 0.6, nodeOverlap: 40, componentSpacing: 80}).run();
       }

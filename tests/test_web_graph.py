@@ -51,6 +51,8 @@ def test_ties_out_to_two_hops_with_the_owners_ties_marked(store):
     # Each was said once: found again from its other end, a tie still counts once.
     assert {e["count"] for e in g["edges"] if e["predicate"] != "met"} == {1}
     assert next(e for e in g["edges"] if e["predicate"] == "met" and e["target"] == ids["Marc Dupont"])["count"] == 2
+    both = invoke(_env(store), "entity_drawings", {"ref": str(ids["Sophie Martin"])})  # the page's one call
+    assert both["ties"] == g and both["timeline"] == invoke(_env(store), "entity_timeline", {"ref": "Sophie Martin"})
     one_hop = invoke(_env(store), "entity_ties", {"ref": str(ids["Sophie Martin"]), "hops": 1})
     assert {n["hop"] for n in one_hop["nodes"]} == {0, 1}
 

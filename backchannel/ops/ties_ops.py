@@ -99,14 +99,13 @@ def _titles(env: OpEnv, live: dict[int, int], ids: list[int]) -> dict[int, str]:
 
 
 def _graph(env: OpEnv, live: dict[int, int], edges: dict[tuple, dict[str, Any]], hop: dict[int, int],
-           center: list[int], max_nodes: int) -> dict[str, Any]:
+           center: list[int], max_nodes: int, owner: dict[str, Any] | None) -> dict[str, Any]:
     """Nodes ranked (hop, -trust, -recency), capped at max_nodes; edges between kept nodes."""
     best: dict[int, tuple[float, str]] = {}
     for e in edges.values():
         for end in (e["source"], e["target"]):
             t, when = best.get(end, (0.0, ""))
             best[end] = (max(t, e["trust"]), max(when, e["said_at"] or ""))
-    owner = _owner(env)
     owner_id = int(owner["id"]) if owner else None
 
     def rank(n: int) -> tuple:
@@ -203,7 +202,7 @@ def entity_ties(env: OpEnv, ref: str, hops: int = 2, max_nodes: int = 40) -> dic
         if oid in hop:  # the owner is in the drawing: whom they met in it
             for m in met:
                 ties.edges.setdefault((oid, m["target"], "met"), m)
-    out = _graph(env, live, ties.edges, hop, [center], max_nodes)
+    out = _graph(env, live, ties.edges, hop, [center], max_nodes, owner)
     out["center"] = center
     return out
 
@@ -232,7 +231,7 @@ def proposal_path(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the us
             m["target"] = live.get(m["target"], m["target"])
             ties.edges.setdefault((m["source"], m["target"], "met"), m)
             hop.setdefault(int(owner["id"]), 1)
-    out = _graph(env, live, ties.edges, hop, about, MAX_NODES_CAP)
+    out = _graph(env, live, ties.edges, hop, about, MAX_NODES_CAP, owner)
     out["center"] = about[0] if about else None
     out["proposal_id"] = p["id"]
     return out

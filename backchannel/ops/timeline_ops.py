@@ -73,3 +73,12 @@ def entity_timeline(env: OpEnv, ref: str) -> dict[str, Any]:
             "file_dated": a["date_origin"] in FILE_DATED, "promise": promise})
     return {"entity": {"id": e.id, "name": e.name, "kind": e.kind}, "today": now.date().isoformat(),
             "items": items, "truncated": len(rows) >= MAX_ITEMS}
+
+
+@op(read=True)
+def entity_drawings(env: OpEnv, ref: str, max_nodes: int = 40) -> dict[str, Any]:
+    """What an entity's page draws, in one call (one opening of the store when no daemon
+    runs): {"ties": entity_ties(ref, 2, max_nodes), "timeline": entity_timeline(ref)}."""
+    from backchannel.ops.ties_ops import entity_ties
+
+    return {"ties": entity_ties(env, ref, hops=2, max_nodes=max_nodes), "timeline": entity_timeline(env, ref)}

@@ -134,9 +134,13 @@ def timeline_layout(tl: dict[str, Any], rows: int = TIMELINE_ROWS) -> dict[str, 
             "axis_y": TOP - 10}
 
 
-async def entity_timeline(request: Request, eid: int) -> dict[str, Any] | None:
-    tl = await call(request, "entity_timeline", ref=str(eid))
-    return timeline_layout(tl) if tl["items"] else None
+async def entity_drawings(request: Request, eid: int) -> dict[str, Any]:
+    """The context an entity's page draws from, in one operation: `ties` (the graph and
+    its list) and `tl` (the timeline's layout, None when nothing was said)."""
+    both = await call(request, "entity_drawings", ref=str(eid), max_nodes=GRAPH_NODES)
+    graph, tl = both["ties"], both["timeline"]
+    return {"ties": ties_context(graph, f"/memory/{eid}/ties" if graph["more"] else None),
+            "tl": timeline_layout(tl) if tl["items"] else None}
 
 
 # --- the page of all ties -------------------------------------------------------------

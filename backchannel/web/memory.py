@@ -47,7 +47,7 @@ async def entity(request: Request) -> Response:
                   current=[a for a in about if not a["superseded_at"]],
                   superseded=[a for a in about if a["superseded_at"]], timeline=about, said=said,
                   merges=[m for m in data["merges"] if m["kept_id"] == me and not m["undone_at"]],
-                  ties=await graph_view.entity_ties(request, me), tl=await graph_view.entity_timeline(request, me))
+                  **await graph_view.entity_drawings(request, me))
 
 
 @handler

@@ -88,6 +88,8 @@ def test_read_operations_never_write(home):
         "export_entity": {"ref": "Sophie Martin"}, "forget_plan": {"ref": "Sophie Martin"}, "usage": {},
         "status": {}, "proposals": {}, "proposal": {"id": ids.intro}, "trace": {"id": ids.intro},
         "proposal_action": {"id": ids.intro}, "search": {"query": "Acme"},
+        "entity_ties": {"ref": "Sophie Martin"}, "proposal_path": {"id": ids.intro},
+        "entity_timeline": {"ref": "Sophie Martin"}, "entity_drawings": {"ref": "Sophie Martin"},
     }
     reads = {n: s for n, s in operations().items() if s.read}
     assert sorted(reads) == sorted(sample_args), "give each read operation sample arguments here"

@@ -87,6 +87,8 @@ def operations() -> dict[str, Op]:
             model_ops,
             privacy_ops,
             search_ops,
+            ties_ops,
+            timeline_ops,
         )
         _loaded = True
     return REGISTRY

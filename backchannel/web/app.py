@@ -3,7 +3,8 @@ token: `local_api.py`), the signed feedback links (`/feedback`) and the web app'
 (one module per page group), all behind `guards.ListenerGuard` (Host check on TCP, body
 caps and deadline, one request per connection). The pages have a guard of their own
 (login, Origin, CSRF, security headers), jinja2 templates with autoescape, and a
-stylesheet served from the package (no third-party asset, no script).
+stylesheet and scripts served from the package (static/, with the vendored Cytoscape.js);
+nothing from another origin.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ HERE = Path(__file__).parent
 MAX_FORM_BYTES = 256 * 1024  # an edited draft is a few KiB
 PUBLIC_PATHS = ("/login", "/static/", "/feedback")  # /feedback: its signed token is the credential
 SECURITY_HEADERS = {
-    # No script at all, and nothing from another origin: forms post only to this app.
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    # Scripts and styles only from this app's own static files (no inline script, nothing from
+    # another origin); forms post only to this app.
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                               "form-action 'self'; "
                                "frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -210,7 +213,7 @@ def build_app(ops: Any, settings: Any, paths: Any, api_token: str, *, daemon: An
     """The one app. `ops` runs the operations behind the pages and the feedback links;
     `daemon` (with `call_op` and `info`), when given, serves the local API too; `pages`
     adds the web app's pages (without them: the feedback links, and the API)."""
-    from backchannel.web import activity, feedback_links, login, memory, proposals
+    from backchannel.web import activity, feedback_links, graph_view, login, memory, proposals
     from backchannel.web.guards import ListenerGuard, allowed_hosts
     from backchannel.web.local_api import LocalApi
 
@@ -218,7 +221,8 @@ def build_app(ops: Any, settings: Any, paths: Any, api_token: str, *, daemon: An
                 link_minutes=settings.web.login_link_minutes) if pages else None
     routes: list[Any] = [*feedback_links.routes()]
     if pages:
-        routes += [*login.routes(), *proposals.routes(), *memory.routes(), *activity.routes(),
+        routes += [*login.routes(), *proposals.routes(), *memory.routes(), *graph_view.routes(),
+                   *activity.routes(),
                    Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
     site = Starlette(routes=routes, middleware=[Middleware(Guard)])
     hosts = allowed_hosts(settings)

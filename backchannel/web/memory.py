@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from backchannel.core.vocabulary import ENTITY_KINDS
 from backchannel.ops.fact_groups import group_facts
+from backchannel.web import graph_view
 from backchannel.web.app import call, flash, form, handler, render, see_other
 from backchannel.web.bridge import OpFailed
 
@@ -59,7 +60,8 @@ async def entity(request: Request) -> Response:
     return render(request, "entity.html", title=data["entity"]["name"], e=data["entity"], data=data,
                   **shown, counts={k: len(v) for k, v in lists.items()}, page=page, pages=pages,
                   per_page=FACTS_PER_PAGE,
-                  merges=[m for m in data["merges"] if m["kept_id"] == me and not m["undone_at"]])
+                  merges=[m for m in data["merges"] if m["kept_id"] == me and not m["undone_at"]],
+                  **await graph_view.entity_drawings(request, me))
 
 
 @handler

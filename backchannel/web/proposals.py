@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from backchannel.ops.daemon_ops import PROPOSAL_STATUSES as STATUSES
 from backchannel.ops.feedback_ops import SCOPES
+from backchannel.web import graph_view
 from backchannel.web.app import call, flash, form, handler, render, see_other
 from backchannel.web.bridge import OpFailed
 
@@ -31,7 +32,7 @@ async def _detail(request: Request, pid: str, status_code: int = 200, **extra) -
     p = await call(request, "proposal", id=pid)
     draft = await call(request, "proposal_action", id=pid) if p.get("action") else None
     return render(request, "proposal.html", status_code, title=f"{p['id']}: {p['title']}", p=p, draft=draft,
-                  scopes=SCOPES, **extra)
+                  scopes=SCOPES, ties=await graph_view.proposal_path(request, p), **extra)
 
 
 @handler

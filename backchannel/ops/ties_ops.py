@@ -78,7 +78,8 @@ def _met_edges(env: OpEnv, owner_id: int, people: list[int]) -> list[dict[str, A
            FROM utterances me JOIN utterances o ON o.source_id = me.source_id AND o.speaker_id <> me.speaker_id
            JOIN sources s ON s.id = me.source_id
            WHERE me.speaker_id = ? AND list_contains(?, o.speaker_id)
-           QUALIFY row_number() OVER (PARTITION BY o.speaker_id ORDER BY s.meeting_date DESC NULLS LAST) = 1""",
+           QUALIFY row_number() OVER (PARTITION BY o.speaker_id ORDER BY s.meeting_date DESC NULLS LAST, s.id DESC) = 1
+           ORDER BY other""",
         [owner_id, people])
     return [{"id": f"met{owner_id}-{r['other']}", "assertion_id": None, "source": owner_id, "target": int(r["other"]),
              "predicate": "met", "trust": 1.0, "quote": f"in '{r['title']}'" + (

@@ -1,0 +1,171 @@
+"""News items read like speech: a signal (title and summary) becomes a `Transcript`
+with no speaker and goes through the same stages as a meeting (the offline
+extractor, its claim pass, the writer's resolution and trust), as its own source
+with the trust reason `news`.
+
+What the spoken-language rules do not cover is the grammar of the news register:
+headlines drop the auxiliary and the article ("Kenji Sato appointed Chief Digital
+Officer at Mirai Bank", "Acme hires Jane Doe as CFO", "Jane Doe joins Acme as head
+of sales", "Jane Doe leaves Acme"). `headline_facts` reads that grammar, one clause
+pattern per construction (who is appointed, who hires whom, who joins, who leaves),
+with the same validated names, organisations and title lexicon as the offline rules
+(offline_names.py): it never guesses a name the lexicons reject.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date, datetime
+
+from backchannel.extractors.offline_core import sentences
+from backchannel.extractors.offline_names import (
+    NAME,
+    ORG,
+    ORG_HEADS,
+    looks_like_org,
+    org_name,
+    parse_title,
+    person_name,
+)
+from backchannel.extractors.result import ExtractedAssertion, Mention
+from backchannel.extractors.transcript import Transcript, Utterance
+
+NEWS_FORMAT = "news"  # sources.format of a news item; source_trust gives it the `news` reason
+_TITLE_TEXT = r"(?:(?:its|their|the|a|an|new|as)\s+)*(?P<title>[^,;:.!?]{2,60}?)"
+_ORG_TEXT = rf"(?P<org>{ORG})"
+_PERSON = rf"(?P<person>{NAME})"
+_AUX = r"(?:(?:is|was|has\s+been|have\s+been|had\s+been|has|have|had|will\s+be|to\s+be|being|gets|got)\s+)?"
+_END = r"(?=\s*(?:$|[,;:.!?]|\s(?:effective|from|after|following|in|on|with|amid|as\s+part)\b))"
+
+# "Kenji Sato (has been) appointed/named/promoted (to) Chief Digital Officer at/of Mirai Bank"
+_APPOINTED = re.compile(
+    rf"{_PERSON},?\s+{_AUX}(?:appointed|named|promoted|elevated|tapped|hired|elected|confirmed)\s+"
+    rf"(?:as\s+|to\s+(?:the\s+role\s+of\s+)?)?{_TITLE_TEXT}\s+(?:at|of|for|with)\s+{_ORG_TEXT}")
+# "Mirai Bank appoints/names/hires/taps Kenji Sato as (its new) Chief Digital Officer"
+_HIRES = re.compile(
+    rf"{_ORG_TEXT}\s+{_AUX}(?:appoints|appointed|names|named|hires|hired|taps|tapped|promotes|promoted|picks|picked"
+    rf"|welcomes|welcomed|recruits|recruited|poaches|poached|elects|elected)\s+{_PERSON}\s+(?:(?:as|to)\s+)?"
+    rf"{_TITLE_TEXT}{_END}")
+# "Jane Doe joins/to join/has joined Acme (as head of sales)"
+_JOINS = re.compile(
+    rf"{_PERSON},?\s+(?:joins|joined|has\s+joined|to\s+join|will\s+join|is\s+joining|moves\s+to|moved\s+to"
+    rf"|heads\s+to|jumps\s+to|signs\s+with|signed\s+with)\s+{_ORG_TEXT}(?:\s+as\s+{_TITLE_TEXT}{_END})?")
+# "Jane Doe leaves/quits/exits/departs/steps down from Acme", "Jane Doe steps down as CEO of Acme"
+_LEAVES = re.compile(
+    rf"{_PERSON},?\s+(?:leaves|left|has\s+left|to\s+leave|will\s+leave|quits|quit|exits|exited|departs(?:\s+from)?"
+    rf"|departed(?:\s+from)?|resigns\s+from|resigned\s+from|retires\s+from|retired\s+from|is\s+leaving"
+    rf"|steps\s+down\s+from|stepped\s+down\s+from|(?:steps|stepped)\s+down\s+as\s+{_TITLE_TEXT}\s+(?:of|at))\s+"
+    rf"{_ORG_TEXT}")
+# Said of the organisation, a negation or a conditional: the headline is not the fact.
+_NOT_A_FACT = re.compile(r"\b(?:not|never|denies|denied|rumou?r(?:s|ed)?|reportedly|could|may|might|would"
+                         r"|if|whether|considers|considering|eyes|eyeing|in\s+talks|set\s+to)\b", re.I)
+
+
+def news_transcript(title: str, summary: str | None, *, published: datetime | None, path: str | None) -> Transcript:
+    """The news item as a transcript: its title and its summary, each one utterance, no speaker."""
+    texts = [t.strip() for t in (title, summary or "") if t and t.strip()]
+    if len(texts) == 2 and texts[1].startswith(texts[0]):
+        texts = texts[1:]  # a feed whose summary repeats its title
+    utterances = [Utterance(i, None, t) for i, t in enumerate(texts)]
+    return Transcript(utterances, NEWS_FORMAT, title=title.strip() or None, meeting_date=published,
+                      meeting_date_origin="given" if published else None, participants=[], path=path)
+
+
+def headline_facts(transcript: Transcript) -> list[ExtractedAssertion]:
+    """works_at (with the title) and left, read from the news register's clause patterns."""
+    anchor = transcript.meeting_date.date() if transcript.meeting_date else None
+    out: list[ExtractedAssertion] = []
+    for u in transcript.utterances:
+        for s0, s1 in sentences(u.text):
+            sent = u.text[s0:s1]
+            if _NOT_A_FACT.search(sent):
+                continue
+            out.extend(_facts_in(u.idx, u.text, s0, s1, anchor))
+    return out
+
+
+def _facts_in(idx: int, text: str, s0: int, s1: int, anchor: date | None) -> list[ExtractedAssertion]:
+    out: list[ExtractedAssertion] = []
+    taken: list[tuple[int, int]] = []
+    for rx, predicate in ((_APPOINTED, "works_at"), (_HIRES, "works_at"), (_JOINS, "works_at"), (_LEAVES, "left")):
+        for m in rx.finditer(text, s0, s1):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            fact = _fact(m, predicate, idx, text, anchor)
+            if fact is not None:
+                taken.append((m.start(), m.end()))
+                out.append(fact)
+    return out
+
+
+def _fact(m: re.Match, predicate: str, idx: int, text: str, anchor: date | None) -> ExtractedAssertion | None:
+    person = person_name(m.group("person"))
+    org = org_name(m.group("org"))
+    if person is None or org is None:
+        return None
+    title = None
+    if m.groupdict().get("title"):
+        parsed = parse_title(m.group("title"))
+        if parsed is None:
+            return None  # "named in a lawsuit at Acme": no title, no fact
+        title = parsed[1]
+    # The quote runs from the person to the end of the organisation's name (or of the title after it).
+    org_end = m.start("org") + m.group("org").find(org) + len(org)
+    end = max(org_end, m.end("title") if title else org_end)
+    left = predicate == "left"
+    return ExtractedAssertion(
+        subject=Mention(person, "person"), predicate=predicate, utterance_idx=idx, span_start=m.start(),
+        span_end=end, quote=text[m.start():end], object=Mention(org, "organisation"),
+        qualifier=None if left else title, valid_from=None if left else anchor,
+        valid_to=anchor if left else None, modality="reported", confidence=0.7)
+
+
+def extract_news(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[ExtractedAssertion]:
+    """The offline extractor's reading of the item, then the news register's, each fact once."""
+    from backchannel.extractors import offline
+    from backchannel.extractors.claim_context import qualify_claims
+
+    spoken = offline.extract(transcript, owner_names=owner_names)
+    headlines = qualify_claims(transcript, headline_facts(transcript), frozenset())
+    seen = {(a.utterance_idx, a.subject.name.casefold(), a.predicate,
+             a.object.name.casefold() if a.object else None) for a in spoken}
+    out = list(spoken)
+    for a in headlines:
+        key = (a.utterance_idx, a.subject.name.casefold(), a.predicate, a.object.name.casefold() if a.object else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(a)
+    return out
+
+
+_ORG_RX = re.compile(ORG)
+
+
+def organisation_names(text: str) -> list[list[str]]:
+    """The capitalised names in `text` that may be organisations, each as its forms longest
+    first ("Pinecrest Bank Tenders Its" in a title-case headline: that, then "Pinecrest Bank
+    Tenders", ...): the caller keeps the longest form that other sources say. Titles ("Chief
+    Digital Officer") and two-word person names ("Ines Alvarez") are left out."""
+    out: list[list[str]] = []
+    for m in _ORG_RX.finditer(text):
+        name = org_name(m.group(0))
+        if name is None:
+            continue
+        words = name.split()
+        forms = []
+        for k in range(min(len(words), 6), 0, -1):
+            form = " ".join(words[:k]).rstrip("’'")
+            if form.endswith(("'s", "’s")):
+                form = form[:-2]
+            if not form or org_name(form) != form or parse_title(form) is not None:
+                continue
+            if k >= 2 and person_name(form) == form and not looks_like_org(form):
+                continue  # "Ines Alvarez": a person
+            if k == 1 and form.lower() in ORG_HEADS:
+                continue  # "Bank" alone names no organisation
+            if form not in forms:
+                forms.append(form)
+        if forms:
+            out.append(forms)
+    return out

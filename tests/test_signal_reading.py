@@ -110,7 +110,8 @@ def test_what_news_items_do_not_assert():
     for title in ("Acme denies that Jane Doe leaves Acme", "Jane Doe could join Acme as CFO",
                   "Jane Doe was named in a lawsuit at Acme", "Acme names Jane Doe in lawsuit",
                   "Northwind raises 40 million to expand its data team",
-                  "If Jane Doe joins Acme as CFO, shares will rise"):
+                  "If Jane Doe joins Acme as CFO, shares will rise",
+                  "Claire Morel pourrait rejoindre Orange comme DRH", "Renault ne recrute pas Paul Girard comme DG"):
         t = news_transcript(title, None, published=when, path=None)
         assert extract_news(t) == [], title
     # Sentences written for this test, not in any suite: the register's other verbs.
@@ -118,13 +119,17 @@ def test_what_news_items_do_not_assert():
     for title in ("Globex names Priya Raman chief technology officer",
                   "Initech has named Bill Lumbergh as its new chief operating officer, effective March 1.",
                   "Sarah Connor steps down as CEO of Cyberdyne",
-                  "Tom Baker to join Hooli as head of sales"):
+                  "Tom Baker to join Hooli as head of sales",
+                  "Margaux Petit nommée directrice technique de Dassault Systèmes",
+                  "Alstom recrute Hugo Marchand comme DAF"):
         [a] = extract_news(news_transcript(title, None, published=when, path=None))
         got[title] = (a.subject.name, a.predicate, a.object.name if a.object else None, a.qualifier)
     assert list(got.values()) == [("Priya Raman", "works_at", "Globex", "CTO"),
                                   ("Bill Lumbergh", "works_at", "Initech", "COO"),
                                   ("Sarah Connor", "left", "Cyberdyne", None),
-                                  ("Tom Baker", "works_at", "Hooli", "head of sales")]
+                                  ("Tom Baker", "works_at", "Hooli", "head of sales"),
+                                  ("Margaux Petit", "works_at", "Dassault Systèmes", "CTO"),
+                                  ("Hugo Marchand", "works_at", "Alstom", "CFO")]
 
 
 def test_an_organisation_discussed_in_a_meeting_is_known(home, store):

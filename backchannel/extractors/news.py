@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from backchannel.extractors.offline_core import sentences
+from backchannel.extractors.offline_fr import FR_OF, FR_TITLE, FR_TITLES, looks_french
+from backchannel.extractors.offline_fr_names import ORG_FR, org_fr
 from backchannel.extractors.offline_names import (
     NAME,
     ORG,
@@ -57,6 +61,25 @@ _LEAVES = re.compile(
     rf"|departed(?:\s+from)?|resigns\s+from|resigned\s+from|retires\s+from|retired\s+from|is\s+leaving"
     rf"|steps\s+down\s+from|stepped\s+down\s+from|(?:steps|stepped)\s+down\s+as\s+{_TITLE_TEXT}\s+(?:of|at))\s+"
     rf"{_ORG_TEXT}")
+# The same constructions in French: "Marie Dupont nommée directrice financière d'Acme",
+# "Acme recrute Paul Girard comme DSI", "Sophie Martin rejoint Globex en tant que DG",
+# "Paul Girard quitte Globex"; titles from the French lexicon (offline_fr.py).
+_FR_TITLE = rf"(?:(?:le|la|l['’]|un|une|son|sa|leur|nouveau|nouvelle)\s*)*{FR_TITLE}"
+_FR_APPOINTED = re.compile(
+    rf"{_PERSON},?\s+(?:(?:a\s+été|est|vient\s+d['’]être)\s+)?(?:nommée?|promue?|désignée?|élue?|choisie?)\s+"
+    rf"(?:au\s+poste\s+de\s+|comme\s+|en\s+tant\s+que\s+)?{_FR_TITLE}{FR_OF}(?P<org>{ORG_FR})")
+_FR_HIRES = re.compile(
+    rf"(?P<org>{ORG_FR})\s+(?:nomme|a\s+nommé|recrute|a\s+recruté|choisit|a\s+choisi|embauche|a\s+embauché"
+    rf"|promeut|a\s+promu|accueille)\s+{_PERSON}\s+(?:au\s+poste\s+de\s+|comme\s+|en\s+tant\s+que\s+|à\s+la\s+tête"
+    rf"\s+de\s+)?{_FR_TITLE}")
+_FR_JOINS = re.compile(
+    rf"{_PERSON},?\s+(?:rejoint|a\s+rejoint|va\s+rejoindre|intègre|a\s+intégré)\s+(?:la\s+|le\s+|l['’])?(?P<org>{ORG_FR})"
+    rf"(?:\s+(?:en\s+tant\s+que|comme|au\s+poste\s+de)\s+{_FR_TITLE})?")
+_FR_LEAVES = re.compile(
+    rf"{_PERSON},?\s+(?:quitte|a\s+quitté|va\s+quitter|démissionne\s+de|part\s+de)\s+(?:la\s+|le\s+|l['’])?(?P<org>{ORG_FR})")
+_FR_NOT_A_FACT = re.compile(r"(?<![\w'’])(?:ne|n['’]|pas|jamais|dément|démenti|rumeurs?|pourrait|pourraient|serait"
+                            r"|seraient|si|envisage|envisagerait)(?![\w'’])", re.I)
+
 # Said of the organisation, a negation or a conditional: the headline is not the fact.
 _NOT_A_FACT = re.compile(r"\b(?:not|never|denies|denied|rumou?r(?:s|ed)?|reportedly|could|may|might|would"
                          r"|if|whether|considers|considering|eyes|eyeing|in\s+talks|set\s+to)\b", re.I)
@@ -79,16 +102,38 @@ def headline_facts(transcript: Transcript) -> list[ExtractedAssertion]:
     for u in transcript.utterances:
         for s0, s1 in sentences(u.text):
             sent = u.text[s0:s1]
-            if _NOT_A_FACT.search(sent):
+            french = looks_french(sent)  # None: too short to tell, both grammars are tried
+            if (french is not False and _FR_NOT_A_FACT.search(sent)) or (not french and _NOT_A_FACT.search(sent)):
                 continue
-            out.extend(_facts_in(u.idx, u.text, s0, s1, anchor))
+            out.extend(_facts_in(u.idx, u.text, s0, s1, anchor, french))
     return out
 
 
-def _facts_in(idx: int, text: str, s0: int, s1: int, anchor: date | None) -> list[ExtractedAssertion]:
+_LEADING_ARTICLE = re.compile(r"^(?:[Ll]a|[Ll]e|[Ll]es|[Ll]['’]|[Tt]he)\s*")
+
+
+@dataclass(frozen=True)
+class _NoPeople:
+    known_people: frozenset[str] = frozenset()
+
+
+_NO_PEOPLE: Any = _NoPeople()
+
+
+def rx_is_french(m: re.Match) -> bool:
+    return any(m.re is rx for rx, _ in _FRENCH)
+
+
+_ENGLISH = ((_APPOINTED, "works_at"), (_HIRES, "works_at"), (_JOINS, "works_at"), (_LEAVES, "left"))
+_FRENCH = ((_FR_APPOINTED, "works_at"), (_FR_HIRES, "works_at"), (_FR_JOINS, "works_at"), (_FR_LEAVES, "left"))
+
+
+def _facts_in(idx: int, text: str, s0: int, s1: int, anchor: date | None,
+              french: bool | None = False) -> list[ExtractedAssertion]:
     out: list[ExtractedAssertion] = []
     taken: list[tuple[int, int]] = []
-    for rx, predicate in ((_APPOINTED, "works_at"), (_HIRES, "works_at"), (_JOINS, "works_at"), (_LEAVES, "left")):
+    grammars = _FRENCH if french else _ENGLISH if french is False else _FRENCH + _ENGLISH
+    for rx, predicate in grammars:
         for m in rx.finditer(text, s0, s1):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
@@ -101,17 +146,23 @@ def _facts_in(idx: int, text: str, s0: int, s1: int, anchor: date | None) -> lis
 
 def _fact(m: re.Match, predicate: str, idx: int, text: str, anchor: date | None) -> ExtractedAssertion | None:
     person = person_name(m.group("person"))
-    org = org_name(m.group("org"))
+    raw_org = _LEADING_ARTICLE.sub("", m.group("org"))
+    org = org_fr(_NO_PEOPLE, raw_org) if rx_is_french(m) else org_name(raw_org)
     if person is None or org is None:
         return None
     title = None
     if m.groupdict().get("title"):
+        surface = " ".join(m.group("title").replace("’", "'").split())
         parsed = parse_title(m.group("title"))
-        if parsed is None:
+        if surface in FR_TITLES or surface.lower() in FR_TITLES:
+            title = FR_TITLES.get(surface) or FR_TITLES[surface.lower()]
+        elif parsed is None:
             return None  # "named in a lawsuit at Acme": no title, no fact
-        title = parsed[1]
+        else:
+            title = parsed[1]
     # The quote runs from the person to the end of the organisation's name (or of the title after it).
-    org_end = m.start("org") + m.group("org").find(org) + len(org)
+    found = m.group("org").find(org)
+    org_end = m.start("org") + (found + len(org) if found >= 0 else len(m.group("org")))
     end = max(org_end, m.end("title") if title else org_end)
     left = predicate == "left"
     return ExtractedAssertion(

@@ -72,6 +72,8 @@ def _signals(ctx: Any, pipeline: Any, touched: set[int],
     from backchannel.engine import signal_reading
     orgs = signals.organisations(store)
     own = signals.news_only_organisations(store)  # a news item never links to what only it named
+    said_here = "\n".join(r[0] for r in store.con.execute(
+        "SELECT text FROM utterances WHERE source_id = ?", [new_source]).fetchall()) if new_source else ""
     out = []
     for r in rows:
         mine = own.get(signal_reading.news_source_id(r) or "", set())
@@ -82,7 +84,7 @@ def _signals(ctx: Any, pipeline: Any, touched: set[int],
         gained = sorted(set(ids) - set(old))
         if gained:
             signals.relink(store, r["id"], ids, json.dumps([m.to_dict() for m in matches]))
-        elif not ids:
+        elif not ids and said_here and signal_reading.may_be_discussed(r, said_here):
             # Nothing known by name: the new meeting may talk about one of its organisations.
             linked = signal_reading.link_discussed(store, r, source_id=new_source)
             if linked is not None:

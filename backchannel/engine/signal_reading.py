@@ -80,9 +80,11 @@ def organisations_discussed(store: Store, sig: dict[str, Any], *, source_id: str
     """The signal's organisation names said in other sources (in `source_id` only, when given):
     each made an organisation entity when none exists; [{"name", "org_id", "created", "said_in"}]."""
     text = f"{sig.get('title') or ''}. {sig.get('summary') or ''}"
-    people = {norm_name(p) for p in _people_named(store, sig)}
-    groups = [[n for n in forms if norm_name(n) not in people and not _a_person(store, n)]
-              for forms in organisation_names(text)]
+    found_groups = organisation_names(text)
+    if not found_groups:
+        return []
+    people = {norm_name(p) for p in _people_named(store, sig)} | _people_among(store, found_groups)
+    groups = [[n for n in forms if norm_name(n) not in people] for forms in found_groups]
     groups = [g for g in groups if g]
     if not groups:
         return []
@@ -112,6 +114,12 @@ def _said(name: str, rows: list[tuple[str, int, str | None, str]]) -> list[tuple
         if any(" " in name or not _opens_sentence(utterance, m.start()) for m in word.finditer(utterance)):
             said.append((sid, idx))
     return said
+
+
+def may_be_discussed(sig: dict[str, Any], text: str) -> bool:
+    """A cheap test before `link_discussed`: one of the signal's organisation names is in `text`."""
+    names = organisation_names(f"{sig.get('title') or ''}. {sig.get('summary') or ''}")
+    return any(form in text for forms in names for form in forms)
 
 
 def link_discussed(store: Store, sig: dict[str, Any], *, source_id: str | None = None) -> dict[str, Any] | None:
@@ -144,11 +152,19 @@ def _people_named(store: Store, sig: dict[str, Any]) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
-def _a_person(store: Store, name: str) -> bool:
-    """A name memory knows as a person, or a known person's first name."""
-    if entities.find(store, name, "person"):
-        return True
-    return " " not in name and bool(entities.find_by_first_name(store, name))
+def _people_among(store: Store, groups: list[list[str]]) -> set[str]:
+    """The normalised forms memory knows as a person's name or alias, or a known person's
+    first name: two queries for all of them."""
+    forms = sorted({n for g in groups for n in g})
+    known = entities.find_many(store, forms)
+    out = {k for k, found in known.items() if any(e.kind == "person" for e in found)}
+    single = sorted({norm_name(n) for n in forms if " " not in n} - {""})
+    if single:
+        out |= {str(r[0]) for r in store.con.execute(
+            """SELECT DISTINCT split_part(norm, ' ', 1) FROM entities
+               WHERE kind = 'person' AND merged_into IS NULL AND contains(norm, ' ')
+                 AND split_part(norm, ' ', 1) = ANY(?::VARCHAR[])""", [single]).fetchall()}
+    return out
 
 
 _SENTENCE_OPEN = re.compile(r"(?:^|[.!?…]\s+|[\"“(]\s*)$")

@@ -19,15 +19,24 @@ def organisations(store: Store, *, besides: str | None = None) -> list[tuple[int
     rows = store.con.execute(
         """SELECT e.id, e.name, list(DISTINCT a.alias) FILTER (WHERE a.alias IS NOT NULL)
            FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
-           WHERE e.kind = 'organisation' AND e.merged_into IS NULL
-             AND NOT (CAST(? AS VARCHAR) IS NOT NULL
-                      AND EXISTS (SELECT 1 FROM aliases f WHERE f.entity_id = e.id AND f.norm = e.norm
-                                  AND f.source_id = ?)
-                      AND NOT EXISTS (SELECT 1 FROM assertions x WHERE (x.subject_id = e.id OR x.object_id = e.id)
-                                      AND x.source_id <> ?))
-           GROUP BY e.id, e.name ORDER BY e.id""", [besides, besides, besides]
+           WHERE e.kind = 'organisation' AND e.merged_into IS NULL GROUP BY e.id, e.name ORDER BY e.id"""
     ).fetchall()
-    return [(int(r[0]), [r[1], *[a for a in (r[2] or []) if a != r[1]]]) for r in rows]
+    mine = _only_from(store, besides) if besides else set()
+    return [(int(r[0]), [r[1], *[a for a in (r[2] or []) if a != r[1]]]) for r in rows if int(r[0]) not in mine]
+
+
+def _only_from(store: Store, source_id: str) -> set[int]:
+    """Organisations first seen in `source_id` and in no assertion of another source."""
+    first = {int(r[0]) for r in store.con.execute(
+        """SELECT e.id FROM entities e JOIN aliases f ON f.entity_id = e.id AND f.norm = e.norm
+           WHERE e.kind = 'organisation' AND f.source_id = ?""", [source_id]).fetchall()}
+    if not first:
+        return set()
+    elsewhere = {int(r[0]) for r in store.con.execute(
+        """SELECT x.subject_id FROM assertions x WHERE x.source_id <> ? AND x.subject_id = ANY(?::BIGINT[])
+           UNION SELECT x.object_id FROM assertions x WHERE x.source_id <> ? AND x.object_id = ANY(?::BIGINT[])""",
+        [source_id, sorted(first), source_id, sorted(first)]).fetchall() if r[0] is not None}
+    return first - elsewhere
 
 
 def news_only_organisations(store: Store) -> dict[str, set[int]]:

@@ -130,8 +130,9 @@ def link_discussed(store: Store, sig: dict[str, Any], *, source_id: str | None =
             return None
         matches = signals_mod.match_org_details(f"{sig.get('title') or ''} {sig.get('summary') or ''}",
                                                 signal_table.organisations(store, besides=news_source_id(sig)))
+        # The discussed ones count even when this news item made them known first.
         ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE}
-                     | {int(i) for i in sig.get("org_ids") or []})
+                     | {int(o["org_id"]) for o in found} | {int(i) for i in sig.get("org_ids") or []})
         gained = sorted(set(ids) - {int(i) for i in sig.get("org_ids") or []})
         if not gained:
             return None

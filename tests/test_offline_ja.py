@@ -182,3 +182,18 @@ def test_name_forms_without_a_guess():
     if pytest.importorskip("sudachipy"):
         assert aliases_for("高橋健太さん") == ["高橋健太", "Takahashi Kenta", "Kenta Takahashi"]
         assert looks_like_japanese_person("渡辺美咲") and not looks_like_japanese_person("インタビュアー")
+
+
+@pytest.mark.parametrize("title,fact", [
+    ("田中太郎氏がアクメのCTOに就任", ("works_at", "田中太郎", "アクメ", "CTO")),
+    ("アクメ、佐藤花子氏をCFOに起用", ("works_at", "佐藤花子", "アクメ", "CFO")),
+    ("鈴木一郎氏がグローベックスを退任", ("left", "鈴木一郎", "グローベックス", None)),
+])
+def test_japanese_appointments_in_a_news_item(title, fact):
+    from backchannel.extractors.news import extract_news, news_transcript
+
+    t = news_transcript(title, None, published=MEETING, path=None)
+    got = {(a.predicate, a.subject.name, a.object.name if a.object else None, a.qualifier) for a in extract_news(t)}
+    assert got == {fact}
+    assert not extract_news(news_transcript("田中さんはアクメの社長に就任しませんでした。", None, published=MEETING,
+                                            path=None))

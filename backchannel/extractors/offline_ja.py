@@ -73,6 +73,11 @@ _DELIVER = (r"送り|お送りし|送付し|共有し|ご共有し|紹介し|ご
 _COMMIT = re.compile(rf"(?:{_p('to')}に)?(?P<obj>[^。！？!?、をはがにで]{{1,30}})を(?P<gap>{_GAP})"
                      rf"(?P<verb>{_DELIVER})(?:ます|いたします|します)")
 _CALL = re.compile(rf"(?P<gap>{_GAP})(?:ご|お)?(?:連絡|電話)(?:します|いたします|を差し上げます)")
+# Appointments as news (and speech) put them: 田中太郎氏がアクメのCTOに就任, アクメ、田中太郎氏をCTOに起用,
+# 田中太郎氏がアクメを退任. The person must be named (an honorific): no dropped subject here.
+_TOOK_OFFICE = re.compile(rf"{_p('x')}(?:が|は|、)\s*{_ORG}\s*の?{_GAP}{_TITLE}に就任")
+_APPOINTS = re.compile(rf"{_ORG}\s*(?:は|が|、)\s*{_p('x')}を{_GAP}{_TITLE}に(?:任命|起用|選任|迎え)")
+_STEPPED_DOWN = re.compile(rf"{_p('x')}(?:が|は|、)\s*{_ORG}\s*(?:の{_GAP}{_TITLE})?を(?:退任|辞任|退社|退職)")
 _NEGATIVE = re.compile(r"ません|ない|なかった|もし|たら|れば|かもしれ|でしょう|かな")
 _SPLIT = re.compile(r"[^。！？!?]+[。！？!?]?")
 
@@ -135,6 +140,21 @@ def _rule_employment(ctx: JaCtx) -> None:
             starts = kind == "joined" or (dr is not None and dr.end is None)
             ctx.emit("works_at", subj, m.start(), m.end(), obj=org, qualifier=qualifier, dr=dr,
                      valid_from=dr.start if dr and starts else None, confidence=conf)
+
+
+def _rule_appointments(ctx: JaCtx) -> None:
+    for rx, predicate in ((_TOOK_OFFICE, "works_at"), (_APPOINTS, "works_at"), (_STEPPED_DOWN, "left")):
+        for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
+            subj, org = ctx.person_ja(m.group("x")), _org(m)
+            if subj is None or org is None:
+                continue
+            dr = ctx.date_for(m.start(), m.end(), past=True)
+            if predicate == "left":
+                ctx.emit("left", subj, m.start(), m.end(), obj=org, dr=dr,
+                         valid_to=dr.point if dr else ctx.anchor, confidence=0.65)
+            else:
+                ctx.emit("works_at", subj, m.start(), m.end(), obj=org, qualifier=_TITLES_JA.get(m.group("title")),
+                         dr=dr, valid_from=dr.start if dr else ctx.anchor, confidence=0.65)
 
 
 def _rule_people(ctx: JaCtx) -> None:
@@ -236,5 +256,6 @@ def run_japanese_rules(ctx_args: dict) -> None:
             continue
         ctx = JaCtx(**{**ctx_args, "s0": a, "s1": b})
         _rule_employment(ctx)
+        _rule_appointments(ctx)
         _rule_people(ctx)
         _rule_commitment(ctx)

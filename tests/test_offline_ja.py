@@ -162,7 +162,7 @@ def test_japanese_names_link_across_meetings_and_to_the_calendar(home: Path, sto
     assert [(r["predicate"], tanaka in (r["subject_id"], r["object_id"])) for r in rows] == [
         ("left", True), ("works_at", True), ("worked_with", True)]
     assert store.scalar("SELECT count(*) FROM entities WHERE kind = 'person' AND name LIKE '田中%'") == 1
-    for attendee in ("Tanaka Taro <taro@example.jp>", "Taro Tanaka", "田中様", "田中太郎さん"):
+    for attendee in ("Tanaka Taro <taro@example.jp>", "Taro Tanaka", "田中様", "田中太郎さん", "田中　太郎 <t@x.jp>"):
         assert calendar.resolve_attendee(store, attendee) == tanaka, attendee
     start = datetime(2030, 1, 8, 10, 0).isoformat() + "+00:00"
     out = run_wake_once(store, settings, paths, {"kind": "calendar", "key": "calendar:ja", "payload": {"events": [
@@ -197,3 +197,18 @@ def test_japanese_appointments_in_a_news_item(title, fact):
     assert got == {fact}
     assert not extract_news(news_transcript("田中さんはアクメの社長に就任しませんでした。", None, published=MEETING,
                                             path=None))
+
+
+def test_names_stored_before_are_normalised_again(store):
+    """A store written before honorifics were dropped: migration 0230 renormalises it."""
+    store.con.execute("INSERT INTO entities (kind, name, norm) VALUES ('person', '田中さん', '田中さん')")
+    eid = store.scalar("SELECT id FROM entities WHERE name = '田中さん'")
+    store.con.execute("INSERT INTO aliases (entity_id, alias, norm) VALUES (?, '田中さん', '田中さん'), "
+                      "(?, '田中 さん', '田中 さん'), (?, 'Sama', 'sama')", [eid, eid, eid])
+    store.con.execute("DELETE FROM schema_migrations WHERE name LIKE '0230%'")
+    assert [m for m in store.migrate() if m.startswith("0230")]
+    assert store.scalar("SELECT norm FROM entities WHERE id = ?", [eid]) == "田中"
+    assert sorted(r[0] for r in store.con.execute("SELECT norm FROM aliases WHERE entity_id = ?", [eid]).fetchall()) \
+        == ["sama", "田中"]
+    from backchannel.memory import entities
+    assert [e.id for e in entities.find(store, "田中様")] == [eid]

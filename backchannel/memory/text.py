@@ -17,7 +17,8 @@ def norm_name(name: str) -> str:
     """Casefold, strip accents and punctuation at the edges, collapse spaces, drop a
     Japanese honorific and the space inside a Japanese name: 'Sophie  Martín.' -> 'sophie martin',
     '田中さん' -> '田中', '田中 太郎' -> '田中太郎'."""
-    name = _CJK_SPACE.sub("", JA_HONORIFIC.sub("", name.strip(" .,;:'\"()[]\u3000")))
+    if not name.isascii():  # the Japanese forms (most names are ASCII: no regex for them)
+        name = _CJK_SPACE.sub("", JA_HONORIFIC.sub("", name.strip(" .,;:'\"()[]\u3000")))
     decomposed = unicodedata.normalize("NFKD", name)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _WS.sub(" ", stripped.casefold()).strip(" .,;:'\"()[]")

@@ -119,3 +119,18 @@ def test_the_model_path_writes_the_same_trust_as_offline(store, home):
     assert rows[7]["predicate"] == "left"
     [event] = store.events(kind="model_extraction")
     assert event["data"]["stance_dropped"] == 5 and event["data"]["claim_dropped"] == 1
+
+
+def test_french_and_japanese_first_person_from_the_model(store):
+    lines = [("Marc", "J'ai travaillé avec Sophie Martin chez Acme."), ("田中", "私は佐藤さんをよく知っています。"),
+             ("Marc", "Il connaît Paul Girard.")]
+    t = Transcript([Utterance(i, s, x) for i, (s, x) in enumerate(lines)], "text", meeting_date=MEETING)
+    register_scripted([{"content": {"assertions": [
+        _item(0, "J'ai travaillé avec Sophie Martin chez Acme", "je", "worked_with", "Sophie Martin", "asserted"),
+        _item(1, "私は佐藤さんをよく知っています", "私", "knows", "佐藤", "asserted"),
+        _item(2, "Il connaît Paul Girard", "il", "knows", "Paul Girard", "asserted"),  # whom "il" means: unknown
+    ]}}], name="st3")
+    result = extract_with_model(t, gateway=_gateway(store, "st3"), run_id="R3")
+    assert [(a.subject.name, a.subject.is_speaker, a.object.name) for a in result.assertions] == [
+        ("Marc", True, "Sophie Martin"), ("田中", True, "佐藤")]
+    assert result.unresolved == 1

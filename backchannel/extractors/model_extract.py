@@ -46,8 +46,12 @@ from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory.text import norm_name
 
 ANSWER_MAX_TOKENS = 4096
-FIRST_PERSON = {"i", "me", "myself", "my", "mine", "speaker", "the speaker"}
-UNRESOLVABLE = {"we", "us", "you", "he", "him", "she", "her", "they", "them", "it", "someone", "somebody"}
+# English, French and Japanese: a model answering in the transcript's language may write "je" or "私".
+FIRST_PERSON = {"i", "me", "myself", "my", "mine", "speaker", "the speaker", "je", "moi", "j'", "私", "僕", "俺",
+                "わたし", "ぼく", "わたくし"}
+UNRESOLVABLE = {"we", "us", "you", "he", "him", "she", "her", "they", "them", "it", "someone", "somebody",
+                "nous", "vous", "tu", "il", "elle", "ils", "elles", "on", "quelqu'un",
+                "私たち", "我々", "あなた", "彼", "彼女", "彼ら", "誰か"}
 # Facts that hold from a date on: only the start of a dated phrase is theirs.
 START_ONLY = {"works_at", "has_title"}
 # Facts whose date phrase says when they end (a departure, a due date).

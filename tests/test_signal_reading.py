@@ -141,6 +141,9 @@ def test_an_organisation_discussed_in_a_meeting_is_known(home, store):
     _drop(paths, "a.json", [{"title": "Pinecrest Bank tenders its core banking modernisation"}])
     [out] = _signal_runs(store, settings, paths)
     assert out.status == "done" and out.reason != "the signal mentions no organisation known to memory"
+    # Nothing about people in it: read, but no source written for it.
+    assert out.detail["signal_source"]["source_id"] is None
+    assert store.scalar("SELECT count(*) FROM sources WHERE format = 'news'") == 0
     org = store.query("SELECT e.id, a.source_id FROM entities e JOIN aliases a ON a.entity_id = e.id "
                       "WHERE e.name = 'Pinecrest Bank' AND e.kind = 'organisation'")[0]
     assert store.scalar("SELECT format FROM sources WHERE id = ?", [org["source_id"]]) == "vtt"

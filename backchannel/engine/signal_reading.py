@@ -1,7 +1,8 @@
 """A signal read like speech, and the organisations it names that memory has heard of.
 
 `read_signal` writes the news item (title and summary) as a source of its own
-(format `news`, trust reason `news`) through the same stages as a transcript:
+(format `news`, trust reason `news`) through the same stages as a transcript, when
+they find something in it (an item about no one writes nothing):
 the offline extractor or the configured model, the writer's resolution, trust and
 supersession. Its id is the content hash, as for a transcript: a resumed run, or
 the same item from two feeds, writes it once.
@@ -68,6 +69,13 @@ def read_signal(store: Store, settings: Settings, sig: dict[str, Any], *, gatewa
         extracted, extractor, stats = result.assertions, settings.models.extract, result.stats()
     else:
         extracted = extract_news(t, owner_names=names)
+    if not extracted:
+        # Nothing about people in it: no source (a feed's every item would be one), and the
+        # same reading gives the same nothing when a resumed run reads it again.
+        if stats is not None:
+            store.append_event("model_extraction", {"source_id": None, "signal": sig.get("id"), **stats},
+                               run_id=run_id, key=f"extract:{content_hash}")
+        return {"source_id": None, "assertions": 0, "created": False}
     written = write_source(store, t, extracted, owner_names=names, extractor=extractor, content_hash=content_hash,
                            resolve_extra=ingest._resolve_extra(settings, gateway, run_id))
     if stats is not None and written.created:

@@ -3,7 +3,13 @@ assertions, against a DuckDB recursive CTE and a networkx BFS on the same
 question, with assertions touched versus excerpts sent, and the tokens a
 hop-by-hop tool-calling loop would put into a model versus ours.
 
-    python bench/traverse.py [--sizes 100000,1000000] [--runs 15] [--cte-cap-s 60]
+    python bench/traverse.py [--sizes 100000,1000000] [--runs 15] [--cte-cap-s 60] [--seed-only]
+
+`seed_vs_csr` (also alone with --seed-only): the seed program run in this process
+straight against the graph API (the in-memory CSR index, no sandbox) against the
+same program through the sandbox with a child started ahead (each run waits for
+the spare, as wakes minutes apart find it) and cold; `ratio_warm` is sandbox p50
+over in-process p50, both measured in the same run.
 
 Prints one JSON object. Not part of the test suite.
 """
@@ -62,6 +68,48 @@ def _timed_sandbox(code: str, api, settings, runs: int) -> dict:
     return {"ok": True, "p50_s": _pct(walls, 0.5), "p95_s": _pct(walls, 0.95), "runs": runs,
             "api_calls": last.stats.get("api_calls"), "assertions_touched": last.stats.get("assertions_touched"),
             "startup_s": last.stats.get("startup_s"), "results": len(last.result or []), "result": last.result}
+
+
+def _seed_vs_csr(code: str, api, settings, runs: int) -> dict:
+    """The seed program in-process (the CSR index behind the API, no sandbox) and
+    through the sandbox, warm (a child started ahead) and cold, interleaved."""
+    from backchannel.sandbox import prestart, run_program, stop_prestarting
+    from backchannel.sandbox.runner import spare
+
+    def in_process():
+        env = {"api": api}
+        exec(code, env)  # noqa: S102 - our own seed program, the baseline without a sandbox
+        return env["result"]
+
+    want = in_process()
+    direct, warm, warm_start, cold = [], [], [], []
+    prestart(settings.sandbox)
+    try:
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            in_process()
+            direct.append(time.perf_counter() - t0)
+            if not spare.ready(30):
+                return {"ok": False, "error": "no spare child became ready"}
+            t0 = time.perf_counter()
+            r = run_program(code, api, settings.sandbox)
+            warm.append(time.perf_counter() - t0)
+            if not (r.ok and r.stats["prestarted"] and r.result == want):
+                return {"ok": False, "error": r.error or "the sandbox's answer differs"}
+            warm_start.append(r.stats["start_s"])
+    finally:
+        stop_prestarting()
+    for _ in range(max(3, runs // 3)):
+        t0 = time.perf_counter()
+        r = run_program(code, api, settings.sandbox)
+        cold.append(time.perf_counter() - t0)
+    d50, w50 = _pct(direct, 0.5), _pct(warm, 0.5)
+    return {"ok": True, "runs": runs, "results": len(want),
+            "in_process_csr_s": {"p50": d50, "p95": _pct(direct, 0.95)},
+            "sandbox_warm_s": {"p50": w50, "p95": _pct(warm, 0.95)},
+            "sandbox_warm_start_s": {"p50": _pct(warm_start, 0.5), "p95": _pct(warm_start, 0.95)},
+            "sandbox_cold_s": {"p50": _pct(cold, 0.5), "p95": _pct(cold, 0.95)},
+            "api_calls": r.stats.get("api_calls"), "ratio_warm": round(w50 / d50, 2) if d50 else None}
 
 
 def _cte_paths(store, me: int, targets: list[int], cap_s: float) -> dict:
@@ -150,7 +198,7 @@ def _our_tokens(api, settings, count) -> dict:
             "excerpts_sent": excerpts}
 
 
-def bench_size(n: int, runs: int, cte_cap_s: float, count) -> dict:
+def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = False) -> dict:
     from backchannel.config import Settings
     from backchannel.graph.api import GraphAPI
     from backchannel.graph.index import IndexCache
@@ -171,6 +219,11 @@ def bench_size(n: int, runs: int, cte_cap_s: float, count) -> dict:
         idx = api.refresh()
         out["index"] = {"build_s": round(time.perf_counter() - t0, 3), "mb": round(idx.nbytes() / 1e6, 1)}
         targets = [t["id"] for t in api.resolve("CIO", org="Acme")]
+        out["seed_vs_csr"] = _seed_vs_csr(SEED_PROGRAM, api, settings, runs)
+        if seed_only:
+            store.close()
+            IndexCache.drop()
+            return out
         seed = _timed_sandbox(SEED_PROGRAM, api, settings, runs)
         seed.pop("result", None)
         out["seed_program_sandbox"] = seed
@@ -193,10 +246,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--cte-cap-s", type=float, default=60.0)
+    ap.add_argument("--seed-only", action="store_true", help="only the seed program against the in-memory CSR")
     args = ap.parse_args(argv)
-    count = _tokenizer()
+    count = None if args.seed_only else _tokenizer()
     t0 = time.perf_counter()
-    results = [bench_size(int(s), args.runs, args.cte_cap_s, count) for s in args.sizes.split(",")]
+    results = [bench_size(int(s), args.runs, args.cte_cap_s, count, args.seed_only) for s in args.sizes.split(",")]
     print(json.dumps({"bench": "traverse", "python": sys.version.split()[0], "cpus": os.cpu_count(),
                       "total_s": round(time.perf_counter() - t0, 1), "sizes": results,
                       "p50_p95_note": "wall seconds in the parent, child start-up included"}, indent=1))

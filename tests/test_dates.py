@@ -219,3 +219,77 @@ def test_last_spring_said_during_spring_is_last_year():
 @pytest.mark.parametrize("text", ["prices fall", "a summer intern", "spring cleaning"])
 def test_bare_seasons_are_no_dates(text):
     assert find_date_phrases(text) == []
+
+
+# ---------------------------------------------------------------- a weekday with its day, a dated duration
+
+# Wednesday 16 September 2026: Fridays fall on the 18th and 25th, then on 2 and 9 October.
+WED = datetime(2026, 9, 16, 11, 0)
+
+
+@pytest.mark.parametrize("text,phrase,start,end", [
+    # the Friday that is the 2nd: 2 October, not the coming Friday (the 18th)
+    ("Can you get the slides to Rhea by Friday the 2nd?", "by Friday the 2nd", None, D(2026, 10, 2)),
+    ("We should lock it on Monday the 5th.", "on Monday the 5th", D(2026, 10, 5), D(2026, 10, 5)),
+    ("The launch is Thursday, 1st October.", "Thursday, 1st October", D(2026, 10, 1), D(2026, 10, 1)),
+    ("Pencil it in for Friday October 9th", "Friday October 9th", D(2026, 10, 9), D(2026, 10, 9)),
+    # weekday and day disagree in both coming months: the first such day, never a week off
+    ("by Friday the 3rd", "by Friday the 3rd", None, D(2026, 10, 3)),
+])
+def test_a_weekday_with_its_day_of_month_is_that_day(text, phrase, start, end):
+    (found,) = [p for _a, _b, p in find_date_phrases(text)]
+    assert found == phrase
+    assert resolve_phrase(found, WED) == DateRange(start, end, phrase)
+
+
+def test_a_weekday_with_its_day_told_in_the_past_looks_back():
+    assert resolve_phrase("on Friday the 11th", WED, past=True).start == D(2026, 9, 11)
+
+
+def test_a_weekday_then_a_number_that_is_no_day_stays_the_weekday():
+    text = "On Friday 3 of us are off."
+    assert [p for _a, _b, p in find_date_phrases(text)] == ["On Friday"]
+    assert resolve_phrase("On Friday", WED).start == D(2026, 9, 18)
+
+
+@pytest.mark.parametrize("text,start,end", [
+    ("She ran the depot for six years, 2012 to 2018.", D(2012, 1, 1), D(2018, 12, 31)),
+    ("I chaired it for three years (2019-2022) before moving on.", D(2019, 1, 1), D(2022, 12, 31)),
+    ("He coached there for four years, from 2009 to 2013.", D(2009, 1, 1), D(2013, 12, 31)),
+    ("We shared a flat for two years from 2015.", D(2015, 1, 1), D(2016, 12, 31)),
+    ("I was on the board for four years until 2020.", D(2017, 1, 1), D(2020, 12, 31)),
+])
+def test_a_duration_dated_by_its_range_is_that_range(text, start, end):
+    (phrase,) = [p for _a, _b, p in find_date_phrases(text)]
+    assert phrase.startswith("for ")
+    got = resolve_phrase(phrase, WED, past=True)
+    assert (got.start, got.end) == (start, end)
+
+
+def test_a_duration_not_followed_by_its_range_runs_up_to_the_meeting():
+    phrases = [p for _a, _b, p in find_date_phrases("I did that for six years. In 2012 it was new.")]
+    assert phrases == ["for six years", "In 2012"]
+    got = resolve_phrase("for six years", WED)
+    assert (got.start, got.end) == (D(2020, 9, 16), D(2026, 9, 16))
+
+
+@pytest.mark.parametrize("phrase,start,end", [
+    ("next Friday", D(2026, 9, 18), D(2026, 9, 18)),  # the documented reading: the first Friday after
+    ("this Friday", D(2026, 9, 18), D(2026, 9, 18)),
+    ("by the end of the month", None, D(2026, 9, 30)),
+    ("in two weeks", D(2026, 9, 30), D(2026, 9, 30)),
+    ("by the 2nd", None, D(2026, 10, 2)),
+    ("the 20th", D(2026, 9, 20), D(2026, 9, 20)),
+])
+def test_common_deadlines_said_midweek(phrase, start, end):
+    assert resolve_phrase(phrase, WED) == DateRange(start, end, phrase)
+
+
+@pytest.mark.parametrize("phrase,due", [
+    ("by Friday", True), ("on the 2nd", True), ("from 2013", False), ("since June", False),
+    ("in 2019", False), ("by the end of the month", True),
+])
+def test_only_a_deadline_still_to_come_can_date_a_promise(phrase, due):
+    from backchannel.extractors.dates import can_be_due
+
+    assert can_be_due(resolve_phrase(phrase, WED), WED) is due

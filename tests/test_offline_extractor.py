@@ -529,3 +529,49 @@ def test_ami_speakers_name_themselves(corpora):
     assert self_introductions(meetings["TS3004b"]) == {"Marketing": "Jens Damman", "User Interface": "Paul Wiezer"}
     titles = facts(extract(meetings["IS1003a"]))
     assert ("has_title", "Project Manager", "project manager", None) in titles
+
+
+# ---------------------------------------------------------------- dates in promises and spans of time
+
+WEDNESDAY = datetime(2026, 9, 16, 11, 0)  # Fridays: the 18th, the 25th, 2 October
+
+
+def _promises(text: str) -> list[ExtractedAssertion]:
+    t = transcript([("Rhea Kapoor", text), ("Lior Ben-David", "Great, thanks.")], when=WEDNESDAY)
+    out = extract(t)
+    check_invariants(t, out)
+    return [a for a in out if a.predicate == "committed_to"]
+
+
+def test_a_promise_by_friday_the_2nd_is_due_on_the_friday_that_is_the_2nd():
+    (p,) = _promises("I'll get the costings across to you by Friday the 2nd.")
+    assert p.valid_to == date(2026, 10, 2)
+
+
+def test_a_year_said_in_passing_is_no_due_date():
+    (p,) = _promises("I'll dig out the photos from 2013 for you.")
+    assert p.valid_to is None
+
+
+def test_a_year_in_passing_leaves_the_real_deadline():
+    (p,) = _promises("I'll send you the minutes from 2018 by Monday.")
+    assert p.valid_to == date(2026, 9, 21)
+
+
+def test_a_start_is_no_deadline():
+    (p,) = _promises("I'll forward you every invoice since June.")
+    assert p.valid_to is None
+
+
+def test_a_span_of_years_dates_the_tie_not_the_years_up_to_now():
+    t = transcript([("Rhea Kapoor", "I worked with Lior Ben-David at Pemberton for six years, 2008 to 2014.")],
+                   when=WEDNESDAY)
+    (w,) = [a for a in extract(t) if a.predicate == "worked_with"]
+    assert (w.valid_from, w.valid_to) == (date(2008, 1, 1), date(2014, 12, 31))
+
+
+def test_a_word_inside_an_organisations_name_is_no_person():
+    t = transcript([("Rhea Kapoor", "The Bank of Valletta and I worked together on the bond issue."),
+                    ("Lior Ben-David", "I know the Ministry of Transport well.")], when=WEDNESDAY)
+    out = extract(t)
+    assert not [a for a in out if a.object is not None and a.object.name in ("Valletta", "Transport")], out

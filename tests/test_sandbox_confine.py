@@ -128,3 +128,43 @@ def test_seccomp_and_landlock_restrict(tmp_path, native):
         assert out["read_outside"] == "EACCES"
     if native:
         assert out["ctypes_loaded"] == []
+
+
+def test_without_a_tmpfs_writes_must_be_bounded_by_the_kernel():
+    """No guarantee rests on the language layer: without the private tmpfs the run's
+    directory must be read-only under landlock, and without namespaces the opt-in
+    needs that domain and the seccomp filter, or nothing runs."""
+    from backchannel.sandbox import limits
+
+    assert limits.bounded_writes(["tmpfs", "chroot"])
+    assert limits.bounded_writes(["landlock_fs", "landlock_read_only"])
+    assert not limits.bounded_writes(["chroot", "uid_nobody", "landlock_fs"])
+    assert limits.unisolated_walls(["landlock_fs", "landlock_read_only", "seccomp"]) is None
+    for missing in ("landlock_fs", "landlock_read_only", "seccomp"):
+        applied = [n for n in ("landlock_fs", "landlock_read_only", "seccomp") if n != missing]
+        assert missing in (limits.unisolated_walls(applied) or "")
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["extension", "ctypes_stand_in"])
+def test_read_only_landlock_domain(tmp_path, native):
+    """Both implementations make a read-only domain: a file inside may be read, none
+    may be created, written, truncated or removed, no directory made."""
+    inside = tmp_path / "inside"
+    inside.mkdir()
+    (inside / "kept.txt").write_text("kept")
+    out = run_probe(f'''
+        import landlock
+        calls.set_no_new_privs()
+        out["landlock"] = landlock.restrict_to(calls, {str(inside)!r}, read_only=True)
+        attempt("read_inside", lambda: open({str(inside / "kept.txt")!r}).read())
+        attempt("create", open, {str(inside / "new.txt")!r}, "w")
+        attempt("write", open, {str(inside / "kept.txt")!r}, "a")
+        attempt("mkdir", os.mkdir, {str(inside / "d")!r})
+        attempt("unlink", os.unlink, {str(inside / "kept.txt")!r})
+    ''', native)
+    if not out["landlock"]:
+        pytest.skip("no landlock on this kernel")
+    assert out["landlock"] == ["landlock_fs", "landlock_read_only"] + out["landlock"][2:]
+    assert out["read_inside"] == "ok"
+    assert out["create"] == out["write"] == out["mkdir"] == out["unlink"] == "EACCES", out
+    assert (inside / "kept.txt").read_text() == "kept" and not (inside / "new.txt").exists()

@@ -2,10 +2,10 @@
 nothing), the parent must survive, and no process of the child's group may
 remain. Small limits keep the file fast.
 
-Most attempts are also run with some Python-level layers switched off
-(`execute(..., layers=...)`), to show that each remaining layer holds alone:
-"ast" (the pre-check), "builtins" (restricted builtins and import), "audit"
-(the audit hook) and "os" (namespaces, chroot, privilege drop)."""
+Most attempts run twice: through the production path ("all") and with the
+language layer off ("os", tests/sandbox_bypass.py: full Python inside the
+namespaces, chroot, privilege drop, landlock, seccomp and rlimits), to show the
+OS layers hold on their own. The OS layers cannot be switched off."""
 
 from __future__ import annotations
 
@@ -20,16 +20,16 @@ from pathlib import Path
 import pytest
 
 from backchannel.config.sections import SandboxSettings
-from backchannel.sandbox import execute, run_program
-from backchannel.sandbox.runner import ALL_LAYERS
+from backchannel.sandbox import run_program
+from tests.sandbox_bypass import execute_layers
+
+ALL_LAYERS = frozenset({"ast", "builtins", "audit", "os"})
 
 SMALL = dict(cpu_s=2, wall_s=4.0, memory_mb=256, max_output_bytes=100_000, max_result_bytes=200_000,
              max_file_bytes=1_000_000)
 LAYER_SETS = {
     "all": ALL_LAYERS,
-    "audit+os": frozenset({"audit", "os"}),
-    "os": frozenset({"os"}),
-    "audit": frozenset({"audit"}),
+        "os": frozenset({"os"}),
 }
 
 
@@ -74,7 +74,7 @@ def assert_group_gone(r) -> None:
 
 
 def go(code: str, layers=ALL_LAYERS, api=None, **limits):
-    r = execute(code, api or Api(), SandboxSettings(**{**SMALL, **limits}), layers=layers)
+    r = execute_layers(code, api or Api(), SandboxSettings(**{**SMALL, **limits}), layers)
     assert_group_gone(r)
     return r
 
@@ -160,13 +160,12 @@ for label, fn in [('read', lambda: osm.read(osm.open({str(path)!r}, 0), 99)),
         out[label] = type(exc).__name__
 result = out
 """
-    r = go(code, frozenset({"builtins", "audit", "os"}))
-    assert not r.ok and "SandboxRefused" in r.error and "gi_frame" in r.error
-    r = go("try:\n    1 / 0\nexcept Exception as e:\n    result = str(e.__traceback__.tb_frame)",
-           frozenset({"builtins", "audit"}))
-    assert not r.ok and "SandboxRefused" in r.error
+    r = go(code)
+    assert not r.ok and r.stats["error_kind"] == "policy" and "gi_frame" in r.error
+    r = go("try:\n    1 / 0\nexcept Exception as e:\n    result = str(e.__traceback__.tb_frame)")
+    assert not r.ok and r.stats["error_kind"] == "policy"
     needs_confinement(isolation, "os")
-    r = go(code, frozenset({"builtins", "os"}))
+    r = go(code, frozenset({"os"}))
     assert r.ok, r.error  # Python-level introspection is not the wall...
     assert value not in text(r)  # ...the process boundary is
     assert r.result["env"].keys() <= {"LC_CTYPE"}
@@ -254,36 +253,19 @@ def test_threads_and_atexit_cannot_outlive_the_run():
     assert not r.ok and "thread" in r.error
     r = go(atexit, frozenset({"os"}))
     assert r.ok and "ATEXIT-RAN" not in r.output
-    # Nothing at all switched on: the thread starts, and teardown still ends it.
-    r = go("import threading, time\n"
-           "def loud():\n    time.sleep(0.3)\n    while True:\n        print('THREAD-ALIVE', flush=True)\n"
-           "        time.sleep(0.05)\n"
-           "threading.Thread(target=loud).start()\nresult = 'main done'", frozenset())
-    assert r.ok and r.result == "main done" and "THREAD-ALIVE" not in r.output
 
 
-def test_teardown_kills_a_forked_grandchild():
-    # Every layer off, so the fork succeeds; the group kill still ends it.
+def test_a_forked_grandchild_cannot_exist():
+    # The language layer off, so the program reaches os.fork: the kernel refuses it
+    # (seccomp, RLIMIT_NPROC); the group kill at teardown stays the backstop (it
+    # ends the child's own fork into its PID namespace on every run).
     r = go("import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(60)\n    os._exit(0)\nresult = pid",
-           frozenset())
-    assert r.ok and isinstance(r.result, int)
-    deadline = time.time() + 3
-    while time.time() < deadline:
-        try:
-            state = Path(f"/proc/{r.result}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            break
-        if state == "Z":
-            break
-        time.sleep(0.02)
-    else:
-        pytest.fail("the forked grandchild outlived the run")
+           frozenset({"os"}))
+    assert not r.ok and ("PermissionError" in r.error or "BlockingIOError" in r.error), r.error
 
 
 def test_signals_cannot_reach_the_parent(isolation):
     assert go(f"import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)").stats["error_kind"] == "policy"
-    r = go(f"import os\nos.kill({os.getpid()}, 0)", frozenset({"audit"}))
-    assert not r.ok and "os.kill" in r.error
     if "uid_nobody" in isolation:
         r = go(f"import os\nos.kill({os.getpid()}, 0)", frozenset({"os"}))
         assert not r.ok and "PermissionError" in r.error
@@ -340,27 +322,10 @@ def test_code_hidden_in_strings_meets_the_audit_hook(code):
     "exec('x = 1')", "result = eval('1')", "result = open('x', 'w')", "import os", "result = __import__('os')",
     "import importlib", "import sys", "import ctypes", "import pickle", "import marshal",
 ])
-def test_without_the_ast_check_the_builtins_still_refuse(code):
-    r = go(code, frozenset({"builtins", "audit", "os"}))
-    assert not r.ok, code
-    assert any(w in r.error for w in ("NameError", "ImportError", "not allowed")), r.error
-
-
-@pytest.mark.parametrize("code", [
-    "exec('x = 1')", "result = eval('1 + 1')", "result = compile('1', 'f', 'eval')",
-    "import ctypes", "import pickle", "import marshal\nmarshal.loads(marshal.dumps(1))",
-    "import importlib\nimportlib.import_module('socket')", "import sys\nresult = str(sys._getframe().f_back)",
-    "import sys\nresult = str(sys._current_frames())", "import gc\nresult = len(gc.get_objects())",
-    "import sys\nsys.settrace(None)\nresult = sys.modules['os'].system('true')",
-])
-def test_the_audit_hook_alone_refuses(code):
-    r = go(code, frozenset({"audit"}))
-    assert not r.ok and ("SandboxRefused" in r.error or "not allowed" in r.error), (code, r.error)
-
-
-def test_a_second_audit_hook_is_not_added():
-    r = go("import sys\nsys.addaudithook(lambda *a: print('HOOKED'))\nresult = id(1)", frozenset({"audit"}))
-    assert "HOOKED" not in r.output
+def test_the_language_layer_refuses_with_a_readable_error(code):
+    r = go(code)
+    assert not r.ok and r.stats["error_kind"] == "policy", code
+    assert "not allowed" in r.error or "not available" in r.error, r.error
 
 
 # -- resource bombs ------------------------------------------------------------------
@@ -396,7 +361,7 @@ def test_wall_clock_kill():
 def test_disk_bomb():
     assert go("f = open('big', 'wb')").stats["error_kind"] == "policy"
     r = go("f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 100_000)\n    f.flush()",
-           frozenset({"audit", "os"}), max_file_bytes=500_000)
+           frozenset({"os"}), max_file_bytes=500_000)
     assert not r.ok and "File too large" in r.error
 
 

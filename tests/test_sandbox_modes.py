@@ -12,9 +12,11 @@
 
 Each attack is a program; every one must fail (or return the harmless value
 named), leak no secret, reach no listener, signal no process, and leave nothing
-behind. "noast" switches the AST check off, so the program reaches the builtins,
-the import views and the audit hook; "os" switches every Python layer off, so
-only the kernel stands.
+behind. "all" is the production path; "os" (and the older names "noast" and
+"audit+os") runs the program with the language layer off (tests/sandbox_bypass.py):
+full Python, only the kernel stands. The routes past the language layer
+(tests/sandbox_language_escapes.py) and a walk of every allowlisted module's
+functions run through the production path and must do no damage.
 """
 
 from __future__ import annotations
@@ -33,12 +35,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.sandbox_language_escapes import WALK_ALLOWLISTED, programs
+
 NOBODY = 65534
 REPO = Path(__file__).resolve().parents[1]
 DRIVER = Path(__file__).with_name("sandbox_modes_driver.py")
 MODES = ("root", "userns", "nouserns")
-LAYERS = {"all": ["ast", "builtins", "audit", "os"], "noast": ["builtins", "audit", "os"],
-          "audit+os": ["audit", "os"], "os": ["os"]}
+# "all": the production path; "os": the language layer off (tests/sandbox_bypass.py),
+# full Python inside the OS layers. The attacks that once ran with part of the
+# language layer ("noast", "audit+os") run with none of it: the OS layers alone.
+LAYERS = {"all": ["ast", "builtins", "audit", "os"], "os": ["os"], "noast": ["os"], "audit+os": ["os"]}
 LIMITS = dict(cpu_s=2, wall_s=5.0, memory_mb=256, max_output_bytes=100_000, max_result_bytes=200_000,
               max_file_bytes=1_000_000, workdir_mb=8, workdir_inodes=256)
 
@@ -253,14 +259,18 @@ CASES: dict[str, tuple] = {
     "abstract_unix": ("import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect(ABSTRACT)\nresult = 'connected'",
                       "os", "fail"),
     # -- state that outlives a run; floods ---------------------------------------------------
-    "state_write": ("open('left', 'w').write('x' * 10)\nresult = 'written'", "audit+os", ("result", "written")),
+    # Without a chroot (nouserns, allow_unisolated) the run's directory is on the host's
+    # disk, so landlock makes it read-only: nothing to flood, nothing left behind.
+    "state_write": ("open('left', 'w').write('x' * 10)\nresult = 'written'", "audit+os", ("result", "written"),
+                    {"nouserns": ("error_has", "Permission denied")}),
     "state_read_next_run": ("try:\n    result = open('left').read()\nexcept OSError as e:\n    result = type(e).__name__",
                             "audit+os", ("result", "FileNotFoundError")),
     "deep_tree": ("import os\np, n = 'd', 0\ntry:\n    while True:\n        os.mkdir(p)\n        n += 1\n"
-                  "        p += '/d'\nexcept OSError as e:\n    pass\nresult = n > 100", "os", ("result", True)),
+                  "        p += '/d'\nexcept OSError as e:\n    pass\nresult = n > 100", "os", ("result", True),
+                  {"nouserns": ("result", False)}),
     "unreadable_dirs": ("import os\nos.makedirs('a/b/c')\nopen('a/b/c/f', 'w').write('x')\n"
                         "for p in ('a/b/c', 'a/b', 'a'):\n    os.chmod(p, 0)\nresult = 'locked'", "os",
-                        ("result", "locked")),
+                        ("result", "locked"), {"nouserns": ("error_has", "Permission denied")}),
     "inode_flood": ("n = 0\nwhile True:\n    open('f%d' % n, 'w').close()\n    n += 1", "audit+os", "fail"),
     "disk_flood": ("f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 65536)", "audit+os", "fail", {},
                    {"max_file_bytes": 64_000_000, "workdir_mb": 2}),
@@ -275,6 +285,25 @@ CASES: dict[str, tuple] = {
     "api_returns_inf": ("result = api.inf()", "all", ("error_has", "JSON")),
     "result_infinite": ("result = float('1e999')", "all", ("kind", "result")),
 }
+
+# With the language layer off these reach what they aim at inside the child (the
+# real sys, os, the code type, a frame's globals, os.system): harmless, because
+# nothing outside it is reachable. "harmless" checks what every case checks: no
+# secret in the result, no marker file, no connection, the neighbour alive,
+# nothing left behind.
+for _name, _expect in {"dataclasses_sys_os": "env_clean", "typing_sys_system": "harmless",
+                       "datetime_sys_posix": "harmless", "fractions_sys": "harmless",
+                       "statistics_sys": "harmless", "dataclasses_inspect_frame": "harmless",
+                       "re_enum_sys": "harmless", "dataclasses_functiontype": "harmless",
+                       "typing_types_codetype": "harmless", "import_str_subclass": "harmless"}.items():
+    CASES[_name] = (CASES[_name][0], CASES[_name][1], _expect, *CASES[_name][3:])
+
+# The routes past the language layer (tests/sandbox_language_escapes.py), through the
+# production path: each reaches the real builtins, the child's os or switches the hook
+# off, and then must do no damage in any mode.
+for _name, _code in programs().items():
+    CASES[_name] = (_code, "all", "no_damage")
+CASES["walk_allowlisted_modules"] = (WALK_ALLOWLISTED, "all", "walk", {}, {"wall_s": 30.0, "cpu_s": 20})
 
 
 def _resolve_clone_numbers() -> dict[str, int]:
@@ -374,7 +403,10 @@ def run_mode(world, mode: str) -> dict:
     spec = {"mode": mode, "tmp": str(tmp), "limits": limits, "cases": cases, "syscalls": world["numbers"]}
     env = {**os.environ, "BACKCHANNEL_TEST_SECRET": world["value"],
            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, str(DRIVER), json.dumps(spec)], env=env, cwd=str(REPO),
+    spec_file = world["base"] / f"spec-{mode}.json"
+    spec_file.write_text(json.dumps(spec))
+    spec_file.chmod(0o644)
+    proc = subprocess.run([sys.executable, str(DRIVER), str(spec_file)], env=env, cwd=str(REPO),
                           capture_output=True, text=True, timeout=400)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -448,11 +480,18 @@ def test_attack(world, mode, name):
     expect = spec[2]
     override = (spec[3] if len(spec) > 3 else {}).get(mode)
     assert world["value"] not in json.dumps(r), f"{name} leaked the secret in mode {mode}"
-    if override == "any":
+    if isinstance(override, tuple):
+        expect = override
+    if override == "any" or expect == "harmless":
         return
     if override == "wall" and "landlock_fs" not in _isolation(out):
         pytest.skip("no chroot and no landlock: this kernel leaves files to the Python layers")
-    if expect == "fail":
+    if expect == "no_damage":
+        assert not r["ok"] or r["result"]["damage"] == [], f"{name} did damage in mode {mode}: {r['result']}"
+    elif expect == "walk":
+        assert r["ok"], r["error"]
+        assert r["result"]["functions"] > 500 and r["result"]["foreign"] == [], r["result"]
+    elif expect == "fail":
         assert not r["ok"], f"{name} succeeded in mode {mode}: {r['result']!r}"
     elif expect == "env_clean":
         assert not r["ok"] or set(r["result"]) <= {"LC_CTYPE"}, r["result"]

@@ -118,3 +118,25 @@ def test_he_after_turns_naming_two_people_stays_unresolved(store, settings, tmp_
         "2026-02-02 09:00", ("Alex Moreau", "Did you see Tom Becker and Paul Weber?"),
         ("Priya Nair", "Yes. He works at Stark Industries now.")))
     assert _links(store, sid, "works_at") == []
+
+
+def test_a_first_name_of_someone_absent_links_to_the_one_person_memory_knows_by_it(store, settings, tmp_path):
+    """Meeting A names Ioana Petrescu in full and never alone; meeting B, without her, says only
+    "Ioana": the one person memory knows by that first name, not a new person called Ioana."""
+    ingest(store, settings, tmp_path, "2026-02-01 a.vtt", vtt(
+        "2026-02-01 09:00", ("Alex Moreau", "Hi."), ("Marc Dupont", "Ioana Petrescu is the CTO of Hooli.")))
+    (ioana,) = entities.find(store, "Ioana Petrescu")
+    sid = ingest(store, settings, tmp_path, "2026-02-05 b.vtt", vtt(
+        "2026-02-05 09:00", ("Alex Moreau", "Any news?"), ("Marc Dupont", "Ioana left Hooli last week.")))
+    rows = _links(store, sid, "left")
+    assert [r["subject"] for r in rows] == ["Ioana Petrescu"]
+    assert [e.id for e in entities.find(store, "Ioana", "person")] == [ioana.id]  # now her alias
+
+
+def test_a_first_name_nobody_known_holds_is_still_a_new_person(store, settings, tmp_path):
+    ingest(store, settings, tmp_path, "2026-02-01 a.vtt", vtt(
+        "2026-02-01 09:00", ("Alex Moreau", "Hi."), ("Marc Dupont", "Ioana Petrescu is the CTO of Hooli.")))
+    sid = ingest(store, settings, tmp_path, "2026-02-05 b.vtt", vtt(
+        "2026-02-05 09:00", ("Alex Moreau", "Any news?"), ("Marc Dupont", "Radu left Hooli last week.")))
+    assert [r["subject"] for r in _links(store, sid, "left")] == ["Radu"]
+    assert not entities.find(store, "Ioana Radu")

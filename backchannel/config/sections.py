@@ -180,8 +180,9 @@ class SandboxSettings(Section):
     max_open_files: Size = 64  # RLIMIT_NOFILE of the child
     workdir_mb: Size = 64  # size of the child's private tmpfs (its only writable place)
     workdir_inodes: Size = 2048  # files and directories that tmpfs may hold
-    # Run generated code even where no OS isolation exists (non-root without user
-    # namespaces): only the Python layers and seccomp then stand. Off by default.
+    # Run generated code even where no namespaces exist (non-root without user
+    # namespaces): a read-only landlock domain, seccomp and the rlimits then stand,
+    # and without landlock nothing runs. Off by default.
     allow_unisolated: bool = False
 
 

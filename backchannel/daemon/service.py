@@ -132,6 +132,9 @@ class Daemon:
         self.api = ApiServer(self)
         await self.api.start()  # the local API, the feedback links and, with [web] enabled, the web app
         await self._start_triggers()
+        from backchannel.sandbox import prestart
+
+        prestart(self.settings.sandbox)  # one confined child waits for the next wake's program
         self.notifier.ready(status="idle")
         log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket),
             tcp_port=self.api.tcp_port)
@@ -160,7 +163,10 @@ class Daemon:
         self._stop.set()
 
     async def _shutdown(self, consumer: asyncio.Task) -> int:
+        from backchannel.sandbox import stop_prestarting
+
         deadline = time.monotonic() + STOP_GRACE_S
+        stop_prestarting()
         await self._stop_triggers()
         if self.api is not None:
             await self.api.stop()
@@ -288,6 +294,9 @@ class Daemon:
             self.notifier.ready(status="config reload failed; old config kept")
             return
         self.settings = new
+        from backchannel.sandbox import prestart
+
+        prestart(new.sandbox)  # the spare child waiting now has the old limits
         if self.triggers is not None and self.triggers.inbox is not None:
             self.triggers.inbox.retry_deferred()  # the model budget may have been raised
         log(logger, 20, "config reloaded", config=str(self.paths.config_file))

@@ -14,7 +14,9 @@ Otherwise "you" stays unknown (several people, no addressee): the recipient is
 dropped rather than guessed.
 
 The same pass settles "we worked together" when the sentence names nobody: the
-vocative, else the other person of a two-person meeting, else nothing.
+vocative, else the one person (not of this meeting) named in the two turns before
+(mentions.resolve_pronoun; two or more named: nothing), else the other person of a
+two-person meeting, else nothing.
 
 A due date said as "before our next meeting" becomes the date of the next meeting
 when the transcript names it ("see you next Tuesday", "next call on the 14th");
@@ -29,6 +31,7 @@ from dataclasses import replace
 
 from backchannel.extractors.dates import find_date_phrases, resolve_phrase
 from backchannel.extractors.dates_fr import find_date_phrases_fr
+from backchannel.extractors.mentions import mentions_in, resolve_pronoun
 from backchannel.extractors.offline_commitments import ADDRESSEE, NEXT_MEETING
 from backchannel.extractors.offline_core import same_person, sentences
 from backchannel.extractors.offline_fr_commitments import NEXT_MEETING_FR
@@ -127,8 +130,21 @@ def _we_partner(transcript: Transcript, by_idx: dict, people: list[str], a: Extr
     named = _vocative(u.text, a.span_start, a.span_end, u.speaker)
     if named:
         return _as_mention(named, people, u.speaker)
+    # A third person named in the turns just before is who "we" takes in ("- I had lunch with
+    # Priya Nair. - We worked together at Globex."): that one person, or nobody when several are.
+    ref = resolve_pronoun("we", speaker=u.speaker, before=[], people=people,
+                          recent=[m for t in _turns_before(transcript, u.idx) for m in mentions_in(t, 0, len(t))
+                                  if m.kind != "person" or not any(same_person(m.name, p) for p in people)])
+    if ref.candidates and not any(same_person(c, p) for c in ref.candidates for p in people):
+        return Mention(name=ref.refers_to, kind="person") if ref.refers_to else None
     others = [p for p in people if not same_person(p, u.speaker)]
     return Mention(name=others[0], kind="person") if len(others) == 1 else None
+
+
+def _turns_before(transcript: Transcript, idx: int, n: int = 2) -> list[str]:
+    """The text of the `n` utterances before utterance `idx`."""
+    pos = next((i for i, u in enumerate(transcript.utterances) if u.idx == idx), 0)
+    return [u.text or "" for u in transcript.utterances[max(0, pos - n):pos]]
 
 
 def _vocative(text: str, start: int, end: int, speaker: str) -> str | None:

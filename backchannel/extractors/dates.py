@@ -33,6 +33,16 @@ Conventions (all documented choices, tested in tests/test_dates.py):
   strictly before it.
 - "tomorrow", "today", "yesterday", "the day after tomorrow".
 - "the 15th" (with on/by/until/before) is the first 15th on or after the anchor.
+- A weekday with its day ("by Friday the 4th", "Friday 4 December", "Thursday, 1st October")
+  is one phrase: of the next two 4ths (with `past`, the last two) the one that is a Friday,
+  else the first of them; with a month, the day and month decide (a year where they fall on
+  that weekday is taken when the nearest one does not).
+- A duration followed at once by the range it spans is one phrase dated by the range: "for
+  five years, 2014 to 2019" is 2014-01-01..2019-12-31; "for two years from 2015" is
+  2015-01-01..2016-12-31; "for four years until 2020" is 2017-01-01..2020-12-31.
+- `can_be_due(range, anchor)`: a start ("from 2011", "since June") or a period over before
+  the anchor ("a spreadsheet from 2011") cannot date a promise (Ctx.emit drops it from a
+  `committed_to`, keeping a later phrase of the clause that can: "... from 2018 by Monday").
 - A day and month, or a month, with no year ("on 3 March", "in March") takes the
   year that puts it within six months either side of the anchor.
 - "end of day", "EOD", "COB", "close of business", "this afternoon", "later today"
@@ -66,7 +76,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-__all__ = ["DateRange", "find_date_phrases", "resolve_phrase"]
+__all__ = ["DateRange", "can_be_due", "find_date_phrases", "resolve_phrase"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +123,12 @@ _UNIT = r"(?:day|week|month|year|decade)s?"
 
 # Point bodies, most specific first (the finder's alternation takes the first that fits).
 _STRONG = [
+    # "Friday the 4th", "Friday 4 December", "Friday, December 4th": the Friday that is the 4th
+    ("wdd", rf"(?:(?:this|next|coming|this\s+coming)\s+)?(?P<wdw>{_WD}),?\s+(?:"
+            rf"(?:the\s+)?(?P<wdn>{_D})(?:\s+of)?\s+(?P<wdm>{_M})"
+            rf"|(?P<wdm2>{_M})\s+(?:the\s+)?(?P<wdn2>{_D})"
+            rf"|the\s+(?P<wdn3>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
+            rf"|(?P<wdn4>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)(?!\d))(?:,?\s+(?P<wdy>{_Y}))?"),
     ("iso", rf"(?P<iy>{_Y})-(?P<im>0[1-9]|1[0-2])-(?P<id>0[1-9]|[12]\d|3[01])(?!\d)"),
     ("dmy", rf"(?:the\s+)?(?P<dd>{_D})(?:\s+of)?\s+(?P<dm>{_M})(?:,?\s+(?P<dy>{_Y}))?"),
     ("mdy", rf"(?P<mm>{_M})\s+(?:the\s+)?(?P<md>{_D})(?:,?\s+(?P<my>{_Y}))?"),
@@ -157,6 +173,10 @@ _DURATION = re.compile(
     rf"(?:for|over|in|during)\s+(?:the\s+)?(?:(?P<pl>past|last)\s+)?(?:(?P<n>{_N})\s+)?(?P<u>{_UNIT})", re.I)
 _INN = re.compile(rf"(?P<w>in|within)\s+(?P<n>{_N})\s+(?P<u>{_UNIT})(?:['’]s)?(?:\s+time)?", re.I)
 _PREP_SPLIT = re.compile(rf"(?P<p>{_PREP})\s+(?P<body>.+)", re.I)
+# What may follow a duration and date it: a range, or a start or an end ("from 2014", "until 2019").
+_DURATION_TAIL = re.compile(
+    rf"(?:(?:from|between)\s+.+\s+(?:to|and|until|till|through)\s+.+|{_Y}\s*(?:[-–—]|\s(?:to|until|till)\s)\s*{_Y}"
+    r"|(?:from|since|starting|until|till|through)\s+.+)", re.I)
 
 
 def _strip_names(pattern: str) -> str:
@@ -184,9 +204,26 @@ _FINDER = re.compile(
 _BODIES = [(name, re.compile(p, re.I)) for name, p in _STRONG + _WEAK]
 
 
+_DURATION_HEAD = re.compile(rf"for\s+(?:the\s+(?:past|last)\s+)?{_N}\s+{_UNIT}", re.I)
+# Between a duration and the range that dates it: "for five years, 2014 to 2019", "for five years (2014-2019)",
+# "for two years from 2016 to 2018".
+_DURATION_GLUE = re.compile(r"\s*(?:,|\(|[—–-]|:)?\s*(?:so\s+|that\s+is\s+|i\.e\.\s*)?")
+
+
 def find_date_phrases(text: str) -> list[tuple[int, int, str]]:
-    """Every date phrase in `text` as (span_start, span_end, phrase), in order."""
-    return [(m.start(), m.end(), m.group(0)) for m in _FINDER.finditer(text)]
+    """Every date phrase in `text` as (span_start, span_end, phrase), in order. A duration
+    followed at once by the range it spans ("for five years, 2014 to 2019") is one phrase:
+    the range dates it, not the years up to now."""
+    found = [(m.start(), m.end(), m.group(0)) for m in _FINDER.finditer(text)]
+    out: list[tuple[int, int, str]] = []
+    for a, b, p in found:
+        if out and _DURATION_HEAD.fullmatch(out[-1][2]) and _DURATION_GLUE.fullmatch(text, out[-1][1], a) \
+                and _DURATION_TAIL.fullmatch(" ".join(p.split())):
+            a0 = out.pop()[0]
+            out.append((a0, b, text[a0:b]))
+            continue
+        out.append((a, b, p))
+    return out
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -328,11 +365,13 @@ def _point(body: str, anchor: date | None, past: bool = False) -> tuple[date | N
 def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: C901 - a flat dispatch
     g = m.group
     year_for = _past_year if past else _nearest_year
+    if name == "wdd":
+        return _weekday_date(m, a, past)
     if name == "iso":
         d = _safe_date(int(g("iy")), int(g("im")), int(g("id")))
         return (d, d) if d else None
     if name in ("dmy", "mdy"):
-        day = int(re.match(r"\d+", g("dd") if name == "dmy" else g("md")).group(0))
+        day = int(re.sub(r"\D", "", g("dd") if name == "dmy" else g("md")))
         mon = _month(g("dm") if name == "dmy" else g("mm"))
         ys = g("dy") if name == "dmy" else g("my")
         d = _safe_date(int(ys) if ys else year_for(a, mon, day), mon, day)
@@ -344,14 +383,14 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
         return date(y, 1, 1), date(y, 12, 31)
     if name == "mon":
         mon = _month(g("mo"))
-        y = year_for(a, mon)
-        return _month_range(y, mon) if y else (None, None)
+        year = year_for(a, mon)
+        return _month_range(year, mon) if year else (None, None)
     if name == "endm":
         mon = _month(g("em"))
-        y = year_for(a, mon, 28)
-        if y is None:
+        year = year_for(a, mon, 28)
+        if year is None:
             return (None, None)
-        d = _month_range(y, mon)[1]
+        d = _month_range(year, mon)[1]
         return (d, d)
     if name == "endy":
         d = date(int(g("ey")), 12, 31)
@@ -423,6 +462,39 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
     return None
 
 
+def _weekday_date(m: re.Match, a: date | None, past: bool) -> tuple[date | None, date | None] | None:
+    """"Friday the 4th": of the next two 4ths on or after the anchor (with `past`, the last two on
+    or before it), the one that falls on a Friday; neither does: the first of them. With
+    a month ("Friday 4 December") the day and month decide and the weekday only confirms."""
+    g = m.group
+    wd = _WEEKDAYS[g("wdw").lower()]
+    day = int(re.sub(r"\D", "", g("wdn") or g("wdn2") or g("wdn3") or g("wdn4")))
+    mon_s = g("wdm") or g("wdm2")
+    if mon_s:
+        mon = _month(mon_s)
+        y = int(g("wdy")) if g("wdy") else (_past_year if past else _nearest_year)(a, mon, day)
+        d = _safe_date(y, mon, day)
+        if d is not None and y is not None and d.weekday() != wd and not g("wdy") and a is not None:
+            for yy in (y + 1, y - 1):  # "Friday 4 December" said in a year where the 4th is a Thursday
+                alt = _safe_date(yy, mon, day)
+                if alt is not None and alt.weekday() == wd and abs((alt - a).days) < 366:
+                    d = alt
+                    break
+        return (d, d) if d else None
+    if a is None:
+        return (None, None)
+    step = -1 if past else 1
+    days = []  # the next two 4ths on or after the anchor (with `past`: the last two on or before it)
+    for k in range(0, 4):
+        month_start = _add_months(a.replace(day=1), step * k)
+        d = _safe_date(month_start.year, month_start.month, day)
+        if d is not None and (d >= a if not past else d <= a):
+            days.append(d)
+    days = days[:2]
+    first = next((d for d in days if d.weekday() == wd), days[0] if days else None)
+    return (first, first) if first else None
+
+
 def _range(text: str, a: date | None, past: bool) -> tuple[date | None, date | None] | None:
     """(first day, last day) of "from X to Y" / "between X and Y" / "2016-2021"."""
     head = _RANGE_HEAD.match(text)
@@ -442,6 +514,41 @@ def _range(text: str, a: date | None, past: bool) -> tuple[date | None, date | N
     return None
 
 
+_DURATION_AND_RANGE = re.compile(
+    rf"for\s+(?:the\s+(?:past|last)\s+)?(?P<n>{_N})\s+(?P<u>{_UNIT})(?![a-z])\s*(?:,|\(|[—–-]|:)?\s*"
+    r"(?:so\s+|that\s+is\s+|i\.e\.\s*)?(?P<rest>.+?)\)?", re.I)
+
+
+def _duration_range(rest: str, n: int, unit: str, a: date | None, past: bool) -> tuple[date | None, date | None]:
+    """The period of "for N units" dated by `rest`: a range ("2014 to 2019") is itself; "from X"
+    or "since X" runs N units from X's start; "until X" / "to X" N units up to X's end."""
+    rng = _range(rest, a, past)
+    if rng is not None:
+        return rng
+    m = _PREP_SPLIT.fullmatch(rest)
+    if m:
+        p = m.group("p").lower()
+        got = _point(m.group("body"), a, True)
+        if got is not None and got[0] and p in ("from", "since", "starting"):
+            return got[0], _shift(got[0], n, unit, 1) - timedelta(days=1)
+        if got is not None and got[1] and p in ("until", "till", "through"):
+            return _shift(got[1], n, unit, -1) + timedelta(days=1), got[1]
+    return (None, None)
+
+
+_STARTS = re.compile(r"(?:since|from|as\s+of|starting|depuis|à\s+partir\s+d)\b", re.I)
+
+
+def can_be_due(dr: DateRange, anchor: datetime | date | None) -> bool:
+    """Whether `dr` can date a promise: not a start ("from 2011", "since March": where something
+    began, not when it is due) and not over before the promise is made ("a spreadsheet from 2011")."""
+    a = anchor.date() if isinstance(anchor, datetime) else anchor
+    if _STARTS.match(dr.phrase.strip()) and dr.end is None:
+        return False
+    day = dr.end or dr.start
+    return not (a is not None and day is not None and day < a)
+
+
 def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = False) -> DateRange:
     """Resolve one phrase (as `find_date_phrases` returns it) against the meeting date.
 
@@ -452,6 +559,9 @@ def resolve_phrase(phrase: str, anchor: datetime | date | None, *, past: bool = 
     text = " ".join(phrase.split())
     none = DateRange(None, None, phrase)
 
+    m = _DURATION_AND_RANGE.fullmatch(text)
+    if m and _DURATION_TAIL.fullmatch(m.group("rest")):  # "for five years, 2014 to 2019": the range
+        return DateRange(*_duration_range(m.group("rest"), _num(m.group("n")), m.group("u"), a, past), phrase)
     m = _DURATION.fullmatch(text)
     if m and (m.group("pl") or text.lower().startswith("for ")) and (m.group("n") or m.group("pl")):
         if a is None:

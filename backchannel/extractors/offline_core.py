@@ -11,9 +11,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
-from backchannel.extractors.dates import DateRange, find_date_phrases, resolve_phrase
-from backchannel.extractors.offline_names import NAME_RX, person_name
+from backchannel.extractors.dates import DateRange, can_be_due, find_date_phrases, resolve_phrase
+from backchannel.extractors.mentions import (
+    PRONOUN_GENDER,
+    VOCATIVE_CLOSING,
+    VOCATIVE_OPENING,
+    gender_of,
+    organisation_spans,
+)
+from backchannel.extractors.offline_names import NAME_RX, ORG_RX, STOP, looks_like_org, org_name, person_name
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.memory.text import norm_name
 
@@ -26,12 +34,14 @@ _CLAUSE_STOP = re.compile(r"[;:]")
 MAX_QUOTE = 320
 _LONG, _PIECE = 900, 400
 _REACH = 500
+_THEIR_REACH = 160  # "their" within the utterance looks this far back
+_WORD_AT = re.compile(r"[A-Za-z]+")
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence in `text`, whitespace trimmed; abbreviations
     ('Dr.', 'Inc.') and decimals do not end a sentence."""
-    out = []
+    out: list[tuple[int, int]] = []
     start = 0
     for m in _SENT_END.finditer(text):
         if m.group(0) == ".":
@@ -99,11 +109,22 @@ class Ctx:
 
     def person(self, raw: str) -> Mention | None:
         name = person_name(raw)
-        if name is None:
+        if name is None or self._org_fragment(name):
             return None
         if self.speaker and norm_name(name) == norm_name(self.speaker):
             return Mention(name=self.speaker, kind="person", is_speaker=True)
         return Mention(name=name, kind="person")
+
+    def _org_fragment(self, name: str) -> bool:
+        """`name` is said in this sentence only as part of an organisation's name ("Montreal" in
+        "the Bank of Montreal and I worked together"): no person."""
+        spans = [sp for sp in organisation_spans(self.text, self.s0, self.s1) if name in sp[2]]
+        if not spans:
+            return False
+        hits = [m.start() for m in re.finditer(r"(?<![\w'’-])" + re.escape(name) + r"(?![\w-])", self.text[:self.s1])
+                if m.start() >= self.s0]
+        return bool(hits) and all(
+            any(a <= h and h + len(name) <= b and (a, b) != (h, h + len(name)) for a, b, _o in spans) for h in hits)
 
     def by_surname(self, surname: str) -> Mention | None:
         """The one speaker of this meeting whose name ends with `surname`, by their name
@@ -126,19 +147,17 @@ class Ctx:
         return " " not in name and norm_name(name) not in self.known_people and _SENTENCE_START.search(
             self.text if text is None else text, max(0, start - 4), start) is not None
 
-    def the_one_person(self, start: int, end: int, text: str | None = None, *,
-                       strict: bool = False) -> Mention | None:
-        """The single person (not the speaker) named in text[start:end] (this utterance's
-        text unless `text` is given); a sentence-initial one-word name only counts when
-        nobody else is named. `strict`: every name counts (across turns a guess is worse
-        than silence: "Marc and Sophie Martin were there." / "She's at Globex now.")."""
-        text = self.text if text is None else text
+    def _named(self, start: int, end: int, text: str, strict: bool) -> list[tuple[str, str, bool]]:
+        """(normalised, name, weak) of every person (not the speaker) named in text[start:end]."""
         found = []
+        orgs = organisation_spans(text, max(0, start - 60), end)
         for m in NAME_RX.finditer(text, start, end):
             n = person_name(m.group(0))
             if not n or _followed_by_org_word(text, m.end()) or _ORG_BEFORE.search(
                     text, max(0, m.start() - 12), m.start()):
                 continue
+            if any(a <= m.start() and m.end() <= b for a, b, _o in orgs):
+                continue  # "Montreal" of "the Bank of Montreal": a fragment of an organisation
             if self.speaker and same_person(n, self.speaker):
                 continue
             weak = self.weak_name(n, m.start(), text)
@@ -148,21 +167,86 @@ class Ctx:
         if strict:  # a weak one-word name said elsewhere as a place of work ("at Globex") is no person
             found = [f for f in found if not f[2] or not re.search(
                 r"\b(?:at|joined|left)\s+" + re.escape(f[1]) + r"\b", text)]
+        return found
+
+    def _one(self, found: list[tuple[str, str, bool]], strict: bool) -> Mention | None:
         for pool in ((found,) if strict else (found, [f for f in found if not f[2]])):
             distinct = {k: n for k, n, _w in pool}
             if len(distinct) == 1:
                 return self.person(next(iter(distinct.values())))
         return None
 
+    def the_one_person(self, start: int, end: int, text: str | None = None, *,
+                       strict: bool = False) -> Mention | None:
+        """The single person (not the speaker) named in text[start:end] (this utterance's
+        text unless `text` is given); a sentence-initial one-word name only counts when
+        nobody else is named. `strict`: every name counts (across turns a guess is worse
+        than silence: "Marc and Sophie Martin were there." / "She's at Globex now.")."""
+        text = self.text if text is None else text
+        return self._one(self._named(start, end, text, strict), strict)
+
     def antecedent(self, pos: int) -> Mention | None:
         """Who 'she'/'he' at `pos` means: the one person (not the speaker) named
         shortly before in this utterance; when this utterance names nobody before it, the
-        one person named in the turns just before; None when there are none or several."""
+        one person named in the turns just before; None when there are none or several.
+        As in the mentions stage (mentions.resolve_pronoun): a name of the other gender in
+        the first-name lexicon does not fit, and in a meeting of two people neither of them
+        is "she" or "he" (they are "you" and "I" to each other)."""
+        word = _WORD_AT.match(self.text, pos)
+        gender = PRONOUN_GENDER.get(word.group(0).lower()) if word else None
+        two = self._two_people()
+
         start = max(0, pos - _REACH)
-        found = self.the_one_person(start, pos)
+        # Whom this turn speaks to ("No worries, Nadia.", "Thanks for coming, Nadia.") is "you", not "she".
+        addressed = {norm_name(n) for rx in (VOCATIVE_OPENING, VOCATIVE_CLOSING)
+                     for m in rx.finditer(self.text, start, pos) if (n := person_name(m.group("v")))}
+
+        def fits(f: tuple[str, str, bool]) -> bool:
+            if gender and gender_of(f[1]) not in (None, gender):
+                return False
+            return not any(same_person(f[1], p) for p in two) and f[0] not in addressed
+
+        found = self._one([f for f in self._named(start, pos, self.text, False) if fits(f)], False)
         if found is None and self.context_before and not any(
                 person_name(m.group(0)) for m in NAME_RX.finditer(self.text, start, pos)):
-            return self.the_one_person(0, len(self.context_before), self.context_before, strict=True)
+            cb = self.context_before
+            return self._one([f for f in self._named(0, len(cb), cb, True) if fits(f)], True)
+        return found
+
+    def _two_people(self) -> tuple[str, ...]:
+        """The meeting's two speakers, by their names, when it has exactly two; else ()."""
+        return _two_people(self.speakers)
+
+    def their_org(self, pos: int) -> Mention | None:
+        """The organisation "their"/"they" at `pos` points back to: the one organisation named
+        shortly before in this utterance ("our old provider was Dentrix. Kim Nguyen, their
+        account manager"); when this utterance names none before it, the one named in the
+        turns just before ("We're talking to Hooli." / "Their head of partnerships is Rosa
+        Diaz"); None when there is none, or more than one, or the name is a person's."""
+        here = self._orgs_named(self.text[max(0, pos - _THEIR_REACH):pos])
+        if here:
+            return Mention(here.pop(), "organisation") if len(here) == 1 else None
+        if self.context_before and not self._orgs_named(self.text[max(0, pos - _REACH):pos]):
+            before = self._orgs_named(self.context_before)
+            if len(before) == 1:
+                return Mention(before.pop(), "organisation")
+        return None
+
+    def _orgs_named(self, window: str) -> set[str]:
+        first_names = {k.split()[0] for k in self.known_people}
+        found = set()
+        # "Northwind and Contoso" are two organisations here, whatever a name with "and" may be elsewhere
+        for m in (m for piece in re.split(r"\s+(?:and|or|&)\s+|,", window) for m in ORG_RX.finditer(piece)):
+            org = org_name(m.group(0))
+            if org is None or org.split()[0].lower() in STOP:
+                continue
+            key = norm_name(org)
+            if key in self.known_people or key in first_names or (
+                    not looks_like_org(org) and person_name(org) and len(org.split()) > 1):
+                continue
+            if self.speaker and same_person(org, self.speaker):
+                continue
+            found.add(org)
         return found
 
     # ------------------------------------------------------------ dates
@@ -238,6 +322,14 @@ class Ctx:
         if obj is not None and same_person(obj.name, subject.name):
             return
         a, b = quote_span or self.quote_span(start, end)
+        if predicate == "committed_to" and dr is not None and not can_be_due(dr, self.anchor):
+            # "I'll send you a spreadsheet from 2011": a year said in passing is no due date; a
+            # later phrase of the same clause that can be one is ("... from 2011 by Friday").
+            due_before = valid_to
+            dr = next((r for r in (resolve_phrase(p, self.anchor) for x, _y, p in self.dates() if a <= x < b)
+                       if r.phrase != dr.phrase and can_be_due(r, self.anchor) and (r.end or r.start)), None)
+            if due_before is not None:
+                valid_to = (dr.end or dr.start) if dr else None
         if modality is None:
             modality = "stated" if subject.is_speaker else "reported"
         self.out.append(ExtractedAssertion(
@@ -252,6 +344,18 @@ _TITLE_ABBREV = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "si
 _ORGISH_NEXT = re.compile(r"\s+(?:Inc|Ltd|LLC|GmbH|Group|Bank|University|Council|Ministry|College)\b")
 
 
+@lru_cache(maxsize=64)
+def _two_people(speakers: tuple[str, ...]) -> tuple[str, ...]:
+    names: list[str] = []
+    for label in speakers:
+        n = person_name(re.sub(r"\s*\(.*$", "", label)) or label
+        if not any(same_person(n, x) for x in names):
+            names.append(n)
+            if len(names) > 2:
+                return ()
+    return tuple(names) if len(names) == 2 else ()
+
+
 def same_person(a: str, b: str) -> bool:
     """'Marc' and 'Marc Dupont' (one is the other's first tokens) may be one person."""
     ta, tb = norm_name(a).split(), norm_name(b).split()
@@ -262,6 +366,7 @@ def same_person(a: str, b: str) -> bool:
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")
+
 # After a sentence-opening word, "to" or "of" makes it an adjective or a quantifier that takes a
 # complement ("Happy to.", "Glad to hear it", "Most of them"); a person's name opening a sentence
 # is followed by a verb, "and", a comma or a surname instead ("Marc and Sophie Martin were there").

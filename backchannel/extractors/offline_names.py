@@ -83,6 +83,8 @@ coalition confederation organisation organization corporation company group part
 library police force party club league secretariat unit cabinet senate tribunal consortium consultancy labs
 systems solutions technologies technology partners capital ventures industries holdings inc ltd llc llp plc gmbh
 sa ag sas sarl nv bv co corp agency executive directorate inspectorate regulator trust cymru
+logistics pharma pharmaceuticals biotech robotics dynamics motors airlines airways analytics software
+electronics telecom telecoms insurance brewery studios
 """.split())
 # Single capitalised words that are topics or departments, not employers ("director of Education").
 NOT_ORGS = STOP | set("""
@@ -133,6 +135,8 @@ _CANON = {
     "chair": "chair", "chairman": "chair", "chairwoman": "chair", "chairperson": "chair",
     "managing director": "managing director", "md": "managing director",
 }
+
+CANONICAL_TITLES = _CANON  # surface title (lowercased) -> canonical title: the exact titles lexicon
 
 
 def _tokens(s: str) -> list[str]:

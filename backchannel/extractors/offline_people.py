@@ -21,7 +21,6 @@ from backchannel.extractors.offline_names import (
     NAME_RX,
     ORG,
     ORG_HEADS,
-    ORG_RX,
     STOP,
     TITLE_HEADS,
     looks_like_org,
@@ -192,27 +191,10 @@ def _titled(ctx: Ctx, m: re.Match) -> tuple[Mention, str] | None:
     return subj, title[1]
 
 
-_THEIR_REACH = 160
-
-
 def _their_org(ctx: Ctx, pos: int) -> str | None:
-    """The organisation "their" points back to: the one organisation named shortly before in this
-    utterance ("our old provider was Dentrix. Kim Nguyen, their account manager"); None when there
-    is none, or more than one, or the name is a person's (a speaker, a known first name, two names)."""
-    first_names = {k.split()[0] for k in ctx.known_people}
-    found = set()
-    window = ctx.text[max(0, pos - _THEIR_REACH):pos]
-    # "Northwind and Contoso" are two organisations here, whatever a name with "and" may be elsewhere
-    for m in (m for piece in re.split(r"\s+(?:and|or|&)\s+|,", window) for m in ORG_RX.finditer(piece)):
-        org = org_name(m.group(0))
-        if org is None or org.split()[0].lower() in STOP:
-            continue
-        key = norm_name(org)
-        if key in ctx.known_people or key in first_names or (not looks_like_org(org) and person_name(org)
-                                                              and len(org.split()) > 1):
-            continue
-        found.add(org)
-    return found.pop() if len(found) == 1 else None
+    """The organisation "their" points back to (Ctx.their_org: this utterance, else the turns before)."""
+    org = ctx.their_org(pos)
+    return org.name if org else None
 
 
 def rule_possessive_title(ctx: Ctx) -> None:

@@ -263,9 +263,9 @@ class SourceResolver:
 
     def _first_name_in_context(self, first: str, surface: str) -> int | None:
         """A lone first name read in this meeting: the one full name with that first name
-        said here; else, among the people memory knows by it, the one present here or the
-        only one. Several and nothing to choose: the most recent, recorded as ambiguous.
-        None: at most one person by that first name (plain alias matching decides)."""
+        said here; else, among the people memory knows by it (alias or full name), the one
+        present here or the only one. Several and nothing to choose: the most recent, recorded
+        as ambiguous. None: nobody by that first name (plain alias matching decides)."""
         here = {norm_name(p): p for p in self.meeting_names if " " in norm_name(p)
                 and norm_name(p).split(" ")[0] == first and norm_name(p) not in self.owner_norms}
         if len(here) == 1:
@@ -279,8 +279,16 @@ class SourceResolver:
         by_alias = {e.id: e for e in self._find(surface, "person")}
         by_id = {**by_alias, **{e.id: e for e in self._people_by_first_name(first)}}
         by_id.pop(self.owner_id, None)
-        if len(by_id) <= 1:
-            return None  # one person or none by that name: alias matching as before
+        if not by_id:
+            return None  # nobody by that name: alias matching, then a new person
+        if len(by_id) == 1:
+            # The one person memory knows by this first name ("Itziar came over from Initech" after
+            # a meeting that named Itziar Etxeberria): that person, now also called so; a first name
+            # that a seat or another kind holds stays with alias matching.
+            (eid,) = by_id
+            if eid not in by_alias:
+                self._alias(eid, surface)
+            return eid
         present = set(self.speaker_ids.values())
         here_ids = [i for i in by_id if i in present]
         if len(here_ids) == 1:

@@ -182,20 +182,21 @@ landlock_abi(PyObject *module, PyObject *unused)
 }
 
 PyDoc_STRVAR(landlock_restrict_doc,
-"landlock_restrict(handled_fs, handled_net, scoped, attr_size, dir_fd)\n--\n\n"
+"landlock_restrict(handled_fs, handled_net, scoped, attr_size, dir_fd, allowed_fs=handled_fs)\n--\n\n"
 "Restrict this thread to the landlock domain that handles those rights and allows "
-"every handled file right beneath `dir_fd` only. Starts the lock-down.");
+"the handled file rights of `allowed_fs` beneath `dir_fd` only (a subset of handled_fs: "
+"read-only when it lacks the write and make rights). Starts the lock-down.");
 
 static PyObject *
 landlock_restrict(PyObject *module, PyObject *args)
 {
-    unsigned long long fs, net, scoped;
+    unsigned long long fs, net, scoped, allowed = ~0ULL;
     Py_ssize_t size;
     int dir_fd, ruleset, err = 0;
     struct ruleset_attr attr;
     struct path_beneath_attr rule;
 
-    if (!PyArg_ParseTuple(args, "KKKni:landlock_restrict", &fs, &net, &scoped, &size, &dir_fd))
+    if (!PyArg_ParseTuple(args, "KKKni|K:landlock_restrict", &fs, &net, &scoped, &size, &dir_fd, &allowed))
         return NULL;
     if (size < 8 || size > (Py_ssize_t)sizeof attr) {
         PyErr_SetString(PyExc_ValueError, "attr_size must be 8, 16 or 24");
@@ -208,7 +209,7 @@ landlock_restrict(PyObject *module, PyObject *args)
     ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, (size_t)size, 0);
     if (ruleset < 0)
         return PyErr_SetFromErrno(PyExc_OSError);
-    rule.allowed_access = fs;
+    rule.allowed_access = fs & allowed;  /* never a right the domain does not handle */
     rule.parent_fd = dir_fd;
     if (syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH_, &rule, 0) != 0
             || syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)

@@ -1,19 +1,22 @@
 """The sandbox child: started fresh as `python -I -S -X utf8 child.py FD` by the
 parent, with an empty environment, in a new session, in a temp directory.
 
-Order of events, all before any untrusted code runs:
-1. read the init frame from stdin (fd 0); replies to API calls come the same way;
-   enter the namespaces (PID, mount, network, IPC, UTS, user when not root;
-   limits.py): with a PID namespace this process forks, and only the copy,
-   PID 1 of the namespace, goes on (the original waits for it outside);
-2. parse and check the program (policy.py), compile it;
-3. preload the allowlisted modules (the program's `import` only ever returns a
-   view of one of these, exports.py), build the restricted builtins and the
-   `api` proxy;
-4. lock the process down (limits.py): a tmpfs as its directory, chroot,
+Order of events:
+1. read the init frame (the limits) from stdin (fd 0); replies to API calls come
+   the same way; enter the namespaces (PID, mount, network, IPC, UTS, user when
+   not root; limits.py): with a PID namespace this process forks, and only the
+   copy, PID 1 of the namespace, goes on (the original waits for it outside);
+2. preload the allowlisted modules (the program's `import` only ever returns a
+   view of one of these, exports.py) and build the restricted builtins;
+3. lock the process down (limits.py): a tmpfs as its directory, chroot,
    privilege drop, landlock, seccomp, rlimits; where no OS isolation could be
-   had, refuse to run the program unless the limits say `allow_unisolated`;
-5. install the audit hook, say "ready", run the program;
+   had, refuse to run any program unless the limits say `allow_unisolated` and
+   the kernel gave a read-only landlock domain and the seccomp filter;
+4. say "ready" and wait: up to here no program is known, so the parent may
+   start a child ahead of its run (runner.py keeps one spare);
+5. read the run frame (the one program this child will ever run), parse and
+   check it (policy.py), compile it, build the `api` proxy, install the audit
+   hook, say "started", run the program;
 6. send the result (or the error) as one JSON frame on fd FD, then _exit, so no
    atexit hook, thread or finaliser of the program ever runs.
 
@@ -387,12 +390,37 @@ def _rss_reader():
     return peak_mb
 
 
+def _cpu_s() -> float:
+    """CPU time (user + system) of this process, the one that ran the program
+    (getrusage: microseconds, where os.times counts clock ticks)."""
+    usage = _limits.resource.getrusage(_limits.resource.RUSAGE_SELF)
+    return round(usage.ru_utime + usage.ru_stime, 4)
+
+
 def _kind(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return "memory"
     if isinstance(exc, ApiBudgetExceeded):
         return "api"
     return "exception"
+
+
+def _refusal(reason: str | None, isolation: list, limits: dict) -> str | None:
+    """Why the program may not run here, or None: no chroot and no opt-in, or an
+    opt-in (`allow_unisolated`) without the kernel walls it needs."""
+    if reason is None and not _limits.bounded_writes(isolation):
+        reason = "no private tmpfs and no read-only landlock domain bound what the program may write"
+    if reason is None:
+        return None
+    if not limits.get("allow_unisolated"):
+        return (f"no OS isolation for generated code: {reason}. Run the daemon as root, enable "
+                "unprivileged user namespaces, or set [sandbox] allow_unisolated = true to accept "
+                "landlock (read-only) and seccomp without namespaces")
+    missing = _limits.unisolated_walls(isolation)
+    if missing is not None:
+        return f"no OS isolation for generated code: {reason}; allow_unisolated is set, but {missing}"
+    isolation.append("unisolated_allowed")
+    return None
 
 
 def main() -> None:
@@ -404,6 +432,7 @@ def main() -> None:
 
     def finish(message: dict) -> None:
         message["rss_mb"] = peak_mb()
+        message["cpu_s"] = _cpu_s()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -414,18 +443,40 @@ def main() -> None:
         finally:
             os._exit(0)
 
+    # Phase 1, before any program is known (so a child can be started ahead of its
+    # run): confine this process completely.
     init = chan.recv()
-    layers = set(init.get("layers", ()))
-    confinement = None
-    if "os" in layers:
-        # Fork into the PID namespace first: the preloads below then happen in the
-        # copy that runs the program, not before a fork that would copy them.
-        confinement = _limits.Confinement()
-        confinement.enter_namespaces()
+    # The language layer (AST check, restricted builtins, import views, audit hook)
+    # makes errors readable; only a test-only session turns it off (docs/sandbox.md).
+    language = init.get("language") is not False
+    limits = init["limits"]
+    # Fork into the PID namespace first: the preloads below then happen in the copy
+    # that runs the program, not before a fork that would copy them.
+    confinement = _limits.Confinement()
+    confinement.enter_namespaces()
     peak_mb = _rss_reader()
-    source = init["code"]
+    allowed = preload()
+    program_builtins = make_builtins(allowed, restricted=language)
+    workdir = os.getcwd()
+    isolation, reason = confinement.lock_down(workdir, limits)
+    del confinement
+    refusal = _refusal(reason, isolation, limits)
+    workroot = "/" if "chroot" in isolation else os.path.realpath(workdir)
+    isolation += ["rlimit_" + n for n in _limits.set_rlimits(limits)]
+    if language:
+        isolation += ["audit_hook", "ast", "builtins"]
+    chan.send(_rpc.encode({"t": "ready", "isolation": isolation,
+                           "startup_s": round(time.perf_counter() - _T0, 6)}))
+    if refusal is not None:
+        finish({"t": "done", "ok": False, "kind": "isolation", "error": refusal})
+
+    # Phase 2: the one program this child will ever run.
+    run = chan.recv()
+    if run.get("t") != "run":
+        finish({"t": "done", "ok": False, "kind": "internal", "error": "expected a run frame"})
+    source = run["code"]
     try:
-        code = prepare(source, check="ast" in layers)
+        code = prepare(source, check=language)
     except SyntaxError as exc:
         finish({"t": "done", "ok": False, "kind": "syntax",
                 "error": f"SyntaxError: {exc.msg} (line {exc.lineno})"})
@@ -434,40 +485,17 @@ def main() -> None:
     except (ValueError, RecursionError, MemoryError) as exc:
         finish({"t": "done", "ok": False, "kind": "syntax",
                 "error": f"cannot parse the program: {type(exc).__name__}: {exc}"})
-
-    allowed = preload()
-    call = make_caller(chan)
     env = {
-        "__builtins__": make_builtins(allowed, restricted="builtins" in layers),
+        "__builtins__": program_builtins,
         "__name__": "program",
-        "api": make_api(list(init.get("methods", [])), call),
-        "context": init.get("context") or {},
+        "api": make_api(list(run.get("methods", [])), make_caller(chan)),
+        "context": run.get("context") or {},
         "Candidate": Candidate,
         "ApiError": ApiError,
     }
-    limits = init["limits"]
-    isolation = []
-    workdir = os.getcwd()
-    refusal = None
-    if confinement is not None:
-        applied, reason = confinement.lock_down(workdir, limits)
-        isolation += applied
-        if reason is not None and not limits.get("allow_unisolated"):
-            refusal = (f"no OS isolation for generated code: {reason}. Run the daemon as root, enable "
-                       "unprivileged user namespaces, or set [sandbox] allow_unisolated = true to accept "
-                       "the Python layers and seccomp alone")
-        elif reason is not None:
-            isolation.append("unisolated_allowed")
-    workroot = "/" if "chroot" in isolation else os.path.realpath(workdir)
-    isolation += ["rlimit_" + n for n in _limits.set_rlimits(limits)]
-    if "audit" in layers:
+    if language:
         install_audit_hook(code, workroot, int(limits.get("workdir_inodes", 2048)))
-        isolation.append("audit_hook")
-    isolation += [layer for layer in ("ast", "builtins") if layer in layers]
-    chan.send(_rpc.encode({"t": "ready", "isolation": isolation,
-                           "startup_s": round(time.perf_counter() - _T0, 6)}))
-    if refusal is not None:
-        finish({"t": "done", "ok": False, "kind": "isolation", "error": refusal})
+    chan.send(_rpc.encode({"t": "started"}))
     lines = source.splitlines()
     try:
         exec(code, env)
@@ -478,7 +506,8 @@ def main() -> None:
         except BaseException:  # noqa: BLE001
             finish({"t": "done", "ok": False, "kind": "exception", "error": type(exc).__name__})
     try:
-        frame = _rpc.encode({"t": "done", "ok": True, "result": plain(value), "rss_mb": peak_mb()})
+        frame = _rpc.encode({"t": "done", "ok": True, "result": plain(value), "rss_mb": peak_mb(),
+                             "cpu_s": _cpu_s()})
     except BaseException as exc:  # noqa: BLE001
         finish({"t": "done", "ok": False, "kind": "result", "error": f"result is not JSON-serialisable: {exc}"})
     cap = int(limits["max_result_bytes"])

@@ -115,14 +115,15 @@ class CtypesCalls:
         abi = self._libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ct.c_size_t(0), ct.c_uint32(1))
         return max(0, abi)
 
-    def landlock_restrict(self, fs: int, net: int, scoped: int, size: int, dir_fd: int) -> None:
+    def landlock_restrict(self, fs: int, net: int, scoped: int, size: int, dir_fd: int,
+                          allowed: int = (1 << 64) - 1) -> None:
         ct, syscall = self._ct, self._libc.syscall
         attr = (ct.c_uint64 * 3)(fs, net, scoped)
         ruleset = syscall(SYS_LANDLOCK_CREATE_RULESET, ct.byref(attr), ct.c_size_t(size), ct.c_uint32(0))
         if ruleset < 0:
             self._check(-1)
         try:
-            rule = ct.create_string_buffer(fs.to_bytes(8, "little") + dir_fd.to_bytes(4, "little"), 12)
+            rule = ct.create_string_buffer((fs & allowed).to_bytes(8, "little") + dir_fd.to_bytes(4, "little"), 12)
             self._check(syscall(SYS_LANDLOCK_ADD_RULE, ct.c_int(ruleset), ct.c_int(1), rule, ct.c_uint32(0)))
             self._check(syscall(SYS_LANDLOCK_RESTRICT_SELF, ct.c_int(ruleset), ct.c_uint32(0)))
         finally:

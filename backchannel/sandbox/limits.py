@@ -78,6 +78,22 @@ def _done(call: Callable[..., None], *args: Any) -> bool:
     return True
 
 
+def unisolated_walls(applied: list[str]) -> str | None:
+    """Where there is no chroot (`allow_unisolated`), the kernel layers that must
+    still stand for the program to run: a read-only landlock domain beneath the
+    run's directory and the seccomp filter. None when they do, else what is missing."""
+    missing = [name for name in ("landlock_fs", "landlock_read_only", "seccomp") if name not in applied]
+    if not missing:
+        return None
+    return "without a chroot the sandbox needs " + ", ".join(missing) + " from the kernel, which refused"
+
+
+def bounded_writes(applied: list[str]) -> bool:
+    """True when the kernel bounds what the program can write: its directory is a
+    private tmpfs (size and inodes), or landlock makes it read-only."""
+    return "tmpfs" in applied or "landlock_read_only" in applied
+
+
 def os_isolated(applied: list[str]) -> bool:
     """True when the kernel, not only Python, keeps the program from the host's
     files and processes: a chroot plus either nobody or a user namespace."""
@@ -229,7 +245,9 @@ class Confinement:
             os.close(self.alive)
         if _done(calls.set_no_new_privs):
             applied.append("no_new_privs")
-            applied += landlock.restrict_to(calls, ".")
+            # Without the private tmpfs the directory is on the host's disk, where nothing
+            # bounds what is written: read-only, so no file count needs a Python guard.
+            applied += landlock.restrict_to(calls, ".", read_only="tmpfs" not in applied)
             prog = seccomp_policy.child_program(os.uname().machine)
             if prog is not None and seccomp_policy.install(calls, prog):
                 applied.append("seccomp")

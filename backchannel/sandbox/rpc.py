@@ -6,12 +6,15 @@ the bytes plain ASCII). The parent validates the shape of every message the
 child sends before acting on it.
 
 Child -> parent messages:
-  {"t": "ready", "isolation": [str, ...], "startup_s": float}
+  {"t": "ready", "isolation": [str, ...], "startup_s": float}   (confined, waiting for its program)
+  {"t": "started"}                                             (the program is about to run)
   {"t": "call", "id": int, "m": str, "a": [..], "k": {..}}
-  {"t": "done", "ok": true, "result": <json>, "rss_mb": float|null}
-  {"t": "done", "ok": false, "error": str, "kind": str, "rss_mb": float|null}
+  {"t": "done", "ok": true, "result": <json>, "rss_mb": float|null, "cpu_s": float}
+  {"t": "done", "ok": false, "error": str, "kind": str, "rss_mb": float|null, "cpu_s": float}
+  ("cpu_s" may be absent: a frame without it makes the parent wait for the exit)
 Parent -> child messages:
-  {"t": "init", ...}  (see child.py)
+  {"t": "init", "limits": {..}, "language": bool}   (see child.py; sent at spawn)
+  {"t": "run", "code": str, "methods": [str], "context": {..}}   (exactly once)
   {"t": "ret", "id": int, "ok": true, "v": <json>}
   {"t": "ret", "id": int, "ok": false, "error": str, "fatal": bool}
 
@@ -21,6 +24,7 @@ Stdlib only: the child loads this file by path, without site-packages.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
@@ -58,10 +62,18 @@ def encode(message: dict[str, Any], default: Any = None) -> bytes:
     return (enc.encode(message) + "\n").encode("ascii")
 
 
+# A number that may parse to infinity: an exponent of three digits or more, or a
+# run of 300 digits. Frames without one (nearly all) skip the per-float check.
+_MAYBE_HUGE = re.compile(rb"[0-9][eE][+-]?[0-9]{3}|[0-9]{300}")
+
+
 def decode(line: bytes) -> dict[str, Any]:
     """Parse one frame (without its newline) into a dict, strictly."""
     try:
-        obj = json.loads(line, parse_constant=_no_constants, parse_float=_finite_float)
+        if _MAYBE_HUGE.search(line) is None:
+            obj = json.loads(line, parse_constant=_no_constants)
+        else:
+            obj = json.loads(line, parse_constant=_no_constants, parse_float=_finite_float)
     except ProtocolError:
         raise
     except (ValueError, UnicodeDecodeError) as exc:
@@ -145,13 +157,17 @@ def check_child_message(msg: dict[str, Any]) -> str:
         rss = msg.get("rss_mb")
         if rss is not None and (not isinstance(rss, (int, float)) or isinstance(rss, bool)):
             raise ProtocolError("done frame: rss_mb must be a number or null")
+        cpu = msg.get("cpu_s", 0.0)
+        if not isinstance(cpu, (int, float)) or isinstance(cpu, bool) or not 0 <= cpu < 1e7:
+            raise ProtocolError("done frame: cpu_s must be a non-negative number")
+        keys = set(msg) - {"cpu_s"}
         if msg.get("ok") is True:
-            if set(msg) != {"t", "ok", "result", "rss_mb"}:
-                raise ProtocolError("done frame must have exactly t, ok, result, rss_mb")
+            if keys != {"t", "ok", "result", "rss_mb"}:
+                raise ProtocolError("done frame must have exactly t, ok, result, rss_mb (and cpu_s)")
             return t
         if msg.get("ok") is False:
-            if set(msg) != {"t", "ok", "error", "kind", "rss_mb"}:
-                raise ProtocolError("failed done frame must have exactly t, ok, error, kind, rss_mb")
+            if keys != {"t", "ok", "error", "kind", "rss_mb"}:
+                raise ProtocolError("failed done frame must have exactly t, ok, error, kind, rss_mb (and cpu_s)")
             if not isinstance(msg["error"], str) or msg["kind"] not in CHILD_ERROR_KINDS:
                 raise ProtocolError("failed done frame: bad error or kind")
             return t
@@ -164,6 +180,10 @@ def check_child_message(msg: dict[str, Any]) -> str:
             raise ProtocolError("ready frame: isolation must be a list of short strings")
         if not isinstance(msg["startup_s"], (int, float)) or isinstance(msg["startup_s"], bool):
             raise ProtocolError("ready frame: startup_s must be a number")
+        return t
+    if t == "started":
+        if set(msg) != {"t"}:
+            raise ProtocolError("started frame must have exactly t")
         return t
     raise ProtocolError(f"unknown frame type {str(t)[:40]!r}")
 

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,6 @@ from backchannel.config.sections import SandboxSettings
 from backchannel.sandbox import policy, rpc, workdir
 
 CHILD_SCRIPT = str(Path(__file__).with_name("child.py"))
-# Layers of defence; tests switch Python-level ones off to prove the others hold.
-ALL_LAYERS: frozenset[str] = frozenset({"ast", "builtins", "audit", "os"})
 _F_SETPIPE_SZ = 1031
 _PIPE_SIZE = 1 << 20
 _READ_CHUNK = 1 << 20
@@ -103,22 +101,28 @@ def live_children() -> list[int]:
 
 
 class _Session:
-    """One run: a child process, three pipes, a selector loop."""
+    """One child, used for exactly one program: `start` spawns it and sends the
+    limits (it confines itself and waits), `run` sends the program, serves it and
+    tears everything down. Between the two the child may wait as the spare."""
 
-    def __init__(self, code: str, api: Any, methods: dict[str, Callable[..., Any]],
-                 limits: SandboxSettings, context: dict[str, Any], layers: Iterable[str]):
-        self.code, self.api, self.methods, self.limits = code, api, methods, limits
-        self.context, self.layers = context, sorted(layers)
-        self.take_touched = getattr(api, "take_touched", None) if api is not None else None
-        if callable(self.take_touched):
-            self.take_touched()  # what the parent itself read before this run is not the program's
+    # The language layer makes errors readable and is not the boundary (the OS
+    # layers are, docs/sandbox.md). No setting, argument or API turns it off: only a
+    # test-only subclass does (tests/sandbox_bypass.py), to test the OS layers alone.
+    language_layer = True
+
+    def __init__(self, limits: SandboxSettings):
+        self.limits = limits
+        self.limits_key = rpc.encode(_limits_dict(limits))
         self.stats: dict[str, Any] = {
             "api_calls": 0, "api_errors": 0, "assertions_touched": 0, "rows_returned": 0,
-            "cpu_s": 0.0, "wall_s": 0.0, "max_rss_mb": 0.0, "startup_s": None, "api_s": 0.0,
-            "output_bytes": 0, "output_truncated": False,
+            "cpu_s": 0.0, "wall_s": 0.0, "max_rss_mb": 0.0, "startup_s": None, "start_s": None,
+            "api_s": 0.0, "output_bytes": 0, "output_truncated": False, "prestarted": False,
             "isolation": ["fresh_process", "empty_env", "new_session", "temp_cwd"], "error_kind": None,
             "exit": None, "pid": None,
         }
+        self.api: Any = None
+        self.methods: dict[str, Callable[..., Any]] = {}
+        self.take_touched: Any = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.fds: list[int] = []
         self.outbuf = bytearray()
@@ -128,16 +132,44 @@ class _Session:
         self.failure: tuple[str, str] | None = None
         self.rpc_eof = False
         self.ready_at: float | None = None
+        self.tmpdir: str | None = None
 
     # -- lifecycle --------------------------------------------------------
-    def run(self) -> SandboxResult:
-        self.t0 = time.perf_counter()
+    def start(self) -> None:
+        """Spawn the child and send it the limits; it confines itself and waits."""
+        self.spawned_at = time.perf_counter()
         self.tmpdir = workdir.make()
         try:
             self._spawn()
+        except BaseException:
+            self._teardown()
+            raise
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def discard(self) -> None:
+        """A spare never used: kill it and remove its directory."""
+        self._teardown()
+
+    def run(self, code: str, api: Any, methods: dict[str, Callable[..., Any]],
+            context: dict[str, Any]) -> SandboxResult:
+        self.t0 = time.perf_counter()
+        self.api, self.methods = api, methods
+        self.take_touched = getattr(api, "take_touched", None) if api is not None else None
+        if callable(self.take_touched):
+            self.take_touched()  # what the parent itself read before this run is not the program's
+        try:
+            if self.proc is None:
+                self.start()
+            else:
+                self.stats["prestarted"] = True
+            self._send(rpc.encode({"t": "run", "code": code, "methods": sorted(methods), "context": context}))
             self._loop()
         finally:
+            self.ended_at = time.perf_counter()
             self._teardown()
+        self.stats["teardown_s"] = round(time.perf_counter() - self.ended_at, 4)
         return self._result()
 
     def _spawn(self) -> None:
@@ -164,10 +196,11 @@ class _Session:
         self.to_child, self.from_child, self.out_r = to_child_w, from_child_r, out_r
         for fd in (to_child_w, from_child_r, out_r):
             os.set_blocking(fd, False)
-        self._send(rpc.encode({
-            "t": "init", "code": self.code, "methods": sorted(self.methods),
-            "context": self.context, "limits": _limits_dict(self.limits), "layers": self.layers,
-        }))
+        init = rpc.encode({"t": "init", "limits": _limits_dict(self.limits), "language": self.language_layer})
+        try:  # a few hundred bytes into an empty pipe: never blocks
+            os.write(self.to_child, init)
+        except BrokenPipeError:
+            pass
 
     def _peak_rss_mb(self) -> float | None:
         """VmHWM of the child's own image while it still runs (wait4's ru_maxrss
@@ -208,13 +241,23 @@ class _Session:
             except OSError:
                 pass
         self.fds = []
-        errors = workdir.remove_tree(self.tmpdir)
+        errors = workdir.remove_tree(self.tmpdir) if self.tmpdir is not None else []
+        self.tmpdir = None
         if errors:
             self.stats.setdefault("teardown_errors", []).extend(errors)
 
     def _stop_child(self) -> None:
-        if self.proc is not None:
+        if self.proc is not None and self.proc.returncode is not None:  # reaped already (a dead spare)
+            with _live_lock:
+                _live.discard(self.proc.pid)
+        if self.proc is not None and self.proc.returncode is None:
             peaks = [self._peak_rss_mb(), (self.done or {}).get("rss_mb")]
+            reported = self.failure is None and self.done is not None and self.done.get("cpu_s") is not None
+            if reported:
+                # The child said how it ended and what CPU it used: kill it now and
+                # reap it off the caller's path (the group is dead either way).
+                self._kill_and_reap_later(peaks)
+                return
             if self.failure is None and (self.done is not None or self.rpc_eof):
                 self._await_exit(0.5)
             # The whole group, always: an orphan or a lingering child dies here.
@@ -232,6 +275,29 @@ class _Session:
                 self.stats["max_rss_mb"] = max(known) if known else round(usage.ru_maxrss / 1024, 1)
             except ChildProcessError:
                 pass
+
+    def _kill_and_reap_later(self, peaks: list[Any]) -> None:
+        proc = self.proc
+        assert proc is not None and self.done is not None
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.stats["cpu_s"] = round(float(self.done["cpu_s"]), 4)
+        known = [p for p in peaks if isinstance(p, (int, float))]
+        self.stats["max_rss_mb"] = max(known) if known else None
+
+        def reap() -> None:
+            try:
+                _, status, _ = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+            except ChildProcessError:
+                pass
+            finally:
+                with _live_lock:  # reaped: only now may the PID be reused
+                    _live.discard(proc.pid)
+
+        threading.Thread(target=reap, name="sandbox-reap", daemon=True).start()
 
     # -- the loop -----------------------------------------------------------
     def _fail(self, kind: str, message: str) -> None:
@@ -279,8 +345,7 @@ class _Session:
 
     def _send(self, frame: bytes) -> None:
         self.outbuf += frame
-        if hasattr(self, "sel"):
-            self._flush()
+        self._flush()
 
     def _flush(self) -> None:
         try:
@@ -291,7 +356,8 @@ class _Session:
             pass
         except BrokenPipeError:
             self.outbuf.clear()  # the child is gone; its exit tells the rest
-        self._sync_writer()
+        if hasattr(self, "sel"):
+            self._sync_writer()
 
     def _read_output(self) -> None:
         try:
@@ -345,12 +411,19 @@ class _Session:
             if self.ready_at is not None:
                 raise rpc.ProtocolError("second ready frame")
             self.ready_at = time.perf_counter()
-            self.stats["startup_s"] = round(self.ready_at - self.t0, 4)
+            # Spawn to ready, as the parent sees it; a spare's ready frame waits in
+            # the pipe until its run, so the child's own count stands for it then.
+            self.stats["startup_s"] = round(float(msg["startup_s"]) if self.stats["prestarted"]
+                                            else self.ready_at - self.spawned_at, 4)
             self.stats["isolation"] += msg["isolation"]
             self.stats["isolation_mode"] = isolation_mode(self.stats["isolation"])
+        elif kind == "started":
+            if self.ready_at is None or self.stats["start_s"] is not None:
+                raise rpc.ProtocolError("started frame out of order")
+            self.stats["start_s"] = round(time.perf_counter() - self.t0, 4)
         elif kind == "call":
-            if self.ready_at is None:
-                raise rpc.ProtocolError("call before ready")
+            if self.stats["start_s"] is None:
+                raise rpc.ProtocolError("call before the program started")
             self._serve(msg)
         else:
             self.done = msg
@@ -442,15 +515,12 @@ def _early_failure(kind: str, error: str) -> SandboxResult:
                                               "wall_s": 0.0, "max_rss_mb": 0.0, "error_kind": kind})
 
 
-def execute(code: str, api: Any = None, limits: SandboxSettings | None = None, *,
-            context: dict[str, Any] | None = None, layers: Iterable[str] = ALL_LAYERS) -> SandboxResult:
-    """`run_program` with a choice of defence layers (tests switch some off to
-    prove that the others hold on their own)."""
-    layers = frozenset(layers)
+def _execute(code: str, api: Any, limits: SandboxSettings | None, context: dict[str, Any] | None,
+             session_class: type[_Session]) -> SandboxResult:
     limits = limits or SandboxSettings()
     if not isinstance(code, str):
         return _early_failure("internal", "the program must be a str")
-    if "ast" in layers:
+    if session_class.language_layer:
         try:
             policy.check_source(code)
         except SyntaxError as exc:
@@ -469,10 +539,14 @@ def execute(code: str, api: Any = None, limits: SandboxSettings | None = None, *
         ctx = rpc.decode(rpc.encode(dict(context or {}), default=jsonable)[:-1])
     except (TypeError, ValueError, RecursionError, rpc.ProtocolError) as exc:
         return _early_failure("internal", f"the context is not JSON: {exc}")
+    session = spare.take(limits) if session_class is _Session else None
     try:
-        return _Session(code, api, methods, limits, ctx, layers).run()
+        return (session or session_class(limits)).run(code, api, methods, ctx)
     except Exception as exc:  # noqa: BLE001 - e.g. no process could be spawned
         return _early_failure("internal", f"sandbox failure: {type(exc).__name__}: {exc}")
+    finally:
+        if session_class is _Session:
+            spare.refill()
 
 
 def run_program(code: str, api: Any = None, limits: SandboxSettings | None = None, *,
@@ -482,6 +556,107 @@ def run_program(code: str, api: Any = None, limits: SandboxSettings | None = Non
     The program sees globals `api` (the methods of `api.rpc_methods()`),
     `context` (a copy of `context`), `Candidate` and `ApiError`. Its result is
     the value of the variable `result`, or else of its last bare expression,
-    converted to JSON. Never raises for anything the program does.
+    converted to JSON. Never raises for anything the program does. Uses the
+    child started ahead (`prestart`) when there is one for these limits.
     """
-    return execute(code, api, limits, context=context)
+    return _execute(code, api, limits, context, _Session)
+
+
+execute = run_program  # the older name
+
+
+class _Spare:
+    """At most one child started ahead, confined and waiting for its program, for
+    the limits given to `prestart`. A run takes it (never shares or reuses it) and
+    a new one is started after the run, from one long-lived thread: a child's
+    death signal follows the thread that spawned it, so that thread never ends."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.wanted: SandboxSettings | None = None
+        self.session: _Session | None = None
+        self.wake = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def keep(self, limits: SandboxSettings | None) -> None:
+        with self.lock:
+            self.wanted = limits
+            old = self.session
+            if old is not None and limits is not None and old.limits_key == rpc.encode(_limits_dict(limits)):
+                old = None  # the spare waiting now already has these limits
+            if old is not None:
+                self.session = None
+            if limits is not None and self.thread is None:
+                self.thread = threading.Thread(target=self._serve, name="sandbox-spare", daemon=True)
+                self.thread.start()
+        if old is not None:
+            old.discard()
+        self.refill()
+
+    def take(self, limits: SandboxSettings) -> _Session | None:
+        with self.lock:
+            session = self.session
+            if session is None or session.limits_key != rpc.encode(_limits_dict(limits)):
+                return None
+            self.session = None
+        if session.alive():
+            return session
+        session.discard()  # died while waiting (killed from outside): start cold
+        return None
+
+    def refill(self) -> None:
+        if self.wanted is not None:
+            self.wake.set()
+
+    def ready(self, timeout: float) -> bool:
+        """True once a spare has been spawned and said it is confined (benches wait on it)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            with self.lock:
+                session = self.session
+            if session is not None and _has_input(session.from_child, 0.01):
+                return True
+            time.sleep(0.005)
+        return False
+
+    def _serve(self) -> None:
+        while True:
+            self.wake.wait()
+            self.wake.clear()
+            with self.lock:
+                limits = self.wanted if self.session is None else None
+            if limits is None:
+                continue
+            session = _Session(limits)
+            try:
+                session.start()
+            except Exception:  # noqa: BLE001 - no spare: runs start cold, as without one
+                continue
+            with self.lock:
+                kept = self.session is None and self.wanted is not None and \
+                    rpc.encode(_limits_dict(self.wanted)) == session.limits_key
+                if kept:
+                    self.session = session
+            if not kept:  # stopped, or the limits changed while it started
+                session.discard()
+
+
+def _has_input(fd: int, timeout: float) -> bool:
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    except (OSError, ValueError):
+        return False
+
+
+spare = _Spare()
+
+
+def prestart(limits: SandboxSettings) -> None:
+    """Keep one confined child started ahead for runs with these limits, so a
+    program starts in milliseconds; each is used for one program, never reused."""
+    spare.keep(limits)
+
+
+def stop_prestarting() -> None:
+    """Kill the spare child, if any, and start no more."""
+    spare.keep(None)

@@ -134,3 +134,25 @@ def test_french_and_japanese_first_person_from_the_model(store):
     assert [(a.subject.name, a.subject.is_speaker, a.object.name) for a in result.assertions] == [
         ("Marc", True, "Sophie Martin"), ("田中", True, "佐藤")]
     assert result.unresolved == 1
+
+
+def test_a_news_item_read_by_the_model_is_a_news_source(store, home):
+    """With a model configured, the signal's text goes to the model, then the same passes and
+    the same writer: trust reason `news`; a rumour in the headline is hedged too."""
+    from backchannel.engine.signal_reading import read_signal
+
+    register_scripted([{"content": {"assertions": [
+        _item(0, "Kenji Sato appointed Chief Digital Officer at Mirai Bank", "Kenji Sato", "works_at", "Mirai Bank",
+              "asserted", object_kind="organisation", qualifier="CDO"),
+        _item(1, "Laura Chen could leave Globex", "Laura Chen", "left", "Globex", "hypothetical",
+              object_kind="organisation"),
+    ]}}], name="st4")
+    gw = _gateway(store, "st4")
+    sig = {"id": "n1", "title": "Kenji Sato appointed Chief Digital Officer at Mirai Bank",
+           "summary": "Laura Chen could leave Globex.", "published_at": "2026-03-12T08:00:00+00:00"}
+    read = read_signal(store, gw.settings, sig, gateway=gw, run_id="R4")
+    assert read["created"] and read["assertions"] == 1
+    row = store.query("SELECT predicate, qualifier, trust_reasons, speaker_id, extractor FROM assertions")[0]
+    assert (row["predicate"], row["qualifier"], list(row["trust_reasons"])) == ("works_at", "CDO", ["news"])
+    assert row["speaker_id"] is None and row["extractor"] == "scripted/st4"
+    assert read_signal(store, gw.settings, sig, gateway=gw, run_id="R5")["created"] is False  # once

@@ -138,7 +138,7 @@ def test_french_and_japanese_first_person_from_the_model(store):
 
 def test_a_news_item_read_by_the_model_is_a_news_source(store, home):
     """With a model configured, the signal's text goes to the model, then the same passes and
-    the same writer: trust reason `news`; a rumour in the headline is hedged too."""
+    the same writer: trust reason `news`; what the model calls hypothetical is dropped."""
     from backchannel.engine.signal_reading import read_signal
 
     register_scripted([{"content": {"assertions": [

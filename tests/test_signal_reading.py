@@ -114,6 +114,22 @@ def test_what_news_items_do_not_assert():
                   "Claire Morel pourrait rejoindre Orange comme DRH", "Renault ne recrute pas Paul Girard comme DG"):
         t = news_transcript(title, None, published=when, path=None)
         assert extract_news(t) == [], title
+    # The organisation and title before the name; "its TITLE, X, has left"; "formerly of" (written for this test).
+    cases = {
+        "Orbis Logistics chief financial officer Tomasz Nowak resigns": {
+            ("Tomasz Nowak", "left", "Orbis Logistics", "CFO")},
+        "Former Siemens CTO Lena Vogt joins Kestrel Robotics as chief executive": {
+            ("Lena Vogt", "left", "Siemens", "CTO"), ("Lena Vogt", "works_at", "Kestrel Robotics", "CEO")},
+        "Halden Group says its general counsel, Mira Sand, has resigned": {
+            ("Mira Sand", "left", "Halden Group", "general counsel")},
+        "Rowan Ito, formerly of Deloitte, takes a board seat": {("Rowan Ito", "left", "Deloitte", None)},
+        "Halden Group says its general counsel, Mira Sand, will leave in June": set(),
+        "Acme Robotics CEO Jane Doe will step down next year": set(),
+    }
+    for title, wanted in cases.items():
+        got = {(a.subject.name, a.predicate, a.object.name if a.object else None, a.qualifier)
+               for a in extract_news(news_transcript(title, None, published=when, path=None))}
+        assert got == wanted, title
     # Sentences written for this test, not in any suite: the register's other verbs.
     got = {}
     for title in ("Globex names Priya Raman chief technology officer",

@@ -27,10 +27,12 @@ from backchannel.extractors.offline_names import (
     NAME,
     ORG,
     ORG_HEADS,
+    TITLE_HEADS,
     looks_like_org,
     org_name,
     parse_title,
     person_name,
+    strong_title,
 )
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript, Utterance
@@ -42,6 +44,25 @@ _PERSON = rf"(?P<person>{NAME})"
 _AUX = r"(?:(?:is|was|has\s+been|have\s+been|had\s+been|has|have|had|will\s+be|to\s+be|being|gets|got)\s+)?"
 _END = r"(?=\s*(?:$|[,;:.!?]|\s(?:effective|from|after|following|in|on|with|amid|as\s+part)\b))"
 
+_HEADS = "(?:" + "|".join(sorted((re.escape(h) for h in TITLE_HEADS if h.islower()), key=len, reverse=True)) + ")"
+# "joins payments firm Tillpoint": up to two lowercase words that say what the organisation is.
+_DESCRIPTOR = r"(?:(?:the\s+)?(?:[a-z][a-z-]+\s+){1,2}(?=[A-Z]))?"
+# "names former Airbus engineer Henrik Dahl ...": who the person was, before the name.
+_PREMOD = rf"(?:(?:former|ex-?)\s*(?:{ORG}\s+)?(?:[a-z][a-z-]+\s+){{1,2}}(?=[A-Z]))?"
+# "Larkspur Bank chief executive Gordon Frye steps down", "Former Equifax CIO Tamsin Reid joins ...":
+# the organisation and the title before the name.
+_ORG_TITLE_PERSON = re.compile(
+    rf"(?P<former>\b(?:[Ff]ormer|[Ee]x-?)\s*)?(?<![\w-]){_ORG_TEXT}\s+(?P<title>(?:[a-z][a-z-]+\s+){{0,3}}"
+    rf"(?:[A-Z]{{2,5}}|{_HEADS}))\s+{_PERSON}(?P<rest>\s+(?:steps\s+down|stepped\s+down|departs|departed|resigns"
+    rf"|resigned|leaves|left|quits|quit|exits|retires|is\s+leaving|will\s+(?:leave|depart|retire|step\s+down))\b)?")
+# "Stratford Hotels says its chief people officer, Gemma Royce, has left the company"
+_SAYS_ITS = re.compile(
+    rf"{_ORG_TEXT}\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its\s+(?P<title>[^,]{{2,50}}),\s+"
+    rf"{_PERSON},\s+(?:has|had|will)\s+(?P<verb>left|resigned|stepped\s+down|departed|leave|resign|step\s+down|depart"
+    rf"|retire|retired)")
+# "Dr. Kwesi Mensah, formerly of IBM Research," : a past employer.
+_FORMERLY = re.compile(rf"{_PERSON},\s+(?:formerly|previously|most\s+recently)\s+(?:of|at|with)\s+{_ORG_TEXT}")
+
 # "Kenji Sato (has been) appointed/named/promoted (to) Chief Digital Officer at/of Mirai Bank"
 _APPOINTED = re.compile(
     rf"{_PERSON},?\s+{_AUX}(?:appointed|named|promoted|elevated|tapped|hired|elected|confirmed)\s+"
@@ -49,12 +70,12 @@ _APPOINTED = re.compile(
 # "Mirai Bank appoints/names/hires/taps Kenji Sato as (its new) Chief Digital Officer"
 _HIRES = re.compile(
     rf"{_ORG_TEXT}\s+{_AUX}(?:appoints|appointed|names|named|hires|hired|taps|tapped|promotes|promoted|picks|picked"
-    rf"|welcomes|welcomed|recruits|recruited|poaches|poached|elects|elected)\s+{_PERSON}\s+(?:(?:as|to)\s+)?"
+    rf"|welcomes|welcomed|recruits|recruited|poaches|poached|elects|elected)\s+{_PREMOD}{_PERSON},?\s+(?:(?:as|to)\s+)?"
     rf"{_TITLE_TEXT}{_END}")
 # "Jane Doe joins/to join/has joined Acme (as head of sales)"
 _JOINS = re.compile(
     rf"{_PERSON},?\s+(?:joins|joined|has\s+joined|to\s+join|will\s+join|is\s+joining|moves\s+to|moved\s+to"
-    rf"|heads\s+to|jumps\s+to|signs\s+with|signed\s+with)\s+{_ORG_TEXT}(?:\s+as\s+{_TITLE_TEXT}{_END})?")
+    rf"|heads\s+to|jumps\s+to|signs\s+with|signed\s+with)\s+{_DESCRIPTOR}{_ORG_TEXT}(?:\s+as\s+{_TITLE_TEXT}{_END})?")
 # "Jane Doe leaves/quits/exits/departs/steps down from Acme", "Jane Doe steps down as CEO of Acme"
 _LEAVES = re.compile(
     rf"{_PERSON},?\s+(?:leaves|left|has\s+left|to\s+leave|will\s+leave|quits|quit|exits|exited|departs(?:\s+from)?"
@@ -109,7 +130,7 @@ def headline_facts(transcript: Transcript) -> list[ExtractedAssertion]:
     return out
 
 
-_LEADING_ARTICLE = re.compile(r"^(?:[Ll]a|[Ll]e|[Ll]es|[Ll]['’]|[Tt]he)\s*")
+_LEADING_ARTICLE = re.compile(r"^(?:(?:[Ll]a|[Ll]e|[Ll]es|[Tt]he)\s+|[Ll]['’]\s*)")
 
 
 @dataclass(frozen=True)
@@ -133,6 +154,8 @@ def _facts_in(idx: int, text: str, s0: int, s1: int, anchor: date | None,
     out: list[ExtractedAssertion] = []
     taken: list[tuple[int, int]] = []
     grammars = _FRENCH if french else _ENGLISH if french is False else _FRENCH + _ENGLISH
+    if french is not True:
+        out.extend(_premodified(idx, text, s0, s1, anchor))
     for rx, predicate in grammars:
         for m in rx.finditer(text, s0, s1):
             if any(a < m.end() and m.start() < b for a, b in taken):
@@ -144,8 +167,62 @@ def _facts_in(idx: int, text: str, s0: int, s1: int, anchor: date | None,
     return out
 
 
+def _premodified(idx: int, text: str, s0: int, s1: int, anchor: date | None) -> list[ExtractedAssertion]:
+    """The organisation and the title said before the name, "its TITLE, X, has left", "X, formerly of Y".
+    A former title or a departure is one `left` (with the title), never a current works_at."""
+    out: list[ExtractedAssertion] = []
+    for m in _ORG_TITLE_PERSON.finditer(text, s0, s1):
+        parsed = parse_title(m.group("title"))
+        if parsed is None or not strong_title(parsed[0]):
+            continue  # "Acme shares Jane Doe": no title, no fact
+        rest = m.group("rest") or ""
+        if "will" in rest:
+            continue  # a departure announced, not yet a fact
+        gone = bool(m.group("former") or rest)
+        fact = _fact(m, "left" if gone else "works_at", idx, text, anchor)
+        if fact is None:
+            continue
+        if gone:
+            fact.qualifier = parsed[1]
+            fact.valid_to = anchor if rest else None
+            _extend_quote(fact, text, m.end())
+        else:
+            fact.valid_from = None  # a title said in passing dates nothing
+        out.append(fact)
+    for m in _SAYS_ITS.finditer(text, s0, s1):
+        if m.group("verb") in ("leave", "resign", "step down", "depart", "retire"):
+            continue  # "will leave": announced
+        fact = _fact(m, "left", idx, text, anchor)
+        if fact is not None:
+            parsed = parse_title(m.group("title"))
+            fact.qualifier = parsed[1] if parsed else None
+            _extend_quote(fact, text, m.end())
+            out.append(fact)
+    for m in _FORMERLY.finditer(text, s0, s1):
+        fact = _fact(m, "left", idx, text, anchor)
+        if fact is not None:
+            fact.valid_to = None  # when is not said
+            out.append(fact)
+    return out
+
+
+def _extend_quote(a: ExtractedAssertion, text: str, end: int) -> None:
+    a.span_end = max(a.span_end, end)
+    a.quote = text[a.span_start:a.span_end]
+
+
+def _trailing_person(raw: str) -> str | None:
+    """The person at the end of a run of capitalised words: "Equifax CIO Tamsin Reid" -> "Tamsin Reid"."""
+    words = raw.split()
+    for k in range(len(words)):
+        name = person_name(" ".join(words[k:]))
+        if name is not None and (k == 0 or len(words) - k >= 2):
+            return name
+    return None
+
+
 def _fact(m: re.Match, predicate: str, idx: int, text: str, anchor: date | None) -> ExtractedAssertion | None:
-    person = person_name(m.group("person"))
+    person = _trailing_person(m.group("person"))
     raw_org = _LEADING_ARTICLE.sub("", m.group("org"))
     org = org_fr(_NO_PEOPLE, raw_org) if rx_is_french(m) else org_name(raw_org)
     if person is None or org is None:
@@ -163,7 +240,7 @@ def _fact(m: re.Match, predicate: str, idx: int, text: str, anchor: date | None)
     # The quote runs from the person to the end of the organisation's name (or of the title after it).
     found = m.group("org").find(org)
     org_end = m.start("org") + (found + len(org) if found >= 0 else len(m.group("org")))
-    end = max(org_end, m.end("title") if title else org_end)
+    end = max(org_end, m.end("title") if title else org_end, m.end("person"))
     left = predicate == "left"
     return ExtractedAssertion(
         subject=Mention(person, "person"), predicate=predicate, utterance_idx=idx, span_start=m.start(),

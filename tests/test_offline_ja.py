@@ -110,3 +110,105 @@ Yuki: はい、見積もりを金曜日までに送ります。田中さんは3�
         ("committed_to", "Yuki", "見積もりを送ります", None, None, date(2026, 10, 9), "Alex Moreau"),
         ("works_at", "田中", "アクメ", "CTO", date(2026, 3, 1), None, None),
     }
+
+
+# -- the subject left out, and one person under every form of a name ---------------------
+# Sentences written for this change, none from another suite.
+
+@pytest.mark.parametrize("lines,fact", [
+    # the partner named in the turn before; the subject (the speaker) left out
+    ([("Alex", "田中さんって覚えてる？"), ("Yuki", "うん、昔一緒に働いてた。")], ("worked_with", "Yuki", "田中")),
+    ([("Alex", "中村さんのこと、知ってる？"), ("Yuki", "もちろん。グローベックスで一緒に仕事してた。")],
+     ("worked_with", "Yuki", "中村")),
+    # the partner earlier in the same turn
+    ([("Yuki", "高橋さん？アクメで一緒に働いてました。"), ("Alex", "そうなんだ。")], ("worked_with", "Yuki", "高橋")),
+    # nobody named, a meeting of two: the other one
+    ([("Alex", "久しぶり。"), ("Yuki", "昔、アクメで一緒に働いてたよね。")], ("worked_with", "Yuki", "Alex")),
+])
+def test_a_left_out_subject_is_the_speaker_and_the_partner_comes_from_context(lines, fact):
+    assert fact in {(p, s, o) for p, s, o, *_ in facts(run(lines=lines))}
+
+
+@pytest.mark.parametrize("lines", [
+    [("Alex", "田中さんと鈴木さん、覚えてる？"), ("Yuki", "うん、一緒に働いてた。")],  # two candidates
+    [("Alex", "久しぶり。"), ("Yuki", "一緒に働いてた。"), ("Ken", "そう。")],  # three people, nobody named
+    [("Alex", "田中さんは？"), ("Yuki", "鈴木さんは一緒に働いてた。")],  # whose tie the words do not say
+    [("Alex", "田中さんを知ってる？"), ("Yuki", "一緒に働いてなかった。")],  # negative
+])
+def test_no_partner_guessed(lines):
+    assert not any(a.predicate == "worked_with" for a in run(lines=lines))
+
+
+def test_japanese_names_link_across_meetings_and_to_the_calendar(home: Path, store):
+    """田中太郎 in one meeting, 田中さん in the next, 田中様 and "Tanaka Taro" on invitations:
+    one person. The romanised forms need SudachiPy (the `ja` extra)."""
+    pytest.importorskip("sudachipy")
+    from backchannel.config import Settings, resolve_paths
+    from backchannel.engine.pipeline import run_wake_once
+    from backchannel.extractors.ingest import ingest_file
+    from backchannel.memory import calendar
+
+    paths = resolve_paths().ensure()
+    settings = Settings()
+    files = {"2026-05-01 定例.txt": "田中太郎: 田中です。去年グローベックスを辞めました。\nAlex Moreau: そうでしたか。\n",
+             "2026-06-01 打ち合わせ.txt": "田中さん: 今はアクメにいます。\nAlex Moreau: いいですね。\n",
+             "2026-07-01 ランチ.txt": "佐藤: 田中さんとは2016年から2021年までアクメで一緒に働いていました。\n"
+                                   "Alex Moreau: へえ。\n"}
+    for name, text in files.items():
+        (home / name).write_text(text, encoding="utf-8")
+        assert ingest_file(store, settings, home / name).status == "ingested"
+    tanaka = store.scalar("SELECT id FROM entities WHERE name = '田中太郎'")
+    rows = store.query("SELECT predicate, subject_id, object_id FROM assertions ORDER BY id")
+    assert [(r["predicate"], tanaka in (r["subject_id"], r["object_id"])) for r in rows] == [
+        ("left", True), ("works_at", True), ("worked_with", True)]
+    assert store.scalar("SELECT count(*) FROM entities WHERE kind = 'person' AND name LIKE '田中%'") == 1
+    for attendee in ("Tanaka Taro <taro@example.jp>", "Taro Tanaka", "田中様", "田中太郎さん", "田中　太郎 <t@x.jp>"):
+        assert calendar.resolve_attendee(store, attendee) == tanaka, attendee
+    start = datetime(2030, 1, 8, 10, 0).isoformat() + "+00:00"
+    out = run_wake_once(store, settings, paths, {"kind": "calendar", "key": "calendar:ja", "payload": {"events": [
+        {"uid": "ja1", "starts_at": start, "ends_at": None, "summary": "Lunch", "calendar": "t.ics",
+         "attendees": ["Tanaka Taro <taro@example.jp>"]}]}})
+    assert out.detail["calendar"]["with_known_attendees"] == 1
+
+
+def test_name_forms_without_a_guess():
+    from backchannel.extractors.names_ja import aliases_for, looks_like_japanese_person, romanise
+    from backchannel.memory.text import norm_name
+
+    assert norm_name("田中さん") == norm_name("田中") and norm_name("Sama") == "sama"
+    assert [romanise(k) for k in ("タナカ", "タロウ", "シュウヘイ", "キョウコ", "ハットリ")] == [
+        "Tanaka", "Taro", "Shuhei", "Kyoko", "Hattori"]
+    assert looks_like_japanese_person("佐藤様") and not looks_like_japanese_person("司会")
+    if pytest.importorskip("sudachipy"):
+        assert aliases_for("高橋健太さん") == ["高橋健太", "Takahashi Kenta", "Kenta Takahashi"]
+        assert looks_like_japanese_person("渡辺美咲") and not looks_like_japanese_person("インタビュアー")
+
+
+@pytest.mark.parametrize("title,fact", [
+    ("田中太郎氏がアクメのCTOに就任", ("works_at", "田中太郎", "アクメ", "CTO")),
+    ("アクメ、佐藤花子氏をCFOに起用", ("works_at", "佐藤花子", "アクメ", "CFO")),
+    ("鈴木一郎氏がグローベックスを退任", ("left", "鈴木一郎", "グローベックス", None)),
+])
+def test_japanese_appointments_in_a_news_item(title, fact):
+    from backchannel.extractors.news import extract_news, news_transcript
+
+    t = news_transcript(title, None, published=MEETING, path=None)
+    got = {(a.predicate, a.subject.name, a.object.name if a.object else None, a.qualifier) for a in extract_news(t)}
+    assert got == {fact}
+    assert not extract_news(news_transcript("田中さんはアクメの社長に就任しませんでした。", None, published=MEETING,
+                                            path=None))
+
+
+def test_names_stored_before_are_normalised_again(store):
+    """A store written before honorifics were dropped: migration 0230 renormalises it."""
+    store.con.execute("INSERT INTO entities (kind, name, norm) VALUES ('person', '田中さん', '田中さん')")
+    eid = store.scalar("SELECT id FROM entities WHERE name = '田中さん'")
+    store.con.execute("INSERT INTO aliases (entity_id, alias, norm) VALUES (?, '田中さん', '田中さん'), "
+                      "(?, '田中 さん', '田中 さん'), (?, 'Sama', 'sama')", [eid, eid, eid])
+    store.con.execute("DELETE FROM schema_migrations WHERE name LIKE '0230%'")
+    assert [m for m in store.migrate() if m.startswith("0230")]
+    assert store.scalar("SELECT norm FROM entities WHERE id = ?", [eid]) == "田中"
+    assert sorted(r[0] for r in store.con.execute("SELECT norm FROM aliases WHERE entity_id = ?", [eid]).fetchall()) \
+        == ["sama", "田中"]
+    from backchannel.memory import entities
+    assert [e.id for e in entities.find(store, "田中様")] == [eid]

@@ -7,11 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backchannel.core.vocabulary import ENTITY_KINDS, MODALITIES, PREDICATES
+from backchannel.core.vocabulary import ENTITY_KINDS, MODALITIES, PREDICATES, STANCES
 
 Predicate = Literal[tuple(PREDICATES)]  # type: ignore[valid-type]
 Modality = Literal[MODALITIES]  # type: ignore[valid-type]
 Kind = Literal[ENTITY_KINDS]  # type: ignore[valid-type]
+Stance = Literal[STANCES]  # type: ignore[valid-type]
 
 
 class Output(BaseModel):
@@ -33,6 +34,7 @@ class ModelAssertion(Output):
     qualifier: str | None = Field(default=None, description="works_at: the title; worked_with: where")
     date_phrase: str | None = Field(default=None, description="the words that date it, verbatim, if any")
     modality: Modality = "stated"
+    stance: Stance = Field(default="asserted", description="how the words hold the fact: " + ", ".join(STANCES))
     confidence: float = Field(default=0.7, ge=0.0, le=1.0)
 
     @field_validator("object", "object_literal", "qualifier", "date_phrase", "object_kind", mode="before")

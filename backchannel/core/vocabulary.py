@@ -10,6 +10,7 @@ ENTITY_KINDS = ("person", "organisation", "role")
 
 # Index order matters: the graph index stores a modality as its position here.
 MODALITIES = ("stated", "reported", "commitment", "opinion")
+STANCES = ("asserted","negated","hypothetical","rumour","reported","joke","exercise","ended","knows_of")
 
 # The predicate vocabulary, each with the line the extraction prompt shows the model.
 PREDICATES = {

@@ -254,7 +254,8 @@ def commitment_entities(store: Store, entity_ids: list[int], evidence: list[dict
 
 
 def _history(store: Store, person: int, owner: int | None) -> tuple[datetime | None, int]:
-    """(when they were last said anything about or said anything, live social links between
+    """(when they were last said anything about in a meeting, mail or note, or said anything (a news
+    item about them is not hearing from them), live social links between
     them and the owner), from the process's in-memory graph index (graph/index.py): a gather
     over their adjacency instead of a scan of every assertion."""
     from backchannel.graph.index import NO_TIME, IndexCache
@@ -265,6 +266,7 @@ def _history(store: Store, person: int, owner: int | None) -> tuple[datetime | N
         return None, 0
     pos = idx.incident(nodes)
     rows = idx.adj_row[idx.keep(pos, None)]
+    rows = rows[~idx.news[rows]]  # a news item about them is no word from them
     secs = max(int(idx.said[rows].max()) if len(rows) else int(NO_TIME), int(idx.last_spoke[nodes].max()))
     linked = 0
     if owner is not None and 0 <= owner < idx.n_nodes:

@@ -243,24 +243,43 @@ def _meeting_soon(ctx: _Ctx) -> None:
 
 
 def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
-    """Insert the signal once (by id), linked to the organisations its text mentions.
-    `p` is a `signal` wake's payload; one that is not a signal raises PayloadError."""
+    """Insert the signal once (by id), linked to the organisations its text mentions
+    (those memory knew besides the signal's own reading: signal_reading.py). A signal
+    stored before (a resumed run) keeps its stored links. `p` is a `signal` wake's
+    payload; one that is not a signal raises PayloadError."""
+    from backchannel.engine.signal_reading import news_source_id
     from backchannel.triggers import signals as signals_mod
     sig = Signal.from_payload(p)
-    matches = signals_mod.match_org_details(f"{sig.title} {sig.summary}", signals.organisations(store))
-    org_ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
     published = sig.published_at.isoformat() if sig.published_at else None
+    out = {"id": sig.id, "title": sig.title, "summary": sig.summary, "url": sig.url, "published_at": published}
+    before = signals.stored(store, sig.id)
+    if before is not None:
+        return {**out, "org_ids": before["org_ids"], "org_matches": json.loads(before["org_matches"] or "[]")}
+    own = news_source_id({**out, "source": sig.source})
+    matches = signals_mod.match_org_details(f"{sig.title} {sig.summary}", signals.organisations(store, besides=own))
+    org_ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
     signals.insert(store, sig.id, source=sig.source, title=sig.title or "(untitled)",
                    summary=sig.summary, url=sig.url, published_at=parse_naive_utc(published),
                    org_ids=org_ids, org_matches_json=json.dumps([m.to_dict() for m in matches]))
-    return {"id": sig.id, "title": sig.title, "summary": sig.summary, "url": sig.url,
-            "published_at": published, "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
+    return {**out, "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
 
 
 def _signal(ctx: _Ctx) -> None:
+    from backchannel.engine import signal_reading
     sig = store_signal(ctx.store, ctx.wake.payload)
     runs.step(ctx.store, ctx.run_id, "signal.stored", sig)
     crash_point("signal.after_store")
+    # The item read like speech: its people, roles and organisations become assertions of a
+    # news source (once, by content); then the organisations other sources talk about.
+    read = signal_reading.read_signal(ctx.store, ctx.settings, {**ctx.wake.payload, **sig},
+                                      gateway=ctx.gateway, run_id=ctx.run_id, now=ctx.now)
+    runs.step(ctx.store, ctx.run_id, "signal.read", read)
+    ctx.outcome.detail["signal_source"] = read
+    crash_point("signal.after_read")
+    linked = signal_reading.link_discussed(ctx.store, sig)
+    if linked is not None:
+        sig["org_ids"] = linked["org_ids"]
+        runs.step(ctx.store, ctx.run_id, "signal.linked", linked)
     if not sig["org_ids"]:
         ctx.outcome.reason = "the signal mentions no organisation known to memory"
         return

@@ -50,7 +50,7 @@ def after_ingest(ctx: Any, source_id: str | None) -> None:
     try:
         touched = _touched(ctx.store, source_id)
         meetings = _meetings(ctx, pipeline, touched)  # first: a signal's sweep then sees who is met soon
-        todo = _signals(ctx, pipeline, touched) + meetings
+        todo = _signals(ctx, pipeline, touched, source_id) + meetings
     except pipeline.Interrupted:
         raise
     except Exception as exc:  # noqa: BLE001 - the ingest itself succeeded; say what could not be re-checked
@@ -62,21 +62,33 @@ def after_ingest(ctx: Any, source_id: str | None) -> None:
         pipeline._sweep_and_propose(ctx, context, tag)
 
 
-def _signals(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict[str, Any]]]:
+def _signals(ctx: Any, pipeline: Any, touched: set[int],
+             new_source: str | None = None) -> list[tuple[str, dict[str, Any]]]:
     from backchannel.triggers import signals as signals_mod
     store = ctx.store
     rows = signals.recent(store, ctx.now - timedelta(days=judge.SIGNAL_ZERO_D))
     if not rows:
         return []
+    from backchannel.engine import signal_reading
     orgs = signals.organisations(store)
+    own = signals.news_only_organisations(store)  # a news item never links to what only it named
+    said_here = "\n".join(r[0] for r in store.con.execute(
+        "SELECT text FROM utterances WHERE source_id = ?", [new_source]).fetchall()) if new_source else ""
     out = []
     for r in rows:
-        matches = signals_mod.match_org_details(f"{r['title']} {r['summary'] or ''}", orgs)
+        mine = own.get(signal_reading.news_source_id(r) or "", set())
+        matches = signals_mod.match_org_details(f"{r['title']} {r['summary'] or ''}",
+                                                [o for o in orgs if o[0] not in mine])
         ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
         old = sorted(int(i) for i in (r["org_ids"] or []))
         gained = sorted(set(ids) - set(old))
         if gained:
             signals.relink(store, r["id"], ids, json.dumps([m.to_dict() for m in matches]))
+        elif not ids and said_here and signal_reading.may_be_discussed(r, said_here):
+            # Nothing known by name: the new meeting may talk about one of its organisations.
+            linked = signal_reading.link_discussed(store, r, source_id=new_source)
+            if linked is not None:
+                ids, gained = linked["org_ids"], linked["gained"]
         if not ids or not (gained or set(ids) & touched):
             continue
         why = f"now linked to {gained}" if gained else "the new meeting talks about its organisations"

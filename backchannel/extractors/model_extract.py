@@ -9,7 +9,12 @@ and the words that date it. Code then
   nowhere is dropped and counted as rejected (hallucinated);
 - attributes the assertion to that utterance's speaker ("I" is the speaker);
 - resolves the date phrase against the meeting date (`dates.resolve_phrase`),
-  ignoring a phrase that is not in the utterance.
+  ignoring a phrase that is not in the utterance;
+- then runs the passes the offline extractor's output goes through (`shared_passes`):
+  the model's stance (asserted, negated, hypothetical, rumour, reported, joke,
+  exercise, ended, knows_of: stance_effects.py), the claim pass over the words
+  around the quote (claim_context.py) and the recipients of promises; the writer
+  then resolves names and sets trust exactly as for the offline path.
 
 Failure contract with the writer: `extract_with_model` either returns every
 assertion for the whole transcript or raises (`BudgetExhausted`, `ModelError`,
@@ -41,8 +46,12 @@ from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory.text import norm_name
 
 ANSWER_MAX_TOKENS = 4096
-FIRST_PERSON = {"i", "me", "myself", "my", "mine", "speaker", "the speaker"}
-UNRESOLVABLE = {"we", "us", "you", "he", "him", "she", "her", "they", "them", "it", "someone", "somebody"}
+# English, French and Japanese: a model answering in the transcript's language may write "je" or "私".
+FIRST_PERSON = {"i", "me", "myself", "my", "mine", "speaker", "the speaker", "je", "moi", "j'", "私", "僕", "俺",
+                "わたし", "ぼく", "わたくし"}
+UNRESOLVABLE = {"we", "us", "you", "he", "him", "she", "her", "they", "them", "it", "someone", "somebody",
+                "nous", "vous", "tu", "il", "elle", "ils", "elles", "on", "quelqu'un",
+                "私たち", "我々", "あなた", "彼", "彼女", "彼ら", "誰か"}
 # Facts that hold from a date on: only the start of a dated phrase is theirs.
 START_ONLY = {"works_at", "has_title"}
 # Facts whose date phrase says when they end (a departure, a due date).
@@ -57,6 +66,8 @@ class ModelExtraction:
     rejected_quotes: int  # quotes found in no utterance of their chunk: dropped
     failed_chunks: int = 0  # strict=False only: chunks whose answer stayed invalid
     unresolved: int = 0  # dropped: a pronoun subject/object, or a missing object
+    stance_dropped: int = 0  # dropped: a stance that does not hold the fact (negated, hypothetical, joke, ...)
+    claim_dropped: int = 0  # dropped by the claim pass over the words around the quote
     prompt_tokens: int = 0
     completion_tokens: int = 0
     rejected: list[dict[str, Any]] = field(default_factory=list)  # what was dropped and why
@@ -65,6 +76,7 @@ class ModelExtraction:
         """The counts (and the first dropped items) as JSON, for the event log."""
         return {"chunks": self.chunks, "calls": self.calls, "assertions": len(self.assertions),
                 "rejected_quotes": self.rejected_quotes, "unresolved": self.unresolved,
+                "stance_dropped": self.stance_dropped, "claim_dropped": self.claim_dropped,
                 "failed_chunks": self.failed_chunks, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "rejected": self.rejected[:max_rejected]}
 
@@ -213,7 +225,7 @@ class _Checker:
             subject=subject, predicate=item.predicate, utterance_idx=u.idx, span_start=start, span_end=end,
             quote=u.text[start:end], object=obj, object_literal=literal if obj is None else None,
             qualifier=item.qualifier, valid_from=valid_from, valid_to=valid_to, date_phrase=phrase,
-            modality=item.modality, confidence=item.confidence,
+            modality=item.modality, confidence=item.confidence, stance=item.stance,
         ))
 
 
@@ -244,9 +256,39 @@ def extract_with_model(transcript: Transcript, *, gateway: Gateway, run_id: str 
                 checker.add(item, chunk)
     finally:
         out.calls = gateway.calls_since(before)
-    # Whom each promise was made to, from the meeting around it (as for the offline rules).
-    out.assertions = resolve_recipients(transcript, out.assertions, owner_names)
+    out.assertions = shared_passes(transcript, out, owner_names)
     return out
+
+
+def shared_passes(transcript: Transcript, out: ModelExtraction, owner_names: Sequence[str]) -> list[ExtractedAssertion]:
+    """The passes the offline extractor's output goes through, on the model's: its stance
+    (stance_effects.py), then the claim pass over the words around each quote (negation,
+    hypotheticals, retraction, hedges, quoted speech: claim_context.py), then whom each
+    promise was made to (addressee.py). What a pass drops is counted and listed."""
+    from backchannel.extractors.claim_context import qualify_claims
+    from backchannel.extractors.stance_effects import apply_stance
+
+    kept: list[ExtractedAssertion] = []
+    for a in out.assertions:
+        b = apply_stance(a)
+        if b is None:
+            out.stance_dropped += 1
+            out.rejected.append({"why": f"stance {a.stance}", "utterance": a.utterance_idx, "quote": a.quote,
+                                 "predicate": a.predicate})
+        else:
+            kept.append(b)
+    known = frozenset(n for n in (norm_name(x) for x in (*transcript.speakers(), *transcript.participants,
+                                                          *owner_names) if x) if n)
+    qualified = qualify_claims(transcript, kept, known)
+    survivors = {id(a) for a in qualified}
+    for a in kept:
+        if id(a) not in survivors and not any(q.utterance_idx == a.utterance_idx and q.span_start == a.span_start
+                                              and q.predicate == a.predicate for q in qualified):
+            out.claim_dropped += 1
+            out.rejected.append({"why": "claim pass (negation, condition, retraction or unattributable quote)",
+                                 "utterance": a.utterance_idx, "quote": a.quote, "predicate": a.predicate})
+    # Whom each promise was made to, from the meeting around it (as for the offline rules).
+    return resolve_recipients(transcript, qualified, owner_names)
 
 
 def quote_is_verbatim(a: ExtractedAssertion, utterances: dict[int, Utterance]) -> bool:

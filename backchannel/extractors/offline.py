@@ -132,7 +132,7 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
             low = text[s0:s1].lower()
             if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
                 run_japanese_rules(dict(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
-                                        out=out, known_people=known))
+                                        out=out, known_people=known, context_before=before, speakers=speakers))
                 continue
             french = looks_french(text[s0:s1])
             if french is None:  # too short to tell: the utterance's language

@@ -174,6 +174,10 @@ _EMPLOY = re.compile(
     rf"|longtemps\s+)*(?P<prep>chez|pour)?\s*(?P<org>{ORG_FR}))")
 
 
+# For the news register (news.py): the same lexicon and "of".
+FR_TITLES, FR_TITLE, FR_OF = _TITLES_FR, _TITLE, _OF
+
+
 def _emit_title(ctx: FrCtx, subj: Mention, m: re.Match) -> None:
     org = org_fr(ctx, m.group("org"))
     if org is None:

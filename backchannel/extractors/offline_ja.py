@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from backchannel.extractors.dates_ja import find_date_phrases_ja, is_japanese
+from backchannel.extractors.names_ja import is_japanese_name, strip_honorific
 from backchannel.extractors.offline_core import Ctx
 from backchannel.extractors.offline_names import NAME
 from backchannel.extractors.result import Mention
@@ -58,8 +59,12 @@ _AT = re.compile(rf"{_SUBJ}{_GAP}(?:今は|現在は|いまは){_ORG}\s*にい�
 _TITLE_OF = re.compile(rf"{_SUBJ}{_GAP}{_ORG}\s*の{_GAP}{_TITLE}(?:です|だ|をしています|を務めています)")
 _JOINED = re.compile(rf"{_SUBJ}{_GAP}{_ORG}\s*に(?:入社|転職|就職)(?:しました|した)")
 _LEFT = re.compile(rf"{_SUBJ}{_GAP}{_ORG}\s*を(?:辞めました|退職しました|辞めた|退職した|去りました)")
-_WORKED_WITH = re.compile(rf"{_p('x')}と(?:は)?(?P<gap>{_GAP})(?:一緒に)?(?:働いて|仕事をして)(?:いました|いた|きました)"
+_PAST_WORK = r"(?:働いて|仕事をして|仕事して)(?:いました|いた|きました|ました|た)|働いたことが(?:あります|ある)"
+_WORKED_WITH = re.compile(rf"{_p('x')}と(?:は)?(?P<gap>{_GAP})(?:一緒に|いっしょに)?(?:{_PAST_WORK})"
                           rf"|{_p('y')}と(?:は)?{_GAP}(?:一緒に)?働いたことがあります")
+# "一緒に働いてた" with the partner left out: whom the context names (see _partner).
+_TOGETHER = re.compile(rf"(?P<gap>{_GAP})(?:一緒に|いっしょに)(?:{_PAST_WORK})")
+_NAMED = re.compile(rf"{_p('x')}")
 _KNOW = re.compile(rf"{_p('x')}(?:のこと)?を{_GAP}(?:知っています|知っている|存じております|存じています)"
                    rf"|{_p('y')}と(?:は)?{_GAP}(?:知り合い|友達|友人)(?:です|だ)")
 _INTRODUCED = re.compile(rf"{_p('s')}が(?:私に)?{_p('x')}を紹介して(?:くれました|くれた|もらいました)")
@@ -68,6 +73,11 @@ _DELIVER = (r"送り|お送りし|送付し|共有し|ご共有し|紹介し|ご
 _COMMIT = re.compile(rf"(?:{_p('to')}に)?(?P<obj>[^。！？!?、をはがにで]{{1,30}})を(?P<gap>{_GAP})"
                      rf"(?P<verb>{_DELIVER})(?:ます|いたします|します)")
 _CALL = re.compile(rf"(?P<gap>{_GAP})(?:ご|お)?(?:連絡|電話)(?:します|いたします|を差し上げます)")
+# Appointments as news (and speech) put them: 田中太郎氏がアクメのCTOに就任, アクメ、田中太郎氏をCTOに起用,
+# 田中太郎氏がアクメを退任. The person must be named (an honorific): no dropped subject here.
+_TOOK_OFFICE = re.compile(rf"{_p('x')}(?:が|は|、)\s*{_ORG}\s*の?{_GAP}{_TITLE}に就任")
+_APPOINTS = re.compile(rf"{_ORG}\s*(?:は|が|、)\s*{_p('x')}を{_GAP}{_TITLE}に(?:任命|起用|選任|迎え)")
+_STEPPED_DOWN = re.compile(rf"{_p('x')}(?:が|は|、)\s*{_ORG}\s*(?:の{_GAP}{_TITLE})?を(?:退任|辞任|退社|退職)")
 _NEGATIVE = re.compile(r"ません|ない|なかった|もし|たら|れば|かもしれ|でしょう|かな")
 _SPLIT = re.compile(r"[^。！？!?]+[。！？!?]?")
 
@@ -93,7 +103,9 @@ class JaCtx(Ctx):
 
 
 # A topic or subject particle after something other than "I": someone else is talking about.
-_OTHER_TOPIC = re.compile(r"(?<!私)(?<!僕)(?<!俺)(?<!わたし)(?<!ぼく)(?<!わたくし)(?<!こんにち)(?:は(?!い)|が)")
+# "今は", "現在は", "去年は", "前は": a time as topic, not a person.
+_OTHER_TOPIC = re.compile(r"(?<!私)(?<!僕)(?<!俺)(?<!わたし)(?<!ぼく)(?<!わたくし)(?<!こんにち)"
+                          r"(?<!今)(?<!在)(?<!いま)(?<!近)(?<!昔)(?<!前)(?<!年)(?<!月)(?<!日)(?:は(?!い)|が)")
 
 
 def _subject(ctx: JaCtx, m: re.Match) -> Mention | None:
@@ -130,6 +142,21 @@ def _rule_employment(ctx: JaCtx) -> None:
                      valid_from=dr.start if dr and starts else None, confidence=conf)
 
 
+def _rule_appointments(ctx: JaCtx) -> None:
+    for rx, predicate in ((_TOOK_OFFICE, "works_at"), (_APPOINTS, "works_at"), (_STEPPED_DOWN, "left")):
+        for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
+            subj, org = ctx.person_ja(m.group("x")), _org(m)
+            if subj is None or org is None:
+                continue
+            dr = ctx.date_for(m.start(), m.end(), past=True)
+            if predicate == "left":
+                ctx.emit("left", subj, m.start(), m.end(), obj=org, dr=dr,
+                         valid_to=dr.point if dr else ctx.anchor, confidence=0.65)
+            else:
+                ctx.emit("works_at", subj, m.start(), m.end(), obj=org, qualifier=_TITLES_JA.get(m.group("title")),
+                         dr=dr, valid_from=dr.start if dr else ctx.anchor, confidence=0.65)
+
+
 def _rule_people(ctx: JaCtx) -> None:
     me = ctx.me()
     for m in _WORKED_WITH.finditer(ctx.text, ctx.s0, ctx.s1):
@@ -141,6 +168,19 @@ def _rule_people(ctx: JaCtx) -> None:
         dr = ctx.date_for(m.start(), m.end(), past=True)
         ctx.emit("worked_with", me, m.start(), m.end(), obj=other, qualifier=where.group("org") if where else None,
                  dr=dr, valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=0.7)
+    for m in _TOGETHER.finditer(ctx.text, ctx.s0, ctx.s1):
+        if me is None or any(w.start() <= m.end() and m.start() <= w.end()
+                             for w in _WORKED_WITH.finditer(ctx.text, ctx.s0, ctx.s1)):
+            continue  # the partner is said (田中さんと一緒に…): the rule above has it
+        if _OTHER_TOPIC.search(ctx.text, ctx.s0, m.end("gap")) or _NAMED.search(ctx.text, ctx.s0, m.end("gap")):
+            continue  # 鈴木さんは一緒に働いてた: whose tie, or with whom, the words do not say
+        other = _partner(ctx, m.start())
+        if other is None:
+            continue
+        where = re.search(rf"{_ORG}で", m.group("gap") or "")
+        dr = ctx.date_for(m.start(), m.end(), past=True)
+        ctx.emit("worked_with", me, m.start(), m.end(), obj=other, qualifier=where.group("org") if where else None,
+                 dr=dr, valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=0.6)
     for m in _KNOW.finditer(ctx.text, ctx.s0, ctx.s1):
         other = ctx.person_ja(m.group("x") or m.group("y"))
         if me is not None and other is not None:
@@ -152,6 +192,28 @@ def _rule_people(ctx: JaCtx) -> None:
         ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.65)
         ctx.emit("knows", intro, m.start(), m.end(), obj=other, confidence=0.6)
         ctx.emit("introduced", intro, m.start(), m.end(), obj=other, confidence=0.65)
+
+
+def _partner(ctx: JaCtx, pos: int) -> Mention | None:
+    """Whom a partnerless "一緒に働いてた" means: the one person named (an honorific name or a
+    speaker of the meeting, not the speaker) earlier in this turn, else in the turns just
+    before; else, in a meeting of two, the other one. None when two people fit."""
+    def named(text: str) -> set[str]:
+        found = {strip_honorific(m.group("x")) for m in _NAMED.finditer(text)}
+        found |= {lab for lab in ctx.speakers if is_japanese_name(lab) and strip_honorific(lab) in text}
+        me = norm_name(ctx.speaker or "")
+        return {n for n in (_LEADING_TIME.sub("", x) for x in found) if n and norm_name(n) != me
+                and not me.startswith(norm_name(n))}
+    for text in (ctx.text[max(0, pos - 300):pos], ctx.context_before):
+        people = named(text)
+        # 田中 and 田中太郎 in one context are one person: keep the longer form.
+        people = {p for p in people if not any(q != p and q.startswith(p) for q in people)}
+        if len(people) == 1:
+            return ctx.person_ja(people.pop())
+        if people:
+            return None
+    others = [lab for lab in ctx.speakers if lab != ctx.speaker]
+    return Mention(others[0], "person") if len(ctx.speakers) == 2 and len(others) == 1 else None
 
 
 def _rule_commitment(ctx: JaCtx) -> None:
@@ -194,5 +256,6 @@ def run_japanese_rules(ctx_args: dict) -> None:
             continue
         ctx = JaCtx(**{**ctx_args, "s0": a, "s1": b})
         _rule_employment(ctx)
+        _rule_appointments(ctx)
         _rule_people(ctx)
         _rule_commitment(ctx)

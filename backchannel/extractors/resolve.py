@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from backchannel.extractors.names_ja import is_japanese_name, looks_like_japanese_person
 from backchannel.extractors.offline_labels import is_seat_label, label_person
 from backchannel.memory import entities
 from backchannel.memory.store import Store
@@ -67,6 +68,8 @@ def looks_like_person_name(label: str) -> bool:
     s = label.strip()
     if not s or any(ch.isdigit() for ch in s) or _GENERIC_LABEL.match(s) or is_seat_label(s):
         return False
+    if is_japanese_name(s):  # 田中さん, 田中太郎: no capitals to go by (names_ja.py)
+        return looks_like_japanese_person(s)
     if norm_name(s) in _ROLE_WORDS or len(s.split()) > 4 or s.split()[0].lower() == "the":
         return False  # "The Acting Chair", "The Clerk": a seat, not a name
     words = [w for w in re.split(r"[\s\-]+", s) if w]

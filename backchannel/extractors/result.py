@@ -41,3 +41,4 @@ class ExtractedAssertion:
     # The quote is a slice of the utterance's speaker label, not of its text: what a label
     # such as "Hon. Patty Hajdu (Minister of Health)" says (offline_labels.py).
     quote_in_label: bool = False
+    stance: str = "asserted"

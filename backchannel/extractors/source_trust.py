@@ -3,7 +3,7 @@
 The writer asks `assess(transcript, ...)` once per source, then `reasons_for(speaker)` for
 each assertion (keys of memory.trust.REASON_FACTORS). The order of reliability the judge
 relies on: a meeting the owner attended > a transcript without the owner (`owner_absent`)
-> a voicemail or an unknown caller (`voicemail`, `unknown_speaker`) > anything whose text
+> a news item (`news`) > a voicemail or an unknown caller (`voicemail`, `unknown_speaker`) > anything whose text
 asks to be recorded as verified (`self_verifying`). Each test is a word list or a pattern
 over labels, titles and text, never a sentence of a particular transcript.
 """
@@ -116,6 +116,8 @@ def self_verifying_speakers(transcript: Transcript) -> set[str | None]:
 
 def assess(transcript: Transcript, owner_norms: set[str], self_intros: dict[str, str]) -> SourceTrust:
     st = SourceTrust()
+    if transcript.format == "news":  # a published item (extractors/news.py): nobody in the room said it
+        st.source_reasons.append("news")
     if owner_attended(transcript, owner_norms, self_intros) is False:
         st.source_reasons.append("owner_absent")
     if is_voicemail(transcript):

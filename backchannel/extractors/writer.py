@@ -10,6 +10,8 @@ from datetime import datetime
 
 from backchannel.core.vocabulary import MODALITIES, PREDICATES
 from backchannel.extractors import source_trust
+from backchannel.extractors.names_ja import add_aliases as add_japanese_aliases
+from backchannel.extractors.names_ja import is_japanese_name
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.resolve import SourceResolver, full_names_said, looks_like_person_name
 from backchannel.extractors.result import ExtractedAssertion
@@ -121,6 +123,7 @@ def write_source(
         # Only a titled works_at or a departure can close an older fact: most sources skip the look-up.
         if any(supersede.may_close(r[_PRED], r[_OBJ], r[_QUAL]) for r in rows):
             supersede.apply_source(store, sid, [r[_OBJ] for r in rows if r[_PRED] == "works_at" and r[_QUAL]])
+        _japanese_name_forms(store, sid, resolver, transcript, extracted, me.id)
         if on_written is not None:
             on_written(sid, resolver)
         store.append_event(
@@ -131,6 +134,21 @@ def write_source(
             defer=True,
         )
         return WriteResult(sid, created=True, assertions=len(rows), entities_created=resolver.created)
+
+
+def _japanese_name_forms(store: Store, sid: str, resolver: SourceResolver, transcript: Transcript,
+                         extracted: Sequence[ExtractedAssertion], owner_id: int) -> None:
+    """田中太郎 said here is also 田中 and, to a calendar, Tanaka Taro (names_ja.py)."""
+    labels = [x for x in [*transcript.speakers(), *transcript.participants] if is_japanese_name(x)]
+    said = sorted({m.name for a in extracted for m in (a.subject, a.object, a.recipient)
+                   if m is not None and not m.is_speaker and m.kind == "person" and is_japanese_name(m.name)})
+    if not labels and not said:
+        return
+    pairs = [(resolver.speaker(x) if x in resolver.speaker_ids else resolver.mention(x, "person"), x) for x in labels]
+    pairs += [(resolver.mention(x, "person"), x) for x in said]
+    for eid, name in dict.fromkeys(pairs):
+        if eid is not None and eid != owner_id:
+            add_japanese_aliases(store, eid, name, source_id=sid)
 
 
 def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAssertion], resolver: SourceResolver,

@@ -79,6 +79,7 @@ class GraphIndex:
     conf: np.ndarray
     modality: np.ndarray
     alive: np.ndarray
+    news: np.ndarray
     n_nodes: int
     kind: np.ndarray
     names: list[str | None]
@@ -111,7 +112,8 @@ class GraphIndex:
             f" coalesce(date_diff('day', DATE '1970-01-01', a.valid_to), {int(NO_DAY)})::INTEGER AS vto,"
             " a.confidence::FLOAT AS conf,"
             f" {_MODALITY_CODE}::TINYINT AS modality,"
-            " a.superseded_at IS NULL AS alive"
+            " a.superseded_at IS NULL AS alive,"
+            " a.source_id IN (SELECT id FROM sources WHERE format = 'news') AS news"
             " FROM assertions a "
             + _CODE.format(a="p", col="predicate") + " "
             + _CODE.format(a="q", col="qualifier") + " "
@@ -137,6 +139,7 @@ class GraphIndex:
         self.conf = arr("conf", np.float32)
         self.modality = arr("modality", np.int8)
         self.alive = arr("alive", bool)
+        self.news = arr("news", bool)  # read in a news item: about someone, not contact with them
         self._load_entities(store)
         # Merged-away ids point at their live entity, whatever the rows still say.
         self.subj = self._canon(subj)

@@ -22,6 +22,7 @@ REASON_FACTORS: dict[str, float] = {
     "hedged": 0.7,               # "I think", "maybe", "if I remember"
     "ambiguous_reference": 0.3,  # a first name shared by two people, no context to choose
     "self_verifying": 0.2,       # the text asks to be "recorded as verified": a red flag
+    "news": 0.75,                # a signal's title and summary: published, but nobody the owner heard
     "imported": 1.0,             # a CRM row; its own confidence carries the weight
 }
 

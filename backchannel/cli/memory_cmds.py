@@ -78,7 +78,8 @@ def sources(json_output: bool) -> None:
     for r in rows:
         origin = "mtime: file date, not the meeting's" if r["meeting_date_origin"] == "mtime" else r["meeting_date_origin"]
         click.echo(f"{r['id']}  {_date(r['meeting_date'])} ({origin})  {r['title']}  "
-                   f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}")
+                   f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}"
+                   f"  [scope {r.get('scope') or 'default'}, consent {r.get('consent') or 'ok'}]")
     if not rows:
         click.echo("no sources yet: `backchannel ingest PATH`")
 

@@ -95,8 +95,14 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
         return IngestOutcome(str(path), "failed", error=exc.reason)
     except OSError as exc:
         return IngestOutcome(str(path), "failed", error=f"cannot read: {exc.strerror or exc}")
-    content_hash = transcript.content_hash()
     names = owner_names(settings)
+    from backchannel.extractors import capture
+
+    try:  # consent and no-capture: what of the meeting may be stored at all, before the hash
+        transcript, admission = capture.admit(store, settings, transcript, path, names)
+    except TranscriptError as exc:
+        return IngestOutcome(str(path), "failed", error=exc.reason)
+    content_hash = transcript.content_hash()
     when = {"meeting_date": transcript.meeting_date.isoformat() if transcript.meeting_date else None,
             "date_origin": transcript.meeting_date_origin}
     known = existing_source(store, content_hash)
@@ -128,6 +134,8 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
             return IngestOutcome(str(path), "deferred", error=f"model budget spent: {exc}", title=transcript.title)
         return IngestOutcome(str(path), "failed", error=f"model extraction failed: {exc}", title=transcript.title)
     status = "ingested" if result.created else "skipped"
+    if result.created:
+        capture.mark(store, result.source_id, admission)
     if stats is not None and result.created:
         # What the model proposed and the code dropped (invented quotes, pronouns), for audit.
         store.append_event("model_extraction", {"source_id": result.source_id, **stats}, run_id=run_id,

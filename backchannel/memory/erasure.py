@@ -218,3 +218,26 @@ def rewrite(path: Path) -> None:
         os.fsync(fh.fileno())
     os.replace(fresh, path)
     Path(str(path) + ".wal").unlink(missing_ok=True)
+
+
+def names_of(store: Store, entity_id: int) -> list[str]:
+    """Every name, alias and address of an entity and those merged into it (and a first
+    name no other person in memory shares), longest first: what `forget` redacts."""
+    return _names(store, _family(store, entity_id))
+
+
+def redact_names(store: Store, names: list[str]) -> dict[str, int]:
+    """Redact `names` wherever they were written down (utterances, quotes, source titles and
+    participants, calendar attendees, the event log, run payloads), in one transaction: for a
+    person who withdrew consent without ever becoming an entity. Call `rewrite()` after."""
+    rx = _pattern(sorted({n for n in names if len(n.strip()) >= 2}, key=len, reverse=True))
+    report = ForgetReport([])
+    if rx is None:
+        return report.counts
+
+    def redact(text: str | None) -> str | None:
+        return rx.sub(REDACTED, text) if text else text
+
+    with store.transaction():
+        _redact_text(store, rx, redact, report)
+    return report.counts

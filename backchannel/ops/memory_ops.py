@@ -61,7 +61,8 @@ def _gateway(env: OpEnv):
 def sources(env: OpEnv, limit: int = 1000) -> list[dict[str, Any]]:
     return env.store.query(
         """SELECT id, title, format, meeting_date, meeting_date_origin, participants, utterance_count,
-                  assertion_count, extractor, path, content_hash, ingested_at
+                  assertion_count, extractor, path, content_hash, ingested_at, scope, consent,
+                  utterances_trimmed_at
            FROM sources ORDER BY meeting_date NULLS LAST, ingested_at LIMIT ?""",
         [int(limit)],
     )

@@ -63,3 +63,43 @@ def forget_plan(env: OpEnv, ref: str) -> dict[str, Any]:
     if e.is_owner:
         raise OpError("that is you (the [owner] of this memory); remove the data folder instead")
     return {"entity": {"id": e.id, "kind": e.kind, "name": e.name}, **erasure.plan(env.store, e.id).to_dict()}
+
+
+def withdraw_consent(env: OpEnv, name: str, aliases: list[str] | None = None) -> dict[str, Any]:
+    """Record that `name` (a person in memory, or someone not in it yet) withdrew consent,
+    then erase what exists as `forget` does. Writes: the caller holds the store (the CLI,
+    the daemon stopped) and rewrites the file after (erasure.rewrite)."""
+    from backchannel.memory import consent, erasure
+
+    store = env.store
+    found = entity_repo.find(store, name) if not name.isdigit() else []
+    e = find_one(env, name) if name.isdigit() or len(found) > 1 else (found[0] if found else None)
+    if e is not None and e.is_owner:
+        raise OpError("that is you (the [owner] of this memory); you cannot withdraw from your own memory")
+    names = [name, *(aliases or [])]
+    first_names: list[str] = []
+    if e is not None:
+        names += erasure.names_of(store, e.id)
+        first_names = [n.split()[0] for n in names if " " in n.strip() and "@" not in n]
+    with store.transaction():
+        person = consent.withdraw(store, names, first_names=first_names, via="cli")
+        store.append_event("consent.withdrawn", {"person": person, "names_hashed": len(set(names))})
+    counts: dict[str, int] = {}
+    if e is not None:
+        counts = erasure.forget(store, e.id).counts
+    counts.update({f"text_{k}": v for k, v in erasure.redact_names(store, names).items()})
+    return {"person": person, "label": consent.label(name), "was_in_memory": e is not None, "counts": counts}
+
+
+@op(read=True)
+def consent_list(env: OpEnv) -> dict[str, Any]:
+    """Who withdrew consent: the database's records (initials and hash counts only) and the
+    names listed in `[consent] withdrawn`; and the sources whose turns were filtered."""
+    from backchannel.memory import consent
+
+    return {
+        "withdrawn": consent.withdrawals(env.store),
+        "configured": list(env.settings.consent.withdrawn),
+        "no_capture": env.settings.consent.no_capture,
+        "sources": env.store.query("SELECT id, title, consent, scope FROM sources WHERE consent <> 'ok' ORDER BY id"),
+    }

@@ -68,3 +68,36 @@ def list_withdrawals(json_output: bool) -> None:
         click.echo("nobody has withdrawn consent")
     for s in data["sources"]:
         click.echo(f"  source {s['id']}  {s['consent']}  {s['title']}")
+
+
+@click.group()
+def retention() -> None:
+    """The retention periods of [retention]: what is erased when."""
+
+
+@retention.command("sweep")
+@click.option("--json", "json_output", is_flag=True, help="Print the run as JSON.")
+def retention_sweep(json_output: bool) -> None:
+    """Erase what the [retention] periods say is due (raw utterances, old assertions,
+    proposals, runs), as a durable run, then rewrite the database file so no erased byte
+    remains in it or its WAL. Through the running daemon if there is one."""
+    from backchannel.cli.client import call
+    from backchannel.daemon.lockfile import lock_held
+    from backchannel.memory import erasure
+
+    ctx = load_context()
+    out = call(ctx, "retention_sweep", {})
+    if out.get("ran_in_process") and not lock_held(ctx.paths.lock_file):
+        out["rewritten"] = erasure.complete_pending_rewrite(ctx.paths.db_file)
+    if json_output:
+        echo_json(out)
+        return
+    if not out.get("ran_in_process"):
+        click.echo(f"retention sweep queued in the daemon ({out.get('key')}); it rewrites the file when done")
+        return
+    if out.get("status") != "done":
+        raise UserError(f"retention sweep {out.get('status')}: {out.get('reason')}")
+    counts = (out.get("detail") or {}).get("retention", {}).get("counts", {})
+    words = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()) or "nothing configured to expire"
+    click.echo(f"retention sweep {out['run_id']}{' (resumed)' if out.get('resumed_run') else ''}: {words}; "
+               f"database file {'rewritten' if out.get('rewritten') else 'unchanged'}")

@@ -526,7 +526,16 @@ def _mail(ctx: _Ctx) -> None:
     handle_wake(ctx)  # IMAP sync (issue 14)
 
 
+def _retention(ctx: _Ctx) -> None:
+    """The retention sweep (engine/retention_run.py); the caller rewrites the file after."""
+    from backchannel.engine import retention_run
+
+    done = retention_run.sweep(ctx.store, ctx.settings, ctx.run_id, ctx.now)
+    ctx.outcome.detail.update(retention=done, rewrite=True)
+
+
 HANDLERS: dict[str, Callable[[_Ctx], None]] = {
+    "retention": _retention,
     "inbox": _inbox,
     "calendar": _calendar,
     "meeting_soon": _meeting_soon,

@@ -241,3 +241,35 @@ def redact_names(store: Store, names: list[str]) -> dict[str, int]:
     with store.transaction():
         _redact_text(store, rx, redact, report)
     return report.counts
+
+
+def pending_marker(path: Path) -> Path:
+    """Beside the database: present from just before an erasure commits until the file is
+    rewritten. Whoever opens the store next finishes the rewrite first (Store.open), so a
+    crash between the erasure and the rewrite never leaves deleted bytes readable for long."""
+    path = Path(path)
+    return path.with_name(path.name + ".rewrite-pending")
+
+
+def mark_rewrite_pending(path: Path) -> None:
+    marker = pending_marker(path)
+    with open(marker, "w") as fh:
+        fh.write("rewrite the database file: an erasure committed\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    dir_fd = os.open(marker.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def complete_pending_rewrite(path: Path) -> bool:
+    """Rewrite the file if an erasure asked for it (the store must be closed). True if it did."""
+    marker = pending_marker(path)
+    if not marker.exists():
+        return False
+    if Path(path).exists():
+        rewrite(path)
+    marker.unlink(missing_ok=True)
+    return True

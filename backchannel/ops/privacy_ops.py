@@ -103,3 +103,26 @@ def consent_list(env: OpEnv) -> dict[str, Any]:
         "no_capture": env.settings.consent.no_capture,
         "sources": env.store.query("SELECT id, title, consent, scope FROM sources WHERE consent <> 'ok' ORDER BY id"),
     }
+
+
+@op(read=False, on_reader=True)  # through the daemon it only enqueues, like `wake`
+def retention_sweep(env: OpEnv) -> dict[str, Any]:
+    """Run the retention sweep: through the daemon's queue (it rewrites the file after the
+    run), or here, resuming a sweep a crash left unfinished. In-process, the caller rewrites
+    the file once the store is closed (`detail.rewrite`)."""
+    if env.daemon is not None:
+        return env.daemon.request_wake("retention", env.store)
+    from backchannel.core.timeutil import aware_now
+    from backchannel.core.wake import Wake
+    from backchannel.engine.pipeline import run_wake_once
+    from backchannel.engine.retention_run import unfinished_run
+
+    resume = unfinished_run(env.store)
+    if resume:
+        out = run_wake_once(env.store, env.settings, env.paths, {"kind": "retention", "key": None, "payload": {}},
+                            run_id=resume)
+    else:
+        now = aware_now()
+        wake = Wake("retention", key=f"retention:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
+        out = run_wake_once(env.store, env.settings, env.paths, wake)
+    return {"ran_in_process": True, "resumed_run": resume, **out.to_dict()}

@@ -31,9 +31,13 @@ def find_one(env: OpEnv, ref: str) -> entity_repo.Entity:
 def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
     """Everything held about one entity: aliases, merges, assertions (as subject, object
     or speaker) with evidence, utterances they spoke, proposals about them."""
+    from backchannel.ops.rights_ops import record_access
+
     e = find_one(env, ref)
     store = env.store
     ids = [e.id] + [r[0] for r in store.con.execute("SELECT id FROM entities WHERE merged_into = ?", [e.id]).fetchall()]
+    record_access(env, str(env.extra.get("access_kind") or "export"), ids, detail=str(env.extra.get("access_detail")
+                                                                                      or f"export {e.name}"))
     return {
         "entity": {"id": e.id, "kind": e.kind, "name": e.name, "is_owner": e.is_owner},
         "aliases": store.query("SELECT alias, source_id, created_at FROM aliases WHERE list_contains(?, entity_id) "

@@ -130,3 +130,35 @@ def retention_sweep(env: OpEnv) -> dict[str, Any]:
         wake = Wake("retention", key=f"retention:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
         out = run_wake_once(env.store, env.settings, env.paths, wake)
     return {"ran_in_process": True, "resumed_run": resume, **out.to_dict()}
+
+
+@op(read=True)
+def export_all(env: OpEnv, directory: str) -> dict[str, Any]:
+    """The whole memory (`export --all`): memory.jsonl in the import format and Parquet per
+    table, under `directory` (created; files 0600). `[scope] export` limits the assertions."""
+    from pathlib import Path
+
+    from backchannel.graph.portability import export_all as write_all
+    from backchannel.ops.rights_ops import record_access
+
+    out = write_all(env.store, Path(directory), env.settings.scope.export)
+    record_access(env, "export_all", [], assertions=out["lines"].get("assertion", 0), detail=f"export --all {directory}")
+    return out
+
+
+@op(read=False)
+def import_all(env: OpEnv, file: str) -> dict[str, Any]:
+    """`import all FILE`: an `export --all` memory.jsonl into this memory."""
+    from backchannel.graph.importer import ImportFailed
+    from backchannel.graph.portability import import_all as read_all
+
+    try:
+        with open(file, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        raise OpError(f"cannot read {file}: {exc.strerror or exc}") from None
+    try:
+        return {"file": file, **read_all(env.store, lines, owner_name=env.settings.owner.name,
+                                         owner_aliases=list(env.settings.owner.aliases), source_file=file)}
+    except ImportFailed as exc:
+        raise OpError(f"{file}: nothing imported: {exc}") from None

@@ -20,7 +20,7 @@ from backchannel.memory.store import Store, StoreError, utcnow
 
 CORRECTABLE = ("predicate", "object_id", "object_literal", "qualifier", "valid_from", "valid_to", "subject_id")
 _COPIED = ("subject_id", "predicate", "object_id", "object_literal", "qualifier", "valid_from", "valid_to",
-           "modality", "recipient_id", "source_id", "utterance_idx")
+           "modality", "recipient_id")
 
 
 class RectifyError(StoreError):

@@ -9,6 +9,7 @@ import re
 from datetime import date
 from typing import Any
 
+from backchannel.agent.drafter import MAX_EXCERPTS
 from backchannel.memory import entities as entity_repo
 from backchannel.memory import rectify
 from backchannel.ops import OpEnv, OpError, op
@@ -109,7 +110,7 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
     per_run: dict[str, dict[str, Any]] = {}
 
     def touch(run_id: str) -> dict[str, Any]:
-        return per_run.setdefault(run_id, {"programs": set(), "excerpts": 0, "proposals": []})
+        return per_run.setdefault(run_id, {"programs": set(), "excerpts": 0, "proposals": [], "per_candidate": []})
 
     for run_id, kind, data in store.con.execute(
             "SELECT run_id, kind, CAST(data AS VARCHAR) FROM events WHERE run_id IS NOT NULL ORDER BY seq").fetchall():
@@ -121,16 +122,22 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
             continue
         hit = bool(_dedupe_entities(d.get("dedupe_key")) & ids)
         cands = d.get("candidates")
+        per_candidate, excerpts = [], 0
         for c in cands if isinstance(cands, list) else []:
             if not isinstance(c, dict):
                 continue
-            ev = [x.get("assertion_id") if isinstance(x, dict) else x for x in c.get("evidence") or []]
-            mine = [x for x in ev if x in aids]
-            if mine or set(c.get("entities") or []) & ids:
-                hit = True
-                touch(run_id)["excerpts"] += len(mine)
+            ev = list(c.get("evidence_ids") or []) or [
+                x.get("assertion_id") if isinstance(x, dict) else x for x in c.get("evidence") or []]
+            # The drafter is shown a candidate's first MAX_EXCERPTS excerpts, one call per candidate.
+            mine = [x for x in ev[:MAX_EXCERPTS] if x in aids]
+            per_candidate.append(len(mine))
+            excerpts += len(mine)
+            hit = hit or bool(mine or set(c.get("entities") or []) & ids)
         if hit:
             r = touch(run_id)
+            r["excerpts"] += excerpts
+            if per_candidate:
+                r["per_candidate"] = per_candidate
             if d.get("skill"):
                 r["programs"].add(str(d["skill"]))
     for p in store.query("SELECT id, run_id, kind, entity_ids, CAST(evidence AS VARCHAR) AS evidence, status "
@@ -143,18 +150,15 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
     run_rows = {r["id"]: r for r in store.query(
         "SELECT id, wake_kind, status, started_at, assertions_touched, excerpts_sent FROM runs "
         "WHERE list_contains(?, id)", [sorted(per_run)])}
-    calls = store.query("SELECT id, run_id, role, model, outcome, prompt_tokens, completion_tokens, created_at "
+    calls = store.query("SELECT id, run_id, role, model, attempt, repair, outcome, prompt_tokens, completion_tokens,"
+                        " created_at "
                         "FROM model_calls WHERE list_contains(?, run_id) ORDER BY id", [sorted(per_run)])
     runs_out = []
     for rid, r in sorted(per_run.items(), key=lambda kv: str(run_rows.get(kv[0], {}).get("started_at") or "")):
-        mine_calls = [c for c in calls if c["run_id"] == rid]
-        excerpts = max(r["excerpts"], max((p["excerpts"] for p in r["proposals"]), default=0))
-        to_model = excerpts if any(c["role"] in ("draft", "judge") and c["outcome"] == "ok" for c in mine_calls) else 0
+        mine_calls = _attribute(r, [c for c in calls if c["run_id"] == rid], run_rows.get(rid, {}).get("wake_kind"))
         runs_out.append({"run_id": rid, **{k: v for k, v in run_rows.get(rid, {}).items() if k != "id"},
-                         "programs": sorted(r["programs"]), "proposals": r["proposals"],
-                         "model_calls": [{**c, "excerpts_about_them": to_model if c["role"] in ("draft", "judge")
-                                          else 0} for c in mine_calls],
-                         "excerpts_to_model": to_model})
+                         "programs": sorted(r["programs"]), "proposals": r["proposals"], "model_calls": mine_calls,
+                         "excerpts_to_model": sum(c["excerpts_about_them"] for c in mine_calls)})
     channels = store.query(
         """SELECT o.proposal_id, o.channel, o.status, o.sent_at FROM outbox o JOIN proposals p ON p.id = o.proposal_id
            WHERE list_has_any(p.entity_ids, ?) ORDER BY o.id""", [idl])
@@ -164,6 +168,29 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
             "model_calls": sum(len(r["model_calls"]) for r in runs_out),
             "excerpts_to_models": sum(r["excerpts_to_model"] for r in runs_out),
             "channels": channels, "access": access}
+
+
+def _attribute(r: dict[str, Any], calls: list[dict[str, Any]], wake_kind: str | None) -> list[dict[str, Any]]:
+    """Each model call with the excerpts about the person it was shown. An `ask` drafts its
+    candidates in order, one call each (a retry or a repair of the same candidate follows it):
+    the n-th first attempt is the n-th candidate's. In a wake, the judge and the drafter see
+    the evidence of each proposal made; the proposal's count goes to that run's last
+    successful judge or draft call of it (an upper bound per call, exact per run)."""
+    out = [{**c, "excerpts_about_them": 0} for c in calls]
+    drafts = [c for c in out if c["role"] in ("draft", "judge")]
+    if wake_kind == "ask":
+        k = -1
+        for c in drafts:
+            if c["role"] == "draft" and c.get("attempt", 1) == 1 and not c.get("repair"):
+                k += 1
+            if c["outcome"] == "ok" and 0 <= k < len(r["per_candidate"]):
+                c["excerpts_about_them"] = r["per_candidate"][k]
+        return out
+    excerpts = max(r["excerpts"], sum(p["excerpts"] for p in r["proposals"]))
+    ok = [c for c in drafts if c["outcome"] == "ok"]
+    if ok:
+        ok[-1]["excerpts_about_them"] = excerpts
+    return out
 
 
 def record_access(env: OpEnv, kind: str, entity_ids: list[int], *, assertions: int = 0, excerpts: int = 0,

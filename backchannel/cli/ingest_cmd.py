@@ -51,7 +51,9 @@ def _date_note(r: dict) -> str:
               help='Print {"ingested":N,"skipped":N,"failed":[{"path":...,"error":...}]}.')
 @click.option("--date", "meeting_date", metavar="YYYY-MM-DD",
               help="The meeting date for files whose content and name carry none (instead of their mtime).")
-def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) -> None:
+@click.option("--scope", metavar="WORD",
+              help="The scope of these sources (work, personal, a client's name), instead of [scope] folders/default.")
+def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None, scope: str | None) -> None:
     """Ingest transcript files and folders (VTT, SRT, text, JSON), and email: Maildir
     folders, mbox files and .eml files (one source per message).
 
@@ -95,6 +97,8 @@ def ingest(paths: tuple[str, ...], json_output: bool, meeting_date: str | None) 
             args: dict = {"paths": part}
             if meeting_date:  # only when given: an older daemon's operation takes no date
                 args["meeting_date"] = meeting_date
+            if scope:
+                args["scope"] = scope
             out = call(ctx, "ingest", args)
             summary["ingested"] += out["ingested"]
             summary["skipped"] += out["skipped"]

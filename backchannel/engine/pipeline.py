@@ -283,7 +283,7 @@ def _sweep(ctx: _Ctx) -> None:
 
 def _graph_api(store: Store, settings: Settings) -> Any:
     from backchannel.graph import api as api_mod
-    return api_mod.GraphAPI(store, settings)
+    return api_mod.GraphAPI(store, settings, scopes=settings.scope.sweep)
 
 
 def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> list[Any]:
@@ -385,7 +385,11 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
                                       "date_origin")}
                for e in evidence]
     action = draft.get("action")
-    channels = list(ctx.settings.delivery.channels)
+    from backchannel.memory import scopes
+
+    # A channel never carries evidence from a scope it may not see ([scope] channels).
+    channels, withheld = scopes.channels_for(ctx.settings.scope, list(ctx.settings.delivery.channels),
+                                             scopes.scopes_of(store, [e.get("source_id") for e in evidence]))
     with store.transaction():
         if store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):
             return None
@@ -398,7 +402,8 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
             action_json=json.dumps(action, default=str) if action else None, action_hash=_action_hash(action),
             now=utcnow())
         store.append_event("proposal.created", {"proposal_id": pid, "dedupe_key": dkey, "score": score,
-                                                "channels": channels}, run_id=ctx.run_id,
+                                                "channels": channels, "withheld_by_scope": withheld},
+                           run_id=ctx.run_id,
                            key=f"proposal:{ctx.run_id}:{dkey}")
         if channels:
             from backchannel.delivery import outbox

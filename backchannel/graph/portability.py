@@ -165,7 +165,7 @@ def import_all(store: Store, lines: Iterable[str], *, owner_name: str, owner_ali
             core.append("")  # keep the importer's line numbers the file's
         else:
             core.append(raw)
-    refs = {OWNER_REF: None}
+    refs: dict[str, tuple[str, str] | None] = {OWNER_REF: None}
     for raw in core:
         d = json.loads(raw) if raw.strip().startswith("{") else None
         if isinstance(d, dict) and d.get("type") == "entity":
@@ -193,7 +193,7 @@ def import_all(store: Store, lines: Iterable[str], *, owner_name: str, owner_ali
     return out
 
 
-def _entity_ids(store: Store, refs: dict[str, Any]) -> dict[str, int]:
+def _entity_ids(store: Store, refs: dict[str, tuple[str, str] | None]) -> dict[str, int]:
     owner = ents.owner(store)
     out: dict[str, int] = {}
     for ref, spec in refs.items():

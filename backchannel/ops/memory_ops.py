@@ -28,9 +28,10 @@ ASSERTION_JOINS = """
 
 
 @op(read=False)
-def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None) -> dict[str, Any]:
+def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None, scope: str | None = None) -> dict[str, Any]:
     """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}.
-    `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date."""
+    `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date.
+    `scope` (`ingest --scope`) is the scope of every source written, instead of [scope] folders and default."""
     from backchannel.extractors.ingest import ingest_files
     from backchannel.extractors.meeting_date import parse_given_date
 
@@ -39,7 +40,13 @@ def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None) -> dic
     except ValueError as exc:
         raise OpError(str(exc)) from None
     gateway = _gateway(env)
-    results = ingest_files(env.store, env.settings, paths, gateway=gateway, given_date=given)
+    settings = env.settings
+    if scope is not None:
+        if not scope.strip():
+            raise OpError("--scope needs a word (work, personal, a client's name)")
+        settings = settings.model_copy(update={"scope": settings.scope.model_copy(
+            update={"default": scope.strip(), "folders": {}})})
+    results = ingest_files(env.store, settings, paths, gateway=gateway, given_date=given)
     return {
         "ingested": sum(r.status == "ingested" for r in results),
         "skipped": sum(r.status == "skipped" for r in results),

@@ -28,31 +28,41 @@ def find_one(env: OpEnv, ref: str) -> entity_repo.Entity:
 
 
 @op(read=True)
-def export_entity(env: OpEnv, ref: str) -> dict[str, Any]:
+def export_entity(env: OpEnv, ref: str, reader: str = "export") -> dict[str, Any]:
     """Everything held about one entity: aliases, merges, assertions (as subject, object
-    or speaker) with evidence, utterances they spoke, proposals about them."""
+    or speaker) with evidence, utterances they spoke, proposals about them. Only from the
+    source scopes `[scope] export` (or `[scope] mcp` for the MCP server) allows; the read
+    is recorded in the access log (`backchannel audit`)."""
     from backchannel.ops.rights_ops import record_access
 
+    if reader not in ("export", "mcp"):
+        raise OpError(f"unknown reader {reader!r}")
     e = find_one(env, ref)
     store = env.store
     ids = [e.id] + [r[0] for r in store.con.execute("SELECT id FROM entities WHERE merged_into = ?", [e.id]).fetchall()]
-    record_access(env, str(env.extra.get("access_kind") or "export"), ids, detail=str(env.extra.get("access_detail")
-                                                                                      or f"export {e.name}"))
+    scopes = getattr(env.settings.scope, reader)
+    in_scope = "($2::VARCHAR[] IS NULL OR {col} IS NULL OR list_contains($2::VARCHAR[], {scope}))"
+    assertions = store.query(
+        f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE (list_contains($1, a.subject_id) "
+        "OR list_contains($1, a.object_id) OR list_contains($1, a.speaker_id) OR list_contains($1, a.recipient_id)) "
+        f"AND {in_scope.format(col='a.source_id', scope='src.scope')} ORDER BY a.said_at NULLS LAST, a.id",
+        [ids, scopes])
+    said = store.query(
+        "SELECT u.source_id, s.title, s.meeting_date, u.idx, u.speaker, u.start_s, u.end_s, u.text "
+        "FROM utterances u JOIN sources s ON s.id = u.source_id WHERE list_contains($1, u.speaker_id) "
+        f"AND {in_scope.format(col='u.source_id', scope='s.scope')} "
+        "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx", [ids, scopes])
+    record_access(env, reader, ids, assertions=len(assertions),
+                  excerpts=sum(1 for a in assertions if a.get("quote")) if reader == "mcp" else 0,
+                  detail=f"{'MCP about' if reader == 'mcp' else 'export'} {e.name}")
     return {
         "entity": {"id": e.id, "kind": e.kind, "name": e.name, "is_owner": e.is_owner},
         "aliases": store.query("SELECT alias, source_id, created_at FROM aliases WHERE list_contains(?, entity_id) "
                                "ORDER BY created_at", [ids]),
         "merges": store.query("SELECT * FROM entity_merges WHERE list_contains($1, kept_id) OR list_contains($1, merged_id)",
                               [ids]),
-        "assertions": store.query(
-            f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE list_contains($1, a.subject_id) "
-            "OR list_contains($1, a.object_id) OR list_contains($1, a.speaker_id) OR list_contains($1, a.recipient_id) "
-            "ORDER BY a.said_at NULLS LAST, a.id",
-            [ids]),
-        "utterances": store.query(
-            "SELECT u.source_id, s.title, s.meeting_date, u.idx, u.speaker, u.start_s, u.end_s, u.text "
-            "FROM utterances u JOIN sources s ON s.id = u.source_id WHERE list_contains(?, u.speaker_id) "
-            "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx", [ids]),
+        "assertions": assertions,
+        "utterances": said,
         "proposals": proposals.about_entities(store, ids),
     }
 

@@ -112,8 +112,8 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
     def touch(run_id: str) -> dict[str, Any]:
         return per_run.setdefault(run_id, {"programs": set(), "excerpts": 0, "proposals": [], "per_candidate": []})
 
-    for run_id, kind, data in store.con.execute(
-            "SELECT run_id, kind, CAST(data AS VARCHAR) FROM events WHERE run_id IS NOT NULL ORDER BY seq").fetchall():
+    for run_id, data in store.con.execute(
+            "SELECT run_id, CAST(data AS VARCHAR) FROM events WHERE run_id IS NOT NULL ORDER BY seq").fetchall():
         try:
             d = json.loads(data) if data else {}
         except ValueError:

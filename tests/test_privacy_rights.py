@@ -405,3 +405,43 @@ def test_export_all_and_import_round_trip_into_a_fresh_home(demo_home, tmp_path)
     bad.write_text('{"type": "proposal", "id": "P-9", "kind": "brief", "entities": ["person:Nobody"]}\n')
     r = bc("import", "all", str(bad), env=env, check=False)
     assert r.returncode == 1 and "nothing imported" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_scopes_limit_what_ask_exports_and_channels_read(story_home, tmp_path):
+    clients = tmp_path / "inbox" / "acme-client"
+    clients.mkdir(parents=True)
+    acme = clients / "2026-11-10 acme steering.txt"
+    acme.write_text("Julie Bernard: I know Nadia Haddad well, she is the CTO of Hooli since June.\n", encoding="utf-8")
+    personal = tmp_path / "2026-11-11 dinner.txt"
+    personal.write_text("Julie Bernard: I know Omar Farouk well, he is the CTO of Umbrella since May.\n",
+                        encoding="utf-8")
+    add_config(story_home, '[scope]\nfolders = { "acme-client" = "acme" }\nask = ["default", "personal"]\n'
+                           'export = ["default"]\nchannels = { email = ["work"] }\n'
+                           '[delivery]\nchannels = ["email"]\n[delivery.email]\nhost = "127.0.0.1"\nport = 2525\n'
+                           'sender = "bc@example.org"\nto = "alex@example.org"')
+    bc("ingest", str(acme))
+    bc("ingest", "--scope", "personal", str(personal))
+    by_title = {s["title"]: s["scope"] for s in json.loads(bc("sources", "--json").stdout)}
+    assert by_title["Acme steering"] == "acme" and by_title["Dinner"] == "personal"
+    assert set(by_title.values()) == {"default", "acme", "personal"}
+    # ask reads default and personal only: the acme meeting's CFO is not reachable.
+    hooli = json.loads(bc("ask", "who can introduce me to the CTO of Hooli?", "--json").stdout)
+    assert not hooli["candidates"]
+    umbrella = json.loads(bc("ask", "who can introduce me to the CTO of Umbrella?", "--json").stdout)
+    assert umbrella["candidates"] and all(e["source_title"] == "Dinner" for c in umbrella["candidates"]
+                                          for e in c["evidence"] if e.get("quote"))
+    # exports read default only.
+    other = {s["id"] for s in json.loads(bc("sources", "--json").stdout) if s["scope"] != "default"}
+    assert any(a["source_id"] in other for a in json.loads(bc("assertions", "--about", "Nadia Haddad", "--json").stdout))
+    julie = json.loads(bc("export", "Julie Bernard").stdout)
+    assert julie["assertions"] and not any(a["source_id"] in other for a in julie["assertions"])
+    assert not any(u["source_id"] in other for u in julie["utterances"])
+    # The email channel may carry only "work" evidence: the demo's proposal (default scope) is
+    # made, but no email is queued for it.
+    bc("wake", "calendar")
+    bc("wake", "signals")
+    props = json.loads(bc("proposals", "--json").stdout)
+    assert props
+    assert rows(story_home, "SELECT count(*) FROM outbox")[0][0] == 0
+    made = [json.loads(d) for (d,) in rows(story_home, "SELECT data FROM events WHERE kind = 'proposal.created'")]
+    assert made and all(m["channels"] == [] and m["withheld_by_scope"] == ["email"] for m in made)

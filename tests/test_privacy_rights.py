@@ -445,3 +445,41 @@ def test_scopes_limit_what_ask_exports_and_channels_read(story_home, tmp_path):
     assert rows(story_home, "SELECT count(*) FROM outbox")[0][0] == 0
     made = [json.loads(d) for (d,) in rows(story_home, "SELECT data FROM events WHERE kind = 'proposal.created'")]
     assert made and all(m["channels"] == [] and m["withheld_by_scope"] == ["email"] for m in made)
+
+
+def test_the_daemon_runs_the_retention_sweep_and_rewrites_its_own_file(demo_home, tmp_path):
+    _canary_home(demo_home, tmp_path)
+    proc, log_path = _start_daemon(demo_home)
+    try:
+        out = json.loads(bc("retention", "sweep", "--json").stdout)
+        assert out["enqueued"] == "retention"
+        deadline = time.monotonic() + 60
+        while "database file rewritten after an erasure" not in log_path.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log_path.read_text()[-3000:]
+            time.sleep(0.1)
+        assert CANARY.encode() not in raw_db(demo_home)
+        # The daemon goes on serving from the rewritten file.
+        facts = json.loads(bc("assertions", "--about", "Karl Weber", "--json").stdout)
+        assert any(a["qualifier"] == "CTO" for a in facts)
+    finally:
+        _stop(proc, log_path)
+    [(status,)] = rows(demo_home, "SELECT status FROM runs WHERE wake_kind = 'retention'")
+    assert status == "done"
+
+
+def test_the_retention_schedule_enqueues_one_keyed_wake_per_scheduled_time():
+    import asyncio
+    from datetime import UTC, datetime
+
+    from backchannel.config.privacy import RetentionSettings
+    from backchannel.triggers.retention import RetentionTrigger, configured
+
+    assert not configured(RetentionSettings())
+    queue: asyncio.Queue = asyncio.Queue()
+    trig = RetentionTrigger(RetentionSettings(utterances_days=0, schedule="30 3 * * *"), queue, timezone="Europe/Paris")
+    when = trig.next_fire(datetime(2026, 12, 1, 10, 0, tzinfo=UTC))
+    assert when == datetime(2026, 12, 2, 2, 30, tzinfo=UTC)  # 03:30 in Paris
+    wake = trig.fire(when)
+    assert wake.kind == "retention" and wake.key == "retention:2026-12-02T02:30" and queue.get_nowait() == wake
+    with pytest.raises(ValueError):
+        RetentionTrigger(RetentionSettings(schedule="not a cron line"), queue)

@@ -483,3 +483,50 @@ def test_the_retention_schedule_enqueues_one_keyed_wake_per_scheduled_time():
     assert wake.kind == "retention" and wake.key == "retention:2026-12-02T02:30" and queue.get_nowait() == wake
     with pytest.raises(ValueError):
         RetentionTrigger(RetentionSettings(schedule="not a cron line"), queue)
+
+
+def test_the_readme_privacy_commands_pass(demo_home):
+    """The two privacy lines of the README's "Using it", run as written."""
+    readme = (ROOT / "README.md").read_text()
+    lines = [line.split("#")[0].strip() for line in readme.splitlines()
+             if line.startswith(("backchannel consent withdraw", "backchannel retention sweep"))]
+    assert len(lines) == 2
+    import shlex
+
+    for line in lines:
+        bc(*shlex.split(line)[1:])
+    assert (ROOT / "docs" / "privacy.md").exists()
+    assert "K. W." in bc("consent", "list").stdout
+
+
+def test_the_web_app_shows_consent_state_and_corrects_and_retracts(demo_home):
+    import re
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from web_support import Browserless, WebProc
+
+    bc("consent", "withdraw", "Paul Girard", "--yes")
+    web = WebProc(demo_home)
+    try:
+        b = Browserless(web.base)
+        assert b.get(web.link)[0] == 200
+        status, page = b.get("/sources")
+        assert status == 200 and "scope" in page and "P. G." in page and "kept as hashes" in page
+        cio = next(a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
+                   if a["qualifier"] == "CIO")
+        _, listing = b.get("/memory")
+        ids = dict((name, int(i)) for i, name in re.findall(r'href="/memory/(\d+)">([^<]+)</a>', listing))
+        where = f"/memory/{ids['Sophie Martin']}"
+        status, page = b.post(f"/assertions/{cio['id']}/correct", {"qualifier": "CTO", "reason": "web", "back": where},
+                              csrf_from=where)
+        assert status == 200 and f"#{cio['id']} corrected" in page and "(CTO)" in page
+        new_id = int(re.search(r"superseded by #(\d+)", page).group(1))
+        status, page = b.post(f"/assertions/{new_id}/retract", {"reason": "", "back": where}, csrf_from=where)
+        assert status == 400 and "needs a reason" in page
+        status, page = b.post(f"/assertions/{new_id}/retract", {"reason": "left Acme", "back": where},
+                              csrf_from=where)
+        assert status == 200 and "retracted: left Acme" in page
+    finally:
+        web.stop()
+    changes = rows(demo_home, "SELECT action, via FROM assertion_changes ORDER BY id")
+    assert changes == [("correct", "web"), ("retract", "web")]

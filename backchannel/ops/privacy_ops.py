@@ -35,12 +35,12 @@ def export_entity(env: OpEnv, ref: str, reader: str = "export") -> dict[str, Any
     is recorded in the access log (`backchannel audit`)."""
     from backchannel.ops.rights_ops import record_access
 
-    if reader not in ("export", "mcp"):
+    if reader not in ("export", "mcp", "web"):
         raise OpError(f"unknown reader {reader!r}")
     e = find_one(env, ref)
     store = env.store
     ids = [e.id] + [r[0] for r in store.con.execute("SELECT id FROM entities WHERE merged_into = ?", [e.id]).fetchall()]
-    scopes = getattr(env.settings.scope, reader)
+    scopes = None if reader == "web" else getattr(env.settings.scope, reader)  # the web app is the owner's own view
     in_scope = "($2::VARCHAR[] IS NULL OR {col} IS NULL OR list_contains($2::VARCHAR[], {scope}))"
     assertions = store.query(
         f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE (list_contains($1, a.subject_id) "
@@ -54,7 +54,7 @@ def export_entity(env: OpEnv, ref: str, reader: str = "export") -> dict[str, Any
         "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx", [ids, scopes])
     record_access(env, reader, ids, assertions=len(assertions),
                   excerpts=sum(1 for a in assertions if a.get("quote")) if reader == "mcp" else 0,
-                  detail=f"{'MCP about' if reader == 'mcp' else 'export'} {e.name}")
+                  detail=f"{ {'mcp': 'MCP about', 'web': 'web page of'}.get(reader, 'export')} {e.name}")
     return {
         "entity": {"id": e.id, "kind": e.kind, "name": e.name, "is_owner": e.is_owner},
         "aliases": store.query("SELECT alias, source_id, created_at FROM aliases WHERE list_contains(?, entity_id) "

@@ -530,3 +530,39 @@ def test_the_web_app_shows_consent_state_and_corrects_and_retracts(demo_home):
         web.stop()
     changes = rows(demo_home, "SELECT action, via FROM assertion_changes ORDER BY id")
     assert changes == [("correct", "web"), ("retract", "web")]
+
+
+MAIL = """\
+From: {sender}
+To: Alex Moreau <alex@example.org>, {cc}
+Subject: {subject}
+Date: Tue, 24 Nov 2026 10:00:00 +0000
+Message-ID: <{mid}@example.org>
+{extra}
+{body}
+"""
+
+
+def test_a_mail_header_withdraws_its_sender_and_withdrawn_recipients_are_cut_out(demo_home, tmp_path):
+    optout = tmp_path / "optout.eml"
+    optout.write_text(MAIL.format(sender="Lena Fischer <lena@example.org>", cc="julie@example.org",
+                                  subject="Please leave me out", mid="m1", extra="X-Backchannel-Consent: withdrawn",
+                                  body="Lena Fischer is the CTO of Hooli. Please do not record me."))
+    r = bc("ingest", str(optout), "--json", check=False)
+    assert r.returncode == 1 and "withdrew consent" in json.loads(r.stdout)["failed"][0]["error"]
+    assert [w["via"] for w in json.loads(bc("consent", "list", "--json").stdout)["withdrawn"]] == ["mail_header"]
+    later = tmp_path / "later.eml"
+    later.write_text(MAIL.format(sender="Julie Bernard <julie@example.org>", cc="Lena Fischer <lena@example.org>",
+                                 subject="Lena Fischer and the Hooli deal", mid="m2", extra="",
+                                 body="Lena Fischer joined Hooli as CTO. Karl Weber is the CFO of Initech."))
+    assert json.loads(bc("ingest", str(later), "--json").stdout)["ingested"] == 1
+    nocap = tmp_path / "nocap.eml"
+    nocap.write_text(MAIL.format(sender="Julie Bernard <julie@example.org>", cc="alex@example.org",
+                                 subject="between us", mid="m3", extra="X-No-Capture: yes",
+                                 body="Karl Weber is leaving Initech, keep it quiet."))
+    r = bc("ingest", str(nocap), "--json", check=False)
+    assert r.returncode == 1 and "no-capture message" in json.loads(r.stdout)["failed"][0]["error"]
+    raw = raw_db(demo_home)
+    for secret in (b"Lena Fischer", b"lena@example.org", b"Please do not record me", b"keep it quiet"):
+        assert secret not in raw, secret
+    assert any(a["subject"] == "Karl Weber" for a in json.loads(bc("assertions", "--json").stdout))

@@ -166,3 +166,76 @@ def mark(store: Store, source_id: str, admission: Admission) -> None:
 
 
 __all__ = ["Admission", "NoCapture", "admit", "mark", "no_capture_reason", "scope_for"]
+
+
+_CONSENT_HEADER = re.compile(r"^x-(?:backchannel-)?(consent|no-capture|capture)\s*:\s*(.+?)\s*$", re.I | re.M)
+
+
+def mail_header_flag(data: bytes) -> tuple[str, str] | None:
+    """('withdrawn', header) when the message carries `X-Backchannel-Consent: withdrawn`
+    (its sender opts out), ('no-capture', header) for `X-No-Capture: yes` or
+    `X-Backchannel-Capture: no`; None otherwise. Only the header block is read."""
+    head = data.split(b"\r\n\r\n", 1)[0].split(b"\n\n", 1)[0].decode("latin-1")
+    for m in _CONSENT_HEADER.finditer(head):
+        key, value = m[1].casefold(), m[2].strip().casefold()
+        if key == "consent" and value in _OFF:
+            return "withdrawn", m[0].strip()
+        if (key == "no-capture" and value in _ON) or (key == "capture" and value in _OFF):
+            return "no-capture", m[0].strip()
+    return None
+
+
+def admit_mail(store: Store, settings: Settings, transcript: Transcript, data: bytes, origin: str) -> Admission:
+    """`admit` for one email message, changing `transcript` in place (a mail transcript keeps
+    its utterance numbering): a consent header withdraws the sender and refuses the message;
+    a no-capture header refuses it; a withdrawn sender refuses it (every word is theirs);
+    a withdrawn recipient or a quoted withdrawn writer is cut out of the rest."""
+    sender = getattr(getattr(transcript, "message", None), "sender", None)
+    flag = mail_header_flag(data)
+    if flag and flag[0] == "withdrawn":
+        names = [n for n in (getattr(sender, "addr", None), getattr(sender, "name", None)) if n]
+        if names:
+            with store.transaction():
+                person = consent.withdraw(store, names, via="mail_header")
+                store.append_event("consent.withdrawn", {"person": person, "names_hashed": len(names),
+                                                         "via": "mail_header"})
+        raise NoCapture(origin, f"its sender withdrew consent ({flag[1]}); nothing of it was stored")
+    if flag:
+        raise NoCapture(origin, f"no-capture message ({flag[1]}); nothing of it was stored")
+    m = consent.matcher(store, settings.consent.withdrawn)
+    admission = Admission(scope=settings.scope.default)
+    if not m:
+        return admission
+    if sender is not None and (m.is_withdrawn(getattr(sender, "addr", None)) or m.is_withdrawn(getattr(sender, "name", None))):
+        raise NoCapture(origin, "its sender withdrew consent; nothing of it was stored")
+    changed = False
+    for u in transcript.utterances:
+        if m.is_withdrawn(u.speaker):
+            u.text, u.speaker, changed = consent.REDACTED, None, True
+            continue
+        text = m.redact(u.text)
+        changed |= text != u.text
+        u.text = text
+    kept = [p for p in transcript.participants if not m.is_withdrawn(p)]
+    changed |= kept != transcript.participants
+    transcript.participants = kept
+    emails = getattr(transcript, "emails", None)
+    if isinstance(emails, dict):
+        for label in [k for k, v in emails.items() if m.is_withdrawn(k) or m.is_withdrawn(v)]:
+            del emails[label]
+            changed = True
+    if transcript.title:
+        title = m.redact(transcript.title)
+        changed |= title != transcript.title
+        transcript.title = title
+    msg = getattr(transcript, "message", None)
+    if msg is not None:  # the message row keeps recipients' addresses and the subject
+        for field_name in ("to", "cc"):
+            addrs = getattr(msg, field_name)
+            kept_addrs = [a for a in addrs if not (m.is_withdrawn(a.addr) or m.is_withdrawn(a.name))]
+            changed |= len(kept_addrs) != len(addrs)
+            setattr(msg, field_name, kept_addrs)
+        msg.subject = m.redact(msg.subject or "")
+    if changed:
+        admission.consent = "redacted"
+    return admission

@@ -4,11 +4,9 @@
 -- people who withdrew consent were dropped before extraction), owner_only (a no-capture
 -- meeting of which only the owner's turns were kept). utterances_trimmed_at: when the
 -- retention sweep removed its raw utterances (the quoted spans may remain).
-ALTER TABLE sources ADD COLUMN scope VARCHAR;
-ALTER TABLE sources ADD COLUMN consent VARCHAR;
+ALTER TABLE sources ADD COLUMN scope VARCHAR DEFAULT 'default';
+ALTER TABLE sources ADD COLUMN consent VARCHAR DEFAULT 'ok';
 ALTER TABLE sources ADD COLUMN utterances_trimmed_at TIMESTAMP;
-UPDATE sources SET scope = 'default' WHERE scope IS NULL;
-UPDATE sources SET consent = 'ok' WHERE consent IS NULL;
 
 -- People who withdrew consent, kept only as sha256 hashes of their normalised names,
 -- aliases and addresses: the file never holds the name of someone who asked not to be in it.

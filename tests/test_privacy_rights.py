@@ -230,8 +230,8 @@ def test_a_retention_sweep_leaves_no_byte_of_the_canary_and_ask_still_answers(de
     assert after["candidates"] and all(e["quote"] for c in after["candidates"] for e in c["evidence"])
     assert _quotes_are_slices(demo_home) > 10
     # A second sweep has nothing left to erase.
-    again = json.loads(bc("retention", "sweep", "--json").stdout)["detail"]["retention"]["counts"]
-    assert again["sources_trimmed"] == 0
+    again = json.loads(bc("retention", "sweep", "--json").stdout)
+    assert again["detail"]["retention"]["counts"]["sources_trimmed"] == 0 and not again["rewritten"]
     # Without the quotes, when so configured: the facts stay, their words go.
     add_config(demo_home, "keep_quotes = false")  # appended under [retention]
     new = tmp_path / "2026-11-03 later.txt"
@@ -566,3 +566,21 @@ def test_a_mail_header_withdraws_its_sender_and_withdrawn_recipients_are_cut_out
     for secret in (b"Lena Fischer", b"lena@example.org", b"Please do not record me", b"keep it quiet"):
         assert secret not in raw, secret
     assert any(a["subject"] == "Karl Weber" for a in json.loads(bc("assertions", "--json").stdout))
+
+
+def test_a_scoped_export_all_holds_only_its_scopes(story_home, tmp_path):
+    secret = tmp_path / "2026-11-12 private.txt"
+    secret.write_text("Julie Bernard: I know Omar Farouk well, he is the CTO of Umbrella since May.\n")
+    bc("ingest", "--scope", "personal", str(secret))
+    add_config(story_home, '[scope]\nexport = ["default"]')
+    out_dir = tmp_path / "scoped"
+    bc("export", "--all", "-o", str(out_dir))
+    text = (out_dir / "memory.jsonl").read_text()
+    assert "Omar Farouk is" not in text and "Sophie Martin" in text
+    parquet = out_dir / "parquet"
+    assert not (parquet / "events.parquet").exists() and not (parquet / "proposals.parquet").exists()
+    con = duckdb.connect()
+    for table in ("utterances", "assertions", "sources"):
+        dump = con.execute(f"SELECT CAST(columns(*) AS VARCHAR) FROM '{parquet / (table + '.parquet')}'").fetchall()
+        assert not any("Omar Farouk" in str(v) or "Private" in str(v) for r in dump for v in r), table
+    assert oct(out_dir.stat().st_mode & 0o777) == "0o700"

@@ -534,9 +534,10 @@ def _mail(ctx: _Ctx) -> None:
 def _retention(ctx: _Ctx) -> None:
     """The retention sweep (engine/retention_run.py); the caller rewrites the file after."""
     from backchannel.engine import retention_run
+    from backchannel.memory.erasure import pending_marker
 
     done = retention_run.sweep(ctx.store, ctx.settings, ctx.run_id, ctx.now)
-    ctx.outcome.detail.update(retention=done, rewrite=True)
+    ctx.outcome.detail.update(retention=done, rewrite=pending_marker(ctx.store.path).exists())
 
 
 HANDLERS: dict[str, Callable[[_Ctx], None]] = {

@@ -42,12 +42,16 @@ def sweep(store: Store, settings: Settings, run_id: str, now: datetime) -> dict[
     erased = runs.done_step(store, run_id, "retention.erased")
     if erased is not None:
         return {"cutoffs": cut.to_dict(), "counts": erased, "resumed": True}
+    marker = erasure.pending_marker(store.path)
+    already = marker.exists()  # an earlier erasure's rewrite still to do: leave its marker
     erasure.mark_rewrite_pending(store.path)
     with store.transaction():
         counts = retention.apply(store, cut, keep_run=run_id)
         crash_point("retention.before_commit")
         runs.step(store, run_id, "retention.erased", counts)
     crash_point("retention.after_erase")
+    if not any(counts.values()) and not already:
+        marker.unlink(missing_ok=True)  # nothing was erased: no rewrite needed
     return {"cutoffs": cut.to_dict(), "counts": counts, "resumed": False}
 
 

@@ -98,7 +98,8 @@ def export_lines(store: Store, scopes: list[str] | None = None) -> list[str]:
         if ev:
             line["evidence"] = ev
         lines.append(line)
-    lines += _feedback_lines(store, ref)
+    if scopes is None:  # proposals quote evidence of any scope: carried only by an unscoped export
+        lines += _feedback_lines(store, ref)
     return [json.dumps(x, ensure_ascii=False, default=str) for x in lines]
 
 
@@ -123,10 +124,30 @@ def _feedback_lines(store: Store, ref: dict[int, str]) -> list[dict[str, Any]]:
     return out
 
 
+# With `[scope] export` set, these tables are written with only the rows of the allowed scopes,
+# and the tables whose rows can quote any scope (proposals, the run log) are left out.
+_SCOPED_TABLES = {
+    "sources": "SELECT * FROM sources WHERE list_contains({scopes}, scope)",
+    "utterances": "SELECT u.* FROM utterances u JOIN sources s ON s.id = u.source_id WHERE list_contains({scopes}, s.scope)",
+    "assertions": "SELECT a.* FROM assertions a LEFT JOIN sources s ON s.id = a.source_id "
+                  "WHERE a.source_id IS NULL OR list_contains({scopes}, s.scope)",
+}
+_UNSCOPED_ONLY = {"proposals", "feedback", "suppressions", "outbox", "runs", "events", "model_calls", "access_log",
+                  "assertion_changes"}
+
+
+def _sql_list(values: list[str]) -> str:
+    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]::VARCHAR[]"
+
+
 def export_all(store: Store, directory: Path, scopes: list[str] | None = None) -> dict[str, Any]:
-    """Write `directory`/memory.jsonl and `directory`/parquet/*.parquet; returns counts."""
+    """Write `directory`/memory.jsonl and `directory`/parquet/*.parquet; returns counts.
+    `scopes` (`[scope] export`): only what those scopes may show (see _SCOPED_TABLES)."""
     directory = Path(directory)
+    made = [d for d in (directory, directory / "parquet") if not d.exists()]
     (directory / "parquet").mkdir(parents=True, exist_ok=True)
+    for d in made:  # folders we create are the owner's only; an existing one keeps its mode
+        d.chmod(0o700)
     lines = export_lines(store, scopes)
     path = directory / "memory.jsonl"
     fd = path.open("w", encoding="utf-8")
@@ -136,11 +157,16 @@ def export_all(store: Store, directory: Path, scopes: list[str] | None = None) -
     path.chmod(0o600)
     tables = {}
     for table in PARQUET_TABLES:
+        if scopes is not None and table in _UNSCOPED_ONLY:
+            continue
         if store.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]):
             target = directory / "parquet" / f"{table}.parquet"
-            store.con.execute(f"COPY (SELECT * FROM {table}) TO '{target}' (FORMAT parquet)")
+            query = f"SELECT * FROM {table}"
+            if scopes is not None and table in _SCOPED_TABLES:
+                query = _SCOPED_TABLES[table].format(scopes=_sql_list(scopes))
+            store.con.execute(f"COPY ({query}) TO '{target}' (FORMAT parquet)")
             target.chmod(0o600)
-            tables[table] = int(store.scalar(f"SELECT count(*) FROM {table}") or 0)
+            tables[table] = int(store.scalar(f"SELECT count(*) FROM ({query})") or 0)
     kinds: dict[str, int] = {}
     for line in lines:
         t = json.loads(line)["type"]

@@ -88,6 +88,8 @@ def test_read_operations_never_write(home):
         "export_entity": {"ref": "Sophie Martin"}, "forget_plan": {"ref": "Sophie Martin"}, "usage": {},
         "status": {}, "proposals": {}, "proposal": {"id": ids.intro}, "trace": {"id": ids.intro},
         "proposal_action": {"id": ids.intro}, "search": {"query": "Acme"},
+        "consent_list": {}, "audit": {"ref": "Sophie Martin"}, "assertion_history": {"assertion_id": 1},
+        "export_all": {"directory": str(home / "export-all")},
     }
     reads = {n: s for n, s in operations().items() if s.read}
     assert sorted(reads) == sorted(sample_args), "give each read operation sample arguments here"

@@ -312,7 +312,7 @@ def test_a_correction_changes_the_next_proposal_and_ask(story_home):
     paths = resolve_paths({"BACKCHANNEL_HOME": str(story_home)})
     with Store.open(paths.db_file) as store:
         hist = invoke(OpEnv(store=store, settings=load_settings(paths), paths=paths), "assertion_history",
-                      {"assertion_id": cio["id"]})
+                      {"assertion_id": cio["id"]})["changes"]
     assert [(h["action"], h["changed_by"], h["reason"]) for h in hist] == [
         ("correct", "Alex Moreau", "she told me herself"), ("retract", "Alex Moreau", "she left")]
     assert hist[0]["before"]["qualifier"] == "CIO"

@@ -31,7 +31,7 @@ from backchannel.memory.text import norm_name
 EXTRA_TYPES = ("proposal", "feedback", "suppression")
 PARQUET_TABLES = ("sources", "utterances", "entities", "aliases", "entity_merges", "assertions", "assertion_changes",
                   "proposals", "feedback", "suppressions", "outbox", "runs", "events", "model_calls",
-                  "calendar_events", "signals", "consent_withdrawals", "access_log")
+                  "calendar_events", "signals", "consent_withdrawals")
 
 
 def _iso(v: Any) -> Any:
@@ -132,7 +132,7 @@ _SCOPED_TABLES = {
     "assertions": "SELECT a.* FROM assertions a LEFT JOIN sources s ON s.id = a.source_id "
                   "WHERE a.source_id IS NULL OR list_contains({scopes}, s.scope)",
 }
-_UNSCOPED_ONLY = {"proposals", "feedback", "suppressions", "outbox", "runs", "events", "model_calls", "access_log",
+_UNSCOPED_ONLY = {"proposals", "feedback", "suppressions", "outbox", "runs", "events", "model_calls",
                   "assertion_changes"}
 
 

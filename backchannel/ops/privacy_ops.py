@@ -54,7 +54,7 @@ def export_entity(env: OpEnv, ref: str, reader: str = "export") -> dict[str, Any
         "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx", [ids, scopes])
     record_access(env, reader, ids, assertions=len(assertions),
                   excerpts=sum(1 for a in assertions if a.get("quote")) if reader == "mcp" else 0,
-                  detail=f"{ {'mcp': 'MCP about', 'web': 'web page of'}.get(reader, 'export')} {e.name}")
+                  detail={"mcp": "MCP about", "web": "web page"}.get(reader, "export"))
     return {
         "entity": {"id": e.id, "kind": e.kind, "name": e.name, "is_owner": e.is_owner},
         "aliases": store.query("SELECT alias, source_id, created_at FROM aliases WHERE list_contains(?, entity_id) "
@@ -119,7 +119,7 @@ def consent_list(env: OpEnv) -> dict[str, Any]:
     }
 
 
-@op(read=False, on_reader=True)  # through the daemon it only enqueues, like `wake`
+@op(read=False)
 def retention_sweep(env: OpEnv) -> dict[str, Any]:
     """Run the retention sweep: through the daemon's queue (it rewrites the file after the
     run), or here, resuming a sweep a crash left unfinished. In-process, the caller rewrites
@@ -152,7 +152,7 @@ def export_all(env: OpEnv, directory: str) -> dict[str, Any]:
     from backchannel.ops.rights_ops import record_access
 
     out = write_all(env.store, Path(directory), env.settings.scope.export)
-    record_access(env, "export_all", [], assertions=out["lines"].get("assertion", 0), detail=f"export --all {directory}")
+    record_access(env, "export_all", [], assertions=out["lines"].get("assertion", 0), detail="export --all")
     return out
 
 

@@ -84,11 +84,12 @@ def retract_assertion(env: OpEnv, assertion_id: int, reason: str, via: str = "cl
 
 
 @op(read=True)
-def assertion_history(env: OpEnv, assertion_id: int) -> list[dict[str, Any]]:
+def assertion_history(env: OpEnv, assertion_id: int) -> dict[str, Any]:
+    """Who corrected or retracted this assertion (or the ones before and after it), when and why."""
     rows = rectify.history(env.store, int(assertion_id))
     for r in rows:
         r["before"] = json.loads(r["before"]) if r["before"] else {}
-    return rows
+    return {"assertion_id": int(assertion_id), "changes": rows}
 
 
 def _dedupe_entities(key: Any) -> set[int]:
@@ -162,8 +163,7 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
     channels = store.query(
         """SELECT o.proposal_id, o.channel, o.status, o.sent_at FROM outbox o JOIN proposals p ON p.id = o.proposal_id
            WHERE list_has_any(p.entity_ids, ?) ORDER BY o.id""", [idl])
-    access = store.query("SELECT accessed_at, kind, run_id, assertions, excerpts, detail FROM access_log "
-                         "WHERE list_has_any(entity_ids, ?) OR len(entity_ids) = 0 ORDER BY id", [idl])
+    access = _access(env, ids)
     return {"entity": {"id": e.id, "name": e.name, "kind": e.kind}, "assertions": len(aids), "runs": runs_out,
             "model_calls": sum(len(r["model_calls"]) for r in runs_out),
             "excerpts_to_models": sum(r["excerpts_to_model"] for r in runs_out),
@@ -193,15 +193,44 @@ def _attribute(r: dict[str, Any], calls: list[dict[str, Any]], wake_kind: str | 
     return out
 
 
+ACCESS_FILE = "access.jsonl"
+
+
 def record_access(env: OpEnv, kind: str, entity_ids: list[int], *, assertions: int = 0, excerpts: int = 0,
                   detail: str | None = None) -> None:
-    """An export or an MCP request that read facts about these entities (empty: about everyone).
-    Written on the store the op was given; a read-only cursor of the daemon can append too."""
+    """An export, an MCP read or a web page that read facts about these entities (empty: about
+    everyone), appended to `<state dir>/access.jsonl` (0600): a read operation never writes the
+    store, and the line holds entity ids and counts, never a name, so an erasure leaves nothing
+    of the person in it."""
+    import json as _json
+    import os
+
     from backchannel.memory.store import utcnow
 
+    line = _json.dumps({"accessed_at": utcnow().isoformat(), "kind": kind, "entity_ids": sorted(entity_ids),
+                        "assertions": assertions, "excerpts": excerpts, "detail": detail}) + "\n"
     try:
-        env.store.con.execute(
-            "INSERT INTO access_log (accessed_at, kind, entity_ids, assertions, excerpts, detail) VALUES (?, ?, ?, ?, ?, ?)",
-            [utcnow(), kind, sorted(entity_ids), assertions, excerpts, detail])
-    except Exception:  # noqa: BLE001 - a read-only store (a CLI --read-only open) cannot record; the read goes on
-        return
+        fd = os.open(env.paths.state_dir / ACCESS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        return  # an unwritable state folder must not refuse the read itself
+
+
+def _access(env: OpEnv, ids: set[int]) -> list[dict[str, Any]]:
+    path = env.paths.state_dir / ACCESS_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and (not d.get("entity_ids") or set(d["entity_ids"]) & ids):
+            out.append(d)
+    return out

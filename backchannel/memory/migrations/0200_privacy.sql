@@ -33,17 +33,3 @@ CREATE TABLE assertion_changes (
     before         JSON NOT NULL,         -- the fields as they were
     changed_at     TIMESTAMP NOT NULL
 );
-
--- Reads of facts about people outside a run's own counters: exports, MCP requests, model
--- calls that were shown excerpts. `backchannel audit NAME` joins it with runs and proposals.
-CREATE SEQUENCE access_ids START 1;
-CREATE TABLE access_log (
-    id           BIGINT PRIMARY KEY DEFAULT nextval('access_ids'),
-    accessed_at  TIMESTAMP NOT NULL,
-    kind         VARCHAR NOT NULL,        -- export, mcp, export_all, model_call
-    run_id       VARCHAR,
-    entity_ids   BIGINT[] NOT NULL DEFAULT [],
-    assertions   INTEGER NOT NULL DEFAULT 0,
-    excerpts     INTEGER NOT NULL DEFAULT 0,  -- quotes that crossed to a model or a channel
-    detail       VARCHAR                  -- the tool, the file, the model
-);

@@ -584,3 +584,16 @@ def test_a_scoped_export_all_holds_only_its_scopes(story_home, tmp_path):
         dump = con.execute(f"SELECT CAST(columns(*) AS VARCHAR) FROM '{parquet / (table + '.parquet')}'").fetchall()
         assert not any("Omar Farouk" in str(v) or "Private" in str(v) for r in dump for v in r), table
     assert oct(out_dir.stat().st_mode & 0o777) == "0o700"
+
+
+def test_forget_takes_the_correction_history_of_their_facts_with_them(demo_home):
+    cio = next(a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
+               if a["qualifier"] == "CIO")
+    bc("correct", str(cio["id"]), "--qualifier", "CTO", "--reason", "Sophie Martin said so at lunch")
+    marc = next(a for a in json.loads(bc("assertions", "--about", "Marc Dupont", "--json").stdout)
+                if a["predicate"] == "works_at" and a["object"] == "Initech")
+    bc("retract", str(marc["id"]), "--reason", "Julie mixed it up with Sophie Martin")
+    assert rows(demo_home, "SELECT count(*) FROM assertion_changes")[0][0] == 2
+    bc("forget", "Sophie Martin", "--yes")
+    assert rows(demo_home, "SELECT reason FROM assertion_changes") == [("Julie mixed it up with [forgotten]",)]
+    assert b"Sophie Martin" not in raw_db(demo_home)

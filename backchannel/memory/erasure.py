@@ -115,6 +115,10 @@ def forget(store: Store, entity_id: int) -> ForgetReport:
         con.execute("DELETE FROM import_keys WHERE assertion_id IN (SELECT id FROM assertions WHERE "
                     "list_contains($1, subject_id) OR list_contains($1, object_id) OR list_contains($1, speaker_id))",
                     [ids])
+        con.execute("DELETE FROM assertion_changes WHERE assertion_id IN (SELECT id FROM assertions WHERE "
+                    "list_contains($1, subject_id) OR list_contains($1, object_id) OR list_contains($1, speaker_id)) "
+                    "OR new_id IN (SELECT id FROM assertions WHERE list_contains($1, subject_id) "
+                    "OR list_contains($1, object_id) OR list_contains($1, speaker_id))", [ids])
         con.execute("DELETE FROM assertions WHERE list_contains($1, subject_id) OR list_contains($1, object_id) "
                     "OR list_contains($1, speaker_id)", [ids])
         # A promise made to them stays the promiser's fact, with no link left to the person.
@@ -187,6 +191,9 @@ def _redact_text(store: Store, rx: re.Pattern[str], redact: Callable[[str | None
         if new != attendees or redact(summary) != summary:
             con.execute("UPDATE calendar_events SET attendees = ?, summary = ? WHERE uid = ? AND starts_at = ?",
                         [new, redact(summary), uid, starts])
+    for cid, reason in con.execute("SELECT id, reason FROM assertion_changes WHERE reason IS NOT NULL").fetchall():
+        if redact(reason) != reason:  # the owner's reason for a correction may name them
+            con.execute("UPDATE assertion_changes SET reason = ? WHERE id = ?", [redact(reason), cid])
     marker = json.dumps({"redacted": "forget", "at": utcnow().isoformat()})
     events = [r[0] for r in con.execute("SELECT seq, CAST(data AS VARCHAR) FROM events").fetchall() if rx.search(r[1] or "")]
     con.execute("UPDATE events SET data = ? WHERE list_contains(?, seq)", [marker, events])

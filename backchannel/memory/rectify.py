@@ -39,7 +39,9 @@ def _current(store: Store, assertion_id: int) -> dict[str, Any]:
 
 
 def _before(row: dict[str, Any]) -> str:
-    return json.dumps({k: row[k] for k in (*CORRECTABLE, "quote", "speaker_id", "said_at", "confidence")},
+    # The fields, not the quote: the words stay on the superseded row itself, where erasure and
+    # the retention sweep find them; the history holds no text of anyone's.
+    return json.dumps({k: row[k] for k in (*CORRECTABLE, "speaker_id", "said_at", "confidence", "source_id")},
                       default=str)
 
 

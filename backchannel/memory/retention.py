@@ -138,6 +138,8 @@ def _expire_assertions(store: Store, cutoff: datetime) -> int:
     n = _count(store, "SELECT count(*) FROM retention_expired")
     if n:
         con.execute("DELETE FROM import_keys WHERE assertion_id IN (SELECT id FROM retention_expired)")
+        con.execute("DELETE FROM assertion_changes WHERE assertion_id IN (SELECT id FROM retention_expired) "
+                    "OR new_id IN (SELECT id FROM retention_expired)")
         con.execute("UPDATE assertions SET superseded_by = NULL "
                     "WHERE superseded_by IN (SELECT id FROM retention_expired)")
         con.execute("DELETE FROM assertions WHERE id IN (SELECT id FROM retention_expired)")

@@ -90,6 +90,8 @@ def test_read_operations_never_write(home):
         "proposal_action": {"id": ids.intro}, "search": {"query": "Acme"},
         "entity_ties": {"ref": "Sophie Martin"}, "proposal_path": {"id": ids.intro},
         "entity_timeline": {"ref": "Sophie Martin"}, "entity_drawings": {"ref": "Sophie Martin"},
+        "consent_list": {}, "audit": {"ref": "Sophie Martin"}, "assertion_history": {"assertion_id": 1},
+        "export_all": {"directory": str(home / "export-all")},
     }
     reads = {n: s for n, s in operations().items() if s.read}
     assert sorted(reads) == sorted(sample_args), "give each read operation sample arguments here"

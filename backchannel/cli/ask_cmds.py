@@ -180,3 +180,21 @@ def import_assertions(file: Path, json_output: bool) -> None:
         return
     click.echo(f"{out['assertions_imported']} assertions imported, {out['assertions_skipped']} already there; "
                f"{out['entities_created']} entities created, {out['entities_matched']} matched existing ones.")
+
+
+@import_group.command("all")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "json_output", is_flag=True, help="Print the import report as JSON.")
+def import_all(file: Path, json_output: bool) -> None:
+    """Import a whole memory written by `backchannel export --all` (its memory.jsonl):
+    entities, aliases, assertions with evidence, proposals, feedback and suppressions.
+    Importing it twice adds nothing."""
+    from backchannel.cli.client import call
+
+    out = call(load_context(), "import_all", {"file": str(file.resolve())})
+    if json_output:
+        echo_json(out)
+        return
+    click.echo(f"{out['assertions_imported']} assertions, {out['proposals_imported']} proposals, "
+               f"{out['feedback_imported']} verdicts, {out['suppressions_imported']} suppressions imported; "
+               f"{out['entities_created']} entities created.")

@@ -82,7 +82,9 @@ def _given_dates(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
 @click.option("--date", "dates", metavar="[FILE=]YYYY-MM-DD", multiple=True,
               help="The meeting date for files whose content and name carry none: DATE for all of them, "
                    "FILE=DATE for one file (repeatable). Without it the date is unknown.")
-def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...]) -> None:
+@click.option("--scope", metavar="WORD",
+              help="The scope of these sources (work, personal, a client's name), instead of [scope] folders/default.")
+def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...], scope: str | None) -> None:
     """Ingest transcript files and folders (VTT, SRT, text, JSON), and email: Maildir
     folders, mbox files and .eml files (one source per message).
 
@@ -125,6 +127,8 @@ def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...]) ->
             mine = {f: file_dates[f] for f in part if f in file_dates}
             if mine:
                 args["file_dates"] = mine
+            if scope:
+                args["scope"] = scope
             out = call(ctx, "ingest", args)
             summary["ingested"] += out["ingested"]
             summary["skipped"] += out["skipped"]

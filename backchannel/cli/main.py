@@ -15,6 +15,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("doctor_cmd", "doctor"),
     "export": ("privacy_cmds", "export"),
     "forget": ("privacy_cmds", "forget"),
+    "consent": ("consent_cmds", "consent"),
+    "retention": ("consent_cmds", "retention"),
+    "correct": ("rectify_cmds", "correct"),
+    "retract": ("rectify_cmds", "retract"),
+    "audit": ("rectify_cmds", "audit"),
     "ingest": ("ingest_cmd", "ingest"),
     "sources": ("memory_cmds", "sources"),
     "show": ("daemon_cmds", "show"),  # proposals (P-7); other refs go to memory_cmds.show
@@ -44,6 +49,8 @@ def _command_module(name: str) -> ModuleType:
     """Plain imports, so readers and lint-imports see them; each runs on first use only."""
     if name == "ask_cmds":
         from backchannel.cli import ask_cmds as module
+    elif name == "consent_cmds":
+        from backchannel.cli import consent_cmds as module
     elif name == "daemon_cmds":
         from backchannel.cli import daemon_cmds as module
     elif name == "demo_cmd":
@@ -60,6 +67,8 @@ def _command_module(name: str) -> ModuleType:
         from backchannel.cli import model_cmds as module
     elif name == "privacy_cmds":
         from backchannel.cli import privacy_cmds as module
+    elif name == "rectify_cmds":
+        from backchannel.cli import rectify_cmds as module
     elif name == "setup_cmds":
         from backchannel.cli import setup_cmds as module
     elif name == "web_cmds":

@@ -111,7 +111,8 @@ def sources(ctx: click.Context, json_output: bool) -> None:
         else:
             when = f"{_date(r['meeting_date'])} ({r['meeting_date_origin']})"
         click.echo(f"{r['id']}  {when}  {r['title']}  "
-                   f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}")
+                   f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}"
+                   f"  [scope {r.get('scope') or 'default'}, consent {r.get('consent') or 'ok'}]")
     if not rows:
         click.echo("no sources yet: `backchannel ingest PATH`")
 

@@ -10,15 +10,24 @@ from backchannel.cli.common import UserError, echo_json, load_context
 
 
 @click.command()
-@click.argument("name")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the JSON here instead of standard output.")
+@click.argument("name", required=False)
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="Write the JSON here instead of standard output (with --all: the folder to write).")
 @click.option("--compact", is_flag=True, help="One JSON line instead of indented JSON.")
-def export(name: str, output: Path | None, compact: bool) -> None:
+@click.option("--all", "everything", is_flag=True,
+              help="The whole memory: memory.jsonl (the import format) and Parquet per table, in the -o folder.")
+def export(name: str | None, output: Path | None, compact: bool, everything: bool) -> None:
     """Everything held about a person or organisation (by name, alias or id), as JSON:
     aliases, assertions with their evidence, what they said, proposals about them.
-    Indented, to be read; --compact writes one line."""
+    Indented, to be read; --compact writes one line. With --all, the whole memory in open
+    formats (`backchannel import all` reads it back)."""
     import json
+
+    if everything:
+        _export_all(output)
+        return
+    if not name:
+        raise UserError("name a person or organisation, or use --all -o FOLDER")
 
     from backchannel.cli.client import call
     from backchannel.cli.common import _default
@@ -91,3 +100,13 @@ def _show_plan(preview: dict, json_output: bool, *, dry_run: bool) -> None:
     e, c = preview["entity"], preview["counts"]
     click.echo(f"{e['name']} ({e['kind']} {e['id']}): {c['assertions']} assertions, "
                f"{c['utterances']} utterances they spoke, {c['proposals']} proposals")
+
+
+def _export_all(output: Path | None) -> None:
+    from backchannel.cli.client import call
+
+    if output is None or (output.exists() and not output.is_dir()):
+        raise UserError("--all writes a folder: give it with -o FOLDER")
+    out = call(load_context(), "export_all", {"directory": str(output.resolve())})
+    lines = ", ".join(f"{n} {k}" for k, n in out["lines"].items())
+    click.echo(f"wrote {out['jsonl']} ({lines}) and {len(out['parquet'])} Parquet tables in {output}/parquet")

@@ -23,6 +23,7 @@ from pydantic_settings import (
 )
 
 from backchannel.config.paths import Paths, resolve_paths
+from backchannel.config.privacy import ConsentSettings, RetentionSettings, ScopeSettings
 from backchannel.config.sections import (
     ApiSettings,
     CalendarSettings,
@@ -67,6 +68,9 @@ class Settings(BaseSettings):
     web: WebSettings = Field(default_factory=WebSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     mail: MailSettings = Field(default_factory=MailSettings)
+    consent: ConsentSettings = Field(default_factory=ConsentSettings)
+    scope: ScopeSettings = Field(default_factory=ScopeSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
     @classmethod
     def settings_customise_sources(

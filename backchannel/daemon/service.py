@@ -250,6 +250,17 @@ class Daemon:
                 self.store.con.execute("CHECKPOINT")
             self.store.close()
 
+    async def _rewrite_store(self) -> None:
+        """After an erasure (the retention sweep): close the store, rewrite the file so no
+        deleted byte remains (Store.open finishes the pending rewrite), open it again. Runs
+        on the reader thread while the writer waits for it, so neither cursor is in use."""
+        def reopen() -> None:
+            self._close_store()
+            self._open_store()
+            log(logger, 20, "database file rewritten after an erasure", db=str(self.paths.db_file))
+
+        await self._on_writer(lambda: self.reader.submit(reopen).result())
+
     # -- triggers -----------------------------------------------------------
     def inbox_dir(self) -> Path:
         from backchannel.triggers.setup import inbox_dir
@@ -319,6 +330,12 @@ class Daemon:
             return {"enqueued": "manual", "key": wake.key}
         if self.triggers is None:
             raise RuntimeError("the triggers are not running")
+        if kind == "retention":  # the retention sweep: a durable run, then the file rewrite (_rewrite_store)
+            now = aware_now()
+            wake = Wake("retention", key=f"retention:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
+            runs.record_request(store, wake)
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, wake)
+            return {"enqueued": "retention", "key": wake.key}
         if kind == "calendar":
             asyncio.run_coroutine_threadsafe(self.triggers.calendar.refresh(force=True), self.loop)
             return {"enqueued": "calendar", "sources": list(self.settings.calendar.sources)}
@@ -387,6 +404,8 @@ class Daemon:
         outcome = await self._on_writer(lambda: run_wake_once(
             self.store, self.settings, self.paths, wake, run_id=run_id, cancel=self.cancel,
             inbox_finish=self._inbox_finish, abandon=self.abandon, inbox_defer=self._inbox_defer))
+        if outcome.detail.get("rewrite"):
+            await self._rewrite_store()
         if outcome.proposals and self.settings.delivery.channels:
             # Deliver now rather than at the next tick; the outbox makes it exactly once.
             from backchannel.delivery import outbox

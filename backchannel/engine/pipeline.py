@@ -302,7 +302,7 @@ def _sweep(ctx: _Ctx) -> None:
 
 def _graph_api(store: Store, settings: Settings) -> Any:
     from backchannel.graph import api as api_mod
-    return api_mod.GraphAPI(store, settings)
+    return api_mod.GraphAPI(store, settings, scopes=settings.scope.sweep)
 
 
 def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> list[Any]:
@@ -404,7 +404,11 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
                                       "date_origin")}
                for e in evidence]
     action = draft.get("action")
-    channels = list(ctx.settings.delivery.channels)
+    from backchannel.memory import scopes
+
+    # A channel never carries evidence from a scope it may not see ([scope] channels).
+    channels, withheld = scopes.channels_for(ctx.settings.scope, list(ctx.settings.delivery.channels),
+                                             scopes.scopes_of(store, [e.get("source_id") for e in evidence]))
     with store.transaction():
         if store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):
             return None
@@ -417,7 +421,8 @@ def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[st
             action_json=json.dumps(action, default=str) if action else None, action_hash=_action_hash(action),
             now=utcnow())
         store.append_event("proposal.created", {"proposal_id": pid, "dedupe_key": dkey, "score": score,
-                                                "channels": channels}, run_id=ctx.run_id,
+                                                "channels": channels, "withheld_by_scope": withheld},
+                           run_id=ctx.run_id,
                            key=f"proposal:{ctx.run_id}:{dkey}")
         if channels:
             from backchannel.delivery import outbox
@@ -545,7 +550,17 @@ def _mail(ctx: _Ctx) -> None:
     handle_wake(ctx)  # IMAP sync (issue 14)
 
 
+def _retention(ctx: _Ctx) -> None:
+    """The retention sweep (engine/retention_run.py); the caller rewrites the file after."""
+    from backchannel.engine import retention_run
+    from backchannel.memory.erasure import pending_marker
+
+    done = retention_run.sweep(ctx.store, ctx.settings, ctx.run_id, ctx.now)
+    ctx.outcome.detail.update(retention=done, rewrite=pending_marker(ctx.store.path).exists())
+
+
 HANDLERS: dict[str, Callable[[_Ctx], None]] = {
+    "retention": _retention,
     "inbox": _inbox,
     "calendar": _calendar,
     "meeting_soon": _meeting_soon,

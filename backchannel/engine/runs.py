@@ -21,7 +21,7 @@ from typing import Any
 from backchannel.memory.store import Store, utcnow
 
 # Wakes whose handler is safe to run again: every write they make is keyed.
-REPLAYABLE = {"sweep", "manual", "meeting_soon", "signal", "calendar", "inbox"}
+REPLAYABLE = {"sweep", "manual", "meeting_soon", "signal", "calendar", "inbox", "retention"}
 
 def new_run_id() -> str:
     """'R' + time-ordered hex (ns clock) + 4 random hex digits."""

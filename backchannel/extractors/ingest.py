@@ -98,8 +98,14 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
         return IngestOutcome(str(path), "failed", error=exc.reason)
     except OSError as exc:
         return IngestOutcome(str(path), "failed", error=f"cannot read: {exc.strerror or exc}")
-    content_hash = transcript.content_hash()
     names = owner_names(settings)
+    from backchannel.extractors import capture
+
+    try:  # consent and no-capture: what of the meeting may be stored at all, before the hash
+        transcript, admission = capture.admit(store, settings, transcript, path, names)
+    except TranscriptError as exc:
+        return IngestOutcome(str(path), "failed", error=exc.reason)
+    content_hash = transcript.content_hash()
     when = {"meeting_date": transcript.meeting_date.isoformat() if transcript.meeting_date else None,
             "date_origin": transcript.meeting_date_origin,
             "file_date": transcript.file_date.isoformat() if transcript.file_date else None}
@@ -136,6 +142,8 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
         from backchannel.memory import sources
 
         sources.set_file_date(store, result.source_id, transcript.file_date)
+    if result.created:
+        capture.mark(store, result.source_id, admission)
     if stats is not None and result.created:
         # What the model proposed and the code dropped (invented quotes, pronouns), for audit.
         store.append_event("model_extraction", {"source_id": result.source_id, **stats}, run_id=run_id,

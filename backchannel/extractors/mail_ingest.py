@@ -218,6 +218,12 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
     except TranscriptError as exc:
         return IngestOutcome(origin, "failed", error=exc.reason, title=msg.subject)
     _use_known_names(transcript, names_by_addr)
+    from backchannel.extractors import capture
+
+    try:  # consent headers and withdrawn people, before anything is hashed or extracted
+        admission = capture.admit_mail(store, settings, transcript, data, origin)
+    except TranscriptError as exc:
+        return IngestOutcome(origin, "failed", error=exc.reason, title=None)
     # The message row commits with its source (on_written), so no crash separates them;
     # a source already there (created=False below) just gets its row checked.
     content_hash = transcript.content_hash()
@@ -248,6 +254,8 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
         return IngestOutcome(origin, status, error=f"model extraction failed: {exc}", title=transcript.title)
     if not result.created:  # the same content stored already (its message row is checked)
         _record(store, transcript, result.source_id, origin)
+    elif admission.consent != "ok":
+        capture.mark(store, result.source_id, admission)  # in a batch, the row is held: the state shows after it
     return IngestOutcome(origin, "ingested" if result.created else "skipped", source_id=result.source_id,
                          assertions=result.assertions, title=transcript.title,
                          rejected_quotes=stats and stats["rejected_quotes"])

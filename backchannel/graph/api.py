@@ -76,9 +76,11 @@ def _id_list(ids: Any, what: str = "entity_ids") -> list[int]:
 class GraphAPI:
     """Served to sandboxed programs through `rpc_methods()`."""
 
-    def __init__(self, store: Store, settings: Any = None, *, now: datetime | None = None):
+    def __init__(self, store: Store, settings: Any = None, *, now: datetime | None = None,
+                 scopes: list[str] | None = None):
         self.store = store
         self.settings = settings
+        self.scopes = scopes  # the source scopes this reader may see ([scope]); None: all
         self._now = now
         self._touched = 0
         self._idx: GraphIndex | None = None
@@ -94,6 +96,8 @@ class GraphAPI:
     def refresh(self) -> GraphIndex:
         """Rebuild the index if the assertions changed since it was built."""
         idx = IndexCache.get(self.store)
+        if self.scopes is not None:
+            idx = idx.scoped(self.store, self.scopes)
         if idx is not self._idx:
             self._network_cache.clear()
         self._idx = idx
@@ -674,7 +678,9 @@ class GraphAPI:
                       a.source_id, s.title AS source_title, s.meeting_date AS source_date,
                       s.meeting_date_origin AS date_origin
                FROM assertions a LEFT JOIN entities e ON e.id = a.speaker_id
-               LEFT JOIN sources s ON s.id = a.source_id WHERE list_contains(?, a.id)""", [ids])
+               LEFT JOIN sources s ON s.id = a.source_id WHERE list_contains(?, a.id)
+                 AND (a.source_id IS NULL OR ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], s.scope))""",
+            [ids, self.scopes, self.scopes])
         self._touched += len(rows)
         by_id = {r["assertion_id"]: r for r in rows}
         out = []

@@ -133,6 +133,10 @@ class AssertionRow(Row):
     modality: str | None = None  # default: commitment for committed_to, else stated
     date_phrase: str | None = None
     evidence: EvidenceRow | None = None
+    # Written by `export --all` so a whole memory round-trips: when the fact stopped being
+    # current (a later holder, a correction, a retraction) and who produced it.
+    superseded_at: str | None = None
+    extractor: str | None = None
 
     @field_validator("predicate", mode="before")
     @classmethod
@@ -150,6 +154,11 @@ class AssertionRow(Row):
         if isinstance(v, bool) or not isinstance(v, (int, float)):  # true is not 1.0 here
             raise _problem("confidence must be a number from 0 to 1")
         return v
+
+    @field_validator("superseded_at", mode="before")
+    @classmethod
+    def _superseded(cls, v: Any) -> str | None:
+        return _iso(v, "superseded_at", with_time=True)
 
     @field_validator("valid_from", "valid_to", mode="before")
     @classmethod

@@ -220,14 +220,15 @@ def _write_assertions(store: Store, todo: list[tuple[int, AssertionRow, str]], r
             aid, ref_ids[str(d.subject)], d.predicate, ref_ids[str(obj)] if obj is not None else None,
             d.object_literal, d.qualifier, spk, ev.said_at, d.valid_from,
             d.valid_to, utcnow(), d.confidence, d.stated_modality(),
-            sid, uidx, start, end, quote, d.date_phrase, "import",
-            trust_score(d.confidence, ["imported"]), ["imported"]))
+            sid, uidx, start, end, quote, d.date_phrase, d.extractor or "import",
+            trust_score(d.confidence, ["imported"]), ["imported"], d.superseded_at))
     assertion_table.insert_utterances(store, utter)
     assertion_table.insert_assertions(
         store,
         ["id", "subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id", "said_at",
          "valid_from", "valid_to", "recorded_at", "confidence", "modality", "source_id", "utterance_idx",
-         "span_start", "span_end", "quote", "date_phrase", "extractor", "trust", "trust_reasons"], rows)
+         "span_start", "span_end", "quote", "date_phrase", "extractor", "trust", "trust_reasons", "superseded_at"],
+        rows)
     now = utcnow()
     store.insert_rows("import_keys", ["key", "assertion_id", "source_file", "line", "imported_at"],
                       [(k, aid, source_file, n, now) for aid, (n, _, k) in zip(ids, todo)])

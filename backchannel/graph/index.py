@@ -94,6 +94,32 @@ class GraphIndex:
     def __init__(self) -> None:
         self.sig: Signature | None = None
         self.build_s = 0.0
+        self._scoped: dict[tuple[str, ...], GraphIndex] = {}
+
+    _ROW_ARRAYS = ("aid", "subj", "obj", "spk", "pred", "qual", "lit", "said", "vfrom", "vto", "conf", "modality",
+                   "alive")
+
+    def scoped(self, store: Store, scopes: Iterable[str]) -> GraphIndex:
+        """This index without the assertions whose source is outside `scopes` (a reader's
+        [scope]): the rows are gone, not hidden, so no traversal can reach them. Built once
+        per scope set and kept with this index (it is rebuilt when this one is)."""
+        from backchannel.memory.scopes import out_of_scope_assertions
+
+        key = tuple(sorted(set(scopes)))
+        view = self._scoped.get(key)
+        if view is None:
+            drop = np.asarray(out_of_scope_assertions(store, key), dtype=np.int64)
+            keep = ~np.isin(self.aid, drop)
+            view = GraphIndex()
+            view.sig = self.sig
+            for name, value in vars(self).items():
+                if name not in ("_scoped", "sig"):
+                    setattr(view, name, value)
+            for name in self._ROW_ARRAYS:
+                setattr(view, name, getattr(self, name)[keep])
+            view._build_csr()
+            self._scoped[key] = view
+        return view
 
     # -- building -----------------------------------------------------------
     @classmethod

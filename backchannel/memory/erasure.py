@@ -115,6 +115,10 @@ def forget(store: Store, entity_id: int) -> ForgetReport:
         con.execute("DELETE FROM import_keys WHERE assertion_id IN (SELECT id FROM assertions WHERE "
                     "list_contains($1, subject_id) OR list_contains($1, object_id) OR list_contains($1, speaker_id))",
                     [ids])
+        con.execute("DELETE FROM assertion_changes WHERE assertion_id IN (SELECT id FROM assertions WHERE "
+                    "list_contains($1, subject_id) OR list_contains($1, object_id) OR list_contains($1, speaker_id)) "
+                    "OR new_id IN (SELECT id FROM assertions WHERE list_contains($1, subject_id) "
+                    "OR list_contains($1, object_id) OR list_contains($1, speaker_id))", [ids])
         con.execute("DELETE FROM assertions WHERE list_contains($1, subject_id) OR list_contains($1, object_id) "
                     "OR list_contains($1, speaker_id)", [ids])
         # A promise made to them stays the promiser's fact, with no link left to the person.
@@ -187,6 +191,9 @@ def _redact_text(store: Store, rx: re.Pattern[str], redact: Callable[[str | None
         if new != attendees or redact(summary) != summary:
             con.execute("UPDATE calendar_events SET attendees = ?, summary = ? WHERE uid = ? AND starts_at = ?",
                         [new, redact(summary), uid, starts])
+    for cid, reason in con.execute("SELECT id, reason FROM assertion_changes WHERE reason IS NOT NULL").fetchall():
+        if redact(reason) != reason:  # the owner's reason for a correction may name them
+            con.execute("UPDATE assertion_changes SET reason = ? WHERE id = ?", [redact(reason), cid])
     marker = json.dumps({"redacted": "forget", "at": utcnow().isoformat()})
     events = [r[0] for r in con.execute("SELECT seq, CAST(data AS VARCHAR) FROM events").fetchall() if rx.search(r[1] or "")]
     con.execute("UPDATE events SET data = ? WHERE list_contains(?, seq)", [marker, events])
@@ -218,3 +225,58 @@ def rewrite(path: Path) -> None:
         os.fsync(fh.fileno())
     os.replace(fresh, path)
     Path(str(path) + ".wal").unlink(missing_ok=True)
+
+
+def names_of(store: Store, entity_id: int) -> list[str]:
+    """Every name, alias and address of an entity and those merged into it (and a first
+    name no other person in memory shares), longest first: what `forget` redacts."""
+    return _names(store, _family(store, entity_id))
+
+
+def redact_names(store: Store, names: list[str]) -> dict[str, int]:
+    """Redact `names` wherever they were written down (utterances, quotes, source titles and
+    participants, calendar attendees, the event log, run payloads), in one transaction: for a
+    person who withdrew consent without ever becoming an entity. Call `rewrite()` after."""
+    rx = _pattern(sorted({n for n in names if len(n.strip()) >= 2}, key=len, reverse=True))
+    report = ForgetReport([])
+    if rx is None:
+        return report.counts
+
+    def redact(text: str | None) -> str | None:
+        return rx.sub(REDACTED, text) if text else text
+
+    with store.transaction():
+        _redact_text(store, rx, redact, report)
+    return report.counts
+
+
+def pending_marker(path: Path) -> Path:
+    """Beside the database: present from just before an erasure commits until the file is
+    rewritten. Whoever opens the store next finishes the rewrite first (Store.open), so a
+    crash between the erasure and the rewrite never leaves deleted bytes readable for long."""
+    path = Path(path)
+    return path.with_name(path.name + ".rewrite-pending")
+
+
+def mark_rewrite_pending(path: Path) -> None:
+    marker = pending_marker(path)
+    with open(marker, "w") as fh:
+        fh.write("rewrite the database file: an erasure committed\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    dir_fd = os.open(marker.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def complete_pending_rewrite(path: Path) -> bool:
+    """Rewrite the file if an erasure asked for it (the store must be closed). True if it did."""
+    marker = pending_marker(path)
+    if not marker.exists():
+        return False
+    if Path(path).exists():
+        rewrite(path)
+    marker.unlink(missing_ok=True)
+    return True

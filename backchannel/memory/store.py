@@ -73,6 +73,11 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
         try:
+            if not read_only and path.with_name(path.name + ".rewrite-pending").exists():
+                # An erasure committed but the file was not rewritten yet (a crash): finish it first.
+                from backchannel.memory.erasure import complete_pending_rewrite
+
+                complete_pending_rewrite(path)
             con = duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():

@@ -8,10 +8,11 @@ from typing import Any
 from backchannel.ops import OpEnv, OpError, op
 
 
-def _api(env: OpEnv) -> Any:
+def _api(env: OpEnv, reader: str = "ask") -> Any:
     from backchannel.graph.api import GraphAPI
 
-    return GraphAPI(env.store, env.settings)
+    # Only the source scopes [scope] gives this reader (ask, or mcp when the MCP server asks).
+    return GraphAPI(env.store, env.settings, scopes=getattr(env.settings.scope, reader, None))
 
 
 def _gateway(env: OpEnv) -> Any:
@@ -24,7 +25,7 @@ def _gateway(env: OpEnv) -> Any:
 
 
 @op(read=False)
-def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
+def ask(env: OpEnv, question: str, show_code: bool = False, reader: str = "ask") -> dict[str, Any]:
     """Sweep then draft for a question; records a run (wake_kind "ask") with its
     assertions touched and excerpts sent. Returns the ranked drafts with evidence."""
     from backchannel.agent.drafter import draft
@@ -35,9 +36,11 @@ def ask(env: OpEnv, question: str, show_code: bool = False) -> dict[str, Any]:
     if not question:
         raise OpError("ask needs a question")
     store = env.store
-    api = _api(env)
+    if reader not in ("ask", "mcp"):
+        raise OpError(f"unknown reader {reader!r}")
+    api = _api(env, reader)
     gateway = _gateway(env)
-    run_id = runs.start(store, runs.WakeRecord("ask", None, {"question": question}))
+    run_id = runs.start(store, runs.WakeRecord("ask", None, {"question": question, "reader": reader}))
     status, reason = "done", None
     try:
         swept = sweep({"wake": "ask", "question": question}, api=api, settings=env.settings, paths=env.paths,

@@ -29,10 +29,11 @@ ASSERTION_JOINS = """
 
 @op(read=False)
 def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
-           file_dates: dict[str, str] | None = None) -> dict[str, Any]:
+           file_dates: dict[str, str] | None = None, scope: str | None = None) -> dict[str, Any]:
     """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}.
     `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date;
-    `file_dates` ({absolute path: YYYY-MM-DD}, `ingest --date FILE=DATE`) one file each."""
+    `file_dates` ({absolute path: YYYY-MM-DD}, `ingest --date FILE=DATE`) one file each.
+    `scope` (`ingest --scope`) is the scope of every source written, instead of [scope] folders and default."""
     from backchannel.extractors.ingest import ingest_files
     from backchannel.extractors.meeting_date import parse_given_date
 
@@ -42,7 +43,13 @@ def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
     except ValueError as exc:
         raise OpError(str(exc)) from None
     gateway = _gateway(env)
-    results = ingest_files(env.store, env.settings, paths, gateway=gateway, given_date=given, file_dates=own)
+    settings = env.settings
+    if scope is not None:
+        if not scope.strip():
+            raise OpError("--scope needs a word (work, personal, a client's name)")
+        settings = settings.model_copy(update={"scope": settings.scope.model_copy(
+            update={"default": scope.strip(), "folders": {}})})
+    results = ingest_files(env.store, settings, paths, gateway=gateway, given_date=given, file_dates=own)
     if any(r.redated for r in results):
         _dates_moved(env)
     return {
@@ -66,7 +73,8 @@ def _gateway(env: OpEnv):
 def sources(env: OpEnv, limit: int = 1000) -> list[dict[str, Any]]:
     return env.store.query(
         """SELECT id, title, format, meeting_date, meeting_date_origin, file_date, participants, utterance_count,
-                  assertion_count, extractor, path, content_hash, ingested_at
+                  assertion_count, extractor, path, content_hash, ingested_at, scope, consent,
+                  utterances_trimmed_at
            FROM sources ORDER BY meeting_date NULLS LAST, ingested_at LIMIT ?""",
         [int(limit)],
     )

@@ -14,6 +14,7 @@ from backchannel.config.settings import Settings
 from backchannel.triggers.calendar import CalendarTrigger
 from backchannel.triggers.inbox import InboxTrigger
 from backchannel.triggers.mail import MailTrigger
+from backchannel.triggers.retention import RetentionTrigger
 from backchannel.triggers.schedule import ScheduleTrigger
 from backchannel.triggers.signals import SignalTrigger
 from backchannel.triggers.wake import SYSTEM_CLOCK, Clock
@@ -40,6 +41,7 @@ class Triggers:
     queue: asyncio.Queue
     clock: Clock
     mail: MailTrigger | None = None  # IMAP sync schedule (issue 14)
+    retention: RetentionTrigger | None = None  # the retention sweep's schedule
 
     async def start(self, last_sweep: datetime | None = None) -> None:
         """Start every trigger. `last_sweep`: the scheduled time of the last
@@ -51,6 +53,8 @@ class Triggers:
         self.signals.start()
         if self.mail is not None:
             self.mail.start()
+        if self.retention is not None:
+            self.retention.start()
 
     async def stop(self) -> None:
         self.schedule.shutdown()
@@ -60,6 +64,8 @@ class Triggers:
         await self.signals.stop()
         if self.mail is not None:
             await self.mail.stop()
+        if self.retention is not None:
+            await self.retention.stop()
 
     async def reload(self, settings: Settings) -> None:
         """SIGHUP: apply new settings at once; the inbox watch restarts only when
@@ -72,6 +78,8 @@ class Triggers:
         await self.signals.restart()
         if self.mail is not None:
             await self.mail.reload(settings.mail)
+        if self.retention is not None:
+            await self.retention.reload(settings.retention, settings.owner.timezone)
         if settings.inbox != self.settings.inbox:
             if self.inbox is not None:
                 await self.inbox.stop()
@@ -110,6 +118,7 @@ def build_triggers(settings: Settings, paths: Paths, queue: asyncio.Queue, clock
         calendar=CalendarTrigger(settings.calendar, queue, clock=clock, timezone=tz),
         signals=SignalTrigger(settings.signals, signals_dir(settings, paths), queue, clock=clock),
         mail=MailTrigger(settings.mail, queue, clock=clock),
+        retention=RetentionTrigger(settings.retention, queue, clock=clock, timezone=tz),
         settings=settings,
         paths=paths,
         queue=queue,

@@ -213,7 +213,7 @@ def build_app(ops: Any, settings: Any, paths: Any, api_token: str, *, daemon: An
     """The one app. `ops` runs the operations behind the pages and the feedback links;
     `daemon` (with `call_op` and `info`), when given, serves the local API too; `pages`
     adds the web app's pages (without them: the feedback links, and the API)."""
-    from backchannel.web import activity, feedback_links, graph_view, login, memory, proposals
+    from backchannel.web import activity, feedback_links, graph_view, login, memory, proposals, rights
     from backchannel.web.guards import ListenerGuard, allowed_hosts
     from backchannel.web.local_api import LocalApi
 
@@ -222,7 +222,7 @@ def build_app(ops: Any, settings: Any, paths: Any, api_token: str, *, daemon: An
     routes: list[Any] = [*feedback_links.routes()]
     if pages:
         routes += [*login.routes(), *proposals.routes(), *memory.routes(), *graph_view.routes(),
-                   *activity.routes(),
+                   *activity.routes(), *rights.routes(),
                    Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
     site = Starlette(routes=routes, middleware=[Middleware(Guard)])
     hosts = allowed_hosts(settings)

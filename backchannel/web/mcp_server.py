@@ -105,13 +105,13 @@ def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
     async def about(name_or_id: str) -> dict[str, Any]:
         """Everything held about one person or organisation (a name, an alias or an id): current and
         superseded facts with verbatim quotes, speakers and dates; aliases; proposals about them."""
-        return about_entity(await call("export_entity", ref=name_or_id))
+        return about_entity(await call("export_entity", ref=name_or_id, reader="mcp"))
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False))
     async def ask(question: str) -> dict[str, Any]:
         """Ask the memory a question ("who can introduce me to the CIO of Acme?"): a program walks the
         graph in the sandbox; ranked answers come back with their evidence. Records a run; sends nothing."""
-        out = await call("ask", question=question)
+        out = await call("ask", question=question, reader="mcp")
         keep = ("run_id", "question", "skill", "candidates", "why_nothing", "errors", "status",
                 "assertions_touched", "excerpts_sent")
         return {k: out.get(k) for k in keep}
@@ -154,7 +154,7 @@ def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
     @server.resource("backchannel://entities/{entity_id}", mime_type="application/json")
     async def entity_resource(entity_id: str) -> dict[str, Any]:
         """Everything about one entity, as the `about` tool returns it."""
-        return about_entity(await call("export_entity", ref=entity_id))
+        return about_entity(await call("export_entity", ref=entity_id, reader="mcp"))
 
     return server
 

@@ -39,7 +39,7 @@ def _timeline_key(a: dict) -> str:
 @handler
 async def entity(request: Request) -> Response:
     eid = request.path_params["eid"]
-    data = await call(request, "export_entity", ref=str(eid))
+    data = await call(request, "export_entity", ref=str(eid), reader="web")
     me = data["entity"]["id"]
     if me != eid:  # merged into another: its page is the live entity's
         return see_other(f"/memory/{me}")

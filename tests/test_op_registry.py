@@ -81,8 +81,11 @@ def test_read_operations_never_write(home):
     ids = story_home(home)
     paths = resolve_paths()
     settings = load_settings(paths)
-    with Store.open(paths.db_file, read_only=True) as st:
+    from backchannel.memory import entities as entity_repo
+
+    with Store.open(paths.db_file) as st:
         source_id = st.scalar("SELECT id FROM sources ORDER BY id LIMIT 1")
+        entity_repo.create(st, "Ms. Sophie Martin", "person")  # a near-duplicate for entity_duplicates to find
     sample_args = {
         "sources": {}, "source": {"ref": source_id}, "assertions": {"about": "Sophie Martin"}, "entities": {},
         "export_entity": {"ref": "Sophie Martin"}, "forget_plan": {"ref": "Sophie Martin"}, "usage": {},
@@ -92,6 +95,7 @@ def test_read_operations_never_write(home):
         "entity_timeline": {"ref": "Sophie Martin"}, "entity_drawings": {"ref": "Sophie Martin"},
         "consent_list": {}, "audit": {"ref": "Sophie Martin"}, "assertion_history": {"assertion_id": 1},
         "export_all": {"directory": str(home / "export-all")},
+        "suggest_names": {"names": ["Sophie Martn"]}, "owner_presence": {}, "entity_duplicates": {},
     }
     reads = {n: s for n, s in operations().items() if s.read}
     assert sorted(reads) == sorted(sample_args), "give each read operation sample arguments here"

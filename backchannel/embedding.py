@@ -193,9 +193,11 @@ class _Worker:
     def __init__(self) -> None:
         env = dict(os.environ, BACKCHANNEL_EMBEDDER="in_process", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
         self.started = time.monotonic()
-        # Not a fork: a fresh interpreter, so the daemon's threads and handles stay here.
+        # Not a fork: a fresh interpreter, so the daemon's threads and handles stay here. It leaves
+        # with os._exit: torch's interpreter teardown took seconds here, and it has nothing to flush.
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from backchannel.embedding import serve_worker; serve_worker()"],
+            [sys.executable, "-c", "import os; from backchannel.embedding import serve_worker; serve_worker(); "
+                                   "os._exit(0)"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
         self.requests = 0
 

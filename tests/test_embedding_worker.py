@@ -90,12 +90,17 @@ def test_daemon_ingests_a_folder_with_one_load_and_is_back_under_250_mb(home, da
                              and y.get("status") == "done") >= len(files), timeout=300)
     ingest_starts = [x for x in _log_lines(d.log_path) if x.get("msg") == "embedding worker started"]
     assert len(ingest_starts) <= 1  # one model for the whole folder (none if extraction does not embed)
+    assert all(x.get("reason") == "released" for x in d.lines() if x.get("msg") == "embedding worker stopped")
     # A question the rules and keywords do not route: the router embeds it, in the worker.
     asked = subprocess.run([sys.executable, "-m", "backchannel", "ask", "anyone I ought to ping again soon-ish?",
                             "--json"], env=_env(home), capture_output=True, text=True, timeout=300)
     assert asked.returncode == 0, asked.stderr[-2000:]
+    def count(msg: str) -> int:
+        return sum(1 for y in d.lines() if y.get("msg") == msg)
+
+    # Released when the ask's op ended: as many stops as starts, one more than after the ingest.
     d.wait_log(lambda x: x.get("msg") == "embedding worker stopped" and x.get("reason") == "released"
-               and sum(1 for y in d.lines() if y.get("msg") == "embedding worker started") == len(ingest_starts) + 1,
+               and count("embedding worker stopped") == count("embedding worker started") == len(ingest_starts) + 1,
                timeout=120)
     lines = _log_lines(d.log_path)
     started = [x for x in lines if x.get("msg") == "embedding worker started"]

@@ -110,6 +110,8 @@ def test_daemon_ingests_a_folder_with_one_load_and_is_back_under_250_mb(home, da
     maps = Path(f"/proc/{d.proc.pid}/maps").read_text()
     assert "libtorch" not in maps and "torch/lib" not in maps  # the daemon never loaded torch
     rss = _vm(d.proc.pid, "VmRSS")
+    print(json.dumps({"daemon_idle_rss_mb": round(rss, 1), "daemon_peak_rss_mb": round(_vm(d.proc.pid, "VmHWM"), 1),
+                      "files": len(files), "worker_starts_during_ingest": len(ingest_starts)}))  # seen with -s
     assert rss < IDLE_RSS_LIMIT_MB, f"daemon idle RSS {rss:.0f} MB"
     assert os.path.exists(home / "data" / "processed" / files[0].name)
     d.stop()

@@ -198,7 +198,9 @@ class _Worker:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "import os; from backchannel.embedding import serve_worker; serve_worker(); "
                                    "os._exit(0)"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
+            # A session of its own: a Ctrl-C at the daemon's terminal is the daemon's to handle; the
+            # worker ends on the EOF of its stdin, which also comes when the daemon dies.
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True, start_new_session=True)
         self.requests = 0
 
     def request(self, texts: list[str], batch_size: int) -> np.ndarray:

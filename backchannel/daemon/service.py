@@ -95,6 +95,9 @@ class Daemon:
     def run(self) -> int:
         """Run until stopped; returns the exit status."""
         self.lock.acquire()
+        from backchannel import embedding
+
+        embedding.use_worker_unless_overridden()  # torch lives in a worker that each wake releases
         try:
             return asyncio.run(self._main())
         except StoreLocked as exc:
@@ -386,6 +389,10 @@ class Daemon:
                 self._busy = False
                 self.current = None
                 self.notifier.status("idle")
+            if self.queue.empty():  # the last queued item is done: the embedding model goes with it
+                from backchannel import embedding
+
+                await self._on_writer(embedding.release)
             if self.cancel.is_set():
                 return
 

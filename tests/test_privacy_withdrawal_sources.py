@@ -1,0 +1,117 @@
+"""Withdrawals that do not come from `consent withdraw`: an attendee a calendar invite
+marks as opted out, and a name newly listed in `[consent] withdrawn`. Each erases what
+memory held about the person, once, and is recorded (docs/privacy.md section 3). Real
+files, the real CLI, the real DuckDB file."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from backchannel.triggers.calendar import parse_calendar
+from tests.test_privacy_rights import (
+    _start_daemon,
+    _stop,
+    add_config,
+    all_text,
+    bc,
+    demo_home,  # noqa: F401 - the fixture
+    raw_db,
+    rows,
+)
+
+INVITE = """\
+BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//test//consent//EN
+BEGIN:VEVENT
+UID:consent-{n}@test
+DTSTAMP:20260101T000000Z
+DTSTART:{start}
+DTEND:{end}
+SUMMARY:Quarterly review
+ORGANIZER;CN={organizer}:mailto:{organizer_mail}
+{event_flag}ATTENDEE;CN=Julie Bernard:mailto:julie@example.org
+ATTENDEE;CN=Marc Dupont;X-BACKCHANNEL-CONSENT=withdrawn:mailto:marc@example.org
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def _invite(n: int, organizer: str = "Alex Moreau", organizer_mail: str = "alex@example.org",
+            event_flag: str = "") -> str:
+    start = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+    fmt = "%Y%m%dT%H%M%SZ"
+    return INVITE.format(n=n, start=start.strftime(fmt), end=(start + timedelta(hours=1)).strftime(fmt),
+                         organizer=organizer, organizer_mail=organizer_mail, event_flag=event_flag)
+
+
+def test_an_invite_marks_an_attendee_or_its_organizer_as_opted_out():
+    now = datetime.now(UTC)
+    one = parse_calendar(_invite(1).encode(), "a.ics", now, 14, ZoneInfo("UTC")).events[0]
+    assert one.withdrawn == ["Marc Dupont <marc@example.org>"]
+    assert "Marc Dupont <marc@example.org>" not in one.attendees and "Julie Bernard <julie@example.org>" in one.attendees
+    flagged = _invite(2, organizer="Lena Fischer", organizer_mail="lena@example.org",
+                      event_flag="X-BACKCHANNEL-CONSENT:withdrawn\n")
+    two = parse_calendar(flagged.encode(), "a.ics", now, 14, ZoneInfo("UTC")).events[0]
+    assert two.withdrawn == ["Lena Fischer <lena@example.org>", "Marc Dupont <marc@example.org>"]
+    assert two.attendees == ["Julie Bernard <julie@example.org>"]
+
+
+def test_an_attendee_opted_out_in_an_invite_is_withdrawn_and_erased(demo_home):  # noqa: F811
+    assert b"Marc Dupont" in raw_db(demo_home)
+    (demo_home / "demo" / "calendar.ics").write_text(_invite(3), encoding="utf-8")
+    out = json.loads(bc("wake", "calendar", "--json").stdout)
+    assert json.dumps(out).count("consent_withdrawn") >= 1, out
+    listed = json.loads(bc("consent", "list", "--json").stdout)["withdrawn"]
+    assert [(w["label"], w["via"]) for w in listed] == [("M. D.", "calendar")]
+    bc("wake", "sweep")  # a writer opens the file: the pending rewrite is done first
+    raw = raw_db(demo_home)
+    for secret in ("Marc Dupont", "marc@example.org"):
+        assert secret not in all_text(demo_home), secret
+        assert secret.encode() not in raw, secret
+    # The other attendee is still a calendar attendee; the opted-out one never is.
+    [(attendees,)] = rows(demo_home, "SELECT attendees FROM calendar_events WHERE uid = 'consent-3@test'")
+    assert attendees == ["Alex Moreau", "Julie Bernard"]
+    # The same invite again records nothing twice.
+    bc("wake", "calendar")
+    assert len(rows(demo_home, "SELECT * FROM consent_withdrawals WHERE via = 'calendar' AND NOT speaker_only")) == len(
+        rows(demo_home, "SELECT DISTINCT name_hash FROM consent_withdrawals WHERE via = 'calendar' AND NOT speaker_only"))
+    assert len({r[0] for r in rows(demo_home, "SELECT person FROM consent_withdrawals")}) == 1
+
+
+def test_a_name_listed_in_config_has_its_existing_data_erased_once(demo_home, tmp_path):  # noqa: F811
+    assert b"Marc Dupont" in raw_db(demo_home)
+    add_config(demo_home, '[consent]\nwithdrawn = ["Marc Dupont"]')
+    # The next ingest erases what exists (even of a file that has nothing about them).
+    meeting = tmp_path / "2026-11-26 standup.txt"
+    meeting.write_text("Alex Moreau: Julie Bernard is the COO of Globex now.\n", encoding="utf-8")
+    assert json.loads(bc("ingest", str(meeting), "--json").stdout)["ingested"] == 1
+    bc("wake", "sweep")
+    assert "Marc Dupont" not in all_text(demo_home)
+    assert raw_db(demo_home).count(b"Marc Dupont") == 0
+    assert raw_db(demo_home).count(b"marc@example.org") == 0
+    events = rows(demo_home, "SELECT count(*) FROM events WHERE kind = 'consent.withdrawn'")
+    assert events == [(1,)]
+    via = rows(demo_home, "SELECT DISTINCT via FROM consent_withdrawals")
+    assert via == [("config",)]
+    # Idempotent: another ingest and a wake do not erase or record again.
+    again = tmp_path / "2026-11-27 standup.txt"
+    again.write_text("Julie Bernard: Alex Moreau will send the deck on Monday.\n", encoding="utf-8")
+    bc("ingest", str(again))
+    bc("wake", "sweep")
+    assert rows(demo_home, "SELECT count(*) FROM events WHERE kind = 'consent.withdrawn'") == [(1,)]
+
+
+def test_the_daemon_erases_a_configured_name_at_start(demo_home):  # noqa: F811
+    assert b"Marc Dupont" in raw_db(demo_home)
+    add_config(demo_home, '[consent]\nwithdrawn = ["marc@example.org", "Marc Dupont"]')
+    proc, log_path = _start_daemon(demo_home)
+    _stop(proc, log_path)
+    raw = raw_db(demo_home)
+    assert raw.count(b"Marc Dupont") == 0 and raw.count(b"marc@example.org") == 0
+    # Two entries, one person: erased once (the second entry was already recorded with the first).
+    assert rows(demo_home, "SELECT count(*) FROM events WHERE kind = 'consent.withdrawn'") == [(1,)]
+    assert Path(str(demo_home / "data" / "backchannel.duckdb") + ".rewrite-pending").exists() is False

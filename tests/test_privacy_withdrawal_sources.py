@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from backchannel.triggers.calendar import parse_calendar
 from tests.test_privacy_rights import (
     _start_daemon,
@@ -115,3 +117,35 @@ def test_the_daemon_erases_a_configured_name_at_start(demo_home):  # noqa: F811
     # Two entries, one person: erased once (the second entry was already recorded with the first).
     assert rows(demo_home, "SELECT count(*) FROM events WHERE kind = 'consent.withdrawn'") == [(1,)]
     assert Path(str(demo_home / "data" / "backchannel.duckdb") + ".rewrite-pending").exists() is False
+
+
+@pytest.mark.parametrize("sweep_scopes", [None, ["work"]])
+def test_no_proposal_cites_evidence_from_a_scope_the_sweep_may_not_read(tmp_path, monkeypatch, sweep_scopes):
+    """The demo's story lives in scope `default`; a sweep allowed only `work` must make no
+    proposal citing it, whichever wake (calendar brief, signal, sweep) raises it. Unscoped,
+    the same story does raise proposals citing it (the control)."""
+    from backchannel.demo import corpus_files
+    from backchannel.demo.scenario import prepare_home
+
+    home = tmp_path / "story"
+    home.mkdir()
+    monkeypatch.setenv("BACKCHANNEL_HOME", str(home))
+    prepare_home(home)
+    if sweep_scopes is not None:
+        add_config(home, f"[scope]\nsweep = {json.dumps(sweep_scopes)}")
+    bc("ingest", *map(str, corpus_files()))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "2026-11-12 ops.txt").write_text("Julie Bernard: Alex Moreau will send the budget on Friday.\n",
+                                             encoding="utf-8")
+    bc("ingest", "--scope", "work", str(work / "2026-11-12 ops.txt"))
+    for kind in ("calendar", "signals", "sweep"):
+        bc("wake", kind)
+    allowed = {r[0] for r in rows(home, "SELECT id FROM sources WHERE scope = 'work'")}
+    cited = [e.get("source_id") for (ev,) in rows(home, "SELECT CAST(evidence AS VARCHAR) FROM proposals")
+             for e in json.loads(ev or "[]") if isinstance(e, dict)]
+    outside = [s for s in cited if s is not None and s not in allowed]
+    if sweep_scopes is None:
+        assert outside, "the control raised no proposal citing the story"
+    else:
+        assert not outside, outside

@@ -149,3 +149,34 @@ def test_no_proposal_cites_evidence_from_a_scope_the_sweep_may_not_read(tmp_path
         assert outside, "the control raised no proposal citing the story"
     else:
         assert not outside, outside
+
+
+def test_the_judges_per_wake_reads_count_only_the_sweeps_scopes(demo_home, tmp_path):  # noqa: F811
+    """Ties, conversations, open promises and meetings spoken in, as the judge reads them
+    (engine/judge_facts.py): a meeting in a scope the sweep may not read adds nothing."""
+    from backchannel.engine.judge_facts import WakeFacts
+    from backchannel.memory import entities
+    from backchannel.memory.store import Store
+
+    meeting = tmp_path / "2026-11-28 acme.txt"
+    meeting.write_text("Alex Moreau: Julie Bernard, I will send you the Acme budget by Friday.\n"
+                       "Julie Bernard: Thanks Alex, I know Alex Moreau well.\n", encoding="utf-8")
+    bc("ingest", "--scope", "acme", str(meeting))
+    store = Store.open(demo_home / "data" / "backchannel.duckdb", read_only=True)
+    try:
+        [julie] = entities.find(store, "Julie Bernard")
+        [acme] = [r[0] for r in store.con.execute("SELECT id FROM sources WHERE scope = 'acme'").fetchall()]
+        now = datetime(2026, 11, 29)
+        every, default_only = WakeFacts(store, now), WakeFacts(store, now, ["default"])
+        assert every.spoken(julie.id)[0] is not None and every.spoken(julie.id)[0].date().isoformat() == "2026-11-28"
+        assert default_only.spoken(julie.id)[0] is None or default_only.spoken(julie.id)[0].date().isoformat() < "2026-11-28"
+        day = datetime(2026, 11, 28)
+        assert day in every.talks(julie.id) and day not in default_only.talks(julie.id)
+        assert default_only.talks(julie.id)  # her default-scope meetings still count
+        promises = [p for p in every.open_promises(julie.id)
+                    if store.scalar("SELECT source_id FROM assertions WHERE id = ?", [p[0]]) == acme]
+        assert promises, every.open_promises(julie.id)
+        assert not [p for p in default_only.open_promises(julie.id)
+                    if store.scalar("SELECT source_id FROM assertions WHERE id = ?", [p[0]]) == acme]
+    finally:
+        store.close()

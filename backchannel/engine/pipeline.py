@@ -506,7 +506,8 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
     weights_by_kind: dict[str, Any] = {}  # feedback does not change during a wake: fitted once per kind
     # What the gate and the judge read from the store, read once for the whole wake.
     facts = judge.facts_for(ctx.store, ctx.now,
-                            [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked])
+                            [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked],
+                            ctx.settings.scope.sweep)
     reads = gate.WakeReads(ctx.store, ctx.settings, ctx.now, [gate.dedupe_key(c.kind, c.entities) for c, _ in ranked])
 
     def weights_of(kind: str) -> Any:

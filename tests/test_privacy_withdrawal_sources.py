@@ -178,5 +178,14 @@ def test_the_judges_per_wake_reads_count_only_the_sweeps_scopes(demo_home, tmp_p
         assert promises, every.open_promises(julie.id)
         assert not [p for p in default_only.open_promises(julie.id)
                     if store.scalar("SELECT source_id FROM assertions WHERE id = ?", [p[0]]) == acme]
+        # The graph API's reads of utterances (conversations, addressed_as) are scoped the same way.
+        from backchannel.graph.api import GraphAPI
+
+        def sources_of(api: GraphAPI) -> set[str]:
+            got = api.conversations([julie.id], days=3650, limit=50)
+            return {str(c.get("source_id")) for c in got}
+
+        assert acme in sources_of(GraphAPI(store, now=now))
+        assert acme not in sources_of(GraphAPI(store, now=now, scopes=["default"]))
     finally:
         store.close()

@@ -110,6 +110,9 @@ class CalendarEvent:
     attendees: list[str] = field(default_factory=list)  # CN names, else emails; organizer included
     calendar: str = ""  # the source it came from
     all_day: bool = False
+    # Attendees the invite marks as opted out (`X-BACKCHANNEL-CONSENT`): the calendar wake
+    # withdraws them as `consent withdraw` does; they are never attendees.
+    withdrawn: list[str] = field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -123,6 +126,7 @@ class CalendarEvent:
             for key in ("summary", "location", "calendar"):
                 data[key] = data.get(key) or ""
             data["attendees"] = data.get("attendees") or []
+            data["withdrawn"] = data.get("withdrawn") or []
             data["all_day"] = bool(data.get("all_day"))
         return data
 

@@ -239,10 +239,14 @@ class Daemon:
         return False
 
     def _open_store(self) -> None:
-        from backchannel.memory import entities
+        from backchannel.memory import entities, withdrawal
 
         self.store = Store.open(self.paths.db_file)
         entities.ensure_owner(self.store, self.settings.owner.name, self.settings.owner.aliases)
+        if withdrawal.apply_configured(self.store, self.settings.consent.withdrawn):
+            # People newly listed in `[consent] withdrawn` were erased: reopening rewrites the file.
+            self.store.close()
+            self.store = Store.open(self.paths.db_file)
         self.read_store = Store(self.store.con.cursor(), self.paths.db_file, False)
 
     def _close_store(self) -> None:

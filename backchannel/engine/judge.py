@@ -128,10 +128,12 @@ def _recent_signal(facts: WakeFacts, orgs: list[int],
         f"signal '{row[1]}' {days:.1f} days old"
 
 
-def facts_for(store: Store, now: datetime, candidates: list[tuple[str, list[int], list[dict[str, Any]]]]) -> WakeFacts:
+def facts_for(store: Store, now: datetime, candidates: list[tuple[str, list[int], list[dict[str, Any]]]],
+              scopes: list[str] | None = None) -> WakeFacts:
     """What `offline` reads, for a wake's (kind, sorted entity ids, evidence) candidates:
-    read once for all of them (judge_facts.py), not once per candidate."""
-    facts = WakeFacts(store, now)
+    read once for all of them (judge_facts.py), not once per candidate; `scopes` (`[scope]
+    sweep`) limits the assertions and turns those reads count."""
+    facts = WakeFacts(store, now, scopes)
     for kind, ids, evidence in candidates:
         facts.expect(kind, ids, evidence)
     return facts
@@ -147,7 +149,7 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
     wake's shared reads; without them (or for another moment) they are read here. `path`
     is the candidate's (owner first, an introduction's target last)."""
     if facts is None or facts.store is not store or facts.now != now:
-        facts = WakeFacts(store, now)
+        facts = WakeFacts(store, now, facts.scopes if facts is not None else None)
     reasons: list[str] = []
     ids = [int(e) for e in entity_ids]
     # An upcoming meeting with one of the candidate's entities (the intermediary).

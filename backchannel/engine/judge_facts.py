@@ -42,8 +42,12 @@ def promise_key(promise: dict[str, Any]) -> tuple[int, datetime, int] | None:
 class WakeFacts:
     """The store as the judge sees it during one wake at `now` (naive UTC)."""
 
-    def __init__(self, store: Store, now: datetime) -> None:
+    def __init__(self, store: Store, now: datetime, scopes: list[str] | None = None) -> None:
         self.store, self.now = store, now
+        # `[scope] sweep`: the assertions and turns counted for ties, talks, promises and
+        # meetings spoken in come only from sources of these scopes (None: every scope), so
+        # no count or reason (a promise's words) comes from a scope the sweep may not read.
+        self.scopes = None if scopes is None else list(scopes)
         self._owner: Any = _UNREAD
         self._meetings: list[tuple[str, datetime, str | None, list[int]]] | None = None
         self._signals: list[tuple[str, str, datetime, set[int], str]] | None = None
@@ -165,13 +169,14 @@ class WakeFacts:
                        FROM assertions WHERE superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')
                          AND ((subject_id = $o AND object_id = ANY($p::BIGINT[]))
                               OR (object_id = $o AND subject_id = ANY($p::BIGINT[])))
-                       GROUP BY 1""", {"o": owner, "p": people}).fetchall())
+                         AND (source_id IS NULL OR $sc::VARCHAR[] IS NULL OR source_id IN (SELECT id FROM sources WHERE list_contains($sc::VARCHAR[], coalesce(scope, 'default'))))
+                       GROUP BY 1""", {"o": owner, "p": people, "sc": self.scopes}).fetchall())
                 met = {int(r[0]): (int(r[1]), r[2]) for r in self.store.con.execute(
                     """SELECT u.speaker_id, count(DISTINCT u.source_id), max(s.meeting_date)
                        FROM utterances u JOIN sources s ON s.id = u.source_id
-                       WHERE u.speaker_id = ANY($p::BIGINT[])
+                       WHERE u.speaker_id = ANY($p::BIGINT[]) AND ($sc::VARCHAR[] IS NULL OR list_contains($sc::VARCHAR[], coalesce(s.scope, 'default')))
                          AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = $o)
-                       GROUP BY 1""", {"o": owner, "p": people}).fetchall()}
+                       GROUP BY 1""", {"o": owner, "p": people, "sc": self.scopes}).fetchall()}
                 for p in people:
                     n, last = met.get(p, (0, None))
                     self._ties[p] = (int(links.get(p, 0)), n, last)
@@ -191,10 +196,10 @@ class WakeFacts:
                         """SELECT DISTINCT u.speaker_id, s.meeting_date FROM utterances u
                            JOIN sources s ON s.id = u.source_id
                            WHERE u.speaker_id = ANY($p::BIGINT[]) AND s.meeting_date <= $now
-                             AND s.meeting_date >= $since
+                             AND s.meeting_date >= $since AND ($sc::VARCHAR[] IS NULL OR list_contains($sc::VARCHAR[], coalesce(s.scope, 'default')))
                              AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = $o)
                            ORDER BY 2 DESC""",
-                        {"o": owner, "p": people, "now": self.now,
+                        {"o": owner, "p": people, "now": self.now, "sc": self.scopes,
                          "since": self.now - timedelta(days=RECENT_TALK_D)}).fetchall():
                     self._talks[int(p)].append(when)
         return self._talks[person]
@@ -213,8 +218,10 @@ class WakeFacts:
                  AND ((subject_id = $o AND recipient_id = $p) OR (subject_id = $p AND recipient_id = $o))
                  AND (CASE WHEN valid_to IS NOT NULL THEN valid_to >= $today
                            ELSE said_at >= $since END)
+                 AND (source_id IS NULL OR $sc::VARCHAR[] IS NULL OR source_id IN
+                      (SELECT id FROM sources WHERE list_contains($sc::VARCHAR[], coalesce(scope, 'default'))))
                ORDER BY said_at DESC""",
-            {"o": owner, "p": int(person), "now": self.now, "today": self.now.date(),
+            {"o": owner, "p": int(person), "now": self.now, "today": self.now.date(), "sc": self.scopes,
              "since": self.now - timedelta(days=OPEN_PROMISE_D)}).fetchall()]
         done = kept.kept_promises(self.store, [r[0] for r in rows]) if rows else {}
         return [r for r in rows if r[0] not in done]
@@ -229,8 +236,8 @@ class WakeFacts:
                 """SELECT u.speaker_id, max(s.meeting_date), count(DISTINCT u.source_id) FILTER (WHERE u.source_id IN
                           (SELECT source_id FROM utterances WHERE speaker_id = $o))
                    FROM utterances u JOIN sources s ON s.id = u.source_id
-                   WHERE u.speaker_id = ANY($p::BIGINT[]) GROUP BY u.speaker_id""",
-                {"p": people, "o": owner if owner is not None else -1}).fetchall()}
+                   WHERE u.speaker_id = ANY($p::BIGINT[]) AND ($sc::VARCHAR[] IS NULL OR list_contains($sc::VARCHAR[], coalesce(s.scope, 'default'))) GROUP BY u.speaker_id""",
+                {"p": people, "o": owner if owner is not None else -1, "sc": self.scopes}).fetchall()}
             for p in people:
                 self._spoken[p] = got.get(p, (None, 0))
         return self._spoken[person]

@@ -100,6 +100,17 @@ def make_gateway(store: Store, settings: Settings, paths: Paths) -> Any:
     return models.Gateway(settings, store, paths)
 
 
+def _erase_configured_withdrawals(ctx: _Ctx) -> None:
+    """People newly listed in `[consent] withdrawn` (a reload or a restart brought them):
+    erased at the next wake, once, recorded; the daemon rewrites the file after the run."""
+    from backchannel.memory import withdrawal
+
+    erased = withdrawal.apply_configured(ctx.store, ctx.settings.consent.withdrawn)
+    if erased:
+        runs.step(ctx.store, ctx.run_id, "consent.configured_erased", {"people": erased})
+        ctx.outcome.detail["rewrite"] = True
+
+
 def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, run_id: str | None = None,
                   gateway: Any = None, cancel: threading.Event | None = None,
                   inbox_finish: Callable[..., Any] | None = None, now: datetime | None = None,
@@ -127,6 +138,7 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
     ctx = _Ctx(store, settings, paths, rid, w, when, gateway, cancel, inbox_finish, out, abandon, inbox_defer)
     log(logger, 20, "run started", run_id=rid, wake_kind=w.kind, wake_key=w.key)
     try:
+        _erase_configured_withdrawals(ctx)
         HANDLERS.get(w.kind, _unknown)(ctx)
     except Interrupted:
         runs.step(store, rid, "run.interrupted", {"at": utcnow().isoformat()}, key=f"{rid}:interrupted:{utcnow().isoformat()}")
@@ -213,11 +225,30 @@ def _inbox(ctx: _Ctx) -> None:
 
 def _calendar(ctx: _Ctx) -> None:
     upcoming = CalendarRefresh.from_payload(ctx.wake.payload)
+    _withdraw_from_invites(ctx, upcoming)
     rows = upsert_events(ctx.store, [e.to_dict() for e in upcoming.events], upcoming.calendar)
     resolved = sum(1 for r in rows if r["attendee_ids"])
     runs.step(ctx.store, ctx.run_id, "calendar.upserted",
               {"events": len(rows), "with_known_attendees": resolved, "errors": upcoming.errors})
     ctx.outcome.detail["calendar"] = {"events": len(rows), "with_known_attendees": resolved}
+
+
+def _withdraw_from_invites(ctx: _Ctx, upcoming: CalendarRefresh) -> None:
+    """Attendees an invite marks as opted out (triggers/calendar.py CONSENT_PROPERTY) are
+    withdrawn as `consent withdraw` does, each once; the daemon rewrites the file after."""
+    from backchannel.memory import withdrawal
+
+    people = 0
+    for ev in upcoming.events:
+        for address in ev.withdrawn:
+            name, email = calendar.attendee_name_email(address)
+            names = [n for n in (name, email, address) if n]
+            if withdrawal.withdraw_and_erase(ctx.store, names, via="calendar") is not None:
+                people += 1
+    if people:
+        runs.step(ctx.store, ctx.run_id, "consent.calendar_withdrawn", {"people": people})
+        ctx.outcome.detail["rewrite"] = True
+        ctx.outcome.detail["consent_withdrawn"] = people
 
 
 def _meeting_soon(ctx: _Ctx) -> None:
@@ -475,7 +506,8 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
     weights_by_kind: dict[str, Any] = {}  # feedback does not change during a wake: fitted once per kind
     # What the gate and the judge read from the store, read once for the whole wake.
     facts = judge.facts_for(ctx.store, ctx.now,
-                            [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked])
+                            [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked],
+                            ctx.settings.scope.sweep)
     reads = gate.WakeReads(ctx.store, ctx.settings, ctx.now, [gate.dedupe_key(c.kind, c.entities) for c, _ in ranked])
 
     def weights_of(kind: str) -> Any:

@@ -164,6 +164,10 @@ def ingest_files(store: Store, settings: Settings, paths: Iterable[str | Path], 
     (`dates_manifest.MANIFEST_NAME`), then `given_date` (`ingest --date DATE`)."""
     from backchannel.extractors.dates_manifest import ManifestCache, ManifestError
     from backchannel.extractors.mail_ingest import MBOX_SUFFIXES, ingest_mail_files, is_mail_file
+    from backchannel.memory import withdrawal
+
+    # Names newly listed in `[consent] withdrawn`: what memory holds of them goes first, once.
+    withdrawal.apply_configured(store, settings.consent.withdrawn)
 
     out: list[IngestOutcome] = []
     run: list[Path] = []

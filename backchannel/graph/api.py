@@ -426,9 +426,9 @@ class GraphAPI:
         for spk, shared, last in self.store.con.execute(
             """SELECT u.speaker_id, count(DISTINCT u.source_id), max(epoch(s.meeting_date))::BIGINT
                FROM utterances u JOIN sources s ON s.id = u.source_id
-               WHERE u.speaker_id IS NOT NULL AND u.source_id IN
-                     (SELECT source_id FROM utterances WHERE speaker_id = ?)
-               GROUP BY 1""", [me]).fetchall():
+               WHERE u.speaker_id IS NOT NULL AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], coalesce(s.scope, 'default')))
+                 AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = ?)
+               GROUP BY 1""", [self.scopes, self.scopes, me]).fetchall():
             bump(int(idx.canon[spk]) if spk < idx.n_nodes else int(spk), int(last) if last is not None else int(NO_TIME), int(shared))
         hop_of = {c: 1 for c in strength}
         if hops == 2 and strength:
@@ -568,9 +568,9 @@ class GraphAPI:
                                WHERE list_contains(?, u.speaker_id) GROUP BY ALL)
                SELECT t.speaker_id, t.source_id, s.title, s.meeting_date, t.turns, t.last_words
                FROM theirs t JOIN sources s ON s.id = t.source_id
-               WHERE s.meeting_date <= ? AND s.meeting_date >= ?
+               WHERE s.meeting_date <= ? AND s.meeting_date >= ? AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], coalesce(s.scope, 'default')))
                ORDER BY s.meeting_date DESC, t.source_id""",
-            [owner, alias_ids, now, now - timedelta(days=float(days))]).fetchall()
+            [owner, alias_ids, now, now - timedelta(days=float(days)), self.scopes, self.scopes]).fetchall()
         out: list[dict[str, Any]] = []
         per: dict[int, int] = {}
         for spk, src, title, when, turns, words in rows:
@@ -631,7 +631,8 @@ class GraphAPI:
         idx = self.index
         rows = self.store.con.execute(
             """SELECT u.source_id, u.speaker_id, u.text, s.title FROM utterances u JOIN sources s ON s.id = u.source_id
-               WHERE list_contains(?, u.source_id) ORDER BY u.source_id, u.idx""", [sources]).fetchall()
+               WHERE list_contains(?, u.source_id) AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], coalesce(s.scope, 'default')))
+               ORDER BY u.source_id, u.idx""", [sources, self.scopes, self.scopes]).fetchall()
         found: dict[int, dict[str, Any]] = {}
         named: dict[str, list[tuple[int | None, str]]] = {}
         last: tuple[str, int] | None = None  # (source, the last speaker seen there)

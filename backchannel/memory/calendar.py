@@ -27,6 +27,9 @@ def _attendee_name_email(a: Any) -> tuple[str, str | None]:
     return s, (s if "@" in s else None)
 
 
+attendee_name_email = _attendee_name_email  # ('Name', 'email' or None) of an attendee as stored
+
+
 def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -> int | None:
     """A person entity for a calendar attendee: exact name or alias, then the e-mail's
     local part ('marc.dupont@x' -> 'marc dupont'), then a unique first-name match."""

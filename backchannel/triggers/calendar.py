@@ -96,8 +96,21 @@ def _address(prop: Any) -> str:
     return cn or email or text.strip()
 
 
-def _attendees(component: Any) -> list[str]:
+CONSENT_PROPERTY = "X-BACKCHANNEL-CONSENT"  # on an ATTENDEE/ORGANIZER, or on the event (its organizer)
+_OPTED_OUT = {"withdrawn", "no", "false", "off", "denied", "refused", "none", "0"}
+
+
+def _opted_out(value: Any) -> bool:
+    return str(value or "").strip().strip('"').casefold() in _OPTED_OUT
+
+
+def _attendees(component: Any) -> tuple[list[str], list[str]]:
+    """(attendees, withdrawn): an ATTENDEE or ORGANIZER with the parameter
+    `X-BACKCHANNEL-CONSENT=withdrawn` opted out, and so did the organizer of an event with the
+    property `X-BACKCHANNEL-CONSENT:withdrawn`; they are listed apart, never as attendees."""
     out: list[str] = []
+    withdrawn: list[str] = []
+    organizer_out = _opted_out(component.get(CONSENT_PROPERTY))
     for name in ("ORGANIZER", "ATTENDEE"):
         values = component.get(name)
         if values is None:
@@ -106,9 +119,13 @@ def _attendees(component: Any) -> list[str]:
             values = [values]
         for v in values:
             a = _address(v)
-            if a and a not in out:
+            params = getattr(v, "params", {}) or {}
+            if a and (_opted_out(params.get(CONSENT_PROPERTY)) or (organizer_out and name == "ORGANIZER")):
+                if a not in withdrawn:
+                    withdrawn.append(a)
+            elif a and a not in out:
                 out.append(a)
-    return out
+    return [a for a in out if a not in withdrawn], withdrawn
 
 
 def _event(component: Any, source: str, tz: ZoneInfo) -> CalendarEvent | None:
@@ -129,15 +146,17 @@ def _event(component: Any, source: str, tz: ZoneInfo) -> CalendarEvent | None:
     uid = str(component.get("UID", "") or "")
     if not uid:  # RFC 5545 requires one; real files sometimes lack it
         uid = "nouid-" + hashlib.sha256(f"{source}\0{summary}\0{dtstart.to_ical()!r}".encode()).hexdigest()[:16]
+    attendees, withdrawn = _attendees(component)
     return CalendarEvent(
         uid=uid,
         starts_at=start,
         ends_at=end,
         summary=summary,
         location=str(component.get("LOCATION", "") or ""),
-        attendees=_attendees(component),
+        attendees=attendees,
         calendar=source,
         all_day=all_day,
+        withdrawn=withdrawn,
     )
 
 
@@ -343,7 +362,9 @@ class CalendarTrigger:
                     key += ":day_before"  # the first wake came days ahead: wake again for the brief
                     if not self._soon.add(key):
                         continue
-                wake = Wake("meeting_soon", key=key, payload=ev.to_dict(), created_at=now)
+                payload = ev.to_dict()
+                payload.pop("withdrawn", None)  # the calendar wake erased them; never carried further
+                wake = Wake("meeting_soon", key=key, payload=payload, created_at=now)
                 enqueue(self._queue, wake)
                 out.append(wake)
         return out

@@ -11,6 +11,11 @@ ENTITY_KINDS = ("person", "organisation", "role")
 # Index order matters: the graph index stores a modality as its position here.
 MODALITIES = ("stated", "reported", "commitment", "opinion")
 
+# What the words do to a claim (extractors/meaning classifies it; memory/trust.py weighs it).
+# Stored: asserted, rumour, reported, ended (a tie that ended or soured), knows_of only as
+# an ended or weak tie; negated, hypothetical, joke and exercise are never stored as facts.
+STANCES = ("asserted", "negated", "hypothetical", "rumour", "reported", "joke", "exercise", "ended", "knows_of")
+
 # The predicate vocabulary, each with the line the extraction prompt shows the model.
 PREDICATES = {
     "works_at": "person -> organisation; qualifier: title if known ('CIO'). Current unless valid_to.",

@@ -36,7 +36,9 @@ def _fact(a: dict[str, Any]) -> str:
     if a.get("valid_from") or a.get("valid_to"):
         span = f" {str(a.get('valid_from') or '?')[:10]}→{str(a.get('valid_to') or 'now')[:10]}"
     to = f" (to {a['recipient']})" if a.get("recipient") else ""
-    return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}"
+    stance = a.get("stance") or "asserted"
+    how = f" ({stance.replace('_', ' ')})" if stance != "asserted" else ""  # "(rumour)", "(ended)"
+    return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}{how}"
 
 
 def trust_words(a: dict[str, Any]) -> str:

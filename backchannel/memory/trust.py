@@ -23,6 +23,8 @@ REASON_FACTORS: dict[str, float] = {
     "ambiguous_reference": 0.3,  # a first name shared by two people, no context to choose
     "self_verifying": 0.2,       # the text asks to be "recorded as verified": a red flag
     "imported": 1.0,             # a CRM row; its own confidence carries the weight
+    "rumour": 0.5,               # "rumour has it", "word is", "I heard she might": nobody vouches for it
+    "ended_tie": 0.5,            # "I'd never work with X again": the tie was real, and is over or sour
 }
 
 

@@ -106,6 +106,20 @@ def train(rows: list[dict], *, folds: int = 5, seed: int = SEED, fillers: dict[s
     return arrays, meta
 
 
+def _cached_embed(path: Path, key: str):
+    """An embed() that stores its one result in `path` (with `key`) and returns it again next time."""
+    def embed(texts: list[str]) -> np.ndarray:
+        if path.exists() and path.with_suffix(".key").read_text() == key:
+            return np.load(path)
+        from backchannel.embedding import embed as real
+
+        x = real(texts)
+        np.save(path, x)
+        path.with_suffix(".key").write_text(key)
+        return x
+    return embed
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=5)
@@ -113,12 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE, help="where head.npz and head.json go (default: the package)")
     ap.add_argument("--limit", type=int, default=0, help="train on the first N examples only (a quick check)")
     ap.add_argument("--fillers", choices=("words", "brackets"), default="words")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="keep the bank's embeddings in this .npy file (reused while the bank is unchanged)")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
     rows = load_bank()
     if a.limit:
         rows = rows[:: max(1, len(rows) // a.limit)][: a.limit]
-    arrays, meta = train(rows, folds=a.folds, seed=a.seed, fillers=BRACKETS if a.fillers == "brackets" else None)
+    fillers = BRACKETS if a.fillers == "brackets" else None
+    embed = None
+    if a.cache is not None:
+        embed = _cached_embed(a.cache, f"{bank_hash()}:{a.fillers}:{a.limit}")
+    arrays, meta = train(rows, folds=a.folds, seed=a.seed, fillers=fillers, embed=embed)
     meta.update({"bank_sha256": bank_hash(), "embedding_model": EMBEDDING_MODEL,
                  "trained_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "seconds": round(time.monotonic() - t0, 1), "limit": a.limit or None})

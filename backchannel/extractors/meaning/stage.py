@@ -1,0 +1,326 @@
+"""The meaning stage of the offline extractor: relations and stance read by the trained head.
+
+For every English sentence that names someone (or an organisation, or makes a promise in the
+first person) the mentions are masked (mentions.py), every such sentence of the transcript is
+embedded in ONE batch and classified (classifier.py): which relation it states (worked_with,
+knows, works_at, has_title, left, committed_to, none) and how (core.vocabulary.STANCES). The
+slots are then filled structurally: first person is the speaker, the people and organisations
+are the mentions found, a title comes from the title lexicon (offline_names.parse_title), a
+date from dates.py; the quote is the sentence (or the part of it around the mentions).
+
+What the stance does (docs/extraction.md, "Stance"): negated, hypothetical, joke and exercise
+claims are not facts and are dropped, here and for the rules' claims in the same sentence;
+rumour and reported speech are kept with the trust reasons `rumour` / `second_hand`; an ended
+or soured tie is kept as `ended` (valid_to the meeting date; introductions veto it); knowing
+*of* someone is not knowing them (dropped).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+
+from backchannel.core.vocabulary import NOT_FACT_STANCES
+from backchannel.extractors.meaning import mentions
+from backchannel.extractors.meaning.classifier import Reading, classify
+from backchannel.extractors.meaning.slots import fill
+from backchannel.extractors.offline_core import Ctx, sentences
+from backchannel.extractors.offline_fr import looks_french
+from backchannel.extractors.offline_ja import is_japanese
+from backchannel.extractors.offline_names import NAME, TITLE_HEADS, parse_title
+from backchannel.extractors.result import ExtractedAssertion, Mention
+from backchannel.extractors.transcript import Transcript
+from backchannel.memory.text import norm_name
+
+NOT_FACTS = NOT_FACT_STANCES
+# How sure the head must be before its reading counts. Relations: a new fact needs a clear
+# reading; stance: dropping a rule's claim needs a surer one than re-weighing it.
+RELATION_MIN = 0.6
+STANCE_MIN = 0.55
+DROP_RULE_CLAIM_MIN = 0.8
+_WINDOW = 320  # characters of a long sentence kept around its mentions
+
+_PROMISE_CUE = re.compile(
+    r"\b(?:I|[Ww]e)\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]re\s+going\s+to"
+    r"|['’]m\s+gonna|\s+can|['’]m\s+happy\s+to|\s+promise\s+to)\s+|\b[Ll]et\s+me\s+")
+_OTHER_PROMISE = re.compile(
+    rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|promised\s+to|has\s+agreed\s+to|agreed\s+to"
+    r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+")
+_SOFT = re.compile(r"(?:(?:just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
+                   r"|try\s+to|make\s+sure\s+(?:to|that\s+I|I))\s+)*")
+_VERB = re.compile(r"(?P<verb>[a-z]{2,})\b")
+# Acts done in the meeting itself or no act at all: "I'll go first", "I'll be there", "let me think".
+_NOT_DELIVERABLE = frozenset(
+    "be go see think say tell try keep leave stop come start pass hand begin just turn move continue wait sit stay "
+    "answer ask pick jump add echo agree disagree mention speak talk explain repeat read show present walk take "
+    "let hear bring focus say".split())
+_PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
+_FIRST_SUBJECT = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself)\b")
+_WE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
+
+
+@dataclass
+class _Candidate:
+    utt_idx: int
+    speaker: str | None
+    text: str
+    s0: int
+    s1: int
+    w0: int  # the window embedded (a long sentence is cut around its mentions)
+    w1: int
+    slots: list[mentions.Slot]
+    masked: str
+
+
+def candidates(transcript: Transcript, known_people: frozenset[str],
+               organisations: set[str]) -> list[_Candidate]:
+    """The English sentences worth reading for a relation or a promise."""
+    out: list[_Candidate] = []
+    names = mentions.mid_sentence_names([u.text for u in transcript.utterances if u.text])
+    for u in transcript.utterances:
+        text = u.text
+        if not text or len(text) < 8:
+            continue
+        for s0, s1 in sentences(text):
+            sent = text[s0:s1]
+            if is_japanese(sent) or looks_french(sent):
+                continue
+            slots = mentions.find(text, s0, s1, known_people=known_people, organisations=organisations,
+                                  speaker=u.speaker, names=names)
+            people = [s for s in slots if s.kind == "person"]
+            orgs = [s for s in slots if s.kind == "organisation"]
+            first = u.speaker is not None and mentions.FIRST_PERSON.search(sent) is not None
+            promise = (first and _PROMISE_CUE.search(sent) is not None) or (
+                bool(people) and _OTHER_PROMISE.search(sent) is not None)
+            titled = any(w.lower().strip(",.") in TITLE_HEADS for w in sent.split())
+            if not (promise or (people and (first or len(people) > 1 or orgs or titled))
+                    or (orgs and (first or titled))):
+                continue
+            w0, w1 = s0, s1
+            if s1 - s0 > _WINDOW:
+                anchor = slots[0].start if slots else s0
+                w0 = max(s0, anchor - _WINDOW // 3)
+                w1 = min(s1, w0 + _WINDOW)
+                w0 = text.rfind(" ", s0, w0) + 1 if w0 > s0 else s0
+                slots = [s for s in slots if w0 <= s.start and s.end <= w1]
+            out.append(_Candidate(u.idx, u.speaker, text, s0, s1, w0, w1, slots,
+                                  mentions.masked(text, w0, w1, slots)))
+    return out
+
+
+def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: Sequence[ExtractedAssertion],
+         embed=None) -> tuple[list[ExtractedAssertion], list[ExtractedAssertion]]:
+    """(the rules' claims with the stance of their sentence applied, the new claims of this stage)."""
+    orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
+    orgs |= {norm_name(a.object.name) for a in rule_claims
+             if a.object is not None and a.object.kind == "organisation"}
+    cands = candidates(transcript, known_people, orgs)
+    readings = classify([fill(c.masked) for c in cands], embed=embed)
+    anchor = transcript.meeting_date.date() if transcript.meeting_date else None
+    by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings)}
+    kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
+    new: list[ExtractedAssertion] = []
+    for c, r in zip(cands, readings):
+        if r.relation == "none" or r.relation_p < RELATION_MIN:
+            continue
+        stance = r.stance if r.stance_p >= STANCE_MIN else "asserted"
+        if stance in NOT_FACTS or (stance == "knows_of" and r.relation in ("knows", "worked_with")):
+            continue
+        new.extend(_fill(c, r.relation, stance, r, anchor, kept_rules))
+    return kept_rules, new
+
+
+def _sentence_of(a: ExtractedAssertion, by_sentence: dict, transcript: Transcript) -> tuple | None:
+    for (utt, s0), (c, r) in by_sentence.items():
+        if utt == a.utterance_idx and c.s0 <= a.span_start < c.s1:
+            return c, r
+    return None
+
+
+def _apply_stance(claims: Sequence[ExtractedAssertion], by_sentence: dict, transcript: Transcript,
+                  anchor: date | None) -> list[ExtractedAssertion]:
+    """The rules' claims, each with the stance the head reads in its sentence."""
+    index: dict[int, list[tuple[_Candidate, Reading]]] = {}
+    for (utt, _s0), pair in by_sentence.items():
+        index.setdefault(utt, []).append(pair)
+    out = []
+    for a in claims:
+        pair = next(((c, r) for c, r in index.get(a.utterance_idx, ()) if c.s0 <= a.span_start < c.s1), None)
+        if pair is None or a.quote_in_label:
+            out.append(a)
+            continue
+        _c, r = pair
+        if r.stance in NOT_FACTS and r.stance_p >= DROP_RULE_CLAIM_MIN:
+            continue
+        if r.stance == "knows_of" and r.stance_p >= DROP_RULE_CLAIM_MIN and a.predicate == "knows":
+            continue
+        if r.stance in ("rumour", "reported", "ended") and r.stance_p >= STANCE_MIN:
+            a = _with_stance(a, r.stance, anchor)
+        out.append(a)
+    return out
+
+
+def _with_stance(a: ExtractedAssertion, stance: str, anchor: date | None) -> ExtractedAssertion:
+    reasons = list(a.trust_reasons)
+    if stance == "rumour" and "rumour" not in reasons:
+        reasons.append("rumour")
+    if stance == "reported" and "second_hand" not in reasons:
+        reasons.append("second_hand")
+    if stance == "ended" and "ended_tie" not in reasons:
+        reasons.append("ended_tie")
+    valid_to = a.valid_to
+    if stance == "ended" and a.predicate in ("worked_with", "knows") and valid_to is None:
+        valid_to = anchor
+    if stance == "ended" and a.predicate not in ("worked_with", "knows", "works_at", "left"):
+        return a
+    return replace(a, stance=stance, trust_reasons=tuple(reasons), valid_to=valid_to)
+
+
+def _ctx(c: _Candidate, anchor: date | None, out: list[ExtractedAssertion]) -> Ctx:
+    return Ctx(utt_idx=c.utt_idx, speaker=c.speaker, text=c.text, s0=c.s0, s1=c.s1, anchor=anchor, out=out)
+
+
+def _covered(rules: Sequence[ExtractedAssertion], c: _Candidate, predicate: str, subject: Mention,
+             obj: Mention | None) -> bool:
+    """Whether a rule already said this (same sentence, predicate, subject and object)."""
+    for a in rules:
+        if a.utterance_idx != c.utt_idx or not (c.s0 <= a.span_start < c.s1):
+            continue
+        if predicate == "committed_to" and a.predicate == "committed_to":
+            return True
+        if a.predicate in (predicate, "left" if predicate == "works_at" else predicate) and (
+                a.subject.is_speaker == subject.is_speaker and norm_name(a.subject.name) == norm_name(subject.name)
+                or a.subject.is_speaker and subject.is_speaker):
+            if obj is None or a.object is None or norm_name(a.object.name) == norm_name(obj.name):
+                return True
+    return False
+
+
+def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | None,
+          rules: Sequence[ExtractedAssertion]) -> list[ExtractedAssertion]:
+    out: list[ExtractedAssertion] = []
+    ctx = _ctx(c, anchor, out)
+    people = [s for s in c.slots if s.kind == "person"]
+    orgs = [s for s in c.slots if s.kind == "organisation"]
+    window = c.text[c.w0:c.w1]
+    me = ctx.me()
+    first = me is not None and _FIRST_SUBJECT.search(mentions.masked(c.text, c.w0, c.w1, c.slots)) is not None
+    conf = round(min(0.75, 0.45 + 0.3 * r.relation_p), 3)
+    span = _quote(c)
+    subject: Mention | None
+    obj: Mention | None
+    if relation in ("worked_with", "knows"):
+        if stance == "reported" and len(people) >= 2:
+            subject, obj = _person(people[0]), _person(people[1])
+        elif first and len({norm_name(p.name) for p in people}) == 1:
+            subject, obj = me, _person(people[0])
+        elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
+            subject, obj = _person(people[0]), _person(people[1])
+        else:
+            return []
+        if subject is None or obj is None or _covered(rules, c, relation, subject, obj):
+            return []
+        dr = ctx.date_for(c.w0, c.w1, past=True)
+        ctx.emit(relation, subject, c.w0, c.w1, obj=obj, qualifier=orgs[0].name if orgs and relation == "worked_with"
+                 else None, dr=dr, valid_from=dr.start if dr else None,
+                 valid_to=(dr.end if dr and relation == "worked_with" else None), confidence=conf, quote_span=span)
+    elif relation in ("works_at", "left", "has_title"):
+        if len(people) == 1:
+            subject = _person(people[0])
+        elif not people and first:
+            subject = me
+        elif stance == "reported" and len(people) == 2:
+            subject = _person(people[1])
+        else:
+            return []
+        if subject is None:
+            return []
+        title = find_title(c.text, c.w0, c.w1, c.slots)
+        if relation == "works_at" and stance == "ended":
+            relation = "left"
+        if relation == "has_title" and orgs:
+            relation = "works_at"
+        if relation == "has_title":
+            if title is None or _covered(rules, c, "has_title", subject, None):
+                return []
+            ctx.emit("has_title", subject, c.w0, c.w1, literal=title, confidence=conf, quote_span=span)
+        else:
+            if len({norm_name(o.name) for o in orgs}) != 1:
+                return []
+            org = Mention(name=orgs[0].name, kind="organisation")
+            if _covered(rules, c, relation, subject, org):
+                return []
+            dr = ctx.date_for(c.w0, c.w1, past=True)
+            ctx.emit(relation, subject, c.w0, c.w1, obj=org, qualifier=title if relation == "works_at" else None,
+                     dr=dr, valid_from=dr.start if dr and relation == "works_at" else None,
+                     valid_to=dr.end if dr and relation == "left" else None, confidence=conf, quote_span=span)
+    elif relation == "committed_to":
+        _promise(ctx, c, me, conf, rules)
+    return [_with_stance(a, stance, anchor) if stance != "asserted" else a for a in out]
+
+
+def _person(slot: mentions.Slot) -> Mention:
+    return Mention(name=slot.name, kind="person")
+
+
+def _quote(c: _Candidate) -> tuple[int, int]:
+    a, b = c.w0, c.w1
+    while a < b and c.text[a] in " ,;:—–-":
+        a += 1
+    while b > a and c.text[b - 1] in " ,;:—–-":
+        b -= 1
+    return a, b
+
+
+def find_title(text: str, w0: int, w1: int, slots: Sequence[mentions.Slot]) -> str | None:
+    """The longest title (offline_names.parse_title) said in text[w0:w1] outside the mentions."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"[\w'’&.-]+", text[w0:w1])]
+    best: tuple[int, str] | None = None
+    for i, (a, b) in enumerate(words):
+        if text[w0 + a:w0 + b].lower().strip(".,") not in TITLE_HEADS:
+            continue
+        for lo in range(max(0, i - 3), i + 1):
+            for hi in range(i + 1, min(len(words), i + 5) + 1):
+                x0, x1 = w0 + words[lo][0], w0 + words[hi - 1][1]
+                if any(s.start < x1 and x0 < s.end for s in slots):
+                    continue
+                got = parse_title(text[x0:x1])
+                if got and not got[2] and (best is None or x1 - x0 > best[0]):
+                    best = (x1 - x0, got[1])
+    return best[1] if best else None
+
+
+def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
+    m = _PROMISE_CUE.search(c.text, c.w0, c.w1)
+    subject: Mention | None = me
+    if m is None or me is None:
+        m = _OTHER_PROMISE.search(c.text, c.w0, c.w1)
+        if m is None:
+            return
+        subject = ctx.person(m.group("who"))
+    if subject is None or _covered(rules, c, "committed_to", subject, None):
+        return
+    soft = _SOFT.match(c.text, m.end())
+    start = soft.end() if soft else m.end()
+    v = _VERB.match(c.text, start)
+    if v is None or v.group("verb") in _NOT_DELIVERABLE:
+        return
+    stop = _PROMISE_END.search(c.text, v.end(), c.w1)
+    end = stop.start() if stop else c.w1
+    dates = [d for d in ctx.dates() if start <= d[0] < end]
+    if dates:
+        end = dates[0][0]
+    words = c.text[start:end].split()[:12]
+    while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
+        words.pop()
+    if len(words) < 2:
+        return
+    literal = " ".join(words)
+    dr = ctx.date_for(m.start(), c.w1)
+    modality = "commitment"
+    ctx.emit("committed_to", subject, m.start(), c.w1, literal=literal, dr=dr, valid_to=dr.end if dr else None,
+             modality=modality, confidence=conf, quote_span=_quote(c))
+    if not subject.is_speaker:
+        ctx.out[-1] = replace(ctx.out[-1], trust_reasons=("second_hand",))

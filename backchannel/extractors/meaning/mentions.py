@@ -25,7 +25,8 @@ from backchannel.memory.text import norm_name
 
 # Words before a capitalised run that make it a place of work.
 _ORG_BEFORE = re.compile(
-    r"(?:\b(?:at|from|joined|joining|join|joins|left|leaving|leaves|quit|with\s+the|for\s+the|of\s+the|over\s+at"
+    r"(?:\b(?:at|(?:joined|joins|came|comes|moved|over|is|was|formerly)\s+from|from\s+the|joined|joining|join"
+    r"|joins|left|leaving|leaves|quit|with\s+the|for\s+the|of\s+the|over\s+at"
     r"|to\s+join|ex-|formerly\s+of|named\s+by|hired\s+by|poached\s+by|employed\s+by|works?\s+for|working\s+for"
     r"|worked\s+for)\s+(?:the\s+)?)$", re.I)
 _ORG_AFTER = re.compile(r"^(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
@@ -64,20 +65,18 @@ def organisations_of(texts: list[str]) -> set[str]:
     return out
 
 
-_OPENING = re.compile(r"(?:^|[.!?:;]\s*|^\W+)$")
 
 
-def mid_sentence_names(texts: list[str]) -> set[str]:
-    """Normalised one-word names the meeting uses inside a sentence, or as the first word of a
-    longer name: "Priya" opening a sentence is a name when "Priya Raman" or "... with Priya" is said."""
+def first_names(texts: list[str], organisations: set[str] | None = None) -> set[str]:
+    """Normalised first words of the full names the meeting says ("Priya" after "Priya Raman"):
+    the one-word names that surely are people (a lone "Seattle", "Wales" or "Matlab" is not)."""
     out: set[str] = set()
     for text in texts:
         for m in NAME_RX.finditer(text):
-            words = m.group(0).split()
-            if len(words) > 1:
-                out.add(norm_name(words[0]))
-            elif not _OPENING.search(text[max(0, m.start() - 3):m.start()]):
-                out.add(norm_name(words[0]))
+            name = person_name(m.group(0))
+            if name and len(name.split()) > 1 and not looks_like_org(name) and norm_name(name) not in (
+                    organisations or ()):
+                out.add(norm_name(name.split()[0]))
     return out
 
 
@@ -100,7 +99,7 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
         if key not in known_people and (before or key in organisations or looks_like_org(raw)
                                         or _ORG_AFTER.match(text[m.end():m.end() + 30])):
             org = _org_at(text, start, s1)
-            if org:
+            if org and len(org) > 2 and org.lower() not in STOP:
                 end = start + len(org) if text.startswith(org, start) else m.end()
                 slots.append(Slot(start, end, org, "organisation"))
                 pos = max(pos, end)
@@ -111,10 +110,8 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
         if speaker and norm_name(name) == norm_name(speaker):
             continue
         one_word = " " not in name
-        if one_word and norm_name(name) not in known_people:
-            opening = start == s0 or _OPENING.search(text[max(s0, start - 3):start]) is not None
-            if opening and (raw.lower() in STOP or names is None or norm_name(name) not in names):
-                continue  # "Rumour has it", "Honestly, ...": a capitalised opener is no name
+        if one_word and norm_name(name) not in known_people and (names is None or norm_name(name) not in names):
+            continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
         # "So Sophie Martin": person_name drops the opener; the slot covers the name only
         off = raw.find(name.split()[0])
         slots.append(Slot(start + max(0, off), start + max(0, off) + len(name), name, "person"))

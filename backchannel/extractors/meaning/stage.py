@@ -37,18 +37,22 @@ from backchannel.memory.text import norm_name
 NOT_FACTS = NOT_FACT_STANCES
 # How sure the head must be before its reading counts. Relations: a new fact needs a clear
 # reading; stance: dropping a rule's claim needs a surer one than re-weighing it.
-RELATION_MIN = 0.6
+RELATION_MIN = 0.7
+PROMISE_MIN = 0.9  # the rules read most promises; a new one must be a clear reading
 STANCE_MIN = 0.55
 DROP_RULE_CLAIM_MIN = 0.8
 _WINDOW = 320  # characters of a long sentence kept around its mentions
 
 _PROMISE_CUE = re.compile(
-    r"\b(?:I|[Ww]e)\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]re\s+going\s+to"
-    r"|['’]m\s+gonna|\s+can|['’]m\s+happy\s+to|\s+promise\s+to)\s+|\b[Ll]et\s+me\s+")
+    r"\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
+    r"|\s+promise\s+to)\s+|\b[Ll]et\s+me\s+")
+# Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
+_UNSURE = re.compile(r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
+                     r"|want|hope)\b|\?", re.I)
 _OTHER_PROMISE = re.compile(
     rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|promised\s+to|has\s+agreed\s+to|agreed\s+to"
     r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+")
-_SOFT = re.compile(r"(?:(?:just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
+_SOFT = re.compile(r"(?:(?:uh|um|er|first|now|just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
                    r"|try\s+to|make\s+sure\s+(?:to|that\s+I|I))\s+)*")
 _VERB = re.compile(r"(?P<verb>[a-z]{2,})\b")
 # Acts done in the meeting itself or no act at all: "I'll go first", "I'll be there", "let me think".
@@ -56,9 +60,13 @@ _NOT_DELIVERABLE = frozenset(
     "be go see think say tell try keep leave stop come start pass hand begin just turn move continue wait sit stay "
     "answer ask pick jump add echo agree disagree mention speak talk explain repeat read show present walk take "
     "let hear bring focus say".split())
+_EMPTY_OBJECT = frozenset("uh um er it that this them those these a go one some something things stuff there here later "
+                          "now then too again soon".split())
 _PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
 _FIRST_SUBJECT = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself)\b")
 _WE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
+_THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
+_VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
 
 @dataclass
@@ -78,7 +86,7 @@ def candidates(transcript: Transcript, known_people: frozenset[str],
                organisations: set[str]) -> list[_Candidate]:
     """The English sentences worth reading for a relation or a promise."""
     out: list[_Candidate] = []
-    names = mentions.mid_sentence_names([u.text for u in transcript.utterances if u.text])
+    names = mentions.first_names([u.text for u in transcript.utterances if u.text], organisations)
     for u in transcript.utterances:
         text = u.text
         if not text or len(text) < 8:
@@ -123,20 +131,15 @@ def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: S
     kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
     new: list[ExtractedAssertion] = []
     for c, r in zip(cands, readings):
-        if r.relation == "none" or r.relation_p < RELATION_MIN:
+        if c.text[c.s0:c.s1].rstrip().endswith("?"):
+            continue  # a question asserts nothing ("do you know X?"), whatever the head reads
+        if r.relation == "none" or r.relation_p < (PROMISE_MIN if r.relation == "committed_to" else RELATION_MIN):
             continue
         stance = r.stance if r.stance_p >= STANCE_MIN else "asserted"
         if stance in NOT_FACTS or (stance == "knows_of" and r.relation in ("knows", "worked_with")):
             continue
         new.extend(_fill(c, r.relation, stance, r, anchor, kept_rules))
     return kept_rules, new
-
-
-def _sentence_of(a: ExtractedAssertion, by_sentence: dict, transcript: Transcript) -> tuple | None:
-    for (utt, s0), (c, r) in by_sentence.items():
-        if utt == a.utterance_idx and c.s0 <= a.span_start < c.s1:
-            return c, r
-    return None
 
 
 def _apply_stance(claims: Sequence[ExtractedAssertion], by_sentence: dict, transcript: Transcript,
@@ -211,6 +214,7 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
     span = _quote(c)
     subject: Mention | None
     obj: Mention | None
+    third = _THIRD_PERSON.search(window) is not None
     if relation in ("worked_with", "knows"):
         if stance == "reported" and len(people) >= 2:
             subject, obj = _person(people[0]), _person(people[1])
@@ -229,8 +233,8 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
     elif relation in ("works_at", "left", "has_title"):
         if len(people) == 1:
             subject = _person(people[0])
-        elif not people and first:
-            subject = me
+        elif not people and first and not third:
+            subject = me  # "I heard she's left Deloitte" is about her, not the speaker
         elif stance == "reported" and len(people) == 2:
             subject = _person(people[1])
         else:
@@ -284,12 +288,28 @@ def find_title(text: str, w0: int, w1: int, slots: Sequence[mentions.Slot]) -> s
         for lo in range(max(0, i - 3), i + 1):
             for hi in range(i + 1, min(len(words), i + 5) + 1):
                 x0, x1 = w0 + words[lo][0], w0 + words[hi - 1][1]
-                if any(s.start < x1 and x0 < s.end for s in slots):
-                    continue
+                if any(s.start < x1 and x0 < s.end for s in slots) or _VOCATIVE_BEFORE.search(text, w0, x0):
+                    continue  # "Mr. Chair, I'm happy to ...": the chair addressed, not a title claimed
                 got = parse_title(text[x0:x1])
-                if got and not got[2] and (best is None or x1 - x0 > best[0]):
+                if got and not got[2] and _clean_title(got[0]) and (best is None or x1 - x0 > best[0]):
                     best = (x1 - x0, got[1])
     return best[1] if best else None
+
+
+def _clean_title(surface: str) -> bool:
+    """A title phrase, not a clause: no comma, no connector first, and before its "of"/"for"
+    only title words may be capitalised ("Minister of Health", never "Ruth Adeyemi, procurement lead")."""
+    words = surface.split()
+    if "," in surface or not words or words[0].lower() in ("and", "or", "of", "for", "the", "to", "at"):
+        return False
+    for w in words:
+        if w.lower() in ("of", "for"):
+            break
+        if w[:1].isupper() and w.lower().strip(".") not in TITLE_HEADS and not w.isupper() and w.lower() not in (
+                "deputy", "vice", "senior", "junior", "general", "assistant", "principal", "managing", "executive",
+                "chief", "lead", "head", "first", "prime", "cabinet", "permanent", "interim", "acting"):
+            return False
+    return True
 
 
 def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
@@ -301,6 +321,8 @@ def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Se
             return
         subject = ctx.person(m.group("who"))
     if subject is None or _covered(rules, c, "committed_to", subject, None):
+        return
+    if _UNSURE.search(c.text, c.w0, c.w1):
         return
     soft = _SOFT.match(c.text, m.end())
     start = soft.end() if soft else m.end()
@@ -315,8 +337,9 @@ def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Se
     words = c.text[start:end].split()[:12]
     while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
         words.pop()
-    if len(words) < 2:
-        return
+    if len(words) < 2 or all(w.lower() in _EMPTY_OBJECT for w in words[1:]) or (
+            words[0].lower() == "have" and words[1].lower() in ("a", "to")):
+        return  # "do that", "have a go": no deliverable named
     literal = " ".join(words)
     dr = ctx.date_for(m.start(), c.w1)
     modality = "commitment"

@@ -31,6 +31,8 @@ _ORG_BEFORE = re.compile(
     r"|worked\s+for)\s+(?:the\s+)?)$", re.I)
 _ORG_AFTER = re.compile(r"^(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
                         r"|names|named|appoints|appointed|taps|brought\s+in|poached))\b")
+_PORTFOLIO_BEFORE = re.compile(r"\b(?:minister|secretary|department|ministry|director|head|chair|committee|office"
+                               r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
 FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
 SINGULAR_FIRST = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b")
 
@@ -105,8 +107,8 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
                 pos = max(pos, end)
             continue
         name = person_name(raw)
-        if name is None:
-            continue
+        if name is None or _PORTFOLIO_BEFORE.search(text, max(0, start - 40), start):
+            continue  # "the Minister of Crown-Indigenous Relations": a portfolio, not a person
         if speaker and norm_name(name) == norm_name(speaker):
             continue
         one_word = " " not in name

@@ -30,6 +30,7 @@ from backchannel.extractors.offline_core import Ctx, sentences
 from backchannel.extractors.offline_fr import looks_french
 from backchannel.extractors.offline_ja import is_japanese
 from backchannel.extractors.offline_names import NAME, TITLE_HEADS, parse_title
+from backchannel.extractors.offline_rules import other_person as we_partner
 from backchannel.extractors.result import ExtractedAssertion, Mention
 from backchannel.extractors.transcript import Transcript
 from backchannel.memory.text import norm_name
@@ -227,6 +228,12 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             subject, obj = me, _person(people[0])
         elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
             subject, obj = _person(people[0]), _person(people[1])
+        elif me is not None and not people and _WE.search(window):
+            # "Raj! ... we were on the same squad at Amazon": the one person named just before
+            # (offline_rules' resolution of "we": this turn, else the meeting's other person)
+            subject, obj = me, we_partner(ctx, c.w0, c.w1)
+            if obj is None or obj.kind != "person":
+                return []
         else:
             return []
         if subject is None or obj is None or _covered(rules, c, relation, subject, obj):
@@ -273,9 +280,15 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
 
 
 def _vocative(c: _Candidate, slot: mentions.Slot) -> bool:
-    before = c.text[max(c.s0, slot.start - 2):slot.start]
-    after = c.text[slot.end:slot.end + 2]
-    return (slot.start == c.s0 or "," in before) and (after[:1] in (",", "?", "!") or slot.end >= c.s1 - 1)
+    """A name said to someone: opening the sentence before a comma ("Suzy, ..."), or set off by a
+    comma after at most three words ("I'm sure, Suzy, that ...", "Thanks, Tom.")."""
+    after = c.text[slot.end:slot.end + 1]
+    if after not in (",", "?", "!", ".") and slot.end < c.s1:
+        return False
+    lead = c.text[c.s0:slot.start].rstrip()
+    if not lead:
+        return True
+    return lead.endswith(",") and len(lead.split()) <= 3
 
 
 def _person(slot: mentions.Slot) -> Mention:

@@ -61,11 +61,13 @@ _NOT_DELIVERABLE = frozenset(
     "be go see think say tell try keep leave stop come start pass hand begin just turn move continue wait sit stay "
     "answer ask pick jump add echo agree disagree mention speak talk explain repeat read show present walk take "
     "let hear bring focus say".split())
-_EMPTY_OBJECT = frozenset("uh um er it that this them those these a go one some something things stuff there here later "
+_COURTESY = re.compile(r"\bmy\s+(?:love|best|regards|thanks|wishes|condolences|congratulations)\b", re.I)
+_EMPTY_OBJECT = frozenset("uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
                           "now then too again soon".split())
 _PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
 _FIRST_SUBJECT = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself)\b")
 _WE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
+_BARE_AT = re.compile(r"\b(?:is|['’]s|am|['’]m|are|['’]re|was|were)\s+(?:now\s+)?(?:at|in)\s+(?:the\s+)?$")
 _I_AM = re.compile(r"\bI(?:['’]m|\s+am)\b")
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
 _VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
@@ -164,7 +166,9 @@ def _apply_stance(claims: Sequence[ExtractedAssertion], by_sentence: dict, trans
             continue
         if r.stance == "knows_of" and r.stance_p >= DROP_RULE_CLAIM_MIN and a.predicate == "knows":
             continue
-        if r.stance in ("rumour", "reported", "ended") and r.stance_p >= STANCE_MIN:
+        # reported speech of a rule's claim is claim_context.py's (it knows who is quoted, and that
+        # "I told them: ..." stays first-hand)
+        if r.stance in ("rumour", "ended") and r.stance_p >= STANCE_MIN:
             a = _with_stance(a, r.stance, anchor)
         out.append(a)
     return out
@@ -222,8 +226,9 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
     obj: Mention | None
     third = _THIRD_PERSON.search(window) is not None
     if relation in ("worked_with", "knows"):
-        if stance == "reported" and len(people) >= 2:
-            subject, obj = _person(people[0]), _person(people[1])
+        if stance == "reported" and len(people) >= 2 and not first:
+            subject, obj = _person(people[0]), _person(people[1])  # "Paul says he and Sophie were at school"
+            # (a quote in the first person, '"I worked with X," Paul said', is claim_context.py's)
         elif first and len({norm_name(p.name) for p in people}) == 1:
             subject, obj = me, _person(people[0])
         elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
@@ -266,6 +271,8 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             if len({norm_name(o.name) for o in orgs}) != 1:
                 return []
             org = Mention(name=orgs[0].name, kind="organisation")
+            if title is None and _BARE_AT.search(c.text, max(c.w0, orgs[0].start - 16), orgs[0].start):
+                return []  # "Elena is at Gatwick": where someone stands, not whom they work for
             if people and ";" in c.text[min(people[0].end, orgs[0].end):max(people[0].start, orgs[0].start)]:
                 return []  # "X has stepped down as ...; she has joined Y": two clauses, two facts
             if _covered(rules, c, relation, subject, org):
@@ -363,6 +370,8 @@ def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Se
     words = c.text[start:end].split()[:12]
     while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
         words.pop()
+    if _COURTESY.search(" ".join(words)):
+        return  # "I'll send her my love": a courtesy, not a deliverable
     if len(words) < 2 or all(w.lower() in _EMPTY_OBJECT for w in words[1:]) or (
             words[0].lower() == "have" and words[1].lower() in ("a", "to")):
         return  # "do that", "have a go": no deliverable named

@@ -25,3 +25,14 @@ def test_schema_checks_match_the_vocabulary(tmp_path):
     with Store.open(tmp_path / "m.duckdb") as store:
         assert _check_values(store, "entities", "kind") == list(ENTITY_KINDS)
         assert _check_values(store, "assertions", "modality") == list(MODALITIES)
+
+
+def test_stance_enum_matches_the_vocabulary(tmp_path):
+    from backchannel.core.vocabulary import STANCES
+
+    with Store.open(tmp_path / "m.duckdb") as store:
+        values = store.con.execute("SELECT enum_range(NULL::assertion_stance)").fetchone()[0]
+        assert list(values) == list(STANCES)
+        cols = {r[0]: r[1] for r in store.con.execute(
+            "SELECT column_name, column_default FROM duckdb_columns() WHERE table_name = 'assertions'").fetchall()}
+        assert "stance" in cols and "asserted" in (cols["stance"] or "")

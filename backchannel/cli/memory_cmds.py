@@ -43,7 +43,9 @@ def _fact(a: dict[str, Any]) -> str:
     elif start or end:
         span = f" {start or 'unknown'}→{end or 'now'}"
     to = f" (to {a['recipient']})" if a.get("recipient") else ""
-    return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}"
+    stance = a.get("stance") or "asserted"
+    how = f" ({stance.replace('_', ' ')})" if stance != "asserted" else ""  # "(rumour)", "(ended)"
+    return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}{how}"
 
 
 def trust_words(a: dict[str, Any]) -> str:

@@ -12,6 +12,14 @@ ENTITY_KINDS = ("person", "organisation", "role")
 MODALITIES = ("stated", "reported", "commitment", "opinion")
 STANCES = ("asserted","negated","hypothetical","rumour","reported","joke","exercise","ended","knows_of")
 
+# What the words do to a claim (extractors/meaning classifies it; memory/trust.py weighs it).
+# Stored: asserted, rumour, reported, ended (a tie that ended or soured); knowing *of*
+# someone is not knowing them (no knows fact); negated, hypothetical, joke and exercise
+# claims are never stored as facts.
+STANCES = ("asserted", "negated", "hypothetical", "rumour", "reported", "joke", "exercise", "ended", "knows_of")
+# Claims that are not facts about the world: never stored.
+NOT_FACT_STANCES = frozenset({"negated", "hypothetical", "joke", "exercise"})
+
 # The predicate vocabulary, each with the line the extraction prompt shows the model.
 PREDICATES = {
     "works_at": "person -> organisation; qualifier: title if known ('CIO'). Current unless valid_to.",

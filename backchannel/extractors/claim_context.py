@@ -82,8 +82,10 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
         masked = HEDGE.sub(lambda m: " " * len(m.group(0)), sent)
         rel = max(0, min(core - s0, len(sent)))
         clause = _clause_start(masked, rel)
-        if a.predicate != "committed_to" and (NEGATION.search(masked, clause, rel)
-                                               or HYPOTHETICAL.search(masked, clause, rel)):
+        # An ended tie ("I'd never work with X again", meaning/stage.py) is said with a negation:
+        # the negation ends the tie, it does not deny that there was one.
+        if a.predicate != "committed_to" and a.stance != "ended" and (
+                NEGATION.search(masked, clause, rel) or HYPOTHETICAL.search(masked, clause, rel)):
             continue
         if HEDGE.search(sent) and "hedged" not in a.trust_reasons:
             a = replace(a, trust_reasons=(*a.trust_reasons, "hedged"))

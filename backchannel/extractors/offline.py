@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from backchannel.extractors.addressee import resolve_recipients
 from backchannel.extractors.claim_context import qualify_claims
+from backchannel.extractors.meaning import stage as meaning_stage
 from backchannel.extractors.offline_acronyms import organisation_aliases
 from backchannel.extractors.offline_commitments import rule_commitment, rule_reported_commitment
 from backchannel.extractors.offline_core import Ctx, same_person, sentences
@@ -112,11 +113,13 @@ def _anchor(transcript: Transcript):
     return d.date() if d is not None else None
 
 
-def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[ExtractedAssertion]:
-    """Every assertion the rules find in `transcript`, in utterance order, deduplicated.
+def extract(transcript: Transcript, *, owner_names: Sequence[str] = (),
+            meaning: bool = True) -> list[ExtractedAssertion]:
+    """Every assertion the rules and the meaning stage find in `transcript`, in utterance
+    order, deduplicated.
 
     `owner_names` (the user's own names) count as known people: never taken for
-    an organisation."""
+    an organisation. `meaning=False` runs the rules alone (benches compare the two)."""
     anchor = _anchor(transcript)
     known = _known_people(transcript, owner_names)
     out: list[ExtractedAssertion] = []
@@ -158,6 +161,9 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[
     # A fact read from a speaker label quotes the label, not the speech: no sentence frames it.
     spoken = [a for a in out if not a.quote_in_label]
     from_labels = [a for a in out if a.quote_in_label]
+    if meaning:  # the trained head: new wordings of each relation, and the stance of every claim (meaning/stage.py)
+        kept, found = meaning_stage.read(transcript, known_people=known, rule_claims=spoken)
+        spoken = kept + found
     return resolve_recipients(transcript, _dedupe(qualify_claims(transcript, spoken, known) + from_labels), owner_names)
 
 

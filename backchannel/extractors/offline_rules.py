@@ -40,7 +40,7 @@ def _org(ctx: Ctx, m: re.Match) -> str | None:
     return org
 
 
-def _other_person(ctx: Ctx, start: int, end: int) -> Mention | None:
+def other_person(ctx: Ctx, start: int, end: int) -> Mention | None:
     """The one other person 'we' refers to: named in this sentence outside the
     match, else named shortly before in the utterance; None when ambiguous.
     When nobody is named, the meeting decides: `WE_PARTNER`, which the
@@ -123,7 +123,7 @@ def rule_worked_with(ctx: Ctx) -> None:
     for m in _WE_TOGETHER.finditer(ctx.text, ctx.s0, ctx.s1):
         if me is None or "together" not in m.group(0) and "colleagues" not in m.group(0):
             continue
-        other = _other_person(ctx, m.start(), m.end())
+        other = other_person(ctx, m.start(), m.end())
         if other and not other.is_speaker:
             _worked(ctx, me, other, m, _org(ctx, m), 0.65)
     for m in _X_AND_I.finditer(ctx.text, ctx.s0, ctx.s1):

@@ -41,4 +41,6 @@ class ExtractedAssertion:
     # The quote is a slice of the utterance's speaker label, not of its text: what a label
     # such as "Hon. Patty Hajdu (Minister of Health)" says (offline_labels.py).
     quote_in_label: bool = False
+    # How the words hold the claim (core.vocabulary.STANCES): asserted, rumour, reported, ended
+    # reach the writer; negated, hypothetical, joke and exercise claims are dropped before it.
     stance: str = "asserted"

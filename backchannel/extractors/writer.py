@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from backchannel.core.vocabulary import MODALITIES, PREDICATES
+from backchannel.core.vocabulary import MODALITIES, NOT_FACT_STANCES, PREDICATES, STANCES
 from backchannel.extractors import source_trust
 from backchannel.extractors.names_ja import add_aliases as add_japanese_aliases
 from backchannel.extractors.names_ja import is_japanese_name
@@ -110,7 +110,7 @@ def write_source(
             ["subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id",
              "said_at", "valid_from", "valid_to", "recorded_at", "confidence", "modality", "source_id",
              "utterance_idx", "span_start", "span_end", "quote", "date_phrase", "extractor",
-             "trust", "trust_reasons", "recipient_id"],
+             "trust", "trust_reasons", "recipient_id", "stance"],
             rows,
         )
         # The source row goes in last, with its count: one INSERT, no UPDATE (same transaction,
@@ -163,8 +163,10 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
         said = (u.speaker or "") if u is not None and a.quote_in_label else (u.text if u is not None else "")
         if u is None or said[a.span_start:a.span_end] != a.quote:
             raise QuoteMismatch(f"quote {a.quote!r} is not utterance {a.utterance_idx}[{a.span_start}:{a.span_end}]")
-        if a.predicate not in PREDICATES or a.modality not in MODALITIES:
-            raise ValueError(f"unknown predicate/modality {a.predicate!r}/{a.modality!r}")
+        if a.predicate not in PREDICATES or a.modality not in MODALITIES or a.stance not in STANCES:
+            raise ValueError(f"unknown predicate/modality/stance {a.predicate!r}/{a.modality!r}/{a.stance!r}")
+        if a.stance in NOT_FACT_STANCES:
+            continue  # "I've never met X", "if I worked with X", a joke, a role-play: no fact to keep
         speaker_id = resolver.speaker(u.speaker)
         r = a.recipient
         if r is not None and not r.is_speaker and resolver.only_an_organisation(r.name):
@@ -200,7 +202,7 @@ def _assertion_rows(transcript: Transcript, extracted: Sequence[ExtractedAsserti
         rows.append((subject_id, a.predicate, object_id, a.object_literal, a.qualifier, speaker_id, said_at,
                      a.valid_from, a.valid_to, now, a.confidence, a.modality, sid, a.utterance_idx,
                      a.span_start, a.span_end, a.quote, a.date_phrase, extractor,
-                     trust_score(a.confidence, reasons), reasons, recipient_id))
+                     trust_score(a.confidence, reasons), reasons, recipient_id, a.stance))
     return _merge_employment(rows, by_idx)
 
 

@@ -171,9 +171,25 @@ class GraphIndex:
         self.subj = self._canon(subj)
         self.obj = np.where(obj >= 0, self._canon(obj), -1)
         self.spk = np.where(spk >= 0, self._canon(spk), -1)
+        self._veto_ended_ties(store)
         self._build_csr()
         self.build_s = time.perf_counter() - t0
         return self
+
+    def _veto_ended_ties(self, store: Store) -> None:
+        """A tie said to have ended or soured ("I'd never work with X again", "we fell out") is no
+        path for an introduction: every knows/worked_with/introduced row between the two people
+        stops being alive, whatever older rows said."""
+        rows = store.con.execute(
+            "SELECT subject_id, object_id FROM assertions WHERE stance = 'ended' AND object_id IS NOT NULL"
+            " AND superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')").fetchall()
+        if not rows:
+            return
+        pairs = {frozenset((int(self.canon[a]), int(self.canon[b]))) for a, b in rows}
+        social = {self.preds.index(p) for p in ("knows", "worked_with", "introduced") if p in self.preds}
+        for i in range(len(self.aid)):
+            if int(self.pred[i]) in social and frozenset((int(self.subj[i]), int(self.obj[i]))) in pairs:
+                self.alive[i] = False
 
     def _load_entities(self, store: Store) -> None:
         rows = store.con.execute(

@@ -24,6 +24,8 @@ REASON_FACTORS: dict[str, float] = {
     "self_verifying": 0.2,       # the text asks to be "recorded as verified": a red flag
     "news": 0.75,                # a signal's title and summary: published, but nobody the owner heard
     "imported": 1.0,             # a CRM row; its own confidence carries the weight
+    "rumour": 0.5,               # "rumour has it", "word is", "I heard she might": nobody vouches for it
+    "ended_tie": 0.5,            # "I'd never work with X again": the tie was real, and is over or sour
 }
 
 

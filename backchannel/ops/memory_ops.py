@@ -15,7 +15,7 @@ ASSERTION_COLUMNS = """
     a.span_start, a.span_end, a.quote, a.date_phrase, a.extractor,
     src.meeting_date_origin AS date_origin, src.file_date AS file_date,
     coalesce(a.trust, a.confidence) AS trust, coalesce(a.trust_reasons, []) AS trust_reasons,
-    a.recipient_id, r.name AS recipient
+    a.recipient_id, r.name AS recipient, coalesce(CAST(a.stance AS VARCHAR), 'asserted') AS stance
 """
 ASSERTION_JOINS = """
     FROM assertions a

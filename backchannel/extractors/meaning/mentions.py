@@ -1,0 +1,135 @@
+"""Mentions in one English sentence, for the meaning stage: people, organisations, the speaker.
+
+A capitalised run is an organisation when the meeting says so anywhere (after "at", "from",
+"joined", "left", "over at", an organisation word such as "Bank" or "Council", an acronym),
+a person when it is a speaker, a participant, the owner or a valid person name
+(offline_names.person_name) that is not a sentence-opening word nobody else uses as a name.
+Slots are what the embedding model reads instead of the names (slots.FILLERS).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from backchannel.extractors.offline_names import (
+    NAME_RX,
+    ORG_RX,
+    STOP,
+    TITLE_HEADS,
+    looks_like_org,
+    org_name,
+    person_name,
+)
+from backchannel.memory.text import norm_name
+
+# Words before a capitalised run that make it a place of work.
+_ORG_BEFORE = re.compile(
+    r"(?:\b(?:at|(?:joined|joins|came|comes|moved|over|is|was|formerly)\s+from|from\s+the|joined|joining|join"
+    r"|joins|left|leaving|leaves|quit|with\s+the|for\s+the|of\s+the|over\s+at"
+    r"|to\s+join|ex-|formerly\s+of|named\s+by|hired\s+by|poached\s+by|employed\s+by|works?\s+for|working\s+for"
+    r"|worked\s+for)\s+(?:the\s+)?)$", re.I)
+_ORG_AFTER = re.compile(r"^(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
+                        r"|names|named|appoints|appointed|taps|brought\s+in|poached))\b")
+_PORTFOLIO_BEFORE = re.compile(r"\b(?:minister|secretary|department|ministry|director|head|chair|committee|office"
+                               r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
+FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
+SINGULAR_FIRST = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b")
+
+
+@dataclass(frozen=True)
+class Slot:
+    start: int  # offsets in the utterance text
+    end: int
+    name: str
+    kind: str  # person | organisation
+
+
+def _org_at(text: str, start: int, s1: int) -> str | None:
+    m = ORG_RX.match(text, start, s1)
+    if m is None or m.group(0).lower().strip(".,") in TITLE_HEADS:
+        return None  # "CTO" is a title, not an organisation
+    return org_name(m.group(0))
+
+
+def organisations_of(texts: list[str]) -> set[str]:
+    """Normalised names the meeting uses as an organisation somewhere."""
+    out: set[str] = set()
+    for text in texts:
+        for m in NAME_RX.finditer(text):
+            raw = m.group(0)
+            if raw.lower() in TITLE_HEADS:
+                continue
+            if _ORG_BEFORE.search(text, max(0, m.start() - 24), m.start()) or looks_like_org(raw):
+                org = _org_at(text, m.start(), len(text))
+                if org:
+                    out.add(norm_name(org))
+    return out
+
+
+
+
+def first_names(texts: list[str], organisations: set[str] | None = None) -> set[str]:
+    """Normalised first words of the full names the meeting says ("Priya" after "Priya Raman"):
+    the one-word names that surely are people (a lone "Seattle", "Wales" or "Matlab" is not)."""
+    out: set[str] = set()
+    for text in texts:
+        for m in NAME_RX.finditer(text):
+            name = person_name(m.group(0))
+            if name and len(name.split()) > 1 and not looks_like_org(name) and norm_name(name) not in (
+                    organisations or ()):
+                out.add(norm_name(name.split()[0]))
+    return out
+
+
+def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisations: set[str],
+         speaker: str | None, names: set[str] | None = None) -> list[Slot]:
+    """The people and organisations named in text[s0:s1], in order (the speaker's own name left out)."""
+    slots: list[Slot] = []
+    pos = s0
+    while True:
+        m = NAME_RX.search(text, pos, s1)
+        if m is None:
+            break
+        pos = m.end()
+        raw = m.group(0)
+        key = norm_name(raw)
+        start = m.start()
+        before = _ORG_BEFORE.search(text, max(0, start - 24), start)
+        if raw.lower() in TITLE_HEADS:
+            continue
+        if key not in known_people and (before or key in organisations or looks_like_org(raw)
+                                        or _ORG_AFTER.match(text[m.end():m.end() + 30])):
+            org = _org_at(text, start, s1)
+            if org and len(org) > 2 and org.lower() not in STOP:
+                end = start + len(org) if text.startswith(org, start) else m.end()
+                slots.append(Slot(start, end, org, "organisation"))
+                pos = max(pos, end)
+            continue
+        name = person_name(raw)
+        if name is None or _PORTFOLIO_BEFORE.search(text, max(0, start - 40), start):
+            continue  # "the Minister of Crown-Indigenous Relations": a portfolio, not a person
+        if speaker and norm_name(name) == norm_name(speaker):
+            continue
+        one_word = " " not in name
+        if one_word and norm_name(name) not in known_people and (names is None or norm_name(name) not in names):
+            continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
+        # "So Sophie Martin": person_name drops the opener; the slot covers the name only
+        off = raw.find(name.split()[0])
+        slots.append(Slot(start + max(0, off), start + max(0, off) + len(name), name, "person"))
+    return slots
+
+
+def masked(text: str, s0: int, s1: int, slots: list[Slot]) -> str:
+    """text[s0:s1] with each slot written as the head reads it: people {P}, {P2}, ...; organisations {O}."""
+    out, pos, people = [], s0, {}
+    for sl in slots:
+        out.append(text[pos:sl.start])
+        if sl.kind == "organisation":
+            out.append("{O}")
+        else:
+            n = people.setdefault(norm_name(sl.name), len(people))
+            out.append("{P}" if n == 0 else "{P2}")
+        pos = sl.end
+    out.append(text[pos:s1])
+    return "".join(out)

@@ -1,0 +1,396 @@
+"""The meaning stage of the offline extractor: relations and stance read by the trained head.
+
+For every English sentence that names someone (or an organisation, or makes a promise in the
+first person) the mentions are masked (mentions.py), every such sentence of the transcript is
+embedded in ONE batch and classified (classifier.py): which relation it states (worked_with,
+knows, works_at, has_title, left, committed_to, none) and how (core.vocabulary.STANCES). The
+slots are then filled structurally: first person is the speaker, the people and organisations
+are the mentions found, a title comes from the title lexicon (offline_names.parse_title), a
+date from dates.py; the quote is the sentence (or the part of it around the mentions).
+
+What the stance does (docs/extraction.md, "Stance"): negated, hypothetical, joke and exercise
+claims are not facts and are dropped, here and for the rules' claims in the same sentence;
+rumour and reported speech are kept with the trust reasons `rumour` / `second_hand`; an ended
+or soured tie is kept as `ended` (valid_to the meeting date; introductions veto it); knowing
+*of* someone is not knowing them (dropped).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+
+from backchannel.core.vocabulary import NOT_FACT_STANCES
+from backchannel.extractors.meaning import mentions
+from backchannel.extractors.meaning.classifier import Reading, classify
+from backchannel.extractors.meaning.slots import fill
+from backchannel.extractors.offline_core import Ctx, sentences
+from backchannel.extractors.offline_fr import looks_french
+from backchannel.extractors.offline_ja import is_japanese
+from backchannel.extractors.offline_names import NAME, TITLE_HEADS, parse_title
+from backchannel.extractors.offline_rules import other_person as we_partner
+from backchannel.extractors.result import ExtractedAssertion, Mention
+from backchannel.extractors.transcript import Transcript
+from backchannel.memory.text import norm_name
+
+NOT_FACTS = NOT_FACT_STANCES
+# How sure the head must be before its reading counts. Relations: a new fact needs a clear
+# reading; stance: dropping a rule's claim needs a surer one than re-weighing it.
+RELATION_MIN = 0.7
+PROMISE_MIN = 0.9  # the rules read most promises; a new one must be a clear reading
+# knowing someone and a title are said in passing far more often than meant: a surer reading
+_MIN = {"committed_to": PROMISE_MIN, "knows": 0.85, "has_title": 0.85}
+STANCE_MIN = 0.55
+DROP_RULE_CLAIM_MIN = 0.9
+_WINDOW = 320  # characters of a long sentence kept around its mentions
+
+_PROMISE_CUE = re.compile(
+    r"\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
+    r"|\s+promise\s+to)\s+|\b[Ll]et\s+me\s+")
+# Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
+_UNSURE = re.compile(r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
+                     r"|want|hope)\b|\?", re.I)
+_OTHER_PROMISE = re.compile(
+    rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|promised\s+to|has\s+agreed\s+to|agreed\s+to"
+    r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+")
+_SOFT = re.compile(r"(?:(?:uh|um|er|first|now|just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
+                   r"|try\s+to|make\s+sure\s+(?:to|that\s+I|I))\s+)*")
+_VERB = re.compile(r"(?P<verb>[a-z]{2,})\b")
+# Acts done in the meeting itself or no act at all: "I'll go first", "I'll be there", "let me think".
+_NOT_DELIVERABLE = frozenset(
+    "be go see think say tell try keep leave stop come start pass hand begin just turn move continue wait sit stay "
+    "answer ask pick jump add echo agree disagree mention speak talk explain repeat read show present walk take "
+    "let hear bring focus say".split())
+_EVERYDAY = frozenset("review check look consider reflect explore investigate think ponder revisit".split())
+_COURTESY = re.compile(r"\bmy\s+(?:love|best|regards|thanks|wishes|condolences|congratulations)\b", re.I)
+_EMPTY_OBJECT = frozenset("uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
+                          "now then too again soon".split())
+_PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
+_FIRST_SUBJECT = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself)\b")
+_WE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
+_BARE_AT = re.compile(r"\b(?:is|['’]s|am|['’]m|are|['’]re|was|were)\s+(?:now\s+)?(?:at|in)\s+(?:the\s+)?$")
+_POSSESSOR = re.compile(r"['’]s\s+(?!(?:a|an|the|my|our|your|been|not|got|over|at|with|now|still|also|just|really"
+                        r"|going|in|on|from|very|quite|one|like|always|never|back|done|left|joined|moved)\b)[a-z]")
+_I_AM = re.compile(r"\bI(?:['’]m|\s+am)\b")
+_THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
+_VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
+
+
+@dataclass
+class _Candidate:
+    utt_idx: int
+    speaker: str | None
+    text: str
+    s0: int
+    s1: int
+    w0: int  # the window embedded (a long sentence is cut around its mentions)
+    w1: int
+    slots: list[mentions.Slot]
+    masked: str
+
+
+def candidates(transcript: Transcript, known_people: frozenset[str],
+               organisations: set[str]) -> list[_Candidate]:
+    """The English sentences worth reading for a relation or a promise."""
+    out: list[_Candidate] = []
+    names = mentions.first_names([u.text for u in transcript.utterances if u.text], organisations)
+    for u in transcript.utterances:
+        text = u.text
+        if not text or len(text) < 8:
+            continue
+        for s0, s1 in sentences(text):
+            sent = text[s0:s1]
+            if is_japanese(sent) or looks_french(sent):
+                continue
+            slots = mentions.find(text, s0, s1, known_people=known_people, organisations=organisations,
+                                  speaker=u.speaker, names=names)
+            people = [s for s in slots if s.kind == "person"]
+            orgs = [s for s in slots if s.kind == "organisation"]
+            first = u.speaker is not None and mentions.FIRST_PERSON.search(sent) is not None
+            promise = (first and _PROMISE_CUE.search(sent) is not None) or (
+                bool(people) and _OTHER_PROMISE.search(sent) is not None)
+            titled = any(w.lower().strip(",.") in TITLE_HEADS for w in sent.split())
+            if not (promise or (people and (first or len(people) > 1 or orgs or titled))
+                    or (orgs and (first or titled))):
+                continue
+            w0, w1 = s0, s1
+            if s1 - s0 > _WINDOW:
+                anchor = slots[0].start if slots else s0
+                w0 = max(s0, anchor - _WINDOW // 3)
+                w1 = min(s1, w0 + _WINDOW)
+                w0 = text.rfind(" ", s0, w0) + 1 if w0 > s0 else s0
+                slots = [s for s in slots if w0 <= s.start and s.end <= w1]
+            out.append(_Candidate(u.idx, u.speaker, text, s0, s1, w0, w1, slots,
+                                  mentions.masked(text, w0, w1, slots)))
+    return out
+
+
+def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: Sequence[ExtractedAssertion],
+         embed=None) -> tuple[list[ExtractedAssertion], list[ExtractedAssertion]]:
+    """(the rules' claims with the stance of their sentence applied, the new claims of this stage)."""
+    orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
+    orgs |= {norm_name(a.object.name) for a in rule_claims
+             if a.object is not None and a.object.kind == "organisation"}
+    cands = candidates(transcript, known_people, orgs)
+    readings = classify([fill(c.masked) for c in cands], embed=embed)
+    anchor = transcript.meeting_date.date() if transcript.meeting_date else None
+    by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings)}
+    kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
+    new: list[ExtractedAssertion] = []
+    for c, r in zip(cands, readings):
+        if c.text[c.s0:c.s1].rstrip().endswith("?"):
+            continue  # a question asserts nothing ("do you know X?"), whatever the head reads
+        if r.relation == "none" or r.relation_p < _MIN.get(r.relation, RELATION_MIN):
+            continue
+        stance = r.stance if r.stance_p >= STANCE_MIN else "asserted"
+        if stance in NOT_FACTS or (stance == "knows_of" and r.relation in ("knows", "worked_with")):
+            continue
+        new.extend(_fill(c, r.relation, stance, r, anchor, kept_rules))
+    return kept_rules, new
+
+
+def _apply_stance(claims: Sequence[ExtractedAssertion], by_sentence: dict, transcript: Transcript,
+                  anchor: date | None) -> list[ExtractedAssertion]:
+    """The rules' claims, each with the stance the head reads in its sentence."""
+    index: dict[int, list[tuple[_Candidate, Reading]]] = {}
+    for (utt, _s0), pair in by_sentence.items():
+        index.setdefault(utt, []).append(pair)
+    out = []
+    for a in claims:
+        pair = next(((c, r) for c, r in index.get(a.utterance_idx, ()) if c.s0 <= a.span_start < c.s1), None)
+        if pair is None or a.quote_in_label:
+            out.append(a)
+            continue
+        _c, r = pair
+        # Negation and conditions of a rule's claim stay with claim_context.py, whose grammar knows
+        # their scope ("If you need an intro, I know X" stays); the head adds what no grammar lists:
+        # a joke, a role-play, knowing *of* someone, an ended tie, a rumour.
+        if r.stance in ("joke", "exercise") and r.stance_p >= DROP_RULE_CLAIM_MIN and a.predicate != "committed_to":
+            continue
+        if r.stance == "knows_of" and r.stance_p >= DROP_RULE_CLAIM_MIN and a.predicate == "knows":
+            continue
+        # reported speech of a rule's claim is claim_context.py's (it knows who is quoted, and that
+        # "I told them: ..." stays first-hand)
+        if r.stance in ("rumour", "ended") and r.stance_p >= STANCE_MIN:
+            a = _with_stance(a, r.stance, anchor)
+        out.append(a)
+    return out
+
+
+def _with_stance(a: ExtractedAssertion, stance: str, anchor: date | None) -> ExtractedAssertion:
+    reasons = list(a.trust_reasons)
+    if stance == "rumour" and "rumour" not in reasons:
+        reasons.append("rumour")
+    if stance == "reported" and "second_hand" not in reasons:
+        reasons.append("second_hand")
+    if stance == "ended" and "ended_tie" not in reasons:
+        reasons.append("ended_tie")
+    valid_to = a.valid_to
+    if stance == "ended" and a.predicate in ("worked_with", "knows") and valid_to is None:
+        valid_to = anchor
+    if stance == "ended" and a.predicate not in ("worked_with", "knows", "works_at", "left"):
+        return a
+    return replace(a, stance=stance, trust_reasons=tuple(reasons), valid_to=valid_to)
+
+
+def _ctx(c: _Candidate, anchor: date | None, out: list[ExtractedAssertion]) -> Ctx:
+    return Ctx(utt_idx=c.utt_idx, speaker=c.speaker, text=c.text, s0=c.s0, s1=c.s1, anchor=anchor, out=out)
+
+
+def _covered(rules: Sequence[ExtractedAssertion], c: _Candidate, predicate: str, subject: Mention,
+             obj: Mention | None) -> bool:
+    """Whether a rule already said this (same sentence, predicate, subject and object)."""
+    for a in rules:
+        if a.utterance_idx != c.utt_idx or not (c.s0 <= a.span_start < c.s1):
+            continue
+        if predicate == "committed_to" and a.predicate == "committed_to":
+            return True
+        if a.predicate in (predicate, "left" if predicate == "works_at" else predicate) and (
+                a.subject.is_speaker == subject.is_speaker and norm_name(a.subject.name) == norm_name(subject.name)
+                or a.subject.is_speaker and subject.is_speaker):
+            if obj is None or a.object is None or norm_name(a.object.name) == norm_name(obj.name):
+                return True
+    return False
+
+
+def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | None,
+          rules: Sequence[ExtractedAssertion]) -> list[ExtractedAssertion]:
+    out: list[ExtractedAssertion] = []
+    ctx = _ctx(c, anchor, out)
+    # a name addressed ("I'm sure, Suzy, that ...", "Thanks, Tom.") is the listener, not a party to the claim
+    people = [s for s in c.slots if s.kind == "person" and not _vocative(c, s)
+              and not _POSSESSOR.match(c.text, s.end)]  # "during Mario's turn": his turn, not him
+    orgs = [s for s in c.slots if s.kind == "organisation"]
+    window = c.text[c.w0:c.w1]
+    me = ctx.me()
+    first = me is not None and _FIRST_SUBJECT.search(mentions.masked(c.text, c.w0, c.w1, c.slots)) is not None
+    conf = round(min(0.75, 0.45 + 0.3 * r.relation_p), 3)
+    span = _quote(c)
+    subject: Mention | None
+    obj: Mention | None
+    third = _THIRD_PERSON.search(window) is not None
+    if relation in ("worked_with", "knows"):
+        if stance == "reported" and len(people) >= 2 and not first:
+            subject, obj = _person(people[0]), _person(people[1])  # "Paul says he and Sophie were at school"
+            # (a quote in the first person, '"I worked with X," Paul said', is claim_context.py's)
+        elif first and len({norm_name(p.name) for p in people}) == 1:
+            subject, obj = me, _person(people[0])
+        elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
+            subject, obj = _person(people[0]), _person(people[1])
+        elif me is not None and not people and _WE.search(window):
+            # "Raj! ... we were on the same squad at Amazon": the one person named just before
+            # (offline_rules' resolution of "we": this turn, else the meeting's other person)
+            subject, obj = me, we_partner(ctx, c.w0, c.w1)
+            if obj is None or obj.kind != "person":
+                return []
+        else:
+            return []
+        if subject is None or obj is None or _covered(rules, c, relation, subject, obj):
+            return []
+        dr = ctx.date_for(c.w0, c.w1, past=True)
+        ctx.emit(relation, subject, c.w0, c.w1, obj=obj, qualifier=orgs[0].name if orgs and relation == "worked_with"
+                 else None, dr=dr, valid_from=dr.start if dr else None,
+                 valid_to=(dr.end if dr and relation == "worked_with" else None), confidence=conf, quote_span=span)
+    elif relation in ("works_at", "left", "has_title"):
+        if len(people) == 1 and not (first and _I_AM.search(window)):
+            subject = _person(people[0])  # ("I'm the account executive ..., and this is Leo": whose title?)
+        elif not people and first and not third:
+            subject = me  # "I heard she's left Deloitte" is about her, not the speaker
+        elif stance == "reported" and len(people) == 2:
+            subject = _person(people[1])
+        else:
+            return []
+        if subject is None:
+            return []
+        title = find_title(c.text, c.w0, c.w1, c.slots)
+        if relation == "works_at" and stance == "ended":
+            relation = "left"
+        if relation == "has_title" and orgs:
+            relation = "works_at"
+        if relation == "has_title":
+            # A title without an organisation is the title lexicon's (offline_roles, offline_people:
+            # recall 0.89 on the dev set); read here it added titles said in passing ("I will be the
+            # secretary") more than it found.
+            return []
+        else:
+            if len({norm_name(o.name) for o in orgs}) != 1:
+                return []
+            org = Mention(name=orgs[0].name, kind="organisation")
+            if title is None and _BARE_AT.search(c.text, max(c.w0, orgs[0].start - 16), orgs[0].start):
+                return []  # "Elena is at Gatwick": where someone stands, not whom they work for
+            if people and ";" in c.text[min(people[0].end, orgs[0].end):max(people[0].start, orgs[0].start)]:
+                return []  # "X has stepped down as ...; she has joined Y": two clauses, two facts
+            if _covered(rules, c, relation, subject, org):
+                return []
+            dr = ctx.date_for(c.w0, c.w1, past=True)
+            ctx.emit(relation, subject, c.w0, c.w1, obj=org, qualifier=title if relation == "works_at" else None,
+                     dr=dr, valid_from=dr.start if dr and relation == "works_at" else None,
+                     valid_to=dr.end if dr and relation == "left" else None, confidence=conf, quote_span=span)
+    elif relation == "committed_to":
+        _promise(ctx, c, me, conf, rules)
+    return [_with_stance(a, stance, anchor) if stance != "asserted" else a for a in out]
+
+
+def _vocative(c: _Candidate, slot: mentions.Slot) -> bool:
+    """A name said to someone: opening the sentence before a comma ("Suzy, ..."), or set off by a
+    comma after at most three words ("I'm sure, Suzy, that ...", "Thanks, Tom.")."""
+    after = c.text[slot.end:slot.end + 1]
+    if after not in (",", "?", "!", ".") and slot.end < c.s1:
+        return False
+    lead = c.text[c.s0:slot.start].rstrip()
+    if not lead:
+        return True
+    return lead.endswith(",") and len(lead.split()) <= 3
+
+
+def _person(slot: mentions.Slot) -> Mention:
+    return Mention(name=slot.name, kind="person")
+
+
+def _quote(c: _Candidate) -> tuple[int, int]:
+    a, b = c.w0, c.w1
+    while a < b and c.text[a] in " ,;:—–-":
+        a += 1
+    while b > a and c.text[b - 1] in " ,;:—–-":
+        b -= 1
+    return a, b
+
+
+def find_title(text: str, w0: int, w1: int, slots: Sequence[mentions.Slot]) -> str | None:
+    """The longest title (offline_names.parse_title) said in text[w0:w1] outside the mentions."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"[\w'’&.-]+", text[w0:w1])]
+    best: tuple[int, str] | None = None
+    for i, (a, b) in enumerate(words):
+        if text[w0 + a:w0 + b].lower().strip(".,") not in TITLE_HEADS:
+            continue
+        for lo in range(max(0, i - 3), i + 1):
+            for hi in range(i + 1, min(len(words), i + 5) + 1):
+                x0, x1 = w0 + words[lo][0], w0 + words[hi - 1][1]
+                if any(s.start < x1 and x0 < s.end for s in slots) or _VOCATIVE_BEFORE.search(text, w0, x0):
+                    continue  # "Mr. Chair, I'm happy to ...": the chair addressed, not a title claimed
+                got = parse_title(text[x0:x1])
+                if got and not got[2] and _clean_title(got[0]) and (best is None or x1 - x0 > best[0]):
+                    best = (x1 - x0, got[1])
+    return best[1] if best else None
+
+
+def _clean_title(surface: str) -> bool:
+    """A title phrase, not a clause: no comma, no connector first, and before its "of"/"for"
+    only title words may be capitalised ("Minister of Health", never "Ruth Adeyemi, procurement lead")."""
+    words = surface.split()
+    if "," in surface or not words or words[0].lower() in ("and", "or", "of", "for", "the", "to", "at"):
+        return False
+    lows = [w.lower().strip(".") for w in words]
+    if lows[-1] not in TITLE_HEADS and "of" not in lows and "for" not in lows:
+        return False  # "designer speak first": a title ends with its head word or its complement
+    for w in words:
+        if w.lower() in ("of", "for"):
+            break
+        if w[:1].isupper() and w.lower().strip(".") not in TITLE_HEADS and not w.isupper() and w.lower() not in (
+                "deputy", "vice", "senior", "junior", "general", "assistant", "principal", "managing", "executive",
+                "chief", "lead", "head", "first", "prime", "cabinet", "permanent", "interim", "acting"):
+            return False
+    return True
+
+
+def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
+    m = _PROMISE_CUE.search(c.text, c.w0, c.w1)
+    subject: Mention | None = me
+    if m is None or me is None:
+        m = _OTHER_PROMISE.search(c.text, c.w0, c.w1)
+        if m is None:
+            return
+        subject = ctx.person(m.group("who"))
+    if subject is None or _covered(rules, c, "committed_to", subject, None):
+        return
+    if _UNSURE.search(c.text, c.w0, c.w1):
+        return
+    soft = _SOFT.match(c.text, m.end())
+    start = soft.end() if soft else m.end()
+    v = _VERB.match(c.text, start)
+    if v is None or v.group("verb") in _NOT_DELIVERABLE:
+        return
+    if v.group("verb") in _EVERYDAY and not any(start <= d[0] < c.w1 for d in ctx.dates()):
+        return  # "I'll review the figures": an everyday verb promises something only with a due date
+    stop = _PROMISE_END.search(c.text, v.end(), c.w1)
+    end = stop.start() if stop else c.w1
+    dates = [d for d in ctx.dates() if start <= d[0] < end]
+    if dates:
+        end = dates[0][0]
+    words = c.text[start:end].split()[:12]
+    while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
+        words.pop()
+    if _COURTESY.search(" ".join(words)):
+        return  # "I'll send her my love": a courtesy, not a deliverable
+    if len(words) < 2 or all(w.lower() in _EMPTY_OBJECT for w in words[1:]) or (
+            words[0].lower() == "have" and words[1].lower() in ("a", "to")):
+        return  # "do that", "have a go": no deliverable named
+    literal = " ".join(words)
+    dr = ctx.date_for(m.start(), c.w1)
+    modality = "commitment"
+    ctx.emit("committed_to", subject, m.start(), c.w1, literal=literal, dr=dr, valid_to=dr.end if dr else None,
+             modality=modality, confidence=conf, quote_span=_quote(c))
+    if not subject.is_speaker:
+        ctx.out[-1] = replace(ctx.out[-1], trust_reasons=("second_hand",))

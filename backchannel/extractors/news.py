@@ -254,7 +254,9 @@ def extract_news(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> 
     from backchannel.extractors import offline
     from backchannel.extractors.claim_context import qualify_claims
 
-    spoken = offline.extract(transcript, owner_names=owner_names)
+    # The meaning stage's heads were trained on speech, not headlines: on an item it read
+    # "Acme names Jane Doe in lawsuit" as employment. Headlines get the exact register below.
+    spoken = offline.extract(transcript, owner_names=owner_names, meaning=False)
     headlines = qualify_claims(transcript, headline_facts(transcript), frozenset())
     seen = {(a.utterance_idx, a.subject.name.casefold(), a.predicate,
              a.object.name.casefold() if a.object else None) for a in spoken}

@@ -297,8 +297,16 @@ def org_name(raw: str, *, lenient: bool = False) -> str | None:
     return " ".join(out)
 
 
+# A name of two or more words ending in a nation's name is a public body ("Health Canada",
+# "Education Scotland", "Sport England"), not a person: surnames of that shape are rare.
+NATION_TAILS = frozenset("canada wales england scotland ireland britain france germany spain italy australia "
+                         "india japan europe".split())
+
+
 def looks_like_org(name: str) -> bool:
-    """An organisation beyond doubt: a head/suffix word, or an acronym of 2-6 capitals."""
+    """An organisation beyond doubt: a head/suffix word, a nation as the last of several
+    words, or an acronym of 2-6 capitals."""
     words = name.split()
     return any(w.lower().strip(".,") in ORG_HEADS for w in words) or (
+        len(words) > 1 and words[-1].lower().strip(".,") in NATION_TAILS) or (
         len(words) == 1 and 2 <= len(name) <= 6 and name.isupper() and name.isalpha())

@@ -51,17 +51,26 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return np.asarray(0.5 * x * (1.0 + _erf(x * np.float32(1.0 / np.sqrt(2.0)))), dtype=np.float32)
 
 
+def blas_threads() -> int:
+    """BLAS threads while embedding: BACKCHANNEL_EMBEDDER_BLAS_THREADS, 1 by default."""
+    try:
+        return max(1, int(os.environ.get("BACKCHANNEL_EMBEDDER_BLAS_THREADS", "1")))
+    except ValueError:
+        return 1
+
+
 @contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """BLAS on one thread while embedding, where threadpoolctl is installed (it comes with
-    scikit-learn, which sentence-transformers requires). OpenBLAS's threads spun on this
-    shared 2-core machine (bench/minilm_numpy_probe.py measures 1 against 2)."""
+def limited_blas_threads() -> Iterator[None]:
+    """BLAS on `blas_threads()` threads while embedding, where threadpoolctl is installed
+    (it comes with scikit-learn, which sentence-transformers requires); elsewhere BLAS keeps
+    its own setting. Why one: OpenBLAS's threads spin on this shared 2-core machine
+    (bench/minilm_numpy_probe.py measures 1 against 2)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
         yield
         return
-    with threadpool_limits(limits=1, user_api="blas"):
+    with threadpool_limits(limits=blas_threads(), user_api="blas"):
         yield
 
 
@@ -148,7 +157,7 @@ class MiniLM:
         lengths = [len(e.ids) for e in enc]
         # Longest first, so each batch pads to its own longest (as sentence-transformers sorts).
         order = sorted(range(len(texts)), key=lambda i: -lengths[i])
-        with one_blas_thread():
+        with limited_blas_threads():
             for batch in self._batches(order, lengths, batch_size):
                 t = lengths[batch[0]]
                 ids = np.zeros((len(batch), t), dtype=np.int64)

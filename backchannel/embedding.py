@@ -5,8 +5,8 @@
 similarity. Where the model runs is the process's *mode*:
 
 - `in_process` (the default for the CLI, tests and benches): one model per
-  process, loaded on first use; sentence-transformers and torch are imported
-  only then, and stay mapped until the process exits.
+  process, loaded on first use (and, with the torch engine, torch stays
+  mapped until the process exits).
 - `worker` (the daemon): the model lives in a short-lived child process
   (`serve_worker`), started on the first `embed()` of a wake, fed batches over
   a pipe, and stopped by `release()` when the wake ends, or by itself after
@@ -21,6 +21,12 @@ prefixed JSON object, a reply a tag byte, a length, and either raw float32
 rows (checked against the request's size) or a UTF-8 error message.
 
 `BACKCHANNEL_EMBEDDER=worker|in_process` overrides the mode (both sides).
+
+The *engine* is a numpy forward pass of the same model (`embedding_numpy`):
+~0.7 s and ~150 MB to import and load, against ~10 s and ~450 MB for torch and
+sentence-transformers, with the same vectors within 1e-5
+(tests/test_embedding_numpy.py). `BACKCHANNEL_EMBEDDER_ENGINE=torch` runs
+sentence-transformers instead, for comparison (bench/minilm_numpy_probe.py).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from backchannel.core.logging import log
 
 DIM = 384
 MODES = ("in_process", "worker")
+ENGINES = ("numpy", "torch")
 IDLE_S_DEFAULT = 5.0  # a worker with no batch for this long exits (a backstop: the daemon releases it)
 STOP_WAIT_S = 3.0
 MAX_REPLY_BYTES = 1 << 30  # 1 GiB of vectors is ~700k rows: anything larger is a broken reply
@@ -72,11 +79,26 @@ def _offline_env() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def engine() -> str:
+    """What computes the vectors: `numpy` (the default) or `torch` (sentence-transformers),
+    from BACKCHANNEL_EMBEDDER_ENGINE, read when the model loads."""
+    env = os.environ.get("BACKCHANNEL_EMBEDDER_ENGINE", "").strip().lower()
+    if env and env not in ENGINES:
+        raise ValueError(f"BACKCHANNEL_EMBEDDER_ENGINE must be one of {', '.join(ENGINES)}, not {env!r}")
+    return env or "numpy"
+
+
 def load_model() -> Any:
-    """The process's one SentenceTransformer, loaded from the package's files
-    (in this process, whatever the mode: the worker calls it too)."""
+    """The process's one model, loaded from the package's files (in this process,
+    whatever the mode: the worker calls it too): an `embedding_numpy.MiniLM`, or a
+    SentenceTransformer under BACKCHANNEL_EMBEDDER_ENGINE=torch."""
     global _model
     with _lock:
+        if _model is None and engine() == "numpy":
+            from backchannel.embedding_numpy import MiniLM
+
+            _model = MiniLM(model_path())
+            _loads["in_process"] += 1
         if _model is None:
             _offline_env()
             from sentence_transformers import SentenceTransformer
@@ -93,7 +115,12 @@ def load_model() -> Any:
 
 
 def _encode(texts: list[str], batch_size: int) -> np.ndarray:
-    vecs = load_model().encode(texts, batch_size=batch_size, convert_to_numpy=True,
+    from backchannel.embedding_numpy import MiniLM
+
+    model = load_model()
+    if isinstance(model, MiniLM):
+        return np.asarray(model.encode(texts, batch_size=batch_size), dtype=np.float32).reshape(len(texts), DIM)
+    vecs = model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
                                normalize_embeddings=True, show_progress_bar=False)
     return np.asarray(vecs, dtype=np.float32).reshape(len(texts), DIM)
 

@@ -119,9 +119,11 @@ def test_daemon_ingests_a_folder_with_one_load_and_is_back_under_250_mb(home, da
 def test_a_worker_that_cannot_load_the_model_raises_import_error_here(tmp_path, monkeypatch):
     """The callers (ask routing, doctor) fall back on ImportError when the model is not
     installed: the worker reports it as one, and the next call tries a fresh worker."""
-    shadow = tmp_path / "sentence_transformers"
-    shadow.mkdir()
-    (shadow / "__init__.py").write_text("raise ImportError('sentence-transformers is not installed here')\n")
+    # Each engine's own import fails: tokenizers (the numpy engine) and sentence-transformers.
+    for package in ("tokenizers", "sentence_transformers"):
+        shadow = tmp_path / package
+        shadow.mkdir()
+        (shadow / "__init__.py").write_text(f"raise ImportError('{package} is not installed here')\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     embedding.set_mode("worker")
     try:

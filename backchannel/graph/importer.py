@@ -268,31 +268,35 @@ def export_jsonl(store: Store) -> list[str]:
     for r in rows:
         if r["subject_id"] not in ref or (r["object_id"] is not None and r["object_id"] not in ref):
             continue  # points at a merged-away entity; its live twin carries the fact
-        line: dict[str, Any] = {"type": "assertion", "subject": ref[r["subject_id"]], "predicate": r["predicate"]}
-        if r["object_id"] is not None:
-            line["object"] = ref[r["object_id"]]
-        for k in ("object_literal", "qualifier", "date_phrase"):
-            if r[k] is not None:
-                line[k] = r[k]
-        for k in ("valid_from", "valid_to"):
-            if r[k] is not None:
-                line[k] = r[k].isoformat()
-        line["confidence"] = r["confidence"]
-        line["modality"] = r["modality"]
-        ev: dict[str, Any] = {}
-        if r["quote"] is not None:
-            ev["quote"] = r["quote"]
-            if r["text"] and r["text"] != r["quote"]:
-                ev["text"] = r["text"]
-        if r["speaker_id"] in ref:
-            ev["speaker"] = ref[r["speaker_id"]]
-        if r["said_at"] is not None:
-            ev["said_at"] = r["said_at"].isoformat()
-        if r["source"] is not None:
-            ev["source"] = r["source"]
-        if r["source_date"] is not None:
-            ev["source_date"] = r["source_date"].isoformat()
-        if ev:
-            line["evidence"] = ev
-        lines.append(json.dumps(line, ensure_ascii=False))
+        lines.append(json.dumps(assertion_line(r, ref), ensure_ascii=False))
     return lines
+
+
+def assertion_line(r: dict[str, Any], ref: dict[int, str]) -> dict[str, Any]:
+    """One assertion row (subject_id, predicate, object_id, literals, dates, confidence,
+    modality, quote, utterance text, speaker_id, said_at, source, source_date) as a line of
+    the import format, entities written as their `ref`. The utterance's text is carried only
+    when it holds the quote verbatim, which the importer requires of it."""
+    line: dict[str, Any] = {"type": "assertion", "subject": ref[r["subject_id"]], "predicate": r["predicate"]}
+    if r["object_id"] is not None:
+        line["object"] = ref[r["object_id"]]
+    for k in ("object_literal", "qualifier", "date_phrase"):
+        if r[k] is not None:
+            line[k] = r[k]
+    for k in ("valid_from", "valid_to"):
+        if r[k] is not None:
+            line[k] = r[k].isoformat()
+    line["confidence"], line["modality"] = r["confidence"], r["modality"]
+    ev: dict[str, Any] = {}
+    if r["quote"] is not None:
+        ev["quote"] = r["quote"]
+        if r["text"] and r["text"] != r["quote"] and r["quote"] in r["text"]:
+            ev["text"] = r["text"]
+    if r["speaker_id"] in ref:
+        ev["speaker"] = ref[r["speaker_id"]]
+    for k in ("said_at", "source", "source_date"):
+        if r[k] is not None:
+            ev[k] = r[k].isoformat() if hasattr(r[k], "isoformat") else r[k]
+    if ev:
+        line["evidence"] = ev
+    return line

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from backchannel.graph.import_rows import OWNER_REF
-from backchannel.graph.importer import ImportFailed, import_jsonl
+from backchannel.graph.importer import ImportFailed, assertion_line, import_jsonl
 from backchannel.memory import entities as ents
 from backchannel.memory.store import Store
 from backchannel.memory.text import norm_name
@@ -72,31 +72,10 @@ def export_lines(store: Store, scopes: list[str] | None = None) -> list[str]:
     for r in rows:
         if r["subject_id"] not in ref or (r["object_id"] is not None and r["object_id"] not in ref):
             continue  # points at a merged-away entity; its live twin carries the fact
-        line: dict[str, Any] = {"type": "assertion", "id": f"backchannel:{r['id']}", "subject": ref[r["subject_id"]],
-                                "predicate": r["predicate"]}
-        if r["object_id"] is not None:
-            line["object"] = ref[r["object_id"]]
-        for k in ("object_literal", "qualifier", "date_phrase"):
-            if r[k] is not None:
-                line[k] = r[k]
-        for k in ("valid_from", "valid_to"):
-            if r[k] is not None:
-                line[k] = r[k].isoformat()
-        line["confidence"], line["modality"], line["extractor"] = r["confidence"], r["modality"], r["extractor"]
+        line = {"type": "assertion", "id": f"backchannel:{r['id']}", **assertion_line(r, ref)}
+        line["extractor"] = r["extractor"]
         if r["superseded_at"] is not None:
             line["superseded_at"] = r["superseded_at"].isoformat()
-        ev: dict[str, Any] = {}
-        if r["quote"] is not None:
-            ev["quote"] = r["quote"]
-            if r["text"] and r["text"] != r["quote"] and r["quote"] in r["text"]:
-                ev["text"] = r["text"]
-        if r["speaker_id"] in ref:
-            ev["speaker"] = ref[r["speaker_id"]]
-        for k, col in (("said_at", "said_at"), ("source", "source"), ("source_date", "source_date")):
-            if r[col] is not None:
-                ev[k] = _iso(r[col])
-        if ev:
-            line["evidence"] = ev
         lines.append(line)
     if scopes is None:  # proposals quote evidence of any scope: carried only by an unscoped export
         lines += _feedback_lines(store, ref)

@@ -3,7 +3,9 @@ assertions, against a DuckDB recursive CTE and a networkx BFS on the same
 question, with assertions touched versus excerpts sent, and the tokens a
 hop-by-hop tool-calling loop would put into a model versus ours.
 
-    python bench/traverse.py [--sizes 100000,1000000] [--runs 15] [--cte-cap-s 60] [--seed-only]
+    python bench/traverse.py [--sizes 100000,1000000] [--runs 15] [--cte-cap-s 60] [--seed-only] [--tokens-only]
+
+`--tokens-only`: only the token comparison (tool loop against ours), no timings.
 
 `seed_vs_csr` (also alone with --seed-only): the seed program run in this process
 straight against the graph API (the in-memory CSR index, no sandbox) against the
@@ -176,29 +178,48 @@ def _tool_loop_tokens(api, count, me: int, targets: list[int]) -> dict:
             "cumulative_prompt_tokens": cumulative}
 
 
+ASKED_PROGRAM = 'result = run_skill("introductions", target="CIO of Acme")\n'  # what the model writes, given the skill
+
+
 def _our_tokens(api, settings, count) -> dict:
+    """Tokens into a model on our path for the same question: the sweep prompt (only the
+    relevant skill, as a callable, and the API it walks), the program the model writes
+    (the skill's call), and the drafting prompts of what the gate lets through. The
+    program runs through the sandbox as the sweeper runs it and must give the skill's answer."""
+    from backchannel.agent import sweep_prompt
     from backchannel.agent.drafter import MAX_EXCERPTS, _excerpt_lines, fill_evidence
     from backchannel.agent.sweeper import build_messages, prompt_text, run_skill
+    from backchannel.graph.types import candidates_from_result
+    from backchannel.sandbox import run_program
     from backchannel.skills import get_skill, relevant_skills
 
     q = "Who can introduce me to the CIO of Acme?"
-    sweep_prompt = sum(count(m["content"]) for m in build_messages({"wake": "ask", "question": q}, q,
-                                                                    relevant_skills(q)))
+    context = {"wake": "ask", "question": q}
+    skills = relevant_skills(q)
+    messages = build_messages(context, q, skills)
+    sweep_prompt_tokens = sum(count(m["content"]) for m in messages)
     skill = get_skill("introductions")
     cands, res = run_skill(skill, api, settings, args={"target": "CIO of Acme"})
+    code, _ = sweep_prompt.with_skills(ASKED_PROGRAM, skills, [s.context_for({}, context) for s in skills])
+    called = run_program(code, api, settings.sandbox, context=context)
+    same = called.ok and [c.to_dict() for c in candidates_from_result(called.result)] == [c.to_dict() for c in cands]
     cands = cands[:3]  # what the gate would let through
     fill_evidence(cands, api)
     excerpts = sum(min(len(c.evidence), MAX_EXCERPTS) for c in cands)
     draft_prompt = sum(count(prompt_text("draft_system.md")) + count(prompt_text("draft_task.md").format(
         kind=c.kind, why=c.why, people="", evidence="\n".join(_excerpt_lines(c)))) for c in cands)
-    return {"sweep_prompt_tokens": sweep_prompt, "program_tokens": count(skill.source_code),
+    program = count(ASKED_PROGRAM)
+    return {"sweep_prompt_tokens": sweep_prompt_tokens, "program_tokens": program,
+            "program_gives_the_skills_answer": same,
+            "skill_source_tokens_not_sent": count(skill.source_code),
             "draft_prompt_tokens": draft_prompt,
-            "total": sweep_prompt + count(skill.source_code) + draft_prompt,
+            "total": sweep_prompt_tokens + program + draft_prompt,
             "assertions_touched": res.stats.get("assertions_touched"), "candidates": len(cands),
             "excerpts_sent": excerpts}
 
 
-def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = False) -> dict:
+def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = False,
+               tokens_only: bool = False) -> dict:
     from backchannel.config import Settings
     from backchannel.graph.api import GraphAPI
     from backchannel.graph.index import IndexCache
@@ -219,6 +240,13 @@ def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = Fal
         idx = api.refresh()
         out["index"] = {"build_s": round(time.perf_counter() - t0, 3), "mb": round(idx.nbytes() / 1e6, 1)}
         targets = [t["id"] for t in api.resolve("CIO", org="Acme")]
+        if tokens_only:
+            loop, ours = _tool_loop_tokens(api, count, g.owner, targets), _our_tokens(api, settings, count)
+            out["tokens"] = {"hop_by_hop_tool_loop": loop, "ours": ours,
+                             "ratio": round(loop["cumulative_prompt_tokens"] / ours["total"], 1)}
+            store.close()
+            IndexCache.drop()
+            return out
         out["seed_vs_csr"] = _seed_vs_csr(SEED_PROGRAM, api, settings, runs)
         if seed_only:
             store.close()
@@ -234,8 +262,9 @@ def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = Fal
         out["networkx_bfs"] = _networkx(store, g.owner, targets, max(3, runs // 5))
         out["paths_agree"] = {"ours": len(ours), "networkx": out["networkx_bfs"]["paths"],
                               "cte": out["duckdb_recursive_cte"]["paths"]}
-        out["tokens"] = {"hop_by_hop_tool_loop": _tool_loop_tokens(api, count, g.owner, targets),
-                         "ours": _our_tokens(api, settings, count)}
+        loop, ours = _tool_loop_tokens(api, count, g.owner, targets), _our_tokens(api, settings, count)
+        out["tokens"] = {"hop_by_hop_tool_loop": loop, "ours": ours,
+                         "ratio": round(loop["cumulative_prompt_tokens"] / ours["total"], 1)}
         store.close()
         IndexCache.drop()
     return out
@@ -247,10 +276,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--cte-cap-s", type=float, default=60.0)
     ap.add_argument("--seed-only", action="store_true", help="only the seed program against the in-memory CSR")
+    ap.add_argument("--tokens-only", action="store_true", help="only the tokens into a model, tool loop against ours")
     args = ap.parse_args(argv)
     count = None if args.seed_only else _tokenizer()
     t0 = time.perf_counter()
-    results = [bench_size(int(s), args.runs, args.cte_cap_s, count, args.seed_only) for s in args.sizes.split(",")]
+    results = [bench_size(int(s), args.runs, args.cte_cap_s, count, args.seed_only, args.tokens_only)
+               for s in args.sizes.split(",")]
     print(json.dumps({"bench": "traverse", "python": sys.version.split()[0], "cpus": os.cpu_count(),
                       "total_s": round(time.perf_counter() - t0, 1), "sizes": results,
                       "p50_p95_note": "wall seconds in the parent, child start-up included"}, indent=1))

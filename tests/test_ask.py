@@ -116,7 +116,7 @@ def test_model_sweep_retries_with_the_traceback(store, scripted):
     assert [c.entities for c in res.candidates] == [[ids["Marc Dupont"], ids["Sophie Martin"]]]
     assert res.errors and "KeyError" in res.errors[0] and "nope" in res.errors[0]
     first, second = script.calls
-    assert "def paths(" in first.prompt and "# Skill `introductions`" in first.prompt  # stubs + skill docs
+    assert "def paths(" in first.prompt and "run_skill('introductions'" in first.prompt  # stubs + the skill
     assert "KeyError" in second.messages[-1]["content"] and second.messages[-2]["content"] == BROKEN
     attempts = [e["data"] for e in store.events(run_id="Rtest1", kind="sweep.attempt")]
     assert [a["ok"] for a in attempts] == [False, True]
@@ -185,15 +185,16 @@ def test_drafter_single_candidate_for_the_pipeline(store):
     assert "Sophie is the CIO of Acme" in d["body"]
 
 
-def test_sweep_prompt_has_the_real_stubs_and_only_the_relevant_skill_docs(store, scripted):
-    """What the sweep model reads: the stubs generated from the real GraphAPI (every
-    served method's signature and docstring), the question and context, and the
-    docs of the skills relevant to this question or wake, and no others."""
+def test_sweep_prompt_carries_only_the_wakes_skills_and_the_api_they_walk(store, scripted):
+    """What the sweep model reads: the question and context; the skills relevant to this
+    question or wake, each as a callable (its doc and parameters, not its source); the full
+    stubs generated from the real GraphAPI of the methods those skills call and the core
+    ones; every other served method as one signature line, without its docstring."""
     import inspect
 
     from backchannel.agent.models import Gateway
+    from backchannel.agent.sweep_prompt import CORE_METHODS, methods_called
     from backchannel.graph.api import API_METHODS
-    from backchannel.graph.stubs import api_stubs
     from backchannel.skills import get_skill, list_skills
 
     seed_story(store)
@@ -204,21 +205,46 @@ def test_sweep_prompt_has_the_real_stubs_and_only_the_relevant_skill_docs(store,
     sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(), gateway=gw, question=QUESTION)
     sweep({"wake": "sweep"}, api=api, settings=settings, paths=resolve_paths(), gateway=gw)
     asked, periodic = script.calls[0].prompt, script.calls[1].prompt
-    for prompt in (asked, periodic):
-        assert api_stubs().strip() in prompt
+    for prompt, names in ((asked, ["introductions"]), (periodic, ["stale_relationships", "open_commitments"])):
+        skills = [get_skill(n) for n in names]
+        walked = set(CORE_METHODS).union(*(methods_called(s.source_code) for s in skills))
         for name in API_METHODS:
             fn = getattr(GraphAPI, name)
             params = [p for p in inspect.signature(fn).parameters if p != "self"]
-            assert f"def {name}(" in prompt and all(p in prompt for p in params), name
-            assert inspect.getdoc(fn).splitlines()[0] in prompt, name
-    assert QUESTION in asked and '"wake": "ask"' in asked
+            assert f"{name}(" in prompt and all(p in prompt for p in params), name
+            assert (inspect.getdoc(fn).splitlines()[0] in prompt) == (name in walked), name
+        shown = {s.name for s in list_skills() if f"run_skill({s.name!r}" in prompt}
+        assert shown == set(names)
+        for s in skills:
+            assert s.doc in prompt and all(k in prompt for k in s.params)
+            assert s.source_code.strip().splitlines()[0] not in prompt  # the source stays out
+    assert QUESTION in asked and '"wake":"ask"' in asked
+    assert len(periodic) < 9000 and len(asked) < 9000  # was ~19k characters with every stub and source
 
-    def shown(prompt):
-        return {s.name for s in list_skills() if f"# Skill `{s.name}`" in prompt}
 
-    assert shown(asked) == {"introductions"}
-    assert get_skill("introductions").prompt_doc().strip() in asked
-    assert shown(periodic) == {"stale_relationships", "open_commitments"}
+def test_a_generated_program_may_call_the_prepared_skill(store, scripted):
+    """`run_skill(NAME, ...)` in a generated program runs the skill's own program in the
+    sandbox, with the wake's context under the call's arguments: the same candidates as
+    the skill run alone; a wrong parameter is an error at the model's own line number."""
+    from backchannel.agent.models import Gateway
+    from backchannel.agent.sweeper import run_skill
+    from backchannel.skills import get_skill
+
+    ids = seed_story(store)
+    wrong = "```python\nme = api.me()\n\nresult = run_skill('introductions', tagret='CIO of Acme')\n```"
+    right = "```python\nresult = run_skill('introductions', target='CIO of Acme')\n```"
+    script = scripted([{"content": wrong}, {"content": right}], "sweep-call")
+    settings = Settings(models={"sweep": "scripted/sweep-call", "retries": 0})
+    api = GraphAPI(store, now=SEED_NOW)
+    res = sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(),
+                gateway=Gateway(settings, store, resolve_paths()), run_id="Rcall", question=QUESTION)
+    alone, _ = run_skill(get_skill("introductions"), api, settings, args={"target": "CIO of Acme"})
+    assert res.skill == "generated" and res.attempts == 2
+    assert [c.to_dict() for c in res.candidates] == [c.to_dict() for c in alone]
+    assert [c.entities for c in res.candidates] == [[ids["Marc Dupont"], ids["Sophie Martin"]]]
+    assert "tagret" in res.errors[0] and "line 3," in res.errors[0], res.errors[0]
+    assert "line 3," in script.calls[1].messages[-1]["content"]
+    assert res.code.strip() == "result = run_skill('introductions', target='CIO of Acme')"
 
 
 def test_the_sweeper_never_runs_model_code_in_the_daemon(store, scripted):

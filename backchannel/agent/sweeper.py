@@ -16,7 +16,6 @@ from importlib import resources
 from typing import Any
 
 from backchannel.agent.questions import nothing_found_reasons, question_args
-from backchannel.graph.stubs import api_stubs
 from backchannel.graph.types import Candidate, CandidateError, candidates_from_result
 from backchannel.skills import WAKE_SKILLS, Skill, SkillError, get_skill, relevant_skills
 
@@ -199,18 +198,10 @@ def _offline(context: dict[str, Any], question: str | None, api: Any, settings: 
 
 # -- with a model: generated code --------------------------------------------
 def build_messages(context: dict[str, Any], question: str | None, skills: list[Skill]) -> list[dict[str, str]]:
-    task = f"Answer this question from the user: {question}" if question else (
-        f"A wake of kind {wake_kind(context)!r} happened. "
-        "Find what the user should act on now.")
-    skill_text = ""
-    if skills:
-        skill_text = "\n## Prepared skills you may adapt\n" + "\n".join(
-            f"```python\n{s.prompt_doc()}```" for s in skills) + "\n"
-    user = prompt_text("sweep_task.md").format(
-        task=task, context=json.dumps(context, default=str, ensure_ascii=False, indent=1),
-        stubs=api_stubs().strip(), skills=skill_text)
-    return [{"role": "system", "content": prompt_text("sweep_system.md").strip()},
-            {"role": "user", "content": user}]
+    """What the sweep model reads: only these skills and the API they walk (agent/sweep_prompt.py)."""
+    from backchannel.agent import sweep_prompt
+
+    return sweep_prompt.build_messages(context, question, skills, wake_kind(context))
 
 
 def _log(api: Any, run_id: str | None, kind: str, data: dict[str, Any], key: str) -> None:
@@ -232,10 +223,12 @@ def sweep(context: dict[str, Any], *, api: Any, settings: Any, paths: Any, gatew
         _log(api, run_id, "sweep.offline", {"skill": result.skill, "candidates": len(result.candidates),
                                             "errors": result.errors, "stats": result.sandbox_stats}, "sweep:offline")
         return result
+    from backchannel.agent import sweep_prompt
     from backchannel.agent.models import BudgetExhausted, GatewayError
     from backchannel.sandbox import run_program
 
     skills = relevant_skills(question or wake_kind(context), paths)
+    bases = [s.context_for({}, {**context, **_wake_args(s, context)}) for s in skills]  # what run_skill starts from
     messages = build_messages(context, question, skills)
     attempts_allowed = max(1, int(settings.models.sweep_attempts))
     errors: list[str] = []
@@ -253,9 +246,10 @@ def sweep(context: dict[str, Any], *, api: Any, settings: Any, paths: Any, gatew
             _log(api, run_id, "sweep.model_failed", {"attempt": attempt, "error": str(exc)}, f"sweep:{attempt}")
             break
         code = extract_code(completion.text)
-        res = run_program(code, api, settings.sandbox, context=context)
+        runnable, offset = sweep_prompt.with_skills(code, skills, bases)
+        res = run_program(runnable, api, settings.sandbox, context=context)
         _add_stats(stats, res.stats)
-        error = res.error
+        error = sweep_prompt.own_lines(res.error, offset)
         candidates: list[Candidate] = []
         if res.ok:
             try:

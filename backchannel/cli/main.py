@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("daemon_cmds", "status"),
     "proposals": ("daemon_cmds", "proposals"),
     "trace": ("daemon_cmds", "trace"),
+    "replay": ("replay_cmd", "replay"),
     "wake": ("daemon_cmds", "wake"),
     "service": ("daemon_cmds", "service"),
     "dismiss": ("feedback_cmds", "dismiss"),
@@ -67,6 +68,8 @@ def _command_module(name: str) -> ModuleType:
         from backchannel.cli import model_cmds as module
     elif name == "privacy_cmds":
         from backchannel.cli import privacy_cmds as module
+    elif name == "replay_cmd":
+        from backchannel.cli import replay_cmd as module
     elif name == "rectify_cmds":
         from backchannel.cli import rectify_cmds as module
     elif name == "setup_cmds":

@@ -133,7 +133,7 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
             return RunOutcome(prior, w.kind, "skipped", f"wake {w.key} already handled by run {prior}")
     if gateway is None:
         gateway = make_gateway(store, settings, paths)
-    rid = runs.start(store, w, run_id)
+    rid = runs.start(store, w, run_id, clock=when, settings=settings)
     out = RunOutcome(rid, w.kind, "done")
     ctx = _Ctx(store, settings, paths, rid, w, when, gateway, cancel, inbox_finish, out, abandon, inbox_defer)
     log(logger, 20, "run started", run_id=rid, wake_kind=w.kind, wake_key=w.key)

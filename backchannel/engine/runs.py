@@ -47,16 +47,32 @@ class WakeRecord:
                    getattr(wake, "created_at", None))
 
 
-def start(store: Store, wake: WakeRecord, run_id: str | None = None) -> str:
-    """Create the run row (status running) unless `run_id` already exists (a resumption)."""
+def decided_by(settings: Any) -> dict[str, Any]:
+    """What shapes a wake's decisions besides memory: the code's version and the settings
+    the gate, judge and sweep read. Kept with the run so a replay can say what changed."""
+    from backchannel import __version__
+
+    m, c = settings.models, settings.calendar
+    return {"code": __version__, "gate": settings.gate.model_dump(mode="json"),
+            "models": {"extract": m.extract, "sweep": m.sweep, "draft": m.draft},
+            "calendar": {"horizon_days": c.horizon_days, "lead_hours": c.lead_hours},
+            "scope": settings.scope.model_dump(mode="json"), "timezone": settings.owner.timezone}
+
+
+def start(store: Store, wake: WakeRecord, run_id: str | None = None, *, clock: datetime | None = None,
+          settings: Any = None) -> str:
+    """Create the run row (status running) unless `run_id` already exists (a resumption).
+    `clock`: the `now` the run decides with; `settings`: recorded as `decided_by`."""
     if run_id and store.scalar("SELECT 1 FROM runs WHERE id = ?", [run_id]):
         store.append_event("run.resumed", {"wake_kind": wake.kind}, run_id=run_id)
         return run_id
     run_id = run_id or new_run_id()
+    basis = json.dumps(decided_by(settings), default=str) if settings is not None else None
     with store.transaction():
         store.con.execute(
-            "INSERT INTO runs (id, wake_kind, wake_key, wake_payload, status, started_at) VALUES (?, ?, ?, ?, 'running', ?)",
-            [run_id, wake.kind, wake.key, json.dumps(wake.payload, default=str), utcnow()],
+            "INSERT INTO runs (id, wake_kind, wake_key, wake_payload, status, started_at, clock_at, decided_by)"
+            " VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+            [run_id, wake.kind, wake.key, json.dumps(wake.payload, default=str), utcnow(), clock, basis],
         )
         store.append_event("run.started", {"wake_kind": wake.kind, "wake_key": wake.key}, run_id=run_id,
                            key=f"{run_id}:started")

@@ -42,8 +42,13 @@ def set_validity(store: Store, assertion_id: int, valid_from: Any, valid_to: Any
 def close(store: Store, assertion_id: int, end: date | None, superseded_by: int) -> None:
     """End a functional fact at `end`, superseded by a later one (memory/supersede.py);
     the first supersession time is kept."""
+    now = utcnow()
+    # The end it had before, for a replay of a run that saw it open (engine/replay.py).
+    store.con.execute("INSERT INTO assertion_closings (assertion_id, valid_to_before, closed_at)"
+                      " SELECT id, valid_to, ? FROM assertions WHERE id = ? AND superseded_at IS NULL",
+                      [now, assertion_id])
     store.con.execute(
         "UPDATE assertions SET valid_to = ?, superseded_at = coalesce(superseded_at, ?), superseded_by = ?"
         " WHERE id = ?",
-        [end, utcnow(), superseded_by, assertion_id],
+        [end, now, superseded_by, assertion_id],
     )

@@ -92,12 +92,12 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
                 continue
             store.con.execute(
                 """INSERT INTO calendar_events (uid, starts_at, ends_at, summary, location, attendees, attendee_ids,
-                       calendar, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                       calendar, seen_at, first_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT (uid, starts_at) DO UPDATE SET ends_at = excluded.ends_at, summary = excluded.summary,
                        location = excluded.location, attendees = excluded.attendees,
                        attendee_ids = excluded.attendee_ids, calendar = excluded.calendar, seen_at = excluded.seen_at""",
                 [row["uid"], row["starts_at"], row["ends_at"], row["summary"], row["location"], names, ids,
-                 row["calendar"], utcnow()],
+                 row["calendar"], utcnow(), utcnow()],
             )
             out.append(row)
     return out

@@ -86,6 +86,7 @@ def operations() -> dict[str, Op]:
             memory_ops,
             model_ops,
             privacy_ops,
+            replay_ops,
             rights_ops,
             search_ops,
             ties_ops,

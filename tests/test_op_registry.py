@@ -85,6 +85,7 @@ def test_read_operations_never_write(home):
 
     with Store.open(paths.db_file) as st:
         source_id = st.scalar("SELECT id FROM sources ORDER BY id LIMIT 1")
+        intro_run = st.scalar("SELECT run_id FROM proposals WHERE id = ?", [ids.intro])
         entity_repo.create(st, "Ms. Sophie Martin", "person")  # a near-duplicate for entity_duplicates to find
     sample_args = {
         "sources": {}, "source": {"ref": source_id}, "assertions": {"about": "Sophie Martin"}, "entities": {},
@@ -96,6 +97,7 @@ def test_read_operations_never_write(home):
         "consent_list": {}, "audit": {"ref": "Sophie Martin"}, "assertion_history": {"assertion_id": 1},
         "export_all": {"directory": str(home / "export-all")},
         "suggest_names": {"names": ["Sophie Martn"]}, "owner_presence": {}, "entity_duplicates": {},
+        "replay": {"run_id": intro_run},
     }
     reads = {n: s for n, s in operations().items() if s.read}
     assert sorted(reads) == sorted(sample_args), "give each read operation sample arguments here"

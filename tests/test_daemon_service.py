@@ -353,6 +353,10 @@ def test_calendar_and_signal_wakes_lead_to_a_proposal(home, daemons):
         assert t["judge"]["signals"]["meeting"] == 1.0 and t["judge"]["signals"]["signal"] == 1.0
         assert [g["passed"] for g in t["gate"]] == [True, True]
         assert [(x["channel"], x["status"]) for x in t["delivery"]] == [("webhook", "sent")]
+        # Replayed through the daemon (a read on its reader cursor): the same decision, offline.
+        r = json.loads(cli(home, "replay", t["run"]["id"], "--json").stdout)
+        assert r["same"] and r["limits"] == [], r["differences"]
+        assert [c["decision"] for c in r["replayed"]["candidates"]] == ["proposed"]
         assert "backchannel trace" in cli(home, "show", pid).stdout
         st = json.loads(cli(home, "status", "--json").stdout)
         assert any("missing.ics" in e for e in st["daemon"]["triggers"]["calendar"]["errors"])  # reported, not fatal

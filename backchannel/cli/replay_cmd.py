@@ -10,7 +10,7 @@ from backchannel.cli.common import echo_json, load_context
 
 
 def _value(v: Any) -> str:
-    text = str(v)
+    text = " ".join(str(v).split())  # a draft's lines on one line
     return text if len(text) <= 120 else text[:117] + "..."
 
 

@@ -104,6 +104,12 @@ def test_replay_shows_the_earlier_result_unchanged_and_writes_nothing(story):
     later = _replay(story["second"].run_id)
     assert later["same"], later["differences"]
     assert _files_digest(db) == before
+    # A run recorded before runs kept their clock and settings: replayed at its start, said so.
+    with Store.open(db) as store:
+        store.con.execute("UPDATE runs SET clock_at = NULL, decided_by = NULL WHERE id = ?", [story["first"].run_id])
+    old = _replay(story["first"].run_id)
+    assert old["same"] and old["settings_changed"] is None, old["differences"]
+    assert old["limits"] == ["the run predates the record of its clock: replayed at its start time"]
 
 
 def test_a_changed_threshold_shows_as_a_difference(story):

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from backchannel.cli.common import UserError, echo_json, load_context
+from backchannel.cli.common import Context, UserError, echo_json, load_context
 from backchannel.core.timeutil import db_now
 
 
@@ -400,7 +400,7 @@ def service_print(systemd: bool, launchd: bool) -> None:
         click.echo(f"warning: {w}", err=True)
 
 
-def _unit_warnings(kind: str, ctx) -> list[str]:
+def _unit_warnings(kind: str, ctx: Context) -> list[str]:
     from backchannel.daemon import units
 
     if kind == "launchd":

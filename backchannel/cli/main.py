@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def _command_module(name: str) -> ModuleType:
     """Plain imports, so readers and lint-imports see them; each runs on first use only."""
+    module: ModuleType
     if name == "ask_cmds":
         from backchannel.cli import ask_cmds as module
     elif name == "consent_cmds":

@@ -1,4 +1,4 @@
-"""`doctor`'s check of `[mail]` (issue 14): the IMAP settings and secret, locally;
+"""`doctor`'s check of `[mail]`: the IMAP settings and secret, locally;
 with --deep, a real login and a read-only look at each folder."""
 
 from __future__ import annotations

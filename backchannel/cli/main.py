@@ -40,8 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("ask_cmds", "ask"),
     "skills": ("ask_cmds", "skills"),
     "import": ("ask_cmds", "import_group"),
-    "web": ("web_cmds", "web"),  # issue 13
-    "mcp": ("web_cmds", "mcp"),  # issue 13
+    "web": ("web_cmds", "web"),  # the local web app
+    "mcp": ("web_cmds", "mcp"),  # the MCP server
 }
 
 

@@ -385,7 +385,7 @@ class Daemon:
             asyncio.run_coroutine_threadsafe(self.triggers.signals.poll(), self._live_loop)
             return {"enqueued": "signals", "drop_dir": str(self.triggers.signals.drop_dir),
                     "feeds": len(self.settings.signals.feeds)}
-        if kind == "mail" and self.triggers.mail is not None:  # issue 14: sync now
+        if kind == "mail" and self.triggers.mail is not None:  # an IMAP sync now
             self._live_loop.call_soon_threadsafe(self.triggers.mail.fire, "manual")
             return {"enqueued": "mail", "account": f"{self.settings.mail.username}@{self.settings.mail.host}"}
         raise ValueError(f"unknown wake {kind!r}; use sweep, calendar or signals")
@@ -462,7 +462,7 @@ class Daemon:
             self._live_loop.create_task(self._deliver_now(outbox))
         if kind == "mail" and (outcome.detail.get("mail") or {}).get("more") and self.triggers is not None \
                 and self.triggers.mail is not None:
-            self.triggers.mail.fire("more")  # a long first sync goes on in slices, each its own wake (issue 14)
+            self.triggers.mail.fire("more")  # a long first sync goes on in slices, each its own wake
         if outcome.status == "skipped":
             log(logger, 20, "wake skipped", wake_kind=kind, wake_key=getattr(wake, "key", None), reason=outcome.reason)
         self.recent.appendleft({"kind": kind, "run_id": outcome.run_id, "status": outcome.status,

@@ -58,7 +58,7 @@ def status(env: OpEnv) -> dict[str, Any]:
         from backchannel.delivery.outbox import summary
 
         out["deliveries"] = summary(env.store, env.settings)
-    if _has_table(env.store, "mail_sync_state"):  # email: last sync per folder, and errors (issue 14)
+    if _has_table(env.store, "mail_sync_state"):  # email: last sync per folder, and errors
         from backchannel.engine.mail_sync import status as mail_status
 
         out["mail"] = mail_status(env.store, env.settings)

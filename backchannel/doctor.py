@@ -250,7 +250,7 @@ def run_checks(paths: Paths, *, connect_api: Callable[..., Any], deep: bool = Fa
         checks += [check_inbox(settings, paths), check_delivery(settings, paths)]
     say("the embedding model (loading it, a few seconds)" if deep else "the embedding model")
     if settings is not None:
-        from backchannel.doctor_mail import check_mail  # issue 14
+        from backchannel.doctor_mail import check_mail  # [mail]: IMAP settings, secret, login
 
         checks.append(check_mail(settings, paths, deep))
     checks.append(check_embeddings(deep))

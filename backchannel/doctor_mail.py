@@ -1,12 +1,16 @@
-"""`doctor`'s check of `[mail]` (issue 14): the IMAP settings and secret, locally;
+"""`doctor`'s check of `[mail]`: the IMAP settings and secret, locally;
 with --deep, a real login and a read-only look at each folder."""
 
 from __future__ import annotations
 
 import importlib.util
 import ipaddress
+from typing import TYPE_CHECKING
 
 from backchannel.config import Paths, Settings, read_secret
+
+if TYPE_CHECKING:
+    from backchannel.doctor import Check
 
 
 def _loopback(host: str) -> bool:
@@ -18,7 +22,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def check_mail(settings: Settings, paths: Paths, deep: bool = False):
+def check_mail(settings: Settings, paths: Paths, deep: bool = False) -> Check:
     from backchannel.doctor import Check
 
     m = settings.mail

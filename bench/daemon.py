@@ -6,8 +6,8 @@
   events), a scheduled sweep, and a signal wake that sweeps for introductions;
 - `backchannel proposals` wall time (median ms) with and without a running daemon.
 
-`sweep_wake` compares the scheduled sweep's p50 with the issue's target (issue 10:
-under 500 ms at 1M assertions, no model) and, with `--baseline PATH` (another
+`sweep_wake` compares the scheduled sweep's p50 with its target
+(under 500 ms at 1M assertions, no model) and, with `--baseline PATH` (another
 checkout, e.g. /work/main), with that code's p50 measured in the same conditions:
 each round, each code runs its wakes in its own process (PYTHONPATH = its checkout)
 on its own copy of the same seeded store, one after the other, and the p50 is over
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.synth: test data, not the package's
 HERE = Path(__file__).resolve()
-SWEEP_TARGET_MS = 500.0  # issue 10, item 8: a sweep wake at 1M assertions, excluding model latency
+SWEEP_TARGET_MS = 500.0  # the target: a sweep wake at 1M assertions, excluding model latency
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -88,7 +88,7 @@ def wake_times(home: Path, wakes: int) -> dict:
     from backchannel.config import load_settings, resolve_paths
     try:
         from backchannel.engine.pipeline import run_wake_once
-    except ImportError:  # a baseline from before the engine package (issue 9)
+    except ImportError:  # a baseline from before the engine package
         from backchannel.daemon.pipeline import run_wake_once  # type: ignore[no-redef]
     from backchannel.memory import Store
 

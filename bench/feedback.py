@@ -96,7 +96,7 @@ def bench(n: int, checks: int) -> dict:
             hit = rejections.check(store, text, "introduction", [10**9 + i], now)
             lat.append(time.perf_counter() - t)
             hits += hit is not None
-        # The gate's path since issue 10: a sweep's candidates embedded in one batch (prefetch),
+        # The gate's path: a sweep's candidates embedded in one batch (prefetch),
         # then each checked (a cache lookup + one matrix product).
         sweep_size, per_check, amortised = 20, [], []
         for r in range(max(1, checks // sweep_size)):

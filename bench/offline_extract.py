@@ -5,7 +5,7 @@ recall per predicate, and overall. Prints one JSON object.
 
 Every figure is printed twice, for the code in this tree ("now") and for the
 extractor at a baseline commit ("baseline", default 4d6e7c0: the code before
-issue 11's rules), run on the same files in the same run: the baseline tree is
+the recall rules), run on the same files in the same run: the baseline tree is
 unpacked with `git archive` into a cache folder and run in a child process.
 "ratio" is now's recall over the baseline's.
 
@@ -61,7 +61,7 @@ from backchannel.extractors.parse import parse_file  # noqa: E402
 from backchannel.memory.text import norm_name  # noqa: E402
 
 DEVSET = ROOT / "bench" / "devset"
-BASELINE = "4d6e7c0"  # the code before issue 11's rules (the commit that added the dev set)
+BASELINE = "4d6e7c0"  # the code before the recall rules (the commit that added the dev set)
 _HONORIFIC = re.compile(r"^(?:(?:the\s+)?(?:right\s+)?hon\.?|mr|mrs|ms|miss|mx|dr|prof|professor|sir|dame)\.?\s+", re.I)
 _POSTNOMINAL = re.compile(r"\s+(?:AM|MS|MP|MSP|MLA|MEP|OBE|MBE|CBE|QC|KC)$")
 _SEAT = re.compile(r"^(?:speaker|caller|participant|intervenant|agent|host|interviewer|chair|the chair|cfo|"

@@ -88,10 +88,20 @@ class SmtpServer:
 def start_smtp(mode: str = "plain", cert: tuple[Path, Path] | None = None, auth: bool = False,
                port: int | None = None) -> SmtpServer:
     """mode: plain | starttls | tls (implicit). With auth, USER/PASSWORD are required."""
+    for attempt in range(5):
+        try:
+            return _start_smtp(SmtpServer(port or free_port()), mode, cert, auth)
+        except OSError:
+            # A free port can be taken by a parallel test before the server binds it: try
+            # another, unless the caller asked for this one.
+            if port is not None or attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_smtp(server: SmtpServer, mode: str, cert: tuple[Path, Path] | None, auth: bool) -> SmtpServer:
     from aiosmtpd.controller import Controller
     from aiosmtpd.smtp import AuthResult
-
-    server = SmtpServer(port or free_port())
 
     class Handler:
         async def handle_DATA(self, srv, session, envelope):

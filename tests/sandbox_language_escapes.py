@@ -1,4 +1,4 @@
-"""Programs the language layer does not stop (issue: the language layer is a
+"""Programs the language layer does not stop (the language layer is a
 convenience, the OS layers are the boundary). Each reaches, with the production
 language layer on, something the layer meant to keep out (the real `builtins`,
 the child's `os` and `sys`, the hook switched off), then tries what an attacker

@@ -1,4 +1,4 @@
-"""`ask` understands plain questions (issue 11, item 3): a paraphrase set over the
+"""`ask` understands plain questions : a paraphrase set over the
 QMSum meetings (../shared/corpora) and the demo corpus, each with the skill it must
 reach and words its answer must hold. Facts are the ones the offline extractor finds
 today (`backchannel assertions`); routing uses rules, skill keywords, then the real
@@ -96,7 +96,7 @@ PARAPHRASES = [
     # nothing there, and saying why
     ("where does Boris Johnson work?", BRIEF, ["no one and no organisation named 'Boris Johnson'"]),
     ("who is the Minister of Transport?", BRIEF, ["no one and no organisation named 'Minister of Transport'"]),
-    # read from the speaker label "Hon. Patty Hajdu (Minister of Health)" since issue 11's recall work
+    # read from the speaker label "Hon. Patty Hajdu (Minister of Health)" since the extractor reads speaker labels
     ("who is the Minister of Health?", BRIEF, ["Patty Hajdu"]),
 ]
 

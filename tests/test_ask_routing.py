@@ -1,4 +1,4 @@
-"""ask and skills run on the CLI (issue 11, item 3): ambiguity shown, the program
+"""ask and skills run on the CLI: ambiguity shown, the program
 that ran always shown, empty answers explained, bad --arg values refused in words."""
 
 from __future__ import annotations

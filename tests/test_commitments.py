@@ -1,4 +1,4 @@
-"""Commitments (issue 10): a deliverable or a due date makes a promise, small talk does not;
+"""Commitments: a deliverable or a due date makes a promise, small talk does not;
 the recipient and the due date are recorded; other people's promises are theirs.
 Each story goes through the real parser, offline extractor and writer into a temp DuckDB."""
 

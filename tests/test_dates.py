@@ -159,7 +159,7 @@ def test_find_and_resolve_round_trip_on_every_found_phrase():
         assert r.start or r.end, p
 
 
-# ---------------------------------------------------------------- issue 10: what only the past can mean
+# ---------------------------------------------------------------- what only the past can mean
 
 OCTOBER = datetime(2026, 10, 2, 10, 0)  # a Friday, seven months after March
 

@@ -163,7 +163,7 @@ def test_each_channel_has_its_own_key_and_a_failing_one_does_not_block_the_other
 
 
 def test_unknown_channel_stays_queued_and_visible(home, store):
-    """A misspelt channel is refused when the config loads (issue 9: test_config covers the
+    """A misspelt channel is refused when the config loads (test_config covers the
     message naming key and file); a row queued for it by an earlier release, whose config
     was not checked, still stays queued and visible instead of vanishing."""
     from pydantic import ValidationError

@@ -1,4 +1,4 @@
-"""Small frictions (issue 11, item 4), one test each: trace of an inbox run, where a
+"""Small frictions, one test each: trace of an inbox run, where a
 source's file is now, status with asks apart, brief titles, 'you' in proposals,
 service print under /tmp, doctor --deep progress, export on a terminal, README."""
 

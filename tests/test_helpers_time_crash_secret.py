@@ -1,4 +1,4 @@
-"""The three bottom helpers (issue 9, item 6): one time module, one crash hook, one
+"""The three bottom helpers: one time module, one crash hook, one
 secret-file writer. Real files, real processes."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`backchannel mcp` driven by the MCP SDK's own client over stdio, on the demo's story
-(issue 13): the tools and resources an assistant sees, answers with evidence, feedback
+"""`backchannel mcp` driven by the MCP SDK's own client over stdio, on the demo's story:
+the tools and resources an assistant sees, answers with evidence, feedback
 only behind its switch, nothing that can send, and nothing about a forgotten person."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Meeting dates you can trust (issue 11, item 1): the file's metadata, then its name
+"""Meeting dates you can trust: the file's metadata, then its name
 (ISO and common variants, with a stated rule for day/month order), then
 `ingest --date`, then the mtime, which every output marks as a file date; and a
 duplicate ingested under a dated name moves the stored meeting and what hangs on it."""

@@ -1,4 +1,4 @@
-"""French offline extraction (issue 10): the relations the English rules find, said in
+"""French offline extraction: the relations the English rules find, said in
 French, with the same verbatim-quote rule; French dates; the language check."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Japanese offline extraction (issue 10, a first slice): particles and verb endings,
+"""Japanese offline extraction (a first slice): particles and verb endings,
 honorific-marked names, Japanese dates resolved with dates.py's conventions, and the
 verbatim-quote rule; a dropped subject is the speaker, an unmarked third party is nobody."""
 

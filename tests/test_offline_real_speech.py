@@ -99,7 +99,7 @@ def test_two_organisations_joined_by_and_get_their_acronyms_apart():
 def test_real_meetings_read_in_full_keep_their_precision(corpora):
     """Every fact the rules find in the QMSum meetings read and labelled exhaustively
     (bench/devset/segments.txt) is checked against those labels: precision stays >= 0.95
-    and recall above what the extractor found before issue 11 (0.171)."""
+    and recall above what the extractor found before its recall work (0.171)."""
     import json
     import os
     import subprocess

@@ -5,8 +5,8 @@
    aarch64;
 2. the BPF program, run through a small classic-BPF interpreter for EVERY
    syscall libseccomp knows on each machine, allows exactly the allow list (with
-   its argument rules) and answers EPERM to everything else, the dangerous
-   classes of issue 12 included;
+   its argument rules) and answers EPERM to everything else, every dangerous
+   class of call included;
 3. a real process under the real filter: what a program needs still works; io_uring,
    memfd, SysV IPC, ptrace, signals, prlimit/setpriority on the parent,
    F_SETOWN/F_SETSIG, clearing PDEATHSIG, namespaces and new processes fail with EPERM.

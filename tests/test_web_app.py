@@ -1,4 +1,4 @@
-"""The web app over real HTTP on loopback (issue 13): served by the daemon with
+"""The web app over real HTTP on loopback: served by the daemon with
 `[web] enabled` (its forms go through the daemon's queue, an edited draft is approved
 only under its own hash), served by `backchannel web` alone (a forgotten person is on
 no page), and its guards (Host, Origin, CSRF, one-time and expiring links, the token)."""

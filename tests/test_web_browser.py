@@ -1,5 +1,5 @@
 """The web app in a real browser (Debian's chromium, driven by Playwright) against
-`backchannel web` on loopback and a real SMTP server (issue 13): log in with the
+`backchannel web` on loopback and a real SMTP server: log in with the
 one-time link, dismiss a proposal and find it in the list, approve the drafted
 introduction and see exactly that mail arrive; every page is screenshotted.
 

@@ -1,4 +1,4 @@
-"""Ties as a graph and what was said on a timeline (issue 22): the operations behind the
+"""Ties as a graph and what was said on a timeline: the operations behind the
 drawings on a real store (the seed story), and the timeline's layout."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The ties graph and the timeline in a real browser (Debian's chromium, driven by
-Playwright) against `backchannel web` on loopback (issue 22): a person's page from the
+Playwright) against `backchannel web` on loopback: a person's page from the
 demo's story and from a QMSum ingest, the graph's nodes and the timeline's items found in
 the DOM, a node clicked on the canvas to navigate, the introduction's path, the page with
 JavaScript off, and no request to any host but the app's own.

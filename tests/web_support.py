@@ -1,4 +1,4 @@
-"""The demo's story with its proposals made, for the web app and MCP tests (issue 13)."""
+"""The demo's story with its proposals made, for the web app and MCP tests."""
 
 from __future__ import annotations
 

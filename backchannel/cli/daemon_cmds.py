@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from backchannel.cli.common import UserError, echo_json, load_context
+from backchannel.cli.common import Context, UserError, echo_json, load_context
 from backchannel.core.timeutil import db_now
 
 
@@ -42,7 +42,7 @@ def _when(v: Any) -> str:
 
 
 def _echo_mail(mail: dict | None) -> None:
-    """Email: each IMAP folder's last sync and error, the latest unreadable messages (issue 14)."""
+    """Email: each IMAP folder's last sync and error, the latest unreadable messages."""
     if not mail or not (mail.get("configured") or mail.get("messages")):
         return
     click.echo(f"mail: {mail['messages']} messages stored" + (f", account {mail['account']}" if mail.get("account") else ""))
@@ -68,7 +68,7 @@ def status(json_output: bool) -> None:
     if d:
         click.echo(f"daemon: running, PID {d['pid']}, up {d['uptime_s']:.0f} s, queue {d['queue_length']}"
                    + (f", busy with {d['current']['kind']}" if d.get("current") else ", idle"))
-        if d.get("web"):  # issue 13
+        if d.get("web"):  # the web app the daemon serves
             click.echo(f"web app: {d['web']} (`backchannel web --open` for a login link)")
     else:
         click.echo("daemon: not running (`backchannel run`, or `backchannel service install`)")
@@ -400,7 +400,7 @@ def service_print(systemd: bool, launchd: bool) -> None:
         click.echo(f"warning: {w}", err=True)
 
 
-def _unit_warnings(kind: str, ctx) -> list[str]:
+def _unit_warnings(kind: str, ctx: Context) -> list[str]:
     from backchannel.daemon import units
 
     if kind == "launchd":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -33,7 +34,7 @@ def chunks(files: list[str], offline: bool) -> list[list[str]]:
     return [c for c, _m in out]
 
 
-def _date_note(r: dict) -> str:
+def _date_note(r: dict[str, Any]) -> str:
     """', dated 2018-10-11 (the file name)', or the warning that the date is the file's mtime."""
     from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS, is_fallback
 
@@ -46,7 +47,8 @@ def _date_note(r: dict) -> str:
     day = str(r["meeting_date"])[:10]
     if is_fallback(r.get("date_origin")):
         return f", dated {day} ({FALLBACK_NOTE}: mtime)"
-    return f", dated {day} ({ORIGIN_WORDS.get(r.get('date_origin'), r.get('date_origin'))})"
+    origin = r.get("date_origin")
+    return f", dated {day} ({ORIGIN_WORDS.get(origin, origin) if isinstance(origin, str) else origin})"
 
 
 def _given_dates(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
@@ -109,7 +111,7 @@ def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...], sc
     if not files:
         raise UserError("no transcript files found in " + ", ".join(paths)
                         + (f" ({len(passed_over)} licence/readme/index files skipped)" if passed_over else ""))
-    summary = {"ingested": 0, "skipped": 0, "failed": []}
+    summary: dict[str, Any] = {"ingested": 0, "skipped": 0, "failed": []}
     results: list[dict] = []
     show_bar = len(files) > _BATCH and not json_output and sys.stderr.isatty()
     progress = None

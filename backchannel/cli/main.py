@@ -41,13 +41,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("ask_cmds", "ask"),
     "skills": ("ask_cmds", "skills"),
     "import": ("ask_cmds", "import_group"),
-    "web": ("web_cmds", "web"),  # issue 13
-    "mcp": ("web_cmds", "mcp"),  # issue 13
+    "web": ("web_cmds", "web"),  # the local web app
+    "mcp": ("web_cmds", "mcp"),  # the MCP server
 }
 
 
 def _command_module(name: str) -> ModuleType:
     """Plain imports, so readers and lint-imports see them; each runs on first use only."""
+    module: ModuleType
     if name == "ask_cmds":
         from backchannel.cli import ask_cmds as module
     elif name == "consent_cmds":

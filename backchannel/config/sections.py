@@ -230,7 +230,7 @@ def loopback_only(host: str) -> str:
 
 
 class WebSettings(Section):
-    """The local web app (issue 13): served by the daemon when enabled, else by `backchannel web`.
+    """The local web app: served by the daemon when enabled, else by `backchannel web`.
     Loopback only: it shows everything the memory holds."""
 
     enabled: bool = False  # true: `backchannel run` serves it too
@@ -254,7 +254,7 @@ class McpSettings(Section):
 
 
 class MailSettings(Section):
-    """Email as a source (issue 14): IMAP sync on a schedule; Maildir, mbox and .eml
+    """Email as a source: IMAP sync on a schedule; Maildir, mbox and .eml
     files go through `backchannel ingest` and the inbox."""
 
     enabled: bool = True  # IMAP sync runs only when `host` is set too

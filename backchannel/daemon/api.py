@@ -73,7 +73,7 @@ class ApiServer:
         if s.delivery.channels or s.api.port:
             tcp.append(bind(s.api.host, s.api.port))
             self.tcp_port = tcp[-1].getsockname()[1]
-        if s.web.enabled:  # issue 13: the local web app, on this loop and this queue
+        if s.web.enabled:  # the local web app, on this loop and this queue
             try:
                 tcp.append(bind(s.web.host, s.web.port))
                 self.web_url = base_url(tcp[-1])

@@ -35,7 +35,7 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backchannel.config import ConfigError, Paths, Settings, load_settings
 from backchannel.core.logging import get as get_logger
@@ -45,6 +45,9 @@ from backchannel.daemon.lockfile import DaemonLock
 from backchannel.daemon.notify import Notifier
 from backchannel.engine import runs
 from backchannel.memory.store import Store, StoreLocked, utcnow
+
+if TYPE_CHECKING:
+    from backchannel.daemon.api import ApiServer
 
 logger = get_logger("service")
 
@@ -85,11 +88,43 @@ class Daemon:
         self.current: dict[str, Any] | None = None
         self.recent: deque[dict[str, Any]] = deque(maxlen=20)
         self.triggers: Any = None  # backchannel.triggers.setup.Triggers, while running
-        self.api = None
+        self.api: ApiServer | None = None
         self._stop: asyncio.Event | None = None
         self._busy = False
         self.exit_code = 0
         self._tasks: list[asyncio.Task] = []
+
+    # What exists only while the service runs (made by _main and _open_store): a call
+    # before that, or after the store is closed, is a bug and says so.
+    @property
+    def _live_loop(self) -> asyncio.AbstractEventLoop:
+        if self.loop is None:
+            raise RuntimeError("the daemon's event loop is not running")
+        return self.loop
+
+    @property
+    def _live_queue(self) -> asyncio.Queue:
+        if self.queue is None:
+            raise RuntimeError("the daemon's queue does not exist before it runs")
+        return self.queue
+
+    @property
+    def _live_stop(self) -> asyncio.Event:
+        if self._stop is None:
+            raise RuntimeError("the daemon's stop event does not exist before it runs")
+        return self._stop
+
+    @property
+    def _writer_store(self) -> Store:
+        if self.store is None:
+            raise RuntimeError("the daemon's database is not open")
+        return self.store
+
+    @property
+    def _reader_store(self) -> Store:
+        if self.read_store is None:
+            raise RuntimeError("the daemon's database is not open")
+        return self.read_store
 
     # -- lifecycle ----------------------------------------------------------
     def run(self) -> int:
@@ -113,21 +148,21 @@ class Daemon:
         self.started_at = aware_now()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self.request_stop, sig.name)
-        self.loop.add_signal_handler(signal.SIGHUP, lambda: self.loop.create_task(self.reload()))
+        self._live_loop.add_signal_handler(signal.SIGHUP, lambda: self._live_loop.create_task(self.reload()))
         if not await self._open_store_waiting():
             log(logger, 20, "stopped before the database could be opened")
             return self.exit_code
         log(logger, 20, "daemon starting", pid=os.getpid(), db=str(self.paths.db_file))
-        resumed = await self._on_writer(lambda: runs.recover(self.store))
+        resumed = await self._on_writer(lambda: runs.recover(self._writer_store))
         for run_id, wake in resumed:
-            self.queue.put_nowait(("resume", run_id, wake))
+            self._live_queue.put_nowait(("resume", run_id, wake))
         if resumed:
             log(logger, 20, "resuming unfinished runs", runs=[r for r, _ in resumed])
         from backchannel.core.wake import Wake
 
-        requested = await self._on_writer(lambda: runs.pending_requests(self.store))
+        requested = await self._on_writer(lambda: runs.pending_requests(self._writer_store))
         for data in requested:  # `wake sweep` answered "queued" but never started: a crash or stop
-            self.queue.put_nowait(Wake.from_dict(data))
+            self._live_queue.put_nowait(Wake.from_dict(data))
         if requested:
             log(logger, 20, "re-queueing requested wakes", keys=[w["key"] for w in requested])
         from backchannel.daemon.api import ApiServer
@@ -142,15 +177,15 @@ class Daemon:
         log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket),
             tcp_port=self.api.tcp_port)
         if self.notifier.watchdog_interval_s:
-            self._tasks.append(self.loop.create_task(self._watchdog(), name="watchdog"))
-        self._tasks.append(self.loop.create_task(self._deliveries(), name="deliveries"))
-        consumer = self.loop.create_task(self._consume(), name="consumer")
+            self._tasks.append(self._live_loop.create_task(self._watchdog(), name="watchdog"))
+        self._tasks.append(self._live_loop.create_task(self._deliveries(), name="deliveries"))
+        consumer = self._live_loop.create_task(self._consume(), name="consumer")
         consumer.add_done_callback(self._consumer_ended)
         await self._stop.wait()
         return await self._shutdown(consumer)
 
     def _consumer_ended(self, task: asyncio.Task) -> None:
-        if self._stop.is_set() or task.cancelled():
+        if self._live_stop.is_set() or task.cancelled():
             return
         # Without its consumer the daemon is useless: exit non-zero so the service manager restarts it.
         log(logger, 50, "the consumer stopped unexpectedly", error=repr(task.exception()))
@@ -215,7 +250,7 @@ class Daemon:
 
     # -- the store, on the writer thread ------------------------------------
     async def _on_writer(self, fn: Any) -> Any:
-        return await self.loop.run_in_executor(self.writer, fn)
+        return await self._live_loop.run_in_executor(self.writer, fn)
 
     async def _open_store_waiting(self) -> bool:
         """Open the store, waiting up to STORE_WAIT_S while another process holds it:
@@ -224,7 +259,7 @@ class Daemon:
         False when a stop was requested meanwhile."""
         deadline = time.monotonic() + STORE_WAIT_S
         warned = False
-        while not self._stop.is_set():
+        while not self._live_stop.is_set():
             try:
                 await self._on_writer(self._open_store)
                 return True
@@ -277,7 +312,7 @@ class Daemon:
     async def _last_sweep_fire(self) -> datetime | None:
         """The scheduled time of the last sweep handled, for the schedule's catch-up."""
         def q() -> datetime | None:
-            rows = self.store.query(
+            rows = self._writer_store.query(
                 "SELECT wake_payload FROM runs WHERE wake_kind = 'sweep' ORDER BY started_at DESC LIMIT 1")
             when = json.loads(rows[0]["wake_payload"] or "{}").get("scheduled_for") if rows else None
             return datetime.fromisoformat(when) if when else None
@@ -286,7 +321,7 @@ class Daemon:
     async def _start_triggers(self) -> None:
         from backchannel.triggers.setup import build_triggers
 
-        self.triggers = build_triggers(self.settings, self.paths, self.queue, self.clock)
+        self.triggers = build_triggers(self.settings, self.paths, self._live_queue, self.clock)
         await self.triggers.start(last_sweep=await self._last_sweep_fire())
 
     async def _stop_triggers(self) -> None:
@@ -333,7 +368,7 @@ class Daemon:
             # One keyed append to the append-only log, on a cursor of the daemon's own
             # connection: DuckDB lets it commit beside the writer's transaction.
             runs.record_request(store, wake)
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, wake)
+            self._live_loop.call_soon_threadsafe(self._live_queue.put_nowait, wake)
             return {"enqueued": "manual", "key": wake.key}
         if self.triggers is None:
             raise RuntimeError("the triggers are not running")
@@ -341,17 +376,17 @@ class Daemon:
             now = aware_now()
             wake = Wake("retention", key=f"retention:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
             runs.record_request(store, wake)
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, wake)
+            self._live_loop.call_soon_threadsafe(self._live_queue.put_nowait, wake)
             return {"enqueued": "retention", "key": wake.key}
         if kind == "calendar":
-            asyncio.run_coroutine_threadsafe(self.triggers.calendar.refresh(force=True), self.loop)
+            asyncio.run_coroutine_threadsafe(self.triggers.calendar.refresh(force=True), self._live_loop)
             return {"enqueued": "calendar", "sources": list(self.settings.calendar.sources)}
         if kind == "signals":
-            asyncio.run_coroutine_threadsafe(self.triggers.signals.poll(), self.loop)
+            asyncio.run_coroutine_threadsafe(self.triggers.signals.poll(), self._live_loop)
             return {"enqueued": "signals", "drop_dir": str(self.triggers.signals.drop_dir),
                     "feeds": len(self.settings.signals.feeds)}
-        if kind == "mail" and self.triggers.mail is not None:  # issue 14: sync now
-            self.loop.call_soon_threadsafe(self.triggers.mail.fire, "manual")
+        if kind == "mail" and self.triggers.mail is not None:  # an IMAP sync now
+            self._live_loop.call_soon_threadsafe(self.triggers.mail.fire, "manual")
             return {"enqueued": "mail", "account": f"{self.settings.mail.username}@{self.settings.mail.host}"}
         raise ValueError(f"unknown wake {kind!r}; use sweep, calendar or signals")
 
@@ -371,15 +406,18 @@ class Daemon:
 
     # -- the consumer --------------------------------------------------------
     async def _watchdog(self) -> None:
+        interval = self.notifier.watchdog_interval_s
+        if interval is None:  # started only when systemd asked for a watchdog
+            return
         while True:
             self.notifier.watchdog()
-            await asyncio.sleep(self.notifier.watchdog_interval_s)
+            await asyncio.sleep(interval)
 
     async def _consume(self) -> None:
         while True:
-            item = await self.queue.get()
+            item = await self._live_queue.get()
             if self.cancel.is_set():
-                self.queue.put_nowait(item)  # left for _drain
+                self._live_queue.put_nowait(item)  # left for _drain
                 return
             self._busy = True
             try:
@@ -393,7 +431,7 @@ class Daemon:
                 self._busy = False
                 self.current = None
                 self.notifier.status("idle")
-            if self.queue.empty():  # the last queued item is done: the embedding model goes with it
+            if self._live_queue.empty():  # the last queued item is done: the embedding model goes with it
                 from backchannel import embedding
 
                 await self._on_writer(embedding.release)
@@ -413,7 +451,7 @@ class Daemon:
         self.notifier.status(f"handling {kind} wake")
         t0 = time.monotonic()
         outcome = await self._on_writer(lambda: run_wake_once(
-            self.store, self.settings, self.paths, wake, run_id=run_id, cancel=self.cancel,
+            self._writer_store, self.settings, self.paths, wake, run_id=run_id, cancel=self.cancel,
             inbox_finish=self._inbox_finish, abandon=self.abandon, inbox_defer=self._inbox_defer))
         if outcome.detail.get("rewrite"):
             await self._rewrite_store()
@@ -421,10 +459,10 @@ class Daemon:
             # Deliver now rather than at the next tick; the outbox makes it exactly once.
             from backchannel.delivery import outbox
 
-            self.loop.create_task(self._deliver_now(outbox))
+            self._live_loop.create_task(self._deliver_now(outbox))
         if kind == "mail" and (outcome.detail.get("mail") or {}).get("more") and self.triggers is not None \
                 and self.triggers.mail is not None:
-            self.triggers.mail.fire("more")  # a long first sync goes on in slices, each its own wake (issue 14)
+            self.triggers.mail.fire("more")  # a long first sync goes on in slices, each its own wake
         if outcome.status == "skipped":
             log(logger, 20, "wake skipped", wake_kind=kind, wake_key=getattr(wake, "key", None), reason=outcome.reason)
         self.recent.appendleft({"kind": kind, "run_id": outcome.run_id, "status": outcome.status,
@@ -436,7 +474,7 @@ class Daemon:
         def defer() -> None:
             if self.triggers is not None and self.triggers.inbox is not None:
                 self.triggers.inbox.defer(path, retry_after_s)
-        self.loop.call_soon_threadsafe(defer)
+        self._live_loop.call_soon_threadsafe(defer)
 
     def _inbox_finish(self, path: Path, ok: bool, error: str | None) -> Path:
         """Called on the writer thread after the ingest committed; the move runs on the
@@ -447,7 +485,7 @@ class Daemon:
             from backchannel.triggers.inbox import finish
 
             return finish(path, ok, error, self.inbox_dir())
-        return asyncio.run_coroutine_threadsafe(move(), self.loop).result(timeout=60)
+        return asyncio.run_coroutine_threadsafe(move(), self._live_loop).result(timeout=60)
 
     def op_env(self, store: Store) -> Any:
         from backchannel.ops import OpEnv
@@ -462,12 +500,12 @@ class Daemon:
         def work() -> Any:
             try:
                 if call.fn is not None:
-                    return call.fn(self.store)
-                return invoke(self.op_env(self.store), call.name, call.args)
+                    return call.fn(self._writer_store)
+                return invoke(self.op_env(self._writer_store), call.name, call.args)
             except BaseException:
                 # An op that failed inside a transaction must not leave it open for the next one.
                 with contextlib.suppress(Exception):
-                    self.store.con.execute("ROLLBACK")
+                    self._writer_store.con.execute("ROLLBACK")
                 raise
 
         try:
@@ -486,16 +524,16 @@ class Daemon:
 
         spec = lookup(name)
         if spec.on_reader:
-            return await self.loop.run_in_executor(
-                self.reader, lambda: spec.fn(self.op_env(self.read_store), **args))
-        fut = self.loop.create_future()
-        self.queue.put_nowait(OpCall(name, args, fut))
+            return await self._live_loop.run_in_executor(
+                self.reader, lambda: spec.fn(self.op_env(self._reader_store), **args))
+        fut = self._live_loop.create_future()
+        self._live_queue.put_nowait(OpCall(name, args, fut))
         return await fut
 
     async def call_internal(self, fn: Any, name: str = "internal") -> Any:
         """Run `fn(store)` on the consumer, in queue order (for writers outside the ops)."""
-        fut = self.loop.create_future()
-        self.queue.put_nowait(OpCall(name, {}, fut, fn))
+        fut = self._live_loop.create_future()
+        self._live_queue.put_nowait(OpCall(name, {}, fut, fn))
         return await fut
 
     async def _deliver_now(self, outbox: Any) -> None:

@@ -21,6 +21,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from backchannel.config import Paths, Settings
 
@@ -175,7 +176,7 @@ def _run(cmd: list[str]) -> tuple[int, str]:
     return p.returncode, (p.stderr or p.stdout).strip()
 
 
-def install(kind: str, paths: Paths, *, activate: bool = True) -> dict[str, object]:
+def install(kind: str, paths: Paths, *, activate: bool = True) -> dict[str, Any]:
     """Write the unit (mode 0644) and, with `activate`, enable and start it."""
     target = unit_path(kind)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -183,7 +184,7 @@ def install(kind: str, paths: Paths, *, activate: bool = True) -> dict[str, obje
     tmp.write_bytes(render(kind, paths))
     os.chmod(tmp, 0o644)
     os.replace(tmp, target)
-    steps: list[dict[str, object]] = []
+    steps: list[dict[str, Any]] = []
     if activate:
         if kind == "systemd":
             cmds = [["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", UNIT_NAME]]
@@ -198,9 +199,9 @@ def install(kind: str, paths: Paths, *, activate: bool = True) -> dict[str, obje
     return {"kind": kind, "path": str(target), "activated": activate, "steps": steps}
 
 
-def uninstall(kind: str, *, deactivate: bool = True) -> dict[str, object]:
+def uninstall(kind: str, *, deactivate: bool = True) -> dict[str, Any]:
     target = unit_path(kind)
-    steps: list[dict[str, object]] = []
+    steps: list[dict[str, Any]] = []
     if deactivate:
         if kind == "systemd":
             cmds = [["systemctl", "--user", "disable", "--now", UNIT_NAME]]

@@ -139,7 +139,7 @@ def forget(store: Store, entity_id: int) -> ForgetReport:
 
 
 def _forget_mail(store: Store, ids: list[int], redact: Callable[[str | None], str | None] | None) -> None:
-    """Email (issue 14): the person's addresses leave the message rows and a subject naming
+    """Email: the person's addresses leave the message rows and a subject naming
     them is redacted. The Message-ID stays, so the same message read again stays skipped."""
     addrs = sorted({n.lower() for n in _names(store, ids) if "@" in n})
     con = store.con

@@ -58,7 +58,7 @@ def status(env: OpEnv) -> dict[str, Any]:
         from backchannel.delivery.outbox import summary
 
         out["deliveries"] = summary(env.store, env.settings)
-    if _has_table(env.store, "mail_sync_state"):  # email: last sync per folder, and errors (issue 14)
+    if _has_table(env.store, "mail_sync_state"):  # email: last sync per folder, and errors
         from backchannel.engine.mail_sync import status as mail_status
 
         out["mail"] = mail_status(env.store, env.settings)
@@ -171,7 +171,7 @@ def _ingest_step(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     done = next((e["data"] for e in events if e["kind"] == "ingest.done"), None)
     if done is None:
         return None
-    moved = next((e["data"] for e in events if e["kind"] == "inbox.moved"), {})
+    moved: dict[str, Any] = next((e["data"] for e in events if e["kind"] == "inbox.moved"), {})
     out = {k: done.get(k) for k in ("path", "status", "source_id", "assertions", "error", "title", "meeting_date",
                                     "date_origin", "redated")}
     out["duplicate_of"] = done.get("source_id") if done.get("status") == "skipped" else None
@@ -189,7 +189,7 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     run_d = rows[0]
     run_d["wake_payload"] = json.loads(run_d["wake_payload"]) if run_d.get("wake_payload") else {}
     events = store.events(run_id=run_id, limit=10_000)
-    sweep = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
+    sweep: dict[str, Any] = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
     from backchannel.engine.gate import dedupe_key
 
     by_key: dict[str, dict[str, Any]] = {}
@@ -254,7 +254,7 @@ def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
     if run_d:
         run_d["wake_payload"] = json.loads(run_d["wake_payload"]) if run_d.get("wake_payload") else {}
     events = store.events(run_id=run_id, limit=10_000)
-    sweep = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
+    sweep: dict[str, Any] = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
     dkey = p["dedupe_key"]
     gate_events = [{"kind": e["kind"], "at": e["occurred_at"], **e["data"]} for e in events
                    if e["kind"].startswith("gate.") and e["data"].get("dedupe_key") == dkey]
@@ -299,7 +299,7 @@ def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
     }
 
 
-def _evidence_trust(store, p: dict[str, Any]) -> list[dict[str, Any]]:
+def _evidence_trust(store: Store, p: dict[str, Any]) -> list[dict[str, Any]]:
     """Each evidence assertion's trust and the reasons behind it (ops/trust_view.py)."""
     from backchannel.ops.trust_view import evidence_trust
 

@@ -10,6 +10,7 @@ expired ones 410, unknown proposals 404.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from backchannel.config import Paths, Settings
@@ -31,14 +32,21 @@ def _page(status: int, heading: str, message: str = "", **ctx: Any) -> tuple[int
     return status, render("page.html.j2", heading=heading, message=message, **ctx)
 
 
-def _resolve(store: Store, settings: Settings, paths: Paths, token: str) -> tuple[Any, dict[str, Any]] | tuple[int, str]:
+@dataclass(frozen=True)
+class _Refused:
+    """The page answering a link that names no proposal to act on."""
+
+    page: tuple[int, str]
+
+
+def _resolve(store: Store, settings: Settings, paths: Paths, token: str) -> tuple[Any, dict[str, Any]] | _Refused:
     try:
         claim = read_token(settings, paths, token)
     except LinkError as exc:
-        return _page(exc.status, "Link not valid" if exc.status == 403 else "Link expired", str(exc))
+        return _Refused(_page(exc.status, "Link not valid" if exc.status == 403 else "Link expired", str(exc)))
     p = load_proposal(store, claim.proposal_id)
     if p is None:
-        return _page(404, "Unknown proposal", f"{claim.proposal_id} does not exist (any more).")
+        return _Refused(_page(404, "Unknown proposal", f"{claim.proposal_id} does not exist (any more)."))
     return claim, p
 
 
@@ -51,8 +59,8 @@ def _stale_approval(claim: Any, p: dict[str, Any]) -> bool:
 def handle_get(store: Store, settings: Settings, paths: Paths, token: str) -> tuple[int, str]:
     """The confirmation page for a signed link. Reads only."""
     got = _resolve(store, settings, paths, token)
-    if isinstance(got[0], int):
-        return got  # type: ignore[return-value]
+    if isinstance(got, _Refused):
+        return got.page
     claim, p = got
     v = view(settings, paths, p)
     if _stale_approval(claim, p):
@@ -74,8 +82,8 @@ def handle_post(store: Store, settings: Settings, paths: Paths, form: dict[str, 
     from backchannel.ops import feedback_ops as ops  # they land here too: one way to record a verdict
 
     got = _resolve(store, settings, paths, form.get("t", ""))
-    if isinstance(got[0], int):
-        return got  # type: ignore[return-value]
+    if isinstance(got, _Refused):
+        return got.page
     claim, p = got
     if _stale_approval(claim, p):
         return _page(409, "The draft changed", "This link approved an earlier version of the draft; nothing was sent.")

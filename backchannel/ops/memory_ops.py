@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backchannel.memory import entities as entity_repo
 from backchannel.ops import OpEnv, OpError, op
+
+if TYPE_CHECKING:
+    from backchannel.agent.models import Gateway
 
 ASSERTION_COLUMNS = """
     a.id, a.predicate, a.subject_id, s.name AS subject, a.object_id, o.name AS object,
@@ -61,7 +64,7 @@ def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
     }
 
 
-def _gateway(env: OpEnv):
+def _gateway(env: OpEnv) -> Gateway | None:
     if env.settings.models.extract == "offline":
         return None
     from backchannel.agent.models import Gateway
@@ -245,7 +248,8 @@ def assertions(env: OpEnv, about: str | None = None, predicate: str | None = Non
     """Assertions with evidence. `as_of` (YYYY-MM-DD) keeps those that held on that day
     (started on or before it, by valid_from else said_at, and not ended by then), the
     same rule as memory.supersede.as_of: "who was CIO of Acme in 2024?"."""
-    where, params = [], []
+    where: list[str] = []
+    params: list[Any] = []
     if as_of:
         try:
             day = date.fromisoformat(as_of)

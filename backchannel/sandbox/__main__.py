@@ -69,8 +69,11 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     except (ValueError, ConfigError, StoreError) as exc:
         return _failure(str(exc))
     try:
+        factory: Any
         if args.api == DEFAULT_API:
-            from backchannel.graph.api import GraphAPI as factory  # the tool's entry, above the library
+            from backchannel.graph.api import GraphAPI  # the tool's entry, above the library
+
+            factory = GraphAPI
         else:  # a tool's or test's own API, named on the command line
             module, _, attr = args.api.partition(":")
             factory = getattr(importlib.import_module(module), attr)

@@ -47,6 +47,13 @@ import rpc as _rpc  # noqa: E402
 
 sys.path.remove(_HERE)
 
+# For the type checker only: the child imports nothing it does not need (no typing at run time).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import CodeType, ModuleType
+    from typing import Any
+
 FILENAME = "<program>"
 LAST_EXPR = "__last_expr__"  # a dunder, so the program itself cannot name it
 _MAX_DEPTH = 64
@@ -103,7 +110,7 @@ class Channel:
 
 
 # -- JSON conversion of arguments and results ------------------------------
-def plain(value, depth: int = 0, where: str = "result"):
+def plain(value: Any, depth: int = 0, where: str = "result") -> Any:
     """A JSON value built from `value`: dataclasses become objects, tuples and
     sets lists, dates ISO strings. Raises TypeError naming the offending path."""
     if depth > _MAX_DEPTH:
@@ -117,7 +124,7 @@ def plain(value, depth: int = 0, where: str = "result"):
             raise TypeError(f"{where}: NaN or infinity is not JSON")
         return float(value)
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in dict.items(value):
             if not isinstance(k, (str, int, float, bool)) and k is not None:
                 raise TypeError(f"{where}: object key of type {type(k).__name__} is not JSON")
@@ -148,7 +155,7 @@ def plain(value, depth: int = 0, where: str = "result"):
 
 
 # -- the program's world ---------------------------------------------------
-def preload() -> dict:
+def preload() -> dict[str, ModuleType]:
     """Import the allowlisted modules now, while files may still be read; return
     every loaded module the program may import, by full name."""
     import importlib
@@ -167,7 +174,7 @@ def preload() -> dict:
     return allowed
 
 
-def internal_views() -> dict:
+def internal_views() -> dict[str, Any]:
     """Views of the private modules C code imports lazily; `_strptime` keeps the
     two private functions datetime's C code calls."""
     present = {name: sys.modules[name] for name in _LAZY_DEPS if name in sys.modules}
@@ -179,11 +186,12 @@ def internal_views() -> dict:
     return views
 
 
-def make_import(allowed: dict):
+def make_import(allowed: dict[str, Any]) -> Callable[..., Any]:
     """`allowed` maps module names to the views the program may have."""
     internal = internal_views()
 
-    def sandbox_import(name, globals=None, locals=None, fromlist=(), level=0):
+    def sandbox_import(name: str, globals: object = None, locals: object = None, fromlist: Any = (),
+                       level: int = 0) -> Any:
         if not level and name in internal:
             # C code imports these lazily through __import__ (datetime.strptime).
             return internal[name]
@@ -200,7 +208,7 @@ def make_import(allowed: dict):
     return sandbox_import
 
 
-def make_builtins(allowed: dict, restricted: bool) -> dict:
+def make_builtins(allowed: dict[str, Any], restricted: bool) -> dict[str, Any]:
     b = dict(builtins.__dict__)
     if not restricted:
         return b
@@ -213,17 +221,17 @@ def make_builtins(allowed: dict, restricted: bool) -> dict:
     return b
 
 
-def make_api(methods: list, call):
+def make_api(methods: list[str], call: Callable[[str, tuple, dict], Any]) -> object:
     """The `api` global: one stub per method the parent serves."""
     doc = "The graph API, served by the parent. Methods: " + ", ".join(methods)
-    ns = {"__slots__": (), "__doc__": doc,
+    ns: dict[str, Any] = {"__slots__": (), "__doc__": doc,
           "__repr__": lambda self: f"<api: {', '.join(methods)}>"}
 
-    def missing(self, name):
+    def missing(self: object, name: str) -> Any:
         raise AttributeError(f"api has no method {name!r}; available: {', '.join(methods)}")
 
-    def make_stub(name):
-        def stub(*args, **kwargs):
+    def make_stub(name: str) -> staticmethod:
+        def stub(*args: Any, **kwargs: Any) -> Any:
             return call(name, args, kwargs)
 
         stub.__name__ = stub.__qualname__ = name
@@ -236,10 +244,10 @@ def make_api(methods: list, call):
     return type("Api", (), ns)()
 
 
-def make_caller(chan: Channel):
+def make_caller(chan: Channel) -> Callable[[str, tuple, dict], Any]:
     seq = [0]
 
-    def call(name, args, kwargs):
+    def call(name: str, args: tuple, kwargs: dict) -> Any:
         seq[0] += 1
         try:
             frame = _rpc.encode({"t": "call", "id": seq[0], "m": name,
@@ -261,13 +269,19 @@ def make_caller(chan: Channel):
 
 
 # -- the audit hook --------------------------------------------------------
+def _source_file(module: ModuleType) -> str:
+    if module.__file__ is None:  # never for dataclasses and collections; realpath(None) would raise too
+        raise TypeError(f"module {module.__name__} has no file to trust")
+    return module.__file__
+
+
 # Events stdlib code fires in normal use; anything not named here is refused.
 _SILENT = frozenset({"builtins.id", "time.sleep", "object.__delattr__"})
 _HOOK_OWN_EVENTS = frozenset({"sys._getframe", "object.__getattr__"})
 
 
-def install_audit_hook(program_code, workroot: str, max_created: int) -> None:
-    trusted_compilers = tuple(os.path.realpath(m.__file__) for m in (dataclasses, sys.modules["collections"]))
+def install_audit_hook(program_code: CodeType, workroot: str, max_created: int) -> None:
+    trusted_compilers = tuple(os.path.realpath(_source_file(m)) for m in (dataclasses, sys.modules["collections"]))
     getframe = sys._getframe
     realpath, join, getcwd = os.path.realpath, os.path.join, os.getcwd
     get_ident = _thread.get_ident
@@ -336,7 +350,7 @@ def install_audit_hook(program_code, workroot: str, max_created: int) -> None:
 
 
 # -- running ---------------------------------------------------------------
-def prepare(source: str, check: bool):
+def prepare(source: str, check: bool) -> CodeType:
     """Parse, check, rewrite a trailing bare expression into LAST_EXPR, compile."""
     import ast
 
@@ -370,7 +384,7 @@ def describe(exc: BaseException, lines: list) -> str:
     return head
 
 
-def _rss_reader():
+def _rss_reader() -> Callable[[], float | None]:
     """A function giving this process's peak RSS in MB (VmHWM), from a
     /proc/self/status handle opened now, before the chroot hides /proc."""
     try:
@@ -378,7 +392,7 @@ def _rss_reader():
     except OSError:
         return lambda: None
 
-    def peak_mb():
+    def peak_mb() -> float | None:
         try:
             for line in os.pread(fd, 16384, 0).decode("ascii", "replace").splitlines():
                 if line.startswith("VmHWM:"):
@@ -428,7 +442,8 @@ def main() -> None:
     chan = Channel(0, wfd)
     sys.stdin = io.StringIO("")
 
-    peak_mb = lambda: None  # noqa: E731 - replaced once this is the process that runs the program
+    # Replaced once this is the process that runs the program.
+    peak_mb: Callable[[], float | None] = lambda: None  # noqa: E731
 
     def finish(message: dict) -> None:
         message["rss_mb"] = peak_mb()

@@ -40,7 +40,7 @@ class Triggers:
     paths: Paths
     queue: asyncio.Queue
     clock: Clock
-    mail: MailTrigger | None = None  # IMAP sync schedule (issue 14)
+    mail: MailTrigger | None = None  # IMAP sync schedule
     retention: RetentionTrigger | None = None  # the retention sweep's schedule
 
     async def start(self, last_sweep: datetime | None = None) -> None:

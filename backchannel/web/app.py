@@ -202,9 +202,17 @@ class Guard(BaseHTTPMiddleware):
         return response
 
 
+def page_auth(request: Request) -> Auth:
+    """The login state, for the routes that exist only when pages are served (`auth` is set then)."""
+    auth = state(request).auth
+    if auth is None:
+        raise RuntimeError("the web app's pages are not served here: there is no login state")
+    return auth
+
+
 def set_session_cookie(request: Request, response: Response, s: Session) -> None:
-    st = state(request)
-    response.set_cookie(cookie_name(request), st.auth.cookie_value(s), max_age=int(st.auth.session_s), path="/",
+    auth = page_auth(request)
+    response.set_cookie(cookie_name(request), auth.cookie_value(s), max_age=int(auth.session_s), path="/",
                         httponly=True, samesite="strict", secure=False)  # loopback http: no TLS to require
 
 

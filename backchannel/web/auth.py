@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import hmac
+import math
 import os
 import secrets
 import time
@@ -113,7 +114,8 @@ class Auth:
     def check_link(self, token: str) -> str | None:
         """None when the one-time token is good (and now spent), else why not."""
         try:
-            data: Any = URLSafeTimedSerializer(self.key, salt=LOGIN_SALT).loads(token, max_age=self.link_s)
+            # itsdangerous compares whole-second ages with `>`: the floor expires a link at the same second.
+            data: Any = URLSafeTimedSerializer(self.key, salt=LOGIN_SALT).loads(token, max_age=math.floor(self.link_s))
         except SignatureExpired:
             return "this login link has expired; run `backchannel web --open` for a new one"
         except BadSignature:

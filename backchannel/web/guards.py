@@ -77,7 +77,9 @@ async def send_json(send: Any, status: int, obj: Any, default: Any = None) -> No
 
 def is_tcp(scope: Scope) -> bool:
     server = scope.get("server")
-    return bool(server) and server[1] is not None  # a unix socket has no port
+    if not server:
+        return False
+    return server[1] is not None  # a unix socket has no port
 
 
 class ListenerGuard:

@@ -6,12 +6,22 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from backchannel.web.app import cookie_name, flash, form, handler, render, see_other, session, set_session_cookie, state
+from backchannel.web.app import (
+    cookie_name,
+    flash,
+    form,
+    handler,
+    page_auth,
+    render,
+    see_other,
+    session,
+    set_session_cookie,
+)
 
 
 async def login_page(request: Request) -> Response:
     """GET /login?t=TOKEN spends a one-time link; GET /login alone shows the token form."""
-    auth = state(request).auth
+    auth = page_auth(request)
     token = request.query_params.get("t")
     if token:
         why = auth.check_link(token)
@@ -25,7 +35,7 @@ async def login_page(request: Request) -> Response:
 
 
 def _form(request: Request, error: str | None, status: int) -> Response:
-    s = session(request) or state(request).auth.new_session(authenticated=False)
+    s = session(request) or page_auth(request).new_session(authenticated=False)
     request.state.session = s  # the form's CSRF token
     response = render(request, "login.html", status, error=error)
     set_session_cookie(request, response, s)
@@ -33,7 +43,7 @@ def _form(request: Request, error: str | None, status: int) -> Response:
 
 
 def _logged_in(request: Request) -> Response:
-    auth = state(request).auth
+    auth = page_auth(request)
     old = session(request)
     if old is not None:
         auth.end(old)  # a fresh id at login: one planted before it is worthless
@@ -48,7 +58,7 @@ def _logged_in(request: Request) -> Response:
 @handler
 async def login_post(request: Request) -> Response:
     fields = await form(request)
-    if not state(request).auth.check_token(fields.get("token", "")):
+    if not page_auth(request).check_token(fields.get("token", "")):
         return _form(request, "that is not the API token (see <state dir>/api.token)", 403)
     return _logged_in(request)
 
@@ -58,7 +68,7 @@ async def logout(request: Request) -> Response:
     await form(request)
     s = session(request)
     if s is not None:
-        state(request).auth.end(s)
+        page_auth(request).end(s)
     response = see_other("/login")
     response.delete_cookie(cookie_name(request), path="/")
     return response

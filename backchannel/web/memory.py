@@ -4,6 +4,8 @@ timeline, aliases, merges (merge another in, split one out)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -56,7 +58,7 @@ async def entity(request: Request) -> Response:
     except ValueError:
         raise OpFailed("page must be a whole number") from None
     start = (page - 1) * FACTS_PER_PAGE
-    shown = {k: v[start:start + FACTS_PER_PAGE] for k, v in lists.items()}
+    shown: dict[str, Any] = {k: v[start:start + FACTS_PER_PAGE] for k, v in lists.items()}
     return render(request, "entity.html", title=data["entity"]["name"], e=data["entity"], data=data,
                   **shown, counts={k: len(v) for k, v in lists.items()}, page=page, pages=pages,
                   per_page=FACTS_PER_PAGE,

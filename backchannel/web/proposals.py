@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,7 +29,7 @@ async def listing(request: Request) -> Response:
     return render(request, "proposals.html", title="Proposals", rows=rows, status=status, statuses=STATUSES)
 
 
-async def _detail(request: Request, pid: str, status_code: int = 200, **extra) -> Response:
+async def _detail(request: Request, pid: str, status_code: int = 200, **extra: Any) -> Response:
     p = await call(request, "proposal", id=pid)
     draft = await call(request, "proposal_action", id=pid) if p.get("action") else None
     return render(request, "proposal.html", status_code, title=f"{p['id']}: {p['title']}", p=p, draft=draft,
@@ -40,7 +41,7 @@ async def detail(request: Request) -> Response:
     return await _detail(request, request.path_params["pid"])
 
 
-async def _verdict(request: Request, op: str, **args) -> Response:
+async def _verdict(request: Request, op: str, **args: Any) -> Response:
     pid = request.path_params["pid"]
     try:
         result = await call(request, op, id=pid, via="web", **args)

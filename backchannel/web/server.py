@@ -20,7 +20,7 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 
@@ -74,7 +74,7 @@ def base_url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def config(app: Any, limits: Limits, lifespan: str = "off") -> uvicorn.Config:
+def config(app: Any, limits: Limits, lifespan: Literal["auto", "on", "off"] = "off") -> uvicorn.Config:
     # Our own logger reports errors; uvicorn's access log would only repeat every URL (and
     # a feedback link's token). The head limits sit in the protocol; h11's own buffer cap
     # is set above ours so that ours answers first, with a clear message.

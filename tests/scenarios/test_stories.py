@@ -2,7 +2,7 @@
 through the daemon's real wake pipeline (inbox -> calendar and signal wakes ->
 sweep -> gate -> judge -> proposals) on its own scratch home, offline.
 
-The targets of issue 10: precision >= 0.8 and recall >= 0.7 overall, recall
+The targets: precision >= 0.8 and recall >= 0.7 overall, recall
 >= 0.6 for every kind, and every candidate that stayed silent says why in
 `trace`. `python bench/quality.py --stories` prints the same figures per story.
 """

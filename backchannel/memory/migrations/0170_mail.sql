@@ -1,4 +1,4 @@
--- Email as a source (issue 14). One row per message stored, keyed by its identity
+-- Email as a source. One row per message stored, keyed by its identity
 -- (Message-ID, else 'sha256:' + a hash of sender, date, subject and body): the same
 -- message found in IMAP, a Maildir and an mbox is stored once. Attachments are never
 -- stored; only their count is kept.

@@ -242,9 +242,11 @@ class Agent:
         self.calls: list[CallRecord] = []
         for name, value in state.items():
             setattr(self, name, value)
+        self.parent: Agent | None = None
         for name, sub in self.subagents().items():
             if name not in state:
                 setattr(self, name, sub(gateway=gateway, run_id=run_id, settings=settings))
+            getattr(self, name).parent = self  # its calls count against this agent's budget too
 
     # -- the class's parts ------------------------------------------------
     @classmethod
@@ -324,16 +326,26 @@ class Agent:
         return self._by_model(spec, {n: bound.arguments[n] for n, _ in spec.params})
 
     def spent_tokens(self) -> int:
-        return sum(c.tokens for c in self.calls)
+        """Tokens this agent's calls spent, its sub-agents' included."""
+        return sum(c.tokens for c in self.calls) + sum(getattr(self, n).spent_tokens() for n in self.subagents())
+
+    def _over_budget(self, need: int) -> str | None:
+        """Why a call of ~`need` tokens would cross this agent's budget or an enclosing one's."""
+        agent: Agent | None = self
+        while agent is not None:
+            if agent.budget_tokens is not None and agent.spent_tokens() + need > agent.budget_tokens:
+                return (f"{type(agent).__name__}'s own token budget spent: {agent.spent_tokens()} used"
+                        f" + ~{need} needed > {agent.budget_tokens}")
+            agent = agent.parent
+        return None
 
     def _by_model(self, spec: MethodSpec, values: dict[str, Any]) -> Any:
         from backchannel.agent.models import BudgetExhausted, GatewayError, estimate_tokens, parse_output
 
         messages = spec.messages(values)
         model = self.model_for(spec.name)
-        if self.budget_tokens is not None and self.spent_tokens() + estimate_tokens(messages) > self.budget_tokens:
-            reason = (f"{type(self).__name__}'s own token budget spent: {self.spent_tokens()} used"
-                      f" + ~{estimate_tokens(messages)} needed > {self.budget_tokens}")
+        reason = self._over_budget(estimate_tokens(messages))
+        if reason:
             self.calls.append(CallRecord(spec.name, model, 0, "budget_stopped", reason))
             raise CompletionFailed(spec.name, reason, budget=True)
         answer = spec.answer_model
@@ -366,8 +378,8 @@ class Agent:
         from backchannel.agent.models import BudgetExhausted, estimate_tokens
 
         role = role or self.role
-        if self.budget_tokens is not None and self.spent_tokens() + estimate_tokens(messages) > self.budget_tokens:
-            reason = f"{type(self).__name__}'s own token budget spent ({self.spent_tokens()} of {self.budget_tokens})"
+        reason = self._over_budget(estimate_tokens(messages))
+        if reason:
             self.calls.append(CallRecord(role, self.gateway.model_for(role), 0, "budget_stopped", reason))
             raise BudgetExhausted(reason)
         done = self.gateway.complete(role, messages, run_id=self.run_id, response_model=response_model)

@@ -23,7 +23,6 @@ from backchannel.agent.work import (
     KindAgent,
     Message,
     Reconnects,
-    _template,
     path_of,
     when_of,
 )
@@ -148,21 +147,23 @@ class Drafter(Agent):
         agent = self.agent_for(c.kind)
         path = path_of(c, names, signals)
         errors: list[str] = []
-        drafted_by = "template"
-        if not self.budget_spent and agent.model_for("draft") != "offline":
+        offline = agent.offline_impl("draft")
+        if self.budget_spent and offline is not None:
+            msg = offline(agent, path)  # a budget refused an earlier draft: no model for the rest
+        else:
             try:
-                msg = agent.draft(path)
-                drafted_by = agent.calls[-1].by
-                d = Draft(c, msg.title, msg.body, msg.message, names, drafted_by=drafted_by)
-                return d
+                msg = agent.draft(path)  # the draft model, or offline the registered template
             except CompletionFailed as exc:
+                if offline is None:
+                    raise
                 if exc.budget:
                     self.budget_spent = True
                     errors.append(exc.reason)
                 else:
                     errors.append(f"draft model: {exc.reason}")
-        msg = _template(agent, path)
-        d = Draft(c, msg.title, msg.body, msg.message, names, drafted_by=drafted_by)
+                msg = offline(agent, path)
+        by = agent.calls[-1].by if agent.calls and agent.calls[-1].outcome == "ok" else "offline"
+        d = Draft(c, msg.title, msg.body, msg.message, names, drafted_by="template" if by == "offline" else by)
         d.errors = errors
         return d
 

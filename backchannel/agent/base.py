@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
 import textwrap
 import typing
 from collections.abc import Callable
@@ -39,6 +40,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+
+
+_DOTTED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*)")  # typing.Optional -> Optional
 
 
 class CompletionFailed(Exception):
@@ -80,10 +84,7 @@ def type_name(annotation: Any) -> str:
     """An annotation as the model reads it: `Path`, `list[str]`, `int | None`."""
     if isinstance(annotation, type) and not typing.get_args(annotation):
         return annotation.__name__
-    text = repr(annotation)
-    for prefix in ("typing.", "backchannel.", "builtins."):
-        text = text.replace(prefix, "")
-    return text
+    return _DOTTED.sub(r"\1", repr(annotation)).replace("<class '", "").replace("'>", "")
 
 
 def _jsonable(value: Any, annotation: Any) -> Any:
@@ -134,11 +135,11 @@ class MethodSpec:
         return parsed.value  # type: ignore[attr-defined]
 
 
-_WRAPPERS: dict[tuple[str, str], type[BaseModel]] = {}
+_WRAPPERS: dict[tuple[str, str, Any], type[BaseModel]] = {}
 
 
 def _wrapper(owner: str, name: str, returns: Any) -> type[BaseModel]:
-    key = (owner, name)
+    key = (owner, name, returns)  # a user agent's file read again builds new types
     if key not in _WRAPPERS:
         camel = "".join(p.capitalize() for p in name.split("_"))
         _WRAPPERS[key] = create_model(f"{camel}Answer", value=(returns, ...))
@@ -350,7 +351,7 @@ class Agent:
             raise CompletionFailed(spec.name, reason, budget=True)
         answer = spec.answer_model
         try:
-            done = self.gateway.complete(self.role_of(spec.name), messages, run_id=self.run_id,
+            done = self.gateway.complete(spec.role or self.role, messages, run_id=self.run_id,
                                          response_model=answer)
             tokens = int(getattr(done, "prompt_tokens", 0) or 0) + int(getattr(done, "completion_tokens", 0) or 0)
             parsed = done.parsed if isinstance(done.parsed, answer) else parse_output(done.text, answer)

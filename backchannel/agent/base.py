@@ -41,7 +41,6 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
-
 _DOTTED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*)")  # typing.Optional -> Optional
 
 
@@ -219,7 +218,7 @@ class Agent:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        completed = {}
+        completed: dict[str, _Completed] = {}
         for base in reversed(cls.__mro__[1:]):
             completed.update(getattr(base, "_completed", {}) if base is not Agent else {})
         for name, value in list(vars(cls).items()):
@@ -285,7 +284,7 @@ class Agent:
         for klass in cls.__mro__:
             impl = vars(klass).get("_offline", {}).get(method)
             if impl is not None:
-                return impl  # type: ignore[no-any-return]
+                return impl
         return None
 
     # -- completion -------------------------------------------------------

@@ -135,7 +135,7 @@ class Drafter(Agent):
         for sub in self.subagents():
             agent = getattr(self, sub)
             if agent.kind == kind:
-                return agent  # type: ignore[no-any-return]
+                return agent
         return self.answers
 
     budget_spent = False  # a budget refused a draft: templates for the rest of this drafter's run

@@ -26,6 +26,7 @@ class Proactive(Agent):
     """Finds what deserves the owner's attention and drafts it."""
 
     role = "sweep"
+    api: Any = None  # the graph API, to fill in the evidence between the two
     sweeper: Sweeper
     drafter: Drafter
 
@@ -46,7 +47,7 @@ class Proactive(Agent):
         in the evidence, then one draft per candidate, best first."""
         swept = self.sweeper.sweep(context, question)
         candidates = list(swept.candidates)
-        api = getattr(self, "api")
+        api = self.api
         fill_evidence(candidates, api)
         names = _names(candidates, api)
         drafts, errors = [], []

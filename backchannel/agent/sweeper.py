@@ -228,6 +228,8 @@ class Sweeper(Agent):
     runs in the sandbox; offline, the prepared skills run instead."""
 
     role = "sweep"
+    api: Any = None  # the graph API served to its programs
+    skill_paths: Any = None  # where the user's skills are
 
     def sweep(self, context: dict[str, Any], question: str | None = None) -> SweepResult:
         """Candidates for a wake (`context["wake"]`) or a question; never raises for what a
@@ -244,7 +246,7 @@ def sweep(context: dict[str, Any], *, api: Any, settings: Any, paths: Any, gatew
 
 
 def _sweep(agent: Sweeper, context: dict[str, Any], question: str | None) -> SweepResult:
-    api, settings, paths = agent.api, agent.settings, agent.skill_paths  # type: ignore[attr-defined]
+    api, settings, paths = agent.api, agent.settings, agent.skill_paths
     gateway, run_id = agent.gateway, agent.run_id
     context = dict(context or {})
     if question and "question" not in context:

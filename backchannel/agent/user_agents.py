@@ -36,7 +36,7 @@ import inspect
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, create_model
 
@@ -103,8 +103,7 @@ class _Types:
             if node.id in self.classes:
                 return self.model(node.id)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            return Optional[self.read(node.left)] if _is_none(node.right) else \
-                self.read(node.left) | self.read(node.right)  # type: ignore[operator]
+            return self.read(node.left) | self.read(node.right)
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
             args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if node.value.id == "list" and len(args) == 1:
@@ -112,9 +111,9 @@ class _Types:
             if node.value.id == "dict" and len(args) == 2:
                 return dict[self.read(args[0]), self.read(args[1])]  # type: ignore[misc]
             if node.value.id == "Literal" and all(isinstance(a, ast.Constant) for a in args):
-                return Literal[tuple(a.value for a in args)]  # type: ignore[misc, union-attr]
+                return Literal[tuple(a.value for a in args if isinstance(a, ast.Constant))]
             if node.value.id == "Optional" and len(args) == 1:
-                return Optional[self.read(args[0])]
+                return self.read(args[0]) | None
         raise UserAgentError(f"{self.origin}: annotation {ast.unparse(node)!r} is not one a user agent may use "
                              "(str, int, float, bool, None, list[X], dict[str, X], X | None, Literal[...], "
                              "or a class of the file made of annotated fields)")
@@ -135,7 +134,7 @@ class _Types:
                     fields[item.target.id] = (self.read(item.annotation), default)
                 elif not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)):
                     raise UserAgentError(f"{self.origin}: class {name} may hold only annotated fields and a docstring")
-            self.built[name] = create_model(name, __doc__=ast.get_docstring(node), **fields)  # type: ignore[call-overload]
+            self.built[name] = create_model(name, __doc__=ast.get_docstring(node), **fields)
         return self.built[name]
 
 

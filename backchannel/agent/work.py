@@ -14,6 +14,8 @@ to MAX_QUOTE_CHARS) and the offline judge's reasons. Nothing of the graph the sw
 walked crosses.
 """
 
+# mypy: disable-error-code="empty-body"
+# (a completed method's body is `...` on purpose: agent/base.py completes it)
 from __future__ import annotations
 
 from typing import Any
@@ -99,6 +101,8 @@ class KindAgent(Agent):
     kind = "other"
     skill: str | None = None  # the prepared skill that finds this kind
     judged_by: str | None = None  # the completed method that judges this kind
+    api: Any = None  # the graph API its skill reads (state: never sent to a model)
+    skill_paths: Any = None  # where the user's skills are
 
     def find(self, **args: Any) -> list[Candidate]:
         """Run the kind's prepared skill in the sandbox with `args`; its candidates, best first."""
@@ -107,15 +111,18 @@ class KindAgent(Agent):
 
         if self.skill is None:
             return []
-        found, _ = run_skill(get_skill(self.skill, getattr(self, "skill_paths", None)), getattr(self, "api"),
-                             self.settings, args=args)
+        found, _ = run_skill(get_skill(self.skill, self.skill_paths), self.api, self.settings, args=args)
         return sorted(found, key=lambda c: -c.score)
+
+    def draft(self, path: Path) -> Message:
+        """What the user reads about `path` (each kind completes its own)."""
+        raise NotImplementedError
 
     def judge(self, path: Path) -> Judgement:
         """The kind's judge on `path`: its model when one is configured, else the offline judgement."""
         if self.judged_by is None:
             return _offline_judgement(self, path)
-        return getattr(self, self.judged_by)(path)  # type: ignore[no-any-return]
+        return getattr(self, self.judged_by)(path)
 
 
 class Introductions(KindAgent):

@@ -415,4 +415,10 @@ def describe(agent_cls: type[Agent], settings: Any = None) -> list[dict[str, Any
         else:
             out.append({"agent": agent_cls.__name__, "method": name, "runs": "python", "model": None,
                         "role": None, "offline": None, "returns": None})
+    from backchannel.agent.models import ROLE_FIELDS
+
+    for name, sub in sorted(agent_cls.subagents().items()):
+        model = getattr(models, ROLE_FIELDS.get(sub.role, sub.role), "offline") if models is not None else "offline"
+        out.append({"agent": agent_cls.__name__, "method": name, "runs": "agent", "model": model, "role": sub.role,
+                    "offline": None, "returns": sub.__name__})
     return out

@@ -139,7 +139,8 @@ def _echo_agents(rows: list[dict[str, Any]]) -> None:
             shown = r["agent"]
             origin = "" if r.get("origin") == "builtin" else f"  ({r['origin']})"
             click.echo(f"{shown}{origin}")
-        how = {"model": f"model {r['model']}", "offline": f"offline ({r['offline'] or 'none: it needs a model'})"}
+        how = {"model": f"model {r['model']}", "offline": f"offline ({r['offline'] or 'none: it needs a model'})",
+               "agent": f"sub-agent {r['returns']} (role {r['role']}: {r['model']})"}
         click.echo(f"  {r['method']}: {how.get(r['runs'], r['runs'])}")
 
 

@@ -98,12 +98,14 @@ def agents(env: OpEnv) -> list[dict[str, Any]]:
     (a completed method's registered implementation), "sandbox" (a user agent's body);
     then the user's agents (agent/user_agents.py), a file that cannot be used with `error`."""
     from backchannel.agent.base import describe
+    from backchannel.agent.drafter import Drafter
     from backchannel.agent.loop import Proactive
+    from backchannel.agent.sweeper import Sweeper
     from backchannel.agent.user_agents import describe_user_agents
     from backchannel.agent.work import Answers, Briefs, Commitments, Introductions, Reconnects
 
     rows: list[dict[str, Any]] = []
-    for cls in (Proactive, Introductions, Briefs, Commitments, Reconnects, Answers):
+    for cls in (Proactive, Sweeper, Drafter, Introductions, Briefs, Commitments, Reconnects, Answers):
         rows += [{**r, "origin": "builtin", "error": None} for r in describe(cls, env.settings)]
     return rows + describe_user_agents(env.paths, env.settings)
 

@@ -17,9 +17,11 @@ feedback (`calibrate`) and vetoes that keep a candidate silent whatever its scor
 other kind keeps the noisy-OR above: one assertion alone scores at most 0.30; a meeting,
 a signal and even a 14-month-old assertion about 0.67.
 
-With a model configured for drafting and a gateway at hand, the model sees only
-the evidence excerpts and the signals, and may lower the score (never raise it
-above the offline score's ceiling of 1) or veto; its failure means silence.
+Then the kind's agent (agent/work.py) decides (`decide`): with a model configured for
+drafting, its completed judge method sees only the candidate's Path (names, at most
+MAX_EXCERPTS evidence excerpts, the reasons above) and may lower the score (never raise
+it above the offline score) or veto; its failure means silence. Offline, that method's
+registered implementation is the offline judgement itself, returned unchanged.
 """
 
 from __future__ import annotations

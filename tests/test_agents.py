@@ -63,6 +63,7 @@ def test_sweeper_and_drafter_each_call_their_own_model_and_see_only_their_own_co
     assert swept.skill == "generated" and len(swept.candidates) == 1
     [d] = drafted.drafts
     assert (d.title, d.drafted_by) == ("Ask Marc about Sophie", "scripted/agents-draft")
+    assert d.action == {"channel": "email", "to": "Marc Dupont", "subject": d.title, "body": DRAFT["message"]}
     # Each call went to its own model, as the gateway recorded it.
     rows = store.con.execute("SELECT role, model FROM model_calls WHERE run_id = 'Ragents' ORDER BY id").fetchall()
     assert rows == [("sweep", "scripted/agents-sweep"), ("draft", "scripted/agents-draft")]

@@ -165,6 +165,8 @@ class Drafter(Agent):
         by = agent.calls[-1].by if agent.calls and agent.calls[-1].outcome == "ok" else "offline"
         d = Draft(c, msg.title, msg.body, msg.message, names, drafted_by="template" if by == "offline" else by)
         d.errors = errors
+        if d.message and c.kind == "introduction" and c.entities:  # what `approve` would send, once approved
+            d.action = {"channel": "email", "to": names.get(c.entities[0]), "subject": d.title, "body": d.message}
         return d
 
 
@@ -178,8 +180,6 @@ def _draft_each(candidates: list[Candidate], names: dict[int, str], settings: An
         d = drafter.draft_one(c, names)
         errors.extend(d.errors)
         d.errors = []
-        if d.message and c.kind == "introduction" and c.entities:
-            d.action = {"channel": "email", "to": names.get(c.entities[0]), "subject": d.title, "body": d.message}
         drafts.append(d)
     return DraftResult(drafts, sent, errors)
 

@@ -96,7 +96,7 @@ def test_read_operations_never_write(home):
         "entity_timeline": {"ref": "Sophie Martin"}, "entity_drawings": {"ref": "Sophie Martin"},
         "consent_list": {}, "audit": {"ref": "Sophie Martin"}, "assertion_history": {"assertion_id": 1},
         "export_all": {"directory": str(home / "export-all")},
-        "suggest_names": {"names": ["Sophie Martn"]}, "owner_presence": {}, "entity_duplicates": {},
+        "suggest_names": {"names": ["Sophie Martn"]}, "owner_presence": {}, "entity_duplicates": {}, "agents": {},
         "replay": {"run_id": intro_run},
     }
     reads = {n: s for n, s in operations().items() if s.read}

@@ -12,21 +12,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
+from backchannel.agent.base import Agent, CompletionFailed
+from backchannel.agent.work import (
+    MAX_EXCERPTS,
+    MAX_QUOTE_CHARS,
+    Answers,
+    Briefs,
+    Commitments,
+    Introductions,
+    KindAgent,
+    Message,
+    Reconnects,
+    path_of,
+    when_of,
+)
 from backchannel.graph.types import Candidate, Evidence
 
 if TYPE_CHECKING:
     from backchannel.memory.store import Store
 
-MAX_EXCERPTS = 6  # evidence excerpts per candidate that reach the drafter
-MAX_QUOTE_CHARS = 400
-
-
-class DraftAnswer(BaseModel):
-    title: str = Field(min_length=3, max_length=200)
-    body: str = Field(min_length=3, max_length=2000)
-    message: str | None = Field(default=None, max_length=2000)
+DraftAnswer = Message  # the older name of what a draft model answers
 
 
 @dataclass
@@ -76,9 +81,7 @@ def _first_name(name: str) -> str:
 def _excerpt_lines(c: Candidate) -> list[str]:
     lines = []
     for e in c.evidence[:MAX_EXCERPTS]:
-        when = (e.said_at or e.source_date or "")[:10] or "undated"
-        if e.date_origin == "mtime":
-            when = f"{when} (file date, not the meeting's)" if when != "undated" else "date unknown"
+        when = when_of(e)
         who = e.speaker or "someone"
         where = f", {e.source_title}" if e.source_title else ""
         quote = (e.quote or "").strip()[:MAX_QUOTE_CHARS]
@@ -117,42 +120,66 @@ def template_draft(c: Candidate, names: dict[int, str], owner: str) -> Draft:
     return Draft(c, title, body, message, names)
 
 
-def _model_draft(c: Candidate, names: dict[int, str], gateway: Any, run_id: str | None) -> Draft:
-    from backchannel.agent.sweeper import prompt_text
+class Drafter(Agent):
+    """The drafter role: one sub-agent per kind, each completing its `draft` with the
+    draft model, or its template offline. It sees only what a `work.Path` holds."""
 
-    people = ", ".join(f"{names.get(i, '#' + str(i))}" for i in c.entities) or "-"
-    evidence = "\n".join(f"- {x}" for x in _excerpt_lines(c)) or "- (none)"
-    messages = [
-        {"role": "system", "content": prompt_text("draft_system.md").strip()},
-        {"role": "user", "content": prompt_text("draft_task.md").format(
-            kind=c.kind, why=c.why or "-", people=people, evidence=evidence)},
-    ]
-    done = gateway.complete("draft", messages, run_id=run_id, response_model=DraftAnswer)
-    ans: DraftAnswer = done.parsed  # type: ignore[assignment]
-    return Draft(c, ans.title, ans.body, ans.message, names, drafted_by=done.model)
+    role = "draft"
+    introductions: Introductions
+    briefs: Briefs
+    commitments: Commitments
+    reconnects: Reconnects
+    answers: Answers
+
+    def agent_for(self, kind: str) -> KindAgent:
+        for sub in self.subagents():
+            agent = getattr(self, sub)
+            if agent.kind == kind:
+                return agent
+        return self.answers
+
+    budget_spent = False  # a budget refused a draft: templates for the rest of this drafter's run
+
+    def draft_one(self, c: Candidate, names: dict[int, str], signals: list[str] | None = None) -> Draft:
+        """The draft of one candidate: its kind's agent, by model or template. A model's
+        failure falls back to the template (noted in `errors`); a spent budget stops the
+        model for the rest of this drafter's run."""
+        agent = self.agent_for(c.kind)
+        path = path_of(c, names, signals)
+        errors: list[str] = []
+        offline = agent.offline_impl("draft")
+        if self.budget_spent and offline is not None:
+            msg = offline(agent, path)  # a budget refused an earlier draft: no model for the rest
+        else:
+            try:
+                msg = agent.draft(path)  # the draft model, or offline the registered template
+            except CompletionFailed as exc:
+                if offline is None:
+                    raise
+                if exc.budget:
+                    self.budget_spent = True
+                    errors.append(exc.reason)
+                else:
+                    errors.append(f"draft model: {exc.reason}")
+                msg = offline(agent, path)
+        by = agent.calls[-1].by if agent.calls and agent.calls[-1].outcome == "ok" else "offline"
+        d = Draft(c, msg.title, msg.body, msg.message, names, drafted_by="template" if by == "offline" else by)
+        d.errors = errors
+        if d.message and c.kind == "introduction" and c.entities:  # what `approve` would send, once approved
+            d.action = {"channel": "email", "to": names.get(c.entities[0]), "subject": d.title, "body": d.message}
+        return d
 
 
 def _draft_each(candidates: list[Candidate], names: dict[int, str], settings: Any, gateway: Any,
                 run_id: str | None) -> DraftResult:
-    owner = settings.owner.name if settings is not None else "me"
     use_model = gateway is not None and settings is not None and settings.models.draft != "offline"
+    drafter = Drafter(gateway=gateway if use_model else None, run_id=run_id, settings=settings)
     drafts, errors, sent = [], [], 0
     for c in candidates:
         sent += min(len(c.evidence), MAX_EXCERPTS)
-        d = None
-        if use_model:
-            from backchannel.agent.models import BudgetExhausted, GatewayError
-
-            try:
-                d = _model_draft(c, names, gateway, run_id)
-            except BudgetExhausted as exc:
-                errors.append(f"budget: {exc.reason}")
-                use_model = False
-            except GatewayError as exc:
-                errors.append(f"draft model: {exc}")
-        d = d or template_draft(c, names, owner)
-        if d.message and c.kind == "introduction" and c.entities:
-            d.action = {"channel": "email", "to": names.get(c.entities[0]), "subject": d.title, "body": d.message}
+        d = drafter.draft_one(c, names)
+        errors.extend(d.errors)
+        d.errors = []
         drafts.append(d)
     return DraftResult(drafts, sent, errors)
 
@@ -208,4 +235,4 @@ def render_text(drafts: list[Draft]) -> str:
     return "\n".join(out).rstrip() + "\n" if out else "Nothing found.\n"
 
 
-__all__ = ["Draft", "DraftAnswer", "DraftResult", "draft", "fill_evidence", "render_text", "template_draft"]
+__all__ = ["Draft", "DraftAnswer", "Drafter", "DraftResult", "draft", "fill_evidence", "render_text", "template_draft"]

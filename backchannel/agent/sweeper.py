@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from backchannel.agent.base import Agent
 from backchannel.agent.questions import nothing_found_reasons, question_args
 from backchannel.graph.types import Candidate, CandidateError, candidates_from_result
 from backchannel.skills import WAKE_SKILLS, Skill, SkillError, get_skill, relevant_skills
@@ -210,10 +211,34 @@ def _log(api: Any, run_id: str | None, kind: str, data: dict[str, Any], key: str
         store.append_event(kind, data, run_id=run_id, key=f"{run_id}:{key}")
 
 
+class Sweeper(Agent):
+    """The sweeper role as an agent: its own model (`[models] sweep`), its own context
+    (the wake's context or the question, the graph API stubs, the relevant skills' docs:
+    `build_messages`, the prompt files under agent/prompts) and its own budget. Its one
+    capability has a body: it writes its own prompt, and the program the model answers
+    runs in the sandbox; offline, the prepared skills run instead."""
+
+    role = "sweep"
+    api: Any = None  # the graph API served to its programs
+    skill_paths: Any = None  # where the user's skills are
+
+    def sweep(self, context: dict[str, Any], question: str | None = None) -> SweepResult:
+        """Candidates for a wake (`context["wake"]`) or a question; never raises for what a
+        program or a model does (see `errors`)."""
+        return _sweep(self, context, question)
+
+
 def sweep(context: dict[str, Any], *, api: Any, settings: Any, paths: Any, gateway: Any = None,
           run_id: str | None = None, question: str | None = None) -> SweepResult:
     """Candidates for a wake (`context["wake"]`: meeting_soon, signal, sweep...) or a
     question. Never raises for what a program or a model does; see `errors`."""
+    agent = Sweeper(gateway=gateway, run_id=run_id, settings=settings, api=api, skill_paths=paths)
+    return agent.sweep(context, question)
+
+
+def _sweep(agent: Sweeper, context: dict[str, Any], question: str | None) -> SweepResult:
+    api, settings, paths = agent.api, agent.settings, agent.skill_paths
+    gateway, run_id = agent.gateway, agent.run_id
     context = dict(context or {})
     if question and "question" not in context:
         context["question"] = question
@@ -236,7 +261,7 @@ def sweep(context: dict[str, Any], *, api: Any, settings: Any, paths: Any, gatew
     code = None
     for attempt in range(1, attempts_allowed + 1):
         try:
-            completion = gateway.complete("sweep", messages, run_id=run_id)
+            completion = agent.model_messages("sweep", messages)
         except BudgetExhausted as exc:
             errors.append(f"budget: {exc.reason}")
             _log(api, run_id, "sweep.budget_stopped", {"attempt": attempt, "reason": exc.reason}, f"sweep:{attempt}")

@@ -124,6 +124,41 @@ def skills(ctx: click.Context, json_output: bool) -> None:
         for k, v in s["params"].items():
             many = "; one value or a JSON list" if v.get("list") else ""
             click.echo(f"    --arg {k}=...  {v.get('doc', '')} (default {v.get('default')!r}{many})")
+    _echo_agents(call(load_context(), "agents", {}))
+
+
+def _echo_agents(rows: list[dict[str, Any]]) -> None:
+    """Each agent's methods: ordinary Python, completed by a model (which), or offline (by what)."""
+    click.echo("\nAgents (a method runs as python, by its model, offline, or in the sandbox):")
+    shown = None
+    for r in rows:
+        if r.get("error"):
+            click.echo(f"{r['agent']}  ({r['origin']})\n  BROKEN, not used: {r['error']}")
+            continue
+        if r["agent"] != shown:
+            shown = r["agent"]
+            origin = "" if r.get("origin") == "builtin" else f"  ({r['origin']})"
+            click.echo(f"{shown}{origin}")
+        how = {"model": f"model {r['model']}", "offline": f"offline ({r['offline'] or 'none: it needs a model'})",
+               "agent": f"sub-agent {r['returns']} (role {r['role']}: {r['model']})"}
+        click.echo(f"  {r['method']}: {how.get(r['runs'], r['runs'])}")
+
+
+@skills.command("call")
+@click.argument("agent")
+@click.argument("method")
+@click.option("--arg", "args", multiple=True, metavar="KEY=VALUE", help="A parameter of the method (repeatable).")
+def skills_call(agent: str, method: str, args: tuple[str, ...]) -> None:
+    """Call METHOD of the user agent AGENT (a class in the skills folder); prints the result as JSON."""
+    from backchannel.cli.client import call
+
+    parsed: dict[str, Any] = {}
+    for a in args:
+        if "=" not in a:
+            raise UserError(f"--arg {a!r}: expected KEY=VALUE")
+        k, v = a.split("=", 1)
+        parsed[k.strip()] = _parse_value(v)
+    echo_json(call(load_context(), "agent_call", {"name": agent, "method": method, "args": parsed}))
 
 
 @skills.command("run")

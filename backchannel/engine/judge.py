@@ -17,19 +17,18 @@ feedback (`calibrate`) and vetoes that keep a candidate silent whatever its scor
 other kind keeps the noisy-OR above: one assertion alone scores at most 0.30; a meeting,
 a signal and even a 14-month-old assertion about 0.67.
 
-With a model configured for drafting and a gateway at hand, the model sees only
-the evidence excerpts and the signals, and may lower the score (never raise it
-above the offline score's ceiling of 1) or veto; its failure means silence.
+Then the kind's agent (agent/work.py) decides (`decide`): with a model configured for
+drafting, its completed judge method sees only the candidate's Path (names, at most
+MAX_EXCERPTS evidence excerpts, the reasons above) and may lower the score (never raise
+it above the offline score) or veto; its failure means silence. Offline, that method's
+registered implementation is the offline judgement itself, returned unchanged.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-
-from pydantic import BaseModel
 
 from backchannel.core.timeutil import as_aware_utc
 from backchannel.engine import judge_kinds
@@ -40,6 +39,7 @@ W_MEETING, W_SIGNAL, W_EVIDENCE = 0.4, 0.4, 0.3
 MEETING_FULL_H = 72.0
 SIGNAL_FULL_D, SIGNAL_ZERO_D = 2.0, SIGNAL_WINDOW_D  # 14 days: the window judge_facts reads
 EVIDENCE_HALF_LIFE_D = 365.0
+MAX_EXCERPTS = 6  # excerpts a judge model sees (agent/work.py)
 
 
 class JudgeError(Exception):
@@ -243,31 +243,57 @@ def why_now(j: Judgement, evidence: list[dict[str, Any]], now: datetime, tz: str
     return lines
 
 
-class ModelVerdict(BaseModel):
-    worth_it: bool
-    score: float
-    reason: str = ""
+def _path(judgement: Judgement, evidence: list[dict[str, Any]], kind: str, candidate: Any,
+          names: dict[int, str] | None) -> Any:
+    from backchannel.agent.work import path_of
+    from backchannel.graph.types import Candidate, Evidence
+
+    ev = [Evidence.from_dict(e) for e in evidence if e.get("assertion_id", e.get("id")) is not None]
+    c = candidate if candidate is not None else Candidate(kind=kind, entities=[], path=[], evidence_ids=[],
+                                                         score=judgement.score, why="")
+    return path_of(c, names or {}, judgement.reasons, judgement, evidence=ev)
+
+
+def _reviewed(judgement: Judgement, verdict: Any, by: str) -> Judgement:
+    """The model may lower the score or veto, never raise it above the offline score."""
+    new = min(judgement.score, max(0.0, float(verdict.score))) if verdict.worth_it else 0.0
+    return Judgement(new, judgement.signals, judgement.reasons + [f"model: {verdict.reason}"],
+                     judgement.meeting, judgement.signal, by, judgement.kind, judgement.veto)
+
+
+def decide(judgement: Judgement, *, gateway: Any, evidence: list[dict[str, Any]], kind: str, run_id: str | None,
+           candidate: Any = None, names: dict[int, str] | None = None) -> Judgement:
+    """The kind's agent judges (agent/work.py): with its model when `gateway` serves the
+    judge role, seeing only the path (excerpts, names, the reasons above); offline, its
+    registered implementation is this offline judgement, returned as it is. A vetoed
+    judgement is never sent. A model's failure raises JudgeError: silence."""
+    from backchannel.agent.base import CompletionFailed
+    from backchannel.agent.work import agent_for
+
+    if judgement.veto is not None:
+        return judgement
+    agent = agent_for(kind)(gateway=gateway, run_id=run_id)
+    path = _path(judgement, evidence, kind, candidate, names)
+    try:
+        verdict = agent.judge(path)
+    except CompletionFailed as exc:
+        raise JudgeError(f"model judge failed: {exc.reason}") from None
+    by = agent.calls[-1].by if agent.calls else "offline"
+    return judgement if by == "offline" else _reviewed(judgement, verdict, by)
 
 
 def with_model(judgement: Judgement, *, gateway: Any, evidence: list[dict[str, Any]],
-               kind: str, run_id: str | None) -> Judgement:
-    """Let the configured model review the offline judgement, seeing only the evidence
+               kind: str, run_id: str | None, candidate: Any = None,
+               names: dict[int, str] | None = None) -> Judgement:
+    """Let the configured model review the offline judgement (the kind agent's judge,
+    completed by the model whatever the configuration says), seeing only the evidence
     excerpts and the signal summaries. It may lower the score or veto, never raise it."""
-    excerpts = [{"quote": e.get("quote"), "speaker": e.get("speaker"), "said_at": str(e.get("said_at"))}
-                for e in evidence]
-    prompt = (
-        "You decide whether a proactive suggestion deserves to interrupt its user now. "
-        'Answer with JSON {"worth_it": true|false, "score": 0..1, "reason": "..."}.\n'
-        f"Suggestion kind: {kind}\nSignals: {json.dumps(judgement.reasons)}\n"
-        f"Evidence excerpts: {json.dumps(excerpts, default=str, ensure_ascii=False)}"
-    )
+    from backchannel.agent.base import CompletionFailed
+    from backchannel.agent.work import agent_for
+
+    agent = agent_for(kind)(gateway=gateway, run_id=run_id)
     try:
-        reply = gateway.complete("judge", [{"role": "user", "content": prompt}], run_id=run_id,
-                                 response_model=ModelVerdict)
-        verdict = reply.parsed if isinstance(reply.parsed, ModelVerdict) else ModelVerdict.model_validate_json(reply.text)
-    except Exception as exc:  # noqa: BLE001 - any model failure means silence
-        raise JudgeError(f"model judge failed: {type(exc).__name__}: {exc}") from None
-    new = min(judgement.score, max(0.0, float(verdict.score))) if verdict.worth_it else 0.0
-    return Judgement(new, judgement.signals, judgement.reasons + [f"model: {verdict.reason}"],
-                     judgement.meeting, judgement.signal, getattr(reply, "model", "model"), judgement.kind,
-                     judgement.veto)
+        verdict = agent.ask_model(agent.judged_by or "worth_it", _path(judgement, evidence, kind, candidate, names))
+    except CompletionFailed as exc:
+        raise JudgeError(f"model judge failed: {exc.reason}") from None
+    return _reviewed(judgement, verdict, getattr(agent, "last_model", "model"))

@@ -534,9 +534,13 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
                               horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
                               weights=weights_of(cand.kind), facts=facts, path=list(cand.path or []))
-            if j.veto is None and ctx.gateway is not None and ctx.gateway.available("judge"):
-                excerpts_sent += len(evidence)
-                j = judge.with_model(j, gateway=ctx.gateway, evidence=evidence, kind=cand.kind, run_id=ctx.run_id)
+            if j.veto is None:  # the kind's agent decides: its model, else the offline judgement above
+                by_model = ctx.gateway is not None and ctx.gateway.available("judge")
+                if by_model:
+                    excerpts_sent += min(len(evidence), judge.MAX_EXCERPTS)
+                j = judge.decide(j, gateway=ctx.gateway if by_model else None, evidence=evidence, kind=cand.kind,
+                                 run_id=ctx.run_id, candidate=cand,
+                                 names=facts.names(ids) if by_model else None)
         except Exception as exc:  # noqa: BLE001 - when the judge fails, the default is silence
             reason = str(exc) if isinstance(exc, judge.JudgeError) else f"judge error: {type(exc).__name__}: {exc}"
             runs.step(held, ctx.run_id, "judge.failed", {"dedupe_key": dkey, "reason": reason},

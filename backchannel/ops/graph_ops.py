@@ -91,6 +91,47 @@ def skills(env: OpEnv) -> list[dict[str, Any]]:
     return rows
 
 
+@op(read=True)
+def agents(env: OpEnv) -> list[dict[str, Any]]:
+    """Every agent's methods and how each runs under this configuration: "python" (a
+    method with a body), "model" (a completed method, with its model string), "offline"
+    (a completed method's registered implementation), "sandbox" (a user agent's body);
+    then the user's agents (agent/user_agents.py), a file that cannot be used with `error`."""
+    from backchannel.agent.base import describe
+    from backchannel.agent.drafter import Drafter
+    from backchannel.agent.loop import Proactive
+    from backchannel.agent.sweeper import Sweeper
+    from backchannel.agent.user_agents import describe_user_agents
+    from backchannel.agent.work import Answers, Briefs, Commitments, Introductions, Reconnects
+
+    rows: list[dict[str, Any]] = []
+    for cls in (Proactive, Sweeper, Drafter, Introductions, Briefs, Commitments, Reconnects, Answers):
+        rows += [{**r, "origin": "builtin", "error": None} for r in describe(cls, env.settings)]
+    return rows + describe_user_agents(env.paths, env.settings)
+
+
+@op(read=False)
+def agent_call(env: OpEnv, name: str, method: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Call METHOD of the user agent NAME (loaded from the skills folder now): a completed
+    method through the model gateway, a method with a body in the sandbox."""
+    from backchannel.agent.base import CompletionFailed
+    from backchannel.agent.user_agents import UserAgentError, load_agent
+    from backchannel.engine import runs
+
+    run_id = runs.start(env.store, runs.WakeRecord("agent", None, {"agent": name, "method": method}))
+    try:
+        agent = load_agent(name, env.paths, gateway=_gateway(env), run_id=run_id,
+                           settings=env.settings, api=_api(env))
+        value = agent.call(method, **(args or {}))
+    except (UserAgentError, CompletionFailed, TypeError) as exc:
+        runs.finish(env.store, run_id, "failed", str(exc))
+        raise OpError(str(exc)) from None
+    runs.finish(env.store, run_id, "done", None)
+    result = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+    return {"agent": name, "method": method, "run_id": run_id, "result": result,
+            "calls": [c.__dict__ for c in agent.calls]}
+
+
 @op(read=False)
 def skill_run(env: OpEnv, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one skill through the sandbox; candidates come back with their evidence."""

@@ -116,6 +116,7 @@ def _builtin_files() -> list[tuple[str, str]]:
 
 
 _NAME_LINE = re.compile(r"^NAME\s*=\s*[\"']([^\"']+)[\"']", re.MULTILINE)
+_AGENT_CLASS = re.compile(r"^class\s+\w+\s*\(\s*(?:\w+\.)?Agent\s*\)", re.MULTILINE)
 _warned: set[tuple[str, str]] = set()  # (file, error) already logged by this process
 
 
@@ -141,6 +142,8 @@ def _load(paths: Any) -> tuple[dict[str, Skill], list[dict[str, str]]]:
             text = ""
             try:
                 text = f.read_text(encoding="utf-8")
+                if _AGENT_CLASS.search(text) and not _NAME_LINE.search(text):
+                    continue  # a user agent (agent/user_agents.py), not a skill
                 s = _parse(text, str(f))
             except (SkillError, OSError, UnicodeDecodeError) as exc:
                 m = _NAME_LINE.search(text)

@@ -157,6 +157,17 @@ def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
     items = [str(t) for t in texts]
+    # Each distinct text once: a row depends only on its own text, and a meeting repeats its
+    # sentences ("I'll send it over by Friday", the same sentence with its names masked).
+    distinct = list(dict.fromkeys(items))
+    vecs = _embed_distinct(distinct, batch_size)
+    if len(distinct) == len(items):
+        return vecs
+    row = {t: i for i, t in enumerate(distinct)}
+    return vecs[[row[t] for t in items]]
+
+
+def _embed_distinct(items: list[str], batch_size: int) -> np.ndarray:
     with _lock:
         if mode() == "in_process":
             return _encode(items, batch_size)

@@ -50,7 +50,10 @@ from backchannel.core.logging import log
 DIM = 384
 MODES = ("in_process", "worker")
 ENGINES = ("numpy", "torch")
-IDLE_S_DEFAULT = 5.0  # a worker with no batch for this long exits (a backstop: the daemon releases it)
+# A worker with no batch for this long exits: a backstop, as the daemon releases it when its queue
+# runs empty. Long enough that a folder ingested file after file keeps one model: between two
+# files' batches come a file's writes and the next one's parse and rules, seconds on a loaded machine.
+IDLE_S_DEFAULT = 30.0
 STOP_WAIT_S = 3.0
 MAX_REPLY_BYTES = 1 << 30  # 1 GiB of vectors is ~700k rows: anything larger is a broken reply
 

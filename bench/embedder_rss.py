@@ -1,16 +1,23 @@
-"""What the embedding model costs a process, in process and in a worker.
+"""What the embedding model costs a process, in process and in a worker, per engine.
 
-Prints JSON. In process (a fresh child per run): RSS after numpy + the store,
-after importing torch + sentence-transformers, after loading the model, after
-embedding 500 sentences, after dropping the model (del + gc + malloc_trim), and
-the import and load times, cold (the model's and torch's files evicted from the
-page cache with posix_fadvise first: best effort, a page another process maps
-stays) and warm. Worker mode (this process as the parent): the parent's RSS
-before, during and after, the worker's peak RSS, the first batch's latency
-(spawn + import + load) and a warm batch's. Medians over --runs, with the load
-average, since the machine is shared.
+Prints JSON. In process (a fresh child per run): RSS after numpy + the store, after importing
+the engine's libraries (numpy engine, the default: safetensors, tokenizers and
+backchannel.embedding_numpy; torch engine, BACKCHANNEL_EMBEDDER_ENGINE=torch: torch and
+sentence-transformers), after loading the model, after embedding N sentences, after dropping
+the model (del + gc + malloc_trim), and the import and load times, cold (the model's files,
+and torch's libraries for the torch engine, evicted from the page cache with posix_fadvise
+first: best effort, a page another process maps stays) and warm. Worker mode (this process as
+the parent, the daemon's mode): the parent's RSS before, during and after, the worker's peak
+RSS, the first batch's latency (spawn + import + load) and a warm batch's, and whether the
+parent imported torch (it must not). Medians over --runs, with the load average, since the
+machine is shared.
 
-Usage: python bench/embedder_rss.py [--runs 3] [--sentences 500]
+Why the daemon keeps the model in a worker even with the numpy engine: a released worker gives
+back every byte of the model and its buffers, where an in-process model dropped with
+del + gc + malloc_trim leaves the allocator's high-water mark behind (and, with torch,
+libtorch stays mapped: ~460 MB), and the daemon must idle under 250 MB.
+
+Usage: python bench/embedder_rss.py [--runs 3] [--sentences 500] [--engine numpy|torch]
 """
 
 from __future__ import annotations
@@ -35,7 +42,10 @@ out = {}
 import numpy, backchannel.memory
 out['rss_base_mb'] = rss()
 t = time.perf_counter()
-import torch, sentence_transformers
+if sys.argv[2] == 'torch':
+    import torch, sentence_transformers
+else:
+    import safetensors.numpy, tokenizers, backchannel.embedding_numpy
 out['import_s'] = round(time.perf_counter() - t, 2)
 out['rss_after_import_mb'] = rss()
 from backchannel import embedding
@@ -67,15 +77,15 @@ def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float | None:
     return None
 
 
-def evict_from_page_cache() -> int:
-    """posix_fadvise(DONTNEED) on the model's files and torch's libraries."""
+def evict_from_page_cache(engine: str) -> int:
+    """posix_fadvise(DONTNEED) on the model's files (and torch's libraries, for that engine)."""
     import importlib.util
 
     roots = []
     from backchannel.embedding import model_path
 
     roots.append(Path(model_path()))
-    spec = importlib.util.find_spec("torch")
+    spec = importlib.util.find_spec("torch") if engine == "torch" else None
     if spec and spec.origin:
         roots.append(Path(spec.origin).parent / "lib")
     n = 0
@@ -94,10 +104,12 @@ def evict_from_page_cache() -> int:
     return n
 
 
-def in_process_run(sentences: int, cold: bool) -> dict:
+def in_process_run(sentences: int, cold: bool, engine: str) -> dict:
     if cold:
-        evict_from_page_cache()
-    p = subprocess.run([sys.executable, "-c", CHILD, str(sentences)], capture_output=True, text=True, check=True)
+        evict_from_page_cache(engine)
+    env = dict(os.environ, BACKCHANNEL_EMBEDDER_ENGINE=engine)
+    p = subprocess.run([sys.executable, "-c", CHILD, str(sentences), engine], capture_output=True, text=True,
+                       check=True, env=env)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -133,13 +145,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--sentences", type=int, default=500)
+    ap.add_argument("--engine", choices=("numpy", "torch"), default="numpy")
     args = ap.parse_args()
+    os.environ["BACKCHANNEL_EMBEDDER_ENGINE"] = args.engine  # the worker reads it too
     load_before = os.getloadavg()
-    cold = [in_process_run(args.sentences, cold=True) for _ in range(args.runs)]
-    warm = [in_process_run(args.sentences, cold=False) for _ in range(args.runs)]
+    cold = [in_process_run(args.sentences, True, args.engine) for _ in range(args.runs)]
+    warm = [in_process_run(args.sentences, False, args.engine) for _ in range(args.runs)]
     workers = [worker_run(args.sentences) for _ in range(args.runs)]
     print(json.dumps({
         "bench": "embedder_rss",
+        "engine": args.engine,
         "sentences": args.sentences,
         "runs": args.runs,
         "in_process_cold_cache": medians(cold),

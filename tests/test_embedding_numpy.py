@@ -104,6 +104,27 @@ def test_order_and_batching_do_not_change_a_row(reference: np.ndarray) -> None:
     assert np.abs(one[0] - reference[3]).max() < 1e-5
 
 
+def test_tokens_split_over_passes_and_slabs_give_the_same_rows(monkeypatch: pytest.MonkeyPatch,
+                                                               reference: np.ndarray) -> None:
+    # The packed tokens cut into many passes (a 256-token sentence alone in one) and the
+    # feed-forward block into slabs of 7 rows: the same vectors as one pass.
+    from backchannel import embedding_numpy
+
+    monkeypatch.setattr(embedding_numpy, "TOKENS_PER_PASS", 300)
+    monkeypatch.setattr(embedding_numpy, "FFN_ROWS", 7)
+    ours = MiniLM(embedding.model_path()).encode(SENTENCES, batch_size=3)
+    assert np.abs(ours - reference).max() < 1e-5
+
+
+def test_embed_computes_a_repeated_text_once_with_the_same_row(reference: np.ndarray) -> None:
+    embedding.set_mode("in_process")
+    texts = [SENTENCES[0], SENTENCES[1], SENTENCES[0], SENTENCES[2], SENTENCES[1]]
+    vecs = embedding.embed(texts)
+    assert vecs.shape == (5, embedding.DIM)
+    assert np.array_equal(vecs[0], vecs[2]) and np.array_equal(vecs[1], vecs[4])
+    assert np.abs(vecs - reference[[0, 1, 0, 2, 1]]).max() < 1e-5
+
+
 def test_embed_runs_the_numpy_engine_by_default(monkeypatch: pytest.MonkeyPatch, reference: np.ndarray) -> None:
     monkeypatch.delenv("BACKCHANNEL_EMBEDDER_ENGINE", raising=False)
     embedding.set_mode("in_process")

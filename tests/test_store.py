@@ -125,3 +125,32 @@ def test_a_batch_is_one_transaction_and_a_failed_unit_rolls_all_of_it_back(store
     with store.transaction():  # a plain transaction again afterwards
         store.con.execute("INSERT INTO notes VALUES (5, 'five')")
     assert store.scalar("SELECT count(*) FROM notes") == 3
+
+
+def test_insert_rows_keeps_order_and_converts_each_value_as_its_column_type(store):
+    from datetime import date, datetime, timedelta, timezone
+
+    from backchannel.memory.store import StoreError
+
+    cols = ["subject_id", "predicate", "object_id", "object_literal", "said_at", "valid_from", "recorded_at",
+            "confidence", "modality", "source_id", "utterance_idx", "span_start", "span_end", "quote", "extractor",
+            "trust", "trust_reasons", "stance"]
+    aware = datetime(2026, 3, 5, 11, 0, tzinfo=timezone(timedelta(hours=2)))
+    rows = [(900 + i, "knows", None, None, aware if i % 2 else None, date(2020, 1, 1) if i % 3 else None,
+             datetime(2026, 3, 5, 12, 0), 1 if i == 0 else 0.5, "stated", "S1", i, 0, 4, "said", "offline",
+             0.25, ["second_hand"] if i % 2 else [], "rumour" if i == 4 else "asserted") for i in range(600)]
+    with store.transaction():
+        store.insert_rows("assertions", cols, rows)
+    got = store.con.execute("SELECT subject_id, said_at, valid_from, confidence, trust_reasons, stance::VARCHAR"
+                            " FROM assertions WHERE source_id = 'S1' ORDER BY id").fetchall()
+    assert [g[0] for g in got] == [900 + i for i in range(600)]  # ids from the sequence follow the rows
+    assert got[1] == (901, datetime(2026, 3, 5, 9, 0), date(2020, 1, 1), 0.5, ["second_hand"], "asserted")
+    assert got[0][1:4] == (None, None, 1.0) and got[0][4] == [] and got[4][5] == "rumour"
+    with pytest.raises(StoreError, match="no column nope"):
+        store.insert_rows("assertions", ["nope"], [(1,)])
+    with pytest.raises(StoreError, match="does not have the 2 columns"):
+        store.insert_rows("aliases", ["entity_id", "alias"], [(1, "a", "extra")])
+    with pytest.raises(Exception, match="ENUM"):  # a stance the column's ENUM lacks is refused, as a parameter is
+        with store.transaction():
+            store.insert_rows("assertions", cols, [rows[0][:-1] + ("maybe",)])
+    assert store.con.execute("SELECT count(*) FROM assertions WHERE source_id = 'S1'").fetchone()[0] == 600

@@ -13,6 +13,7 @@ Any decoded text with too many control characters is refused as binary.
 from __future__ import annotations
 
 import codecs
+import re
 
 from backchannel.extractors.transcript import DecodeFailure
 
@@ -22,6 +23,9 @@ MAX_CHAOS = 0.2
 # Share of control characters (other than tab, LF, CR, FF, VT) above which decoded text
 # is binary, not a transcript. WebVTT conformance files carry a few NULs; binaries carry many.
 MAX_CONTROL_SHARE = 0.05
+# The control characters below 32 other than \t \n \v \f \r: counted by the regex engine, not a
+# Python loop over 20k characters (~10 ms a file).
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
 _SNIFF_BYTES = 4096
 
 _BOMS = (
@@ -119,7 +123,7 @@ def _check_text(text: str, encoding: str, name: str | None) -> str:
         text = text[1:]
     sample = text[:20000]
     if sample:
-        controls = sum(1 for c in sample if ord(c) < 32 and c not in "\t\n\r\f\v")
+        controls = len(_CONTROL.findall(sample))
         if controls / len(sample) > MAX_CONTROL_SHARE:
             raise DecodeFailure(
                 name, f"decodes as {encoding} but {controls} of the first {len(sample)} characters "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _WS = re.compile(r"\s+")
 # Japanese honorifics, a closed class: after a kana or kanji name they are no part of it
@@ -13,6 +14,9 @@ JA_HONORIFIC = re.compile(r"(?<=[\u3040-\u30ff\u4e00-\u9fff])\s*(?:さん|さま
 _CJK_SPACE = re.compile(r"(?<=[\u3040-\u30ff\u4e00-\u9fff])\s+(?=[\u3040-\u30ff\u4e00-\u9fff])")
 
 
+# A pure function called for every word a rule or the resolver looks at (~3k a meeting, most
+# of them repeats): remembered, so each distinct string is normalised once per process.
+@lru_cache(maxsize=1 << 16)
 def norm_name(name: str) -> str:
     """Casefold, strip accents and punctuation at the edges, collapse spaces, drop a
     Japanese honorific and the space inside a Japanese name: 'Sophie  Martín.' -> 'sophie martin',

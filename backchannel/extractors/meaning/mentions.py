@@ -27,10 +27,17 @@ from backchannel.memory.text import norm_name
 _ORG_BEFORE = re.compile(
     r"(?:\b(?:at|(?:joined|joins|came|comes|moved|over|is|was|formerly)\s+from|from\s+the|joined|joining|join"
     r"|joins|left|leaving|leaves|quit|with\s+the|for\s+the|of\s+the|over\s+at"
-    r"|to\s+join|ex-|formerly\s+of|named\s+by|hired\s+by|poached\s+by|employed\s+by|works?\s+for|working\s+for"
-    r"|worked\s+for)\s+(?:the\s+)?)$", re.I)
-_ORG_AFTER = re.compile(r"^(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
-                        r"|names|named|appoints|appointed|taps|brought\s+in|poached))\b")
+    r"|to\s+join|formerly\s+of|named\s+by|hired\s+by|poached\s+by|employed\s+by|works?\s+for|working\s+for"
+    r"|worked\s+for|(?:firm|lender|insurer|bank|group|company|start-?up|retailer|maker|carmaker|consultancy))\s+"
+    r"(?:the\s+)?|\bex-)$", re.I)
+# After a capitalised run: it hires or names someone ("Acme appoints", "Acme named Jo Bloggs", never "Jo
+# Bloggs named acting CEO"), or it is the employer before a title and a name ("Former Equifax CIO Tamsin
+# Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
+_ORG_AFTER = re.compile(r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
+                        r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
+                        r"|poached))\b"
+                        r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
+                        r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z]))")
 _PORTFOLIO_BEFORE = re.compile(r"\b(?:minister|secretary|department|ministry|director|head|chair|committee|office"
                                r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
 FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
@@ -60,7 +67,8 @@ def organisations_of(texts: list[str]) -> set[str]:
             raw = m.group(0)
             if raw.lower() in TITLE_HEADS:
                 continue
-            if _ORG_BEFORE.search(text, max(0, m.start() - 24), m.start()) or looks_like_org(raw):
+            if (_ORG_BEFORE.search(text, max(0, m.start() - 24), m.start()) or looks_like_org(raw)
+                    or _ORG_AFTER.match(text[m.end():m.end() + 30])):
                 org = _org_at(text, m.start(), len(text))
                 if org:
                     out.add(norm_name(org))
@@ -117,7 +125,23 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
         # "So Sophie Martin": person_name drops the opener; the slot covers the name only
         off = raw.find(name.split()[0])
         slots.append(Slot(start + max(0, off), start + max(0, off) + len(name), name, "person"))
-    return slots
+    return _one_name_per_person(slots)
+
+
+def _one_name_per_person(slots: list[Slot]) -> list[Slot]:
+    """A first name beside the full name it starts ("Sunniva, uh, Sunniva Dahl", "Oskar Berg sat
+    opposite me ..., Oskar, tall guy") is the same person: the slot takes the full name, so the head
+    reads one person, not two."""
+    full: dict[str, set[str]] = {}
+    for sl in slots:
+        words = sl.name.split()
+        if sl.kind == "person" and len(words) > 1:
+            full.setdefault(norm_name(words[0]), set()).add(sl.name)
+    out = []
+    for sl in slots:
+        names = full.get(norm_name(sl.name)) if sl.kind == "person" and " " not in sl.name else None
+        out.append(Slot(sl.start, sl.end, next(iter(names)), "person") if names and len(names) == 1 else sl)
+    return out
 
 
 def masked(text: str, s0: int, s1: int, slots: list[Slot]) -> str:
@@ -133,3 +157,18 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot]) -> str:
         pos = sl.end
     out.append(text[pos:s1])
     return "".join(out)
+
+
+_FILLER = re.compile(r"(?:[,\s]*)\b(?:u+h+|u+m+|uhm|erm|er|ah)\b(?:\s*,)?", re.I)
+_REPEAT = re.compile(r"\b(\w+(?:['’]\w+)?)(?:(?:\s*,)?\s+\1\b)+", re.I)
+_SPACES = re.compile(r"\s+(?=[,.!?])|(?<=,)\s*,|\s{2,}")
+
+
+def fluent(text: str) -> str:
+    """`text` as it would be written, for the embedding model: hesitations ("uh", "um") and a word
+    said twice ("the, the", "we, we", "I, I") removed. Only what the head reads is cleaned; spans,
+    quotes and slots stay on the words said."""
+    text = _FILLER.sub("", text)
+    text = _REPEAT.sub(r"\1", text)
+    return _SPACES.sub(lambda m: " " if m.group(0).startswith("  ") else "", text).lstrip(" ,.;").rstrip(" ,")
+

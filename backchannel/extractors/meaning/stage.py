@@ -26,6 +26,7 @@ from backchannel.core.vocabulary import NOT_FACT_STANCES
 from backchannel.extractors.meaning import mentions
 from backchannel.extractors.meaning.classifier import Reading, classify
 from backchannel.extractors.meaning.slots import fill
+from backchannel.extractors.mentions import EntityMention, PronounRef, find_mentions, resolve_pronoun
 from backchannel.extractors.offline_core import Ctx, sentences
 from backchannel.extractors.offline_fr import looks_french
 from backchannel.extractors.offline_ja import is_japanese
@@ -75,6 +76,13 @@ _BARE_AT = re.compile(r"\b(?:is|['’]s|am|['’]m|are|['’]re|was|were)\s+(?:n
 _POSSESSOR = re.compile(r"['’]s\s+(?!(?:a|an|the|my|our|your|been|not|got|over|at|with|now|still|also|just|really"
                         r"|going|in|on|from|very|quite|one|like|always|never|back|done|left|joined|moved)\b)[a-z]")
 _I_AM = re.compile(r"\bI(?:['’]m|\s+am)\b")
+# "I'm the acting product owner", "officially I'm platform architect", "I got elevated to principal
+# consultant": the speaker's own title now; the words between are few and no verb of another time
+_SELF_TITLE = re.compile(r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]ve\s+been)\s+(?:elevated|promoted|made"
+                         r"|appointed|named))\s+(?:(?:now|only|just|technically|officially|currently|basically"
+                         r"|actually|still|really|the|a|an|our|their|your|to|as|well|kind\s+of|sort\s+of)[\s,]+)*"
+                         r"(?!(?:going|gonna|not|never|leaving|off|out|in|at|on|from|with|here|there|sure|afraid|happy"
+                         r"|glad|sorry)\b)[a-z]", re.I)
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
 _VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
@@ -90,12 +98,66 @@ class _Candidate:
     w1: int
     slots: list[mentions.Slot]
     masked: str
+    refs: tuple[PronounRef, ...] = ()  # the pronouns of the window resolved by the mentions stage
 
 
-def candidates(transcript: Transcript, known_people: frozenset[str],
-               organisations: set[str]) -> list[_Candidate]:
+# Pronouns the stage resolves, and the one it resolves them as ("there", "its": the organisation
+# named before, as "their" is).
+_PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Tt]hey|[Tt]heir|[Tt]hem|[Ii]ts|[Tt]here|[Ww]e|[Uu]s)\b")
+_AS_THEY = {"its": "their", "there": "their"}
+_THERE_PLACE = re.compile(r"\b(?:there\s+(?:is|are|was|were|['’]s|will|would|might|must|may|has|have|had|seems?)"
+                          r"|over\s+there\b(?!\s+since)|out\s+there|there\s+you\s+go)", re.I)
+_RECENT = 2  # turns before this one whose mentions a pronoun may point back to
+
+
+def pronoun_refs(transcript: Transcript, known_people: frozenset[str]) -> dict[tuple[int, int], list[PronounRef]]:
+    """{(utterance, sentence start): the resolved pronouns of that sentence}: he/she/him/her to the one
+    person named before (extractors/mentions.resolve_pronoun: never the speaker, never either person
+    of a two-person meeting, left open when two fit), they/their/its/there to the one organisation
+    named before, we/us to the speaker's one partner. Only resolved pronouns are kept."""
+    found = find_mentions(transcript, owner_names=tuple(known_people))
+    people = [n for n in (*transcript.speakers(), *transcript.participants) if n]
+    by_utt: dict[int, list] = {}
+    for sm in found:
+        by_utt.setdefault(sm.utterance_idx, []).append(sm)
+    turns: list[list[EntityMention]] = []
+    out: dict[tuple[int, int], list[PronounRef]] = {}
+    for u in transcript.utterances:
+        recent = [m for t in turns[-_RECENT:] for m in t]
+        this_turn: list[EntityMention] = []
+        for sm in by_utt.get(u.idx, []):
+            refs = []
+            for pm in _PRONOUN.finditer(u.text, sm.start, sm.end):
+                word = pm.group(0).lower()
+                if word == "there" and _THERE_PLACE.match(u.text, pm.start()):
+                    continue  # "there is", "out there": no place of work
+                before = [m for m in (*this_turn, *sm.mentions) if m.end <= pm.start()]
+                ref = resolve_pronoun(_AS_THEY.get(word, word), speaker=u.speaker, before=before, recent=recent,
+                                      people=people, start=pm.start())
+                if ref.refers_to is not None:
+                    refs.append(ref)
+            out[(u.idx, sm.start)] = refs
+            this_turn.extend(sm.mentions)
+        turns.append(this_turn)
+    return out
+
+
+def _resolved(c: "_Candidate", kind: str, words: tuple[str, ...]) -> str | None:
+    """The one name the window's pronouns among `words` resolve to, of `kind`; None when none or two."""
+    names = {norm_name(r.refers_to): r.refers_to for r in c.refs
+             if r.kind == kind and r.refers_to and r.pronoun.lower() in words and c.w0 <= r.start < c.w1}
+    return next(iter(names.values())) if len(names) == 1 else None
+
+
+_HE_SHE = ("he", "she", "him", "her")
+_THEY = ("they", "their", "them", "its", "there")
+
+
+def candidates(transcript: Transcript, known_people: frozenset[str], organisations: set[str],
+               refs: dict[tuple[int, int], list[PronounRef]] | None = None) -> list[_Candidate]:
     """The English sentences worth reading for a relation or a promise."""
     out: list[_Candidate] = []
+    refs = refs or {}
     names = mentions.first_names([u.text for u in transcript.utterances if u.text], organisations)
     for u in transcript.utterances:
         text = u.text
@@ -113,8 +175,14 @@ def candidates(transcript: Transcript, known_people: frozenset[str],
             promise = (first and _PROMISE_CUE.search(sent) is not None) or (
                 bool(people) and _OTHER_PROMISE.search(sent) is not None)
             titled = any(w.lower().strip(",.") in TITLE_HEADS for w in sent.split())
-            if not (promise or (people and (first or len(people) > 1 or orgs or titled))
-                    or (orgs and (first or titled))):
+            sent_refs = tuple(refs.get((u.idx, s0), ()))
+            # a person or an organisation said by a pronoun counts as named ("She's at Equinor", "they've
+            # hired X as their COO"); a title said of oneself too ("I'm the interim head of finance")
+            people_too = bool(people) or any(r.kind == "person" and r.pronoun.lower() in _HE_SHE + ("we", "us")
+                                             for r in sent_refs)
+            orgs_too = bool(orgs) or any(r.kind == "organisation" for r in sent_refs)
+            if not (promise or (people_too and (first or len(people) > 1 or orgs_too or titled))
+                    or (orgs_too and (first or titled)) or (first and titled and _I_AM.search(sent))):
                 continue
             w0, w1 = s0, s1
             if s1 - s0 > _WINDOW:
@@ -124,7 +192,7 @@ def candidates(transcript: Transcript, known_people: frozenset[str],
                 w0 = text.rfind(" ", s0, w0) + 1 if w0 > s0 else s0
                 slots = [s for s in slots if w0 <= s.start and s.end <= w1]
             out.append(_Candidate(u.idx, u.speaker, text, s0, s1, w0, w1, slots,
-                                  mentions.masked(text, w0, w1, slots)))
+                                  mentions.masked(text, w0, w1, slots), sent_refs))
     return out
 
 
@@ -134,8 +202,8 @@ def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: S
     orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
     orgs |= {norm_name(a.object.name) for a in rule_claims
              if a.object is not None and a.object.kind == "organisation"}
-    cands = candidates(transcript, known_people, orgs)
-    readings = classify([fill(c.masked) for c in cands], embed=embed)
+    cands = candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people))
+    readings = classify([mentions.fluent(fill(c.masked)) for c in cands], embed=embed)
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
     by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings)}
     kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
@@ -242,6 +310,10 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             subject, obj = me, _person(people[0])
         elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
             subject, obj = _person(people[0]), _person(people[1])
+        elif first and not people and _resolved(c, "person", _HE_SHE + ("we", "us")):
+            # "She and I were on the same pod at Medtronic", "We were on the same team at Telenor":
+            # the one person the pronoun points back to (mentions stage), never a guess
+            subject, obj = me, Mention(name=_resolved(c, "person", _HE_SHE + ("we", "us")) or "", kind="person")
         elif me is not None and not people and _WE.search(window):
             # "Raj! ... we were on the same squad at Amazon": the one person named just before
             # (offline_rules' resolution of "we": this turn, else the meeting's other person)
@@ -257,8 +329,11 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
                  else None, dr=dr, valid_from=dr.start if dr else None,
                  valid_to=(dr.end if dr and relation == "worked_with" else None), confidence=conf, quote_span=span)
     elif relation in ("works_at", "left", "has_title"):
+        pointed = _resolved(c, "person", _HE_SHE)
         if len(people) == 1 and not (first and _I_AM.search(window)):
             subject = _person(people[0])  # ("I'm the account executive ..., and this is Leo": whose title?)
+        elif not people and pointed and not (first and _I_AM.search(window)):
+            subject = Mention(name=pointed, kind="person")  # "She's at Equinor, I think": the one named before
         elif not people and first and not third:
             subject = me  # "I heard she's left Deloitte" is about her, not the speaker
         elif stance == "reported" and len(people) == 2:
@@ -268,6 +343,9 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
         if subject is None:
             return []
         title = find_title(c.text, c.w0, c.w1, c.slots)
+        if not orgs and (their := _resolved(c, "organisation", _THEY)):
+            # "they've hired X as their COO", "he starts there in May": the organisation named before
+            orgs = [mentions.Slot(c.w1, c.w1, their, "organisation")]
         if relation == "works_at" and stance == "ended":
             relation = "left"
         if relation == "has_title" and orgs:
@@ -275,8 +353,12 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
         if relation == "has_title":
             # A title without an organisation is the title lexicon's (offline_roles, offline_people:
             # recall 0.89 on the dev set); read here it added titles said in passing ("I will be the
-            # secretary") more than it found.
-            return []
+            # secretary") more than it found. The one kept: a title the speaker gives themself, "I'm
+            # (the) TITLE", said as a fact of now (not "I will be", not "I was").
+            if not (subject.is_speaker and title and _SELF_TITLE.search(mentions.fluent(window))) or _covered(
+                    rules, c, "has_title", subject, None):
+                return []
+            ctx.emit("has_title", subject, c.w0, c.w1, literal=title, confidence=conf, quote_span=span)
         else:
             if len({norm_name(o.name) for o in orgs}) != 1:
                 return []

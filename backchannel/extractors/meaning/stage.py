@@ -49,8 +49,10 @@ ENDED_RULE_CLAIM_MIN = 0.9
 _WINDOW = 320  # characters of a long sentence kept around its mentions
 
 _PROMISE_CUE = re.compile(
-    r"\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
-    r"|\s+promise\s+to)\s+|\b[Ll]et\s+me\s+")
+    r"\b[Ww]hat\s+I\s*(?:['’]ll|\s+will|\s+can|\s+propose\s+to|['’]m\s+going\s+to|\s+am\s+going\s+to)\s+do\b"
+    r"(?:\s*,[^,.;?!]{1,30},)?\s*(?:is|,)\s+(?:to\s+)?"  # a frame: "what I'll do, Chair, is write ..."
+    r"|\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
+    r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to)\s+|\b[Ll]et\s+me\s+")
 # Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
 _UNSURE = re.compile(r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
                      r"|want|hope)\b|\?", re.I)
@@ -110,8 +112,8 @@ _THERE_PLACE = re.compile(r"\b(?:there\s+(?:is|are|was|were|['’]s|will|would|m
 _RECENT = 2  # turns before this one whose mentions a pronoun may point back to
 
 
-def pronoun_refs(transcript: Transcript, known_people: frozenset[str]) -> dict[tuple[int, int], list[PronounRef]]:
-    """{(utterance, sentence start): the resolved pronouns of that sentence}: he/she/him/her to the one
+def pronoun_refs(transcript: Transcript, known_people: frozenset[str]) -> dict[int, list[PronounRef]]:
+    """{utterance: its resolved pronouns}: he/she/him/her to the one
     person named before (extractors/mentions.resolve_pronoun: never the speaker, never either person
     of a two-person meeting, left open when two fit), they/their/its/there to the one organisation
     named before, we/us to the speaker's one partner. Only resolved pronouns are kept."""
@@ -121,7 +123,7 @@ def pronoun_refs(transcript: Transcript, known_people: frozenset[str]) -> dict[t
     for sm in found:
         by_utt.setdefault(sm.utterance_idx, []).append(sm)
     turns: list[list[EntityMention]] = []
-    out: dict[tuple[int, int], list[PronounRef]] = {}
+    out: dict[int, list[PronounRef]] = {}
     for u in transcript.utterances:
         recent = [m for t in turns[-_RECENT:] for m in t]
         this_turn: list[EntityMention] = []
@@ -136,7 +138,7 @@ def pronoun_refs(transcript: Transcript, known_people: frozenset[str]) -> dict[t
                                       people=people, start=pm.start())
                 if ref.refers_to is not None:
                     refs.append(ref)
-            out[(u.idx, sm.start)] = refs
+            out.setdefault(u.idx, []).extend(refs)
             this_turn.extend(sm.mentions)
         turns.append(this_turn)
     return out
@@ -154,7 +156,7 @@ _THEY = ("they", "their", "them", "its", "there")
 
 
 def candidates(transcript: Transcript, known_people: frozenset[str], organisations: set[str],
-               refs: dict[tuple[int, int], list[PronounRef]] | None = None) -> list[_Candidate]:
+               refs: dict[int, list[PronounRef]] | None = None) -> list[_Candidate]:
     """The English sentences worth reading for a relation or a promise."""
     out: list[_Candidate] = []
     refs = refs or {}
@@ -163,7 +165,7 @@ def candidates(transcript: Transcript, known_people: frozenset[str], organisatio
         text = u.text
         if not text or len(text) < 8:
             continue
-        for s0, s1 in sentences(text):
+        for s0, s1 in _clauses(text):
             sent = text[s0:s1]
             if is_japanese(sent) or looks_french(sent):
                 continue
@@ -175,7 +177,7 @@ def candidates(transcript: Transcript, known_people: frozenset[str], organisatio
             promise = (first and _PROMISE_CUE.search(sent) is not None) or (
                 bool(people) and _OTHER_PROMISE.search(sent) is not None)
             titled = any(w.lower().strip(",.") in TITLE_HEADS for w in sent.split())
-            sent_refs = tuple(refs.get((u.idx, s0), ()))
+            sent_refs = tuple(r for r in refs.get(u.idx, ()) if s0 <= r.start < s1)
             # a person or an organisation said by a pronoun counts as named ("She's at Equinor", "they've
             # hired X as their COO"); a title said of oneself too ("I'm the interim head of finance")
             people_too = bool(people) or any(r.kind == "person" and r.pronoun.lower() in _HE_SHE + ("we", "us")
@@ -193,6 +195,21 @@ def candidates(transcript: Transcript, known_people: frozenset[str], organisatio
                 slots = [s for s in slots if w0 <= s.start and s.end <= w1]
             out.append(_Candidate(u.idx, u.speaker, text, s0, s1, w0, w1, slots,
                                   mentions.masked(text, w0, w1, slots), sent_refs))
+    return out
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    """The sentences of `text`, each cut at a semicolon: "X steps down; deputy Y named acting CEO" says
+    two things, and the head reads one relation per span."""
+    out = []
+    for s0, s1 in sentences(text):
+        start = s0
+        for m in re.finditer(r";\s*", text[s0:s1]):
+            if text[start:s0 + m.start()].strip():
+                out.append((start, s0 + m.start() + 1))
+            start = s0 + m.end()
+        if text[start:s1].strip():
+            out.append((start, s1))
     return out
 
 
@@ -441,24 +458,32 @@ def _clean_title(surface: str) -> bool:
 
 
 def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
-    m = _PROMISE_CUE.search(c.text, c.w0, c.w1)
     subject: Mention | None = me
-    if m is None or me is None:
-        m = _OTHER_PROMISE.search(c.text, c.w0, c.w1)
-        if m is None:
+    cues = list(_PROMISE_CUE.finditer(c.text, c.w0, c.w1)) if me is not None else []
+    if not cues:
+        other = _OTHER_PROMISE.search(c.text, c.w0, c.w1)
+        if other is None:
             return
-        subject = ctx.person(m.group("who"))
+        cues, subject = [other], ctx.person(other.group("who"))
     if subject is None or _covered(rules, c, "committed_to", subject, None):
         return
     if _UNSURE.search(c.text, c.w0, c.w1):
         return
+    # a false start names no deliverable ("I'll, um, let me — I'll get the form back to you"): the
+    # first cue that is followed by one is the promise
+    for m in cues:
+        if _promise_at(ctx, c, m, subject, conf):
+            return
+
+
+def _promise_at(ctx: Ctx, c: _Candidate, m: re.Match, subject: Mention, conf: float) -> bool:
     soft = _SOFT.match(c.text, m.end())
     start = soft.end() if soft else m.end()
     v = _VERB.match(c.text, start)
     if v is None or v.group("verb") in _NOT_DELIVERABLE:
-        return
+        return False
     if v.group("verb") in _EVERYDAY and not any(start <= d[0] < c.w1 for d in ctx.dates()):
-        return  # "I'll review the figures": an everyday verb promises something only with a due date
+        return False  # "I'll review the figures": an everyday verb promises something only with a due date
     stop = _PROMISE_END.search(c.text, v.end(), c.w1)
     end = stop.start() if stop else c.w1
     dates = [d for d in ctx.dates() if start <= d[0] < end]
@@ -468,10 +493,10 @@ def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Se
     while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
         words.pop()
     if _COURTESY.search(" ".join(words)):
-        return  # "I'll send her my love": a courtesy, not a deliverable
+        return False  # "I'll send her my love": a courtesy, not a deliverable
     if len(words) < 2 or all(w.lower() in _EMPTY_OBJECT for w in words[1:]) or (
             words[0].lower() == "have" and words[1].lower() in ("a", "to")):
-        return  # "do that", "have a go": no deliverable named
+        return False  # "do that", "have a go": no deliverable named
     literal = " ".join(words)
     dr = ctx.date_for(m.start(), c.w1)
     modality = "commitment"
@@ -479,3 +504,4 @@ def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Se
              modality=modality, confidence=conf, quote_span=_quote(c))
     if not subject.is_speaker:
         ctx.out[-1] = replace(ctx.out[-1], trust_reasons=("second_hand",))
+    return True

@@ -101,8 +101,10 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
             break
         pos = m.end()
         raw = m.group(0)
-        key = norm_name(raw)
         start = m.start()
+        if raw[:3].lower() == "ex-" and len(raw) > 4:  # "Ex-Goldman banker": the organisation is Goldman
+            raw, start = raw[3:], start + 3
+        key = norm_name(raw)
         before = _ORG_BEFORE.search(text, max(0, start - 24), start)
         if raw.lower() in TITLE_HEADS:
             continue

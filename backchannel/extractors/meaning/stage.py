@@ -85,6 +85,10 @@ _SELF_TITLE = re.compile(r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]v
                          r"|actually|still|really|the|a|an|our|their|your|to|as|well|kind\s+of|sort\s+of)[\s,]+)*"
                          r"(?!(?:going|gonna|not|never|leaving|off|out|in|at|on|from|with|here|there|sure|afraid|happy"
                          r"|glad|sorry)\b)[a-z]", re.I)
+# Before an organisation: it is a former employer ("Ex-Goldman banker", "former Airbus engineer", "formerly of IBM
+# Research", "he is ex-Reliance").
+_FORMER_BEFORE = re.compile(r"(?:\b(?:ex-|former(?:ly)?\s+(?:of\s+|at\s+|with\s+)?(?:the\s+)?|previously\s+(?:of|at|with)\s+"
+                            r"(?:the\s+)?|late\s+of\s+(?:the\s+)?))$", re.I)
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
 _VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
@@ -101,6 +105,7 @@ class _Candidate:
     slots: list[mentions.Slot]
     masked: str
     refs: tuple[PronounRef, ...] = ()  # the pronouns of the window resolved by the mentions stage
+    part: bool = False  # one clause of a sentence that is also read whole
 
 
 # Pronouns the stage resolves, and the one it resolves them as ("there", "its": the organisation
@@ -195,7 +200,40 @@ def candidates(transcript: Transcript, known_people: frozenset[str], organisatio
                 slots = [s for s in slots if w0 <= s.start and s.end <= w1]
             out.append(_Candidate(u.idx, u.speaker, text, s0, s1, w0, w1, slots,
                                   mentions.masked(text, w0, w1, slots), sent_refs))
+            if w0 == s0 and w1 == s1 and not sent.rstrip().endswith("?"):
+                for a, b in _parts(text, s0, s1, orgs):
+                    part_slots = [x for x in slots if a <= x.start and x.end <= b]
+                    out.append(_Candidate(u.idx, u.speaker, text, a, b, a, b, part_slots,
+                                          mentions.masked(text, a, b, part_slots),
+                                          tuple(r for r in sent_refs if a <= r.start < b), part=True))
     return out
+
+
+# Where one clause ends and the next begins, between two organisations of a sentence: "he's left
+# Telefónica, he's at Cellnex now", "I was at Natura before, and then Itaú hired her", "... at Telenor,
+# before he moved to Schibsted", "Ajay is in Deloitte — sorry, he is in EY".
+_CUT = re.compile(r",?\s*\b(?:and\s+then|and\s+now|then|before|earlier|after\s+that|but)\b\s*,?\s*"
+                  r"|\s+[—–-]\s+|,\s+(?=(?:he|she|they|I|we)(?:['’]\w+)?\b)")
+
+
+def _parts(text: str, s0: int, s1: int, orgs: Sequence[mentions.Slot]) -> list[tuple[int, int]]:
+    """A sentence naming two organisations or more, cut into its clauses (one organisation or more
+    each), so the head reads each relation where it is said; [] when it does not cut."""
+    if len({norm_name(o.name) for o in orgs}) < 2:
+        return []
+    cuts = []
+    for x, y in zip(orgs, orgs[1:]):
+        found = list(_CUT.finditer(text, x.end, y.start))
+        if found:
+            cuts.append((found[-1].start(), found[-1].end()))
+    if not cuts:
+        return []
+    out, start = [], s0
+    for a, b in cuts:
+        out.append((start, a))
+        start = b
+    out.append((start, s1))
+    return [(a, b) for a, b in out if text[a:b].strip()]
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
@@ -222,7 +260,7 @@ def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: S
     cands = candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people))
     readings = classify([mentions.fluent(fill(c.masked)) for c in cands], embed=embed)
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
-    by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings)}
+    by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings) if not c.part}
     kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
     new: list[ExtractedAssertion] = []
     for c, r in zip(cands, readings):
@@ -377,8 +415,19 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
                 return []
             ctx.emit("has_title", subject, c.w0, c.w1, literal=title, confidence=conf, quote_span=span)
         else:
+            former = [o for o in orgs if _FORMER_BEFORE.search(c.text, max(c.w0, o.start - 24), o.start)]
+            if former and len({norm_name(o.name) for o in orgs if o not in former}) == 1:
+                # "Ex-HSBC executive Femi Adebayo joins Ravelin Credit", "formerly of IBM Research": the
+                # employer said as former is left; the one left over is where the sentence puts them
+                for o in former:
+                    left = Mention(name=o.name, kind="organisation")
+                    if not _covered(rules, c, "left", subject, left):
+                        ctx.emit("left", subject, c.w0, c.w1, obj=left, confidence=conf, quote_span=span)
+                orgs = [o for o in orgs if o not in former]
+                if relation == "left":
+                    relation = "works_at"
             if len({norm_name(o.name) for o in orgs}) != 1:
-                return []
+                return [_with_stance(a, stance, anchor) if stance != "asserted" else a for a in out]
             org = Mention(name=orgs[0].name, kind="organisation")
             if title is None and _BARE_AT.search(c.text, max(c.w0, orgs[0].start - 16), orgs[0].start):
                 return []  # "Elena is at Gatwick": where someone stands, not whom they work for

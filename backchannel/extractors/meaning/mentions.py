@@ -10,6 +10,7 @@ Slots are what the embedding model reads instead of the names (slots.FILLERS).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from backchannel.extractors.offline_names import (
@@ -38,6 +39,7 @@ _ORG_AFTER = re.compile(r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CT
                         r"|poached))\b"
                         r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
                         r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z]))")
+_FORMER_LEAD = re.compile(r"(?:[Ee]x-|[Ff]ormer(?:ly)?\s+)")
 _PORTFOLIO_BEFORE = re.compile(r"\b(?:minister|secretary|department|ministry|director|head|chair|committee|office"
                                r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
 FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
@@ -53,7 +55,7 @@ class Slot:
 
 
 def _org_at(text: str, start: int, s1: int) -> str | None:
-    m = ORG_RX.match(text, start, s1)
+    m = ORG_RX.match(text[start:s1])  # the slice: "Ex-Siemens" is read from "Siemens" on
     if m is None or m.group(0).lower().strip(".,") in TITLE_HEADS:
         return None  # "CTO" is a title, not an organisation
     return org_name(m.group(0))
@@ -100,19 +102,24 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
         if m is None:
             break
         pos = m.end()
-        raw = m.group(0)
-        start = m.start()
-        if raw[:3].lower() == "ex-" and len(raw) > 4:  # "Ex-Goldman banker": the organisation is Goldman
-            raw, start = raw[3:], start + 3
+        raw, start, stop = m.group(0), m.start(), s1
+        lead = _FORMER_LEAD.match(raw)
+        if lead and lead.end() < len(raw) - 1:  # "Ex-Goldman banker", "Former Unilever CFO": the name follows
+            raw, start = raw[lead.end():], start + lead.end()
+        # "Former Unilever CFO Dana Whitt" is one capitalised run: an organisation, a title, a person
+        cut = next((w for w in re.finditer(r"\S+", raw) if w.start() > 0 and w.group(0).lower() in TITLE_HEADS), None)
+        if cut is not None:
+            raw, pos = raw[:cut.start()].rstrip(), start + cut.end()
+            stop = start + len(raw)
         key = norm_name(raw)
         before = _ORG_BEFORE.search(text, max(0, start - 24), start)
         if raw.lower() in TITLE_HEADS:
             continue
         if key not in known_people and (before or key in organisations or looks_like_org(raw)
-                                        or _ORG_AFTER.match(text[m.end():m.end() + 30])):
-            org = _org_at(text, start, s1)
+                                        or _ORG_AFTER.match(text[start + len(raw):start + len(raw) + 30])):
+            org = _org_at(text, start, stop)
             if org and len(org) > 2 and org.lower() not in STOP:
-                end = start + len(org) if text.startswith(org, start) else m.end()
+                end = start + len(org) if text.startswith(org, start) else start + len(raw)
                 slots.append(Slot(start, end, org, "organisation"))
                 pos = max(pos, end)
             continue
@@ -146,19 +153,41 @@ def _one_name_per_person(slots: list[Slot]) -> list[Slot]:
     return out
 
 
-def masked(text: str, s0: int, s1: int, slots: list[Slot]) -> str:
-    """text[s0:s1] with each slot written as the head reads it: people {P}, {P2}, ...; organisations {O}."""
+def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Slot] = ()) -> str:
+    """text[s0:s1] with each slot written as the head reads it: people {P}, {P2}, ...; organisations {O}.
+
+    `pronouns` are resolved pronouns (their span, the name they stand for, its kind): a subject
+    pronoun is written as the slot of its person ("She's head of data at {O}" reads "{P} is head of
+    data at {O}"), "they" as {O} and "their"/"its" as "{O}'s", the way the bank writes them."""
     out, pos, people = [], s0, {}
-    for sl in slots:
+    spans = sorted([*slots, *(p for p in pronouns if s0 <= p.start and p.end <= s1
+                              and not any(x.start < p.end and p.start < x.end for x in slots))],
+                   key=lambda x: x.start)
+    for sl in spans:
+        if sl.start < pos:
+            continue
         out.append(text[pos:sl.start])
+        said = text[sl.start:sl.end].lower()
         if sl.kind == "organisation":
-            out.append("{O}")
+            out.append("{O}'s" if said in ("their", "its") else "{O}")
+            if said == "they" and (have := re.match(r"['’](ve|re|ll|d)\b", text[sl.end:sl.end + 3])):
+                out.append({"ve": " have", "re": " are", "ll": " will", "d": " had"}[have.group(1)])
+                pos = sl.end + have.end()
+                continue
         else:
             n = people.setdefault(norm_name(sl.name), len(people))
             out.append("{P}" if n == 0 else "{P2}")
         pos = sl.end
+        if sl in pronouns and sl.kind == "person":
+            verb = _CONTRACTION.match(text, pos)
+            if verb:  # "she's left": "{P} has left"; "he's head of": "{P} is head of"
+                out.append(" has " if verb.group(1) else " is ")
+                pos = verb.end()
     out.append(text[pos:s1])
     return "".join(out)
+
+
+_CONTRACTION = re.compile(r"['’]s\s+(?:(?=(been|got|left|joined|moved|gone|done|had|taken|worked|quit|started)\b))?")
 
 
 _FILLER = re.compile(r"(?:[,\s]*)\b(?:u+h+|u+m+|uhm|erm|er|ah)\b(?:\s*,)?", re.I)

@@ -157,6 +157,13 @@ def _resolved(c: "_Candidate", kind: str, words: tuple[str, ...]) -> str | None:
 
 
 _HE_SHE = ("he", "she", "him", "her")
+# Pronouns written as their slot for the head ("her" is left: it may be "her team", no person slot).
+_WRITTEN = frozenset({"he", "she", "him", "they", "their", "its"})
+
+
+def _as_slots(refs: Sequence[PronounRef]) -> list[mentions.Slot]:
+    return [mentions.Slot(r.start, r.end, r.refers_to, r.kind) for r in refs
+            if r.refers_to and r.kind in ("person", "organisation") and r.pronoun.lower() in _WRITTEN]
 _THEY = ("they", "their", "them", "its", "there")
 
 
@@ -199,12 +206,12 @@ def candidates(transcript: Transcript, known_people: frozenset[str], organisatio
                 w0 = text.rfind(" ", s0, w0) + 1 if w0 > s0 else s0
                 slots = [s for s in slots if w0 <= s.start and s.end <= w1]
             out.append(_Candidate(u.idx, u.speaker, text, s0, s1, w0, w1, slots,
-                                  mentions.masked(text, w0, w1, slots), sent_refs))
+                                  mentions.masked(text, w0, w1, slots, _as_slots(sent_refs)), sent_refs))
             if w0 == s0 and w1 == s1 and not sent.rstrip().endswith("?"):
                 for a, b in _parts(text, s0, s1, orgs):
                     part_slots = [x for x in slots if a <= x.start and x.end <= b]
                     out.append(_Candidate(u.idx, u.speaker, text, a, b, a, b, part_slots,
-                                          mentions.masked(text, a, b, part_slots),
+                                          mentions.masked(text, a, b, part_slots, _as_slots(sent_refs)),
                                           tuple(r for r in sent_refs if a <= r.start < b), part=True))
     return out
 
@@ -365,10 +372,11 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             subject, obj = me, _person(people[0])
         elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
             subject, obj = _person(people[0]), _person(people[1])
-        elif first and not people and _resolved(c, "person", _HE_SHE + ("we", "us")):
+        elif me is not None and not people and (partner := _resolved(c, "person", ("we", "us") + (
+                _HE_SHE if first else ()))):
             # "She and I were on the same pod at Medtronic", "We were on the same team at Telenor":
             # the one person the pronoun points back to (mentions stage), never a guess
-            subject, obj = me, Mention(name=_resolved(c, "person", _HE_SHE + ("we", "us")) or "", kind="person")
+            subject, obj = me, Mention(name=partner, kind="person")
         elif me is not None and not people and _WE.search(window):
             # "Raj! ... we were on the same squad at Amazon": the one person named just before
             # (offline_rules' resolution of "we": this turn, else the meeting's other person)

@@ -93,6 +93,10 @@ _SELF_TITLE = re.compile(r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]v
 # Research", "he is ex-Reliance").
 _FORMER_BEFORE = re.compile(r"(?:\b(?:ex-|former(?:ly)?\s+(?:of\s+|at\s+|with\s+)?(?:the\s+)?|previously\s+(?:of|at|with)\s+"
                             r"(?:the\s+)?|late\s+of\s+(?:the\s+)?))$", re.I)
+# Words of a tie that goes on, and of a departure still to come: the head reads both as "left".
+_STILL = re.compile(r"\b(?:still|remains?|remained|stays?|stayed|staying)\b", re.I)
+_WILL_LEAVE = re.compile(r"\b(?:will|['’]ll|shall|is\s+(?:going|set|due|expected|poised|about)\s+to|plans?\s+to"
+                         r"|intends?\s+to)\s+(?:\w+\s+)?(?:leave|depart|retire|step\s+down|quit|exit|resign|move)\b", re.I)
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
 _VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
@@ -415,6 +419,10 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             orgs = [mentions.Slot(c.w1, c.w1, their, "organisation")]
         if relation == "works_at" and stance == "ended":
             relation = "left"
+        if relation == "left" and _STILL.search(window):
+            relation = "works_at"  # "I'm still at Scania", "He remains at Rabobank": no one left
+        if relation == "left" and _WILL_LEAVE.search(window):
+            return []  # "X will depart in April": not yet a fact (the news reader's "steps down" is)
         if relation == "has_title" and orgs:
             relation = "works_at"
         if relation == "has_title":

@@ -137,6 +137,13 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
     return _one_name_per_person(slots)
 
 
+def same_person(a: str, b: str) -> bool:
+    """'Marc' and 'Marc Dupont' (one is the other's first words), or the same name."""
+    ta, tb = norm_name(a).split(), norm_name(b).split()
+    n = min(len(ta), len(tb))
+    return bool(n) and ta[:n] == tb[:n]
+
+
 def _one_name_per_person(slots: list[Slot]) -> list[Slot]:
     """A first name beside the full name it starts ("Sunniva, uh, Sunniva Dahl", "Oskar Berg sat
     opposite me ..., Oskar, tall guy") is the same person: the slot takes the full name, so the head
@@ -175,7 +182,8 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
                 pos = sl.end + have.end()
                 continue
         else:
-            n = people.setdefault(norm_name(sl.name), len(people))
+            key = next((k for k in people if same_person(k, sl.name)), norm_name(sl.name))
+            n = people.setdefault(key, len(people))
             out.append("{P}" if n == 0 else "{P2}")
         pos = sl.end
         if sl in pronouns and sl.kind == "person":
@@ -187,7 +195,7 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
     return "".join(out)
 
 
-_CONTRACTION = re.compile(r"['’]s\s+(?:(?=(been|got|left|joined|moved|gone|done|had|taken|worked|quit|started)\b))?")
+_CONTRACTION = re.compile(r"['’]s[\s,]+(?:(?=(been|got|left|joined|moved|gone|done|had|taken|worked|quit|started)\b))?")
 
 
 _FILLER = re.compile(r"(?:[,\s]*)\b(?:u+h+|u+m+|uhm|erm|er|ah)\b(?:\s*,)?", re.I)

@@ -125,7 +125,8 @@ _THERE_PLACE = re.compile(r"\b(?:there\s+(?:is|are|was|were|['’]s|will|would|m
 _RECENT = 2  # turns before this one whose mentions a pronoun may point back to
 
 
-def pronoun_refs(transcript: Transcript, known_people: frozenset[str]) -> dict[int, list[PronounRef]]:
+def pronoun_refs(transcript: Transcript, known_people: frozenset[str],
+                 organisations: set[str] | None = None) -> dict[int, list[PronounRef]]:
     """{utterance: its resolved pronouns}: he/she/him/her to the one
     person named before (extractors/mentions.resolve_pronoun: never the speaker, never either person
     of a two-person meeting, left open when two fit), they/their/its/there to the one organisation
@@ -149,6 +150,11 @@ def pronoun_refs(transcript: Transcript, known_people: frozenset[str]) -> dict[i
                 before = [m for m in (*this_turn, *sm.mentions) if m.end <= pm.start()]
                 ref = resolve_pronoun(_AS_THEY.get(word, word), speaker=u.speaker, before=before, recent=recent,
                                       people=people, start=pm.start())
+                if (ref.refers_to is None and len(ref.candidates) == 1 and organisations
+                        and norm_name(ref.candidates[0]) in organisations):
+                    # "Any movement at Redrow?" - "They've taken on ...": one word after "at" is no sure
+                    # organisation to the mentions stage, but this meeting uses it as one (organisations_of)
+                    ref = replace(ref, refers_to=ref.candidates[0], kind="organisation")
                 if ref.refers_to is not None:
                     refs.append(ref)
             out.setdefault(u.idx, []).extend(refs)
@@ -169,9 +175,13 @@ _HE_SHE = ("he", "she", "him", "her")
 _WRITTEN = frozenset({"he", "she", "him", "they", "their", "its"})
 
 
-def _as_slots(refs: Sequence[PronounRef]) -> list[mentions.Slot]:
+def _as_slots(refs: Sequence[PronounRef], slots: Sequence[mentions.Slot] = ()) -> list[mentions.Slot]:
+    """The pronouns written as slots for the head; not one whose person is named in the same window
+    ("You should meet Ravinder Gill, he's the bloke who ...": the apposition already reads right)."""
+    named = {norm_name(x.name) for x in slots}
     return [mentions.Slot(r.start, r.end, r.refers_to, r.kind) for r in refs
-            if r.refers_to and r.kind in ("person", "organisation") and r.pronoun.lower() in _WRITTEN]
+            if r.refers_to and r.kind in ("person", "organisation") and r.pronoun.lower() in _WRITTEN
+            and not (r.kind == "person" and any(mentions.same_person(r.refers_to, n) for n in named))]
 _THEY = ("they", "their", "them", "its", "there")
 
 
@@ -214,12 +224,12 @@ def candidates(transcript: Transcript, known_people: frozenset[str], organisatio
                 w0 = text.rfind(" ", s0, w0) + 1 if w0 > s0 else s0
                 slots = [s for s in slots if w0 <= s.start and s.end <= w1]
             out.append(_Candidate(u.idx, u.speaker, text, s0, s1, w0, w1, slots,
-                                  mentions.masked(text, w0, w1, slots, _as_slots(sent_refs)), sent_refs))
+                                  mentions.masked(text, w0, w1, slots, _as_slots(sent_refs, slots)), sent_refs))
             if w0 == s0 and w1 == s1 and not sent.rstrip().endswith("?"):
                 for a, b in _parts(text, s0, s1, orgs):
                     part_slots = [x for x in slots if a <= x.start and x.end <= b]
                     out.append(_Candidate(u.idx, u.speaker, text, a, b, a, b, part_slots,
-                                          mentions.masked(text, a, b, part_slots, _as_slots(sent_refs)),
+                                          mentions.masked(text, a, b, part_slots, _as_slots(sent_refs, part_slots)),
                                           tuple(r for r in sent_refs if a <= r.start < b), part=True))
     return out
 
@@ -272,7 +282,7 @@ def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: S
     orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
     orgs |= {norm_name(a.object.name) for a in rule_claims
              if a.object is not None and a.object.kind == "organisation"}
-    cands = candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people))
+    cands = candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people, orgs))
     readings = classify([mentions.fluent(fill(c.masked)) for c in cands], embed=embed)
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
     by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings) if not c.part}

@@ -36,7 +36,7 @@ _ORG_BEFORE = re.compile(
 # Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
 _ORG_AFTER = re.compile(r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
                         r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
-                        r"|poached))\b"
+                        r"|poached)|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
                         r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
                         r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z]))")
 _FORMER_LEAD = re.compile(r"(?:[Ee]x-|[Ff]ormer(?:ly)?\s+)")
@@ -79,21 +79,26 @@ def organisations_of(texts: list[str]) -> set[str]:
 
 
 
-def first_names(texts: list[str], organisations: set[str] | None = None) -> set[str]:
-    """Normalised first words of the full names the meeting says ("Priya" after "Priya Raman"):
-    the one-word names that surely are people (a lone "Seattle", "Wales" or "Matlab" is not)."""
-    out: set[str] = set()
+def first_names(texts: list[str], organisations: set[str] | None = None) -> dict[str, str | None]:
+    """{normalised first or last word of a full name the meeting says: that full name} ("Priya" and
+    "Raman" after "Priya Raman"; None when two full names share it): the one-word names that surely
+    are people (a lone "Seattle", "Wales" or "Matlab" is not), and whom they name."""
+    out: dict[str, str | None] = {}
     for text in texts:
         for m in NAME_RX.finditer(text):
             name = person_name(m.group(0))
             if name and len(name.split()) > 1 and not looks_like_org(name) and norm_name(name) not in (
                     organisations or ()):
-                out.add(norm_name(name.split()[0]))
+                for word in {norm_name(name.split()[0]), norm_name(name.split()[-1])}:
+                    if out.get(word, name) is not None and norm_name(out.get(word, name)) != norm_name(name):
+                        out[word] = None  # two people share it: it names neither for sure
+                    elif word not in out:
+                        out[word] = name
     return out
 
 
 def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisations: set[str],
-         speaker: str | None, names: set[str] | None = None) -> list[Slot]:
+         speaker: str | None, names: dict[str, str | None] | None = None) -> list[Slot]:
     """The people and organisations named in text[s0:s1], in order (the speaker's own name left out)."""
     slots: list[Slot] = []
     pos = s0
@@ -133,7 +138,8 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
             continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
         # "So Sophie Martin": person_name drops the opener; the slot covers the name only
         off = raw.find(name.split()[0])
-        slots.append(Slot(start + max(0, off), start + max(0, off) + len(name), name, "person"))
+        full = (names or {}).get(norm_name(name)) if one_word and norm_name(name) not in known_people else None
+        slots.append(Slot(start + max(0, off), start + max(0, off) + len(name), full or name, "person"))
     return _one_name_per_person(slots)
 
 

@@ -91,12 +91,19 @@ _SELF_TITLE = re.compile(r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]v
                          r"|glad|sorry|\w+ing)\b)[a-z]", re.I)  # "I am asking the Minister": no title claimed
 # Before an organisation: it is a former employer ("Ex-Goldman banker", "former Airbus engineer", "formerly of IBM
 # Research", "he is ex-Reliance").
-_FORMER_BEFORE = re.compile(r"(?:\b(?:ex-|former(?:ly)?\s+(?:of\s+|at\s+|with\s+)?(?:the\s+)?|previously\s+(?:of|at|with)\s+"
+_FORMER_BEFORE = re.compile(r"(?:\b(?:ex-|former(?:ly)?\s+(?:of\s+|at\s+|with\s+)?(?:the\s+)?|previously\s+(?:been\s+)?(?:of|at|with)\s+"
                             r"(?:the\s+)?|late\s+of\s+(?:the\s+)?))$", re.I)
 # Words of a tie that goes on, and of a departure still to come: the head reads both as "left".
 _STILL = re.compile(r"\b(?:still|remains?|remained|stays?|stayed|staying)\b", re.I)
 _WILL_LEAVE = re.compile(r"\b(?:will|['’]ll|shall|is\s+(?:going|set|due|expected|poised|about)\s+to|plans?\s+to"
                          r"|intends?\s+to)\s+(?:\w+\s+)?(?:leave|depart|retire|step\s+down|quit|exit|resign|move)\b", re.I)
+# A former employer said in passing ("X, formerly of IBM Research, as provost"): the slots read it
+# (_FORMER_BEFORE); the head reads the sentence without it.
+_FORMER_APPOSITION = re.compile(r",\s*(?:formerly|previously|late)\s+(?:of|at|with)\s+(?:the\s+)?\{O\}\s*(?=,)")
+# A hiring verb after an organisation: the person after it is the one hired ("Oakridge Foods promotes
+# Leticia Ramos to CFO, succeeding Neil Barker").
+_HIRES = re.compile(r"\s+(?:has\s+)?(?:hires|hired|names|named|appoints|appointed|promotes|promoted|taps|tapped"
+                    r"|brings\s+in|brought\s+in|poaches|poached)\s+$")
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
 _VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
@@ -283,7 +290,7 @@ def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: S
     orgs |= {norm_name(a.object.name) for a in rule_claims
              if a.object is not None and a.object.kind == "organisation"}
     cands = candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people, orgs))
-    readings = classify([mentions.fluent(fill(c.masked)) for c in cands], embed=embed)
+    readings = classify([mentions.fluent(fill(_FORMER_APPOSITION.sub("", c.masked))) for c in cands], embed=embed)
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
     by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings) if not c.part}
     kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
@@ -411,7 +418,11 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
                  valid_to=(dr.end if dr and relation == "worked_with" else None), confidence=conf, quote_span=span)
     elif relation in ("works_at", "left", "has_title"):
         pointed = _resolved(c, "person", _HE_SHE)
-        if len(people) == 1 and not (first and _I_AM.search(window)):
+        hired = next((p for p in people if orgs and orgs[0].end <= p.start
+                      and _HIRES.search(c.text[orgs[0].end:p.start])), None)
+        if hired is not None and len(people) > 1:
+            subject = _person(hired)
+        elif len(people) == 1 and not (first and _I_AM.search(window)):
             subject = _person(people[0])  # ("I'm the account executive ..., and this is Leo": whose title?)
         elif not people and pointed and not (first and _I_AM.search(window)):
             subject = Mention(name=pointed, kind="person")  # "She's at Equinor, I think": the one named before

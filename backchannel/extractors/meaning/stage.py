@@ -104,6 +104,13 @@ _FORMER_APPOSITION = re.compile(r",\s*(?:formerly|previously|late)\s+(?:of|at|wi
 # Leticia Ramos to CFO, succeeding Neil Barker").
 _HIRES = re.compile(r"\s+(?:has\s+)?(?:hires|hired|names|named|appoints|appointed|promotes|promoted|taps|tapped"
                     r"|brings\s+in|brought\s+in|poaches|poached)\s+$")
+# A sentence in the form of a question: it opens (after an interjection) with an auxiliary, a wh-word
+# or "you ever"; "She's at Equinor, I think, something like that?" is a statement.
+_QUESTION = re.compile(r"(?:\s*(?:so|and|but|oh|um|uh|wait|well|hey|okay|ok|right|sorry)\b[\s,]*)*"
+                       r"(?:do|does|did|is|are|was|were|have|has|had|can|could|will|would|should|shall|may|might|am"
+                       r"|who|whom|what|where|when|why|how|which|whose|any|anyone|anybody|you\s+ever|ever|isn['’]t"
+                       r"|aren['’]t|didn['’]t|don['’]t|doesn['’]t|haven['’]t|hasn['’]t|won['’]t|wouldn['’]t|can['’]t)\b",
+                       re.I)
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
 _VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
@@ -296,8 +303,9 @@ def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: S
     kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
     new: list[ExtractedAssertion] = []
     for c, r in zip(cands, readings):
-        if c.text[c.s0:c.s1].rstrip().endswith("?"):
-            continue  # a question asserts nothing ("do you know X?"), whatever the head reads
+        if _QUESTION.match(c.text, c.s0) and c.text[c.s0:c.s1].rstrip().endswith("?"):
+            continue  # a question asserts nothing ("do you know X?"), whatever the head reads; a statement
+            # said with a rising voice ("I think she's the COO at Pellston now?") is a hedge the stance reads
         if r.relation == "none" or r.relation_p < _MIN.get(r.relation, RELATION_MIN):
             continue
         stance = r.stance if r.stance_p >= STANCE_MIN else "asserted"

@@ -117,3 +117,37 @@ def test_a_former_employer_is_left_and_the_other_is_the_employer():
     facts = _facts(t)
     assert ("Lotte Brandt", "works_at", "Fenwick Robotics") in facts
     assert ("Lotte Brandt", "left", "Siemens") in facts
+
+
+def test_still_at_is_no_departure_and_a_departure_to_come_is_not_yet_one():
+    t = _meeting(("Alex Moreau", "Did Bram ever leave Philips?"),
+                 ("Ines Duarte", "No, no. He's still at Philips, running the lighting unit."))
+    assert not [f for f in _facts(t) if f[1] == "left"]
+    t = _meeting((None, "Corvane Systems confirms finance chief Malik Osei will step down in June."))
+    assert not [f for f in _facts(t) if f[1] == "left"]
+
+
+def test_a_surname_alone_is_the_full_name_said_before():
+    text = "Brightline Robotics appoints Tove Lindgren as chief operating officer. Lindgren joins from Ericsson."
+    names = mentions.first_names([text])
+    assert names["lindgren"] == "Tove Lindgren" and names["tove"] == "Tove Lindgren"
+    s0 = text.index("Lindgren joins")
+    slots = mentions.find(text, s0, len(text), known_people=frozenset(), organisations={"ericsson"}, speaker=None,
+                          names=names)
+    assert [(s.name, s.kind) for s in slots] == [("Tove Lindgren", "person"), ("Ericsson", "organisation")]
+    # two people share the surname: it names neither
+    assert mentions.first_names(["Tove Lindgren met Erik Lindgren."])["lindgren"] is None
+
+
+def test_the_one_hired_is_the_person_after_the_hiring_verb():
+    t = _meeting((None, "Marlowe Foods promotes Ada Quist to chief financial officer, succeeding Piet Hols, who retires "
+                        "in May."))
+    assert ("Ada Quist", "works_at", "Marlowe Foods") in _facts(t)
+    assert ("Piet Hols", "works_at", "Marlowe Foods") not in _facts(t)
+
+
+def test_a_statement_said_with_a_question_mark_is_read_and_a_question_is_not():
+    assert stage._QUESTION.match("Do you know Marta Vidal at Iberdrola?")
+    assert stage._QUESTION.match("So, um, is she still at Iberdrola?")
+    assert not stage._QUESTION.match("I think she's the CFO at Iberdrola now?")
+    assert not stage._QUESTION.match("She's at Iberdrola, something like that?")

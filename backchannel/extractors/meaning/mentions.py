@@ -90,7 +90,8 @@ def first_names(texts: list[str], organisations: set[str] | None = None) -> dict
             if name and len(name.split()) > 1 and not looks_like_org(name) and norm_name(name) not in (
                     organisations or ()):
                 for word in {norm_name(name.split()[0]), norm_name(name.split()[-1])}:
-                    if out.get(word, name) is not None and norm_name(out.get(word, name)) != norm_name(name):
+                    had = out.get(word, name)
+                    if had is not None and norm_name(had) != norm_name(name):
                         out[word] = None  # two people share it: it names neither for sure
                     elif word not in out:
                         out[word] = name
@@ -172,7 +173,9 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
     `pronouns` are resolved pronouns (their span, the name they stand for, its kind): a subject
     pronoun is written as the slot of its person ("She's head of data at {O}" reads "{P} is head of
     data at {O}"), "they" as {O} and "their"/"its" as "{O}'s", the way the bank writes them."""
-    out, pos, people = [], s0, {}
+    out: list[str] = []
+    pos = s0
+    people: dict[str, int] = {}
     spans = sorted([*slots, *(p for p in pronouns if s0 <= p.start and p.end <= s1
                               and not any(x.start < p.end and p.start < x.end for x in slots))],
                    key=lambda x: x.start)

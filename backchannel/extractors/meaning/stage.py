@@ -177,7 +177,7 @@ def pronoun_refs(transcript: Transcript, known_people: frozenset[str],
     return out
 
 
-def _resolved(c: "_Candidate", kind: str, words: tuple[str, ...]) -> str | None:
+def _resolved(c: _Candidate, kind: str, words: tuple[str, ...]) -> str | None:
     """The one name the window's pronouns among `words` resolve to, of `kind`; None when none or two."""
     names = {norm_name(r.refers_to): r.refers_to for r in c.refs
              if r.kind == kind and r.refers_to and r.pronoun.lower() in words and c.w0 <= r.start < c.w1}

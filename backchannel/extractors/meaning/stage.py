@@ -410,8 +410,8 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             subject, obj = me, _person(people[0])
         elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
             subject, obj = _person(people[0]), _person(people[1])
-        elif me is not None and not people and (partner := _resolved(c, "person", ("we", "us") + (
-                _HE_SHE if first else ()))):
+        elif me is not None and not people and r.relation_p >= RELATION_MIN and (partner := _resolved(
+                c, "person", ("we", "us") + (_HE_SHE if first else ()))):
             # "She and I were on the same pod at Medtronic", "We were on the same team at Telenor":
             # the one person the pronoun points back to (mentions stage), never a guess
             subject, obj = me, Mention(name=partner, kind="person")
@@ -430,7 +430,8 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
                  else None, dr=dr, valid_from=dr.start if dr else None,
                  valid_to=(dr.end if dr and relation == "worked_with" else None), confidence=conf, quote_span=span)
     elif relation in ("works_at", "left", "has_title"):
-        pointed = _resolved(c, "person", _HE_SHE)
+        # a slot filled from a pronoun is an inference: it needs the general bar, whatever the relation's
+        pointed = _resolved(c, "person", _HE_SHE) if r.relation_p >= RELATION_MIN else None
         hired = next((p for p in people if orgs and orgs[0].end <= p.start
                       and _HIRES.search(c.text[orgs[0].end:p.start])), None)
         if hired is not None and len(people) > 1:
@@ -448,8 +449,10 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
         if subject is None:
             return []
         title = find_title(c.text, c.w0, c.w1, c.slots)
-        if not orgs and (their := _resolved(c, "organisation", _THEY)):
-            # "they've hired X as their COO", "he starts there in May": the organisation named before
+        if not orgs and not subject.is_speaker and r.relation_p >= RELATION_MIN and (
+                their := _resolved(c, "organisation", _THEY)):
+            # "they've hired X as their COO", "he starts there in May": the organisation named before (not
+            # the speaker's: "we've taken the step ... the skills that they need" is no employer of theirs)
             orgs = [mentions.Slot(c.w1, c.w1, their, "organisation")]
         if relation == "works_at" and stance == "ended":
             relation = "left"

@@ -415,7 +415,7 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             # "She and I were on the same pod at Medtronic", "We were on the same team at Telenor":
             # the one person the pronoun points back to (mentions stage), never a guess
             subject, obj = me, Mention(name=partner, kind="person")
-        elif me is not None and not people and _WE.search(window):
+        elif me is not None and not people and _WE.search(window) and r.relation_p >= RELATION_MIN:
             # "Raj! ... we were on the same squad at Amazon": the one person named just before
             # (offline_rules' resolution of "we": this turn, else the meeting's other person)
             subject, obj = me, we_partner(ctx, c.w0, c.w1)

@@ -151,3 +151,12 @@ def test_a_statement_said_with_a_question_mark_is_read_and_a_question_is_not():
     assert stage._QUESTION.match("So, um, is she still at Iberdrola?")
     assert not stage._QUESTION.match("I think she's the CFO at Iberdrola now?")
     assert not stage._QUESTION.match("She's at Iberdrola, something like that?")
+
+
+def test_a_possessive_pronoun_is_no_subject_and_used_to_is_past():
+    t = _meeting(("Alex Moreau", "How is Greta Holm these days?"),
+                 ("Ines Duarte", "Fine. Her cousin Bo still works at Ikea though."))
+    assert not [f for f in _facts(t) if f[0] == "Greta Holm" and f[2] == "Ikea"]
+    t = _meeting(("Ines Duarte", "Jonas Brandt used to be at Klarna, so he knows payments."), ("Alex Moreau", "Noted."))
+    facts = _facts(t)
+    assert ("Jonas Brandt", "works_at", "Klarna") not in facts

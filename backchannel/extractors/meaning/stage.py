@@ -98,6 +98,7 @@ _SELF_TITLE = re.compile(r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]v
 _FORMER_BEFORE = re.compile(r"(?:\b(?:ex-|former(?:ly)?\s+(?:of\s+|at\s+|with\s+)?(?:the\s+)?|previously\s+(?:been\s+)?(?:of|at|with)\s+"
                             r"(?:the\s+)?|late\s+of\s+(?:the\s+)?))$", re.I)
 # Words of a tie that goes on, and of a departure still to come: the head reads both as "left".
+_USED_TO = re.compile(r"\bused\s+to\s+(?:be|work)\b", re.I)
 _STILL = re.compile(r"\b(?:still|remains?|remained|stays?|stayed|staying)\b", re.I)
 _WILL_LEAVE = re.compile(r"\b(?:will|['’]ll|shall|is\s+(?:going|set|due|expected|poised|about)\s+to|plans?\s+to"
                          r"|intends?\s+to)\s+(?:\w+\s+)?(?:leave|depart|retire|step\s+down|quit|exit|resign|move)\b", re.I)
@@ -431,7 +432,8 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
                  valid_to=(dr.end if dr and relation == "worked_with" else None), confidence=conf, quote_span=span)
     elif relation in ("works_at", "left", "has_title"):
         # a slot filled from a pronoun is an inference: it needs the general bar, whatever the relation's
-        pointed = _resolved(c, "person", _HE_SHE) if r.relation_p >= RELATION_MIN else None
+        # (the subject pronoun only: "Her brother Felix still works at Microsoft" is not about her)
+        pointed = _resolved(c, "person", ("he", "she")) if r.relation_p >= RELATION_MIN else None
         hired = next((p for p in people if orgs and orgs[0].end <= p.start
                       and _HIRES.search(c.text[orgs[0].end:p.start])), None)
         if hired is not None and len(people) > 1:
@@ -456,6 +458,8 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             orgs = [mentions.Slot(c.w1, c.w1, their, "organisation")]
         if relation == "works_at" and stance == "ended":
             relation = "left"
+        if relation == "works_at" and _USED_TO.search(window):
+            relation = "left"  # "Daniel used to be at Stripe": a past employment, not a present one
         if relation == "left" and _STILL.search(window):
             relation = "works_at"  # "I'm still at Scania", "He remains at Rabobank": no one left
         if relation == "left" and _WILL_LEAVE.search(window):

@@ -127,7 +127,8 @@ def _model_draft(c: Candidate, names: dict[int, str], gateway: Any, run_id: str 
         {"role": "user", "content": prompt_text("draft_task.md").format(
             kind=c.kind, why=c.why or "-", people=people, evidence=evidence)},
     ]
-    done = gateway.complete("draft", messages, run_id=run_id, response_model=DraftAnswer)
+    done = gateway.complete("draft", messages, run_id=run_id, response_model=DraftAnswer,
+                            evidence_ids=[e.assertion_id for e in c.evidence[:MAX_EXCERPTS]])
     ans: DraftAnswer = done.parsed  # type: ignore[assignment]
     return Draft(c, ans.title, ans.body, ans.message, names, drafted_by=done.model)
 

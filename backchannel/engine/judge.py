@@ -263,7 +263,8 @@ def with_model(judgement: Judgement, *, gateway: Any, evidence: list[dict[str, A
     )
     try:
         reply = gateway.complete("judge", [{"role": "user", "content": prompt}], run_id=run_id,
-                                 response_model=ModelVerdict)
+                                 response_model=ModelVerdict,
+                                 evidence_ids=[int(e["assertion_id"]) for e in evidence if e.get("assertion_id")])
         verdict = reply.parsed if isinstance(reply.parsed, ModelVerdict) else ModelVerdict.model_validate_json(reply.text)
     except Exception as exc:  # noqa: BLE001 - any model failure means silence
         raise JudgeError(f"model judge failed: {type(exc).__name__}: {exc}") from None

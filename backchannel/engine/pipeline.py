@@ -38,8 +38,8 @@ from backchannel.core.timeutil import as_naive_utc, aware_now, parse_naive_utc
 from backchannel.engine import calibrate, gate, judge, judge_kinds, runs
 from backchannel.engine.runs import WakeRecord
 from backchannel.memory import calendar, edges, proposals, signals, sources
-from backchannel.memory.edges import EdgeStopped
 from backchannel.memory.calendar import upsert_events
+from backchannel.memory.edges import EdgeStopped
 from backchannel.memory.store import Store, utcnow
 
 logger = get_logger("pipeline")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,17 +44,17 @@ def over(edge: str, key: str, would: int, limit: int | None, unit: str) -> str |
     return f"{would} {unit} would cross; [edges.{edge}] {key} = {limit}"
 
 
-def outside(edge: str, names: Iterable[str], patterns: list[str] | None) -> str | None:
+def outside(edge: str, names: Iterable[str], patterns: Sequence[str] | None) -> str | None:
     """The reason a name is not in `[edges.EDGE] may_reach` (shell patterns), or None."""
     if patterns is None:
         return None
     for name in names:
         if not any(fnmatch.fnmatchcase(name, p) for p in patterns):
-            return f"{name} is not in [edges.{edge}] may_reach = {json.dumps(patterns)}"
+            return f"{name} is not in [edges.{edge}] may_reach = {json.dumps(list(patterns))}"
     return None
 
 
-def reachable(names: Iterable[str], patterns: list[str] | None) -> list[str]:
+def reachable(names: Iterable[str], patterns: Sequence[str] | None) -> list[str]:
     """The names `patterns` allows (all of them when there are none)."""
     return [n for n in names if patterns is None or any(fnmatch.fnmatchcase(n, p) for p in patterns)]
 

@@ -134,6 +134,13 @@ def test_a_wake_records_every_edge_and_trace_shows_the_table(home, ingested, scr
             t = _trace(store, s, paths, out.proposals[0])
             assert [e["edge"] for e in t["edges"]] == ["program", "judge", "draft", "delivery"]
             assert [e["edge"] for e in _trace(store, s, paths, out.run_id)["edges"]] == [r["edge"] for r in rows]
+            # A sweep judging several candidates: each judge call is its candidate's, none is another's.
+            from backchannel.engine.pipeline import run_wake_once
+
+            swept = run_wake_once(store, s, paths, {"kind": "manual", "key": "manual:e", "payload": {}})
+            judged = [r for r in edges.for_run(store, swept.run_id) if r["edge"] == "judge"]
+            assert len(judged) >= 2 and len({r["dedupe_key"] for r in judged}) == len(judged)
+            assert None not in {r["dedupe_key"] for r in judged}
         shown = _cli("trace", out.proposals[0])
         assert shown.returncode == 0, shown.stderr
         table = shown.stdout[shown.stdout.index("edges:"):]
@@ -301,3 +308,25 @@ def test_bad_edge_config_names_the_key_and_the_file(home, toml, says):
     with pytest.raises(ConfigError) as err:
         load_settings(paths)
     assert says in str(err.value) and str(paths.config_file) in str(err.value)
+
+
+def test_ask_records_its_edges_and_stops_at_a_limit(home, ingested, scripted):
+    from backchannel.ops import OpEnv, invoke
+
+    paths, s = _home(home, ingested)
+    question = "who can introduce me to the CIO of Acme?"
+    with Store.open(paths.db_file) as store:
+        env = OpEnv(store=store, settings=s, paths=paths)
+        ok = invoke(env, "ask", {"question": question})
+        assert ok["status"] == "done" and ok["candidates"]
+        rows = edges.for_run(store, ok["run_id"])
+        assert [r["edge"] for r in rows] == ["program"] + ["draft"] * len(ok["candidates"])
+        assert all(r["outcome"] == "ok" for r in rows) and rows[0]["spent"]["api_calls"] > 0
+        low = s.model_copy(update={"edges": s.edges.model_copy(update={
+            "program": s.edges.program.model_copy(update={"may_reach": ["me"]})})})
+        stopped = invoke(OpEnv(store=store, settings=low, paths=paths), "ask", {"question": question})
+        assert stopped["status"] == "failed" and stopped["candidates"] == []
+        assert "is not in [edges.program] may_reach" in stopped["why_nothing"]
+        run = store.query("SELECT status, reason FROM runs WHERE id = ?", [stopped["run_id"]])[0]
+        assert run["status"] == "failed" and "stopped at edge program" in run["reason"]
+        assert len(scripted.calls) == len(ok["candidates"])  # the stopped ask drafted nothing

@@ -243,11 +243,15 @@ def _render_edges(rows: list) -> None:
     click.echo("edges:" + ("" if rows else " none recorded"))
     if not rows:
         return
+    from backchannel.config.edges import GRAPH_METHODS
+
+    several = len({e.get("dedupe_key") for e in rows if e.get("dedupe_key")}) > 1  # a run's candidates
     table = [("edge", "actor -> target", "crossed", "spent", "outcome", "evidence")]
     for e in rows:
         crossed = f"{e['excerpts']} excerpts, {_size(int(e['bytes']))}" + (f", {e['tokens']} tokens" if e["tokens"] else "")
         outcome = e["outcome"] if e["outcome"] == "ok" else f"{e['outcome'].upper()}: {e.get('reason') or '?'}"
-        table.append((e["edge"], f"{e['actor']} -> {e['target']}", crossed, _edge_spent(e), outcome, _edge_evidence(e)))
+        who = f"{e['actor']} -> {e['target']}" + (f" ({e['dedupe_key']})" if several and e.get("dedupe_key") else "")
+        table.append((e["edge"], who, crossed, _edge_spent(e), outcome, _edge_evidence(e)))
     widths = [max(len(r[i]) for r in table) for i in range(4)]
     for r in table:
         click.echo("  " + "  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + f"  {r[4]}  [{r[5]}]")
@@ -255,7 +259,9 @@ def _render_edges(rows: list) -> None:
     if limited:
         seen = set()
         for e in limited:
-            line = f"{e['edge']}: {', '.join(e['may_reach'])}"
+            reach = ("every graph API method" if set(e["may_reach"]) == set(GRAPH_METHODS)
+                     else ", ".join(e["may_reach"]))
+            line = f"{e['edge']}: {reach}"
             if line not in seen:
                 seen.add(line)
                 click.echo(f"  could reach ({line})" if len(line) < 200 else f"  could reach ({line[:197]}…)")

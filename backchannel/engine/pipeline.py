@@ -561,6 +561,8 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             log(logger, 30, "judge failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             _stop_at_edge(ctx, mark, dkey)
             continue
+        if ctx.gateway is not None:  # the judge's model edge, if it crossed one, is this candidate's
+            edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey)
         d = gate.after_judge(ctx.settings, j.score, j.veto)
         runs.step(held, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
                   key=f"{ctx.run_id}:judge:{dkey}")

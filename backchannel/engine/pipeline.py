@@ -545,7 +545,8 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
             log(logger, 20, "candidate suppressed", run_id=ctx.run_id, dedupe_key=dkey, check=d.check, reason=d.reason)
             continue
-        mark = edges.last_id(ctx.store)  # the judge's and the drafter's model edges come after it
+        # The judge's and the drafter's model edges are written after this row (offline: none).
+        mark = edges.last_id(ctx.store) if ctx.gateway is not None else None
         try:
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
                               horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
@@ -561,7 +562,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             log(logger, 30, "judge failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             _stop_at_edge(ctx, mark, dkey)
             continue
-        if ctx.gateway is not None:  # the judge's model edge, if it crossed one, is this candidate's
+        if mark is not None:  # the judge's model edge, if it crossed one, is this candidate's
             edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey)
         d = gate.after_judge(ctx.settings, j.score, j.veto)
         runs.step(held, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
@@ -590,7 +591,8 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         crash_point("proposal.before_commit")
         pid = create_proposal(ctx, cand, dkey, evidence, drafted, j.score)
         reads.proposal_made()  # the next candidate's dedupe and rate limit count this one
-        edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey, proposal_id=pid)
+        if mark is not None:
+            edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey, proposal_id=pid)
         if pid:
             ctx.outcome.proposals.append(pid)
             log(logger, 20, "proposal created", run_id=ctx.run_id, proposal_id=pid, dedupe_key=dkey,
@@ -598,15 +600,16 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
     return excerpts_sent
 
 
-def _stop_at_edge(ctx: _Ctx, mark: int, dkey: str) -> None:
+def _stop_at_edge(ctx: _Ctx, mark: int | None, dkey: str) -> None:
     """After a candidate went silent: its model edges (rows after `mark`) are marked as its
     own, and when one of them was stopped by a limit the run stops there, with that reason
     (a judge or drafter that swallowed the stop does not turn it into a quieter path)."""
+    if mark is None:
+        return
     edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey)
-    row = ctx.store.query("SELECT edge, reason FROM edges WHERE run_id = ? AND id > ? AND outcome = 'stopped'"
-                          " ORDER BY id LIMIT 1", [ctx.run_id, mark])
+    row = edges.stopped(ctx.store, ctx.run_id, after=mark)
     if row:
-        raise EdgeStopped(str(row[0]["edge"]), str(row[0]["reason"]))
+        raise EdgeStopped(str(row["edge"]), str(row["reason"]))
 
 
 def _mail(ctx: _Ctx) -> None:

@@ -160,7 +160,8 @@ def for_proposal(store: Store, run_id: str, proposal_id: str, dedupe_key: str) -
                  [run_id, run_id, dedupe_key, proposal_id])
 
 
-def stopped(store: Store, run_id: str) -> dict[str, Any] | None:
-    """The run's first stopped edge row, if one was."""
-    rows = _rows(store, "run_id = ? AND outcome = 'stopped'", [run_id]) if has_table(store) else []
+def stopped(store: Store, run_id: str, after: int = 0) -> dict[str, Any] | None:
+    """The run's first stopped edge row (after row `after`), if one was."""
+    rows = _rows(store, "run_id = ? AND id > ? AND outcome = 'stopped'", [run_id, int(after)]) \
+        if has_table(store) else []
     return rows[0] if rows else None

@@ -3,7 +3,8 @@ sandbox serves the API (parent side), whatever the program does with the refusal
 
 `GuardedAPI` wraps a GraphAPI for one sweep. Each method the sandbox serves checks
 `[edges.program]` before it runs (`may_reach`, `max_api_calls`) and before its answer
-crosses to the program (`max_assertions` touched, `max_bytes` returned). A refusal is an
+crosses to the program (`max_assertions` touched; `max_bytes` returned, on the encoded
+answer the sandbox is about to send: `admit_answer`). A refusal is an
 error the program sees; the first one also stops the edge for the rest of the sweep
 (every later call is refused too), and the caller, seeing `stopped`, stops the run with
 the reason. A program cannot catch its way past a limit: the parent keeps the tally.
@@ -76,15 +77,23 @@ class GuardedAPI:
                 n = int(self.api.take_touched() or 0)
                 self.touched += n
                 self._pending_touched += n
-            size = edges.json_bytes(value)
-            reason = (edges.over("program", "max_assertions", self.touched, lim.max_assertions, "assertions touched")
-                      or edges.over("program", "max_bytes", self.bytes + size, lim.max_bytes, "answer bytes"))
+            reason = edges.over("program", "max_assertions", self.touched, lim.max_assertions, "assertions touched")
             if reason:
                 self._refuse(reason)
-            self.bytes += size
             return value
 
         return call
+
+    def admit_answer(self, size: int) -> str | None:
+        """The sandbox's hook, with each answer encoded and not yet sent: its bytes are counted
+        (the frame the program receives), and `max_bytes` refuses the one that would cross it."""
+        reason = edges.over("program", "max_bytes", self.bytes + size, self.limits.max_bytes, "answer bytes")
+        if reason:
+            self.refused += 1
+            self.stopped = self.stopped or reason
+            return f"EdgeRefused: edge program: {reason}"
+        self.bytes += size
+        return None
 
     # -- the record ----------------------------------------------------------
     def crossing(self, run_id: str | None, skill: str | None, stats: dict[str, Any],

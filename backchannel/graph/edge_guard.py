@@ -37,6 +37,7 @@ class GuardedAPI:
         self.api = api
         self.limits = limits
         self.calls: Counter[str] = Counter()
+        self.total_calls = 0
         self.refused = 0
         self.touched = 0
         self._pending_touched = 0
@@ -61,25 +62,30 @@ class GuardedAPI:
 
     def _guarded(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         lim = self.limits
+        # Decided once per method, not per call: a naive program makes thousands of calls.
+        not_reachable = edges.outside("program", [name], lim.may_reach)
+        take_touched = self.api.take_touched
 
         def call(*args: Any, **kwargs: Any) -> Any:
             if self.stopped:
                 self._refuse(self.stopped)
-            reason = (edges.outside("program", [name], lim.may_reach)
-                      or edges.over("program", "max_api_calls", sum(self.calls.values()) + 1, lim.max_api_calls,
-                                    "API calls"))
-            if reason:
-                self._refuse(reason)
+            if not_reachable:
+                self._refuse(not_reachable)
+            self.total_calls += 1
+            if lim.max_api_calls is not None and self.total_calls > lim.max_api_calls:
+                self.total_calls -= 1
+                self._refuse(edges.over("program", "max_api_calls", self.total_calls + 1, lim.max_api_calls,
+                                        "API calls") or "")
             self.calls[name] += 1
             try:
                 value = fn(*args, **kwargs)
             finally:
-                n = int(self.api.take_touched() or 0)
+                n = int(take_touched() or 0)
                 self.touched += n
                 self._pending_touched += n
-            reason = edges.over("program", "max_assertions", self.touched, lim.max_assertions, "assertions touched")
-            if reason:
-                self._refuse(reason)
+            if lim.max_assertions is not None and self.touched > lim.max_assertions:
+                self._refuse(edges.over("program", "max_assertions", self.touched, lim.max_assertions,
+                                        "assertions touched") or "")
             return value
 
         return call
@@ -87,7 +93,8 @@ class GuardedAPI:
     def admit_answer(self, size: int) -> str | None:
         """The sandbox's hook, with each answer encoded and not yet sent: its bytes are counted
         (the frame the program receives), and `max_bytes` refuses the one that would cross it."""
-        reason = edges.over("program", "max_bytes", self.bytes + size, self.limits.max_bytes, "answer bytes")
+        limit = self.limits.max_bytes
+        reason = None if limit is None else edges.over("program", "max_bytes", self.bytes + size, limit, "answer bytes")
         if reason:
             self.refused += 1
             self.stopped = self.stopped or reason
@@ -101,7 +108,7 @@ class GuardedAPI:
         actor = "generated program" if skill in (None, "generated") else f"skill {skill}"
         c = Crossing("program", actor, "graph API", list(self.limits.may_reach or API_METHODS),
                      sorted(self.calls), run_id=run_id, bytes=self.bytes,
-                     spent={"api_calls": sum(self.calls.values()), "calls_by_method": dict(self.calls),
+                     spent={"api_calls": self.total_calls, "calls_by_method": dict(self.calls),
                             "refused": self.refused, "assertions_touched": self.touched,
                             **{k: stats[k] for k in ("rows_returned", "cpu_s", "wall_s", "runs") if k in stats}},
                      evidence={"assertions": sorted({int(i) for i in evidence_ids})})

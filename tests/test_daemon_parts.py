@@ -386,7 +386,7 @@ class _BrokenModel:
     def available(self, role: str) -> bool:
         return role == "judge"
 
-    def complete(self, role, messages, *, run_id=None, response_model=None, max_tokens=None):
+    def complete(self, role, messages, *, run_id=None, response_model=None, max_tokens=None, evidence_ids=None):
         raise TimeoutError("the judge model did not answer")
 
 
@@ -521,7 +521,7 @@ def test_model_judge_veto_is_silence(store):
         def __init__(self, text: str):
             self.text = text
 
-        def complete(self, role, messages, *, run_id=None, response_model=None, max_tokens=None):
+        def complete(self, role, messages, *, run_id=None, response_model=None, max_tokens=None, evidence_ids=None):
             return _Verdict(self.text)
 
     base = judge.Judgement(0.7, {"meeting": 1.0, "signal": 1.0, "evidence": 0.3})

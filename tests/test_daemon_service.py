@@ -606,3 +606,30 @@ def test_wake_through_the_daemon_says_what_the_sweep_did(home, daemons):
     line = out.splitlines()[1]
     assert line.startswith("manual ") and " done " in line and "nothing to propose" in line, out
     d.stop()
+
+
+def test_a_daemon_run_records_its_edges_and_an_edge_limit_stops_it(home, daemons, tmp_path):
+    """Through the real daemon, a scripted draft model: a signal's run records its edges
+    (program, judge), and `[edges.draft] max_excerpts = 1` stops it before the drafter's call,
+    with the reason in `status` and `trace` (docs/configuration.md, "Edges")."""
+    from tests.support.scripted_models import PLUGIN_FILE
+
+    _seed(home, sorted(CORPUS.iterdir()), meeting_in_h=30)
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps({"edges": [
+        {"match": "deserves to interrupt", "repeat": True, "content": {"worth_it": True, "score": 0.95, "reason": "x"}},
+        {"repeat": True, "content": {"title": "Ask Marc", "body": "Marc knows Sophie.", "message": "Hi Marc"}}]}))
+    _config(home, models={"draft": "scripted/edges", "retries": 0}, extra="[edges.draft]\nmax_excerpts = 1\n")
+    d = daemons(home, BACKCHANNEL_PLUGINS=PLUGIN_FILE, BACKCHANNEL_SCRIPTED_MODELS=str(scripts)).ready()
+    _signal(home / "data" / "signals")
+    line = d.wait_log(lambda x: x.get("msg") == "run stopped at an edge", timeout=120)
+    assert line["edge"] == "draft" and "[edges.draft] max_excerpts = 1" in line["reason"]
+    st = json.loads(cli(home, "status", "--json").stdout)
+    [run] = [r for r in st["recent_wakes"] if r["id"] == line["run_id"]]
+    assert run["status"] == "failed" and "stopped at edge draft" in run["reason"]
+    t = json.loads(cli(home, "trace", line["run_id"], "--json").stdout)
+    assert [(e["edge"], e["outcome"]) for e in t["edges"]] == [("program", "ok"), ("judge", "ok"), ("draft", "stopped")]
+    assert t["edges"][1]["tokens"] > 0 and t["edges"][1]["evidence"]["model_calls"]
+    assert "edges:" in cli(home, "trace", line["run_id"]).stdout
+    assert json.loads(cli(home, "proposals", "--json").stdout) == []
+    d.stop()

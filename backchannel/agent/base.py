@@ -349,12 +349,18 @@ class Agent:
             self.calls.append(CallRecord(spec.name, model, 0, "budget_stopped", reason))
             raise CompletionFailed(spec.name, reason, budget=True)
         answer = spec.answer_model
+        from backchannel.memory.edges import EdgeStopped
+
+        evidence_ids = [i for v in values.values() for i in getattr(v, "_evidence_ids", None) or []]
         try:
             done = self.gateway.complete(spec.role or self.role, messages, run_id=self.run_id,
-                                         response_model=answer)
+                                         response_model=answer, evidence_ids=evidence_ids or None)
             tokens = int(getattr(done, "prompt_tokens", 0) or 0) + int(getattr(done, "completion_tokens", 0) or 0)
             parsed = done.parsed if isinstance(done.parsed, answer) else parse_output(done.text, answer)
             value = spec.unwrap(parsed)
+        except EdgeStopped:  # a limit of [edges.*] stops the run; no fallback may soften it
+            self.calls.append(CallRecord(spec.name, model, 0, "failed", "stopped at an edge"))
+            raise
         except BudgetExhausted as exc:
             self.calls.append(CallRecord(spec.name, model, 0, "budget_stopped", exc.reason))
             raise CompletionFailed(spec.name, f"budget: {exc.reason}", budget=True) from None

@@ -222,6 +222,7 @@ class Gateway:
         self.store = store
         self.paths = paths
         self.sleep = time.sleep  # tests and benches may shorten waits
+        self._edge: Any = None  # the edge crossing of the complete() under way (agent/model_edge.py)
 
     # -- configuration ----------------------------------------------------
     def model_for(self, role: str) -> str:
@@ -289,7 +290,10 @@ class Gateway:
 
     def _check_budget(self, run_id: str | None, role: str, model: str, attempt: int, repair: bool, phash: str,
                       next_tokens: int) -> None:
-        """Record a budget stop and raise BudgetExhausted when the next call may not be made."""
+        """Record a budget stop and raise BudgetExhausted when the next call may not be made
+        (and EdgeStopped when the role's `[edges.ROLE] max_tokens` would be crossed)."""
+        if self._edge is not None:
+            self._edge.check_tokens(next_tokens)
         with self._audit() as con:
             reason = budgets.check(self.store, self.settings.models.budget, run_id, next_tokens=next_tokens,
                                    con=con)
@@ -313,9 +317,30 @@ class Gateway:
 
     # -- the call ---------------------------------------------------------
     def complete(self, role: str, messages: list[dict[str, Any]], *, run_id: str | None,
-                 response_model: type[BaseModel] | None = None, max_tokens: int | None = None) -> Completion:
-        """One completion for `role`. See the module docstring for what it guarantees."""
-        chain = self._chain(role)
+                 response_model: type[BaseModel] | None = None, max_tokens: int | None = None,
+                 evidence_ids: list[int] | None = None) -> Completion:
+        """One completion for `role`. See the module docstring for what it guarantees.
+        It is one crossing of the role's edge (agent/model_edge.py): `[edges.ROLE]` limits
+        are checked before anything is sent, and one `edges` row records it; `evidence_ids`
+        are the assertions whose excerpts the messages carry."""
+        from backchannel.agent.model_edge import ModelEdgeCall
+
+        edge = ModelEdgeCall(self, role, messages, run_id, evidence_ids, self._chain(role))
+        chain = edge.admit()
+        self._edge = edge
+        try:
+            done = self._complete(role, chain, messages, run_id=run_id, response_model=response_model,
+                                  max_tokens=max_tokens)
+        except GatewayError as exc:  # a spent [models.budget] too: "stopped" is an edge's own limit
+            edge.finish(None, "failed", str(exc))
+            raise
+        finally:
+            self._edge = None
+        edge.finish(done.model)
+        return done
+
+    def _complete(self, role: str, chain: list[str], messages: list[dict[str, Any]], *, run_id: str | None,
+                  response_model: type[BaseModel] | None, max_tokens: int | None) -> Completion:
         # A spent budget refuses before litellm is even imported (seconds saved per
         # deferred file); the check before each attempt below stays the authority.
         self._check_budget(run_id, role, chain[0], 1, False, prompt_hash(messages), estimate_tokens(messages))

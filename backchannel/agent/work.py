@@ -51,6 +51,7 @@ class Path(BaseModel):
     _candidate: Any = PrivateAttr(default=None)  # what offline code reads; never serialised
     _names: dict[int, str] = PrivateAttr(default_factory=dict)
     _judged: Any = PrivateAttr(default=None)  # the engine's offline judgement (score, veto, reasons)
+    _evidence_ids: list[int] = PrivateAttr(default_factory=list)  # the excerpts' assertions, for the edge's limits
 
 
 class Judgement(BaseModel):
@@ -90,6 +91,7 @@ def path_of(c: Candidate, names: dict[int, str], signals: list[str] | None = Non
     p = Path(kind=c.kind, why=c.why or "-", people=[names.get(i, f"#{i}") for i in c.entities],
              evidence=excerpts_of(c.evidence if evidence is None else evidence), signals=list(signals or []))
     p._candidate, p._names, p._judged = c, dict(names), judged
+    p._evidence_ids = [e.assertion_id for e in (c.evidence if evidence is None else evidence)[:MAX_EXCERPTS]]
     return p
 
 

@@ -212,6 +212,61 @@ def _render_evidence_trust(rows: list[dict], indent: str) -> None:
         click.echo(f"{indent}#{e['assertion_id']} trust {float(e['trust']):.2f}{why}: {e['fact']}")
 
 
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1000 else f"{n / 1000:.1f} kB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
+
+
+def _edge_spent(e: dict) -> str:
+    sp = e.get("spent") or {}
+    parts = []
+    if sp.get("api_calls") is not None:
+        parts.append(f"{sp['api_calls']} API calls, {sp.get('assertions_touched', 0)} assertions touched")
+    if sp.get("calls") is not None:
+        parts.append(f"{sp['calls']} call(s)" + (f", ${sp['cost_usd']:.4f}" if sp.get("cost_usd") else ""))
+    if sp.get("attempts") is not None:
+        parts.append(f"attempt {sp['attempts']}")
+    return ", ".join(parts) or "-"
+
+
+def _edge_evidence(e: dict) -> str:
+    ev = e.get("evidence") or {}
+    parts = [f"{label} {','.join(str(x) for x in ev[k][:6])}" + ("…" if len(ev[k]) > 6 else "")
+             for k, label in (("events", "event"), ("model_calls", "model call"), ("outbox", "outbox"),
+                              ("runs", "run")) if ev.get(k)]
+    if ev.get("assertions"):
+        parts.append(f"{len(ev['assertions'])} assertion(s)")
+    return "; ".join(parts) or "-"
+
+
+def _render_edges(rows: list) -> None:
+    """The edge table: one row per governed edge crossing (docs/privacy.md, "Edges")."""
+    click.echo("edges:" + ("" if rows else " none recorded"))
+    if not rows:
+        return
+    from backchannel.config.edges import GRAPH_METHODS
+
+    several = len({e.get("dedupe_key") for e in rows if e.get("dedupe_key")}) > 1  # a run's candidates
+    table = [("edge", "actor -> target", "crossed", "spent", "outcome", "evidence")]
+    for e in rows:
+        crossed = f"{e['excerpts']} excerpts, {_size(int(e['bytes']))}" + (f", {e['tokens']} tokens" if e["tokens"] else "")
+        outcome = e["outcome"] if e["outcome"] == "ok" else f"{e['outcome'].upper()}: {e.get('reason') or '?'}"
+        who = f"{e['actor']} -> {e['target']}" + (f" ({e['dedupe_key']})" if several and e.get("dedupe_key") else "")
+        table.append((e["edge"], who, crossed, _edge_spent(e), outcome, _edge_evidence(e)))
+    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    for r in table:
+        click.echo("  " + "  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + f"  {r[4]}  [{r[5]}]")
+    limited = [e for e in rows if e.get("may_reach")]
+    if limited:
+        seen = set()
+        for e in limited:
+            reach = ("every graph API method" if set(e["may_reach"]) == set(GRAPH_METHODS)
+                     else ", ".join(e["may_reach"]))
+            line = f"{e['edge']}: {reach}"
+            if line not in seen:
+                seen.add(line)
+                click.echo(f"  could reach ({line})" if len(line) < 200 else f"  could reach ({line[:197]}…)")
+
+
 def _render_run_trace(t: dict) -> None:
     r, trig = t["run"], t["trigger"]
     click.echo(f"run {r['id']}  {r['status']}" + (f" ({r['reason']})" if r.get("reason") else ""))
@@ -249,6 +304,7 @@ def _render_run_trace(t: dict) -> None:
         _render_evidence_trust((t.get("evidence_trust") or {}).get(c["dedupe_key"]) or [], "    ")
     sp = t["spend"]
     click.echo(f"model calls: {sp['calls']}, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
+    _render_edges(t.get("edges") or [])
 
 
 @click.command()
@@ -297,6 +353,7 @@ def trace(ref: str, json_output: bool) -> None:
     click.echo(f"model calls: {sp['calls']}, {sp['tokens']} tokens, ${sp['cost_usd']:.4f}")
     for c in t["model_calls"]:
         click.echo(f"  {c['role']} {c['model']} {c['outcome']} {c['prompt_tokens']}+{c['completion_tokens']} tokens")
+    _render_edges(t.get("edges") or [])
     click.echo("delivery:" + ("" if t["delivery"] else " none (no channel configured)"))
     for d in t["delivery"]:
         click.echo(f"  {d['channel']}: {d['status']} after {d['attempts']} attempt(s)"

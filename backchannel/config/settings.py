@@ -22,6 +22,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from backchannel.config.edges import EdgeSettings
 from backchannel.config.paths import Paths, resolve_paths
 from backchannel.config.privacy import ConsentSettings, RetentionSettings, ScopeSettings
 from backchannel.config.sections import (
@@ -71,6 +72,7 @@ class Settings(BaseSettings):
     consent: ConsentSettings = Field(default_factory=ConsentSettings)
     scope: ScopeSettings = Field(default_factory=ScopeSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    edges: EdgeSettings = Field(default_factory=EdgeSettings)
 
     @classmethod
     def settings_customise_sources(

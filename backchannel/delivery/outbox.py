@@ -40,6 +40,7 @@ from backchannel.core.timeutil import as_naive_utc
 from backchannel.delivery._http import DeliveryError
 from backchannel.delivery.redact import scrub
 from backchannel.memory import proposals as proposals_table
+from backchannel.memory.edges import json_bytes
 from backchannel.memory.store import utcnow
 
 if TYPE_CHECKING:
@@ -300,31 +301,42 @@ def _deliver_group(store: Store, settings: Settings, paths: Paths, group: list[d
 
 def _send(store: Store, settings: Settings, paths: Paths, group: list[dict[str, Any]],
           proposals: list[dict[str, Any]], mid: str) -> str:
-    from backchannel.delivery import email, render
+    """Render, then send across the delivery edge (delivery/edge.py): its limits are
+    checked on the rendered message, before it goes out; a stop blocks the delivery."""
+    from backchannel.delivery import edge, email, render
 
     ch = group[0]["channel"]
+
+    def across(payload: Any, send: Any) -> str:
+        try:
+            return edge.cross(store, settings, ch, group, proposals, json_bytes(payload), send)
+        except edge.Stopped as exc:
+            raise Blocked(str(exc)) from None
+
     if ch == ACTION_CHANNEL:
-        return _send_action(store, settings, paths, group[0], proposals[0], mid)
+        action = proposals[0].get("action") or {}
+        return across(action, lambda: _send_action(store, settings, paths, group[0], proposals[0], mid))
     if ch == "email":
         msg = (render.proposal_message(settings, paths, proposals[0]) if len(proposals) == 1
                else render.digest_message(settings, paths, proposals))
         headers = {"X-Backchannel-Proposal": ", ".join(p["id"] for p in proposals)}
-        return email.send_to_owner(settings, paths, subject=msg["subject"], text=msg["text"], html=msg["html"],
-                                   message_id=mid, headers=headers)
+        return across({"subject": msg["subject"], "text": msg["text"], "html": msg["html"]},
+                      lambda: email.send_to_owner(settings, paths, subject=msg["subject"], text=msg["text"],
+                                                  html=msg["html"], message_id=mid, headers=headers))
     v = render.chat_text(settings, paths, proposals[0])
     key = group[0]["idem_key"]
     if ch == "slack":
         from backchannel.delivery import slack
 
-        return slack.send(settings, paths, v, key)
+        return across(v, lambda: slack.send(settings, paths, v, key))
     if ch == "webhook":
         from backchannel.delivery import webhook
 
-        return webhook.send(settings, paths, v, key)
+        return across(v, lambda: webhook.send(settings, paths, v, key))
     if ch == "apprise":
         from backchannel.delivery import apprise_channel
 
-        return apprise_channel.send(settings, paths, v, key)
+        return across(v, lambda: apprise_channel.send(settings, paths, v, key))
     raise DeliveryError(f"unknown channel {ch!r}: [delivery] channels takes {', '.join(CHANNELS)}")
 
 

@@ -37,8 +37,9 @@ from backchannel.core.payloads import CalendarEvent, CalendarRefresh, Signal
 from backchannel.core.timeutil import as_naive_utc, aware_now, parse_naive_utc
 from backchannel.engine import calibrate, gate, judge, judge_kinds, runs
 from backchannel.engine.runs import WakeRecord
-from backchannel.memory import calendar, proposals, signals, sources
+from backchannel.memory import calendar, edges, proposals, signals, sources
 from backchannel.memory.calendar import upsert_events
+from backchannel.memory.edges import EdgeStopped
 from backchannel.memory.store import Store, utcnow
 
 logger = get_logger("pipeline")
@@ -144,6 +145,13 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
         runs.step(store, rid, "run.interrupted", {"at": utcnow().isoformat()}, key=f"{rid}:interrupted:{utcnow().isoformat()}")
         out.status, out.reason = "interrupted", "the daemon stopped; the run resumes at the next start"
         log(logger, 20, "run interrupted", run_id=rid)
+        return out
+    except EdgeStopped as exc:  # a limit of [edges.*]: the run stops with the reason, as a failure
+        _rollback_quietly(store)
+        out.status, out.reason = "failed", str(exc)
+        runs.step(store, rid, "edge.stopped", {"edge": exc.edge, "reason": exc.reason})
+        runs.finish(store, rid, "failed", out.reason[:1000])
+        log(logger, 30, "run stopped at an edge", run_id=rid, edge=exc.edge, reason=exc.reason)
         return out
     except Exception as exc:  # noqa: BLE001 - a run's failure is recorded, never raised into the daemon
         logger.exception("run failed", extra={"fields": {"run_id": rid, "wake_kind": w.kind}})
@@ -345,7 +353,9 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
     if done is not None:
         return [types.Candidate.from_dict(c) for c in done.get("candidates", [])]
     from backchannel.agent import sweeper
-    result = sweeper.sweep(context, api=_graph_api(ctx.store, ctx.settings), settings=ctx.settings,
+    from backchannel.graph.edge_guard import GuardedAPI
+    api = GuardedAPI(_graph_api(ctx.store, ctx.settings), ctx.settings.edges.program)  # the program edge
+    result = sweeper.sweep(context, api=api, settings=ctx.settings,
                            paths=ctx.paths, gateway=ctx.gateway, run_id=ctx.run_id)
     if ctx.abandon is not None and ctx.abandon.is_set():
         raise Interrupted()  # the daemon killed the sandbox to exit: a cut-short sweep is no result
@@ -366,7 +376,12 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
             "errors": list(getattr(result, "errors", None) or []),
             "candidates": [c.to_dict() for c in cands],
         })
+        seq = ctx.store.scalar("SELECT seq FROM events WHERE key = ?", [f"{ctx.run_id}:{name}"])
+        api.record(ctx.store, ctx.run_id, getattr(result, "skill", None), stats,
+                   [i for c in cands for i in (c.evidence_ids or [])], seq)
     crash_point("sweep.after_commit")
+    if api.stopped:
+        raise EdgeStopped("program", api.stopped)
     return cands
 
 
@@ -530,6 +545,8 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
             log(logger, 20, "candidate suppressed", run_id=ctx.run_id, dedupe_key=dkey, check=d.check, reason=d.reason)
             continue
+        # The judge's and the drafter's model edges are written after this row (offline: none).
+        mark = edges.last_id(ctx.store) if ctx.gateway is not None else None
         try:
             j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
                               horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
@@ -547,7 +564,10 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
                       key=f"{ctx.run_id}:judge:{dkey}")
             ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "judge", "reason": reason})
             log(logger, 30, "judge failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
+            _stop_at_edge(ctx, mark, dkey)
             continue
+        if mark is not None:  # the judge's model edge, if it crossed one, is this candidate's
+            edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey)
         d = gate.after_judge(ctx.settings, j.score, j.veto)
         runs.step(held, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
                   key=f"{ctx.run_id}:judge:{dkey}")
@@ -566,6 +586,7 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
                       key=f"{ctx.run_id}:draft:{dkey}")
             ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "draft", "reason": reason})
             log(logger, 30, "draft failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
+            _stop_at_edge(ctx, mark, dkey)
             continue
         excerpts_sent += sent
         reasons = judge.why_now(j, evidence, ctx.now, ctx.settings.owner.timezone)
@@ -574,11 +595,25 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         crash_point("proposal.before_commit")
         pid = create_proposal(ctx, cand, dkey, evidence, drafted, j.score)
         reads.proposal_made()  # the next candidate's dedupe and rate limit count this one
+        if mark is not None:
+            edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey, proposal_id=pid)
         if pid:
             ctx.outcome.proposals.append(pid)
             log(logger, 20, "proposal created", run_id=ctx.run_id, proposal_id=pid, dedupe_key=dkey,
                 score=round(j.score, 3))
     return excerpts_sent
+
+
+def _stop_at_edge(ctx: _Ctx, mark: int | None, dkey: str) -> None:
+    """After a candidate went silent: its model edges (rows after `mark`) are marked as its
+    own, and when one of them was stopped by a limit the run stops there, with that reason
+    (a judge or drafter that swallowed the stop does not turn it into a quieter path)."""
+    if mark is None:
+        return
+    edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey)
+    row = edges.stopped(ctx.store, ctx.run_id, after=mark)
+    if row:
+        raise EdgeStopped(str(row["edge"]), str(row["reason"]))
 
 
 def _mail(ctx: _Ctx) -> None:

@@ -11,7 +11,7 @@ that makes the deleted bytes unreadable is erasure.rewrite).
   fact (same subject, predicate and object) or the owner stated it (a correction).
 - Proposals last updated more than `proposals_days` ago (with their outbox and feedback
   rows; suppressions, which hold no text, stay so a dismissal keeps its effect).
-- Finished runs older than `runs_days`, with their events and model-call records.
+- Finished runs older than `runs_days`, with their events, model-call and edge records.
 
 Every statement is set-based: at 1M assertions the sweep is a few joins (bench/retention.py).
 """
@@ -167,5 +167,8 @@ def _delete_runs(store: Store, cutoff: datetime, keep_run: str | None) -> int:
     if ids:
         con.execute("DELETE FROM events WHERE list_contains(?, run_id)", [ids])
         con.execute("DELETE FROM model_calls WHERE list_contains(?, run_id)", [ids])
+        con.execute("DELETE FROM edges WHERE list_contains(?, run_id)", [ids])
         con.execute("DELETE FROM runs WHERE list_contains(?, id)", [ids])
+    # MCP calls outside any run are kept as long as runs are.
+    con.execute("DELETE FROM edges WHERE run_id IS NULL AND created_at < ?", [cutoff])
     return len(ids)

@@ -81,6 +81,7 @@ def operations() -> dict[str, Op]:
         # on the first lookup only (about 10 ms), so a command that runs no operation pays nothing.
         from backchannel.ops import (  # noqa: F401
             daemon_ops,
+            edge_ops,
             feedback_ops,
             graph_ops,
             memory_ops,

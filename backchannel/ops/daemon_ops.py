@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from backchannel.core.timeutil import db_now
+from backchannel.memory import edges
 from backchannel.memory import proposals as proposals_table
 from backchannel.ops import OpEnv, OpError, op
 
@@ -233,6 +234,7 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
         "candidates": list(by_key.values()),
         "model_calls": calls,
         "spend": _spend(calls),
+        "edges": edges.for_run(store, run_id),
         "events": [{"seq": e["seq"], "at": e["occurred_at"], "kind": e["kind"]} for e in events],
     }
 
@@ -295,6 +297,9 @@ def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
         "feedback": feedback,
         "suppressed_since": _suppressed_since(env, p) if feedback else [],
         "evidence_trust": _evidence_trust(store, p),
+        # One row per governed edge behind this proposal (memory/edges.py): who acted, what it
+        # could reach and reached, what crossed, what it spent, and the records that survive.
+        "edges": edges.for_proposal(store, run_id, p["id"], dkey),
         "events": [{"seq": e["seq"], "at": e["occurred_at"], "kind": e["kind"]} for e in events],
     }
 

@@ -38,7 +38,10 @@ def ask(env: OpEnv, question: str, show_code: bool = False, reader: str = "ask")
     store = env.store
     if reader not in ("ask", "mcp"):
         raise OpError(f"unknown reader {reader!r}")
-    api = _api(env, reader)
+    from backchannel.graph.edge_guard import GuardedAPI
+    from backchannel.memory.edges import EdgeStopped
+
+    api = GuardedAPI(_api(env, reader), env.settings.edges.program)  # the program edge
     gateway = _gateway(env)
     run_id = runs.start(store, runs.WakeRecord("ask", None, {"question": question, "reader": reader}))
     status, reason = "done", None
@@ -47,16 +50,27 @@ def ask(env: OpEnv, question: str, show_code: bool = False, reader: str = "ask")
                       gateway=gateway, run_id=run_id, question=question)
         touched = int(swept.sandbox_stats.get("assertions_touched") or 0)
         runs.add_counts(store, run_id, touched=touched)
-        runs.step(store, run_id, "sweep.done", {
+        seq = store.append_event("sweep.done", {
             "skill": swept.skill, "attempts": swept.attempts, "errors": swept.errors,
             "sandbox_stats": swept.sandbox_stats, "candidates": [c.to_dict() for c in swept.candidates],
-            "route": swept.route, "notes": swept.notes})
-        drafted = draft(swept.candidates, api=api, settings=env.settings, gateway=gateway, run_id=run_id)
+            "route": swept.route, "notes": swept.notes}, run_id=run_id, key=f"{run_id}:sweep.done")
+        api.record(store, run_id, swept.skill, swept.sandbox_stats,
+                   [i for c in swept.candidates for i in (c.evidence_ids or [])], seq)
+        if api.stopped:
+            raise EdgeStopped("program", api.stopped)
+        drafted = draft(swept.candidates, api=api.api, settings=env.settings, gateway=gateway, run_id=run_id)
         runs.add_counts(store, run_id, excerpts=drafted.excerpts_sent)
         runs.step(store, run_id, "draft.done", {"drafts": len(drafted.drafts), "excerpts_sent": drafted.excerpts_sent,
                                                 "errors": drafted.errors})
         if swept.budget_stopped:
             status, reason = "budget_stopped", "; ".join(e for e in swept.errors if e.startswith("budget"))
+    except EdgeStopped as exc:  # a limit of [edges.*]: the run stops, and the answer says why
+        runs.step(store, run_id, "edge.stopped", {"edge": exc.edge, "reason": exc.reason})
+        runs.finish(store, run_id, "failed", str(exc)[:1000])
+        return {"run_id": run_id, "question": question, "skill": None, "attempts": 0, "candidates": [],
+                "assertions_touched": 0, "excerpts_sent": 0, "errors": [str(exc)], "status": "failed",
+                "sandbox_stats": {}, "why_nothing": str(exc), "notes": [], "route": None,
+                **({"code": "# stopped at an edge\n"} if show_code else {})}
     except BaseException as exc:
         runs.finish(store, run_id, "failed", f"{type(exc).__name__}: {exc}")
         raise

@@ -123,6 +123,7 @@ class _Session:
         self.api: Any = None
         self.methods: dict[str, Callable[..., Any]] = {}
         self.take_touched: Any = None
+        self.admit_answer: Any = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.fds: list[int] = []
         self.outbuf = bytearray()
@@ -157,6 +158,9 @@ class _Session:
         self.t0 = time.perf_counter()
         self.api, self.methods = api, methods
         self.take_touched = getattr(api, "take_touched", None) if api is not None else None
+        # An API may bound what its answers carry (graph/edge_guard.py): it sees each encoded
+        # answer's size, and a reason it returns is sent instead of the answer.
+        self.admit_answer = getattr(api, "admit_answer", None) if api is not None else None
         if callable(self.take_touched):
             self.take_touched()  # what the parent itself read before this run is not the program's
         try:
@@ -467,6 +471,12 @@ class _Session:
         except (TypeError, ValueError, RecursionError) as exc:
             self._reply_error(call_id, f"api.{name} returned a value JSON cannot carry: {exc}")
             return
+        if callable(self.admit_answer):
+            refusal = self.admit_answer(len(frame))
+            if refusal:
+                self.stats["api_errors"] += 1
+                self._reply_error(call_id, str(refusal))
+                return
         self._send(frame)
 
     # -- the outcome --------------------------------------------------------

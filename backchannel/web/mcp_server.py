@@ -89,8 +89,10 @@ def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
     async def call(name: str, **args: Any) -> Any:
+        from backchannel.web.mcp_edge import cross
+
         try:
-            return await ops.call(name, args)
+            return await cross(ops, ctx.settings, name, args)  # the MCP edge: limits, and its record
         except OpFailed as exc:
             raise ToolError(str(exc)) from None
 

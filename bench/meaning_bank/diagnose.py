@@ -1,6 +1,10 @@
 """Whose fault is a missed fact: the meaning head's or the stage around it? Prints one JSON object.
 
     python bench/meaning_bank/diagnose.py [--split dev] [--show]
+    python bench/meaning_bank/diagnose.py --items bench/meaning_bank/probe.jsonl [--show]
+
+`--items` reads other items in the evaluation set's format instead: probe.jsonl here holds
+fresh sentences written for this diagnosis (in no bank file, never trained on).
 
 For every fact of the evaluation set's sentences (bench/evalset, dev split only: the test split
 must stay unread) that should be stored and that the offline extractor misses, the target turn
@@ -14,7 +18,9 @@ the miss is put in one bucket:
 - `head:relation`: the candidate naming the party is read as another relation (a worked_with
   read where a past works_at is labelled counts as right: the evaluation finds one with the other);
 - `head:confidence`: read as the right relation below the stage's threshold;
-- `head:stance`: the right relation, dropped for its stance (negated, joke, knows_of, ...);
+- `head:stance`: the right relation, dropped for a stance the label does not have;
+- `stage:policy`: the right relation and the labelled stance, dropped by the stage's policy
+  (it drops knowing *of* someone, which the evaluation set stores);
 - `head:dropped_rule_claim`: the rules alone find it and the head's stance took it away;
 - `stage:filling`: the head read it right and surely; the slots were not filled (subject,
   object, a promise's verb, a title) or a rule's claim covered it.
@@ -107,19 +113,28 @@ def bucket(item: dict, f: dict) -> tuple[str, dict]:
     kept = [r for r in sure if not (r.stance_p >= stage.STANCE_MIN and (
         r.stance in NOT_FACT_STANCES or (r.stance == "knows_of" and r.relation in ("knows", "worked_with"))))]
     if not kept:
-        return "head:stance", {"read": shown}
+        # the head read the labelled stance and the stage's policy dropped it (knowing *of* someone)
+        right_stance = any(r.stance == f["stance"] for r in sure)
+        return ("stage:policy" if right_stance else "head:stance"), {"read": shown}
     return "stage:filling", {"read": shown}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="dev", choices=("dev",), help="dev only: the test split stays unread")
+    ap.add_argument("--items", type=Path, default=None, help="items in the evaluation set's format, instead of a split")
     ap.add_argument("--show", action="store_true", help="each miss with its masked candidates and readings")
     a = ap.parse_args(argv)
+    if a.items is not None:
+        lines = a.items.read_text(encoding="utf-8").splitlines()
+        items = [ev.validate_item(json.loads(x), f"{a.items.name}:{n}") for n, x in enumerate(lines, 1) if x.strip()]
+    else:
+        items = ev.load_sentences(a.split)
+    to_store = sum(1 for item in items for f in item["facts"] if f["stance"] in ev.STORED)
     counts: Counter[str] = Counter()
     per_predicate: dict[str, Counter[str]] = {}
     shown = []
-    for item in ev.load_sentences(a.split):
+    for item in items:
         missed = _missed(item, {})
         if not missed:
             continue
@@ -136,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                               "bucket": b, **info})
     total = sum(counts.values())
     stage_share = sum(v for k, v in counts.items() if k.startswith("stage:")) / total if total else None
-    out = {"split": a.split, "missed": total, "buckets": dict(counts.most_common()),
+    out = {"split": str(a.items) if a.items else a.split, "facts_to_store": to_store, "missed": total,
+           "buckets": dict(counts.most_common()),
            "stage_share": round(stage_share, 3) if stage_share is not None else None,
            "per_predicate": {p: dict(c.most_common()) for p, c in sorted(per_predicate.items())}}
     if a.show:

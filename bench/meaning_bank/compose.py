@@ -5,8 +5,8 @@
 Each `*.txt` holds blocks "## RELATION STANCE" of hand-written sentences, entity slots
 masked ({P}, {P2}: people; {O}: an organisation; I/me/we: the speaker). Every sentence is
 written once by hand; this script adds a few seeded variants of each (a filler or a false
-start as people speak, an opening or closing word, no final punctuation, a run-on clause that
-says nothing) so the head sees disfluent and long-winded speech, and writes backchannel/extractors/meaning/bank/RELATION.jsonl. A variant
+start as people speak, an opening or closing word, no final punctuation) so the head sees
+disfluent speech, and writes backchannel/extractors/meaning/bank/RELATION.jsonl. A variant
 keeps its sentence's `base` id: cross-validation folds by it, so no sentence is scored on
 variants of itself.
 """
@@ -26,14 +26,6 @@ OPENERS = ["So ", "Yeah, ", "Honestly, ", "Right, so ", "Okay, so ", "Well, ", "
 CLOSERS = [", to be honest", ", yeah", ", if that makes sense", ", you know", " as well", ", basically", ", right",
            " actually", ", anyway"]
 FILLERS = ["uh", "um", "like", "you know", "er", "sort of", "I mean"]
-# Clauses that say nothing about the relation or its stance, as people run on after the point:
-# a sentence read at extraction is often twice as long as the claim in it.
-TAILS = [", which was a while ago now", ", if I remember rightly", ", lovely person", ", for what it's worth",
-         ", just so you know", ", small world", ", long story", ", if that helps at all", ", as it happens",
-         ", but anyway, moving on", ", and that's more or less where things are",
-         ", which, to be fair, feels like a very long time ago now", ", really nice guy", ", she's brilliant",
-         ", anyway, sorry, I digress", ", and I think that might be relevant to what we're discussing today",
-         ", in case that's useful for the next bit", ", that's the background"]
 
 
 def variants(text: str, rng: random.Random) -> list[str]:
@@ -52,14 +44,6 @@ def variants(text: str, rng: random.Random) -> list[str]:
     out.append(lead + " ".join([first, *words[1:]]) + rng.choice(["", "", rng.choice(CLOSERS)]))
     rng.shuffle(out)
     return out[:2]
-
-
-def tail_variant(text: str) -> str | None:
-    """The sentence run on by a clause that changes nothing (none for a question). Seeded by the
-    sentence itself, so a sentence added elsewhere in the bank leaves this variant as it was."""
-    if text.rstrip().endswith("?"):
-        return None
-    return text.rstrip(" .!") + random.Random(text).choice(TAILS)
 
 
 def finish(text: str, rng: random.Random) -> str:
@@ -87,10 +71,6 @@ def main() -> None:
             rows.append({"text": finish(line, rng), "relation": relation, "stance": stance, "base": base})
             for v in variants(line, rng):
                 rows.append({"text": finish(v, rng), "relation": relation, "stance": stance, "base": base})
-            tail = tail_variant(line)
-            if tail is not None:
-                rows.append({"text": finish(tail, random.Random(base)), "relation": relation, "stance": stance,
-                             "base": base})
     BANK.mkdir(parents=True, exist_ok=True)
     for old in BANK.glob("*.jsonl"):
         old.unlink()
@@ -99,8 +79,7 @@ def main() -> None:
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
     total = sum(len(r) for r in by_relation.values())
-    sentences = len({r["base"] for rows in by_relation.values() for r in rows})
-    print(json.dumps({"examples": total, "sentences": sentences,
+    print(json.dumps({"examples": total, "sentences": total // 3,
                       "per_relation": {k: len(v) for k, v in sorted(by_relation.items())}}))
 
 

@@ -29,6 +29,9 @@ class Reading:
     stance: str
     stance_p: float
     stance_probs: dict[str, float]
+    # every relation's probability: a sentence often says two things ("we worked together at X"
+    # is a worked_with and a past works_at), and the runner-up is the second one
+    relation_probs: dict[str, float] | None = None
 
 
 def provenance() -> dict:
@@ -65,5 +68,6 @@ def classify(texts: Sequence[str], embed=None) -> list[Reading]:
     for i in range(len(texts)):
         r, s = int(rel[i].argmax()), int(st[i].argmax())
         out.append(Reading(rc[r], float(rel[i, r]), sc[s], float(st[i, s]),
-                           {c: float(st[i, j]) for j, c in enumerate(sc)}))
+                           {c: float(st[i, j]) for j, c in enumerate(sc)},
+                           {c: float(rel[i, j]) for j, c in enumerate(rc)}))
     return out

@@ -107,17 +107,22 @@ def train(rows: list[dict], *, folds: int = 5, seed: int = SEED, fillers: dict[s
     return arrays, meta
 
 
-def _cached_embed(path: Path, key: str):
-    """An embed() that stores its one result in `path` (with `key`) and returns it again next time."""
+def _cached_embed(path: Path):
+    """An embed() that keeps every vector it computed in `path` (an .npz of texts and vectors) and
+    embeds only the texts it has not seen: a bank grown by a few sentences re-embeds only those."""
     def embed(texts: list[str]) -> np.ndarray:
-        if path.exists() and path.with_suffix(".key").read_text() == key:
-            return np.load(path)
-        from backchannel.embedding import embed as real
+        known: dict[str, np.ndarray] = {}
+        if path.exists():
+            with np.load(path, allow_pickle=False) as z:
+                known = dict(zip(z["texts"].tolist(), z["x"]))
+        missing = sorted({t for t in texts if t not in known})
+        if missing:
+            from backchannel.embedding import embed as real
 
-        x = real(texts)
-        np.save(path, x)
-        path.with_suffix(".key").write_text(key)
-        return x
+            known.update(zip(missing, real(missing)))
+            keep = sorted(known)
+            np.savez(path, texts=np.array(keep), x=np.stack([known[t] for t in keep]).astype(np.float32))
+        return np.stack([known[t] for t in texts]).astype(np.float32)
     return embed
 
 
@@ -129,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="train on the first N examples only (a quick check)")
     ap.add_argument("--fillers", choices=("words", "brackets"), default="words")
     ap.add_argument("--cache", type=Path, default=None,
-                    help="keep the bank's embeddings in this .npy file (reused while the bank is unchanged)")
+                    help="keep the embeddings in this .npz file; only sentences not in it are embedded")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
     rows = load_bank()
@@ -138,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     fillers = BRACKETS if a.fillers == "brackets" else None
     embed = None
     if a.cache is not None:
-        embed = _cached_embed(a.cache, f"{bank_hash()}:{a.fillers}:{a.limit}")
+        embed = _cached_embed(a.cache)
     arrays, meta = train(rows, folds=a.folds, seed=a.seed, fillers=fillers, embed=embed)
     meta.update({"bank_sha256": bank_hash(), "embedding_model": EMBEDDING_MODEL,
                  "trained_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

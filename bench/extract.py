@@ -84,9 +84,9 @@ def main() -> int:
     from backchannel.agent.models import Gateway, load_litellm
     from backchannel.config import Settings, resolve_paths
     from backchannel.config.sections import BudgetSettings, ModelSettings
-    from backchannel.extractors.ingest import ingest_file
-    from backchannel.extractors.model_extract import extract_with_model
-    from backchannel.extractors.parse import parse_file
+    from backchannel.extraction.formats.parse import parse_file
+    from backchannel.extraction.ingest import ingest_file
+    from backchannel.extraction.model import extract_with_model
     from backchannel.memory import Store
     from tests.support.scripted_models import register_scripted
 
@@ -105,7 +105,7 @@ def main() -> int:
 
     # One tiny extraction first: litellm loads its tokenizer and handlers on the first
     # call (seconds), a one-off cost per process that is not per-meeting overhead.
-    from backchannel.extractors.transcript import Transcript, Utterance
+    from backchannel.extraction.formats.transcript import Transcript, Utterance
 
     t0 = time.perf_counter()
     warm = Transcript([Utterance(0, "A", "I worked with Sophie Martin at Acme for many years, she was great.")], "text")

@@ -92,9 +92,10 @@ def _store_rows(store: Any) -> dict[str, Any]:
 
 def _readings(transcripts: list[tuple[str, Any]]) -> list[list[Any]]:
     """The head's reading of every sentence the meaning stage embeds, per input."""
-    from backchannel.extractors.meaning import mentions, stage
-    from backchannel.extractors.meaning.classifier import classify
-    from backchannel.extractors.meaning.slots import fill
+    from backchannel.extraction.meaning import stage
+    from backchannel.extraction.meaning.classifier import classify
+    from backchannel.extraction.meaning.slots import fill
+    from backchannel.extraction.mentions import sentence as mentions
 
     out = []
     for ref, t in transcripts:
@@ -111,9 +112,9 @@ def snapshot(meetings: int, words: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bench-snapshot-"))
     os.environ["BACKCHANNEL_HOME"] = str(work / "home")
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors import offline
-    from backchannel.extractors.ingest import ingest_file
-    from backchannel.extractors.parse import parse_file
+    from backchannel.extraction import offline
+    from backchannel.extraction.formats.parse import parse_file
+    from backchannel.extraction.ingest import ingest_file
     from backchannel.memory import Store
 
     (work / "corpus").mkdir()

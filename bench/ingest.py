@@ -93,7 +93,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     os.environ["BACKCHANNEL_HOME"] = str(work / "home")
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors.ingest import expand_paths, ingest_file
+    from backchannel.extraction.ingest import expand_paths, ingest_file
     from backchannel.memory import Store
 
     files = []

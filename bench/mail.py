@@ -3,7 +3,7 @@ introductions, promises, some HTML-only) from a Maildir and from an mbox.
 
 Two passes in one run, each on a fresh store: first the baseline (one message per
 transaction), then the product path (`backchannel ingest`'s operation: messages written
-several to a transaction, extractors/mail_batch.py), so both see the same machine load.
+several to a transaction, extraction/mail/batch.py), so both see the same machine load.
 Prints JSON per pass: messages/min for each (wall clock; and per CPU-minute, which other
 processes on a shared machine do not skew), p50/p95 ms per message, assertions, the re-ingest
 (skip) cost; then the speed-up, whether both passes stored the same rows, peak RSS.
@@ -79,8 +79,8 @@ def _pass(work: Path, name: str, msgs: list[bytes], half: int, *, baseline: bool
     os.environ["BACKCHANNEL_HOME"] = str(work / name)
     from backchannel.cli.ingest_cmd import chunks
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors import mail_batch
-    from backchannel.extractors.ingest import expand_paths, ingest_file
+    from backchannel.extraction.ingest import expand_paths, ingest_file
+    from backchannel.extraction.mail import batch as mail_batch
     from backchannel.memory import Store
     from backchannel.ops import OpEnv
     from backchannel.ops.memory_ops import ingest as ingest_op

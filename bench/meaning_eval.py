@@ -5,7 +5,7 @@ and stories in registers the story suite lacks. Prints one JSON object.
 
 Sentences. Each item becomes a real `Transcript` (its context turns, then the target turn,
 dated `meeting_date`; a news item is one turn with no speaker) and goes through the configured
-offline extractor (`backchannel.extractors.offline.extract`, or `--extractor module:function`
+offline extractor (`backchannel.extraction.offline.extract`, or `--extractor module:function`
 with the same signature). Only predictions from the target turn's text count (not facts read
 from a speaker label such as "Hon. X (Chair)"). A prediction matches a labelled fact of its item
 when the predicate is the same (a "left" and a past works_at say the same ended employment) and
@@ -294,7 +294,7 @@ def to_prediction(a: Any, speaker: str | None) -> Prediction:
 
 
 def build_transcript(item: dict[str, Any]) -> Any:
-    from backchannel.extractors.transcript import Transcript, Utterance
+    from backchannel.extraction.formats.transcript import Transcript, Utterance
 
     turns = [*item["context"], {"speaker": item["speaker"], "text": item["text"]}]
     utterances = [Utterance(idx=i, speaker=t["speaker"], text=t["text"]) for i, t in enumerate(turns)]
@@ -532,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=SPLITS, default="dev")
     ap.add_argument("--part", choices=("sentences", "stories", "all"), default="all")
-    ap.add_argument("--extractor", default="backchannel.extractors.offline:extract",
+    ap.add_argument("--extractor", default="backchannel.extraction.offline:extract",
                     help="module:function taking (transcript, owner_names=...) (default: the offline extractor)")
     ap.add_argument("--show-errors", action="store_true", help="list misses and false positives (dev split only)")
     args = ap.parse_args(argv)

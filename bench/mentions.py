@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from backchannel.extractors.mentions import find_mentions  # noqa: E402
-from backchannel.extractors.transcript import Transcript, Utterance  # noqa: E402
+from backchannel.extraction.formats.transcript import Transcript, Utterance  # noqa: E402
+from backchannel.extraction.mentions.stage import find_mentions  # noqa: E402
 
 CASES: list[tuple[list[tuple[str, str]], str, str | None]] = [
     ([("Ana Sousa", "I finally met Joaquim Pereira."), ("Tariq Aziz", "He runs the Porto office, no?")],

@@ -1,4 +1,4 @@
-"""The news register (extractors/news.py) on headlines written apart from its patterns
+"""The news register (extraction/news.py) on headlines written apart from its patterns
 (bench/devset/news_headlines.json): precision and recall of works_at (with its title) and
 left, as JSON. `--show` lists every miss and every fact not wanted.
 
@@ -18,7 +18,7 @@ sys.path.insert(0, str(HERE.parent))
 
 
 def main() -> None:
-    from backchannel.extractors.news import extract_news, news_transcript
+    from backchannel.extraction.news import extract_news, news_transcript
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--show", action="store_true")

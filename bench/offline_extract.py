@@ -20,7 +20,7 @@ The set (bench/devset/README.md): `bench/devset/files.txt` lists the transcripts
 (our own in bench/devset/transcripts/, third-party ones by path under
 $BACKCHANNEL_CORPORA, default ../shared/corpora), `bench/devset/labels.jsonl` the
 facts a careful reader finds in them. Each file goes through the real parser
-(backchannel.extractors.parse) and the offline extractor, as ingest does.
+(backchannel.extraction.formats.parse) and the offline extractor, as ingest does.
 
 Scoring. A predicted fact is (subject, predicate, object or literal). Names are
 normalised (case, accents, honorifics such as "Hon."/"Dr", post-nominals such as
@@ -55,9 +55,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # The child process that runs the baseline imports the baseline's package instead of this tree's.
 sys.path.insert(0, os.environ.get("BENCH_CODE_ROOT") or str(ROOT))
 
-from backchannel.extractors import offline  # noqa: E402
-from backchannel.extractors.offline_names import canonical_title  # noqa: E402
-from backchannel.extractors.parse import parse_file  # noqa: E402
+from backchannel.extraction import offline  # noqa: E402
+from backchannel.extraction.formats.parse import parse_file  # noqa: E402
+from backchannel.extraction.mentions.names import canonical_title  # noqa: E402
 from backchannel.memory.text import norm_name  # noqa: E402
 
 DEVSET = ROOT / "bench" / "devset"

@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from backchannel.extractors.offline import extract, self_introductions  # noqa: E402
-from backchannel.extractors.transcript import Transcript, Utterance  # noqa: E402
+from backchannel.extraction.formats.transcript import Transcript, Utterance  # noqa: E402
+from backchannel.extraction.offline import extract, self_introductions  # noqa: E402
 
 FIRST = ["Sophie", "Marc", "Paul", "Anna", "Élodie", "Tom", "Kirsty", "Nick", "Sarah", "Jean-Pierre"]
 LAST = ["Martin", "Dupont", "Williams", "Davies", "Baker", "de la Fontaine", "Evans", "Hughes"]

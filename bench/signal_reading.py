@@ -30,7 +30,7 @@ def main() -> None:
     os.environ["BACKCHANNEL_HOME"] = tempfile.mkdtemp(prefix="bc-sigbench-")
     from backchannel.config import Settings, resolve_paths
     from backchannel.engine import signal_reading
-    from backchannel.extractors.ingest import ingest_files
+    from backchannel.extraction.ingest import ingest_files
     from backchannel.memory import Store
 
     paths = resolve_paths().ensure()

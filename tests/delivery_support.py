@@ -275,7 +275,7 @@ def demo_home(home: Path, delivery_toml: str, *, marc_email: bool = True, extra_
     from backchannel.config import load_settings, resolve_paths
     from backchannel.demo import corpus_files
     from backchannel.demo.scenario import prepare_home
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
     from backchannel.memory import Store, entities
 
     prepare_home(home)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import date, datetime
 from pathlib import Path
 
-from backchannel.extractors.offline import extract
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.offline import extract
 
 MEETING = datetime(2026, 3, 1, 9, 0)
 
@@ -44,7 +44,7 @@ def test_a_name_in_the_sentence_still_wins():
 
 def test_we_partner_ingested(home: Path, store):
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
 
     paths = resolve_paths().ensure()
     paths.config_file.write_text('[owner]\nname = "Alex Moreau"\naliases = ["Alex"]\n')

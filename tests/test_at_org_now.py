@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from backchannel.extractors.offline import extract
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.offline import extract
 
 MEETING = datetime(2026, 6, 2, 9, 30)
 

@@ -137,7 +137,7 @@ def test_as_of_answers_who_held_a_role_then(home, tmp_path):
 
 
 def test_folder_ingest_skips_licences_and_readmes(tmp_path):
-    from backchannel.extractors.ingest import expand_paths
+    from backchannel.extraction.ingest import expand_paths
 
     (tmp_path / "LICENSE.txt").write_text("MIT License\n")
     (tmp_path / "README.md").write_text("# corpus\n")
@@ -157,7 +157,7 @@ def test_ingest_calls_carry_up_to_50_email_messages_offline_and_8_files_otherwis
     import mail_fixtures as fx
 
     from backchannel.cli.ingest_cmd import chunks
-    from backchannel.extractors.ingest import expand_paths
+    from backchannel.extraction.ingest import expand_paths
 
     maildir = fx.write_maildir(tmp_path / "Maildir", fx.numbered(60))
     for n in range(10):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from backchannel.extractors.offline import extract
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.offline import extract
 
 MEETING = datetime(2026, 3, 10, 14, 0)  # a Tuesday
 
@@ -27,7 +27,7 @@ def commitments(lines, participants=(), owner=("Alex Moreau", "Alex")):
 def ingest(home: Path, store, text: str, name: str = "meeting.md") -> list[dict]:
     """Ingest one transcript file the way `backchannel ingest` does; the stored commitments."""
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
 
     paths = resolve_paths().ensure()
     paths.config_file.write_text('[owner]\nname = "Alex Moreau"\naliases = ["Alex"]\n')

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from backchannel.extractors.decode import decode_bytes
-from backchannel.extractors.formats import parse_vtt_cues
-from backchannel.extractors.parse import parse_file, pretty_title
-from backchannel.extractors.transcript import MalformedTranscript, Transcript, TranscriptError
+from backchannel.extraction.formats import parse_vtt_cues
+from backchannel.extraction.formats.decode import decode_bytes
+from backchannel.extraction.formats.parse import parse_file, pretty_title
+from backchannel.extraction.formats.transcript import MalformedTranscript, Transcript, TranscriptError
 
 
 def test_every_subtitle_file_parses_or_fails_typed(corpora: Path):

@@ -393,7 +393,7 @@ class _BrokenModel:
 def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store):
     from backchannel.config import load_settings
     from backchannel.engine.pipeline import run_wake_once
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
     from backchannel.memory.calendar import upsert_events
     from backchannel.ops import OpEnv, OpError, invoke
 
@@ -467,7 +467,7 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
     excerpts, and every call is on the trace with its tokens."""
     from backchannel.config import load_settings
     from backchannel.engine.pipeline import run_wake_once
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
     from backchannel.memory.calendar import upsert_events
     from backchannel.ops import OpEnv, invoke
     from tests.support.scripted_models import register_scripted, unregister_scripted

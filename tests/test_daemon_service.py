@@ -121,7 +121,7 @@ def daemons():
 def _seed(home: Path, files: list[Path], meeting_in_h: float | None = None) -> None:
     """Ingest transcripts (and an upcoming meeting with Marc) in-process, before any daemon."""
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
     from backchannel.memory import Store, entities
     from backchannel.memory.calendar import upsert_events
 

@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from backchannel.extractors.dates import DateRange, find_date_phrases, resolve_phrase
+from backchannel.extraction.dates.en import DateRange, find_date_phrases, resolve_phrase
 
 # Tuesday 10 March 2026, 14:00: the meeting every relative phrase is said in.
 ANCHOR = datetime(2026, 3, 10, 14, 0)
@@ -290,6 +290,6 @@ def test_common_deadlines_said_midweek(phrase, start, end):
     ("in 2019", False), ("by the end of the month", True),
 ])
 def test_only_a_deadline_still_to_come_can_date_a_promise(phrase, due):
-    from backchannel.extractors.dates import can_be_due
+    from backchannel.extraction.dates.en import can_be_due
 
     assert can_be_due(resolve_phrase(phrase, WED), WED) is due

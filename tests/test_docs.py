@@ -24,7 +24,7 @@ from pydantic import BaseModel
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Where a relative path in the docs may start: the repository, the package, a package of it
-# (docs/extraction.md says `meaning/slots.py` for extractors/meaning/slots.py), the docs folder.
+# (docs/extraction.md says `meaning/slots.py` for extraction/meaning/slots.py), the docs folder.
 PATH_ROOTS = (ROOT, ROOT / "backchannel", *sorted(p for p in (ROOT / "backchannel").iterdir() if p.is_dir()),
               ROOT / "docs")
 SOURCE_TREES = ("backchannel", "tests", "bench", "config")

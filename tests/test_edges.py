@@ -34,7 +34,7 @@ SIGNAL = {"id": "e1", "source": "drop", "title": "Acme publishes a tender"}
 def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo corpus ingested once (offline); each test starts from a copy of the file."""
     from backchannel.config import Settings
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
 
     db = tmp_path_factory.mktemp("edges") / "memory.duckdb"
     s = Settings.model_validate({"owner": {"name": "Alex Moreau"}})

@@ -12,9 +12,9 @@ from datetime import datetime
 
 import pytest
 
-from backchannel.extractors.result import ExtractedAssertion, Mention
-from backchannel.extractors.transcript import Transcript, Utterance
-from backchannel.extractors.writer import write_source
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.result import ExtractedAssertion, Mention
+from backchannel.extraction.writer import write_source
 from backchannel.memory import entities, merges
 from backchannel.memory.store import Store
 
@@ -120,7 +120,7 @@ def test_cli_merge_split_round_trip(store, home):
 # -- resolution layers ------------------------------------------------------
 
 def test_fuzzy_layer_accepts_close_spellings_only(store):
-    from backchannel.extractors.resolve_layers import resolve_extra
+    from backchannel.extraction.resolve.layers import resolve_extra
 
     john = entities.create(store, "John Smith", "person").id
     entities.create(store, "Marc Dupont", "person")
@@ -137,7 +137,7 @@ def test_embedding_and_model_layers(store):
     from backchannel.agent.models import Gateway
     from backchannel.config import Settings, resolve_paths
     from backchannel.config.sections import ModelSettings
-    from backchannel.extractors.resolve_layers import resolve_extra
+    from backchannel.extraction.resolve.layers import resolve_extra
     from tests.support.scripted_models import register_scripted
 
     acme = entities.create(store, "Acme Corporation", "organisation").id

@@ -134,7 +134,7 @@ def test_one_sentence_through_the_offline_extractor():
     item = {"id": "u-2", "register": "us_english", "meeting_date": "2026-03-12", "speakers": ["Alex Moreau", "Rachel Stein"],
             "context": [{"speaker": "Alex Moreau", "text": "Can you send me the pricing?"}], "speaker": "Rachel Stein",
             "text": "Sure, I'll send you the pricing sheet by Friday.", "facts": []}
-    preds = ev.predict(ev.load_extractor("backchannel.extractors.offline:extract"), item)
+    preds = ev.predict(ev.load_extractor("backchannel.extraction.offline:extract"), item)
     assert all(p.predicate for p in preds)
     promise = [p for p in preds if p.predicate == "committed_to"]
     assert promise and promise[0].subject == "Rachel Stein" and promise[0].valid_to == "2026-03-13"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from backchannel.extractors.decode import decode_bytes
-from backchannel.extractors.formats import parse_vtt_cues, sniff_format
-from backchannel.extractors.meeting_date import date_from_filename, parse_date_value
-from backchannel.extractors.parse import parse_bytes, parse_file, pretty_title
-from backchannel.extractors.transcript import (
+from backchannel.extraction.formats import parse_vtt_cues, sniff_format
+from backchannel.extraction.formats.decode import decode_bytes
+from backchannel.extraction.formats.meeting_date import date_from_filename, parse_date_value
+from backchannel.extraction.formats.parse import parse_bytes, parse_file, pretty_title
+from backchannel.extraction.formats.transcript import (
     DATE_ORIGINS,
     DecodeFailure,
     EmptyTranscript,
@@ -485,6 +485,6 @@ def test_chat_and_note_taker_exports(name, speakers, starts):
     ("We meet at 4:02 PM tomorrow.", None, "We meet at 4:02 PM tomorrow.", None),
 ])
 def test_speaker_line_forms(line, speaker, text, start):
-    from backchannel.extractors.formats.text import _read_line
+    from backchannel.extraction.formats.text import _read_line
 
     assert _read_line(line) == (speaker, text, start)

@@ -1,4 +1,4 @@
-"""Email written several messages to a transaction (extractors/mail_batch.py): the same
+"""Email written several messages to a transaction (extraction/mail/batch.py): the same
 memory as one message per transaction, row for row; a failure inside a batch rolls it
 back and replays it one message per transaction, so the messages before the bad one are
 stored once and nothing after it is half-written."""
@@ -10,7 +10,7 @@ import mail_fixtures as fx
 import pytest
 
 from backchannel.config import load_settings, resolve_paths
-from backchannel.extractors.mail_batch import ingest_messages
+from backchannel.extraction.mail.batch import ingest_messages
 from backchannel.memory import Store
 
 

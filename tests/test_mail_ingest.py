@@ -12,9 +12,9 @@ from pathlib import Path
 import mail_fixtures as fx
 
 from backchannel.config import load_settings, resolve_paths
-from backchannel.extractors.ingest import expand_paths, ingest_file
-from backchannel.extractors.mail_body import split_body
-from backchannel.extractors.mail_message import MailError, parse_message
+from backchannel.extraction.ingest import expand_paths, ingest_file
+from backchannel.extraction.mail.body import split_body
+from backchannel.extraction.mail.message import MailError, parse_message
 
 
 def _settings(home: Path):

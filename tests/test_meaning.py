@@ -1,4 +1,4 @@
-"""Extraction by meaning (backchannel/extractors/meaning): the trained head on sentences written
+"""Extraction by meaning (backchannel/extraction/meaning): the trained head on sentences written
 for this test only (in no bank file, no story, no dev set), one or more per relation and per
 stance, with negatives; through the real embedding model and the shipped weights."""
 
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from backchannel.core.vocabulary import STANCES
-from backchannel.extractors import offline
-from backchannel.extractors.meaning import train
-from backchannel.extractors.meaning.classifier import classify, provenance
-from backchannel.extractors.meaning.slots import fill
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction import offline
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.meaning import train
+from backchannel.extraction.meaning.classifier import classify, provenance
+from backchannel.extraction.meaning.slots import fill
 
 # (masked sentence, relation, stance): none of these is in bank/*.jsonl.
 UNSEEN = [
@@ -84,7 +84,7 @@ def test_not_facts_are_not_stored_and_ended_ties_are_marked():
 
 
 def test_stored_stance_and_trust(tmp_path):
-    from backchannel.extractors.writer import write_source
+    from backchannel.extraction.writer import write_source
     from backchannel.memory.store import Store
 
     t = _meeting(("Dana", "Rumour has it Ravi Menon is joining Siemens as CFO."),
@@ -114,7 +114,7 @@ def test_training_is_deterministic(kind):
 
     x = embed([fill(r["text"]) for r in rows])
     y = np.array([train.RELATIONS.index(r["relation"]) for r in rows])
-    from backchannel.extractors.meaning import heads
+    from backchannel.extraction.meaning import heads
 
     a = heads.fit(kind, x, y, len(train.RELATIONS), seed=7, steps=60)
     b = heads.fit(kind, x, y, len(train.RELATIONS), seed=7, steps=60)

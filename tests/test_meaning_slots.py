@@ -1,5 +1,5 @@
-"""The meaning stage's mechanisms around the head (backchannel/extractors/meaning/stage.py and
-meaning/mentions.py): which sentences reach it, what it reads, how the slots are filled.
+"""The meaning stage's mechanisms around the head (backchannel/extraction/meaning/stage.py and
+mentions/sentence.py): which sentences reach it, what it reads, how the slots are filled.
 
 Every sentence here is written for this test only (in no bank file, no story, no dev or test split
 of the evaluation set), through the real embedding model and the shipped weights."""
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from backchannel.extractors import offline
-from backchannel.extractors.meaning import mentions, stage
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction import offline
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.meaning import stage
+from backchannel.extraction.mentions import sentence as mentions
 
 OWNER = ("Alex Moreau",)
 

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from backchannel.cli.common import UserError
 from backchannel.cli.main import cli
 from backchannel.config import Settings, resolve_paths
-from backchannel.extractors.dates import resolve_phrase
-from backchannel.extractors.meeting_date import date_from_filename, outranks
-from backchannel.extractors.parse import parse_file
+from backchannel.extraction.dates.en import resolve_phrase
+from backchannel.extraction.formats.meeting_date import date_from_filename, outranks
+from backchannel.extraction.formats.parse import parse_file
 from backchannel.ops import OpEnv, invoke
 
 MTIME = datetime(2026, 11, 20, 9, 0).timestamp()

@@ -1,4 +1,4 @@
-"""The mentions stage (extractors/mentions.py): people, organisations and titles per sentence,
+"""The mentions stage (extraction/mentions/stage.py): people, organisations and titles per sentence,
 with spans into the utterance text, and pronouns resolved only when one candidate fits.
 Real transcripts and a real DuckDB store; no model."""
 
@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from backchannel.extractors.mentions import (
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.mentions.stage import (
     EntityMention,
     SentenceMentions,
     find_mentions,
     gender_of,
     resolve_pronoun,
 )
-from backchannel.extractors.transcript import Transcript, Utterance
 from backchannel.memory import entities
 
 WHEN = datetime(2026, 6, 3, 9, 30)

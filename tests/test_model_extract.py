@@ -12,9 +12,9 @@ import pytest
 from backchannel.agent.models import Gateway, InvalidOutput, load_litellm
 from backchannel.config import Settings, resolve_paths
 from backchannel.config.sections import BudgetSettings, ModelSettings
-from backchannel.extractors.chunking import chunk_utterances
-from backchannel.extractors.model_extract import extract_with_model, locate_quote, quote_is_verbatim
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.chunking import chunk_utterances
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.model import extract_with_model, locate_quote, quote_is_verbatim
 from tests.support.scripted_models import register_scripted
 
 MEETING = datetime(2025, 9, 18, 10, 0)
@@ -125,7 +125,7 @@ def test_malformed_answer_raises_after_one_repair(store):
 
 
 def test_budget_stop_writes_nothing_for_the_source(store, home):
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
 
     lines = "\n".join(f"{'Marc' if i % 2 else 'Lea'}: Item {i}: I worked with Sophie Martin at Acme for years."
                       for i in range(30))

@@ -14,8 +14,8 @@ from backchannel.agent.schemas import ExtractionAnswer
 from backchannel.config import Settings, resolve_paths
 from backchannel.config.sections import ModelSettings
 from backchannel.core.vocabulary import STANCES
-from backchannel.extractors.model_extract import extract_with_model
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.model import extract_with_model
 from tests.support.scripted_models import register_scripted
 
 MEETING = datetime(2026, 3, 12, 10, 0)
@@ -104,7 +104,7 @@ def test_each_stance_ends_as_the_offline_path_would(store):
 
 
 def test_the_model_path_writes_the_same_trust_as_offline(store, home):
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
 
     path = home / "2026-03-12 stances.txt"
     path.write_text("\n".join(f"{s}: {t}" for s, t in LINES) + "\n")

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from backchannel.core.vocabulary import MODALITIES, PREDICATES
-from backchannel.extractors.offline import extract, self_introductions
-from backchannel.extractors.offline_core import sentences
-from backchannel.extractors.offline_names import canonical_title, org_name, parse_title, person_name
-from backchannel.extractors.result import ExtractedAssertion
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.mentions.names import canonical_title, org_name, parse_title, person_name
+from backchannel.extraction.offline import extract, self_introductions
+from backchannel.extraction.result import ExtractedAssertion
+from backchannel.extraction.rules.core import sentences
 from backchannel.memory.text import norm_name
 
 MEETING = datetime(2026, 3, 10, 14, 0)  # a Tuesday

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from backchannel.core.vocabulary import MODALITIES, PREDICATES
-from backchannel.extractors.dates import resolve_phrase
-from backchannel.extractors.dates_fr import find_date_phrases_fr
-from backchannel.extractors.offline import extract
-from backchannel.extractors.offline_fr import looks_french
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.dates.en import resolve_phrase
+from backchannel.extraction.dates.fr import find_date_phrases_fr
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.offline import extract
+from backchannel.extraction.rules.fr.relations import looks_french
 
 MEETING = datetime(2026, 10, 2, 10, 0)  # a Friday
 
@@ -212,7 +212,7 @@ def test_bare_french_months_need_a_preposition(text):
 
 def test_french_meeting_ingested_into_the_store(home: Path, store):
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
 
     paths = resolve_paths().ensure()
     paths.config_file.write_text('[owner]\nname = "Alex Moreau"\naliases = ["Alex"]\n')

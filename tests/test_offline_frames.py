@@ -10,9 +10,9 @@ from datetime import date, datetime
 
 import pytest
 
-from backchannel.extractors.offline import extract
-from backchannel.extractors.offline_pledges import lemma
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.offline import extract
+from backchannel.extraction.rules.en.pledges import lemma
 
 MEETING = datetime(2026, 3, 10, 14, 0)
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from backchannel.extractors.dates import resolve_phrase
-from backchannel.extractors.dates_ja import find_date_phrases_ja
-from backchannel.extractors.offline import extract
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.dates.en import resolve_phrase
+from backchannel.extraction.dates.ja import find_date_phrases_ja
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.offline import extract
 
 MEETING = datetime(2026, 10, 2, 9, 0)  # a Friday
 
@@ -88,7 +88,7 @@ def test_japanese_dates(phrase, start, end):
 
 def test_japanese_meeting_ingested_into_the_store(home: Path, store):
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
 
     paths = resolve_paths().ensure()
     paths.config_file.write_text('[owner]\nname = "Alex Moreau"\naliases = ["Alex"]\n')
@@ -145,7 +145,7 @@ def test_japanese_names_link_across_meetings_and_to_the_calendar(home: Path, sto
     pytest.importorskip("sudachipy")
     from backchannel.config import Settings, resolve_paths
     from backchannel.engine.pipeline import run_wake_once
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
     from backchannel.memory import calendar
 
     paths = resolve_paths().ensure()
@@ -172,7 +172,7 @@ def test_japanese_names_link_across_meetings_and_to_the_calendar(home: Path, sto
 
 
 def test_name_forms_without_a_guess():
-    from backchannel.extractors.names_ja import aliases_for, looks_like_japanese_person, romanise
+    from backchannel.extraction.mentions.names_ja import aliases_for, looks_like_japanese_person, romanise
     from backchannel.memory.text import norm_name
 
     assert norm_name("田中さん") == norm_name("田中") and norm_name("Sama") == "sama"
@@ -190,7 +190,7 @@ def test_name_forms_without_a_guess():
     ("鈴木一郎氏がグローベックスを退任", ("left", "鈴木一郎", "グローベックス", None)),
 ])
 def test_japanese_appointments_in_a_news_item(title, fact):
-    from backchannel.extractors.news import extract_news, news_transcript
+    from backchannel.extraction.news import extract_news, news_transcript
 
     t = news_transcript(title, None, published=MEETING, path=None)
     got = {(a.predicate, a.subject.name, a.object.name if a.object else None, a.qualifier) for a in extract_news(t)}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from backchannel.extractors.offline import extract, organisation_aliases
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.offline import extract, organisation_aliases
 
 MEETING = datetime(2026, 3, 10, 14, 0)
 

@@ -11,11 +11,11 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from backchannel.extractors.offline import extract, organisation_aliases, self_introductions
-from backchannel.extractors.offline_labels import is_seat_label, label_person, parse_label
-from backchannel.extractors.parse import parse_bytes
-from backchannel.extractors.transcript import Transcript, Utterance
-from backchannel.extractors.writer import write_source
+from backchannel.extraction.formats.parse import parse_bytes
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.mentions.labels import is_seat_label, label_person, parse_label
+from backchannel.extraction.offline import extract, organisation_aliases, self_introductions
+from backchannel.extraction.writer import write_source
 from backchannel.memory import entities
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -287,7 +287,7 @@ def test_forgetting_someone_keeps_what_a_label_says_about_another(store):
 
 
 def test_a_seat_named_in_speech_is_that_meetings_seat(store):
-    from backchannel.extractors.result import ExtractedAssertion, Mention
+    from backchannel.extraction.result import ExtractedAssertion, Mention
 
     for title in ("Call A", "Call B"):
         t = transcript([("Speaker 1", f"Hello from {title}."), ("Speaker 2", "Speaker 1 will send you the deck.")],

@@ -4,9 +4,9 @@ caught by it."""
 
 from __future__ import annotations
 
-from backchannel.extractors import offline
-from backchannel.extractors.offline_names import looks_like_org
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction import offline
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.mentions.names import looks_like_org
 
 
 def test_a_name_ending_in_a_nation_is_an_organisation():

@@ -56,7 +56,7 @@ def story(home, tmp_path):
     """A signal wake that proposed an introduction, then, after it: a new meeting ingested,
     the proposal dismissed, one of its evidence assertions retracted, and another wake."""
     from backchannel.engine.pipeline import run_wake_once
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
     from backchannel.memory.calendar import upsert_events
     from backchannel.ops import OpEnv, invoke
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from backchannel.config import Settings, resolve_paths
-from backchannel.extractors.parse import parse_file
-from backchannel.extractors.transcript import TranscriptError
+from backchannel.extraction.formats.parse import parse_file
+from backchannel.extraction.formats.transcript import TranscriptError
 from backchannel.triggers.inbox import InboxTrigger
 
 SECRET_VTT = "WEBVTT\n\n00:00.000 --> 00:01.000\nMarc: the vault password is hunter2\n"

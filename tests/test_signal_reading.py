@@ -16,7 +16,7 @@ import pytest
 
 from backchannel.config import Settings, resolve_paths
 from backchannel.engine.pipeline import collect_wakes, run_wake_once
-from backchannel.extractors.news import extract_news, news_transcript
+from backchannel.extraction.news import extract_news, news_transcript
 from backchannel.memory.trust import REASON_FACTORS
 
 REPO = Path(__file__).resolve().parent.parent

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from backchannel.extractors.result import ExtractedAssertion, Mention
-from backchannel.extractors.transcript import Transcript, Utterance
-from backchannel.extractors.writer import write_source
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.result import ExtractedAssertion, Mention
+from backchannel.extraction.writer import write_source
 from backchannel.memory import entities, supersede
 
 

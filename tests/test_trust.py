@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from backchannel.config import load_settings, resolve_paths
-from backchannel.extractors.ingest import ingest_file
+from backchannel.extraction.ingest import ingest_file
 from backchannel.memory.trust import REASON_FACTORS, trust_score
 
 OWNER = "Alex Moreau"

@@ -8,9 +8,9 @@ from datetime import datetime
 
 import pytest
 
-from backchannel.extractors.claim_context import qualify_claims
-from backchannel.extractors.result import ExtractedAssertion, Mention
-from backchannel.extractors.transcript import Transcript, Utterance
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.result import ExtractedAssertion, Mention
+from backchannel.extraction.rules.claims import qualify_claims
 
 
 def meeting(*cues: tuple[str, str]) -> Transcript:

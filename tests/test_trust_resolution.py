@@ -77,9 +77,9 @@ def test_a_recipient_is_exported_and_unlinked_on_erasure(store):
     from datetime import datetime
 
     from backchannel.config import load_settings, resolve_paths
-    from backchannel.extractors.result import ExtractedAssertion, Mention
-    from backchannel.extractors.transcript import Transcript, Utterance
-    from backchannel.extractors.writer import write_source
+    from backchannel.extraction.formats.transcript import Transcript, Utterance
+    from backchannel.extraction.result import ExtractedAssertion, Mention
+    from backchannel.extraction.writer import write_source
     from backchannel.memory import erasure
     from backchannel.ops import OpEnv
     from backchannel.ops.privacy_ops import export_entity

@@ -6,9 +6,9 @@ from datetime import datetime
 
 import pytest
 
-from backchannel.extractors.result import ExtractedAssertion, Mention
-from backchannel.extractors.transcript import Transcript, Utterance
-from backchannel.extractors.writer import QuoteMismatch, write_source
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.result import ExtractedAssertion, Mention
+from backchannel.extraction.writer import QuoteMismatch, write_source
 from backchannel.memory import entities
 
 OWNER = ["Alex Moreau", "Alex"]

@@ -33,7 +33,7 @@ def _evidence_lines(c: dict[str, Any]) -> list[str]:
             continue
         when = (e.get("said_at") or e.get("source_date") or "")[:10] or "undated"
         if e.get("date_origin") == "mtime":
-            from backchannel.extractors.meeting_date import FALLBACK_NOTE, UNKNOWN_NOTE
+            from backchannel.extraction.formats.meeting_date import FALLBACK_NOTE, UNKNOWN_NOTE
 
             when = f"{when} ({FALLBACK_NOTE})" if when != "undated" else UNKNOWN_NOTE
         where = f", {e['source_title']}" if e.get("source_title") else ""

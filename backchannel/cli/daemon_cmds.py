@@ -279,7 +279,7 @@ def _render_run_trace(t: dict) -> None:
         if ing.get("duplicate_of"):
             what = f"skipped: duplicate of {ing['duplicate_of']}"
             if ing.get("redated"):
-                from backchannel.extractors.redate import describe
+                from backchannel.extraction.redate import describe
 
                 what += f"; {describe(ing['redated'])}"
         elif ing.get("status") == "ingested":

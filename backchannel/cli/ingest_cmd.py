@@ -19,7 +19,7 @@ def chunks(files: list[str], offline: bool) -> list[list[str]]:
     is not cut at 8."""
     from pathlib import Path
 
-    from backchannel.extractors.mail_ingest import MBOX_SUFFIXES, is_mail_file
+    from backchannel.extraction.mail.ingest import MBOX_SUFFIXES, is_mail_file
 
     out: list[tuple[list[str], bool]] = []  # (paths, whether they are email messages)
     for f in files:
@@ -36,11 +36,11 @@ def chunks(files: list[str], offline: bool) -> list[list[str]]:
 
 def _date_note(r: dict[str, Any]) -> str:
     """', dated 2018-10-11 (the file name)', or the warning that the date is the file's mtime."""
-    from backchannel.extractors.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS, is_fallback
+    from backchannel.extraction.formats.meeting_date import FALLBACK_NOTE, ORIGIN_WORDS, is_fallback
 
     if not r.get("meeting_date"):
         if r.get("date_origin") == "mtime":
-            from backchannel.extractors.meeting_date import unknown_date_words
+            from backchannel.extraction.formats.meeting_date import unknown_date_words
 
             return f", {unknown_date_words(r.get('file_date'))}"
         return ", undated"
@@ -55,7 +55,7 @@ def _given_dates(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
     """(the date for every undated file, {resolved path: date}) from the --date options."""
     from pathlib import Path
 
-    from backchannel.extractors.meeting_date import parse_given_date
+    from backchannel.extraction.formats.meeting_date import parse_given_date
 
     every: str | None = None
     own: dict[str, str] = {}
@@ -102,7 +102,7 @@ def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...], sc
     from pathlib import Path
 
     from backchannel.cli.client import call
-    from backchannel.extractors.ingest import expand_paths
+    from backchannel.extraction.ingest import expand_paths
 
     ctx = load_context()
     meeting_date, file_dates = _given_dates(dates)
@@ -159,7 +159,7 @@ def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...], sc
                 click.echo(f"ingested  {name}: {r['source_id']}, {plural(r.get('assertions', 0), 'assertion')}"
                            f"{_date_note(r)}")
             elif r["status"] == "skipped" and r.get("redated"):
-                from backchannel.extractors.redate import describe
+                from backchannel.extraction.redate import describe
 
                 click.echo(f"redated   {name}: duplicate of {r['source_id']}; {describe(r['redated'])}")
             elif r["status"] == "skipped":

@@ -18,7 +18,7 @@ def _date(v: Any) -> str:
 def said_date(a: dict[str, Any], key: str = "said_at") -> str:
     """The day something was said; 'date unknown (file date 2026-11-20)' when only the
     transcript file's mtime dates it."""
-    from backchannel.extractors.meeting_date import FALLBACK_NOTE, unknown_date_words
+    from backchannel.extraction.formats.meeting_date import FALLBACK_NOTE, unknown_date_words
 
     if a.get("date_origin") == "mtime":
         if a.get(key):  # a row written before dates by mtime became unknown
@@ -107,7 +107,7 @@ def sources(ctx: click.Context, json_output: bool) -> None:
         return
     for r in rows:
         if r["meeting_date"] is None and r["meeting_date_origin"] == "mtime":
-            from backchannel.extractors.meeting_date import unknown_date_words
+            from backchannel.extraction.formats.meeting_date import unknown_date_words
 
             when = f"{unknown_date_words(r.get('file_date'))}: `sources redate {r['id']} DATE`"
         else:
@@ -129,7 +129,7 @@ def redate(source: str, meeting_date: str, json_output: bool) -> None:
     Its assertions' dates move with it, and relative dates ("next Friday", "since March")
     and due dates are computed again against the new date."""
     from backchannel.cli.client import call
-    from backchannel.extractors.redate import describe
+    from backchannel.extraction.redate import describe
 
     out = call(load_context(), "source_redate", {"ref": source, "meeting_date": meeting_date})
     if json_output:
@@ -146,7 +146,7 @@ def redate(source: str, meeting_date: str, json_output: bool) -> None:
 
 def _date_line(src: dict[str, Any]) -> str:
     """'2025-09-18 08:30 (from the file name)', or why the date is unknown and how to set it."""
-    from backchannel.extractors.meeting_date import ORIGIN_WORDS, unknown_date_words
+    from backchannel.extraction.formats.meeting_date import ORIGIN_WORDS, unknown_date_words
 
     how = f"set it with `backchannel sources redate {src['id']} YYYY-MM-DD` or `ingest --date FILE=DATE`"
     if src.get("meeting_date") is None:

@@ -6,8 +6,8 @@
 - **Aware UTC** is what crosses the trigger boundary: `Wake.created_at`, the triggers'
   clocks, calendar times before they are stored: `aware_now()`, `as_aware_utc()`.
 
-Not UTC on purpose: a meeting's date (extractors/meeting_date.py) and an email's local
-date (extractors/mail_transcript.py) are the wall-clock day where it happened, kept naive.
+Not UTC on purpose: a meeting's date (extraction/formats/meeting_date.py) and an email's local
+date (extraction/mail/transcript.py) are the wall-clock day where it happened, kept naive.
 
 A naive value handed to an aware helper is read as UTC unless told otherwise (a calendar's
 floating time is read in the owner's zone); an aware one handed to a naive helper is

@@ -12,7 +12,7 @@ ENTITY_KINDS = ("person", "organisation", "role")
 MODALITIES = ("stated", "reported", "commitment", "opinion")
 STANCES = ("asserted","negated","hypothetical","rumour","reported","joke","exercise","ended","knows_of")
 
-# What the words do to a claim (extractors/meaning classifies it; memory/trust.py weighs it).
+# What the words do to a claim (extraction/meaning classifies it; memory/trust.py weighs it).
 # Stored: asserted, rumour, reported, ended (a tie that ended or soured); knowing *of*
 # someone is not knowing them (no knows fact); negated, hypothetical, joke and exercise
 # claims are never stored as facts.

@@ -115,7 +115,7 @@ def prepare_home(home: Path) -> None:
 def run_demo(home: Path) -> DemoReport:
     from backchannel.config import load_settings, resolve_paths
     from backchannel.engine.pipeline import collect_wakes, run_wake_once
-    from backchannel.extractors.ingest import ingest_file
+    from backchannel.extraction.ingest import ingest_file
     from backchannel.memory import Store
     from backchannel.memory import entities as entity_repo
     from backchannel.ops import OpEnv

@@ -170,7 +170,7 @@ def _folder_failed(store: Store, account: str, folder: str, exc: Exception, summ
 def _sync_folder(store: Store, settings: Settings, client: Any, account: str, folder: str, budget: int,
                  summary: dict[str, Any], *, gateway: Any, run_id: str | None,
                  checkpoint: Callable[[], None] | None, crashpoint: Callable[[str], None] | None) -> int:
-    from backchannel.extractors.mail_batch import batchable, ingest_messages
+    from backchannel.extraction.mail.batch import batchable, ingest_messages
 
     m = settings.mail
     limit = int(m.max_message_mb * 1_000_000)

@@ -185,7 +185,7 @@ def _inbox(ctx: _Ctx) -> None:
     if not os.path.lexists(path):  # a link is not followed here: strict ingest refuses it, and it moves out
         ctx.outcome.status, ctx.outcome.reason = "closed", f"{path} is gone (already moved?)"
         return
-    from backchannel.extractors import ingest
+    from backchannel.extraction import ingest
     try:
         # strict: a link, FIFO or hard link swapped in since the trigger looked is still refused.
         result = ingest.ingest_file(ctx.store, ctx.settings, path, gateway=ctx.gateway, run_id=ctx.run_id,

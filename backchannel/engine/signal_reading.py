@@ -9,7 +9,7 @@ the same item from two feeds, writes it once.
 
 `organisations_discussed` makes an organisation known when a meeting talked about
 it, whether or not any relation about it was extracted: the names in the signal
-that look like organisations (extractors/news.py) are looked for, as written, in
+that look like organisations (extraction/news.py) are looked for, as written, in
 the utterances of every other source; one said there becomes (or already is) an
 organisation entity, first seen in that source. The signal then links to it.
 """
@@ -22,8 +22,8 @@ from typing import Any
 
 from backchannel.config import Settings
 from backchannel.core.timeutil import as_naive_utc, parse_naive_utc
-from backchannel.extractors.news import news_transcript, organisation_names
-from backchannel.extractors.writer import source_id_for
+from backchannel.extraction.news import news_transcript, organisation_names
+from backchannel.extraction.writer import source_id_for
 from backchannel.memory import entities
 from backchannel.memory import signals as signal_table
 from backchannel.memory.store import Store
@@ -49,9 +49,9 @@ def news_source_id(sig: dict[str, Any]) -> str | None:
 def read_signal(store: Store, settings: Settings, sig: dict[str, Any], *, gateway: Any = None,
                 run_id: str | None = None, now: datetime | None = None) -> dict[str, Any]:
     """Write the signal as a news source (once); what was read from it."""
-    from backchannel.extractors import ingest
-    from backchannel.extractors.news import extract_news
-    from backchannel.extractors.writer import existing_source, write_source
+    from backchannel.extraction import ingest
+    from backchannel.extraction.news import extract_news
+    from backchannel.extraction.writer import existing_source, write_source
 
     t = transcript_of(sig, now)
     if not t.utterances:
@@ -63,7 +63,7 @@ def read_signal(store: Store, settings: Settings, sig: dict[str, Any], *, gatewa
     names = ingest.owner_names(settings)
     extractor, stats = "offline", None
     if settings.models.extract != "offline" and gateway is not None:
-        from backchannel.extractors import model_extract
+        from backchannel.extraction import model as model_extract
 
         result = model_extract.extract_with_model(t, gateway=gateway, run_id=run_id, owner_names=names)
         extracted, extractor, stats = result.assertions, settings.models.extract, result.stats()

@@ -149,7 +149,7 @@ class Store:
         Inside, `transaction()` opens none of its own and a unit that fails in it marks the
         batch `failed`: its rows may already be written among the others' and DuckDB has no
         savepoints, so the batch is rolled back whole (BatchFailed at its end, or any exception
-        leaving it) and the caller replays it one unit per transaction (extractors/mail_batch.py).
+        leaving it) and the caller replays it one unit per transaction (extraction/mail/batch.py).
         A kill -9 leaves the whole batch or nothing of it."""
         if self._batch is not None:
             raise StoreError("a batch is already open")

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 _WS = re.compile(r"\s+")
 # Japanese honorifics, a closed class: after a kana or kanji name they are no part of it
-# (田中さん is 田中; extractors/names_ja.py). A Latin name keeps every letter ("Sama").
+# (田中さん is 田中; extraction/mentions/names_ja.py). A Latin name keeps every letter ("Sama").
 JA_HONORIFIC = re.compile(r"(?<=[\u3040-\u30ff\u4e00-\u9fff])\s*(?:さん|さま|様|氏|くん|君|ちゃん|先生|殿)$")
 # A space between two kana or kanji ("田中 太郎", "田中　太郎" in an invitation) is no part of the name.
 _CJK_SPACE = re.compile(r"(?<=[\u3040-\u30ff\u4e00-\u9fff])\s+(?=[\u3040-\u30ff\u4e00-\u9fff])")

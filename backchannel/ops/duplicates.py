@@ -3,7 +3,7 @@
 Three reasons, each exact enough to show a person:
 - acronym: one organisation's name or alias is an acronym whose letters are the
   initials of the other's name ("ADEW" and "Association of Directors of Education
-  Wales", the check of extractors/offline_acronyms);
+  Wales", the check of extraction/offline_acronyms);
 - honorific: the names are the same once titles and postnominals are dropped
   ("Ms. Elizabeth May", "Elizabeth May"; "Dawn Bowden AM", "Dawn Bowden");
 - spelling: the names (so dropped) are near letter for letter (rapidfuzz ratio
@@ -52,7 +52,7 @@ def find_duplicates(store: Store, *, limit: int = 200) -> list[dict[str, Any]]:
     """Pairs of entities that may be one, best first:
     [{"keep": {"id", "name", "kind", "assertions"}, "other": {...}, "why": "acronym"|"honorific"|"spelling",
       "detail", "score"}]; `keep` is the one to merge into (more facts, or the full name)."""
-    from backchannel.extractors.offline_acronyms import _matches as spells_initials
+    from backchannel.extraction.mentions.acronyms import _matches as spells_initials
 
     rows = store.con.execute(
         """SELECT e.id, e.kind, e.name, e.is_owner,

@@ -37,8 +37,8 @@ def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
     `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date;
     `file_dates` ({absolute path: YYYY-MM-DD}, `ingest --date FILE=DATE`) one file each.
     `scope` (`ingest --scope`) is the scope of every source written, instead of [scope] folders and default."""
-    from backchannel.extractors.ingest import ingest_files
-    from backchannel.extractors.meeting_date import parse_given_date
+    from backchannel.extraction.formats.meeting_date import parse_given_date
+    from backchannel.extraction.ingest import ingest_files
 
     try:
         given = parse_given_date(meeting_date) if meeting_date else None
@@ -87,9 +87,9 @@ def sources(env: OpEnv, limit: int = 1000) -> list[dict[str, Any]]:
 def source_redate(env: OpEnv, ref: str, meeting_date: str) -> dict[str, Any]:
     """Set a source's meeting date (`sources redate`); its assertions' dates, relative dates
     and due dates move with it. Returns {"source_id", "changed": {...} or None}."""
-    from backchannel.extractors.ingest import owner_names
-    from backchannel.extractors.meeting_date import parse_given_date
-    from backchannel.extractors.redate import redate_stored
+    from backchannel.extraction.formats.meeting_date import parse_given_date
+    from backchannel.extraction.ingest import owner_names
+    from backchannel.extraction.redate import redate_stored
 
     try:
         when = parse_given_date(meeting_date)
@@ -233,7 +233,7 @@ def _also_in(env: OpEnv, source_id: str) -> dict[str, list[str]]:
 
 def _ambiguous_references(env: OpEnv, src: dict[str, Any]) -> dict[str, list[str]]:
     """{first name: every person it could mean} for names this source used without context,
-    as the writer logged them (extractors/resolve.py)."""
+    as the writer logged them (extraction/resolve/entities.py)."""
     import json
 
     rows = env.store.query("SELECT data FROM events WHERE key = ?", [f"ingest:{src.get('content_hash')}"])

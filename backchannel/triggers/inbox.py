@@ -34,7 +34,7 @@ from watchdog.observers.polling import PollingObserver
 
 from backchannel.config.sections import InboxSettings
 from backchannel.core.wake import Wake
-from backchannel.extractors.parse import unreadable_reason
+from backchannel.extraction.formats.parse import unreadable_reason
 from backchannel.triggers.wake import SYSTEM_CLOCK, Clock, cancel_task, enqueue
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ Each `*.txt` holds blocks "## RELATION STANCE" of hand-written sentences, entity
 masked ({P}, {P2}: people; {O}: an organisation; I/me/we: the speaker). Every sentence is
 written once by hand; this script adds a few seeded variants of each (a filler or a false
 start as people speak, an opening or closing word, no final punctuation) so the head sees
-disfluent speech, and writes backchannel/extractors/meaning/bank/RELATION.jsonl. A variant
+disfluent speech, and writes backchannel/extraction/meaning/bank/RELATION.jsonl. A variant
 keeps its sentence's `base` id: cross-validation folds by it, so no sentence is scored on
 variants of itself.
 """
@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BANK = HERE.parent.parent / "backchannel" / "extractors" / "meaning" / "bank"
+BANK = HERE.parent.parent / "backchannel" / "extraction" / "meaning" / "bank"
 SEED = 18
 OPENERS = ["So ", "Yeah, ", "Honestly, ", "Right, so ", "Okay, so ", "Well, ", "Actually, ", "Oh, ", "And ",
            "I mean, ", "Look, ", "Basically ", "See, ", "Um, "]

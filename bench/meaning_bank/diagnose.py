@@ -43,12 +43,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 import meaning_eval as ev  # noqa: E402
 
 from backchannel.core.vocabulary import NOT_FACT_STANCES  # noqa: E402
-from backchannel.extractors import offline  # noqa: E402
-from backchannel.extractors.meaning import mentions, stage  # noqa: E402
-from backchannel.extractors.meaning.classifier import classify  # noqa: E402
-from backchannel.extractors.meaning.slots import fill  # noqa: E402
-from backchannel.extractors.offline_fr import looks_french  # noqa: E402
-from backchannel.extractors.offline_ja import is_japanese  # noqa: E402
+from backchannel.extraction import offline  # noqa: E402
+from backchannel.extraction.meaning import stage  # noqa: E402
+from backchannel.extraction.meaning.classifier import classify  # noqa: E402
+from backchannel.extraction.meaning.slots import fill  # noqa: E402
+from backchannel.extraction.mentions import sentence as mentions  # noqa: E402
+from backchannel.extraction.rules.fr.relations import looks_french  # noqa: E402
+from backchannel.extraction.rules.ja.relations import is_japanese  # noqa: E402
 
 
 def _missed(item: dict, extract_kwargs: dict) -> list[dict]:

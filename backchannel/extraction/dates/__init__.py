@@ -1,0 +1,1 @@
+"""Date phrases found and resolved against the meeting date, per language."""

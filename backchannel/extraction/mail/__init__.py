@@ -1,0 +1,1 @@
+"""Email as a source: messages parsed, bodies cut, written in batches."""

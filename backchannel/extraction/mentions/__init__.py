@@ -1,0 +1,1 @@
+"""Mentions: who and what a sentence names, and whom its pronouns mean."""

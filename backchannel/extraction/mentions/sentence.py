@@ -1,0 +1,222 @@
+"""Mentions in one English sentence, for the meaning stage: people, organisations, the speaker.
+
+A capitalised run is an organisation when the meeting says so anywhere (after "at", "from",
+"joined", "left", "over at", an organisation word such as "Bank" or "Council", an acronym),
+a person when it is a speaker, a participant, the owner or a valid person name
+(offline_names.person_name) that is not a sentence-opening word nobody else uses as a name.
+Slots are what the embedding model reads instead of the names (slots.FILLERS).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from backchannel.extraction.mentions.names import (
+    NAME_RX,
+    ORG_RX,
+    STOP,
+    TITLE_HEADS,
+    looks_like_org,
+    org_name,
+    person_name,
+)
+from backchannel.memory.text import norm_name
+
+# Words before a capitalised run that make it a place of work.
+_ORG_BEFORE = re.compile(
+    r"(?:\b(?:at|(?:joined|joins|came|comes|moved|over|is|was|formerly)\s+from|from\s+the|joined|joining|join"
+    r"|joins|left|leaving|leaves|quit|with\s+the|for\s+the|of\s+the|over\s+at"
+    r"|to\s+join|formerly\s+of|named\s+by|hired\s+by|poached\s+by|employed\s+by|works?\s+for|working\s+for"
+    r"|worked\s+for|(?:firm|lender|insurer|bank|group|company|start-?up|retailer|maker|carmaker|consultancy))\s+"
+    r"(?:the\s+)?|\bex-)$", re.I)
+# After a capitalised run: it hires or names someone ("Acme appoints", "Acme named Jo Bloggs", never "Jo
+# Bloggs named acting CEO"), or it is the employer before a title and a name ("Former Equifax CIO Tamsin
+# Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
+_ORG_AFTER = re.compile(r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
+                        r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
+                        r"|poached)|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
+                        r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
+                        r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z]))")
+_FORMER_LEAD = re.compile(r"(?:[Ee]x-|[Ff]ormer(?:ly)?\s+)")
+_PORTFOLIO_BEFORE = re.compile(r"\b(?:minister|secretary|department|ministry|director|head|chair|committee|office"
+                               r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
+FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
+SINGULAR_FIRST = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b")
+
+
+@dataclass(frozen=True)
+class Slot:
+    start: int  # offsets in the utterance text
+    end: int
+    name: str
+    kind: str  # person | organisation
+
+
+def _org_at(text: str, start: int, s1: int) -> str | None:
+    m = ORG_RX.match(text[start:s1])  # the slice: "Ex-Siemens" is read from "Siemens" on
+    if m is None or m.group(0).lower().strip(".,") in TITLE_HEADS:
+        return None  # "CTO" is a title, not an organisation
+    return org_name(m.group(0))
+
+
+def organisations_of(texts: list[str]) -> set[str]:
+    """Normalised names the meeting uses as an organisation somewhere."""
+    out: set[str] = set()
+    for text in texts:
+        for m in NAME_RX.finditer(text):
+            raw = m.group(0)
+            if raw.lower() in TITLE_HEADS:
+                continue
+            if (_ORG_BEFORE.search(text, max(0, m.start() - 24), m.start()) or looks_like_org(raw)
+                    or _ORG_AFTER.match(text[m.end():m.end() + 30])):
+                org = _org_at(text, m.start(), len(text))
+                if org:
+                    out.add(norm_name(org))
+    return out
+
+
+
+
+def first_names(texts: list[str], organisations: set[str] | None = None) -> dict[str, str | None]:
+    """{normalised first or last word of a full name the meeting says: that full name} ("Priya" and
+    "Raman" after "Priya Raman"; None when two full names share it): the one-word names that surely
+    are people (a lone "Seattle", "Wales" or "Matlab" is not), and whom they name."""
+    out: dict[str, str | None] = {}
+    for text in texts:
+        for m in NAME_RX.finditer(text):
+            name = person_name(m.group(0))
+            if name and len(name.split()) > 1 and not looks_like_org(name) and norm_name(name) not in (
+                    organisations or ()):
+                for word in {norm_name(name.split()[0]), norm_name(name.split()[-1])}:
+                    had = out.get(word, name)
+                    if had is not None and norm_name(had) != norm_name(name):
+                        out[word] = None  # two people share it: it names neither for sure
+                    elif word not in out:
+                        out[word] = name
+    return out
+
+
+def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisations: set[str],
+         speaker: str | None, names: dict[str, str | None] | None = None) -> list[Slot]:
+    """The people and organisations named in text[s0:s1], in order (the speaker's own name left out)."""
+    slots: list[Slot] = []
+    pos = s0
+    while True:
+        m = NAME_RX.search(text, pos, s1)
+        if m is None:
+            break
+        pos = m.end()
+        raw, start, stop = m.group(0), m.start(), s1
+        lead = _FORMER_LEAD.match(raw)
+        if lead and lead.end() < len(raw) - 1:  # "Ex-Goldman banker", "Former Unilever CFO": the name follows
+            raw, start = raw[lead.end():], start + lead.end()
+        # "Former Unilever CFO Dana Whitt" is one capitalised run: an organisation, a title, a person
+        cut = next((w for w in re.finditer(r"\S+", raw) if w.start() > 0 and w.group(0).lower() in TITLE_HEADS), None)
+        if cut is not None:
+            raw, pos = raw[:cut.start()].rstrip(), start + cut.end()
+            stop = start + len(raw)
+        key = norm_name(raw)
+        before = _ORG_BEFORE.search(text, max(0, start - 24), start)
+        if raw.lower() in TITLE_HEADS:
+            continue
+        if key not in known_people and (before or key in organisations or looks_like_org(raw)
+                                        or _ORG_AFTER.match(text[start + len(raw):start + len(raw) + 30])):
+            org = _org_at(text, start, stop)
+            if org and len(org) > 2 and org.lower() not in STOP:
+                end = start + len(org) if text.startswith(org, start) else start + len(raw)
+                slots.append(Slot(start, end, org, "organisation"))
+                pos = max(pos, end)
+            continue
+        name = person_name(raw)
+        if name is None or _PORTFOLIO_BEFORE.search(text, max(0, start - 40), start):
+            continue  # "the Minister of Crown-Indigenous Relations": a portfolio, not a person
+        if speaker and norm_name(name) == norm_name(speaker):
+            continue
+        one_word = " " not in name
+        if one_word and norm_name(name) not in known_people and (names is None or norm_name(name) not in names):
+            continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
+        # "So Sophie Martin": person_name drops the opener; the slot covers the name only
+        off = raw.find(name.split()[0])
+        full = (names or {}).get(norm_name(name)) if one_word and norm_name(name) not in known_people else None
+        slots.append(Slot(start + max(0, off), start + max(0, off) + len(name), full or name, "person"))
+    return _one_name_per_person(slots)
+
+
+def same_person(a: str, b: str) -> bool:
+    """'Marc' and 'Marc Dupont' (one is the other's first words), or the same name."""
+    ta, tb = norm_name(a).split(), norm_name(b).split()
+    n = min(len(ta), len(tb))
+    return bool(n) and ta[:n] == tb[:n]
+
+
+def _one_name_per_person(slots: list[Slot]) -> list[Slot]:
+    """A first name beside the full name it starts ("Sunniva, uh, Sunniva Dahl", "Oskar Berg sat
+    opposite me ..., Oskar, tall guy") is the same person: the slot takes the full name, so the head
+    reads one person, not two."""
+    full: dict[str, set[str]] = {}
+    for sl in slots:
+        words = sl.name.split()
+        if sl.kind == "person" and len(words) > 1:
+            full.setdefault(norm_name(words[0]), set()).add(sl.name)
+    out = []
+    for sl in slots:
+        names = full.get(norm_name(sl.name)) if sl.kind == "person" and " " not in sl.name else None
+        out.append(Slot(sl.start, sl.end, next(iter(names)), "person") if names and len(names) == 1 else sl)
+    return out
+
+
+def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Slot] = ()) -> str:
+    """text[s0:s1] with each slot written as the head reads it: people {P}, {P2}, ...; organisations {O}.
+
+    `pronouns` are resolved pronouns (their span, the name they stand for, its kind): a subject
+    pronoun is written as the slot of its person ("She's head of data at {O}" reads "{P} is head of
+    data at {O}"), "they" as {O} and "their"/"its" as "{O}'s", the way the bank writes them."""
+    out: list[str] = []
+    pos = s0
+    people: dict[str, int] = {}
+    spans = sorted([*slots, *(p for p in pronouns if s0 <= p.start and p.end <= s1
+                              and not any(x.start < p.end and p.start < x.end for x in slots))],
+                   key=lambda x: x.start)
+    for sl in spans:
+        if sl.start < pos:
+            continue
+        out.append(text[pos:sl.start])
+        said = text[sl.start:sl.end].lower()
+        if sl.kind == "organisation":
+            out.append("{O}'s" if said in ("their", "its") else "{O}")
+            if said == "they" and (have := re.match(r"['’](ve|re|ll|d)\b", text[sl.end:sl.end + 3])):
+                out.append({"ve": " have", "re": " are", "ll": " will", "d": " had"}[have.group(1)])
+                pos = sl.end + have.end()
+                continue
+        else:
+            key = next((k for k in people if same_person(k, sl.name)), norm_name(sl.name))
+            n = people.setdefault(key, len(people))
+            out.append("{P}" if n == 0 else "{P2}")
+        pos = sl.end
+        if sl in pronouns and sl.kind == "person":
+            verb = _CONTRACTION.match(text, pos)
+            if verb:  # "she's left": "{P} has left"; "he's head of": "{P} is head of"
+                out.append(" has " if verb.group(1) else " is ")
+                pos = verb.end()
+    out.append(text[pos:s1])
+    return "".join(out)
+
+
+_CONTRACTION = re.compile(r"['’]s[\s,]+(?:(?=(been|got|left|joined|moved|gone|done|had|taken|worked|quit|started)\b))?")
+
+
+_FILLER = re.compile(r"(?:[,\s]*)\b(?:u+h+|u+m+|uhm|erm|er|ah)\b(?:\s*,)?", re.I)
+_REPEAT = re.compile(r"\b(\w+(?:['’]\w+)?)(?:(?:\s*,)?\s+\1\b)+", re.I)
+_SPACES = re.compile(r"\s+(?=[,.!?])|(?<=,)\s*,|\s{2,}")
+
+
+def fluent(text: str) -> str:
+    """`text` as it would be written, for the embedding model: hesitations ("uh", "um") and a word
+    said twice ("the, the", "we, we", "I, I") removed. Only what the head reads is cleaned; spans,
+    quotes and slots stay on the words said."""
+    text = _FILLER.sub("", text)
+    text = _REPEAT.sub(r"\1", text)
+    return _SPACES.sub(lambda m: " " if m.group(0).startswith("  ") else "", text).lstrip(" ,.;").rstrip(" ,")
+

@@ -1,0 +1,209 @@
+"""The `offline` extractor: rule-based English extraction with no language model.
+
+`extract(transcript)` returns `ExtractedAssertion`s (predicates from
+core.vocabulary.PREDICATES) whose quotes are exact slices of one utterance's text;
+`self_introductions(transcript)` returns the names speakers give themselves
+("Project Manager" said "I'm Sarah") so the writer can alias the label.
+
+Each utterance is cut into sentences; each rule runs only on sentences that
+contain one of its trigger words (a substring test on the lowercased
+sentence), so a meeting of 8k words costs a few tens of milliseconds. First
+person ("I", "me", "we" where it means the speaker) resolves to the
+utterance's speaker label; an utterance without one yields no first-person
+facts. Relative dates resolve against `transcript.meeting_date` (dates.py).
+The rules themselves live in offline_roles.py (titles, employment, witness
+lists, self-introductions) and offline_rules.py (worked_with, knows,
+introductions, commitments); names, organisations and titles in
+offline_names.py; sentences, spans and emission in offline_core.py. A sentence that
+looks French goes to the French rules instead (offline_fr.py, dates_fr.py); one with
+kana or kanji to the Japanese ones (offline_ja.py, dates_ja.py).
+
+Precision over recall: a rule fires only on a full pattern with validated names
+(no pronoun, day, month or title taken for a person), "she"/"he" resolve only
+to the single person named shortly before in the same utterance, and "we"
+only to the single other person named around it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from backchannel.extraction.formats.transcript import Transcript
+from backchannel.extraction.meaning import stage as meaning_stage
+from backchannel.extraction.mentions.acronyms import organisation_aliases
+from backchannel.extraction.mentions.addressee import resolve_recipients
+from backchannel.extraction.mentions.labels import label_facts
+from backchannel.extraction.result import ExtractedAssertion
+from backchannel.extraction.rules.claims import qualify_claims
+from backchannel.extraction.rules.core import Ctx, same_person, sentences
+from backchannel.extraction.rules.en.commitments import rule_commitment, rule_reported_commitment
+from backchannel.extraction.rules.en.named_titles import TRIGGERS as _NAMED_TITLE_TRIGGERS
+from backchannel.extraction.rules.en.named_titles import rule_named_title
+from backchannel.extraction.rules.en.people import (
+    asks_name,
+    our_people,
+    pronoun_facts,
+    rule_from_org,
+    rule_i_lead,
+    rule_moves,
+    rule_possessive_title,
+    table_intro_name,
+)
+from backchannel.extraction.rules.en.pledges import rule_pledge
+from backchannel.extraction.rules.en.relations import rule_knows, rule_my_ties, rule_worked_with
+from backchannel.extraction.rules.en.roles import (
+    rule_appositive,
+    rule_copula,
+    rule_employ,
+    rule_inverse,
+    rule_self_intro,
+    self_intro_name,
+)
+from backchannel.extraction.rules.fr.relations import FrCtx, looks_french, run_french_rules
+from backchannel.extraction.rules.ja.relations import is_japanese, run_japanese_rules
+from backchannel.memory.text import norm_name
+
+__all__ = ["extract", "organisation_aliases", "self_introductions"]
+
+_SELF_TRIGGERS = ("i'm", "i’m", "i 'm", "i am", "my name", "this is")
+# Lowercased substrings that must occur in a sentence before a rule runs on it.
+_RULES = (
+    (("is ", "'s ", "’s ", "'m ", "’m ", " am ", " was ", " been ", "became", "become", "appointed", "named",
+      "promoted", "hired as", "elected", "took over", "taken over", "stepped up", "started as"), rule_copula),
+    ((" of ", " at "), rule_inverse),
+    (("work", "join", "left", "quit", "moved to", "retired", "resigned", "started at", "been at"), rule_employ),
+    (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
+    (("know", "met ", "friend", "introduced", "spoke", "talked", "talking", "chatted", "chatting",
+      "speaking", "from ", "hello to", "hi to", "my best", "my regards", "my love", "my greetings"), rule_knows),
+    (("my ",), rule_my_ties),
+    (("'ll", "’ll", "will ", "shall", "going to", "let me", "gonna", "gon na", "happy to", "glad to",
+      "pleased to", "i can "), rule_commitment),
+    # offline_pledges.py: a promise by its frame ("we'll be setting a minimum standard"), after rule_commitment
+    (("'ll", "’ll", "will ", "shall", "going to", "gonna", "gon na", "happy to", "glad to", "pleased to",
+      "look forward", "next step"), rule_pledge),
+    (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
+    (_SELF_TRIGGERS, rule_self_intro),
+    # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
+    ((" from ",), rule_from_org),
+    (("from ", "used to be", "spent ", "'s ", "’s ", "calling", "reached", "joined", "teaching", "lecturing",
+      "nursing", "consulting"), rule_moves),
+    (("our ", "my ", "their ", "your ", ", the ", "'s ", "’s "), rule_possessive_title),
+    (("i chair", "i lead", "i run", "i head", "i manage", "i also", "i currently", "i now", "i still"), rule_i_lead),
+    # offline_named_titles.py: "Chair Dai Lloyd", "a researcher named X", "X, who chairs the Y group"
+    (_NAMED_TITLE_TRIGGERS, rule_named_title),
+)
+# Rules that may follow "she"/"he" back to a person named in the previous turns (offline_people.pronoun_facts).
+_ROLE_RULES = (rule_copula, rule_employ, rule_moves)
+# One compiled alternation per rule: a C-speed substring test instead of a Python loop.
+_RULES_RX = tuple((re.compile("|".join(map(re.escape, triggers))), rule) for triggers, rule in _RULES)
+_SELF_RX = re.compile("|".join(map(re.escape, _SELF_TRIGGERS)))
+# A chair introducing a panel: commas may separate title from organisation.
+_WITNESS_RX = re.compile("welcome|with us|joined by|witness|panel|introduce|pleased to have|we have here"
+                         "|evidence from|;")
+
+
+def _known_people(transcript: Transcript, owner_names: Sequence[str]) -> frozenset[str]:
+    names = [*transcript.speakers(), *transcript.participants, *owner_names]
+    return frozenset(n for n in (norm_name(x) for x in names if x) if n)
+
+
+def _anchor(transcript: Transcript):
+    d = transcript.meeting_date
+    return d.date() if d is not None else None
+
+
+def extract(transcript: Transcript, *, owner_names: Sequence[str] = (),
+            meaning: bool = True) -> list[ExtractedAssertion]:
+    """Every assertion the rules and the meaning stage find in `transcript`, in utterance
+    order, deduplicated.
+
+    `owner_names` (the user's own names) count as known people: never taken for
+    an organisation. `meaning=False` runs the rules alone (benches compare the two)."""
+    anchor = _anchor(transcript)
+    known = _known_people(transcript, owner_names)
+    out: list[ExtractedAssertion] = []
+    speakers = tuple(transcript.speakers())
+    recent: list[str] = []  # the last two turns' text, for a pronoun that points back across turns
+    for u in transcript.utterances:
+        before, recent = "\n".join(recent)[-600:], [*recent[-1:], u.text or ""]
+        text = u.text
+        if not text or len(text) < 6:
+            continue
+        utterance_french = None
+        for s0, s1 in sentences(text):
+            low = text[s0:s1].lower()
+            if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
+                run_japanese_rules(dict(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                        out=out, known_people=known, context_before=before, speakers=speakers))
+                continue
+            french = looks_french(text[s0:s1])
+            if french is None:  # too short to tell: the utterance's language
+                if utterance_french is None:
+                    utterance_french = bool(looks_french(text[:400]))
+                french = utterance_french
+            if french:  # French sentences get the French rules only (offline_fr.py)
+                run_french_rules(FrCtx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
+                                       out=out, known_people=known))
+                continue
+            ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor, out=out,
+                      known_people=known, context_before=before, speakers=speakers)
+            if "," in low:
+                rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
+            for rx, rule in _RULES_RX:
+                if rx.search(low):
+                    rule(ctx)
+    out.extend(label_facts(transcript))  # titles written in speaker labels (offline_labels.py)
+    out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
+    # "- Did you hear Lena left? - Where did she go? - She's at Spotify now": a pronoun across turns
+    out.extend(pronoun_facts(transcript, [r for r in _RULES_RX if r[1] in _ROLE_RULES], known))
+    # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py), then recipients.
+    # A fact read from a speaker label quotes the label, not the speech: no sentence frames it.
+    spoken = [a for a in out if not a.quote_in_label]
+    from_labels = [a for a in out if a.quote_in_label]
+    if meaning:  # the trained head: new wordings of each relation, and the stance of every claim (meaning/stage.py)
+        kept, found = meaning_stage.read(transcript, known_people=known, rule_claims=spoken)
+        spoken = kept + found
+    return resolve_recipients(transcript, _dedupe(qualify_claims(transcript, spoken, known) + from_labels), owner_names)
+
+
+def _dedupe(items: list[ExtractedAssertion]) -> list[ExtractedAssertion]:
+    seen = set()
+    kept = []
+    for a in items:
+        key = (a.utterance_idx, norm_name(a.subject.name), a.predicate,
+               norm_name(a.object.name) if a.object else None, a.object_literal, a.qualifier)
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(a)
+    return kept
+
+
+def self_introductions(transcript: Transcript) -> dict[str, str]:
+    """{speaker label: the name they give themselves} ('Project Manager' -> 'Sarah');
+    the first introduction of each speaker wins; labels that already carry the name
+    ('Nadia Haddad' saying "I'm Nadia") are left out."""
+    found: dict[str, str] = {}
+    said: list[str] = []  # what was said before, casefolded: a name said before is greeted, not introduced
+    for u in transcript.utterances:
+        said.append(u.text.casefold())
+        if not u.speaker or u.speaker in found:
+            continue
+        text = u.text
+        prev = transcript.utterances[u.idx - 1] if u.idx > 0 else None
+        table = table_intro_name(text, u.speaker, " ".join(said[:-1]) if len(said) > 1 else "",
+                                 asked_name=prev is not None and prev.speaker != u.speaker and asks_name(prev.text))
+        if table and not same_person(table[0], u.speaker):
+            found[u.speaker] = table[0]  # around a table: "Ben Kowalski. I'm a senior engineer"
+            continue
+        for s0, s1 in sentences(text):
+            low = text[s0:s1].lower()
+            if not _SELF_RX.search(low):
+                continue
+            got = self_intro_name(Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=None,
+                                      out=[]))
+            if got and not same_person(got[0], u.speaker):
+                found[u.speaker] = got[0]
+                break
+    return found

@@ -1,0 +1,1 @@
+"""Entity resolution: speaker labels and mentioned names to entities."""

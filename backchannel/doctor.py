@@ -175,10 +175,18 @@ def check_sandbox(settings: Settings) -> Check:
     note = ""
     if "no_new_privs" in isolation and "native_confine" not in isolation:
         # The child confined itself through ctypes, whose types stay reachable by the program.
-        level, note = "warn", ("; the sandbox's _confine extension is not built, so the child loads ctypes: "
-                               "reinstall (pip install -e .) or run python setup.py build_ext --inplace")
-    return Check("sandbox", level, f"mode: {mode}; child started in {r.stats.get('startup_s', 0):.3f} s; "
-                                   f"isolation: {', '.join(isolation)}{note}")
+        level, note = (
+            "warn",
+            (
+                "; the sandbox's _confine extension is not built, so the child loads ctypes: "
+                "reinstall (pip install -e .) or run python setup.py build_ext --inplace"
+            ),
+        )
+    return Check(
+        "sandbox",
+        level,
+        f"mode: {mode}; child started in {r.stats.get('startup_s', 0):.3f} s; isolation: {', '.join(isolation)}{note}",
+    )
 
 
 def check_embeddings(deep: bool) -> Check:
@@ -229,8 +237,9 @@ def check_delivery(settings: Settings, paths: Paths) -> Check:
     return Check("delivery", "ok", f"channels: {', '.join(d.channels)}")
 
 
-def run_checks(paths: Paths, *, connect_api: Callable[..., Any], deep: bool = False,
-               progress: Callable[[str], None] | None = None) -> list[Check]:
+def run_checks(
+    paths: Paths, *, connect_api: Callable[..., Any], deep: bool = False, progress: Callable[[str], None] | None = None
+) -> list[Check]:
     """Every check, in order. `connect_api`: the CLI's local-API client factory.
     `progress(words)` is told what runs next (doctor --deep shows it: loading the
     embedding model takes seconds)."""

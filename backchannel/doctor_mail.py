@@ -28,8 +28,11 @@ def check_mail(settings: Settings, paths: Paths, deep: bool = False) -> Check:
     m = settings.mail
     if not m.enabled or not m.host:
         why = "disabled" if not m.enabled else "[mail] host not set"
-        return Check("mail", "ok", f"IMAP sync off ({why}); Maildir, mbox and .eml files go through "
-                                   "`backchannel ingest` and the inbox")
+        return Check(
+            "mail",
+            "ok",
+            f"IMAP sync off ({why}); Maildir, mbox and .eml files go through `backchannel ingest` and the inbox",
+        )
     problems: list[str] = []
     if importlib.util.find_spec("imapclient") is None:
         return Check("mail", "fail", "the imapclient package is not installed (pip install -e .)")
@@ -44,10 +47,12 @@ def check_mail(settings: Settings, paths: Paths, deep: bool = False) -> Check:
     if not m.folders:
         problems.append("[mail] folders is empty: nothing would be synced")
     if problems:
-        return Check("mail", "fail" if any("missing" in p or "not set" in p for p in problems) else "warn",
-                     "; ".join(problems))
-    where = f"{m.username}@{m.host}:{m.port} ({m.security}), folders {', '.join(m.folders)}, " \
-            f"every {m.sync_interval_s:g} s"
+        return Check(
+            "mail", "fail" if any("missing" in p or "not set" in p for p in problems) else "warn", "; ".join(problems)
+        )
+    where = (
+        f"{m.username}@{m.host}:{m.port} ({m.security}), folders {', '.join(m.folders)}, every {m.sync_interval_s:g} s"
+    )
     if not deep:
         return Check("mail", "ok", where + " (`doctor --deep` logs in)")
     from backchannel.engine.mail_sync import MailSyncError, connect

@@ -128,8 +128,9 @@ def _encode(texts: list[str], batch_size: int) -> np.ndarray:
     model = load_model()
     if isinstance(model, MiniLM):
         return np.asarray(model.encode(texts, batch_size=batch_size), dtype=np.float32).reshape(len(texts), DIM)
-    vecs = model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
-                               normalize_embeddings=True, show_progress_bar=False)
+    vecs = model.encode(
+        texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+    )
     return np.asarray(vecs, dtype=np.float32).reshape(len(texts), DIM)
 
 
@@ -221,6 +222,7 @@ def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 
 # ---- the worker, parent side -------------------------------------------------
 
+
 class _WorkerGone(Exception):
     pass
 
@@ -242,11 +244,19 @@ class _Worker:
         # Not a fork: a fresh interpreter, so the daemon's threads and handles stay here. It leaves
         # with os._exit: torch's interpreter teardown took seconds here, and it has nothing to flush.
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "import os; from backchannel.embedding import serve_worker; serve_worker(); "
-                                   "os._exit(0)"],
+            [
+                sys.executable,
+                "-c",
+                "import os; from backchannel.embedding import serve_worker; serve_worker(); os._exit(0)",
+            ],
             # A session of its own: a Ctrl-C at the daemon's terminal is the daemon's to handle; the
             # worker ends on the EOF of its stdin, which also comes when the daemon dies.
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True, start_new_session=True)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            close_fds=True,
+            start_new_session=True,
+        )
         self.requests = 0
 
     def request(self, texts: list[str], batch_size: int) -> np.ndarray:
@@ -304,11 +314,20 @@ def _stop_worker(why: str) -> None:
     if w is None:
         return
     rc = w.stop()
-    log(logger, 20, "embedding worker stopped", pid=w.proc.pid, reason=why, rc=rc, requests=w.requests,
-        lived_s=round(time.monotonic() - w.started, 2))
+    log(
+        logger,
+        20,
+        "embedding worker stopped",
+        pid=w.proc.pid,
+        reason=why,
+        rc=rc,
+        requests=w.requests,
+        lived_s=round(time.monotonic() - w.started, 2),
+    )
 
 
 # ---- the worker, child side --------------------------------------------------
+
 
 def serve_worker(idle_s: float | None = None) -> None:
     """The worker's loop: load the model, answer batches until EOF or `idle_s`

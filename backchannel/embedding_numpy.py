@@ -46,11 +46,28 @@ GROUP_MIN_SHARE = 0.75
 
 # erf as a rational function of x² on [-4, 4] (the float32 approximation Eigen and XLA
 # use): max abs error 4e-7 against math.erf, without importing scipy (0.5 s here).
-_ERF_P = [np.float32(c) for c in (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-                                  -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-                                  -1.60960333262415e-02)]
-_ERF_Q = [np.float32(c) for c in (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-                                  -7.37332916720468e-03, -1.42647390514189e-02)]
+_ERF_P = [
+    np.float32(c)
+    for c in (
+        -2.72614225801306e-10,
+        2.77068142495902e-08,
+        -2.10102402082508e-06,
+        -5.69250639462346e-05,
+        -7.34990630326855e-04,
+        -2.95459980854025e-03,
+        -1.60960333262415e-02,
+    )
+]
+_ERF_Q = [
+    np.float32(c)
+    for c in (
+        -1.45660718464996e-05,
+        -2.13374055278905e-04,
+        -1.68282697438203e-03,
+        -7.37332916720468e-03,
+        -1.42647390514189e-02,
+    )
+]
 _INV_SQRT2 = np.float32(1.0 / np.sqrt(2.0))
 
 
@@ -112,16 +129,19 @@ class MiniLM:
         with open(os.path.join(path, "sentence_bert_config.json"), encoding="utf-8") as f:
             self.max_seq_length = int(json.load(f)["max_seq_length"])
         if cfg.get("hidden_act", "gelu") != "gelu" or cfg.get("position_embedding_type", "absolute") != "absolute":
-            raise ValueError(f"{path}: not a BERT this forward pass implements ({cfg.get('hidden_act')}, "
-                             f"{cfg.get('position_embedding_type')})")
+            raise ValueError(
+                f"{path}: not a BERT this forward pass implements ({cfg.get('hidden_act')}, "
+                f"{cfg.get('position_embedding_type')})"
+            )
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
         self.eps = np.float32(cfg.get("layer_norm_eps", 1e-12))
         raw = load_file(os.path.join(path, "model.safetensors"))
         w = {k.removeprefix("bert."): np.ascontiguousarray(v, dtype=np.float32) for k, v in raw.items()}
         # Linear weights transposed once, so each layer is x @ W (no copy per call).
-        self.w = {k: (np.ascontiguousarray(v.T) if v.ndim == 2 and k.startswith("encoder.") else v)
-                  for k, v in w.items()}
+        self.w = {
+            k: (np.ascontiguousarray(v.T) if v.ndim == 2 and k.startswith("encoder.") else v) for k, v in w.items()
+        }
         self.dim = int(self.w["embeddings.word_embeddings.weight"].shape[1])
         self._weights = [self._layer_weights(i) for i in range(self.layers)]
         for i in range(self.layers):  # now held fused in _weights
@@ -138,13 +158,25 @@ class MiniLM:
         """Layer i's weights; query, key and value as one (dim, 3·dim) map: one product, not three."""
         w, p = self.w, f"encoder.layer.{i}."
         qkv = [p + "attention.self." + n for n in ("query", "key", "value")]
-        return (np.ascontiguousarray(np.concatenate([w[n + ".weight"] for n in qkv], axis=1)),
-                np.concatenate([w[n + ".bias"] for n in qkv]),
-                *(w[p + n] for n in ("attention.output.dense.weight", "attention.output.dense.bias",
-                                     "attention.output.LayerNorm.weight", "attention.output.LayerNorm.bias",
-                                     "intermediate.dense.weight", "intermediate.dense.bias",
-                                     "output.dense.weight", "output.dense.bias",
-                                     "output.LayerNorm.weight", "output.LayerNorm.bias")))
+        return (
+            np.ascontiguousarray(np.concatenate([w[n + ".weight"] for n in qkv], axis=1)),
+            np.concatenate([w[n + ".bias"] for n in qkv]),
+            *(
+                w[p + n]
+                for n in (
+                    "attention.output.dense.weight",
+                    "attention.output.dense.bias",
+                    "attention.output.LayerNorm.weight",
+                    "attention.output.LayerNorm.bias",
+                    "intermediate.dense.weight",
+                    "intermediate.dense.bias",
+                    "output.dense.weight",
+                    "output.dense.bias",
+                    "output.LayerNorm.weight",
+                    "output.LayerNorm.bias",
+                )
+            ),
+        )
 
     def _ln_(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
         """Layer norm over the last axis, in place on `x` (which it returns)."""
@@ -181,7 +213,7 @@ class MiniLM:
                     r += n
                 grid = qkv[idx]
             else:
-                grid = qkv[row:row + g * t].reshape(g, t, 3 * dim)
+                grid = qkv[row : row + g * t].reshape(g, t, 3 * dim)
             grid = grid.reshape(g, t, 3, heads, d).transpose(2, 0, 3, 1, 4)  # (3, g, heads, t, d)
             q, k, v = grid[0], grid[1], grid[2]
             a = q @ k.transpose(0, 1, 3, 2)
@@ -195,7 +227,7 @@ class MiniLM:
             if padded:
                 out[idx[valid]] = ctx[valid]
             else:
-                out[row:row + g * t] = ctx.reshape(g * t, dim)
+                out[row : row + g * t] = ctx.reshape(g * t, dim)
         return out
 
     def _forward(self, ids: list[list[int]], batch_size: int) -> np.ndarray:
@@ -206,13 +238,18 @@ class MiniLM:
         lengths = [len(x) for x in ids]
         flat = np.fromiter((i for x in ids for i in x), dtype=np.int64, count=sum(lengths))
         positions = np.fromiter((p for n in lengths for p in range(n)), dtype=np.int64, count=len(flat))
-        x = (w["embeddings.word_embeddings.weight"][flat] + w["embeddings.position_embeddings.weight"][positions]
-             + w["embeddings.token_type_embeddings.weight"][0])  # one segment: type ids are all 0
+        x = (
+            w["embeddings.word_embeddings.weight"][flat]
+            + w["embeddings.position_embeddings.weight"][positions]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )  # one segment: type ids are all 0
         x = self._ln_(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         groups = self._groups(lengths, batch_size)
         rows = min(FFN_ROWS, len(flat))
-        scratch = [np.empty((rows, w["encoder.layer.0.intermediate.dense.weight"].shape[1]), dtype=np.float32)
-                   for _ in range(4)]
+        scratch = [
+            np.empty((rows, w["encoder.layer.0.intermediate.dense.weight"].shape[1]), dtype=np.float32)
+            for _ in range(4)
+        ]
         for i in range(self.layers):
             wqkv, bqkv, wo, bo, ln1w, ln1b, wi, bi, wf, bf, ln2w, ln2b = self._weights[i]
             qkv = x @ wqkv
@@ -222,10 +259,10 @@ class MiniLM:
             attended += x
             x = self._ln_(attended, ln1w, ln1b)
             for r0 in range(0, len(flat), rows):  # the feed-forward block, a cache-sized slab at a time
-                block = x[r0:r0 + rows]
-                h = np.matmul(block, wi, out=scratch[0][:len(block)])
+                block = x[r0 : r0 + rows]
+                h = np.matmul(block, wi, out=scratch[0][: len(block)])
                 h += bi
-                _gelu_(h, *(s[:len(block)] for s in scratch[1:]))
+                _gelu_(h, *(s[: len(block)] for s in scratch[1:]))
                 y = h @ wf
                 y += bf
                 y += block
@@ -244,8 +281,11 @@ class MiniLM:
         for n in lengths:
             if out:
                 first, t, group = out[-1]
-                if (len(group) < batch_size and n >= GROUP_MIN_SHARE * t
-                        and (len(group) + 1) * self.heads * t * t * 4 <= ATTENTION_BUDGET_BYTES):
+                if (
+                    len(group) < batch_size
+                    and n >= GROUP_MIN_SHARE * t
+                    and (len(group) + 1) * self.heads * t * t * 4 <= ATTENTION_BUDGET_BYTES
+                ):
                     group.append(n)
                     row += n
                     continue

@@ -94,8 +94,7 @@ def main() -> None:
         for item in items:
             out = invoke(env, "ask", {"question": item["q"]})
             verdict, why = grade(item, out)
-            row = {"q": item["q"], "kind": item["kind"], "verdict": verdict, "why": why,
-                   "skill": out.get("skill")}
+            row = {"q": item["q"], "kind": item["kind"], "verdict": verdict, "why": why, "skill": out.get("skill")}
             if verdict != "right" or verbose:
                 row["answer"] = answer_text(out)[:400]
             rows.append(row)
@@ -104,14 +103,24 @@ def main() -> None:
     kinds: dict[str, dict[str, int]] = {}
     for r in rows:
         kinds.setdefault(r["kind"], {"right": 0, "partial": 0, "wrong": 0})[r["verdict"]] += 1
-    print(json.dumps({
-        "questions": len(rows), **totals, "by_kind": kinds,
-        "ingested": len(ingested.get("ingested") or []) if isinstance(ingested.get("ingested"), list)
-        else ingested.get("ingested"),
-        "ingest_s": round(ingest_s, 2), "ask_s_per_question": round(ask_s / max(len(rows), 1), 3),
-        "not_right": [r for r in rows if r["verdict"] != "right"],
-        **({"all": rows} if verbose else {}),
-    }, indent=1, ensure_ascii=False))
+    print(
+        json.dumps(
+            {
+                "questions": len(rows),
+                **totals,
+                "by_kind": kinds,
+                "ingested": len(ingested.get("ingested") or [])
+                if isinstance(ingested.get("ingested"), list)
+                else ingested.get("ingested"),
+                "ingest_s": round(ingest_s, 2),
+                "ask_s_per_question": round(ask_s / max(len(rows), 1), 3),
+                "not_right": [r for r in rows if r["verdict"] != "right"],
+                **({"all": rows} if verbose else {}),
+            },
+            indent=1,
+            ensure_ascii=False,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -63,16 +63,32 @@ def seed(home: Path, n: int) -> dict:
 
     env = {"BACKCHANNEL_HOME": str(home)}
     paths = resolve_paths(env).ensure()
-    paths.config_file.write_text('[schedule]\nsweep = []\n[gate]\nquiet_hours = "off"\nmin_gap_minutes = 0\n'
-                                 'max_per_day = 1000\nmax_per_week = 1000\n')
+    paths.config_file.write_text(
+        '[schedule]\nsweep = []\n[gate]\nquiet_hours = "off"\nmin_gap_minutes = 0\n'
+        "max_per_day = 1000\nmax_per_week = 1000\n"
+    )
     t = time.perf_counter()
     with Store.open(paths.db_file) as store:
         g = synth.generate(store, n)
-        upsert_events(store, [{"uid": "bench-marc", "summary": "Coffee with Marc", "attendees": ["Marc Dupont"],
-                               "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat()}])
+        upsert_events(
+            store,
+            [
+                {
+                    "uid": "bench-marc",
+                    "summary": "Coffee with Marc",
+                    "attendees": ["Marc Dupont"],
+                    "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat(),
+                }
+            ],
+        )
         count = store.scalar("SELECT count(*) FROM assertions")
-    return {"paths": paths, "settings": load_settings(paths, environ=env), "assertions": int(count),
-            "seed_s": round(time.perf_counter() - t, 2), "graph": g}
+    return {
+        "paths": paths,
+        "settings": load_settings(paths, environ=env),
+        "assertions": int(count),
+        "seed_s": round(time.perf_counter() - t, 2),
+        "graph": g,
+    }
 
 
 def _cpu_s() -> float:
@@ -86,6 +102,7 @@ def wake_times(home: Path, wakes: int) -> dict:
     (DuckDB's included) and the sandbox children the wake ran and reaped: on a shared
     machine it moves less with the load than the wall time does."""
     from backchannel.config import load_settings, resolve_paths
+
     try:
         from backchannel.engine.pipeline import run_wake_once
     except ImportError:  # a baseline from before the engine package
@@ -99,8 +116,16 @@ def wake_times(home: Path, wakes: int) -> dict:
     kinds = {
         "calendar_empty": lambda i: {"kind": "calendar", "key": f"b:cal:{i}", "payload": {"events": []}},
         "sweep": lambda i: {"kind": "sweep", "key": f"b:sweep:{i}", "payload": {"scheduled_for": now}},
-        "signal": lambda i: {"kind": "signal", "key": f"b:sig:{i}", "payload": {
-            "id": f"bench{i}", "source": "bench", "title": f"Acme publishes tender {i}", "published_at": now}},
+        "signal": lambda i: {
+            "kind": "signal",
+            "key": f"b:sig:{i}",
+            "payload": {
+                "id": f"bench{i}",
+                "source": "bench",
+                "title": f"Acme publishes tender {i}",
+                "published_at": now,
+            },
+        },
     }
     out: dict[str, dict] = {}
     with Store.open(paths.db_file) as store:
@@ -124,8 +149,13 @@ def _measure(seed_home: Path, scratch: Path, code: Path, wakes: int) -> dict:
         shutil.rmtree(scratch)
     shutil.copytree(seed_home, scratch)
     env = {**os.environ, "PYTHONPATH": str(code), "BACKCHANNEL_HOME": str(scratch)}
-    got = subprocess.run([sys.executable, str(HERE), "--wake-times", str(scratch), "--wakes", str(wakes)],
-                         env=env, capture_output=True, text=True, timeout=1800)
+    got = subprocess.run(
+        [sys.executable, str(HERE), "--wake-times", str(scratch), "--wakes", str(wakes)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if got.returncode:
         raise RuntimeError(f"the wakes with {code} failed:\n{got.stderr[-3000:]}")
     shutil.rmtree(scratch)
@@ -143,11 +173,20 @@ def wake_overhead(seed_home: Path, tmp: Path, codes: dict[str, Path], wakes: int
                 p["cpu_ms"] += r["cpu_ms"]
                 p["proposals"] += r["proposals"]
                 p["round_p50_ms"].append(_pct(r["ms"], 0.5))
-    return {label: {kind: {"p50_ms": _pct(p["ms"], 0.5), "p95_ms": _pct(p["ms"], 0.95),
-                           "cpu_p50_ms": _pct(p["cpu_ms"], 0.5), "n": len(p["ms"]),
-                           "proposals": p["proposals"], "round_p50_ms": p["round_p50_ms"]}
-                    for kind, p in kinds.items()}
-            for label, kinds in pooled.items()}
+    return {
+        label: {
+            kind: {
+                "p50_ms": _pct(p["ms"], 0.5),
+                "p95_ms": _pct(p["ms"], 0.95),
+                "cpu_p50_ms": _pct(p["cpu_ms"], 0.5),
+                "n": len(p["ms"]),
+                "proposals": p["proposals"],
+                "round_p50_ms": p["round_p50_ms"],
+            }
+            for kind, p in kinds.items()
+        }
+        for label, kinds in pooled.items()
+    }
 
 
 def cli_ms(home: Path, runs: int = 5) -> float:
@@ -155,8 +194,13 @@ def cli_ms(home: Path, runs: int = 5) -> float:
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "backchannel", "proposals", "--json"], env=env, check=True,
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "backchannel", "proposals", "--json"],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         times.append((time.perf_counter() - t) * 1000)
     return round(statistics.median(times), 1)
 
@@ -164,8 +208,9 @@ def cli_ms(home: Path, runs: int = 5) -> float:
 def daemon_figures(home: Path, idle_s: float) -> dict:
     env = {**os.environ, "BACKCHANNEL_HOME": str(home)}
     log = (home / "bench-daemon.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env=env, stderr=log,
-                            stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backchannel", "run"], env=env, stderr=log, stdout=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 120
         while "daemon ready" not in (home / "bench-daemon.log").read_text():
@@ -177,8 +222,12 @@ def daemon_figures(home: Path, idle_s: float) -> dict:
         t0 = time.monotonic()
         time.sleep(idle_s)
         rss1, cpu1 = _proc_stats(proc.pid)
-        idle = {"seconds": idle_s, "rss_mib": round(rss1, 1), "rss_start_mib": round(rss0, 1),
-                "cpu_percent": round(100 * (cpu1 - cpu0) / (time.monotonic() - t0), 3)}
+        idle = {
+            "seconds": idle_s,
+            "rss_mib": round(rss1, 1),
+            "rss_start_mib": round(rss0, 1),
+            "cpu_percent": round(100 * (cpu1 - cpu0) / (time.monotonic() - t0), 3),
+        }
         with_daemon = cli_ms(home)
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -208,16 +257,23 @@ def main() -> None:
         info = seed(home, a.assertions)
         overhead = wake_overhead(home, Path(tmp), codes, a.wakes, a.rounds)
         sweep = overhead["this"]["sweep"]["p50_ms"]
-        result = {"assertions": info["assertions"], "seed_s": info["seed_s"],
-                  "sweep_wake": {"p50_ms": sweep, "target_ms": SWEEP_TARGET_MS,
-                                 "meets_target": sweep < SWEEP_TARGET_MS},
-                  "wake_overhead_no_model": overhead["this"]}
+        result = {
+            "assertions": info["assertions"],
+            "seed_s": info["seed_s"],
+            "sweep_wake": {"p50_ms": sweep, "target_ms": SWEEP_TARGET_MS, "meets_target": sweep < SWEEP_TARGET_MS},
+            "wake_overhead_no_model": overhead["this"],
+        }
         if a.baseline:
             base = overhead["baseline"]["sweep"]["p50_ms"]
-            result["sweep_wake"].update({"baseline": str(codes["baseline"]), "baseline_p50_ms": base,
-                                         "cpu_p50_ms": overhead["this"]["sweep"]["cpu_p50_ms"],
-                                         "baseline_cpu_p50_ms": overhead["baseline"]["sweep"]["cpu_p50_ms"],
-                                         "change_pct": round(100 * (sweep - base) / base, 1) if base else None})
+            result["sweep_wake"].update(
+                {
+                    "baseline": str(codes["baseline"]),
+                    "baseline_p50_ms": base,
+                    "cpu_p50_ms": overhead["this"]["sweep"]["cpu_p50_ms"],
+                    "baseline_cpu_p50_ms": overhead["baseline"]["sweep"]["cpu_p50_ms"],
+                    "change_pct": round(100 * (sweep - base) / base, 1) if base else None,
+                }
+            )
             result["baseline"] = {"code": str(codes["baseline"]), "wake_overhead_no_model": overhead["baseline"]}
         if not a.no_daemon:
             result.update(daemon_figures(home, a.idle_s))

@@ -41,8 +41,12 @@ def main(n: int) -> dict:
         pairs = find_duplicates(st, limit=100000)
         took = time.perf_counter() - t0
         st.close()
-    return {"entities": len(rows), "pairs": len(pairs), "seconds": round(took, 2),
-            "by_reason": {w: sum(p["why"] == w for p in pairs) for w in ("acronym", "honorific", "spelling")}}
+    return {
+        "entities": len(rows),
+        "pairs": len(pairs),
+        "seconds": round(took, 2),
+        "by_reason": {w: sum(p["why"] == w for p in pairs) for w in ("acronym", "honorific", "spelling")},
+    }
 
 
 if __name__ == "__main__":

@@ -108,8 +108,9 @@ def in_process_run(sentences: int, cold: bool, engine: str) -> dict:
     if cold:
         evict_from_page_cache(engine)
     env = dict(os.environ, BACKCHANNEL_EMBEDDER_ENGINE=engine)
-    p = subprocess.run([sys.executable, "-c", CHILD, str(sentences), engine], capture_output=True, text=True,
-                       check=True, env=env)
+    p = subprocess.run(
+        [sys.executable, "-c", CHILD, str(sentences), engine], capture_output=True, text=True, check=True, env=env
+    )
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -152,18 +153,23 @@ def main() -> None:
     cold = [in_process_run(args.sentences, True, args.engine) for _ in range(args.runs)]
     warm = [in_process_run(args.sentences, False, args.engine) for _ in range(args.runs)]
     workers = [worker_run(args.sentences) for _ in range(args.runs)]
-    print(json.dumps({
-        "bench": "embedder_rss",
-        "engine": args.engine,
-        "sentences": args.sentences,
-        "runs": args.runs,
-        "in_process_cold_cache": medians(cold),
-        "in_process_warm_cache": medians(warm),
-        "worker": medians(workers),
-        "worker_parent_imported_torch": any(w["parent_imported_torch"] for w in workers),
-        "loadavg_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
-        "cpus": os.cpu_count(),
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "bench": "embedder_rss",
+                "engine": args.engine,
+                "sentences": args.sentences,
+                "runs": args.runs,
+                "in_process_cold_cache": medians(cold),
+                "in_process_warm_cache": medians(warm),
+                "worker": medians(workers),
+                "worker_parent_imported_torch": any(w["parent_imported_torch"] for w in workers),
+                "loadavg_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+                "cpus": os.cpu_count(),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

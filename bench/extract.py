@@ -55,16 +55,32 @@ class Responder:
         for k, (idx, speaker, text) in enumerate(long_lines[::12]):
             words = text.split()
             pred = PREDICATES[k % len(PREDICATES)]
-            item = {"utterance": idx, "quote": " ".join(words[:12]), "subject": "I", "subject_kind": "person",
-                    "predicate": pred, "modality": "stated", "confidence": 0.6, "date_phrase": None}
+            item = {
+                "utterance": idx,
+                "quote": " ".join(words[:12]),
+                "subject": "I",
+                "subject_kind": "person",
+                "predicate": pred,
+                "modality": "stated",
+                "confidence": 0.6,
+                "date_phrase": None,
+            }
             if pred == "committed_to":
                 item["object_literal"] = " ".join(words[2:8])
             else:
                 item.update(object="the " + speaker.split()[0].lower() + " group", object_kind="organisation")
             items.append(item)
         if lines:  # one invented quote per chunk: the harness must reject it
-            items.append({"utterance": lines[0][0], "quote": "we signed the contract with Initech yesterday",
-                          "subject": "I", "predicate": "knows", "object": "Initech", "object_kind": "organisation"})
+            items.append(
+                {
+                    "utterance": lines[0][0],
+                    "quote": "we signed the contract with Initech yesterday",
+                    "subject": "I",
+                    "predicate": "knows",
+                    "object": "Initech",
+                    "object_kind": "organisation",
+                }
+            )
         self.seconds += time.perf_counter() - t0
         return {"assertions": items}
 
@@ -96,10 +112,15 @@ def main() -> int:
     responder = Responder()
     register_scripted([], name="bench", responder=responder)
     paths = resolve_paths().ensure()
-    settings = Settings(models=ModelSettings(
-        extract="scripted/bench", chunk_tokens=args.chunk_tokens,
-        budget=BudgetSettings(per_run_tokens=None, per_run_cost_usd=None, per_day_tokens=None,
-                              per_day_cost_usd=None)))
+    settings = Settings(
+        models=ModelSettings(
+            extract="scripted/bench",
+            chunk_tokens=args.chunk_tokens,
+            budget=BudgetSettings(
+                per_run_tokens=None, per_run_cost_usd=None, per_day_tokens=None, per_day_cost_usd=None
+            ),
+        )
+    )
     store = Store.open(paths.db_file)
     gw = Gateway(settings, store, paths)
 
@@ -134,24 +155,36 @@ def main() -> int:
             meetings.append({"meeting": f.stem, "status": outcome.status, "error": outcome.error})
             continue
         stats = store.events(kind="model_extraction")[-1]["data"]
-        by_role = dict(store.con.execute(
-            "SELECT role, count(*) FROM model_calls WHERE run_id = ? GROUP BY role", [rid]).fetchall())
+        by_role = dict(
+            store.con.execute("SELECT role, count(*) FROM model_calls WHERE run_id = ? GROUP BY role", [rid]).fetchall()
+        )
         tokens = store.con.execute(
             "SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0) FROM model_calls"
-            " WHERE run_id = ?", [rid]).fetchone()
+            " WHERE run_id = ?",
+            [rid],
+        ).fetchone()
         facts = outcome.assertions
         calls = sum(by_role.values())
-        meetings.append({
-            "meeting": f.stem, "turns": len(t.utterances), "words": words, "chunks": stats["chunks"],
-            "model_calls": calls, "extract_calls": by_role.get("extract", 0),
-            "resolve_calls": by_role.get("resolve", 0),
-            "prompt_tokens": int(tokens[0]), "completion_tokens": int(tokens[1]),
-            "assertions": facts, "rejected_quotes": stats["rejected_quotes"], "failed_chunks": stats["failed_chunks"],
-            "harness_overhead_ms": round((wall - model_s) * 1000, 1),
-            "harness_overhead_ms_per_call": round((wall - model_s) * 1000 / max(1, responder.n - before_n), 2),
-            "graphiti_calls_one_episode": 3 + 2 * facts,
-            "graphiti_calls_episode_per_turn": 3 * len(t.utterances) + 2 * facts,
-        })
+        meetings.append(
+            {
+                "meeting": f.stem,
+                "turns": len(t.utterances),
+                "words": words,
+                "chunks": stats["chunks"],
+                "model_calls": calls,
+                "extract_calls": by_role.get("extract", 0),
+                "resolve_calls": by_role.get("resolve", 0),
+                "prompt_tokens": int(tokens[0]),
+                "completion_tokens": int(tokens[1]),
+                "assertions": facts,
+                "rejected_quotes": stats["rejected_quotes"],
+                "failed_chunks": stats["failed_chunks"],
+                "harness_overhead_ms": round((wall - model_s) * 1000, 1),
+                "harness_overhead_ms_per_call": round((wall - model_s) * 1000 / max(1, responder.n - before_n), 2),
+                "graphiti_calls_one_episode": 3 + 2 * facts,
+                "graphiti_calls_episode_per_turn": 3 * len(t.utterances) + 2 * facts,
+            }
+        )
     store.close()
 
     failed = [m for m in meetings if "status" in m]
@@ -161,19 +194,45 @@ def main() -> int:
         return statistics.median(m[key] for m in meetings) if meetings else 0
 
     out = {
-        "corpus": "QMSum", "meetings": len(meetings), "chunk_tokens": args.chunk_tokens,
-        "litellm_import_s": round(import_s, 2), "first_call_warmup_s": round(warmup_s, 2),
+        "corpus": "QMSum",
+        "meetings": len(meetings),
+        "chunk_tokens": args.chunk_tokens,
+        "litellm_import_s": round(import_s, 2),
+        "first_call_warmup_s": round(warmup_s, 2),
         "embedding_model_load_s": round(embed_load_s, 2),
         "note": "whole ingest path; harness overhead includes litellm dispatch, the scripted provider's"
-                " token counting, entity resolution (embeddings) and the write transaction",
-        "totals": {k: sum(m[k] for m in meetings) for k in
-                   ("model_calls", "extract_calls", "resolve_calls", "prompt_tokens", "completion_tokens", "assertions", "rejected_quotes",
-                    "graphiti_calls_one_episode", "graphiti_calls_episode_per_turn")},
-        "median_per_meeting": {k: med(k) for k in
-                               ("words", "chunks", "model_calls", "extract_calls", "resolve_calls",
-                                "prompt_tokens", "completion_tokens",
-                                "assertions", "harness_overhead_ms", "harness_overhead_ms_per_call",
-                                "graphiti_calls_one_episode", "graphiti_calls_episode_per_turn")},
+        " token counting, entity resolution (embeddings) and the write transaction",
+        "totals": {
+            k: sum(m[k] for m in meetings)
+            for k in (
+                "model_calls",
+                "extract_calls",
+                "resolve_calls",
+                "prompt_tokens",
+                "completion_tokens",
+                "assertions",
+                "rejected_quotes",
+                "graphiti_calls_one_episode",
+                "graphiti_calls_episode_per_turn",
+            )
+        },
+        "median_per_meeting": {
+            k: med(k)
+            for k in (
+                "words",
+                "chunks",
+                "model_calls",
+                "extract_calls",
+                "resolve_calls",
+                "prompt_tokens",
+                "completion_tokens",
+                "assertions",
+                "harness_overhead_ms",
+                "harness_overhead_ms_per_call",
+                "graphiti_calls_one_episode",
+                "graphiti_calls_episode_per_turn",
+            )
+        },
         "not_ingested": failed,
         "per_meeting": meetings,
     }

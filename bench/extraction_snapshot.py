@@ -85,9 +85,11 @@ def _store_rows(store: Any) -> dict[str, Any]:
     utterances = store.con.execute("SELECT count(*) FROM utterances").fetchone()[0]
     # A source by its file's name: the generated meetings lie in a fresh temporary folder per run.
     assertions = [(Path(r[0]).name if r[0] else None, *r[1:]) for r in assertions]
-    return {"assertions": sorted((_value(list(r)) for r in assertions), key=json.dumps),
-            "entities": sorted((_value(list(r)) for r in entities), key=json.dumps),
-            "utterances": utterances}
+    return {
+        "assertions": sorted((_value(list(r)) for r in assertions), key=json.dumps),
+        "entities": sorted((_value(list(r)) for r in entities), key=json.dumps),
+        "utterances": utterances,
+    }
 
 
 def _readings(transcripts: list[tuple[str, Any]]) -> list[list[Any]]:
@@ -103,8 +105,18 @@ def _readings(transcripts: list[tuple[str, Any]]) -> list[list[Any]]:
         cands = stage.candidates(t, frozenset(), orgs)
         texts = [fill(c.masked) for c in cands]
         for c, text, r in zip(cands, texts, classify(texts)):
-            out.append([ref, c.utt_idx, c.s0, text, r.relation, round(r.relation_p, 7), r.stance,
-                        {k: round(v, 7) for k, v in sorted(r.stance_probs.items())}])
+            out.append(
+                [
+                    ref,
+                    c.utt_idx,
+                    c.s0,
+                    text,
+                    r.relation,
+                    round(r.relation_p, 7),
+                    r.stance,
+                    {k: round(v, 7) for k, v in sorted(r.stance_probs.items())},
+                ]
+            )
     return out
 
 
@@ -137,13 +149,40 @@ def snapshot(meetings: int, words: int) -> dict[str, Any]:
         t = meaning_eval.build_transcript(item)
         transcripts.append((f"evalset-dev:{item['id']}", t))
         for a in offline.extract(t, owner_names=[]):
-            sentences.append([item["id"], _value([
-                a.predicate, a.subject.name, a.subject.is_speaker, a.object and a.object.name, a.object_literal,
-                a.qualifier, a.utterance_idx, a.span_start, a.span_end, a.quote, a.valid_from, a.valid_to,
-                a.confidence, a.modality, a.stance, list(a.trust_reasons)])])
+            sentences.append(
+                [
+                    item["id"],
+                    _value(
+                        [
+                            a.predicate,
+                            a.subject.name,
+                            a.subject.is_speaker,
+                            a.object and a.object.name,
+                            a.object_literal,
+                            a.qualifier,
+                            a.utterance_idx,
+                            a.span_start,
+                            a.span_end,
+                            a.quote,
+                            a.valid_from,
+                            a.valid_to,
+                            a.confidence,
+                            a.modality,
+                            a.stance,
+                            list(a.trust_reasons),
+                        ]
+                    ),
+                ]
+            )
     import backchannel
 
-    return {"code": str(Path(backchannel.__file__).parent), "inputs": statuses, **stored, "evalset_dev_sentences": sentences, "readings": _readings(transcripts)}
+    return {
+        "code": str(Path(backchannel.__file__).parent),
+        "inputs": statuses,
+        **stored,
+        "evalset_dev_sentences": sentences,
+        "readings": _readings(transcripts),
+    }
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -155,8 +194,13 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         if isinstance(x, list):
             xs, ys = {json.dumps(v) for v in x}, {json.dumps(v) for v in y}
             only_a, only_b = sorted(xs - ys), sorted(ys - xs)
-            out[key] = {"before": len(x), "after": len(y), "only_before": len(only_a), "only_after": len(only_b),
-                        "examples": [*only_a[:3], *only_b[:3]]}
+            out[key] = {
+                "before": len(x),
+                "after": len(y),
+                "only_before": len(only_a),
+                "only_after": len(only_b),
+                "examples": [*only_a[:3], *only_b[:3]],
+            }
             failed |= bool(only_a or only_b) or len(x) != len(y)
         else:
             out[key] = {"same": x == y}
@@ -169,8 +213,13 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         diff = max([abs(x[5] - y[5]), *(abs(x[7][c] - y[7][c]) for c in x[7])])
         worst = max(worst, diff)
         changed += (x[3], x[4], x[6]) != (y[3], y[4], y[6])
-    out["readings"] = {"before": len(ra), "after": len(rb), "same_keys": ra.keys() == rb.keys(),
-                       "label_changes": changed, "max_probability_change": worst}
+    out["readings"] = {
+        "before": len(ra),
+        "after": len(rb),
+        "same_keys": ra.keys() == rb.keys(),
+        "label_changes": changed,
+        "max_probability_change": worst,
+    }
     out["identical"] = not failed and changed == 0 and ra.keys() == rb.keys()
     return out
 

@@ -45,8 +45,11 @@ def bench(n: int, checks: int) -> dict:
     from backchannel.memory import Store, rejections
     from backchannel.memory.store import utcnow
 
-    out: dict = {"dismissals": n, "cpu_threads": os.cpu_count(),
-                 "loadavg_at_start": Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None}
+    out: dict = {
+        "dismissals": n,
+        "cpu_threads": os.cpu_count(),
+        "loadavg_at_start": Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None,
+    }
     t = time.perf_counter()
     embedding.load_model()
     out["model_load_s"] = round(time.perf_counter() - t, 3)
@@ -70,18 +73,34 @@ def bench(n: int, checks: int) -> dict:
         now = utcnow()
         t = time.perf_counter()
         with store.transaction():
-            rows = [(f"P-{i}", "introduction", [i, i + 1], f"dismissed proposal {i}", vecs[i].tolist(),
-                     "not a target account", now - timedelta(minutes=i), None) for i in range(n)]
+            rows = [
+                (
+                    f"P-{i}",
+                    "introduction",
+                    [i, i + 1],
+                    f"dismissed proposal {i}",
+                    vecs[i].tolist(),
+                    "not a target account",
+                    now - timedelta(minutes=i),
+                    None,
+                )
+                for i in range(n)
+            ]
             cols = ("proposal_id", "kind", "entity_ids", "text", "vector", "reason", "dismissed_at", "until")
             for k in range(0, n, 400):
-                part = rows[k:k + 400]
+                part = rows[k : k + 400]
                 store.con.execute(
-                    "INSERT INTO rejection_embeddings (" + ", ".join(cols) + ") VALUES "
+                    "INSERT INTO rejection_embeddings ("
+                    + ", ".join(cols)
+                    + ") VALUES "
                     + ", ".join("(?, ?, ?::BIGINT[], ?, ?::FLOAT[384], ?, ?, ?)" for _ in part),
-                    [v for r in part for v in r])
-            store.insert_rows("suppressions", ("scope", "proposal_id", "kind", "entity_ids", "reason", "created_at"),
-                              [("this", f"P-{i}", "introduction", [i, i + 1], "not a target account", now)
-                               for i in range(n)])
+                    [v for r in part for v in r],
+                )
+            store.insert_rows(
+                "suppressions",
+                ("scope", "proposal_id", "kind", "entity_ids", "reason", "created_at"),
+                [("this", f"P-{i}", "introduction", [i, i + 1], "not a target account", now) for i in range(n)],
+            )
         out["load_dismissals_s"] = round(time.perf_counter() - t, 3)
 
         t = time.perf_counter()
@@ -114,8 +133,11 @@ def bench(n: int, checks: int) -> dict:
             rejections.check(store, CANDIDATES[i % len(CANDIDATES)] + " <0:0>", "introduction", [10**9], now)
             again.append(time.perf_counter() - t)
         out["check_after_sweep_prefetch_ms"] = {
-            "p50": round(_pct(per_check, 50) * 1e3, 2), "p95": round(_pct(per_check, 95) * 1e3, 2),
-            "n": len(per_check), "what": f"one check after its sweep's {sweep_size} candidates were embedded in one batch"}
+            "p50": round(_pct(per_check, 50) * 1e3, 2),
+            "p95": round(_pct(per_check, 95) * 1e3, 2),
+            "n": len(per_check),
+            "what": f"one check after its sweep's {sweep_size} candidates were embedded in one batch",
+        }
         out["per_candidate_incl_batch_embedding_ms_p50"] = round(_pct(amortised, 50) * 1e3, 2)
         out["check_repeat_candidate_ms_p50"] = round(_pct(again, 50) * 1e3, 2)
         t_struct = []
@@ -135,14 +157,19 @@ def bench(n: int, checks: int) -> dict:
             int(np.argmax(s))
             sem_only.append(time.perf_counter() - t)
         store.close()
-    out["check_ms"] = {"p50": round(_pct(lat, 50) * 1e3, 2), "p95": round(_pct(lat, 95) * 1e3, 2),
-                       "mean": round(statistics.mean(lat) * 1e3, 2), "n": checks,
-                       "what": "structured query + embed the candidate + cosine against every active dismissal"}
+    out["check_ms"] = {
+        "p50": round(_pct(lat, 50) * 1e3, 2),
+        "p95": round(_pct(lat, 95) * 1e3, 2),
+        "mean": round(statistics.mean(lat) * 1e3, 2),
+        "n": checks,
+        "what": "structured query + embed the candidate + cosine against every active dismissal",
+    }
     out["structured_only_ms_p50"] = round(_pct(t_struct, 50) * 1e3, 3)
     out["cosine_topk_only_ms_p50"] = round(_pct(sem_only, 50) * 1e3, 3)
     out["matrix_cache_check_ms_p50"] = round(_pct(t_matrix, 50) * 1e3, 3)
     out["check_without_embedding_ms_p50"] = round(
-        out["structured_only_ms_p50"] + out["matrix_cache_check_ms_p50"] + out["cosine_topk_only_ms_p50"], 3)
+        out["structured_only_ms_p50"] + out["matrix_cache_check_ms_p50"] + out["cosine_topk_only_ms_p50"], 3
+    )
     out["false_hits_on_random_vectors"] = hits
     return out
 
@@ -155,28 +182,50 @@ def calibrate() -> dict:
     cand = rejections.embed([c["text"] for c in data["candidates"]])
     raw = cand @ dis.T
     # What `check` computes: similarity to dismissals of the same kind only (others count as -1).
-    same = np.array([[rejections.same_kind(c["kind"], d["kind"]) for d in data["dismissed"]] for c in data["candidates"]])
+    same = np.array(
+        [[rejections.same_kind(c["kind"], d["kind"]) for d in data["dismissed"]] for c in data["candidates"]]
+    )
     sims = np.where(same, raw, -1.0)
     ids = [d["id"] for d in data["dismissed"]]
     pos = np.array([sims[i, ids.index(c["same_as"])] for i, c in enumerate(data["candidates"]) if c["same_as"]])
     neg = np.array([sims[i].max() for i, c in enumerate(data["candidates"]) if not c["same_as"]])
     neg_any_kind = np.array([raw[i].max() for i, c in enumerate(data["candidates"]) if not c["same_as"]])
-    argmax_right = sum(int(np.argmax(sims[i])) == ids.index(c["same_as"])
-                       for i, c in enumerate(data["candidates"]) if c["same_as"])
-    sweep = [{"threshold": round(float(t), 3), "recall": round(float((pos >= t).mean()), 3),
-              "false_positive_rate": round(float((neg >= t).mean()), 3)} for t in np.arange(0.60, 0.90, 0.025)]
+    argmax_right = sum(
+        int(np.argmax(sims[i])) == ids.index(c["same_as"]) for i, c in enumerate(data["candidates"]) if c["same_as"]
+    )
+    sweep = [
+        {
+            "threshold": round(float(t), 3),
+            "recall": round(float((pos >= t).mean()), 3),
+            "false_positive_rate": round(float((neg >= t).mean()), 3),
+        }
+        for t in np.arange(0.60, 0.90, 0.025)
+    ]
     return {
-        "dismissed": len(ids), "positives": len(pos), "negatives": len(neg),
-        "positive_similarity": {"min": round(float(pos.min()), 3), "p10": round(float(np.percentile(pos, 10)), 3),
-                                "median": round(float(np.median(pos)), 3), "max": round(float(pos.max()), 3)},
-        "negative_max_similarity": {"max": round(float(neg.max()), 3), "p90": round(float(np.percentile(neg, 90)), 3),
-                                    "median": round(float(np.median(neg)), 3)},
+        "dismissed": len(ids),
+        "positives": len(pos),
+        "negatives": len(neg),
+        "positive_similarity": {
+            "min": round(float(pos.min()), 3),
+            "p10": round(float(np.percentile(pos, 10)), 3),
+            "median": round(float(np.median(pos)), 3),
+            "max": round(float(pos.max()), 3),
+        },
+        "negative_max_similarity": {
+            "max": round(float(neg.max()), 3),
+            "p90": round(float(np.percentile(neg, 90)), 3),
+            "median": round(float(np.median(neg)), 3),
+        },
         "positives_nearest_is_right": f"{argmax_right}/{len(pos)}",
-        "negative_max_similarity_any_kind": {"max": round(float(neg_any_kind.max()), 3),
-                                             "above_threshold": int((neg_any_kind >= rejections.DEFAULT_THRESHOLD).sum())},
+        "negative_max_similarity_any_kind": {
+            "max": round(float(neg_any_kind.max()), 3),
+            "above_threshold": int((neg_any_kind >= rejections.DEFAULT_THRESHOLD).sum()),
+        },
         "chosen_threshold": rejections.DEFAULT_THRESHOLD,
-        "at_chosen": {"recall": round(float((pos >= rejections.DEFAULT_THRESHOLD).mean()), 3),
-                      "false_positive_rate": round(float((neg >= rejections.DEFAULT_THRESHOLD).mean()), 3)},
+        "at_chosen": {
+            "recall": round(float((pos >= rejections.DEFAULT_THRESHOLD).mean()), 3),
+            "false_positive_rate": round(float((neg >= rejections.DEFAULT_THRESHOLD).mean()), 3),
+        },
         "sweep": sweep,
     }
 

@@ -22,12 +22,62 @@ import tempfile
 import time
 from pathlib import Path
 
-FIRST = ["Marc", "Sophie", "Julie", "Tom", "Priya", "Nadia", "Paul", "Karl", "Laura", "Omar", "Ines", "Lucas",
-         "Chloe", "Hugo", "Emma", "Noah", "Lea", "Arthur", "Jade", "Louis"]
-LAST = ["Dupont", "Martin", "Bernard", "Becker", "Shah", "Haddad", "Girard", "Weber", "Chen", "Khan", "Costa",
-        "Moreau", "Laurent", "Simon", "Michel", "Lefebvre", "Garcia", "Roux", "Fournier", "Blanc"]
-ORGS = ["Acme", "Globex", "Initech", "Umbrella Corp", "Hooli", "Stark Industries", "Wayne Enterprises",
-        "Soylent", "Vandelay Industries", "Cyberdyne"]
+FIRST = [
+    "Marc",
+    "Sophie",
+    "Julie",
+    "Tom",
+    "Priya",
+    "Nadia",
+    "Paul",
+    "Karl",
+    "Laura",
+    "Omar",
+    "Ines",
+    "Lucas",
+    "Chloe",
+    "Hugo",
+    "Emma",
+    "Noah",
+    "Lea",
+    "Arthur",
+    "Jade",
+    "Louis",
+]
+LAST = [
+    "Dupont",
+    "Martin",
+    "Bernard",
+    "Becker",
+    "Shah",
+    "Haddad",
+    "Girard",
+    "Weber",
+    "Chen",
+    "Khan",
+    "Costa",
+    "Moreau",
+    "Laurent",
+    "Simon",
+    "Michel",
+    "Lefebvre",
+    "Garcia",
+    "Roux",
+    "Fournier",
+    "Blanc",
+]
+ORGS = [
+    "Acme",
+    "Globex",
+    "Initech",
+    "Umbrella Corp",
+    "Hooli",
+    "Stark Industries",
+    "Wayne Enterprises",
+    "Soylent",
+    "Vandelay Industries",
+    "Cyberdyne",
+]
 TITLES = ["CIO", "CTO", "CFO", "head of procurement", "VP of Engineering", "chief executive"]
 FILLER = [
     "I think we should look at the numbers again before we decide anything.",
@@ -49,14 +99,16 @@ def person(rng: random.Random) -> str:
 
 def fact(rng: random.Random) -> str:
     p, q, org = person(rng), person(rng), rng.choice(ORGS)
-    return rng.choice([
-        f"{p} is the {rng.choice(TITLES)} of {org}.",
-        f"{p} and I worked together at {org} from {rng.randint(2008, 2016)} to {rng.randint(2017, 2024)}.",
-        f"I know {p} well, we met years ago.",
-        f"{p} introduced me to {q} last year.",
-        "I'll send you the pricing by Friday.",
-        f"{p} joined {org} {rng.randint(2, 20)} months ago.",
-    ])
+    return rng.choice(
+        [
+            f"{p} is the {rng.choice(TITLES)} of {org}.",
+            f"{p} and I worked together at {org} from {rng.randint(2008, 2016)} to {rng.randint(2017, 2024)}.",
+            f"I know {p} well, we met years ago.",
+            f"{p} introduced me to {q} last year.",
+            "I'll send you the pricing by Friday.",
+            f"{p} joined {org} {rng.randint(2, 20)} months ago.",
+        ]
+    )
 
 
 def meeting(rng: random.Random, words: int, i: int) -> str:
@@ -137,29 +189,34 @@ def main() -> None:
     store.close()
     per.sort()
     per_cpu.sort()
-    print(json.dumps({
-        "bench": "ingest+offline-extraction",
-        "corpus": str(args.corpus) if args.corpus is not None else "generated",
-        "meetings": n,
-        "words_per_meeting": round(words / n) if n else 0,
-        "meetings_per_min": round(n / total * 60, 1),
-        "target_meetings_per_min": 60,
-        "p50_s": round(statistics.median(per), 3),
-        "p95_s": round(per[int(0.95 * (len(per) - 1))], 3),
-        "cpu_s_per_meeting": round(total_cpu / n, 3),
-        "cpu_p50_s": round(statistics.median(per_cpu), 3),
-        "cpu_p95_s": round(per_cpu[int(0.95 * (len(per_cpu) - 1))], 3),
-        "s_per_8k_words": round(total / words * 8000, 3),
-        "cpu_s_per_8k_words": round(total_cpu / words * 8000, 3),
-        "words_per_s": round(words / total),
-        "assertions": assertions,
-        "reingest_skipped": skipped,
-        "reingest_s_per_meeting": round(reingest / n, 4),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "embedding": model,
-        "loadavg_1m": round(os.getloadavg()[0], 2),
-        "cpus": os.cpu_count(),
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "bench": "ingest+offline-extraction",
+                "corpus": str(args.corpus) if args.corpus is not None else "generated",
+                "meetings": n,
+                "words_per_meeting": round(words / n) if n else 0,
+                "meetings_per_min": round(n / total * 60, 1),
+                "target_meetings_per_min": 60,
+                "p50_s": round(statistics.median(per), 3),
+                "p95_s": round(per[int(0.95 * (len(per) - 1))], 3),
+                "cpu_s_per_meeting": round(total_cpu / n, 3),
+                "cpu_p50_s": round(statistics.median(per_cpu), 3),
+                "cpu_p95_s": round(per_cpu[int(0.95 * (len(per_cpu) - 1))], 3),
+                "s_per_8k_words": round(total / words * 8000, 3),
+                "cpu_s_per_8k_words": round(total_cpu / words * 8000, 3),
+                "words_per_s": round(words / total),
+                "assertions": assertions,
+                "reingest_skipped": skipped,
+                "reingest_s_per_meeting": round(reingest / n, 4),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "embedding": model,
+                "loadavg_1m": round(os.getloadavg()[0], 2),
+                "cpus": os.cpu_count(),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

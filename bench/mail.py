@@ -25,10 +25,50 @@ import tempfile
 import time
 from pathlib import Path
 
-FIRST = ["Marc", "Sophie", "Julie", "Tom", "Priya", "Nadia", "Paul", "Karl", "Laura", "Omar", "Ines", "Lucas",
-         "Chloe", "Hugo", "Emma", "Noah", "Lea", "Arthur", "Jade", "Louis"]
-LAST = ["Dupont", "Martin", "Bernard", "Becker", "Shah", "Haddad", "Girard", "Weber", "Chen", "Khan", "Costa",
-        "Laurent", "Simon", "Michel", "Lefebvre", "Garcia", "Roux", "Fournier", "Blanc", "Meyer"]
+FIRST = [
+    "Marc",
+    "Sophie",
+    "Julie",
+    "Tom",
+    "Priya",
+    "Nadia",
+    "Paul",
+    "Karl",
+    "Laura",
+    "Omar",
+    "Ines",
+    "Lucas",
+    "Chloe",
+    "Hugo",
+    "Emma",
+    "Noah",
+    "Lea",
+    "Arthur",
+    "Jade",
+    "Louis",
+]
+LAST = [
+    "Dupont",
+    "Martin",
+    "Bernard",
+    "Becker",
+    "Shah",
+    "Haddad",
+    "Girard",
+    "Weber",
+    "Chen",
+    "Khan",
+    "Costa",
+    "Laurent",
+    "Simon",
+    "Michel",
+    "Lefebvre",
+    "Garcia",
+    "Roux",
+    "Fournier",
+    "Blanc",
+    "Meyer",
+]
 ORGS = ["Acme", "Globex", "Initech", "Hooli", "Umbrella Corp", "Cyberdyne", "Soylent", "Vandelay Industries"]
 TITLES = ["Chief Information Officer", "CTO", "Head of Procurement", "VP of Engineering", "Account Manager"]
 FILLER = [
@@ -56,19 +96,41 @@ def message(rng: random.Random, i: int) -> bytes:
         body.append(f"Looping in {third}, who worked with me at {rng.choice(ORGS)}.")
     if rng.random() < 0.4:
         body.append("I'll send you the pricing by Friday.")
-    body += ["", "Best,", sender.split()[0], "", "--", sender, f"{rng.choice(TITLES)} | {rng.choice(ORGS)}",
-             "+33 1 23 45 67 89"]
+    body += [
+        "",
+        "Best,",
+        sender.split()[0],
+        "",
+        "--",
+        sender,
+        f"{rng.choice(TITLES)} | {rng.choice(ORGS)}",
+        "+33 1 23 45 67 89",
+    ]
     if rng.random() < 0.7:
-        body += ["", f"On Mon, 2 Nov 2026 at 09:{i % 60:02d}, {other} <{o_addr}> wrote:",
-                 *[f"> {line}" for line in (rng.choice(FILLER), "", f"Can you send the numbers for item {i}?",
-                                            "", "Thanks,", other.split()[0])]]
+        body += [
+            "",
+            f"On Mon, 2 Nov 2026 at 09:{i % 60:02d}, {other} <{o_addr}> wrote:",
+            *[
+                f"> {line}"
+                for line in (
+                    rng.choice(FILLER),
+                    "",
+                    f"Can you send the numbers for item {i}?",
+                    "",
+                    "Thanks,",
+                    other.split()[0],
+                )
+            ],
+        ]
     text = "\n".join(body) + "\n"
     html = rng.random() < 0.1
     if html:
         text = "<html><body>" + "".join(f"<p>{line}</p>" for line in text.split("\n") if line) + "</body></html>"
-    return (f"From: {sender} <{s_addr}>\nTo: {other} <{o_addr}>\nSubject: Update {i}\n"
-            f"Date: Mon, 02 Nov 2026 10:{i % 60:02d}:00 +0100\nMessage-ID: <bench-{i}@bench.example>\n"
-            f"MIME-Version: 1.0\nContent-Type: text/{'html' if html else 'plain'}; charset=utf-8\n\n{text}").encode()
+    return (
+        f"From: {sender} <{s_addr}>\nTo: {other} <{o_addr}>\nSubject: Update {i}\n"
+        f"Date: Mon, 02 Nov 2026 10:{i % 60:02d}:00 +0100\nMessage-ID: <bench-{i}@bench.example>\n"
+        f"MIME-Version: 1.0\nContent-Type: text/{'html' if html else 'plain'}; charset=utf-8\n\n{text}"
+    ).encode()
 
 
 def _pass(work: Path, name: str, msgs: list[bytes], half: int, *, baseline: bool) -> dict:
@@ -148,8 +210,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=14)
-    ap.add_argument("--no-baseline", action="store_true",
-                    help="skip the one-message-per-transaction pass run first for comparison")
+    ap.add_argument(
+        "--no-baseline", action="store_true", help="skip the one-message-per-transaction pass run first for comparison"
+    )
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-mail-"))
     rng = random.Random(args.seed)
@@ -172,9 +235,15 @@ def main() -> None:
     out = {"bench": "mail-ingest-offline", "messages": args.messages, "target_messages_per_min": 2000, **passes}
     if "baseline" in passes:
         b, n = passes["baseline"], passes["batched"]
-        out["speedup"] = {k: round(n[k] / b[k], 2) for k in
-                          ("maildir_messages_per_min", "maildir_messages_per_cpu_min", "mbox_messages_per_min",
-                           "mbox_messages_per_cpu_min")}
+        out["speedup"] = {
+            k: round(n[k] / b[k], 2)
+            for k in (
+                "maildir_messages_per_min",
+                "maildir_messages_per_cpu_min",
+                "mbox_messages_per_min",
+                "mbox_messages_per_cpu_min",
+            )
+        }
         # Same messages, same memory: batching changes when rows commit, never which rows.
         out["same_rows"] = all(b[k] == n[k] for k in ("assertions", "stored_messages", "sources", "entities"))
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

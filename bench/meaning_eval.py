@@ -67,18 +67,42 @@ STORED = ("asserted", "reported", "rumour", "ended", "knows_of")
 NOT_STORED = ("negated", "hypothetical", "joke", "exercise")
 STANCES = STORED + NOT_STORED
 OWNER_NAMES = ("Alex Moreau", "Alex")
-_ITEM_KEYS = {"id": str, "register": str, "meeting_date": str, "speakers": list, "context": list, "text": str,
-              "facts": list}
-_FACT_KEYS = {"subject", "predicate", "object", "literal", "stance", "valid_from", "valid_to", "due", "recipient",
-              "title", "where", "past"}
-_HONORIFIC = re.compile(r"^(?:the\s+)?(?:right\s+)?(?:hon|mr|mrs|ms|miss|mx|dr|prof|professor|sir|dame|lord|lady|"
-                        r"baroness|senator|chairman|chairwoman|chair)\.?\s+", re.I)
+_ITEM_KEYS = {
+    "id": str,
+    "register": str,
+    "meeting_date": str,
+    "speakers": list,
+    "context": list,
+    "text": str,
+    "facts": list,
+}
+_FACT_KEYS = {
+    "subject",
+    "predicate",
+    "object",
+    "literal",
+    "stance",
+    "valid_from",
+    "valid_to",
+    "due",
+    "recipient",
+    "title",
+    "where",
+    "past",
+}
+_HONORIFIC = re.compile(
+    r"^(?:the\s+)?(?:right\s+)?(?:hon|mr|mrs|ms|miss|mx|dr|prof|professor|sir|dame|lord|lady|"
+    r"baroness|senator|chairman|chairwoman|chair)\.?\s+",
+    re.I,
+)
 _POSTNOMINAL = re.compile(r"\s+(?:am|ms|mp|msp|mla|mep|obe|mbe|cbe|qc|kc)$")
 _JA_SUFFIX = re.compile(r"(?:さん|様|さま|氏|くん|君|ちゃん|先生)$")
 _FIRST_PERSON = frozenset({"i", "me", "myself", "je", "moi", "私", "僕", "俺"})
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
-_STOP = set("the a an to you your our my us we i me of for with on in at by and this that those these some it "
-            "over back get send share have will i'll le la les un une de des du à au pour vous te toi".split())
+_STOP = set(
+    "the a an to you your our my us we i me of for with on in at by and this that those these some it "
+    "over back get send share have will i'll le la les un une de des du à au pour vous te toi".split()
+)
 
 
 class EvalsetError(Exception):
@@ -86,6 +110,7 @@ class EvalsetError(Exception):
 
 
 # ---- the files ---------------------------------------------------------------------------------------------------
+
 
 def _check_date(where: str, key: str, value: Any) -> None:
     if not isinstance(value, str) or not re.fullmatch(r"\d{4}(?:-\d{2}(?:-\d{2})?)?", value):
@@ -163,6 +188,7 @@ def harness_module() -> Any:
 
 # ---- names -------------------------------------------------------------------------------------------------------
 
+
 def fold(s: str) -> str:
     decomposed = unicodedata.normalize("NFKD", s)
     s = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
@@ -210,8 +236,9 @@ def same_org(pred: str | None, gold: str) -> bool:
     if not a or not b:
         return False
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    return any(long_[i:i + len(short)] == short for i in range(len(long_) - len(short) + 1)) or (
-        bool(_CJK.search(pred)) and (fold(pred) in fold(gold) or fold(gold) in fold(pred)))
+    return any(long_[i : i + len(short)] == short for i in range(len(long_) - len(short) + 1)) or (
+        bool(_CJK.search(pred)) and (fold(pred) in fold(gold) or fold(gold) in fold(pred))
+    )
 
 
 def _stem(w: str) -> str:
@@ -230,6 +257,7 @@ def same_literal(pred: str | None, gold: str) -> bool:
 
 
 # ---- predictions -------------------------------------------------------------------------------------------------
+
 
 def _name(x: Any) -> str | None:
     if x is None:
@@ -288,9 +316,17 @@ def to_prediction(a: Any, speaker: str | None) -> Prediction:
     if obj is None:
         obj = getattr(a, "object_literal", None) or getattr(a, "literal", None)
     qual = getattr(a, "qualifier", None) or getattr(a, "title", None) or getattr(a, "where", None)
-    return Prediction(subject, str(getattr(a, "predicate", "")), obj, qual if isinstance(qual, str) else None,
-                      stance_of(a), _iso(getattr(a, "valid_from", None)), _iso(getattr(a, "valid_to", None)),
-                      _name(getattr(a, "recipient", None)), getattr(a, "quote", None))
+    return Prediction(
+        subject,
+        str(getattr(a, "predicate", "")),
+        obj,
+        qual if isinstance(qual, str) else None,
+        stance_of(a),
+        _iso(getattr(a, "valid_from", None)),
+        _iso(getattr(a, "valid_to", None)),
+        _name(getattr(a, "recipient", None)),
+        getattr(a, "quote", None),
+    )
 
 
 def build_transcript(item: dict[str, Any]) -> Any:
@@ -299,8 +335,14 @@ def build_transcript(item: dict[str, Any]) -> Any:
     turns = [*item["context"], {"speaker": item["speaker"], "text": item["text"]}]
     utterances = [Utterance(idx=i, speaker=t["speaker"], text=t["text"]) for i, t in enumerate(turns)]
     when = datetime.fromisoformat(item["meeting_date"]).replace(hour=10)
-    return Transcript(utterances=utterances, format="text", title=None, meeting_date=when,
-                      meeting_date_origin="given", participants=list(item["speakers"]))
+    return Transcript(
+        utterances=utterances,
+        format="text",
+        title=None,
+        meeting_date=when,
+        meeting_date_origin="given",
+        participants=list(item["speakers"]),
+    )
 
 
 def load_extractor(spec: str) -> Callable[..., Any]:
@@ -327,6 +369,7 @@ def predict(extract: Callable[..., Any], item: dict[str, Any]) -> list[Predictio
 
 
 # ---- matching ----------------------------------------------------------------------------------------------------
+
 
 def same_predicate(p: Prediction, f: dict[str, Any]) -> bool:
     """Equal, or the same ended employment said two ways: a 'left' and a past works_at."""
@@ -378,8 +421,11 @@ def score_item(item: dict[str, Any], preds: list[Prediction], t: Tally, register
             continue  # introduced, mentioned_with, ...: not labelled in this set
         hit = _first_match(p, facts, speaker, matched)
         if hit is None and p.predicate == "committed_to":  # the only promise of that person in the item
-            own = [i for i, f in enumerate(facts) if f["predicate"] == "committed_to"
-                   and same_person(p.subject, f["subject"], speaker)]
+            own = [
+                i
+                for i, f in enumerate(facts)
+                if f["predicate"] == "committed_to" and same_person(p.subject, f["subject"], speaker)
+            ]
             hit = own[0] if len(own) == 1 and own[0] not in matched else None
         if hit is None:
             dup = next((i for i, f in matched.items() if fact_matches(p, facts[i], speaker)), None)
@@ -432,10 +478,14 @@ def score_item(item: dict[str, Any], preds: list[Prediction], t: Tally, register
             t.due_right += int(found_as.valid_to == f["due"])
 
 
-def _first_match(p: Prediction, facts: list[dict[str, Any]], speaker: str | None,
-                 matched: dict[int, Prediction]) -> int | None:
-    exact = [i for i, f in enumerate(facts) if i not in matched and f["predicate"] == p.predicate
-             and fact_matches(p, f, speaker)]
+def _first_match(
+    p: Prediction, facts: list[dict[str, Any]], speaker: str | None, matched: dict[int, Prediction]
+) -> int | None:
+    exact = [
+        i
+        for i, f in enumerate(facts)
+        if i not in matched and f["predicate"] == p.predicate and fact_matches(p, f, speaker)
+    ]
     if exact:
         return exact[0]
     loose = [i for i, f in enumerate(facts) if i not in matched and fact_matches(p, f, speaker)]
@@ -449,8 +499,11 @@ def _implied(f: dict[str, Any], found: dict[str, Any], p: Prediction) -> bool:
     past = f["predicate"] == "works_at" and bool(f.get("past") or f.get("valid_to"))
     if {f["predicate"], found["predicate"]} == {"left", "works_at"}:
         at = f if f["predicate"] == "works_at" else found
-        return bool(at.get("past") or at.get("valid_to")) and same_person(f["subject"], found["subject"]) and same_org(
-            f["object"], found["object"])
+        return (
+            bool(at.get("past") or at.get("valid_to"))
+            and same_person(f["subject"], found["subject"])
+            and same_org(f["object"], found["object"])
+        )
     if past and found["predicate"] == "worked_with" and p.qualifier and same_org(p.qualifier, f["object"]):
         return same_person(f["subject"], found["subject"]) or same_person(f["subject"], found["object"])
     return False
@@ -460,8 +513,10 @@ def _repeats_title(p: Prediction, facts: list[dict[str, Any]], speaker: str | No
     """A has_title that says the title of a labelled works_at of the same person."""
     if p.predicate != "has_title":
         return False
-    return any(_title_of(f) and same_person(p.subject, f["subject"], speaker) and same_literal(p.obj, _title_of(f) or "")
-               for f in facts)
+    return any(
+        _title_of(f) and same_person(p.subject, f["subject"], speaker) and same_literal(p.obj, _title_of(f) or "")
+        for f in facts
+    )
 
 
 def _show(p: Prediction) -> dict[str, Any]:
@@ -476,21 +531,38 @@ def figures(t: Tally) -> dict[str, Any]:
     per = {}
     for pred in PREDICATES:
         proposed = t.correct[pred] + t.wrong[pred]
-        per[pred] = {"labelled": t.gold[pred], "found": t.found[pred], "predicted": proposed,
-                     "false_positives": t.wrong[pred], "flagged_not_stored": t.flagged[pred],
-                     "precision": _ratio(t.correct[pred], proposed), "recall": _ratio(t.found[pred], t.gold[pred])}
+        per[pred] = {
+            "labelled": t.gold[pred],
+            "found": t.found[pred],
+            "predicted": proposed,
+            "false_positives": t.wrong[pred],
+            "flagged_not_stored": t.flagged[pred],
+            "precision": _ratio(t.correct[pred], proposed),
+            "recall": _ratio(t.found[pred], t.gold[pred]),
+        }
     correct, wrong = sum(t.correct.values()), sum(t.wrong.values())
     right, seen, missed = sum(t.stance_right.values()), sum(t.stance_seen.values()), sum(t.stance_missed.values())
     return {
-        "precision": _ratio(correct, correct + wrong), "recall": _ratio(sum(t.found.values()), sum(t.gold.values())),
-        "labelled": sum(t.gold.values()), "found": sum(t.found.values()), "false_positives": wrong,
+        "precision": _ratio(correct, correct + wrong),
+        "recall": _ratio(sum(t.found.values()), sum(t.gold.values())),
+        "labelled": sum(t.gold.values()),
+        "found": sum(t.found.values()),
+        "false_positives": wrong,
         "per_predicate": per,
-        "stance_accuracy": _ratio(right, seen), "stance_accuracy_all": _ratio(right, seen + missed),
-        "stance_per_label": {s: {"facts": t.stance_seen[s] + t.stance_missed[s], "judged": t.stance_seen[s],
-                                 "right": t.stance_right[s], "accuracy": _ratio(t.stance_right[s], t.stance_seen[s])}
-                             for s in STANCES},
+        "stance_accuracy": _ratio(right, seen),
+        "stance_accuracy_all": _ratio(right, seen + missed),
+        "stance_per_label": {
+            s: {
+                "facts": t.stance_seen[s] + t.stance_missed[s],
+                "judged": t.stance_seen[s],
+                "right": t.stance_right[s],
+                "accuracy": _ratio(t.stance_right[s], t.stance_seen[s]),
+            }
+            for s in STANCES
+        },
         "stance_confusion": {f"{g}->{p}": n for (g, p), n in sorted(t.confusion.items()) if g != p},
-        "due_date_accuracy": _ratio(t.due_right, t.due_seen), "due_dates_judged": t.due_seen,
+        "due_date_accuracy": _ratio(t.due_right, t.due_seen),
+        "due_dates_judged": t.due_seen,
     }
 
 
@@ -512,8 +584,10 @@ def run_sentences(split: str, extractor: str) -> tuple[dict[str, Any], list[dict
     out["items"] = len(items)
     out["items_with_no_fact"] = sum(1 for i in items if not i["facts"])
     out["extractor_failures"] = len(failures)
-    out["per_register"] = {r: {k: v for k, v in figures(t).items() if k in ("precision", "recall", "labelled")}
-                           for r, t in sorted(by_register.items())}
+    out["per_register"] = {
+        r: {k: v for k, v in figures(t).items() if k in ("precision", "recall", "labelled")}
+        for r, t in sorted(by_register.items())
+    }
     out["seconds"] = round(time.perf_counter() - t0, 2)
     return out, [*failures, *total.errors]
 
@@ -532,13 +606,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=SPLITS, default="dev")
     ap.add_argument("--part", choices=("sentences", "stories", "all"), default="all")
-    ap.add_argument("--extractor", default="backchannel.extraction.offline:extract",
-                    help="module:function taking (transcript, owner_names=...) (default: the offline extractor)")
+    ap.add_argument(
+        "--extractor",
+        default="backchannel.extraction.offline:extract",
+        help="module:function taking (transcript, owner_names=...) (default: the offline extractor)",
+    )
     ap.add_argument("--show-errors", action="store_true", help="list misses and false positives (dev split only)")
     args = ap.parse_args(argv)
     if args.show_errors and args.split == "test":
-        print("meaning_eval: --show-errors is refused on the test split: it must not be read while tuning",
-              file=sys.stderr)
+        print(
+            "meaning_eval: --show-errors is refused on the test split: it must not be read while tuning",
+            file=sys.stderr,
+        )
         return 2
     report: dict[str, Any] = {"split": args.split, "extractor": args.extractor}
     errors: dict[str, Any] = {}

@@ -83,8 +83,13 @@ def main() -> None:
             env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **VARIANTS[name])
             env.pop("BACKCHANNEL_EMBEDDER", None)
             t = time.perf_counter()
-            run = subprocess.run([sys.executable, "-c", CHILD, str(args.sentences), f"{tmp}/{name}.npy"], env=env,
-                                 capture_output=True, text=True, cwd=ROOT)
+            run = subprocess.run(
+                [sys.executable, "-c", CHILD, str(args.sentences), f"{tmp}/{name}.npy"],
+                env=env,
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            )
             if run.returncode != 0:
                 sys.exit(f"{name} failed:\n{run.stderr[-2000:]}")
             row = json.loads(run.stdout.strip().splitlines()[-1])

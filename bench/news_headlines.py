@@ -28,16 +28,23 @@ def main() -> None:
     errors = []
     for item in items:
         t = news_transcript(item["title"], None, published=datetime(2026, 11, 1), path=None)
-        found = {(x.subject.name, x.predicate, x.object.name if x.object else None, x.qualifier)
-                 for x in extract_news(t)}
+        found = {
+            (x.subject.name, x.predicate, x.object.name if x.object else None, x.qualifier) for x in extract_news(t)
+        }
         want = {tuple(f) for f in item["facts"]}
         wanted, got, hit = wanted + len(want), got + len(found), hit + len(found & want)
         for f in sorted(want - found, key=str):
             errors.append({"title": item["title"], "missed": f})
         for f in sorted(found - want, key=str):
             errors.append({"title": item["title"], "not_wanted": f})
-    out = {"items": len(items), "wanted": wanted, "found": got, "correct": hit,
-           "precision": round(hit / got, 3) if got else None, "recall": round(hit / wanted, 3) if wanted else None}
+    out = {
+        "items": len(items),
+        "wanted": wanted,
+        "found": got,
+        "correct": hit,
+        "precision": round(hit / got, 3) if got else None,
+        "recall": round(hit / wanted, 3) if wanted else None,
+    }
     if a.show:
         out["errors"] = errors
     print(json.dumps(out, indent=2, ensure_ascii=False))

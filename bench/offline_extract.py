@@ -64,11 +64,16 @@ DEVSET = ROOT / "bench" / "devset"
 BASELINE = "4d6e7c0"  # the code before the recall rules (the commit that added the dev set)
 _HONORIFIC = re.compile(r"^(?:(?:the\s+)?(?:right\s+)?hon\.?|mr|mrs|ms|miss|mx|dr|prof|professor|sir|dame)\.?\s+", re.I)
 _POSTNOMINAL = re.compile(r"\s+(?:AM|MS|MP|MSP|MLA|MEP|OBE|MBE|CBE|QC|KC)$")
-_SEAT = re.compile(r"^(?:speaker|caller|participant|intervenant|agent|host|interviewer|chair|the chair|cfo|"
-                   r"grad|phd|postdoc|professor|project manager|marketing|user interface|industrial designer)"
-                   r"(?:\s+\w{1,3})?$", re.I)
-_STOP = set("the a an to you your our my us we i me of for with on in at by and this that those these some "
-            "le la les un une de des du à au pour".split())
+_SEAT = re.compile(
+    r"^(?:speaker|caller|participant|intervenant|agent|host|interviewer|chair|the chair|cfo|"
+    r"grad|phd|postdoc|professor|project manager|marketing|user interface|industrial designer)"
+    r"(?:\s+\w{1,3})?$",
+    re.I,
+)
+_STOP = set(
+    "the a an to you your our my us we i me of for with on in at by and this that those these some "
+    "le la les un une de des du à au pour".split()
+)
 
 
 def corpora_dir() -> Path:
@@ -115,9 +120,11 @@ def row_matches(p: dict, row: dict) -> bool:
     """A prediction says the labelled fact: same predicate (or a works_at that ended for a 'left'),
     same subject (or the seat label of the labelled speaker, when nobody learned their name), same object."""
     pred_ok = row["predicate"] == p["predicate"] or (
-        row["predicate"] == "left" and p["predicate"] == "works_at" and p.get("valid_to") is not None)
+        row["predicate"] == "left" and p["predicate"] == "works_at" and p.get("valid_to") is not None
+    )
     subj_ok = same_subject(p["subject"], row["subject"]) or (
-        is_seat(p["subject"]) and p["subject"] == row.get("speaker"))
+        is_seat(p["subject"]) and p["subject"] == row.get("speaker")
+    )
     return pred_ok and subj_ok and object_matches(p["object"], row)
 
 
@@ -135,7 +142,9 @@ def object_matches(pred_obj: str, row: dict) -> bool:
     pred_ = row["predicate"]
     golds = [row.get("object") or row.get("literal") or "", *row.get("also", ())]
     for g in golds:
-        if pred_ == "has_title" and re.match(rf"{re.escape(title_key(g))}(?:$| (?:for|of|at|in) )", title_key(pred_obj)):
+        if pred_ == "has_title" and re.match(
+            rf"{re.escape(title_key(g))}(?:$| (?:for|of|at|in) )", title_key(pred_obj)
+        ):
             return True  # "product manager for Atlas" says "product manager"
         if pred_ == "committed_to":
             pw, gw = content_words(pred_obj), content_words(g)
@@ -170,14 +179,30 @@ def predictions(path: Path) -> list[dict]:
             obj = intros.get(a.object.name, a.object.name) if a.object.is_speaker else a.object.name
         else:
             obj = a.object_literal or ""
-        out.append({"subject": subj, "predicate": a.predicate, "object": obj, "qualifier": a.qualifier,
-                    "valid_to": str(a.valid_to) if a.valid_to else None, "quote": a.quote,
-                    "utterance_idx": a.utterance_idx})
+        out.append(
+            {
+                "subject": subj,
+                "predicate": a.predicate,
+                "object": obj,
+                "qualifier": a.qualifier,
+                "valid_to": str(a.valid_to) if a.valid_to else None,
+                "quote": a.quote,
+                "utterance_idx": a.utterance_idx,
+            }
+        )
     aliases = getattr(offline, "organisation_aliases", None)  # long form -> acronym, when the extractor has it
     if aliases is not None:
         for long_form, short in aliases(t).items():
-            out.append({"subject": long_form, "predicate": "alias", "object": short, "qualifier": None,
-                        "quote": short, "utterance_idx": None})
+            out.append(
+                {
+                    "subject": long_form,
+                    "predicate": "alias",
+                    "object": short,
+                    "qualifier": None,
+                    "quote": short,
+                    "utterance_idx": None,
+                }
+            )
     return out
 
 
@@ -185,12 +210,17 @@ def label_key(r: dict) -> tuple:
     return fact_key(r["file"], r["subject"], r["predicate"], r.get("object") or r.get("literal") or "")
 
 
-def score(files: list[str], preds: dict[str, list[dict]], recall_gold: list[dict],
-          match_gold: list[dict] | None = None, keep=None) -> dict:
+def score(
+    files: list[str],
+    preds: dict[str, list[dict]],
+    recall_gold: list[dict],
+    match_gold: list[dict] | None = None,
+    keep=None,
+) -> dict:
     """Recall over `recall_gold`; a prediction is correct when it says any labelled fact of its file
     (`match_gold`, default the same labels); only predictions `keep(ref, p)` accepts are counted."""
     by_file: dict[str, list[dict]] = defaultdict(list)
-    for row in (match_gold if match_gold is not None else recall_gold):
+    for row in match_gold if match_gold is not None else recall_gold:
         by_file[row["file"]].append(row)
     gold_keys = {label_key(r): r for r in recall_gold}
     found: set[tuple] = set()
@@ -207,8 +237,12 @@ def score(files: list[str], preds: dict[str, list[dict]], recall_gold: list[dict
                 continue
             k = fact_key(ref, p["subject"], p["predicate"], p["object"])
             support = p["predicate"] == "has_title" and any(
-                r["predicate"] in ("works_at", "left") and r.get("title") and same_subject(p["subject"], r["subject"])
-                and title_key(r["title"]) == title_key(p["object"]) for r in by_file[ref])
+                r["predicate"] in ("works_at", "left")
+                and r.get("title")
+                and same_subject(p["subject"], r["subject"])
+                and title_key(r["title"]) == title_key(p["object"])
+                for r in by_file[ref]
+            )
             if support:
                 correct[k] = p["predicate"]
             elif k not in correct:
@@ -229,9 +263,14 @@ def score(files: list[str], preds: dict[str, list[dict]], recall_gold: list[dict
 
 
 def _figures(gold: int, found: int, ok: int, bad: int) -> dict:
-    return {"labelled": gold, "found": found, "recall": round(found / gold, 3) if gold else None,
-            "predicted": ok + bad, "correct": ok,
-            "precision": round(ok / (ok + bad), 3) if ok + bad else None}
+    return {
+        "labelled": gold,
+        "found": found,
+        "recall": round(found / gold, 3) if gold else None,
+        "predicted": ok + bad,
+        "correct": ok,
+        "precision": round(ok / (ok + bad), 3) if ok + bad else None,
+    }
 
 
 def load() -> tuple[list[str], list[dict], list[str]]:
@@ -268,7 +307,9 @@ def in_segment(segments: list[dict], transcripts: dict[str, list], ref: str, p: 
     if all(first == 0 and last >= len(transcripts[ref]) - 1 for first, last in spans):
         return True  # the whole meeting
     quote = " ".join((p.get("quote") or "").split())
-    idxs = [u.idx for u in transcripts[ref] if quote and (quote in " ".join(u.text.split()) or quote in (u.speaker or ""))]
+    idxs = [
+        u.idx for u in transcripts[ref] if quote and (quote in " ".join(u.text.split()) or quote in (u.speaker or ""))
+    ]
     if not idxs and p.get("utterance_idx") is not None:
         idxs = [p["utterance_idx"]]
     return any(first <= i <= last for i in idxs for first, last in spans)
@@ -284,13 +325,19 @@ def baseline_predictions(rev: str, files: list[str]) -> dict[str, list[dict]]:
     cache = Path(tempfile.gettempdir()) / f"backchannel-bench-{rev}"
     if not (cache / "backchannel").is_dir():
         cache.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev, "backchannel"],
-                                 check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "backchannel"], check=True, capture_output=True
+        ).stdout
         with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
             tar.extractall(cache)
     env = {**os.environ, "PYTHONPATH": str(cache), "BENCH_CODE_ROOT": str(cache)}
-    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--predict-only", *files],
-                         check=True, capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--predict-only", *files],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     return json.loads(out.stdout)
 
 
@@ -305,11 +352,17 @@ def parts(files: list[str], gold: list[dict], segments: list[dict]) -> dict[str,
         "real_exhaustive": (seg_files, [r for r in gold if r.get("segment")], "segments"),
         "real_searched": (real, [r for r in gold if r["file"] in real and not r.get("segment")], None),
         "written": (written, [r for r in gold if r["file"] in written], None),
-        "devset": ([f for f in written if not f.startswith("devset:heldout_")],
-                   [r for r in gold if r["file"].startswith("devset:") and not r["file"].startswith("devset:heldout_")], None),
+        "devset": (
+            [f for f in written if not f.startswith("devset:heldout_")],
+            [r for r in gold if r["file"].startswith("devset:") and not r["file"].startswith("devset:heldout_")],
+            None,
+        ),
         # written and labelled after the rules, never used to tune them
-        "heldout": ([f for f in written if f.startswith("devset:heldout_")],
-                    [r for r in gold if r["file"].startswith("devset:heldout_")], None),
+        "heldout": (
+            [f for f in written if f.startswith("devset:heldout_")],
+            [r for r in gold if r["file"].startswith("devset:heldout_")],
+            None,
+        ),
     }
     for genre in sorted({s["genre"] for s in segments}):
         ids = {s["id"] for s in segments if s["genre"] == genre}
@@ -336,8 +389,13 @@ def main() -> None:
     runs = {"now": all_predictions(files)}
     if not args.no_baseline:
         runs["baseline"] = baseline_predictions(args.baseline, files)
-    out: dict = {"files": len(files), "files_skipped": skipped, "baseline": None if args.no_baseline else args.baseline,
-                 "labelled_facts": len({label_key(r) for r in gold}), "parts": {}}
+    out: dict = {
+        "files": len(files),
+        "files_skipped": skipped,
+        "baseline": None if args.no_baseline else args.baseline,
+        "labelled_facts": len({label_key(r) for r in gold}),
+        "parts": {},
+    }
     # The figures earlier runs printed: the set before the exhaustive segments (our transcripts and the
     # QMSum facts found by searching), scored on this tree; parts.all has the whole set.
     earlier = [r for r in gold if not r.get("segment")]

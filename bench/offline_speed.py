@@ -31,9 +31,14 @@ FIRST = ["Sophie", "Marc", "Paul", "Anna", "Élodie", "Tom", "Kirsty", "Nick", "
 LAST = ["Martin", "Dupont", "Williams", "Davies", "Baker", "de la Fontaine", "Evans", "Hughes"]
 ORGS = ["Acme", "Globex Corp", "Initech", "Hooli", "the Bank of England", "Cardiff and Vale College"]
 FACTS = [
-    "{p} is the CIO of {o}.", "I worked with {p} at {o} from 2016 to 2021.", "{p} left {o} last year.",
-    "I'll send you the pricing by Friday.", "I know {p} well.", "{p} introduced me to {q}.",
-    "{p}, the CTO at {o}, will join next week.", "We'll get back to you by the 15th.",
+    "{p} is the CIO of {o}.",
+    "I worked with {p} at {o} from 2016 to 2021.",
+    "{p} left {o} last year.",
+    "I'll send you the pricing by Friday.",
+    "I know {p} well.",
+    "{p} introduced me to {q}.",
+    "{p}, the CTO at {o}, will join next week.",
+    "We'll get back to you by the 15th.",
 ]
 CHATTER = [
     "Okay, so I think we should look at the numbers again before we decide anything.",
@@ -55,8 +60,11 @@ def generated(seed: int, words: int = 8000) -> Transcript:
         sents = []
         for _ in range(rnd.randint(1, 5)):
             if rnd.random() < 0.08:
-                s = rnd.choice(FACTS).format(p=f"{rnd.choice(FIRST)} {rnd.choice(LAST)}",
-                                             q=f"{rnd.choice(FIRST)} {rnd.choice(LAST)}", o=rnd.choice(ORGS))
+                s = rnd.choice(FACTS).format(
+                    p=f"{rnd.choice(FIRST)} {rnd.choice(LAST)}",
+                    q=f"{rnd.choice(FIRST)} {rnd.choice(LAST)}",
+                    o=rnd.choice(ORGS),
+                )
             else:
                 s = rnd.choice(CHATTER)
             sents.append(s)
@@ -99,9 +107,13 @@ def timed(ts: list[Transcript]) -> tuple[list[float], list[float], int]:
 
 def _figures(ts: list[Transcript]) -> dict:
     cpu, wall, found = timed(ts)
-    return {"meetings": len(ts), "cpu_ms_per_8k_words_p50": round(statistics.median(cpu), 1),
-            "cpu_ms_per_8k_words_max": round(max(cpu), 1), "wall_ms_p50": round(statistics.median(wall), 1),
-            "assertions": found}
+    return {
+        "meetings": len(ts),
+        "cpu_ms_per_8k_words_p50": round(statistics.median(cpu), 1),
+        "cpu_ms_per_8k_words_max": round(max(cpu), 1),
+        "wall_ms_p50": round(statistics.median(wall), 1),
+        "assertions": found,
+    }
 
 
 def main() -> None:

@@ -70,18 +70,25 @@ def main() -> None:
         r = run_program(f"for i in range({n}):\n    api.rows()\nresult = 1", api, limits)
         assert r.ok, r.error
         per_rows_call.append((r.stats["wall_s"] - r.stats["startup_s"]) / n * 1e6)
-    print(json.dumps({
-        "startup_s": {"p50": round(statistics.median(startup), 4), "p95": round(_pct(startup, 0.95), 4)},
-        "run_s": {"p50": round(statistics.median(total), 4), "p95": round(_pct(total, 0.95), 4)},
-        "warm_start_s": {"p50": round(statistics.median(warm_start), 5), "p95": round(_pct(warm_start, 0.95), 5)},
-        "warm_run_s": {"p50": round(statistics.median(warm_total), 4), "p95": round(_pct(warm_total, 0.95), 4)},
-        # CPU of the child (and, with a PID namespace, of the process it reaps): less
-        # sensitive than wall time to other load on a shared machine.
-        "run_cpu_s": {"p50": round(statistics.median(cpu), 4), "p95": round(_pct(cpu, 0.95), 4)},
-        "rpc_us": {"p50": round(statistics.median(per_call), 1), "min": round(min(per_call), 1)},
-        "rpc_rows_us": {"p50": round(statistics.median(per_rows_call), 1), "rows_per_call": 1000},
-        "isolation": r.stats["isolation"],
-    }))
+    print(
+        json.dumps(
+            {
+                "startup_s": {"p50": round(statistics.median(startup), 4), "p95": round(_pct(startup, 0.95), 4)},
+                "run_s": {"p50": round(statistics.median(total), 4), "p95": round(_pct(total, 0.95), 4)},
+                "warm_start_s": {
+                    "p50": round(statistics.median(warm_start), 5),
+                    "p95": round(_pct(warm_start, 0.95), 5),
+                },
+                "warm_run_s": {"p50": round(statistics.median(warm_total), 4), "p95": round(_pct(warm_total, 0.95), 4)},
+                # CPU of the child (and, with a PID namespace, of the process it reaps): less
+                # sensitive than wall time to other load on a shared machine.
+                "run_cpu_s": {"p50": round(statistics.median(cpu), 4), "p95": round(_pct(cpu, 0.95), 4)},
+                "rpc_us": {"p50": round(statistics.median(per_call), 1), "min": round(min(per_call), 1)},
+                "rpc_rows_us": {"p50": round(statistics.median(per_rows_call), 1), "rows_per_call": 1000},
+                "isolation": r.stats["isolation"],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -38,28 +38,45 @@ def main() -> None:
     settings = Settings()
     corpus = HERE.parent / "backchannel" / "demo" / "corpus"
     ingest_files(store, settings, sorted(p for p in corpus.rglob("*") if p.is_file()))
-    sigs = [{"id": f"s{i}", "title": f"{_PEOPLE[i % 6]} appointed CFO at {_ORGS[i % 8]}",
-             "summary": f"{_ORGS[(i + 3) % 8]} tenders its platform {i}.", "published_at": None, "org_ids": []}
-            for i in range(a.signals)]
+    sigs = [
+        {
+            "id": f"s{i}",
+            "title": f"{_PEOPLE[i % 6]} appointed CFO at {_ORGS[i % 8]}",
+            "summary": f"{_ORGS[(i + 3) % 8]} tenders its platform {i}.",
+            "published_at": None,
+            "org_ids": [],
+        }
+        for i in range(a.signals)
+    ]
     t0 = time.perf_counter()
     for s in sigs:
         signal_reading.read_signal(store, settings, s)
     t1 = time.perf_counter()
     for s in sigs:
-        store.con.execute("INSERT INTO signals (id, source, title, summary, org_ids, seen_at) VALUES (?, 'b', ?, ?, [], now())",
-                          [s["id"], s["title"], s["summary"]])
+        store.con.execute(
+            "INSERT INTO signals (id, source, title, summary, org_ids, seen_at) VALUES (?, 'b', ?, ?, [], now())",
+            [s["id"], s["title"], s["summary"]],
+        )
         signal_reading.link_discussed(store, s)
     t2 = time.perf_counter()
     text = "\n".join(r[0] for r in store.con.execute("SELECT text FROM utterances LIMIT 400").fetchall())
     hits = sum(signal_reading.may_be_discussed(s, text) for s in sigs)
     t3 = time.perf_counter()
-    print(json.dumps({"signals": a.signals, "read_ms_per_signal": round((t1 - t0) * 1000 / a.signals, 2),
-                      "link_ms_per_signal": round((t2 - t1) * 1000 / a.signals, 2),
-                      "prefilter_ms_all_signals": round((t3 - t2) * 1000, 2), "prefilter_hits": hits,
-                      "news_sources": store.scalar("SELECT count(*) FROM sources WHERE format = 'news'"),
-                      "news_assertions": store.scalar(
-                          "SELECT count(*) FROM assertions a JOIN sources s ON s.id = a.source_id "
-                          "WHERE s.format = 'news'")}))
+    print(
+        json.dumps(
+            {
+                "signals": a.signals,
+                "read_ms_per_signal": round((t1 - t0) * 1000 / a.signals, 2),
+                "link_ms_per_signal": round((t2 - t1) * 1000 / a.signals, 2),
+                "prefilter_ms_all_signals": round((t3 - t2) * 1000, 2),
+                "prefilter_hits": hits,
+                "news_sources": store.scalar("SELECT count(*) FROM sources WHERE format = 'news'"),
+                "news_assertions": store.scalar(
+                    "SELECT count(*) FROM assertions a JOIN sources s ON s.id = a.source_id WHERE s.format = 'news'"
+                ),
+            }
+        )
+    )
     store.close()
 
 

@@ -33,12 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support
 SOCIAL = ["knows", "worked_with", "introduced"]
 
 
-PATHS_PROGRAM = '''
+PATHS_PROGRAM = """
 me = api.me()["id"]
 target = [t["id"] for t in api.resolve("CIO", org="Acme")]
 result = [p["nodes"] for p in api.paths([me], target, max_hops=3, predicates=["knows", "worked_with", "introduced"],
                                          limit=100000)]
-'''
+"""
 
 
 def _tokenizer():
@@ -67,9 +67,17 @@ def _timed_sandbox(code: str, api, settings, runs: int) -> dict:
         walls.append(time.perf_counter() - t0)
         if not last.ok:
             return {"ok": False, "error": last.error}
-    return {"ok": True, "p50_s": _pct(walls, 0.5), "p95_s": _pct(walls, 0.95), "runs": runs,
-            "api_calls": last.stats.get("api_calls"), "assertions_touched": last.stats.get("assertions_touched"),
-            "startup_s": last.stats.get("startup_s"), "results": len(last.result or []), "result": last.result}
+    return {
+        "ok": True,
+        "p50_s": _pct(walls, 0.5),
+        "p95_s": _pct(walls, 0.95),
+        "runs": runs,
+        "api_calls": last.stats.get("api_calls"),
+        "assertions_touched": last.stats.get("assertions_touched"),
+        "startup_s": last.stats.get("startup_s"),
+        "results": len(last.result or []),
+        "result": last.result,
+    }
 
 
 def _seed_vs_csr(code: str, api, settings, runs: int) -> dict:
@@ -106,12 +114,17 @@ def _seed_vs_csr(code: str, api, settings, runs: int) -> dict:
         r = run_program(code, api, settings.sandbox)
         cold.append(time.perf_counter() - t0)
     d50, w50 = _pct(direct, 0.5), _pct(warm, 0.5)
-    return {"ok": True, "runs": runs, "results": len(want),
-            "in_process_csr_s": {"p50": d50, "p95": _pct(direct, 0.95)},
-            "sandbox_warm_s": {"p50": w50, "p95": _pct(warm, 0.95)},
-            "sandbox_warm_start_s": {"p50": _pct(warm_start, 0.5), "p95": _pct(warm_start, 0.95)},
-            "sandbox_cold_s": {"p50": _pct(cold, 0.5), "p95": _pct(cold, 0.95)},
-            "api_calls": r.stats.get("api_calls"), "ratio_warm": round(w50 / d50, 2) if d50 else None}
+    return {
+        "ok": True,
+        "runs": runs,
+        "results": len(want),
+        "in_process_csr_s": {"p50": d50, "p95": _pct(direct, 0.95)},
+        "sandbox_warm_s": {"p50": w50, "p95": _pct(warm, 0.95)},
+        "sandbox_warm_start_s": {"p50": _pct(warm_start, 0.5), "p95": _pct(warm_start, 0.95)},
+        "sandbox_cold_s": {"p50": _pct(cold, 0.5), "p95": _pct(cold, 0.95)},
+        "api_calls": r.stats.get("api_calls"),
+        "ratio_warm": round(w50 / d50, 2) if d50 else None,
+    }
 
 
 def _cte_paths(store, me: int, targets: list[int], cap_s: float) -> dict:
@@ -149,7 +162,9 @@ def _networkx(store, me: int, targets: list[int], runs: int) -> dict:
     t0 = time.perf_counter()
     cols = store.con.execute(
         "SELECT subject_id, object_id FROM assertions WHERE object_id IS NOT NULL AND superseded_at IS NULL"
-        " AND subject_id <> object_id AND list_contains(?, predicate)", [SOCIAL]).fetchnumpy()
+        " AND subject_id <> object_id AND list_contains(?, predicate)",
+        [SOCIAL],
+    ).fetchnumpy()
     g = nx.Graph()
     g.add_edges_from(zip(cols["subject_id"].tolist(), cols["object_id"].tolist()))
     build = time.perf_counter() - t0
@@ -174,8 +189,12 @@ def _tool_loop_tokens(api, count, me: int, targets: list[int]) -> dict:
     outputs.append(api.links(frontier, SOCIAL))  # hop 2 from the target: who knows those people
     sizes = [count(json.dumps(o)) for o in outputs]
     cumulative = sum(sum(sizes[: i + 1]) for i in range(len(sizes)))  # each turn re-reads the history
-    return {"tool_calls": len(outputs), "tool_output_tokens": sum(sizes), "per_call": sizes,
-            "cumulative_prompt_tokens": cumulative}
+    return {
+        "tool_calls": len(outputs),
+        "tool_output_tokens": sum(sizes),
+        "per_call": sizes,
+        "cumulative_prompt_tokens": cumulative,
+    }
 
 
 ASKED_PROGRAM = 'result = run_skill("introductions", target="CIO of Acme")\n'  # what the model writes, given the skill
@@ -206,20 +225,30 @@ def _our_tokens(api, settings, count) -> dict:
     cands = cands[:3]  # what the gate would let through
     fill_evidence(cands, api)
     excerpts = sum(min(len(c.evidence), MAX_EXCERPTS) for c in cands)
-    draft_prompt = sum(count(prompt_text("draft_system.md")) + count(prompt_text("draft_task.md").format(
-        kind=c.kind, why=c.why, people="", evidence="\n".join(_excerpt_lines(c)))) for c in cands)
+    draft_prompt = sum(
+        count(prompt_text("draft_system.md"))
+        + count(
+            prompt_text("draft_task.md").format(
+                kind=c.kind, why=c.why, people="", evidence="\n".join(_excerpt_lines(c))
+            )
+        )
+        for c in cands
+    )
     program = count(ASKED_PROGRAM)
-    return {"sweep_prompt_tokens": sweep_prompt_tokens, "program_tokens": program,
-            "program_gives_the_skills_answer": same,
-            "skill_source_tokens_not_sent": count(skill.source_code),
-            "draft_prompt_tokens": draft_prompt,
-            "total": sweep_prompt_tokens + program + draft_prompt,
-            "assertions_touched": res.stats.get("assertions_touched"), "candidates": len(cands),
-            "excerpts_sent": excerpts}
+    return {
+        "sweep_prompt_tokens": sweep_prompt_tokens,
+        "program_tokens": program,
+        "program_gives_the_skills_answer": same,
+        "skill_source_tokens_not_sent": count(skill.source_code),
+        "draft_prompt_tokens": draft_prompt,
+        "total": sweep_prompt_tokens + program + draft_prompt,
+        "assertions_touched": res.stats.get("assertions_touched"),
+        "candidates": len(cands),
+        "excerpts_sent": excerpts,
+    }
 
 
-def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = False,
-               tokens_only: bool = False) -> dict:
+def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = False, tokens_only: bool = False) -> dict:
     from backchannel.config import Settings
     from backchannel.graph.api import GraphAPI
     from backchannel.graph.index import IndexCache
@@ -242,8 +271,11 @@ def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = Fal
         targets = [t["id"] for t in api.resolve("CIO", org="Acme")]
         if tokens_only:
             loop, ours = _tool_loop_tokens(api, count, g.owner, targets), _our_tokens(api, settings, count)
-            out["tokens"] = {"hop_by_hop_tool_loop": loop, "ours": ours,
-                             "ratio": round(loop["cumulative_prompt_tokens"] / ours["total"], 1)}
+            out["tokens"] = {
+                "hop_by_hop_tool_loop": loop,
+                "ours": ours,
+                "ratio": round(loop["cumulative_prompt_tokens"] / ours["total"], 1),
+            }
             store.close()
             IndexCache.drop()
             return out
@@ -260,11 +292,17 @@ def bench_size(n: int, runs: int, cte_cap_s: float, count, seed_only: bool = Fal
         out["paths_program_sandbox"] = paths
         out["duckdb_recursive_cte"] = _cte_paths(store, g.owner, targets, cte_cap_s)
         out["networkx_bfs"] = _networkx(store, g.owner, targets, max(3, runs // 5))
-        out["paths_agree"] = {"ours": len(ours), "networkx": out["networkx_bfs"]["paths"],
-                              "cte": out["duckdb_recursive_cte"]["paths"]}
+        out["paths_agree"] = {
+            "ours": len(ours),
+            "networkx": out["networkx_bfs"]["paths"],
+            "cte": out["duckdb_recursive_cte"]["paths"],
+        }
         loop, ours = _tool_loop_tokens(api, count, g.owner, targets), _our_tokens(api, settings, count)
-        out["tokens"] = {"hop_by_hop_tool_loop": loop, "ours": ours,
-                         "ratio": round(loop["cumulative_prompt_tokens"] / ours["total"], 1)}
+        out["tokens"] = {
+            "hop_by_hop_tool_loop": loop,
+            "ours": ours,
+            "ratio": round(loop["cumulative_prompt_tokens"] / ours["total"], 1),
+        }
         store.close()
         IndexCache.drop()
     return out
@@ -280,11 +318,23 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     count = None if args.seed_only else _tokenizer()
     t0 = time.perf_counter()
-    results = [bench_size(int(s), args.runs, args.cte_cap_s, count, args.seed_only, args.tokens_only)
-               for s in args.sizes.split(",")]
-    print(json.dumps({"bench": "traverse", "python": sys.version.split()[0], "cpus": os.cpu_count(),
-                      "total_s": round(time.perf_counter() - t0, 1), "sizes": results,
-                      "p50_p95_note": "wall seconds in the parent, child start-up included"}, indent=1))
+    results = [
+        bench_size(int(s), args.runs, args.cte_cap_s, count, args.seed_only, args.tokens_only)
+        for s in args.sizes.split(",")
+    ]
+    print(
+        json.dumps(
+            {
+                "bench": "traverse",
+                "python": sys.version.split()[0],
+                "cpus": os.cpu_count(),
+                "total_s": round(time.perf_counter() - t0, 1),
+                "sizes": results,
+                "p50_p95_note": "wall seconds in the parent, child start-up included",
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

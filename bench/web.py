@@ -31,8 +31,14 @@ from web_support import Browserless, WebProc, story_home, subprocess_env  # noqa
 def _pages(b: Browserless) -> dict[str, str]:
     _, memory = b.get("/memory")
     marc = re.search(r'href="/memory/(\d+)">Marc Dupont<', memory).group(1)
-    return {"proposals": "/proposals", "proposal": "/proposals/P-2", "entity": f"/memory/{marc}",
-            "search": "/memory?q=Sophie", "trace": "/trace/P-2", "activity": "/activity"}
+    return {
+        "proposals": "/proposals",
+        "proposal": "/proposals/P-2",
+        "entity": f"/memory/{marc}",
+        "search": "/memory?q=Sophie",
+        "trace": "/trace/P-2",
+        "activity": "/activity",
+    }
 
 
 def _time(b: Browserless, pages: dict[str, str], n: int) -> dict[str, dict[str, float]]:
@@ -45,8 +51,10 @@ def _time(b: Browserless, pages: dict[str, str], n: int) -> dict[str, dict[str, 
             times.append((time.perf_counter() - t) * 1000)
             assert status == 200, (path, status)
         times.sort()
-        out[name] = {"median_ms": round(statistics.median(times), 1),
-                     "p95_ms": round(times[min(len(times) - 1, int(0.95 * len(times)))], 1)}
+        out[name] = {
+            "median_ms": round(statistics.median(times), 1),
+            "p95_ms": round(times[min(len(times) - 1, int(0.95 * len(times)))], 1),
+        }
     return out
 
 
@@ -56,8 +64,9 @@ def _mcp(home: Path, n: int) -> dict[str, float]:
 
     async def run() -> dict[str, float]:
         t0 = time.perf_counter()
-        params = StdioServerParameters(command=sys.executable, args=["-m", "backchannel", "mcp"],
-                                       env=subprocess_env(home))
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "backchannel", "mcp"], env=subprocess_env(home)
+        )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()

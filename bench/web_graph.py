@@ -44,10 +44,19 @@ def neighbourhood(hop1: int, hop2: int, seed: int = 7) -> list[dict]:
 
     def tie(s: str, o: str, predicate: str) -> dict:
         when = start + timedelta(days=rnd.randrange(0, 900), hours=rnd.randrange(8, 18))
-        return {"type": "assertion", "subject": s, "predicate": predicate, "object": o,
-                "confidence": round(rnd.uniform(0.3, 0.95), 2),
-                "evidence": {"quote": f"{s} and {o}: {predicate.replace('_', ' ')}", "said_at": when.isoformat(),
-                             "source": f"meeting {when:%Y-%m-%d}", "source_date": f"{when:%Y-%m-%d}"}}
+        return {
+            "type": "assertion",
+            "subject": s,
+            "predicate": predicate,
+            "object": o,
+            "confidence": round(rnd.uniform(0.3, 0.95), 2),
+            "evidence": {
+                "quote": f"{s} and {o}: {predicate.replace('_', ' ')}",
+                "said_at": when.isoformat(),
+                "source": f"meeting {when:%Y-%m-%d}",
+                "source_date": f"{when:%Y-%m-%d}",
+            },
+        }
 
     orgs = [f"org{i}" for i in range(max(1, hop1 // 6))]
     for o in orgs:
@@ -100,8 +109,13 @@ def main() -> None:
         home.mkdir()
         hub = seed_home(home, args.hop1, args.hop2)
         web = WebProc(home)
-        out: dict = {"neighbourhood": {"hop1": args.hop1, "hop2_each": args.hop2,
-                                       "nodes": 1 + args.hop1 + args.hop1 * args.hop2 + max(1, args.hop1 // 6)}}
+        out: dict = {
+            "neighbourhood": {
+                "hop1": args.hop1,
+                "hop2_each": args.hop2,
+                "nodes": 1 + args.hop1 + args.hop1 * args.hop2 + max(1, args.hop1 // 6),
+            }
+        }
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -116,20 +130,30 @@ def main() -> None:
                         build.append(float(box.get_attribute("data-build-ms")))
                         lay.append(float(box.get_attribute("data-layout-ms")))
                         nodes = int(box.get_attribute("data-nodes"))
-                    out[name] = {"nodes": nodes, "build": _stats(build), "layout": _stats(lay),
-                                 "under_budget": statistics.median(lay) < BUDGET_MS}
+                    out[name] = {
+                        "nodes": nodes,
+                        "build": _stats(build),
+                        "layout": _stats(lay),
+                        "under_budget": statistics.median(lay) < BUDGET_MS,
+                    }
                 page.goto(web.base + f"/memory/{hub}/ties")
                 page.locator(".ties-graph[data-layout-ms]").wait_for(state="attached")
-                runs = page.evaluate("""(n) => {
+                runs = page.evaluate(
+                    """(n) => {
                     const g = window.backchannelTies.graphs[0], lay = window.backchannelTies.layout;
                     const time = (force) => { const t = performance.now(); lay(g.cy, g.box, g.data, force);
                                               return performance.now() - t; };
                     const out = {as_page: [], force_all: [], nodes: g.cy.nodes().length};
                     for (let i = 0; i < n; i++) { out.as_page.push(time(60)); out.force_all.push(time(1e9)); }
-                    return out; }""", args.n)
-                out["layout_200"] = {"nodes": runs["nodes"], "as_page": _stats(runs["as_page"]),
-                                     "force_all": _stats(runs["force_all"]),
-                                     "force_all_under_budget": statistics.median(runs["force_all"]) < BUDGET_MS}
+                    return out; }""",
+                    args.n,
+                )
+                out["layout_200"] = {
+                    "nodes": runs["nodes"],
+                    "as_page": _stats(runs["as_page"]),
+                    "force_all": _stats(runs["force_all"]),
+                    "force_all_under_budget": statistics.median(runs["force_all"]) < BUDGET_MS,
+                }
                 out["chromium"] = browser.version
                 browser.close()
         finally:

@@ -49,7 +49,7 @@ def child_pids(pid: int) -> list[int]:
             stat = (d / "stat").read_text()
         except OSError:
             continue  # exited meanwhile
-        fields = stat[stat.rindex(")") + 2:].split()  # after "(comm)": state, ppid, ...
+        fields = stat[stat.rindex(")") + 2 :].split()  # after "(comm)": state, ppid, ...
         if len(fields) > 1 and fields[1] == str(pid):
             out.append(int(d.name))
     return sorted(out)

@@ -35,10 +35,30 @@ def make_cert(dirpath: Path) -> tuple[Path, Path]:
     cert, key = dirpath / "cert.pem", dirpath / "key.pem"
     if shutil.which("openssl"):
         subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-            check=True, capture_output=True, timeout=30)
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-keyout",
+                str(key),
+                "-out",
+                str(cert),
+                "-days",
+                "1",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
         return cert, key
     import datetime as dt
     import ipaddress
@@ -51,14 +71,21 @@ def make_cert(dirpath: Path) -> tuple[Path, Path]:
     k = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = dt.datetime.now(dt.UTC)
-    c = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(k.public_key())
-         .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
-         .not_valid_after(now + dt.timedelta(days=1))
-         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-         .sign(k, hashes.SHA256()))
+    c = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(k.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .sign(k, hashes.SHA256())
+    )
     cert.write_bytes(c.public_bytes(serialization.Encoding.PEM))
-    key.write_bytes(k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()))
+    key.write_bytes(
+        k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return cert, key
 
 
@@ -85,8 +112,9 @@ class SmtpServer:
             self.controller = None
 
 
-def start_smtp(mode: str = "plain", cert: tuple[Path, Path] | None = None, auth: bool = False,
-               port: int | None = None) -> SmtpServer:
+def start_smtp(
+    mode: str = "plain", cert: tuple[Path, Path] | None = None, auth: bool = False, port: int | None = None
+) -> SmtpServer:
     """mode: plain | starttls | tls (implicit). With auth, USER/PASSWORD are required."""
     for attempt in range(5):
         try:
@@ -105,8 +133,9 @@ def _start_smtp(server: SmtpServer, mode: str, cert: tuple[Path, Path] | None, a
 
     class Handler:
         async def handle_DATA(self, srv, session, envelope):
-            server.messages.append(Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content
-                                            or envelope.content))
+            server.messages.append(
+                Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content or envelope.content)
+            )
             return "250 OK"
 
     def authenticator(srv, session, envelope, mechanism, auth_data):
@@ -171,9 +200,11 @@ def make_settings(**delivery: Any):
     from backchannel.config import Settings
 
     email = delivery.pop("email", {})
-    return Settings(owner={"name": "Owner", "email": OWNER, "timezone": "UTC"},
-                    gate={"quiet_hours": None},
-                    delivery={"channels": delivery.pop("channels", ["email"]), "email": email, **delivery})
+    return Settings(
+        owner={"name": "Owner", "email": OWNER, "timezone": "UTC"},
+        gate={"quiet_hours": None},
+        delivery={"channels": delivery.pop("channels", ["email"]), "email": email, **delivery},
+    )
 
 
 def write_secret(home: Path, name: str, value: str) -> None:
@@ -183,16 +214,26 @@ def write_secret(home: Path, name: str, value: str) -> None:
 
 
 def add_entity(store: Any, name: str, kind: str = "person") -> int:
-    return int(store.scalar("INSERT INTO entities (kind, name, norm) VALUES (?, ?, ?) RETURNING id",
-                            [kind, name, name.casefold()]))
+    return int(
+        store.scalar(
+            "INSERT INTO entities (kind, name, norm) VALUES (?, ?, ?) RETURNING id", [kind, name, name.casefold()]
+        )
+    )
 
 
-def add_proposal(store: Any, *, kind: str = "introduction", entity_ids: list[int] | None = None,
-                 title: str = "Ask Marc for an introduction to Acme's CIO",
-                 body: str = "Thursday you see Marc. He worked with Acme's CIO; Acme published a tender.",
-                 why: str = "Marc Dupont worked with the current CIO of Acme, and Acme published a tender this morning.",
-                 evidence: list[dict[str, Any]] | None = None, action: dict[str, Any] | None = None,
-                 status: str = "pending", created_at: datetime | None = None) -> str:
+def add_proposal(
+    store: Any,
+    *,
+    kind: str = "introduction",
+    entity_ids: list[int] | None = None,
+    title: str = "Ask Marc for an introduction to Acme's CIO",
+    body: str = "Thursday you see Marc. He worked with Acme's CIO; Acme published a tender.",
+    why: str = "Marc Dupont worked with the current CIO of Acme, and Acme published a tender this morning.",
+    evidence: list[dict[str, Any]] | None = None,
+    action: dict[str, Any] | None = None,
+    status: str = "pending",
+    created_at: datetime | None = None,
+) -> str:
     """Insert a proposal as the daemon's pipeline stores it; returns its id."""
     from backchannel.delivery.approval import action_hash
     from backchannel.memory.store import utcnow
@@ -201,15 +242,39 @@ def add_proposal(store: Any, *, kind: str = "introduction", entity_ids: list[int
     pid = f"P-{n}"
     ids = sorted(entity_ids or [])
     now = created_at or utcnow()
-    ev = evidence if evidence is not None else [
-        {"assertion_id": 1, "quote": "I worked with their CIO for three years at Globex.", "speaker": "Marc Dupont",
-         "said_at": "2025-09-12", "source_id": "S1"}]
+    ev = (
+        evidence
+        if evidence is not None
+        else [
+            {
+                "assertion_id": 1,
+                "quote": "I worked with their CIO for three years at Globex.",
+                "speaker": "Marc Dupont",
+                "said_at": "2025-09-12",
+                "source_id": "S1",
+            }
+        ]
+    )
     store.con.execute(
         """INSERT INTO proposals (id, run_id, dedupe_key, kind, entity_ids, title, body, score, why, evidence, action,
                                   action_hash, status, created_at, updated_at)
            VALUES (?, 'R-test', ?, ?, ?, ?, ?, 0.8, ?, ?, ?, ?, ?, ?, ?)""",
-        [pid, f"{kind}:" + ",".join(map(str, ids)), kind, ids, title, body, why, json.dumps(ev),
-         json.dumps(action) if action else None, action_hash(action) if action else None, status, now, now])
+        [
+            pid,
+            f"{kind}:" + ",".join(map(str, ids)),
+            kind,
+            ids,
+            title,
+            body,
+            why,
+            json.dumps(ev),
+            json.dumps(action) if action else None,
+            action_hash(action) if action else None,
+            status,
+            now,
+            now,
+        ],
+    )
     return pid
 
 
@@ -230,8 +295,9 @@ class DaemonProc(DaemonLog):
             run_env["BACKCHANNEL_TEST_CRASH_AT"] = crash_at
         self.log_path = home / ("daemon.log" if not crash_at else f"daemon-crash-{crash_at}.log")
         with self.log_path.open("w") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env=run_env,
-                                         stdout=subprocess.DEVNULL, stderr=log)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "backchannel", "run"], env=run_env, stdout=subprocess.DEVNULL, stderr=log
+            )
 
     def wait_log(self, pred, timeout: float = 60.0) -> dict[str, Any]:
         return super().wait_log(pred, timeout, poll=0.1)  # a delivery round trip takes longer
@@ -240,8 +306,14 @@ class DaemonProc(DaemonLog):
         import subprocess
         import sys
 
-        return subprocess.run([sys.executable, "-m", "backchannel", *args], env={**self.env, **(env or {})},
-                              capture_output=True, text=True, timeout=120, input=input)
+        return subprocess.run(
+            [sys.executable, "-m", "backchannel", *args],
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            input=input,
+        )
 
     def stop(self) -> int:
         import signal
@@ -267,8 +339,9 @@ def wait_for(pred, timeout: float = 60.0, what: str = "condition") -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def demo_home(home: Path, delivery_toml: str, *, marc_email: bool = True, extra_files: list[Path] | None = None,
-              gate: str = "") -> None:
+def demo_home(
+    home: Path, delivery_toml: str, *, marc_email: bool = True, extra_files: list[Path] | None = None, gate: str = ""
+) -> None:
     """The demo's story (its corpus, a meeting with Marc on Thursday, Acme's tender),
     ingested in-process before any daemon, with `delivery_toml` appended to the config.
     Without `marc_email` the invitation names Marc but gives no address."""
@@ -281,8 +354,11 @@ def demo_home(home: Path, delivery_toml: str, *, marc_email: bool = True, extra_
     prepare_home(home)
     if not marc_email:
         ics = home / "demo" / "calendar.ics"
-        ics.write_text(ics.read_text().replace("ATTENDEE;CN=Marc Dupont:mailto:marc@example.org",
-                                               "ATTENDEE;CN=Marc Dupont:Marc Dupont"))
+        ics.write_text(
+            ics.read_text().replace(
+                "ATTENDEE;CN=Marc Dupont:mailto:marc@example.org", "ATTENDEE;CN=Marc Dupont:Marc Dupont"
+            )
+        )
     cfg = (home / "config.toml").read_text()
     cfg = cfg.replace('[gate]\nquiet_hours = ""', '[gate]\nquiet_hours = ""\nmin_gap_minutes = 0\n' + gate)
     cfg = cfg.replace("[signals]\n", "[signals]\ndrop_poll_s = 0.3\n")
@@ -298,5 +374,7 @@ def demo_home(home: Path, delivery_toml: str, *, marc_email: bool = True, extra_
 
 def email_toml(smtp_port: int, *, auth: bool = False) -> str:
     login = f'username = "{USER}"\n' if auth else ""
-    return (f'[delivery.email]\nhost = "127.0.0.1"\nport = {smtp_port}\nsecurity = "none"\n{login}'
-            f'sender = "bc@example.net"\n')
+    return (
+        f'[delivery.email]\nhost = "127.0.0.1"\nport = {smtp_port}\nsecurity = "none"\n{login}'
+        f'sender = "bc@example.net"\n'
+    )

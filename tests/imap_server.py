@@ -88,10 +88,15 @@ class Dovecot:
         if os.geteuid() == 0:
             os.chown(mail, uid, gid)
         (self.root / "passwd").write_text(f"{USER}:{{PLAIN}}{PASSWORD}:{uid}:{gid}::{mail}/{USER}::\n")
-        (self.root / "dovecot.conf").write_text(_CONF.format(root=self.root, port=self.port, login_user=login,
-                                                             internal_user=internal))
-        self.proc = subprocess.Popen([DOVECOT, "-F", "-c", str(self.root / "dovecot.conf")],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        (self.root / "dovecot.conf").write_text(
+            _CONF.format(root=self.root, port=self.port, login_user=login, internal_user=internal)
+        )
+        self.proc = subprocess.Popen(
+            [DOVECOT, "-F", "-c", str(self.root / "dovecot.conf")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -138,8 +143,14 @@ class Dovecot:
 
     def config(self, folders: list[str], **extra) -> str:
         """The [mail] table that points at this server."""
-        lines = ["[mail]", 'host = "127.0.0.1"', f"port = {self.port}", 'security = "none"', f'username = "{USER}"',
-                 "folders = [" + ", ".join(f'"{f}"' for f in folders) + "]"]
+        lines = [
+            "[mail]",
+            'host = "127.0.0.1"',
+            f"port = {self.port}",
+            'security = "none"',
+            f'username = "{USER}"',
+            "folders = [" + ", ".join(f'"{f}"' for f in folders) + "]",
+        ]
         lines += [f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"' for k, v in extra.items()]
         return "\n".join(lines) + "\n"
 

@@ -83,13 +83,17 @@ Content-Type: text/plain; charset=x-unheard-of
 Salut Alex, I'll call you on Monday. Amitiés, Paul Girard.
 """.encode()
 
-UNKNOWN_CHARSET_BINARY = (b"From: Someone <someone@example.net>\nSubject: ???\nMessage-ID: <charset-bad@example.net>\n"
-                          b"Content-Type: text/plain; charset=x-klingon\nContent-Transfer-Encoding: 8bit\n\n"
-                          b"\xff\xfe\xfa\xfb \xc3\x28 \xa0\xa1 not decodable\n")
+UNKNOWN_CHARSET_BINARY = (
+    b"From: Someone <someone@example.net>\nSubject: ???\nMessage-ID: <charset-bad@example.net>\n"
+    b"Content-Type: text/plain; charset=x-klingon\nContent-Transfer-Encoding: 8bit\n\n"
+    b"\xff\xfe\xfa\xfb \xc3\x28 \xa0\xa1 not decodable\n"
+)
 
-BROKEN_MIME = (b"From: Broken <broken@example.net>\nSubject: broken\nMessage-ID: <broken@example.net>\n"
-               b"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"nowhere\"\n\n"
-               b"--elsewhere\nContent-Type: application/octet-stream\n\nAAAA\n--elsewhere--\n")
+BROKEN_MIME = (
+    b"From: Broken <broken@example.net>\nSubject: broken\nMessage-ID: <broken@example.net>\n"
+    b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="nowhere"\n\n'
+    b"--elsewhere\nContent-Type: application/octet-stream\n\nAAAA\n--elsewhere--\n"
+)
 
 OUTLOOK_REPLY = b"""From: Tom Becker <tom.becker@hooli.example>
 To: Alex Moreau <alex@example.com>
@@ -152,7 +156,8 @@ def numbered(n: int, *, domain: str = "bulk.example") -> list[bytes]:
     """`n` distinct realistic messages (a reply with a quote and a signature each)."""
     out = []
     for i in range(n):
-        out.append(f"""From: Person {i % 97} <p{i % 97}@{domain}>
+        out.append(
+            f"""From: Person {i % 97} <p{i % 97}@{domain}>
 To: Alex Moreau <alex@example.com>
 Subject: Update {i}
 Date: Mon, 02 Nov 2026 10:{i % 60:02d}:00 +0000
@@ -168,5 +173,6 @@ Head of Sales, Initech
 
 On Sun, 1 Nov 2026, Alex Moreau <alex@example.com> wrote:
 > Can you send the numbers for item {i}?
-""".encode())
+""".encode()
+        )
     return out

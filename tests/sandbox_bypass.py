@@ -24,14 +24,16 @@ class OsLayersOnlySession(runner._Session):  # noqa: SLF001 - the one test-only 
     language_layer = False
 
 
-def run_os_layers_only(code: str, api: Any = None, limits: SandboxSettings | None = None, *,
-                       context: dict[str, Any] | None = None) -> runner.SandboxResult:
+def run_os_layers_only(
+    code: str, api: Any = None, limits: SandboxSettings | None = None, *, context: dict[str, Any] | None = None
+) -> runner.SandboxResult:
     """`run_program` with the language layer off: the OS layers stand alone."""
     return runner._execute(code, api, limits, context, OsLayersOnlySession)  # noqa: SLF001
 
 
-def run_with(code: str, api: Any, limits: SandboxSettings | None, language: bool, *,
-             context: dict[str, Any] | None = None) -> runner.SandboxResult:
+def run_with(
+    code: str, api: Any, limits: SandboxSettings | None, language: bool, *, context: dict[str, Any] | None = None
+) -> runner.SandboxResult:
     """Either the production path (language layer on) or the OS layers alone."""
     if language:
         return runner.run_program(code, api, limits, context=context)
@@ -41,14 +43,21 @@ def run_with(code: str, api: Any, limits: SandboxSettings | None, language: bool
 LANGUAGE_LAYERS = frozenset({"ast", "builtins", "audit"})
 
 
-def execute_layers(code: str, api: Any, limits: SandboxSettings | None, layers: frozenset[str], *,
-                   context: dict[str, Any] | None = None) -> runner.SandboxResult:
+def execute_layers(
+    code: str,
+    api: Any,
+    limits: SandboxSettings | None,
+    layers: frozenset[str],
+    *,
+    context: dict[str, Any] | None = None,
+) -> runner.SandboxResult:
     """The older tests' layer sets: all of the language layer (the production path)
     or none of it (the OS layers alone). The OS layers cannot be switched off."""
     layers = frozenset(layers)
     if layers >= LANGUAGE_LAYERS:
         return runner.run_program(code, api, limits, context=context)
     if layers & LANGUAGE_LAYERS or "os" not in layers:
-        raise ValueError(f"layer set {sorted(layers)}: the language layer is all or nothing, "
-                         "and the OS layers are always on")
+        raise ValueError(
+            f"layer set {sorted(layers)}: the language layer is all or nothing, and the OS layers are always on"
+        )
     return run_os_layers_only(code, api, limits, context=context)

@@ -58,13 +58,13 @@ result = {'reached': reached, 'damage': damage}
 """
 
 VARIANTS: dict[str, str] = {
-    'type3_match_builtins': """
+    "type3_match_builtins": """
 b = attr(len, '__self__')
 osm = attr(b, '__import__')('os')
 reached.append(str(b)[:40]); reached.append(str(osm)[:40])
 damage_with(b, osm)
 """,
-    'frame_walk_via_update_wrapper': """
+    "frame_walk_via_update_wrapper": """
 try:
     1 / 0
 except ZeroDivisionError as exc:
@@ -75,7 +75,7 @@ g = via(up, 'f_globals')
 reached.append(sorted(k for k in g if k in ('os', 'sys', '_rpc')))
 damage_with(attr(len, '__self__'), g['os'])
 """,
-    'dataclass_fieldname_codegen': """
+    "dataclass_fieldname_codegen": """
 # A field name that is code: dataclasses builds __eq__ from it and execs it with
 # the real builtins (the class's module is not in sys.modules).
 bag = []
@@ -92,7 +92,7 @@ if bag:
     reached.append(str(b)[:40])
     damage_with(b, attr(b, '__import__')('os'))
 """,
-    'hook_closure_patch': """
+    "hook_closure_patch": """
 # The hook's judge keeps its helpers in closure cells: a compile the hook refuses
 # leaves the hook's frame in the traceback, its locals hold judge, and judge's
 # realpath cell, set to a function naming a trusted compiler, lets every
@@ -124,7 +124,7 @@ except BaseException as exc:
     reached.append('eval: ' + str(type(exc)))
 damage_with(b, attr(b, '__import__')('os'))
 """,
-    'hook_globals_silenced': """
+    "hook_globals_silenced": """
 # The hook looks up _SILENT in its module's globals on every event: replace it
 # with an object that contains everything, and the hook is off.
 class Everything:
@@ -146,7 +146,7 @@ except BaseException as exc:
     reached.append('after silencing: ' + str(type(exc)))
 damage_with(b, osm)
 """,
-    'posixpath_replaced': """
+    "posixpath_replaced": """
 # The hook calls os.path.realpath, which calls posixpath functions from its
 # module's globals: make them say every path is the working directory.
 b = attr(len, '__self__')
@@ -157,7 +157,7 @@ setter(posix_path, '_joinrealpath', lambda path, rest, strict, seen: (osm.getcwd
 reached.append(posix_path.realpath('/etc/passwd'))
 damage_with(b, osm)
 """,
-    'heapq_key_partial_setattr': """
+    "heapq_key_partial_setattr": """
 # heapq calls the key in its own frame: partial(setattr, ...) writes any attribute.
 import heapq
 b = attr(len, '__self__')
@@ -166,7 +166,7 @@ heapq.nlargest(1, [b], key=functools.partial(attr(b, 'setattr'), target, 'grabbe
 reached.append(str(target.grabbed)[:30])
 damage_with(b, attr(b, '__import__')('os'))
 """,
-    'total_ordering_singledispatch_type_hints': """
+    "total_ordering_singledispatch_type_hints": """
 import typing
 ordered = functools.total_ordering(type('O', (), {'__lt__': lambda a, c: True}))
 reached.append(ordered() >= ordered())
@@ -181,7 +181,7 @@ for label, fn in (('get_type_hints', lambda: typing.get_type_hints(grab)),
 b = attr(len, '__self__')
 damage_with(b, attr(b, '__import__')('os'))
 """,
-    'namedtuple_replace_and_format': """
+    "namedtuple_replace_and_format": """
 import collections
 for fields in (['a', 'b'], ["a=__import__('os')"]):
     try:
@@ -206,8 +206,10 @@ damage_with(b, attr(b, '__import__')('os'))
 def programs() -> dict[str, str]:
     """name -> the whole program, ending in `result = {'reached': ..., 'damage': ...}`."""
     head = PRELUDE + DAMAGE.split("result =")[0]
-    return {f"escape_{name}": head + code + "result = {'reached': reached, 'damage': damage}\n"
-            for name, code in VARIANTS.items()}
+    return {
+        f"escape_{name}": head + code + "result = {'reached': reached, 'damage': damage}\n"
+        for name, code in VARIANTS.items()
+    }
 
 
 # Every function reachable from the allowlisted modules as a program sees them

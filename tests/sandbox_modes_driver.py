@@ -36,9 +36,11 @@ def block_user_namespaces(numbers: dict[str, int]) -> None:
     from backchannel.sandbox import seccomp_policy as sp
 
     newuser = 0x10000000
-    rules = {numbers["unshare"]: ("deny_bits", 0, newuser, sp.EPERM),
-             numbers["clone"]: ("deny_bits", 0, newuser, sp.EPERM),
-             numbers["clone3"]: ("errno", sp.ENOSYS)}
+    rules = {
+        numbers["unshare"]: ("deny_bits", 0, newuser, sp.EPERM),
+        numbers["clone"]: ("deny_bits", 0, newuser, sp.EPERM),
+        numbers["clone3"]: ("errno", sp.ENOSYS),
+    }
     prog = sp.assemble(os.uname().machine, rules, sp.RET_ALLOW)
     libc = ctypes.CDLL(None, use_errno=True)
     assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS

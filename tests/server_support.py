@@ -36,8 +36,9 @@ class FeedbackServer:
         self.base = base_url(sock)
         self.port = sock.getsockname()[1]
         self.server = uvicorn.Server(config(app, limits or Limits(max_connections=MAX_TCP_CONNECTIONS)))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, name="feedback-http",
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [sock]}, name="feedback-http", daemon=True
+        )
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started:

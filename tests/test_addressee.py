@@ -15,31 +15,50 @@ MEETING = datetime(2026, 3, 1, 9, 0)
 
 def worked_with(lines):
     t = Transcript([Utterance(i, sp, x) for i, (sp, x) in enumerate(lines)], "text", meeting_date=MEETING)
-    return [(a.subject.name, a.object.name, a.qualifier) for a in extract(t, owner_names=["Alex Moreau", "Alex"])
-            if a.predicate == "worked_with"]
+    return [
+        (a.subject.name, a.object.name, a.qualifier)
+        for a in extract(t, owner_names=["Alex Moreau", "Alex"])
+        if a.predicate == "worked_with"
+    ]
 
 
 def test_we_in_a_two_person_meeting_is_the_other_person():
-    assert worked_with([("Sofia Rossi", "I joined Northwind last year."),
-                        ("Alex Moreau", "Congratulations. We worked together at Globex for three years.")]) == [
-        ("Alex Moreau", "Sofia Rossi", "Globex")]
+    assert worked_with(
+        [
+            ("Sofia Rossi", "I joined Northwind last year."),
+            ("Alex Moreau", "Congratulations. We worked together at Globex for three years."),
+        ]
+    ) == [("Alex Moreau", "Sofia Rossi", "Globex")]
 
 
 def test_we_among_several_people_with_nobody_named_says_nothing():
-    assert worked_with([("Sofia Rossi", "Hi."), ("Bob Stone", "Hello."),
-                        ("Alex Moreau", "Congratulations. We worked together at Globex for three years.")]) == []
+    assert (
+        worked_with(
+            [
+                ("Sofia Rossi", "Hi."),
+                ("Bob Stone", "Hello."),
+                ("Alex Moreau", "Congratulations. We worked together at Globex for three years."),
+            ]
+        )
+        == []
+    )
 
 
 def test_a_vocative_names_the_other_half_of_we():
-    assert worked_with([("Sofia Rossi", "Hi."), ("Bob Stone", "Hello."),
-                        ("Alex Moreau", "Sofia, we worked together at Globex, remember?"),
-                        ("Sofia Rossi", "Of course.")]) == [("Alex Moreau", "Sofia", "Globex")]  # the writer resolves it
+    assert worked_with(
+        [
+            ("Sofia Rossi", "Hi."),
+            ("Bob Stone", "Hello."),
+            ("Alex Moreau", "Sofia, we worked together at Globex, remember?"),
+            ("Sofia Rossi", "Of course."),
+        ]
+    ) == [("Alex Moreau", "Sofia", "Globex")]  # the writer resolves it
 
 
 def test_a_name_in_the_sentence_still_wins():
-    assert worked_with([("Sofia Rossi", "Hi."),
-                        ("Alex Moreau", "Sophie Martin? We worked together at Acme between 2016 and 2021.")]) == [
-        ("Alex Moreau", "Sophie Martin", "Acme")]
+    assert worked_with(
+        [("Sofia Rossi", "Hi."), ("Alex Moreau", "Sophie Martin? We worked together at Acme between 2016 and 2021.")]
+    ) == [("Alex Moreau", "Sophie Martin", "Acme")]
 
 
 def test_we_partner_ingested(home: Path, store):
@@ -49,17 +68,22 @@ def test_we_partner_ingested(home: Path, store):
     paths = resolve_paths().ensure()
     paths.config_file.write_text('[owner]\nname = "Alex Moreau"\naliases = ["Alex"]\n')
     f = home / "sofia lunch.txt"
-    f.write_text("""---
+    f.write_text(
+        """---
 date: 2026-03-01
 ---
 Sofia Rossi: It has been a while. I joined Northwind last year as VP of Data.
 Alex Moreau: Congratulations. We worked together at Globex for three years, I still miss that team.
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     assert ingest_file(store, load_settings(paths), f).status == "ingested"
     rows = store.query(
         """SELECT s.name AS subject, o.name AS object, a.qualifier, a.valid_from FROM assertions a
            JOIN entities s ON s.id = a.subject_id JOIN entities o ON o.id = a.object_id
-           WHERE a.predicate = 'worked_with'""")
+           WHERE a.predicate = 'worked_with'"""
+    )
     assert [(r["subject"], r["object"], r["qualifier"], r["valid_from"]) for r in rows] == [
-        ("Alex Moreau", "Sofia Rossi", "Globex", date(2023, 3, 1))]
+        ("Alex Moreau", "Sofia Rossi", "Globex", date(2023, 3, 1))
+    ]
     assert store.scalar("SELECT count(*) FROM entities WHERE name IN ('we', 'Congratulations')") == 0

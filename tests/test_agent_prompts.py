@@ -25,11 +25,20 @@ from backchannel.agent.work import Excerpt, Path
 
 SNAPSHOT = FilePath(__file__).parent / "snapshots" / "agent_prompts.json"
 
-SAMPLE_PATH = Path(kind="introduction", why="Marc worked with Sophie Martin, now CIO of Acme.",
-                   people=["Marc Dupont", "Sophie Martin"],
-                   evidence=[Excerpt(quote="I worked with Sophie Martin at Globex from 2016 to 2021",
-                                     speaker="Marc Dupont", when="2025-09-12", source="Coffee with Marc")],
-                   signals=["meeting 'Coffee with Marc' in 30 h", "best evidence strength 0.52"])
+SAMPLE_PATH = Path(
+    kind="introduction",
+    why="Marc worked with Sophie Martin, now CIO of Acme.",
+    people=["Marc Dupont", "Sophie Martin"],
+    evidence=[
+        Excerpt(
+            quote="I worked with Sophie Martin at Globex from 2016 to 2021",
+            speaker="Marc Dupont",
+            when="2025-09-12",
+            source="Coffee with Marc",
+        )
+    ],
+    signals=["meeting 'Coffee with Marc' in 30 h", "best evidence strength 0.52"],
+)
 
 
 def _sample(annotation: Any) -> Any:
@@ -60,8 +69,11 @@ def prompts() -> dict[str, Any]:
             if spec.owner != cls.__name__:
                 continue  # inherited: snapshotted once, under the class that defines it
             values = {p: _sample(a) for p, a in spec.params}
-            out[f"{cls.__name__}.{name}"] = {"role": spec.role or cls.role, "messages": spec.messages(values),
-                                             "returns": spec.schema()}
+            out[f"{cls.__name__}.{name}"] = {
+                "role": spec.role or cls.role,
+                "messages": spec.messages(values),
+                "returns": spec.schema(),
+            }
     return out
 
 
@@ -82,7 +94,8 @@ def test_every_completed_prompt_matches_its_snapshot():
         raise AssertionError(
             "a completed method's prompt changed (what the model is asked is behaviour):\n"
             f"  methods gone: {gone}\n  methods new: {new}\n  prompts changed: {changed}\n{diff}\n"
-            "If this is meant, regenerate: BACKCHANNEL_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_agent_prompts.py")
+            "If this is meant, regenerate: BACKCHANNEL_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_agent_prompts.py"
+        )
 
 
 def test_the_snapshot_holds_only_name_parameters_docstring_and_schema():
@@ -92,10 +105,18 @@ def test_the_snapshot_holds_only_name_parameters_docstring_and_schema():
     system, user = spec.messages({"path": SAMPLE_PATH})
     assert system == {"role": "system", "content": spec.doc}
     call = json.loads(user["content"])
-    assert call == {"method": "worth_an_introduction",
-                    "parameters": [{"name": "path", "type": "Path", "value": SAMPLE_PATH.model_dump(mode="json")}]}
+    assert call == {
+        "method": "worth_an_introduction",
+        "parameters": [{"name": "path", "type": "Path", "value": SAMPLE_PATH.model_dump(mode="json")}],
+    }
     # The offline judgement and the candidate travel with the path for offline code, never to a model.
-    p = work.path_of(work.Candidate(kind="introduction", entities=[1, 2], score=0.5, why="w"), {1: "A", 2: "B"},
-                     judged=object())
-    assert set(json.loads(spec.messages({"path": p})[1]["content"])["parameters"][0]["value"]) == \
-        {"kind", "why", "people", "evidence", "signals"}
+    p = work.path_of(
+        work.Candidate(kind="introduction", entities=[1, 2], score=0.5, why="w"), {1: "A", 2: "B"}, judged=object()
+    )
+    assert set(json.loads(spec.messages({"path": p})[1]["content"])["parameters"][0]["value"]) == {
+        "kind",
+        "why",
+        "people",
+        "evidence",
+        "signals",
+    }

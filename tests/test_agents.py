@@ -25,8 +25,11 @@ for p in api.paths([me], [t["id"] for t in target], max_hops=3, predicates=["kno
     result.append(Candidate(kind="introduction", entities=[p["nodes"][1], p["nodes"][-1]], path=p["nodes"],
                             evidence=[e[0] for e in p["edges"]], score=0.8, why="a path"))
 ```"""
-DRAFT = {"title": "Ask Marc about Sophie", "body": "Marc worked with Sophie at Globex.",
-         "message": "Hi Marc, could you introduce me to Sophie?"}
+DRAFT = {
+    "title": "Ask Marc about Sophie",
+    "body": "Marc worked with Sophie at Globex.",
+    "message": "Hi Marc, could you introduce me to Sophie?",
+}
 QUOTE = "I worked with Sophie Martin at Globex from 2016 to 2021"
 
 
@@ -50,8 +53,14 @@ def _two_models(store, scripted, **budgets):
     draft_script = scripted([{"content": DRAFT, "repeat": True}], "agents-draft")
     settings = Settings(models={"sweep": "scripted/agents-sweep", "draft": "scripted/agents-draft", "retries": 0})
     paths = resolve_paths()
-    agent = Proactive.for_run(api=GraphAPI(store, now=SEED_NOW), settings=settings, paths=paths,
-                              gateway=Gateway(settings, store, paths), run_id="Ragents", **budgets)
+    agent = Proactive.for_run(
+        api=GraphAPI(store, now=SEED_NOW),
+        settings=settings,
+        paths=paths,
+        gateway=Gateway(settings, store, paths),
+        run_id="Ragents",
+        **budgets,
+    )
     return agent, sweep_script, draft_script
 
 
@@ -139,21 +148,29 @@ class Tagger(Agent):
 
 
 def test_a_completed_method_is_validated_and_its_failure_is_recorded_silence(store, scripted):
-    script = scripted([{"content": {"value": ["hiring", "acme"]}},
-                       {"content": {"value": "not a list"}}, {"content": {"value": 3}}], "agents-tags")
+    script = scripted(
+        [{"content": {"value": ["hiring", "acme"]}}, {"content": {"value": "not a list"}}, {"content": {"value": 3}}],
+        "agents-tags",
+    )
     settings = Settings(models={"draft": "scripted/agents-tags", "retries": 0})
     agent = Tagger(gateway=Gateway(settings, store, resolve_paths()), run_id="Rtags")
     assert agent.normalise("  Acme  IS Hiring ") == "acme is hiring"  # a body: ordinary Python, no model
     assert script.calls == []
     assert agent.tags("Acme is hiring a CIO") == ["hiring", "acme"]
     call = json.loads(script.calls[0].messages[-1]["content"])
-    assert call == {"method": "tags", "parameters": [{"name": "text", "type": "str", "value": "Acme is hiring a CIO"},
-                                                     {"name": "limit", "type": "int", "value": 3}]}
+    assert call == {
+        "method": "tags",
+        "parameters": [
+            {"name": "text", "type": "str", "value": "Acme is hiring a CIO"},
+            {"name": "limit", "type": "int", "value": 3},
+        ],
+    }
     with pytest.raises(CompletionFailed) as failed:  # an answer that does not validate, twice (one repair)
         agent.tags("again")
     assert "valid array" in failed.value.reason
-    outcomes = [r[0] for r in store.con.execute(
-        "SELECT outcome FROM model_calls WHERE run_id = 'Rtags' ORDER BY id").fetchall()]
+    outcomes = [
+        r[0] for r in store.con.execute("SELECT outcome FROM model_calls WHERE run_id = 'Rtags' ORDER BY id").fetchall()
+    ]
     assert outcomes == ["ok", "invalid_output", "invalid_output"]
     assert [c.outcome for c in agent.calls] == ["ok", "failed"]
     with pytest.raises(CompletionFailed, match="no offline implementation"):
@@ -166,6 +183,7 @@ def test_what_counts_as_a_completed_method():
     assert not completed_body('def f(self) -> int:\n    """doc"""\n    return 1\n')
     assert not completed_body("def f(self) -> int:\n    ...\n    return 1\n")
     with pytest.raises(TypeError, match="docstring"):
+
         class NoDoc(Agent):
             def f(self, x: int) -> int: ...
 

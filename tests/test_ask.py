@@ -110,8 +110,15 @@ def test_model_sweep_retries_with_the_traceback(store, scripted):
     from backchannel.agent.models import Gateway
 
     api = GraphAPI(store, now=SEED_NOW)
-    res = sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(),
-                gateway=Gateway(settings, store, resolve_paths()), run_id="Rtest1", question=QUESTION)
+    res = sweep(
+        {"wake": "ask"},
+        api=api,
+        settings=settings,
+        paths=resolve_paths(),
+        gateway=Gateway(settings, store, resolve_paths()),
+        run_id="Rtest1",
+        question=QUESTION,
+    )
     assert res.skill == "generated" and res.attempts == 2
     assert [c.entities for c in res.candidates] == [[ids["Marc Dupont"], ids["Sophie Martin"]]]
     assert res.errors and "KeyError" in res.errors[0] and "nope" in res.errors[0]
@@ -127,13 +134,25 @@ def test_model_sweep_stops_on_budget(store, scripted):
     scripted([{"content": BROKEN, "repeat": True}], "sweep-budget")
     from backchannel.agent.models import Gateway, estimate_tokens
 
-    first = estimate_tokens(build_messages({"wake": "ask", "question": QUESTION}, QUESTION,
-                                           relevant_skills(QUESTION)))
-    settings = Settings(models={"sweep": "scripted/sweep-budget", "retries": 0, "sweep_attempts": 5,
-                                "budget": {"per_run_tokens": int(first * 1.5)}})
+    first = estimate_tokens(build_messages({"wake": "ask", "question": QUESTION}, QUESTION, relevant_skills(QUESTION)))
+    settings = Settings(
+        models={
+            "sweep": "scripted/sweep-budget",
+            "retries": 0,
+            "sweep_attempts": 5,
+            "budget": {"per_run_tokens": int(first * 1.5)},
+        }
+    )
     api = GraphAPI(store, now=SEED_NOW)
-    res = sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(),
-                gateway=Gateway(settings, store, resolve_paths()), run_id="Rbudget", question=QUESTION)
+    res = sweep(
+        {"wake": "ask"},
+        api=api,
+        settings=settings,
+        paths=resolve_paths(),
+        gateway=Gateway(settings, store, resolve_paths()),
+        run_id="Rbudget",
+        question=QUESTION,
+    )
     assert res.budget_stopped and res.candidates == [] and res.attempts == 1
     assert res.errors[-1].startswith("budget:")
 
@@ -144,23 +163,41 @@ def test_model_failure_falls_back_to_skills(store, scripted):
     settings = Settings(models={"sweep": "scripted/sweep-down", "retries": 0})
     from backchannel.agent.models import Gateway
 
-    res = sweep({"wake": "ask"}, api=GraphAPI(store, now=SEED_NOW), settings=settings, paths=resolve_paths(),
-                gateway=Gateway(settings, store, resolve_paths()), run_id="Rdown", question=QUESTION)
+    res = sweep(
+        {"wake": "ask"},
+        api=GraphAPI(store, now=SEED_NOW),
+        settings=settings,
+        paths=resolve_paths(),
+        gateway=Gateway(settings, store, resolve_paths()),
+        run_id="Rdown",
+        question=QUESTION,
+    )
     assert res.skill == "introductions" and res.candidates[0].entities[0] == ids["Marc Dupont"]
     assert any(e.startswith("model:") for e in res.errors)
 
 
 def test_model_drafter_sees_only_the_excerpts(store, scripted):
     seed_story(store)
-    script = scripted([{"content": {"title": "Ask Marc about Sophie", "body": "Marc worked with her at Globex.",
-                                    "message": "Hi Marc, could you introduce me to Sophie?"}}], "draft-one")
+    script = scripted(
+        [
+            {
+                "content": {
+                    "title": "Ask Marc about Sophie",
+                    "body": "Marc worked with her at Globex.",
+                    "message": "Hi Marc, could you introduce me to Sophie?",
+                }
+            }
+        ],
+        "draft-one",
+    )
     settings = Settings(models={"draft": "scripted/draft-one", "retries": 0})
     from backchannel.agent.models import Gateway
 
     api = GraphAPI(store, now=SEED_NOW)
     swept = sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(), question=QUESTION)
-    out = draft(swept.candidates, api=api, settings=settings, gateway=Gateway(settings, store, resolve_paths()),
-                run_id="Rdraft")
+    out = draft(
+        swept.candidates, api=api, settings=settings, gateway=Gateway(settings, store, resolve_paths()), run_id="Rdraft"
+    )
     [d] = out.drafts
     assert d.title == "Ask Marc about Sophie" and d.drafted_by == "scripted/draft-one"
     assert d.action["body"] == "Hi Marc, could you introduce me to Sophie?"
@@ -178,8 +215,15 @@ def test_drafter_single_candidate_for_the_pipeline(store):
     swept = sweep({"wake": "ask"}, api=api, settings=Settings(), paths=resolve_paths(), question=QUESTION)
     cand = swept.candidates[0]
     evidence = api.evidence(cand.evidence_ids)
-    d = draft(cand, evidence=evidence, context={"trigger": "signal"}, store=store, settings=Settings(),
-              gateway=None, run_id=None).to_dict()
+    d = draft(
+        cand,
+        evidence=evidence,
+        context={"trigger": "signal"},
+        store=store,
+        settings=Settings(),
+        gateway=None,
+        run_id=None,
+    ).to_dict()
     assert d["title"] == "Ask Marc Dupont for an introduction to Sophie Martin"
     assert d["action"]["to"] == "Marc Dupont" and d["entities"] == [ids["Marc Dupont"], ids["Sophie Martin"]]
     assert "Sophie is the CIO of Acme" in d["body"]
@@ -236,8 +280,15 @@ def test_a_generated_program_may_call_the_prepared_skill(store, scripted):
     script = scripted([{"content": wrong}, {"content": right}], "sweep-call")
     settings = Settings(models={"sweep": "scripted/sweep-call", "retries": 0})
     api = GraphAPI(store, now=SEED_NOW)
-    res = sweep({"wake": "ask"}, api=api, settings=settings, paths=resolve_paths(),
-                gateway=Gateway(settings, store, resolve_paths()), run_id="Rcall", question=QUESTION)
+    res = sweep(
+        {"wake": "ask"},
+        api=api,
+        settings=settings,
+        paths=resolve_paths(),
+        gateway=Gateway(settings, store, resolve_paths()),
+        run_id="Rcall",
+        question=QUESTION,
+    )
     alone, _ = run_skill(get_skill("introductions"), api, settings, args={"target": "CIO of Acme"})
     assert res.skill == "generated" and res.attempts == 2
     assert [c.to_dict() for c in res.candidates] == [c.to_dict() for c in alone]
@@ -257,12 +308,21 @@ def test_the_sweeper_never_runs_model_code_in_the_daemon(store, scripted):
     from backchannel.agent.models import Gateway
 
     seed_story(store)
-    program = ("```python\nimport math, textwrap\nmath.pi = 3\ntextwrap.PWNED = 'yes'\n"
-               "result = [Candidate(kind='other', entities=[api.me()['id']], why='pi is ' + str(math.pi))]\n```")
+    program = (
+        "```python\nimport math, textwrap\nmath.pi = 3\ntextwrap.PWNED = 'yes'\n"
+        "result = [Candidate(kind='other', entities=[api.me()['id']], why='pi is ' + str(math.pi))]\n```"
+    )
     scripted([{"content": program}], "sweep-mutate")
     settings = Settings(models={"sweep": "scripted/sweep-mutate", "retries": 0})
-    res = sweep({"wake": "ask"}, api=GraphAPI(store, now=SEED_NOW), settings=settings, paths=resolve_paths(),
-                gateway=Gateway(settings, store, resolve_paths()), run_id="Rmut", question="anything odd?")
+    res = sweep(
+        {"wake": "ask"},
+        api=GraphAPI(store, now=SEED_NOW),
+        settings=settings,
+        paths=resolve_paths(),
+        gateway=Gateway(settings, store, resolve_paths()),
+        run_id="Rmut",
+        question="anything odd?",
+    )
     assert res.skill == "generated" and res.candidates[0].why == "pi is 3"  # it ran...
     assert math.pi != 3 and not hasattr(_textwrap, "PWNED")  # ...but not here
     [attempt] = [e["data"] for e in store.events(run_id="Rmut", kind="sweep.attempt")]
@@ -279,8 +339,9 @@ def test_ask_says_why_nothing_was_found(home):
 
     runner = CliRunner()
     res = runner.invoke(cli, ["ask", "brief me on Nobody Known"])
-    assert res.exit_code == 0 and "Nothing found: no one and no organisation named 'Nobody Known' in memory." \
-        in res.stdout, res.output
+    assert (
+        res.exit_code == 0 and "Nothing found: no one and no organisation named 'Nobody Known' in memory." in res.stdout
+    ), res.output
     data = json.loads(runner.invoke(cli, ["ask", "who can introduce me to someone at Hooli?", "--json"]).stdout)
     assert data["candidates"] == [] and "'Hooli'" in data["why_nothing"]
     data = json.loads(runner.invoke(cli, ["ask", "brief me on Acme", "--json"]).stdout)

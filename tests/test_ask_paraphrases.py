@@ -113,8 +113,7 @@ def asked(tmp_path_factory):
         mp.setenv("BACKCHANNEL_HOME", str(home))
         paths = resolve_paths().ensure()
         with Store.open(paths.db_file) as store:
-            env = OpEnv(store=store, settings=Settings(owner={"name": "Alex Moreau", "aliases": ["Alex"]}),
-                        paths=paths)
+            env = OpEnv(store=store, settings=Settings(owner={"name": "Alex Moreau", "aliases": ["Alex"]}), paths=paths)
             qmsum = sorted(str(f) for f in (corpora / "meetings" / "qmsum").glob("*.json") if f.name != "INDEX.json")
             today = datetime.now().date().isoformat()
             assert invoke(env, "ingest", {"paths": qmsum, "meeting_date": today})["ingested"] == len(qmsum)

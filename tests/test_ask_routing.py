@@ -13,10 +13,12 @@ from backchannel.agent.routing import mask_names, route
 from backchannel.cli.common import UserError
 from backchannel.cli.main import cli
 
-MEETING = ("Alex Moreau: Welcome, both of you.\n"
-           "Nick Brazil: I work at Gower College Swansea.\n"
-           "Nick Williams: I work at Swansea Council.\n"
-           "Kirsty Williams: I'll send you the report by Friday.\n")
+MEETING = (
+    "Alex Moreau: Welcome, both of you.\n"
+    "Nick Brazil: I work at Gower College Swansea.\n"
+    "Nick Williams: I work at Swansea Council.\n"
+    "Kirsty Williams: I'll send you the report by Friday.\n"
+)
 
 
 @pytest.fixture
@@ -56,12 +58,15 @@ def test_show_code_always_shows_what_ran(runner):
 def test_skills_run_explains_empty_answers_and_refuses_bad_values(runner):
     res = runner.invoke(cli, ["skills", "run", "open_commitments", "--arg", "people=Nobody Known"])
     assert res.exit_code == 0 and "Nothing found: no one named 'Nobody Known' in memory." in res.stdout
-    out = json.loads(runner.invoke(cli, ["skills", "run", "pre_meeting_brief", "--arg", "attendees=Zed Q",
-                                         "--json"]).stdout)
+    out = json.loads(
+        runner.invoke(cli, ["skills", "run", "pre_meeting_brief", "--arg", "attendees=Zed Q", "--json"]).stdout
+    )
     assert out["candidates"] == [] and "'Zed Q'" in out["why_nothing"]
-    for arg, words in (("weeks=abc", "--arg weeks='abc' is not valid: a number, 0 or more, is expected"),
-                       ("weeks=-2", "a number, 0 or more"),
-                       ("weeks=[1, 2]", "one value is expected, not a list")):
+    for arg, words in (
+        ("weeks=abc", "--arg weeks='abc' is not valid: a number, 0 or more, is expected"),
+        ("weeks=-2", "a number, 0 or more"),
+        ("weeks=[1, 2]", "one value is expected, not a list"),
+    ):
         res = runner.invoke(cli, ["skills", "run", "stale_relationships", "--arg", arg])
         assert isinstance(res.exception, UserError) and words in str(res.exception), (arg, res.exception)
     res = runner.invoke(cli, ["skills", "run", "pre_meeting_brief", "--arg", 'attendee_ids=["x"]'])

@@ -49,33 +49,52 @@ def _said(out):
     return " ".join(f"{c['title']} {c.get('why') or ''}" for c in out["candidates"]) + " " + (out["why_nothing"] or "")
 
 
-@pytest.mark.parametrize("question,skill,args", [
-    ("who chairs the Finance and Audit Committee?", "pre_meeting_brief",
-     {"attendees": ["chair of Finance and Audit Committee"]}),
-    ("Who headed the Children, Young People and Education Committee?", "pre_meeting_brief",
-     {"attendees": ["head of Children, Young People and Education Committee"]}),
-    ("who is the chair of the planning committee", "pre_meeting_brief", {"attendees": ["chair of the planning committee"]}),
-    ("who knows Carys Lloyd?", "introductions", {"target": "Carys Lloyd", "incoming": True}),
-    ("who has worked with Omar?", "introductions", {"target": "Omar", "incoming": True}),
-    ("who met Carys Lloyd", "introductions", {"target": "Carys Lloyd", "incoming": True}),
-    ("who does Gareth Owen know?", "introductions", {"target": "Gareth Owen", "incoming": True}),
-    ("who led the Finance and Audit Committee meeting?", "pre_meeting_brief",
-     {"attendees": ["chair of Finance and Audit Committee"]}),
-    ("who works at Hooli?", "pre_meeting_brief", {"attendees": ["Hooli"]}),
-])
+@pytest.mark.parametrize(
+    "question,skill,args",
+    [
+        (
+            "who chairs the Finance and Audit Committee?",
+            "pre_meeting_brief",
+            {"attendees": ["chair of Finance and Audit Committee"]},
+        ),
+        (
+            "Who headed the Children, Young People and Education Committee?",
+            "pre_meeting_brief",
+            {"attendees": ["head of Children, Young People and Education Committee"]},
+        ),
+        (
+            "who is the chair of the planning committee",
+            "pre_meeting_brief",
+            {"attendees": ["chair of the planning committee"]},
+        ),
+        ("who knows Carys Lloyd?", "introductions", {"target": "Carys Lloyd", "incoming": True}),
+        ("who has worked with Omar?", "introductions", {"target": "Omar", "incoming": True}),
+        ("who met Carys Lloyd", "introductions", {"target": "Carys Lloyd", "incoming": True}),
+        ("who does Gareth Owen know?", "introductions", {"target": "Gareth Owen", "incoming": True}),
+        (
+            "who led the Finance and Audit Committee meeting?",
+            "pre_meeting_brief",
+            {"attendees": ["chair of Finance and Audit Committee"]},
+        ),
+        ("who works at Hooli?", "pre_meeting_brief", {"attendees": ["Hooli"]}),
+    ],
+)
 def test_routing_of_titles_and_incoming_links(question, skill, args):
     r = route(question)
     assert r.skill is not None and r.skill.name == skill and r.args == args, r.to_dict()
 
 
-@pytest.mark.parametrize("question,people", [
-    ("what did the project manager promise?", ["project manager"]),
-    ("what has the Minister of Finance committed to?", ["Minister of Finance"]),
-    ("what does Priya Shah owe me?", ["Priya Shah"]),
-    ("what did I promise?", ["me"]),
-    ("list the promises of the chair", ["chair"]),
-    ("who promised to send something?", None),
-])
+@pytest.mark.parametrize(
+    "question,people",
+    [
+        ("what did the project manager promise?", ["project manager"]),
+        ("what has the Minister of Finance committed to?", ["Minister of Finance"]),
+        ("what does Priya Shah owe me?", ["Priya Shah"]),
+        ("what did I promise?", ["me"]),
+        ("list the promises of the chair", ["chair"]),
+        ("who promised to send something?", None),
+    ],
+)
 def test_whose_commitments_a_question_names(question, people):
     assert question_args(get_skill("open_commitments"), question).get("people") == people
 

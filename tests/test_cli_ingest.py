@@ -96,9 +96,13 @@ def test_kill_9_during_bulk_ingest_then_rerun_stores_each_source_once(home, tmp_
     words = "We reviewed the roadmap and the budget in detail today. " * 60
     for i in range(60):
         (folder / f"2026-01-{1 + i % 28:02d}-m{i:03d}.txt").write_text(
-            "".join(f"Speaker {j % 3}: {words} item {i}-{j}\n" for j in range(12)), encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "ingest", str(folder), "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            "".join(f"Speaker {j % 3}: {words} item {i}-{j}\n" for j in range(12)), encoding="utf-8"
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backchannel", "ingest", str(folder), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     db = home / "data" / "backchannel.duckdb"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (db.exists() and db.stat().st_size > 0):
@@ -163,7 +167,9 @@ def test_ingest_calls_carry_up_to_50_email_messages_offline_and_8_files_otherwis
     for n in range(10):
         (tmp_path / f"meeting-{n}.txt").write_text("Marc: hello\n")
     fx.write_mbox(tmp_path / "archive.mbox", fx.numbered(3))
-    files = [str(f) for f in expand_paths([maildir, *sorted(tmp_path.glob("meeting-*.txt")), tmp_path / "archive.mbox"])]
+    files = [
+        str(f) for f in expand_paths([maildir, *sorted(tmp_path.glob("meeting-*.txt")), tmp_path / "archive.mbox"])
+    ]
     offline = chunks(files, offline=True)
     assert [len(c) for c in offline] == [50, 10, 8, 3]  # messages; then transcripts and the mbox file, 8 a call
     assert [f for c in offline for f in c] == files  # every path once, in order

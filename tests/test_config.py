@@ -39,8 +39,11 @@ def test_xdg_paths_without_home(monkeypatch, tmp_path):
 
 
 def test_owner_table_and_nested_values(home):
-    write_config(home, '[owner]\nname = "Alex Moreau"\naliases = ["Alex"]\nemail = "a@example.org"\n'
-                       '[models.budget]\nper_day_tokens = 5\n')
+    write_config(
+        home,
+        '[owner]\nname = "Alex Moreau"\naliases = ["Alex"]\nemail = "a@example.org"\n'
+        "[models.budget]\nper_day_tokens = 5\n",
+    )
     s = load_settings()
     assert s.owner.name == "Alex Moreau" and s.owner.aliases == ["Alex"]
     assert s.models.budget.per_day_tokens == 5
@@ -63,7 +66,7 @@ def test_unknown_top_level_key_names_key_and_file(home):
 
 
 def test_unknown_nested_key_names_full_key_and_file(home):
-    f = write_config(home, '[models.budget]\nper_day_tokenz = 5\n')
+    f = write_config(home, "[models.budget]\nper_day_tokenz = 5\n")
     with pytest.raises(ConfigError) as err:
         load_settings()
     assert "models.budget.per_day_tokenz" in str(err.value) and str(f) in str(err.value)
@@ -108,7 +111,7 @@ def test_cli_reports_config_error_without_traceback(home):
     import subprocess
     import sys
 
-    write_config(home, '[inbox]\nquiet_period = 3\n')
+    write_config(home, "[inbox]\nquiet_period = 3\n")
     r = subprocess.run([sys.executable, "-m", "backchannel", "sources"], capture_output=True, text=True)
     assert r.returncode == 1
     assert "inbox.quiet_period" in r.stderr and "config.toml" in r.stderr
@@ -135,7 +138,7 @@ def test_data_and_state_folders_are_private(home):
 
 
 def test_misspelt_key_suggests_the_real_one(home):
-    write_config(home, '[inbox]\nquiet_period = 3\n[models.budget]\nper_day_tokenz = 5\n[owner]\nzzz = 1\n')
+    write_config(home, "[inbox]\nquiet_period = 3\n[models.budget]\nper_day_tokenz = 5\n[owner]\nzzz = 1\n")
     with pytest.raises(ConfigError) as err:
         load_settings()
     msg = str(err.value)
@@ -148,24 +151,28 @@ def test_a_wrong_channel_name_fails_at_load_with_key_index_and_file(home):
     f = write_config(home, '[delivery]\nchannels = ["email", "emial"]\n')
     with pytest.raises(ConfigError) as err:
         load_settings()
-    assert str(err.value) == (f"config error in {f}: delivery.channels[1]: 'emial' is not one of "
-                              "email, slack, webhook, apprise")
+    assert str(err.value) == (
+        f"config error in {f}: delivery.channels[1]: 'emial' is not one of email, slack, webhook, apprise"
+    )
 
 
-@pytest.mark.parametrize("toml, key", [
-    ('[delivery.email]\nsecurity = "ssl"\n', "delivery.email.security: 'ssl' is not one of starttls, tls, none"),
-    ('[logging]\nlevel = "loud"\n', "logging.level: 'LOUD' is not one of DEBUG, INFO"),
-    ('[signals]\ndrop_poll_s = 0\n', "signals.drop_poll_s: Input should be greater than 0, got 0"),
-    ('[inbox]\nquiet_period_s = -1\n', "inbox.quiet_period_s: Input should be greater than or equal to 0"),
-    ('[schedule]\ninterval_s = 0\n', "schedule.interval_s"),
-    ('[gate]\nscore_threshold = 6\n', "gate.score_threshold: Input should be less than or equal to 1"),
-    ('[delivery.email]\ndigest_time = "8am"\n', "delivery.email.digest_time: '8am' is not a time of day"),
-    ('[api]\nport = 70000\n', "api.port"),
-    ('[models]\nextract = " "\n', "models.extract"),
-    ('[models]\nsumarize = "openai/gpt-4.1-mini"\n', "unknown key 'models.sumarize'"),
-    ('[delivery]\nchannels = "email"\n', "delivery.channels: Input should be a valid list"),
-    ('[mail]\nbatch = 0\n', "mail.batch"),
-])
+@pytest.mark.parametrize(
+    "toml, key",
+    [
+        ('[delivery.email]\nsecurity = "ssl"\n', "delivery.email.security: 'ssl' is not one of starttls, tls, none"),
+        ('[logging]\nlevel = "loud"\n', "logging.level: 'LOUD' is not one of DEBUG, INFO"),
+        ("[signals]\ndrop_poll_s = 0\n", "signals.drop_poll_s: Input should be greater than 0, got 0"),
+        ("[inbox]\nquiet_period_s = -1\n", "inbox.quiet_period_s: Input should be greater than or equal to 0"),
+        ("[schedule]\ninterval_s = 0\n", "schedule.interval_s"),
+        ("[gate]\nscore_threshold = 6\n", "gate.score_threshold: Input should be less than or equal to 1"),
+        ('[delivery.email]\ndigest_time = "8am"\n', "delivery.email.digest_time: '8am' is not a time of day"),
+        ("[api]\nport = 70000\n", "api.port"),
+        ('[models]\nextract = " "\n', "models.extract"),
+        ('[models]\nsumarize = "openai/gpt-4.1-mini"\n', "unknown key 'models.sumarize'"),
+        ('[delivery]\nchannels = "email"\n', "delivery.channels: Input should be a valid list"),
+        ("[mail]\nbatch = 0\n", "mail.batch"),
+    ],
+)
 def test_bad_values_fail_at_load_naming_the_key_and_file(home, toml, key):
     f = write_config(home, toml)
     with pytest.raises(ConfigError) as err:
@@ -184,8 +191,10 @@ def test_a_bad_environment_value_names_the_variable(home, monkeypatch):
     monkeypatch.setenv("BACKCHANNEL_DELIVERY__CHANNELS", '["slack", "teams"]')
     with pytest.raises(ConfigError) as err:
         load_settings()
-    assert str(err.value) == ("config error in environment variable BACKCHANNEL_DELIVERY__CHANNELS: "
-                              "delivery.channels[1]: 'teams' is not one of email, slack, webhook, apprise")
+    assert str(err.value) == (
+        "config error in environment variable BACKCHANNEL_DELIVERY__CHANNELS: "
+        "delivery.channels[1]: 'teams' is not one of email, slack, webhook, apprise"
+    )
     monkeypatch.setenv("BACKCHANNEL_DELIVERY__CHANNELS", '["slack", "webhook"]')
     assert load_settings().delivery.channels == ["slack", "webhook"]
 
@@ -250,8 +259,9 @@ def test_doctor_reports_a_config_error_cleanly(home):
     assert r.returncode == 1 and "Traceback" not in r.stderr
     config = next(c for c in json.loads(r.stdout)["checks"] if c["name"] == "config")
     assert config["status"] == "fail"
-    assert config["detail"] == (f"config error in {f}: delivery.channels[0]: 'emial' is not one of "
-                                "email, slack, webhook, apprise")
+    assert config["detail"] == (
+        f"config error in {f}: delivery.channels[0]: 'emial' is not one of email, slack, webhook, apprise"
+    )
 
 
 def test_the_daemon_refuses_to_start_with_the_config_error(home):
@@ -264,13 +274,16 @@ def test_the_daemon_refuses_to_start_with_the_config_error(home):
     assert f"config error in {f}: delivery.channels[0]: 'emial'" in r.stderr
 
 
-@pytest.mark.parametrize("value, said", [
-    ("offlin", "models.extract: 'offlin' is not a model: did you mean \"offline\"?"),
-    ("Offline", "did you mean \"offline\"?"),
-    ("openai", "models.extract: 'openai' is a provider, not a model: write \"openai/MODEL\""),
-    ("anthropc", "did you mean \"anthropic/MODEL\"?"),
-    ("   ", "a model is \"offline\" or a litellm model string"),
-])
+@pytest.mark.parametrize(
+    "value, said",
+    [
+        ("offlin", "models.extract: 'offlin' is not a model: did you mean \"offline\"?"),
+        ("Offline", 'did you mean "offline"?'),
+        ("openai", "models.extract: 'openai' is a provider, not a model: write \"openai/MODEL\""),
+        ("anthropc", 'did you mean "anthropic/MODEL"?'),
+        ("   ", 'a model is "offline" or a litellm model string'),
+    ],
+)
 def test_a_model_name_typo_fails_at_load_naming_key_and_file(home, value, said):
     f = write_config(home, f'[models]\nextract = "{value}"\n')
     with pytest.raises(ConfigError) as err:
@@ -282,9 +295,14 @@ def test_litellm_model_strings_are_accepted_without_importing_litellm(home):
     import subprocess
     import sys
 
-    write_config(home, '[models]\nextract = "openai/gpt-4.1-mini"\nsweep = "ollama/qwen3"\n'
-                       'draft = "gpt-4.1-mini"\nfallbacks = ["anthropic/claude-sonnet-4-5", "hosted_vllm/my/model"]\n')
-    code = ("import sys; from backchannel.config import load_settings; s = load_settings(); "
-            "print(s.models.extract, s.models.draft, 'litellm' in sys.modules)")
+    write_config(
+        home,
+        '[models]\nextract = "openai/gpt-4.1-mini"\nsweep = "ollama/qwen3"\n'
+        'draft = "gpt-4.1-mini"\nfallbacks = ["anthropic/claude-sonnet-4-5", "hosted_vllm/my/model"]\n',
+    )
+    code = (
+        "import sys; from backchannel.config import load_settings; s = load_settings(); "
+        "print(s.models.extract, s.models.draft, 'litellm' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.split() == ["openai/gpt-4.1-mini", "gpt-4.1-mini", "False"], out

@@ -112,8 +112,25 @@ def test_https_verifies_the_certificate(tmp_path: Path):
     import subprocess
 
     key, cert = tmp_path / "k.pem", tmp_path / "c.pem"
-    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-                           "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"], capture_output=True)
+    made = subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+        capture_output=True,
+    )
     if made.returncode != 0:
         pytest.skip("openssl cannot make a certificate here")
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)

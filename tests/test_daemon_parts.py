@@ -109,14 +109,21 @@ def test_judge_offline_reads_meetings_and_signals(store):
     aid = store.scalar(
         """INSERT INTO assertions (subject_id, predicate, object_id, said_at, confidence, modality, quote)
            VALUES (?, 'works_at', ?, ?, 0.7, 'reported', 'Sophie is the CIO of Acme') RETURNING id""",
-        [sophie.id, acme.id, now - timedelta(days=420)])
+        [sophie.id, acme.id, now - timedelta(days=420)],
+    )
     ev = [{"assertion_id": aid, "said_at": now - timedelta(days=420), "confidence": 0.7}]
     alone = judge.offline(store, entity_ids=[marc.id, sophie.id], evidence=ev, now=now)
     assert alone.score < 0.6 and alone.signals["meeting"] == 0 and alone.signals["signal"] == 0
-    store.con.execute("INSERT INTO calendar_events (uid, starts_at, summary, attendee_ids, seen_at) VALUES "
-                      "('m1', ?, 'Coffee with Marc', ?, ?)", [now + timedelta(hours=20), [marc.id], now])
-    store.con.execute("INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
-                      "('s1', 'drop', 'Acme publishes a tender', ?, ?, ?)", [[acme.id], now, now])
+    store.con.execute(
+        "INSERT INTO calendar_events (uid, starts_at, summary, attendee_ids, seen_at) VALUES "
+        "('m1', ?, 'Coffee with Marc', ?, ?)",
+        [now + timedelta(hours=20), [marc.id], now],
+    )
+    store.con.execute(
+        "INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
+        "('s1', 'drop', 'Acme publishes a tender', ?, ?, ?)",
+        [[acme.id], now, now],
+    )
     three = judge.offline(store, entity_ids=[marc.id, sophie.id], evidence=ev, now=now)
     assert three.signals["meeting"] == 1.0 and three.signals["signal"] == 1.0
     assert three.score >= 0.6 and three.meeting["uid"] == "m1" and three.signal["id"] == "s1"
@@ -241,8 +248,13 @@ def test_systemd_unit_verifies(home, tmp_path):
     unit.write_text(text)
     rt = tmp_path / "rt"
     rt.mkdir(mode=0o700)
-    p = subprocess.run(["systemd-analyze", "verify", "--user", "--man=no", str(unit)], capture_output=True,
-                       text=True, timeout=60, env={**os.environ, "XDG_RUNTIME_DIR": str(rt)})
+    p = subprocess.run(
+        ["systemd-analyze", "verify", "--user", "--man=no", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(rt)},
+    )
     if "Failed to initialize manager" in p.stderr or "RuntimeDirectory" in p.stderr:
         pytest.skip(f"systemd-analyze cannot run a user manager here: {p.stderr.strip()}")
     assert p.stderr == "", p.stderr  # it exits 0 on unknown keys: stderr is the verdict
@@ -313,9 +325,22 @@ def test_calendar_and_signal_wakes_store_rows(home, store):
     marc = entities.create(store, "Marc Dupont", "person")
     acme = entities.create(store, "Acme", "organisation")
     start = (datetime.now(UTC) + timedelta(days=2)).replace(microsecond=0)
-    wake = {"kind": "calendar", "key": "calendar:1", "payload": {"events": [
-        {"uid": "u1", "starts_at": start.isoformat(), "ends_at": None, "summary": "Coffee",
-         "attendees": ["Marc", "someone@else.example"], "calendar": "test.ics"}]}}
+    wake = {
+        "kind": "calendar",
+        "key": "calendar:1",
+        "payload": {
+            "events": [
+                {
+                    "uid": "u1",
+                    "starts_at": start.isoformat(),
+                    "ends_at": None,
+                    "summary": "Coffee",
+                    "attendees": ["Marc", "someone@else.example"],
+                    "calendar": "test.ics",
+                }
+            ]
+        },
+    }
     out = run_wake_once(store, settings, paths, wake)
     assert out.status == "done" and out.detail["calendar"] == {"events": 1, "with_known_attendees": 1}
     row = store.query("SELECT attendee_ids, starts_at FROM calendar_events")[0]
@@ -324,12 +349,24 @@ def test_calendar_and_signal_wakes_store_rows(home, store):
     # Replaying the same wake key is a no-op.
     assert run_wake_once(store, settings, paths, wake).status == "skipped"
     # A signal about nobody we know is stored, and nothing else happens.
-    sig = {"kind": "signal", "key": "signal:a", "payload": {
-        "id": "a", "source": "drop", "title": "Globex wins an award", "summary": "", "published_at": None}}
+    sig = {
+        "kind": "signal",
+        "key": "signal:a",
+        "payload": {"id": "a", "source": "drop", "title": "Globex wins an award", "summary": "", "published_at": None},
+    }
     o = run_wake_once(store, settings, paths, sig)
     assert o.status == "done" and "no organisation" in o.reason
-    sig2 = {"kind": "signal", "key": "signal:b", "payload": {
-        "id": "b", "source": "drop", "title": "ACME publishes a tender", "summary": "", "published_at": None}}
+    sig2 = {
+        "kind": "signal",
+        "key": "signal:b",
+        "payload": {
+            "id": "b",
+            "source": "drop",
+            "title": "ACME publishes a tender",
+            "summary": "",
+            "published_at": None,
+        },
+    }
     run_wake_once(store, settings, paths, sig2)
     assert list(store.scalar("SELECT org_ids FROM signals WHERE id = 'b'")) == [acme.id]
     events = [e["kind"] for e in store.events(run_id=o.run_id)]
@@ -342,8 +379,15 @@ def test_real_calendars_are_upserted_or_reported(home, store, corpora):
     from backchannel.engine.pipeline import collect_wakes, run_wake_once
 
     cal = corpora / "calendars" / "icalendar" / "calendars"
-    names = ["big_bad_calendar.ics", "broken_ical.ics", "fuzz_testcase_invalid_month.ics",
-             "issue_1081_event_with_rrule.ics", "america_new_york.ics", "example.ics", "issue_1238.ics"]
+    names = [
+        "big_bad_calendar.ics",
+        "broken_ical.ics",
+        "fuzz_testcase_invalid_month.ics",
+        "issue_1081_event_with_rrule.ics",
+        "america_new_york.ics",
+        "example.ics",
+        "issue_1238.ics",
+    ]
     paths = resolve_paths().ensure()
     s = Settings()
     s.calendar = s.calendar.model_copy(update={"sources": [str(cal / n) for n in names], "horizon_days": 400})
@@ -403,10 +447,23 @@ def test_judge_failure_means_silence_then_the_offline_judge_proposes(home, store
     entities.ensure_owner(store, s.owner.name)
     for f in sorted(CORPUS.iterdir()):
         ingest_file(store, s, f)
-    upsert_events(store, [{"uid": "m", "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat(),
-                           "summary": "Coffee with Marc", "attendees": ["Marc Dupont"]}])
-    sig = {"id": "t1", "source": "drop", "title": "Acme publishes a tender",
-           "published_at": datetime.now(UTC).isoformat()}
+    upsert_events(
+        store,
+        [
+            {
+                "uid": "m",
+                "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat(),
+                "summary": "Coffee with Marc",
+                "attendees": ["Marc Dupont"],
+            }
+        ],
+    )
+    sig = {
+        "id": "t1",
+        "source": "drop",
+        "title": "Acme publishes a tender",
+        "published_at": datetime.now(UTC).isoformat(),
+    }
     out = run_wake_once(store, s, paths, {"kind": "signal", "key": "signal:t1", "payload": sig}, gateway=_BrokenModel())
     assert out.proposals == [] and [x["check"] for x in out.suppressed] == ["judge"]
     failed = store.events(run_id=out.run_id, kind="judge.failed")
@@ -472,23 +529,49 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
     from backchannel.ops import OpEnv, invoke
     from tests.support.scripted_models import register_scripted, unregister_scripted
 
-    script = register_scripted([
-        {"match": "deserves to interrupt", "content": {"worth_it": True, "score": 0.95, "reason": "tender + meeting"}},
-        {"content": {"title": "Ask Marc about Sophie at Acme", "body": "Marc worked with Sophie at Globex.",
-                     "message": "Hi Marc, could you introduce me to Sophie?"}},
-    ], name="bc-daemon-judge")
+    script = register_scripted(
+        [
+            {
+                "match": "deserves to interrupt",
+                "content": {"worth_it": True, "score": 0.95, "reason": "tender + meeting"},
+            },
+            {
+                "content": {
+                    "title": "Ask Marc about Sophie at Acme",
+                    "body": "Marc worked with Sophie at Globex.",
+                    "message": "Hi Marc, could you introduce me to Sophie?",
+                }
+            },
+        ],
+        name="bc-daemon-judge",
+    )
     try:
         paths = resolve_paths().ensure()
-        paths.config_file.write_text('[owner]\nname = "Alex Moreau"\n[gate]\nquiet_hours = "off"\nmin_gap_minutes = 0\n'
-                                     '[models]\ndraft = "scripted/bc-daemon-judge"\nretries = 0\n')
+        paths.config_file.write_text(
+            '[owner]\nname = "Alex Moreau"\n[gate]\nquiet_hours = "off"\nmin_gap_minutes = 0\n'
+            '[models]\ndraft = "scripted/bc-daemon-judge"\nretries = 0\n'
+        )
         s = load_settings(paths)
         entities.ensure_owner(store, s.owner.name)
         for f in sorted(CORPUS.iterdir()):
             ingest_file(store, s, f)
-        upsert_events(store, [{"uid": "m", "summary": "Coffee with Marc", "attendees": ["Marc Dupont"],
-                               "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat()}])
-        sig = {"id": "m1", "source": "drop", "title": "Acme publishes a tender",
-               "published_at": datetime.now(UTC).isoformat()}
+        upsert_events(
+            store,
+            [
+                {
+                    "uid": "m",
+                    "summary": "Coffee with Marc",
+                    "attendees": ["Marc Dupont"],
+                    "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat(),
+                }
+            ],
+        )
+        sig = {
+            "id": "m1",
+            "source": "drop",
+            "title": "Acme publishes a tender",
+            "published_at": datetime.now(UTC).isoformat(),
+        }
         out = run_wake_once(store, s, paths, {"kind": "signal", "key": "signal:m1", "payload": sig})
         assert len(out.proposals) == 1, out.to_dict()
         p = invoke(OpEnv(store=store, settings=s, paths=paths), "proposal", {"id": out.proposals[0]})
@@ -503,8 +586,12 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
         assert t["spend"]["tokens"] > 0 and t["judge"]["model"] == "scripted/bc-daemon-judge"
         assert t["sandbox"]["excerpts_sent"] == 4  # two excerpts to the judge, the same two to the drafter
         # The same candidate again is deduped before the judge: no model is paid for it.
-        out2 = run_wake_once(store, s, paths, {"kind": "signal", "key": "signal:m2",
-                                               "payload": {**sig, "id": "m2", "title": "Acme is hiring"}})
+        out2 = run_wake_once(
+            store,
+            s,
+            paths,
+            {"kind": "signal", "key": "signal:m2", "payload": {**sig, "id": "m2", "title": "Acme is hiring"}},
+        )
         assert out2.proposals == [] and out2.suppressed[0]["check"] == "dedupe"
         assert len(script.calls) == 2
     finally:
@@ -513,6 +600,7 @@ def test_model_judge_and_drafter_see_only_the_evidence_excerpts(home, store):
 
 def test_model_judge_veto_is_silence(store):
     """The model may lower the score or veto, never raise it."""
+
     class _Verdict:
         def __init__(self, text: str):
             self.text, self.parsed, self.model = text, None, "scripted/x"
@@ -525,20 +613,33 @@ def test_model_judge_veto_is_silence(store):
             return _Verdict(self.text)
 
     base = judge.Judgement(0.7, {"meeting": 1.0, "signal": 1.0, "evidence": 0.3})
-    veto = judge.with_model(base, gateway=_Model('{"worth_it": false, "score": 0.9, "reason": "no"}'),
-                            evidence=[], kind="introduction", run_id=None)
+    veto = judge.with_model(
+        base,
+        gateway=_Model('{"worth_it": false, "score": 0.9, "reason": "no"}'),
+        evidence=[],
+        kind="introduction",
+        run_id=None,
+    )
     assert veto.score == 0.0
-    capped = judge.with_model(base, gateway=_Model('{"worth_it": true, "score": 1.0, "reason": "yes"}'),
-                              evidence=[], kind="introduction", run_id=None)
+    capped = judge.with_model(
+        base,
+        gateway=_Model('{"worth_it": true, "score": 1.0, "reason": "yes"}'),
+        evidence=[],
+        kind="introduction",
+        run_id=None,
+    )
     assert capped.score == 0.7
     with pytest.raises(judge.JudgeError):
         judge.with_model(base, gateway=_Model("no JSON at all"), evidence=[], kind="introduction", run_id=None)
 
 
 def test_why_now_speaks_in_the_owners_time_zone():
-    j = judge.Judgement(0.7, {"meeting": 1.0, "signal": 1.0, "evidence": 0.4},
-                        meeting={"starts_at": "2026-12-03T08:00:00", "summary": "Coffee", "with": ["Marc Dupont"]},
-                        signal={"id": "s", "title": "Acme publishes a tender", "at": "2026-12-01T07:00:00"})
+    j = judge.Judgement(
+        0.7,
+        {"meeting": 1.0, "signal": 1.0, "evidence": 0.4},
+        meeting={"starts_at": "2026-12-03T08:00:00", "summary": "Coffee", "with": ["Marc Dupont"]},
+        signal={"id": "s", "title": "Acme publishes a tender", "at": "2026-12-01T07:00:00"},
+    )
     ev = [{"said_at": "2025-10-01T10:00:00", "speaker": "Marc Dupont"}]
     lines = judge.why_now(j, ev, datetime(2026, 12, 1, 9, 0), "Europe/Paris")
     assert lines[0] == "You meet Marc Dupont on Thursday 03 December at 09:00 Europe/Paris (Coffee)."

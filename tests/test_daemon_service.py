@@ -68,8 +68,9 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def cli(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    p = subprocess.run([sys.executable, "-m", "backchannel", *args], env=_env(home), capture_output=True,
-                       text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "backchannel", *args], env=_env(home), capture_output=True, text=True, timeout=60
+    )
     if check:
         assert p.returncode == 0, (args, p.stdout, p.stderr)
     return p
@@ -81,8 +82,12 @@ class Daemon(DaemonLog):
     def __init__(self, home: Path, **env: str):
         self.home = home
         self.log_path = home / f"daemon-{time.monotonic_ns()}.log"
-        self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env=_env(home, **env),
-                                     stdout=subprocess.DEVNULL, stderr=self.log_path.open("w"))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "backchannel", "run"],
+            env=_env(home, **env),
+            stdout=subprocess.DEVNULL,
+            stderr=self.log_path.open("w"),
+        )
 
     def ready(self) -> Daemon:
         self.wait_log(lambda line: line.get("msg") == "daemon ready")
@@ -133,29 +138,56 @@ def _seed(home: Path, files: list[Path], meeting_in_h: float | None = None) -> N
             assert ingest_file(store, settings, f).status == "ingested"
         if meeting_in_h is not None:
             start = datetime.now(UTC) + timedelta(hours=meeting_in_h)
-            upsert_events(store, [{"uid": "coffee-marc", "starts_at": start.isoformat(), "summary": "Coffee with Marc",
-                                   "attendees": ["Marc Dupont", "Alex Moreau"]}])
+            upsert_events(
+                store,
+                [
+                    {
+                        "uid": "coffee-marc",
+                        "starts_at": start.isoformat(),
+                        "summary": "Coffee with Marc",
+                        "attendees": ["Marc Dupont", "Alex Moreau"],
+                    }
+                ],
+            )
 
 
 def _ics(path: Path, start: datetime) -> None:
     fmt = "%Y%m%dT%H%M%SZ"
-    path.write_text("\r\n".join([
-        "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//backchannel tests//EN",
-        "BEGIN:VEVENT", "UID:thursday-coffee@example.com", f"DTSTAMP:{start.strftime(fmt)}",
-        f"DTSTART:{start.strftime(fmt)}", f"DTEND:{(start + timedelta(hours=1)).strftime(fmt)}",
-        "SUMMARY:Coffee with Marc",
-        "ORGANIZER;CN=Alex Moreau:mailto:alex@example.com",
-        "ATTENDEE;CN=Marc Dupont:mailto:marc.dupont@initech.example",
-        "END:VEVENT", "END:VCALENDAR", ""]))
+    path.write_text(
+        "\r\n".join(
+            [
+                "BEGIN:VCALENDAR",
+                "VERSION:2.0",
+                "PRODID:-//backchannel tests//EN",
+                "BEGIN:VEVENT",
+                "UID:thursday-coffee@example.com",
+                f"DTSTAMP:{start.strftime(fmt)}",
+                f"DTSTART:{start.strftime(fmt)}",
+                f"DTEND:{(start + timedelta(hours=1)).strftime(fmt)}",
+                "SUMMARY:Coffee with Marc",
+                "ORGANIZER;CN=Alex Moreau:mailto:alex@example.com",
+                "ATTENDEE;CN=Marc Dupont:mailto:marc.dupont@initech.example",
+                "END:VEVENT",
+                "END:VCALENDAR",
+                "",
+            ]
+        )
+    )
 
 
 def _signal(drop: Path, name: str = "acme.json") -> None:
     drop.mkdir(parents=True, exist_ok=True)
     tmp = drop / f".{name}.tmp"
-    tmp.write_text(json.dumps({"title": "Acme publishes a tender",
-                               "summary": "Acme opens a tender to modernise its data platform.",
-                               "url": "https://acme.example/tenders/42",
-                               "published_at": datetime.now(UTC).isoformat()}))
+    tmp.write_text(
+        json.dumps(
+            {
+                "title": "Acme publishes a tender",
+                "summary": "Acme opens a tender to modernise its data platform.",
+                "url": "https://acme.example/tenders/42",
+                "published_at": datetime.now(UTC).isoformat(),
+            }
+        )
+    )
     tmp.rename(drop / name)
 
 
@@ -254,15 +286,18 @@ def test_inbox_drops_partial_writes_and_malformed(home, daemons):
     data = (CORPUS / "2025-09-18 coffee with Marc.vtt").read_bytes()
     with (inbox / "coffee.vtt").open("wb") as fh:
         for i in range(0, len(data), 200):
-            fh.write(data[i:i + 200])
+            fh.write(data[i : i + 200])
             fh.flush()
             time.sleep(0.15)
     (inbox / ".hidden.tmp").write_text("ignored")
     processed, failed = home / "data" / "processed", home / "data" / "failed"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        if (processed / "coffee.vtt").exists() and (processed / "breakfast.txt").exists() and \
-                (failed / "garbage.vtt.error.txt").exists():
+        if (
+            (processed / "coffee.vtt").exists()
+            and (processed / "breakfast.txt").exists()
+            and (failed / "garbage.vtt.error.txt").exists()
+        ):
             break
         time.sleep(0.1)
     assert (processed / "coffee.vtt").read_bytes() == data
@@ -328,13 +363,21 @@ def test_calendar_and_signal_wakes_lead_to_a_proposal(home, daemons):
     threading.Thread(target=hooks.serve_forever, daemon=True).start()
     (home / "secrets").mkdir()
     (home / "secrets" / "webhook_hmac_key").write_text("k" * 40)
-    _config(home, calendar={"sources": [str(ics), str(home / "missing.ics")]},
-            extra=f'[delivery]\nchannels = ["webhook"]\n[delivery.webhook]\n'
-                  f'url = "http://127.0.0.1:{hooks.server_address[1]}/hook"\n')
+    _config(
+        home,
+        calendar={"sources": [str(ics), str(home / "missing.ics")]},
+        extra=f'[delivery]\nchannels = ["webhook"]\n[delivery.webhook]\n'
+        f'url = "http://127.0.0.1:{hooks.server_address[1]}/hook"\n',
+    )
     try:
         d = daemons(home).ready()
-        d.wait_log(lambda line: line.get("msg") == "run finished" and line.get("status") == "done"
-                   and any(x.get("wake_kind") == "meeting_soon" for x in d.lines()))
+        d.wait_log(
+            lambda line: (
+                line.get("msg") == "run finished"
+                and line.get("status") == "done"
+                and any(x.get("wake_kind") == "meeting_soon" for x in d.lines())
+            )
+        )
         _signal(home / "data" / "signals")
         line = d.wait_log(lambda x: x.get("msg") == "proposal created")
         pid = line["proposal_id"]
@@ -371,13 +414,16 @@ def test_calendar_and_signal_wakes_lead_to_a_proposal(home, daemons):
             assert r.status == 200
         assert json.loads(cli(home, "show", pid, "--json").stdout)["status"] == "accepted"
         with pytest.raises(urllib.error.HTTPError) as err:  # the ops endpoints need the token
-            urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/ops/proposals", data=b"{}"),
-                                   timeout=10)
+            urllib.request.urlopen(
+                urllib.request.Request(f"http://127.0.0.1:{port}/ops/proposals", data=b"{}"), timeout=10
+            )
         assert err.value.code == 401
         # Nor is an unauthenticated body read: the refusal comes before it is sent.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
-            raw.sendall(b"POST /ops/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n"
-                        b"Content-Length: 10000000\r\n\r\n")
+            raw.sendall(
+                b"POST /ops/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n"
+                b"Content-Length: 10000000\r\n\r\n"
+            )
             assert raw.recv(200).startswith(b"HTTP/1.1 401")
         d.stop()
     finally:
@@ -421,8 +467,10 @@ def test_kill9_at_several_points_loses_and_doubles_nothing(home, daemons):
     with _db(home) as store:
         assert store.scalar("SELECT count(*) FROM sources") == 5
         assert store.scalar("SELECT count(DISTINCT content_hash) FROM sources") == 5
-        per_source = store.query("SELECT s.id, s.assertion_count, count(a.id) AS n FROM sources s "
-                                 "LEFT JOIN assertions a ON a.source_id = s.id GROUP BY ALL")
+        per_source = store.query(
+            "SELECT s.id, s.assertion_count, count(a.id) AS n FROM sources s "
+            "LEFT JOIN assertions a ON a.source_id = s.id GROUP BY ALL"
+        )
         assert all(r["assertion_count"] == r["n"] for r in per_source)
         assert store.scalar("SELECT count(*) FROM proposals") == 1
         assert store.scalar("SELECT count(*) FROM signals") == 1
@@ -453,7 +501,8 @@ def test_sigterm_during_a_long_sandbox_run_exits_in_time_and_kills_the_sandbox(h
     skills = home / "skills"
     skills.mkdir()
     (skills / "stale_relationships.py").write_text(  # replaces the built-in skill of a manual sweep
-        '"""Spins."""\nNAME = "stale_relationships"\nWAKES = ("sweep",)\nPROGRAM = "while True:\\n    pass\\n"\n')
+        '"""Spins."""\nNAME = "stale_relationships"\nWAKES = ("sweep",)\nPROGRAM = "while True:\\n    pass\\n"\n'
+    )
     d = daemons(home).ready()
     assert "queued" in cli(home, "wake", "sweep").stdout
     run_id = d.wait_log(lambda x: x.get("msg") == "run started" and x.get("wake_kind") == "manual")["run_id"]
@@ -491,7 +540,8 @@ def test_kill9_keeps_a_queued_manual_wake_and_runs_it_once_after_restart(home, d
     skills = home / "skills"
     skills.mkdir()
     (skills / "stale_relationships.py").write_text(  # the first manual sweep spins in its sandbox
-        '"""Spins."""\nNAME = "stale_relationships"\nWAKES = ("sweep",)\nPROGRAM = "while True:\\n    pass\\n"\n')
+        '"""Spins."""\nNAME = "stale_relationships"\nWAKES = ("sweep",)\nPROGRAM = "while True:\\n    pass\\n"\n'
+    )
     d = daemons(home).ready()
     first = json.loads(cli(home, "wake", "sweep", "--json").stdout)["key"]
     d.wait_log(lambda x: x.get("msg") == "run started" and x.get("wake_key") == first)
@@ -512,9 +562,16 @@ def test_kill9_keeps_a_queued_manual_wake_and_runs_it_once_after_restart(home, d
 
     d = daemons(home).ready()
     for key in (first, second):
-        d.wait_log(lambda x, k=key: x.get("msg") == "run finished" and any(
-            y.get("run_id") == x.get("run_id") and y.get("wake_key") == k
-            for y in d.lines() if y.get("msg") == "run started"))
+        d.wait_log(
+            lambda x, k=key: (
+                x.get("msg") == "run finished"
+                and any(
+                    y.get("run_id") == x.get("run_id") and y.get("wake_key") == k
+                    for y in d.lines()
+                    if y.get("msg") == "run started"
+                )
+            )
+        )
     d.stop()
     assert not any(x.get("msg") == "wake skipped" for x in d.lines())  # the resumed first one not queued again
     assert any(x.get("msg") == "re-queueing requested wakes" and x.get("keys") == [second] for x in d.lines())
@@ -567,13 +624,30 @@ def test_start_waits_for_a_cli_that_holds_the_store(home, daemons):
 def test_budget_spent_leaves_the_file_in_the_inbox_until_the_budget_returns(home, daemons, tmp_path):
     """A spent daily model budget defers an inbox file (not failed/): it stays in the
     inbox and is ingested once SIGHUP brings a raised budget."""
-    answer = {"assertions": [{"utterance": 0, "quote": "I joined Hooli as head of procurement in September",
-                              "subject": "I", "predicate": "works_at", "object": "Hooli",
-                              "object_kind": "organisation", "qualifier": "head of procurement"}]}
+    answer = {
+        "assertions": [
+            {
+                "utterance": 0,
+                "quote": "I joined Hooli as head of procurement in September",
+                "subject": "I",
+                "predicate": "works_at",
+                "object": "Hooli",
+                "object_kind": "organisation",
+                "qualifier": "head of procurement",
+            }
+        ]
+    }
     scripts = tmp_path / "scripts.json"
-    scripts.write_text(json.dumps({"inbox": [
-        {"match": "Name as mentioned", "content": {"match_id": None, "confidence": 0.1}, "repeat": True},
-        {"content": answer, "repeat": True}]}))
+    scripts.write_text(
+        json.dumps(
+            {
+                "inbox": [
+                    {"match": "Name as mentioned", "content": {"match_id": None, "confidence": 0.1}, "repeat": True},
+                    {"content": answer, "repeat": True},
+                ]
+            }
+        )
+    )
     _config(home, models={"extract": "scripted/inbox"}, extra="[models.budget]\nper_day_tokens = 10\n")
     from tests.support.scripted_models import PLUGIN_FILE
 
@@ -592,8 +666,9 @@ def test_budget_spent_leaves_the_file_in_the_inbox_until_the_budget_returns(home
         time.sleep(0.1)
     assert (home / "data" / "processed" / "2026-11-02 tom.vtt").exists(), d.log_path.read_text()[-3000:]
     facts = json.loads(cli(home, "assertions", "--about", "Tom Becker", "--json").stdout)
-    assert [(f["predicate"], f["object"], f["extractor"]) for f in facts][:1] == \
-        [("works_at", "Hooli", "scripted/inbox")]
+    assert [(f["predicate"], f["object"], f["extractor"]) for f in facts][:1] == [
+        ("works_at", "Hooli", "scripted/inbox")
+    ]
     d.stop()
 
 
@@ -616,9 +691,23 @@ def test_a_daemon_run_records_its_edges_and_an_edge_limit_stops_it(home, daemons
 
     _seed(home, sorted(CORPUS.iterdir()), meeting_in_h=30)
     scripts = tmp_path / "scripts.json"
-    scripts.write_text(json.dumps({"edges": [
-        {"match": "deserves to interrupt", "repeat": True, "content": {"worth_it": True, "score": 0.95, "reason": "x"}},
-        {"repeat": True, "content": {"title": "Ask Marc", "body": "Marc knows Sophie.", "message": "Hi Marc"}}]}))
+    scripts.write_text(
+        json.dumps(
+            {
+                "edges": [
+                    {
+                        "match": "deserves to interrupt",
+                        "repeat": True,
+                        "content": {"worth_it": True, "score": 0.95, "reason": "x"},
+                    },
+                    {
+                        "repeat": True,
+                        "content": {"title": "Ask Marc", "body": "Marc knows Sophie.", "message": "Hi Marc"},
+                    },
+                ]
+            }
+        )
+    )
     _config(home, models={"draft": "scripted/edges", "retries": 0}, extra="[edges.draft]\nmax_excerpts = 1\n")
     d = daemons(home, BACKCHANNEL_PLUGINS=PLUGIN_FILE, BACKCHANNEL_SCRIPTED_MODELS=str(scripts)).ready()
     _signal(home / "data" / "signals")

@@ -18,9 +18,11 @@ def test_slack_block_kit(home, store):
     try:
         write_secret(home, "slack_webhook_url", f"{cap.url}/services/T000/B000/XXXX")
         settings = make_settings(channels=["slack"])
-        pid = add_proposal(store, action={"channel": "email", "to": "marc@example.org", "subject": "Intro",
-                                          "body": "Hi Marc"},
-                           body="Quote: <https://evil.example|Approve> and <!channel> from a transcript")
+        pid = add_proposal(
+            store,
+            action={"channel": "email", "to": "marc@example.org", "subject": "Intro", "body": "Hi Marc"},
+            body="Quote: <https://evil.example|Approve> and <!channel> from a transcript",
+        )
         [r] = outbox.deliver_due(store, settings, resolve_paths())
         assert r.ok, r.detail
         [req] = cap.requests
@@ -71,8 +73,11 @@ def test_malformed_secret_urls_never_show_in_errors(home, store):
     """urllib quotes a malformed URL in its exception text; the URL is the credential."""
     settings = make_settings(channels=["slack"])
     paths = resolve_paths()
-    for url in ("hooks.slack.com/services/T0/B0/NOSCHEMESECRET", "http://127.0.0.1:9/services/SPACE SECRET",
-                "ftp://127.0.0.1/services/FTPSECRET"):
+    for url in (
+        "hooks.slack.com/services/T0/B0/NOSCHEMESECRET",
+        "http://127.0.0.1:9/services/SPACE SECRET",
+        "ftp://127.0.0.1/services/FTPSECRET",
+    ):
         write_secret(home, "slack_webhook_url", url)
         store.con.execute("DELETE FROM outbox")
         pid = add_proposal(store)
@@ -90,8 +95,10 @@ def test_any_error_text_is_scrubbed_of_every_delivery_secret(home):
     write_secret(home, "apprise_urls", "# comment\ntgram://123456:BOTTOKEN-abc/987\njson://u:JSONPASS88@h/p")
     write_secret(home, "webhook_hmac_key", "hmac-key-0123456789")
     settings, paths = make_settings(), resolve_paths()
-    text = ("535 auth failed for pa55-word-xyz; POST /services/T1/B2/slackTOKEN99 failed; 'slackTOKEN99'; "
-            "tgram BOTTOKEN-abc; JSONPASS88; key hmac-key-0123456789")
+    text = (
+        "535 auth failed for pa55-word-xyz; POST /services/T1/B2/slackTOKEN99 failed; 'slackTOKEN99'; "
+        "tgram BOTTOKEN-abc; JSONPASS88; key hmac-key-0123456789"
+    )
     out = scrub(settings, paths, text)
     for secret in ("pa55-word-xyz", "slackTOKEN99", "BOTTOKEN-abc", "JSONPASS88", "hmac-key-0123456789"):
         assert secret not in out

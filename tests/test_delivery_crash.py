@@ -54,8 +54,12 @@ def _env(home: Path, crash_at: str | None, marker: Path) -> dict[str, str]:
 
 def _kill_at(home: Path, point: str, tmp_path: Path) -> None:
     marker = tmp_path / f"reached-{point}"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, "store", str(TESTS)], env=_env(home, point, marker),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, "store", str(TESTS)],
+        env=_env(home, point, marker),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while not marker.exists():
@@ -75,8 +79,14 @@ def _kill_at(home: Path, point: str, tmp_path: Path) -> None:
 
 
 def _restart(home: Path, tmp_path: Path) -> list[dict]:
-    out = subprocess.run([sys.executable, "-c", CHILD, "deliver", str(TESTS)], env=_env(home, None, tmp_path / "x"),
-                         capture_output=True, text=True, timeout=60, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, "deliver", str(TESTS)],
+        env=_env(home, None, tmp_path / "x"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -87,7 +97,8 @@ def smtp_home(home: Path):
     (home / "config.toml").write_text(
         f'[owner]\nname = "Owner"\nemail = "{OWNER}"\n\n'
         f'[delivery]\nchannels = ["email"]\n\n'
-        f'[delivery.email]\nhost = "127.0.0.1"\nport = {smtp.port}\nsecurity = "none"\nsender = "bc@example.net"\n')
+        f'[delivery.email]\nhost = "127.0.0.1"\nport = {smtp.port}\nsecurity = "none"\nsender = "bc@example.net"\n'
+    )
     yield home, smtp
     smtp.stop()
 

@@ -54,8 +54,12 @@ def smtp():
 def _secrets(home: Path, slack_url: str) -> dict[str, str]:
     d = home / "secrets"
     d.mkdir(exist_ok=True)
-    values = {"smtp_password": PASSWORD, "slack_webhook_url": slack_url,
-              "apprise_urls": f"json://127.0.0.1:9/{APPRISE_TOKEN}", "webhook_hmac_key": WEBHOOK_KEY}
+    values = {
+        "smtp_password": PASSWORD,
+        "slack_webhook_url": slack_url,
+        "apprise_urls": f"json://127.0.0.1:9/{APPRISE_TOKEN}",
+        "webhook_hmac_key": WEBHOOK_KEY,
+    }
     for name, value in values.items():
         (d / name).write_text(value + "\n")
         (d / name).chmod(0o600)
@@ -65,7 +69,8 @@ def _secrets(home: Path, slack_url: str) -> dict[str, str]:
 def _links(msg) -> dict[str, str]:
     text = msg.get_body(("plain",)).get_content()
     return dict(re.findall(r"^(Accept|Dismiss|Snooze):\s+(\S+)", text, re.M)) | dict(
-        re.findall(r"^(Approve) this exact draft:\s+(\S+)", text, re.M))
+        re.findall(r"^(Approve) this exact draft:\s+(\S+)", text, re.M)
+    )
 
 
 def _everything_recorded(home: Path) -> str:
@@ -84,9 +89,13 @@ def test_approve_through_the_daemon_reaches_only_marc_and_secrets_never_leak(hom
     meeting = tmp_path / "2026-11-20 call with Marc.txt"
     meeting.write_text(INJECTION_MEETING)
     secrets = _secrets(home, slack_url)
-    demo_home(home, '[delivery]\nchannels = ["email", "slack", "apprise", "webhook"]\n'
-              + email_toml(smtp.port, auth=True) + f'[delivery.webhook]\nurl = "{hook.url}/hook"\n',
-              extra_files=[meeting])
+    demo_home(
+        home,
+        '[delivery]\nchannels = ["email", "slack", "apprise", "webhook"]\n'
+        + email_toml(smtp.port, auth=True)
+        + f'[delivery.webhook]\nurl = "{hook.url}/hook"\n',
+        extra_files=[meeting],
+    )
     d = DaemonProc(home)
     try:
         d.wait_log(lambda x: x.get("msg") == "proposal created")
@@ -98,8 +107,12 @@ def test_approve_through_the_daemon_reaches_only_marc_and_secrets_never_leak(hom
         pid = mail.msg["X-Backchannel-Proposal"]
         # The failing channels keep their deliveries queued and visible, saying why without their URL.
         wait_for(lambda: len(hook.requests) == 2, what="the Slack and webhook attempts")
-        status = wait_for(lambda: (lambda st: st if len(st["deliveries"]["waiting"]) == 3 else None)(
-            json.loads(d.cli("status", "--json").stdout)), what="three deliveries waiting")
+        status = wait_for(
+            lambda: (lambda st: st if len(st["deliveries"]["waiting"]) == 3 else None)(
+                json.loads(d.cli("status", "--json").stdout)
+            ),
+            what="three deliveries waiting",
+        )
         waiting = {w["channel"]: w for w in status["deliveries"]["waiting"]}
         assert waiting["slack"]["status"] == "queued" and "HTTP 500" in waiting["slack"]["last_error"]
         assert waiting["webhook"]["status"] == "queued" and "HTTP 500" in waiting["webhook"]["last_error"]
@@ -128,8 +141,18 @@ def test_approve_through_the_daemon_reaches_only_marc_and_secrets_never_leak(hom
         # Approving again sends nothing more.
         again = d.cli("approve", pid, "--yes")
         assert again.returncode != 0 and "Traceback" not in again.stderr
-        outputs = [json.dumps(status), human_status, d.cli("status").stdout, d.cli("trace", pid).stdout, d.cli("trace", pid, "--json").stdout,
-                   d.cli("stats", "--json").stdout, r.stdout, r.stderr, again.stdout, again.stderr]
+        outputs = [
+            json.dumps(status),
+            human_status,
+            d.cli("status").stdout,
+            d.cli("trace", pid).stdout,
+            d.cli("trace", pid, "--json").stdout,
+            d.cli("stats", "--json").stdout,
+            r.stdout,
+            r.stderr,
+            again.stdout,
+            again.stderr,
+        ]
     finally:
         assert d.stop() == 0
         hook.stop()
@@ -145,8 +168,10 @@ def test_approve_through_the_daemon_reaches_only_marc_and_secrets_never_leak(hom
 
 def _editor(tmp_path: Path, to: str) -> str:
     script = tmp_path / "editor.py"
-    script.write_text(f"#!{sys.executable}\nimport re, sys, pathlib\np = pathlib.Path(sys.argv[1])\n"
-                      f"p.write_text(re.sub(r'(?m)^To: .*$', 'To: {to}', p.read_text()))\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport re, sys, pathlib\np = pathlib.Path(sys.argv[1])\n"
+        f"p.write_text(re.sub(r'(?m)^To: .*$', 'To: {to}', p.read_text()))\n"
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return str(script)
 
@@ -169,8 +194,9 @@ def test_a_name_without_an_address_is_refused_and_approve_edit_sends(home, smtp,
         assert r.returncode != 0 and "Traceback" not in r.stderr
         assert f"backchannel approve {pid} --edit" in r.stderr and "'Marc Dupont' is a name" in r.stderr
         assert len(smtp.messages) == 1
-        r = d.cli("approve", pid, "--edit", "--yes", env={"EDITOR": _editor(tmp_path, "marc@example.org"),
-                                                          "VISUAL": ""})
+        r = d.cli(
+            "approve", pid, "--edit", "--yes", env={"EDITOR": _editor(tmp_path, "marc@example.org"), "VISUAL": ""}
+        )
         assert r.returncode == 0, r.stderr
         wait_for(lambda: len(smtp.messages) == 2, what="the approved mail")
         assert smtp.messages[1].rcpt_tos == ["marc@example.org"]
@@ -182,8 +208,9 @@ def test_a_name_without_an_address_is_refused_and_approve_edit_sends(home, smtp,
 def test_dismiss_by_link_then_the_rederived_proposal_is_suppressed_with_its_explanation(home, smtp):
     # dedupe_window_days = 0: the same proposal derived again reaches the rejection memory
     # (with the default window, dedupe catches it first, with its own explanation).
-    demo_home(home, '[delivery]\nchannels = ["email"]\n' + email_toml(smtp.port, auth=True),
-              gate="dedupe_window_days = 0\n")
+    demo_home(
+        home, '[delivery]\nchannels = ["email"]\n' + email_toml(smtp.port, auth=True), gate="dedupe_window_days = 0\n"
+    )
     (home / "secrets").mkdir()
     (home / "secrets" / "smtp_password").write_text(PASSWORD)
     d = DaemonProc(home)
@@ -202,8 +229,12 @@ def test_dismiss_by_link_then_the_rederived_proposal_is_suppressed_with_its_expl
         # The owner confirms: POST with the token from the page's form.
         token = urllib.parse.parse_qs(urllib.parse.urlsplit(dismiss).query)["t"][0]
         form = urllib.parse.urlencode({"t": token, "reason": "already in touch with Sophie", "scope": "this"})
-        req = urllib.request.Request(dismiss.split("?")[0], data=form.encode(), method="POST",
-                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        req = urllib.request.Request(
+            dismiss.split("?")[0],
+            data=form.encode(),
+            method="POST",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
         with urllib.request.urlopen(req, timeout=10) as r:
             assert r.status == 200 and "Dismissed" in r.read().decode()
         assert json.loads(d.cli("show", pid, "--json").stdout)["status"] == "dismissed"
@@ -213,7 +244,7 @@ def test_dismiss_by_link_then_the_rederived_proposal_is_suppressed_with_its_expl
         # A new meeting with Marc: the same introduction is derived again and suppressed.
         ics = home / "demo" / "calendar.ics"
         text = ics.read_text()
-        event = text[text.index("BEGIN:VEVENT"):text.index("END:VEVENT") + len("END:VEVENT\n")]
+        event = text[text.index("BEGIN:VEVENT") : text.index("END:VEVENT") + len("END:VEVENT\n")]
         event = event.replace("UID:demo-coffee-marc@backchannel", "UID:lunch-marc@backchannel")
         event = event.replace("Coffee with Marc", "Lunch with Marc")
         ics.write_text(text.replace("END:VCALENDAR", event.replace("T093000Z", "T123000Z") + "END:VCALENDAR"))
@@ -246,8 +277,10 @@ def test_daemon_killed_between_proposal_stored_and_mail_sent_sends_exactly_one_a
             wait_for(lambda: smtp.messages, timeout=12, what="the mail soon after the restart")
             d.wait_log(lambda x: x.get("msg") == "daemon ready")
             assert d.cli("wake", "calendar").returncode == 0  # more turns: still nothing more to send
-            wait_for(lambda: json.loads(d.cli("status", "--json").stdout)["deliveries"]["waiting"] == [],
-                     what="an empty outbox")
+            wait_for(
+                lambda: json.loads(d.cli("status", "--json").stdout)["deliveries"]["waiting"] == [],
+                what="an empty outbox",
+            )
         finally:
             assert d.stop() == 0
         assert [m.rcpt_tos for m in smtp.messages] == [[OWNER]]

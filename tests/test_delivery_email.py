@@ -36,8 +36,16 @@ def test_starttls_with_auth_sends_multipart_once(home, store, cert):
     smtp = start_smtp("starttls", cert, auth=True)
     try:
         write_secret(home, "smtp_password", PASSWORD)
-        settings = make_settings(email={"host": "127.0.0.1", "port": smtp.port, "security": "starttls",
-                                        "username": USER, "sender": "bc@example.net", "ca_file": str(cert[0])})
+        settings = make_settings(
+            email={
+                "host": "127.0.0.1",
+                "port": smtp.port,
+                "security": "starttls",
+                "username": USER,
+                "sender": "bc@example.net",
+                "ca_file": str(cert[0]),
+            }
+        )
         paths = resolve_paths()
         pid = add_proposal(store)
         assert outbox.enqueue(store, pid, ["email"]) == [f"{pid}:email"]
@@ -70,8 +78,9 @@ def test_wrong_password_keeps_it_queued(home, store, cert):
     try:
         write_secret(home, "smtp_password", "not-the-password")
         # smtplib falls back from PLAIN to LOGIN, which aiosmtpd answers slowly: keep the timeout short.
-        settings = make_settings(email={"host": "127.0.0.1", "port": smtp.port, "username": USER,
-                                        "ca_file": str(cert[0]), "timeout_s": 1.5})
+        settings = make_settings(
+            email={"host": "127.0.0.1", "port": smtp.port, "username": USER, "ca_file": str(cert[0]), "timeout_s": 1.5}
+        )
         pid = add_proposal(store)
         outbox.enqueue(store, pid, ["email"])
         [r] = outbox.deliver_due(store, settings, resolve_paths())
@@ -86,8 +95,9 @@ def test_wrong_password_keeps_it_queued(home, store, cert):
 def test_implicit_tls(home, store, cert):
     smtp = start_smtp("tls", cert)
     try:
-        settings = make_settings(email={"host": "127.0.0.1", "port": smtp.port, "security": "tls",
-                                        "ca_file": str(cert[0])})
+        settings = make_settings(
+            email={"host": "127.0.0.1", "port": smtp.port, "security": "tls", "ca_file": str(cert[0])}
+        )
         pid = add_proposal(store)
         outbox.enqueue(store, pid, ["email"])
         assert [r.ok for r in outbox.deliver_due(store, settings, resolve_paths())] == [True]
@@ -112,8 +122,9 @@ def test_untrusted_certificate_is_refused(home, store, cert):
 def test_daily_digest_is_one_mail(home, store):
     smtp = start_smtp("plain")
     try:
-        settings = make_settings(email={"host": "127.0.0.1", "port": smtp.port, "security": "none", "digest": True,
-                                        "digest_time": "08:00"})
+        settings = make_settings(
+            email={"host": "127.0.0.1", "port": smtp.port, "security": "none", "digest": True, "digest_time": "08:00"}
+        )
         paths = resolve_paths()
         now = utcnow().replace(hour=9, minute=0, second=0, microsecond=0)
         a = add_proposal(store, created_at=now, title="First proposal")
@@ -135,8 +146,9 @@ def test_daily_digest_is_one_mail(home, store):
 
 def test_server_down_keeps_it_queued_with_backoff_then_delivers(home, store):
     port = __import__("delivery_support").free_port()
-    settings = make_settings(email={"host": "127.0.0.1", "port": port, "security": "none", "timeout_s": 5},
-                             retry_base_s=30, retry_max_s=100)
+    settings = make_settings(
+        email={"host": "127.0.0.1", "port": port, "security": "none", "timeout_s": 5}, retry_base_s=30, retry_max_s=100
+    )
     paths = resolve_paths()
     pid = add_proposal(store)
     outbox.enqueue(store, pid, ["email"])

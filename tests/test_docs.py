@@ -25,13 +25,20 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Where a relative path in the docs may start: the repository, the package, a package of it
 # (docs/extraction.md says `meaning/slots.py` for extraction/meaning/slots.py), the docs folder.
-PATH_ROOTS = (ROOT, ROOT / "backchannel", *sorted(p for p in (ROOT / "backchannel").iterdir() if p.is_dir()),
-              ROOT / "docs")
+PATH_ROOTS = (
+    ROOT,
+    ROOT / "backchannel",
+    *sorted(p for p in (ROOT / "backchannel").iterdir() if p.is_dir()),
+    ROOT / "docs",
+)
 SOURCE_TREES = ("backchannel", "tests", "bench", "config")
 FILE_SUFFIXES = ("py", "md", "toml", "sql", "c", "j2", "html", "css", "js", "jsonl", "json", "sh", "txt")
 # The top-level names of the package: a dotted name starting with one is a module path.
-PACKAGES = sorted(p.stem for p in (ROOT / "backchannel").iterdir()
-                  if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__"))
+PACKAGES = sorted(
+    p.stem
+    for p in (ROOT / "backchannel").iterdir()
+    if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")
+)
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ def _path_mentions() -> list[tuple[Mention, str]]:
     found = []
     for page, n, line, _code in _lines():
         for m in PATH_RE.finditer(line):
-            found.append((Mention(page, n, m.group(1).rstrip(".")), line[m.end():]))
+            found.append((Mention(page, n, m.group(1).rstrip(".")), line[m.end() :]))
         for code in _inline_code(line):
             if BARE_FILE_RE.match(code) and code.endswith((".py", ".md")):
                 found.append((Mention(page, n, code), ""))
@@ -113,8 +120,13 @@ def _resolve_path(text: str) -> Path | None:
 
 def _path_problem(text: str, after: str) -> str | None:
     """None when `text` names something that exists, else what is wrong."""
-    if text.startswith("../") or "NNNN" in text or "*" in text or text.startswith(("http", "www.")) \
-            or text.split("/")[0].isupper():
+    if (
+        text.startswith("../")
+        or "NNNN" in text
+        or "*" in text
+        or text.startswith(("http", "www."))
+        or text.split("/")[0].isupper()
+    ):
         return None  # outside the repository, a pattern, an address, or a placeholder (`DIR/memory.jsonl`)
     if "/" not in text:
         return None if _files_named(text) else "no such file in the repository"
@@ -161,20 +173,27 @@ def _dotted_problem(text: str) -> str | None:
             continue
         if (here / f"{part}.py").exists():
             module = here / f"{part}.py"
-            rest = parts[i + 1:]
+            rest = parts[i + 1 :]
             if rest and rest[0] not in _top_level_names(module):
                 return f"{module.relative_to(ROOT)} defines no {rest[0]}"
             return None
         if here.is_dir() and (here / "__init__.py").exists():
-            return None if part in _top_level_names(here / "__init__.py") else \
-                f"no module or name {part} in {here.relative_to(ROOT)}"
+            return (
+                None
+                if part in _top_level_names(here / "__init__.py")
+                else f"no module or name {part} in {here.relative_to(ROOT)}"
+            )
         return f"no module {part} in {here.relative_to(ROOT)}"
     return None
 
 
 def test_every_dotted_module_name_in_the_docs_exists() -> None:
-    problems = [f"{Mention(page, n, code)}: {why}" for page, n, line, _c in _lines() for code in _inline_code(line)
-                if (why := _dotted_problem(code))]
+    problems = [
+        f"{Mention(page, n, code)}: {why}"
+        for page, n, line, _c in _lines()
+        for code in _inline_code(line)
+        if (why := _dotted_problem(code))
+    ]
     assert not problems, "the docs name modules that do not exist:\n" + "\n".join(problems)
 
 
@@ -220,8 +239,14 @@ def _command_problem(text: str) -> str | None:
             break
         if word.startswith("-") and word != "-":
             name = word.split("=")[0]
-            option = next((p for p in command.params if isinstance(p, click.Option)
-                           and (name in p.opts or name in p.secondary_opts)), None)
+            option = next(
+                (
+                    p
+                    for p in command.params
+                    if isinstance(p, click.Option) and (name in p.opts or name in p.secondary_opts)
+                ),
+                None,
+            )
             if option is None and name not in ("-h", "--help"):
                 return f"`{command.name}` has no option {name}"
             skip_value = option is not None and not option.is_flag and not option.count and "=" not in word
@@ -277,7 +302,7 @@ def _key_problem(path: list[str]) -> str | None:
             return None  # a mapping, or a value that takes any keys
         exists, model = _field_model(model, part)
         if not exists:
-            return f"no config key {'.'.join(path[:i + 1])}"
+            return f"no config key {'.'.join(path[: i + 1])}"
     return None
 
 
@@ -308,47 +333,64 @@ def test_every_config_key_in_the_docs_exists() -> None:
 
 @cache
 def _source_text() -> str:
-    return "\n".join(p.read_text(encoding="utf-8", errors="replace")
-                     for tree in ("backchannel", "tests") for p in (ROOT / tree).rglob("*.py"))
+    return "\n".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for tree in ("backchannel", "tests")
+        for p in (ROOT / tree).rglob("*.py")
+    )
 
 
 def test_every_environment_variable_in_the_docs_is_read() -> None:
     """`BACKCHANNEL_EMBEDDER_IDLE_S` and the like (not settings) are read somewhere by name."""
-    names = {(page, n, v) for page, n, line, _c in _lines()
-             for v in re.findall(r"\bBACKCHANNEL_[A-Z][A-Z_]*[A-Z]\b", line) if "__" not in v}
-    problems = [f"{page}:{n}: {v}" for page, n, v in sorted(names) if f'"{v}"' not in _source_text()
-                and v != "BACKCHANNEL_"]
+    names = {
+        (page, n, v)
+        for page, n, line, _c in _lines()
+        for v in re.findall(r"\bBACKCHANNEL_[A-Z][A-Z_]*[A-Z]\b", line)
+        if "__" not in v
+    }
+    problems = [
+        f"{page}:{n}: {v}" for page, n, v in sorted(names) if f'"{v}"' not in _source_text() and v != "BACKCHANNEL_"
+    ]
     assert not problems, "the docs name environment variables nothing reads:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("text, after, problem", [
-    ("engine/runs.py", "", None),
-    ("daemon/runs.py", "", "no such path"),
-    ("engine/judge_facts.WakeFacts", "", None),
-    ("engine/judge_facts.NoSuchThing", "", "backchannel/engine/judge_facts.py defines no NoSuchThing"),
-    ("core/vocabulary.py", "` (`PREDICATES`)", None),
-    ("memory/store.py", "` (`PREDICATES`)", "backchannel/memory/store.py defines no PREDICATES"),
-    ("triggers/calendar.py", " fetch_source`", None),
-])
+@pytest.mark.parametrize(
+    "text, after, problem",
+    [
+        ("engine/runs.py", "", None),
+        ("daemon/runs.py", "", "no such path"),
+        ("engine/judge_facts.WakeFacts", "", None),
+        ("engine/judge_facts.NoSuchThing", "", "backchannel/engine/judge_facts.py defines no NoSuchThing"),
+        ("core/vocabulary.py", "` (`PREDICATES`)", None),
+        ("memory/store.py", "` (`PREDICATES`)", "backchannel/memory/store.py defines no PREDICATES"),
+        ("triggers/calendar.py", " fetch_source`", None),
+    ],
+)
 def test_the_path_check_tells_moved_modules(text: str, after: str, problem: str | None) -> None:
     assert _path_problem(text, after) == problem
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("backchannel ingest --date 2024-01-01 a.vtt", None),
-    ("backchannel ingest --no-such-flag", "`ingest` has no option --no-such-flag"),
-    ("backchannel service print --systemd", None),
-    ("backchannel service reinstall", "`service` has no subcommand reinstall"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("backchannel ingest --date 2024-01-01 a.vtt", None),
+        ("backchannel ingest --no-such-flag", "`ingest` has no option --no-such-flag"),
+        ("backchannel service print --systemd", None),
+        ("backchannel service reinstall", "`service` has no subcommand reinstall"),
+    ],
+)
 def test_the_command_check_tells_missing_commands(text: str, problem: str | None) -> None:
     assert _command_problem(text) == problem
 
 
-@pytest.mark.parametrize("path, problem", [
-    (["sandbox", "allow_unisolated"], None),
-    (["sandbox", "allow_unisolation"], "no config key sandbox.allow_unisolation"),
-    (["delivery", "email", "security"], None),
-])
+@pytest.mark.parametrize(
+    "path, problem",
+    [
+        (["sandbox", "allow_unisolated"], None),
+        (["sandbox", "allow_unisolation"], "no config key sandbox.allow_unisolation"),
+        (["delivery", "email", "security"], None),
+    ],
+)
 def test_the_key_check_tells_missing_keys(path: list[str], problem: str | None) -> None:
     assert _key_problem(path) == problem
 
@@ -376,8 +418,12 @@ def test_every_table_has_its_owner_in_architecture_md() -> None:
     for sql in (ROOT / "backchannel" / "memory" / "migrations").glob("*.sql"):
         created |= set(re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", sql.read_text(encoding="utf-8"), re.I))
     section = _architecture().split("## One owner per table", 1)[1].split("\n## ", 1)[0]
-    listed = {name for row in section.splitlines() if row.startswith("| `")
-              for name in re.findall(r"`(\w+)`", row.split(" | ")[0])}
+    listed = {
+        name
+        for row in section.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`(\w+)`", row.split(" | ")[0])
+    }
     assert created, "no migrations found"
     assert sorted(created - listed) == []
 

@@ -8,8 +8,9 @@ import sys
 
 
 def doctor(*args: str) -> tuple[int, dict]:
-    r = subprocess.run([sys.executable, "-m", "backchannel", "doctor", "--json", *args],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "backchannel", "doctor", "--json", *args], capture_output=True, text=True, timeout=120
+    )
     return r.returncode, json.loads(r.stdout)
 
 
@@ -18,8 +19,9 @@ def by_name(report: dict) -> dict[str, dict]:
 
 
 def test_fresh_home_is_healthy(home):
-    subprocess.run([sys.executable, "-m", "backchannel", "init", "--name", "Alex"], check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-m", "backchannel", "init", "--name", "Alex"], check=True, capture_output=True, timeout=60
+    )
     rc, report = doctor()
     checks = by_name(report)
     assert rc == 0 and report["ok"]
@@ -61,8 +63,9 @@ def test_a_model_name_typo_fails_doctor_with_the_key_and_the_nearest_name(home):
     f.write_text('[models]\nextract = "offlin"\n')
     rc, report = doctor()
     detail = by_name(report)["config"]["detail"]
-    assert rc == 1 and f"config error in {f}: models.extract: 'offlin' is not a model: did you mean \"offline\"?" \
-        in detail
+    assert (
+        rc == 1 and f"config error in {f}: models.extract: 'offlin' is not a model: did you mean \"offline\"?" in detail
+    )
     # a bare model id: the provider litellm would take is the one whose key is looked for
     f.write_text('[models]\nsweep = "gpt-4.1-mini"\ndraft = "mymodel-1"\n')
     rc, report = doctor()

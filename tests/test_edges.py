@@ -25,8 +25,10 @@ from backchannel.memory import Store, edges, entities
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "backchannel" / "demo" / "corpus"
-BASE = ('[owner]\nname = "Alex Moreau"\n[gate]\nquiet_hours = "off"\nmin_gap_minutes = 0\n'
-        '[models]\ndraft = "scripted/{name}"\nretries = 0\n')
+BASE = (
+    '[owner]\nname = "Alex Moreau"\n[gate]\nquiet_hours = "off"\nmin_gap_minutes = 0\n'
+    '[models]\ndraft = "scripted/{name}"\nretries = 0\n'
+)
 SIGNAL = {"id": "e1", "source": "drop", "title": "Acme publishes a tender"}
 
 
@@ -50,12 +52,24 @@ def scripted() -> Any:
     from tests.support.scripted_models import register_scripted, unregister_scripted
 
     name = "bc-edges"
-    script = register_scripted([
-        {"match": "deserves to interrupt", "repeat": True,
-         "content": {"worth_it": True, "score": 0.95, "reason": "tender + meeting"}},
-        {"repeat": True, "content": {"title": "Ask Marc about Sophie at Acme", "body": "Marc worked with Sophie.",
-                                     "message": "Hi Marc, could you introduce me to Sophie?"}},
-    ], name=name)
+    script = register_scripted(
+        [
+            {
+                "match": "deserves to interrupt",
+                "repeat": True,
+                "content": {"worth_it": True, "score": 0.95, "reason": "tender + meeting"},
+            },
+            {
+                "repeat": True,
+                "content": {
+                    "title": "Ask Marc about Sophie at Acme",
+                    "body": "Marc worked with Sophie.",
+                    "message": "Hi Marc, could you introduce me to Sophie?",
+                },
+            },
+        ],
+        name=name,
+    )
     yield script
     unregister_scripted(name)
 
@@ -71,8 +85,17 @@ def _wake(store: Store, settings: Any, paths: Any, sid: str = "e1") -> Any:
     from backchannel.engine.pipeline import run_wake_once
     from backchannel.memory.calendar import upsert_events
 
-    upsert_events(store, [{"uid": "m", "summary": "Coffee with Marc", "attendees": ["Marc Dupont"],
-                           "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat()}])
+    upsert_events(
+        store,
+        [
+            {
+                "uid": "m",
+                "summary": "Coffee with Marc",
+                "attendees": ["Marc Dupont"],
+                "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat(),
+            }
+        ],
+    )
     sig = {**SIGNAL, "id": sid, "published_at": datetime.now(UTC).isoformat()}
     return run_wake_once(store, settings, paths, {"kind": "signal", "key": f"signal:{sid}", "payload": sig})
 
@@ -85,8 +108,9 @@ def _trace(store: Store, settings: Any, paths: Any, ref: str) -> dict[str, Any]:
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "backchannel", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "backchannel", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 # -- the record ------------------------------------------------------------------
@@ -97,9 +121,13 @@ def test_a_wake_records_every_edge_and_trace_shows_the_table(home, ingested, scr
 
     smtp = start_smtp()
     try:
-        paths, s = _home(home, ingested, f'[delivery]\nchannels = ["email"]\n[delivery.email]\nhost = "127.0.0.1"\n'
-                                         f'port = {smtp.port}\nsecurity = "none"\nsender = "bc@example.net"\n'
-                                         'to = "owner@example.net"\n')
+        paths, s = _home(
+            home,
+            ingested,
+            f'[delivery]\nchannels = ["email"]\n[delivery.email]\nhost = "127.0.0.1"\n'
+            f'port = {smtp.port}\nsecurity = "none"\nsender = "bc@example.net"\n'
+            'to = "owner@example.net"\n',
+        )
         with Store.open(paths.db_file) as store:
             out = _wake(store, s, paths)
             assert out.status == "done" and len(out.proposals) == 1, out.to_dict()
@@ -121,10 +149,13 @@ def test_a_wake_records_every_edge_and_trace_shows_the_table(home, ingested, scr
             for r, actor in ((judged, "judge"), (drafted, "drafter")):
                 assert r["actor"] == actor and r["target"] == "scripted/bc-edges" and r["reached"] == [r["target"]]
                 assert r["excerpts"] == 2 and r["tokens"] > 0 and r["bytes"] > 0
-                assert len(r["evidence"]["assertions"]) == 2 and r["dedupe_key"] and r["proposal_id"] == out.proposals[0]
+                assert (
+                    len(r["evidence"]["assertions"]) == 2 and r["dedupe_key"] and r["proposal_id"] == out.proposals[0]
+                )
                 ids = r["evidence"]["model_calls"]
-                tokens = store.scalar("SELECT sum(prompt_tokens + completion_tokens) FROM model_calls"
-                                      " WHERE list_contains(?, id)", [ids])
+                tokens = store.scalar(
+                    "SELECT sum(prompt_tokens + completion_tokens) FROM model_calls WHERE list_contains(?, id)", [ids]
+                )
                 assert tokens == r["tokens"]
             assert store.scalar("SELECT count(*) FROM model_calls WHERE run_id = ?", [out.run_id]) == 2
             # The delivery: the channel, the message's size, the outbox row, the proposal's evidence.
@@ -143,7 +174,7 @@ def test_a_wake_records_every_edge_and_trace_shows_the_table(home, ingested, scr
             assert None not in {r["dedupe_key"] for r in judged}
         shown = _cli("trace", out.proposals[0])
         assert shown.returncode == 0, shown.stderr
-        table = shown.stdout[shown.stdout.index("edges:"):]
+        table = shown.stdout[shown.stdout.index("edges:") :]
         assert re.search(r"program\s+skill introductions -> graph API\s+0 excerpts", table)
         assert re.search(r"draft\s+drafter -> scripted/bc-edges\s+2 excerpts, [\d.]+ k?B, \d+ tokens", table)
         assert re.search(r"delivery\s+outbox -> email", table) and "model call" in table and "outbox" in table
@@ -157,19 +188,27 @@ def test_a_wake_records_every_edge_and_trace_shows_the_table(home, ingested, scr
 
 STOPS = [
     ("draft", "[edges.draft]\nmax_excerpts = 1\n", "2 evidence excerpts would cross; [edges.draft] max_excerpts = 1"),
-    ("draft", '[edges.draft]\nmay_reach = ["ollama/*"]\n',
-     'scripted/bc-edges is not in [edges.draft] may_reach = ["ollama/*"]'),
+    (
+        "draft",
+        '[edges.draft]\nmay_reach = ["ollama/*"]\n',
+        'scripted/bc-edges is not in [edges.draft] may_reach = ["ollama/*"]',
+    ),
     ("draft", "[edges.draft]\nmax_bytes = 100\n", "prompt bytes would cross; [edges.draft] max_bytes = 100"),
     ("judge", "[edges.judge]\nmax_tokens = 50\n", "[edges.judge] max_tokens = 50"),
     ("program", '[edges.program]\nmay_reach = ["me", "resolve"]\n', "is not in [edges.program] may_reach"),
-    ("program", "[edges.program]\nmax_assertions = 1\n", "assertions touched would cross; [edges.program] max_assertions = 1"),
+    (
+        "program",
+        "[edges.program]\nmax_assertions = 1\n",
+        "assertions touched would cross; [edges.program] max_assertions = 1",
+    ),
     ("program", "[edges.program]\nmax_api_calls = 1\n", "2 API calls would cross; [edges.program] max_api_calls = 1"),
     ("program", "[edges.program]\nmax_bytes = 10\n", "answer bytes would cross; [edges.program] max_bytes = 10"),
 ]
 
 
-@pytest.mark.parametrize(("edge", "toml", "reason"), STOPS, ids=[f"{e}-{t.split(chr(10))[1].split(' ')[0]}"
-                                                                  for e, t, _ in STOPS])
+@pytest.mark.parametrize(
+    ("edge", "toml", "reason"), STOPS, ids=[f"{e}-{t.split(chr(10))[1].split(' ')[0]}" for e, t, _ in STOPS]
+)
 def test_a_limit_set_low_stops_the_run_with_its_reason(home, ingested, scripted, edge, toml, reason):
     paths, s = _home(home, ingested, toml)
     with Store.open(paths.db_file) as store:
@@ -188,8 +227,13 @@ def test_a_limit_set_low_stops_the_run_with_its_reason(home, ingested, scripted,
         if edge == "program":
             assert called == []  # the run stopped before any model saw anything
         elif edge == "judge":
-            assert called == [] and store.scalar(
-                "SELECT count(*) FROM model_calls WHERE run_id = ? AND outcome = 'budget_stopped'", [out.run_id]) == 1
+            assert (
+                called == []
+                and store.scalar(
+                    "SELECT count(*) FROM model_calls WHERE run_id = ? AND outcome = 'budget_stopped'", [out.run_id]
+                )
+                == 1
+            )
         else:  # the judge's call went out; the drafter's never did
             assert len(called) == 1 and "deserves to interrupt" in called[0].prompt
             assert stopped["reached"] == [] and stopped["tokens"] == 0
@@ -205,9 +249,11 @@ def test_a_program_cannot_catch_its_way_past_the_edge(home, ingested):
 
     paths, _ = _home(home, ingested)
     s = Settings.model_validate({"edges": {"program": {"may_reach": ["me", "resolve"]}}})
-    program = ("out = []\nfor step in ('Marc', 'Sophie', None):\n    try:\n"
-               "        out.append(api.links(api.resolve(step)) if step else api.me())\n"
-               "    except ApiError as e:\n        out.append(str(e))\nresult = out\n")
+    program = (
+        "out = []\nfor step in ('Marc', 'Sophie', None):\n    try:\n"
+        "        out.append(api.links(api.resolve(step)) if step else api.me())\n"
+        "    except ApiError as e:\n        out.append(str(e))\nresult = out\n"
+    )
     with Store.open(paths.db_file) as store:
         api = GuardedAPI(GraphAPI(store, s), s.edges.program)
         res = run_program(program, api, s.sandbox)
@@ -222,9 +268,13 @@ def test_a_delivery_over_its_limit_is_blocked_and_nothing_is_sent(home, ingested
 
     smtp = start_smtp()
     try:
-        paths, s = _home(home, ingested, f'[delivery]\nchannels = ["email"]\n[delivery.email]\nhost = "127.0.0.1"\n'
-                                         f'port = {smtp.port}\nsecurity = "none"\nsender = "bc@example.net"\n'
-                                         'to = "owner@example.net"\n[edges.delivery]\nmax_bytes = 100\n')
+        paths, s = _home(
+            home,
+            ingested,
+            f'[delivery]\nchannels = ["email"]\n[delivery.email]\nhost = "127.0.0.1"\n'
+            f'port = {smtp.port}\nsecurity = "none"\nsender = "bc@example.net"\n'
+            'to = "owner@example.net"\n[edges.delivery]\nmax_bytes = 100\n',
+        )
         with Store.open(paths.db_file) as store:
             out = _wake(store, s, paths)
             assert len(out.proposals) == 1
@@ -253,6 +303,7 @@ def test_the_mcp_edge_refuses_an_operation_and_an_answer_too_large(home, ingeste
         settings = s
 
     with Store.open(paths.db_file) as store:
+
         def run(name: str, args: dict[str, Any]) -> Any:
             try:
                 return invoke(OpEnv(store=store, settings=s, paths=paths), name, args)
@@ -263,8 +314,11 @@ def test_the_mcp_edge_refuses_an_operation_and_an_answer_too_large(home, ingeste
 
         async def steps() -> list[Any]:
             out = []
-            for tool, args in (("search_memory", {"query": "Sophie"}), ("list_proposals", {}),
-                               ("about", {"name_or_id": "Marc Dupont"})):
+            for tool, args in (
+                ("search_memory", {"query": "Sophie"}),
+                ("list_proposals", {}),
+                ("about", {"name_or_id": "Marc Dupont"}),
+            ):
                 try:
                     out.append(await server.call_tool(tool, args))
                 except Exception as exc:  # the SDK raises the ToolError for a direct call
@@ -276,8 +330,11 @@ def test_the_mcp_edge_refuses_an_operation_and_an_answer_too_large(home, ingeste
         assert "proposals is not in [edges.mcp] may_reach" in str(listed)
         assert "evidence quotes would cross; [edges.mcp] max_excerpts = 5" in str(about)
         rows = store.query("SELECT target, outcome, reason, excerpts, bytes FROM edges WHERE edge = 'mcp' ORDER BY id")
-        assert [(r["target"], r["outcome"]) for r in rows] == [("search", "ok"), ("proposals", "stopped"),
-                                                               ("export_entity", "stopped")]
+        assert [(r["target"], r["outcome"]) for r in rows] == [
+            ("search", "ok"),
+            ("proposals", "stopped"),
+            ("export_entity", "stopped"),
+        ]
         assert rows[0]["bytes"] > 0 and rows[2]["excerpts"] > 5
 
 
@@ -293,15 +350,18 @@ def test_the_edge_vocabularies_match_what_the_runtime_serves():
     assert set(re.findall(r'call\("(\w+)"', server)) == set(MCP_OPERATIONS)
 
 
-@pytest.mark.parametrize(("toml", "says"), [
-    ("[edges.draft]\nmax_exerpts = 2\n", "unknown key 'edges.draft.max_exerpts' (did you mean 'max_excerpts'?)"),
-    ("[edges.drfat]\nmax_tokens = 2\n", "unknown key 'edges.drfat' (did you mean 'draft'?)"),
-    ('[edges.program]\nmay_reach = ["linkz"]\n', "edges.program.may_reach[0]: 'linkz' is not one of me, now"),
-    ("[edges.judge]\nmax_tokens = -1\n", "edges.judge.max_tokens: Input should be greater than or equal to 0"),
-    ('[edges.delivery]\nmay_reach = ["fax"]\n', "edges.delivery.may_reach[0]"),
-    ('[edges.sweep]\nmay_reach = ["offline"]\n', "edges.sweep.may_reach[0]"),
-    ("[edges.delivery]\nmax_tokens = 5\n", "unknown key 'edges.delivery.max_tokens'"),
-])
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ("[edges.draft]\nmax_exerpts = 2\n", "unknown key 'edges.draft.max_exerpts' (did you mean 'max_excerpts'?)"),
+        ("[edges.drfat]\nmax_tokens = 2\n", "unknown key 'edges.drfat' (did you mean 'draft'?)"),
+        ('[edges.program]\nmay_reach = ["linkz"]\n', "edges.program.may_reach[0]: 'linkz' is not one of me, now"),
+        ("[edges.judge]\nmax_tokens = -1\n", "edges.judge.max_tokens: Input should be greater than or equal to 0"),
+        ('[edges.delivery]\nmay_reach = ["fax"]\n', "edges.delivery.may_reach[0]"),
+        ('[edges.sweep]\nmay_reach = ["offline"]\n', "edges.sweep.may_reach[0]"),
+        ("[edges.delivery]\nmax_tokens = 5\n", "unknown key 'edges.delivery.max_tokens'"),
+    ],
+)
 def test_bad_edge_config_names_the_key_and_the_file(home, toml, says):
     paths = resolve_paths().ensure()
     paths.config_file.write_text(toml)
@@ -322,8 +382,13 @@ def test_ask_records_its_edges_and_stops_at_a_limit(home, ingested, scripted):
         rows = edges.for_run(store, ok["run_id"])
         assert [r["edge"] for r in rows] == ["program"] + ["draft"] * len(ok["candidates"])
         assert all(r["outcome"] == "ok" for r in rows) and rows[0]["spent"]["api_calls"] > 0
-        low = s.model_copy(update={"edges": s.edges.model_copy(update={
-            "program": s.edges.program.model_copy(update={"may_reach": ["me"]})})})
+        low = s.model_copy(
+            update={
+                "edges": s.edges.model_copy(
+                    update={"program": s.edges.program.model_copy(update={"may_reach": ["me"]})}
+                )
+            }
+        )
         stopped = invoke(OpEnv(store=store, settings=low, paths=paths), "ask", {"question": question})
         assert stopped["status"] == "failed" and stopped["candidates"] == []
         assert "is not in [edges.program] may_reach" in stopped["why_nothing"]

@@ -12,9 +12,11 @@ import pytest
 from backchannel import embedding
 from backchannel.embedding_numpy import MiniLM
 
-LONG = ("We went through the quarterly roadmap item by item, and Marc kept coming back to the pricing "
-        "question, because the enterprise tier had been promised to three customers before the board "
-        "approved it, which meant that sales, legal and engineering all had different dates in mind. ")
+LONG = (
+    "We went through the quarterly roadmap item by item, and Marc kept coming back to the pricing "
+    "question, because the enterprise tier had been promised to three customers before the board "
+    "approved it, which meant that sales, legal and engineering all had different dates in mind. "
+)
 
 SENTENCES = [
     "Marc and I worked together at Acme for years.",
@@ -76,8 +78,9 @@ def reference() -> np.ndarray:
     from sentence_transformers import SentenceTransformer
 
     st = SentenceTransformer(embedding.model_path(), device="cpu")
-    vecs = st.encode(SENTENCES, batch_size=16, convert_to_numpy=True, normalize_embeddings=True,
-                     show_progress_bar=False)
+    vecs = st.encode(
+        SENTENCES, batch_size=16, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+    )
     return np.asarray(vecs, dtype=np.float32)
 
 
@@ -104,8 +107,9 @@ def test_order_and_batching_do_not_change_a_row(reference: np.ndarray) -> None:
     assert np.abs(one[0] - reference[3]).max() < 1e-5
 
 
-def test_tokens_split_over_passes_and_slabs_give_the_same_rows(monkeypatch: pytest.MonkeyPatch,
-                                                               reference: np.ndarray) -> None:
+def test_tokens_split_over_passes_and_slabs_give_the_same_rows(
+    monkeypatch: pytest.MonkeyPatch, reference: np.ndarray
+) -> None:
     # The packed tokens cut into many passes (a 256-token sentence alone in one) and the
     # feed-forward block into slabs of 7 rows: the same vectors as one pass.
     from backchannel import embedding_numpy

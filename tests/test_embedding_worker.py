@@ -19,8 +19,12 @@ from test_daemon_service import CORPUS, _config, _env, daemons  # noqa: F401 - d
 from backchannel import embedding
 
 IDLE_RSS_LIMIT_MB = 250
-SENTENCES = ["Marc and I worked together at Acme for years.", "I'll send the pricing over by Friday.",
-             "Sophie reports to the CIO of Globex.", "Can everyone see my screen?"]
+SENTENCES = [
+    "Marc and I worked together at Acme for years.",
+    "I'll send the pricing over by Friday.",
+    "Sophie reports to the CIO of Globex.",
+    "Can everyone see my screen?",
+]
 
 
 def _vm(pid: int, field: str) -> float:
@@ -85,22 +89,37 @@ def test_daemon_ingests_a_folder_with_one_load_and_is_back_under_250_mb(home, da
         shutil.copy(f, inbox / f.name)
     # A long idle timeout: only the daemon's release at the end of its queue stops the worker.
     d = daemons(home, BACKCHANNEL_EMBEDDER_IDLE_S="600").ready()
-    d.wait_log(lambda x: sum(1 for y in d.lines() if y.get("msg") == "run finished"
-                             and y.get("status") == "done") >= len(files), timeout=300)
+    d.wait_log(
+        lambda x: (
+            sum(1 for y in d.lines() if y.get("msg") == "run finished" and y.get("status") == "done") >= len(files)
+        ),
+        timeout=300,
+    )
     ingest_starts = [x for x in _log_lines(d.log_path) if x.get("msg") == "embedding worker started"]
     assert len(ingest_starts) <= 1  # one model for the whole folder (none if extraction does not embed)
     assert all(x.get("reason") == "released" for x in d.lines() if x.get("msg") == "embedding worker stopped")
     # A question the rules and keywords do not route: the router embeds it, in the worker.
-    asked = subprocess.run([sys.executable, "-m", "backchannel", "ask", "anyone I ought to ping again soon-ish?",
-                            "--json"], env=_env(home), capture_output=True, text=True, timeout=300)
+    asked = subprocess.run(
+        [sys.executable, "-m", "backchannel", "ask", "anyone I ought to ping again soon-ish?", "--json"],
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert asked.returncode == 0, asked.stderr[-2000:]
+
     def count(msg: str) -> int:
         return sum(1 for y in d.lines() if y.get("msg") == msg)
 
     # Released when the ask's op ended: as many stops as starts, one more than after the ingest.
-    d.wait_log(lambda x: x.get("msg") == "embedding worker stopped" and x.get("reason") == "released"
-               and count("embedding worker stopped") == count("embedding worker started") == len(ingest_starts) + 1,
-               timeout=120)
+    d.wait_log(
+        lambda x: (
+            x.get("msg") == "embedding worker stopped"
+            and x.get("reason") == "released"
+            and count("embedding worker stopped") == count("embedding worker started") == len(ingest_starts) + 1
+        ),
+        timeout=120,
+    )
     lines = _log_lines(d.log_path)
     started = [x for x in lines if x.get("msg") == "embedding worker started"]
     stopped = [x for x in lines if x.get("msg") == "embedding worker stopped"]
@@ -109,8 +128,16 @@ def test_daemon_ingests_a_folder_with_one_load_and_is_back_under_250_mb(home, da
     maps = Path(f"/proc/{d.proc.pid}/maps").read_text()
     assert "libtorch" not in maps and "torch/lib" not in maps  # the daemon never loaded torch
     rss = _vm(d.proc.pid, "VmRSS")
-    print(json.dumps({"daemon_idle_rss_mb": round(rss, 1), "daemon_peak_rss_mb": round(_vm(d.proc.pid, "VmHWM"), 1),
-                      "files": len(files), "worker_starts_during_ingest": len(ingest_starts)}))  # seen with -s
+    print(
+        json.dumps(
+            {
+                "daemon_idle_rss_mb": round(rss, 1),
+                "daemon_peak_rss_mb": round(_vm(d.proc.pid, "VmHWM"), 1),
+                "files": len(files),
+                "worker_starts_during_ingest": len(ingest_starts),
+            }
+        )
+    )  # seen with -s
     assert rss < IDLE_RSS_LIMIT_MB, f"daemon idle RSS {rss:.0f} MB"
     assert os.path.exists(home / "data" / "processed" / files[0].name)
     d.stop()

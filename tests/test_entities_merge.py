@@ -31,6 +31,7 @@ def snapshot(store):
 
 def seed(store):
     """Two meetings where the same man appears as 'Marc Dupont' and as 'M. Dupont'."""
+
     def meeting(day, speaker, lines):
         us = [Utterance(i, speaker, text) for i, text in enumerate(lines)]
         t = Transcript(us, "text", title=f"m{day}", meeting_date=datetime(2025, 3, day))
@@ -38,8 +39,17 @@ def seed(store):
         for u in us:
             m = re.search(r"I worked with (\w+ \w+)", u.text)
             if m:
-                extracted.append(ExtractedAssertion(Mention(speaker, "person", True), "worked_with", u.idx, 0,
-                                                    m.end(), u.text[:m.end()], object=Mention(m[1], "person")))
+                extracted.append(
+                    ExtractedAssertion(
+                        Mention(speaker, "person", True),
+                        "worked_with",
+                        u.idx,
+                        0,
+                        m.end(),
+                        u.text[: m.end()],
+                        object=Mention(m[1], "person"),
+                    )
+                )
         write_source(store, t, extracted, owner_names=["Me"], extractor="test")
 
     meeting(3, "Marc Dupont", ["I worked with Sophie Martin at Acme.", "Hello."])
@@ -92,8 +102,9 @@ def test_merge_refusals_and_nested_order(store):
 
 def run_cli(home, *args):
     env = {**os.environ, "BACKCHANNEL_HOME": str(home)}
-    p = subprocess.run([sys.executable, "-m", "backchannel", *args], env=env, capture_output=True, text=True,
-                       timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "backchannel", *args], env=env, capture_output=True, text=True, timeout=60
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout
 
@@ -118,6 +129,7 @@ def test_cli_merge_split_round_trip(store, home):
 
 
 # -- resolution layers ------------------------------------------------------
+
 
 def test_fuzzy_layer_accepts_close_spellings_only(store):
     from backchannel.extraction.resolve.layers import resolve_extra

@@ -20,8 +20,18 @@ sys.path.insert(0, str(ROOT / "tests" / "scenarios"))
 import harness  # noqa: E402 - tests/scenarios/harness.py, the story engine
 import meaning_eval as ev  # noqa: E402 - bench/meaning_eval.py, the scorer
 
-REGISTERS = {"disfluent", "uk_english", "us_english", "indian_english", "code_switch_en_fr", "committee_hearing",
-             "casual_call", "news", "french", "japanese"}
+REGISTERS = {
+    "disfluent",
+    "uk_english",
+    "us_english",
+    "indian_english",
+    "code_switch_en_fr",
+    "committee_hearing",
+    "casual_call",
+    "news",
+    "french",
+    "japanese",
+}
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +60,16 @@ def test_every_sentence_item_parses_with_allowed_predicates_and_stances(sentence
 
 
 def test_a_bad_item_gets_a_clear_error():
-    good = {"id": "x-1", "register": "casual_call", "meeting_date": "2026-01-05", "speakers": ["A B"], "context": [],
-            "speaker": "A B", "text": "hello", "facts": []}
+    good = {
+        "id": "x-1",
+        "register": "casual_call",
+        "meeting_date": "2026-01-05",
+        "speakers": ["A B"],
+        "context": [],
+        "speaker": "A B",
+        "text": "hello",
+        "facts": [],
+    }
     assert ev.validate_item(dict(good), "x") == good
     bad_fact = {"subject": "A B", "predicate": "likes", "object": "C D", "stance": "asserted"}
     with pytest.raises(ev.EvalsetError, match="predicate 'likes'"):
@@ -90,21 +108,40 @@ def _score(item, preds):
     return ev.figures(total)
 
 
-ITEM = {"id": "u-1", "register": "casual_call", "meeting_date": "2026-03-02", "speakers": ["Alex Moreau", "Dana Ruiz"],
-        "context": [], "speaker": "Dana Ruiz", "text": "...", "facts": [
-            {"subject": "Dana Ruiz", "predicate": "worked_with", "object": "Leon Fischer", "stance": "asserted"},
-            {"subject": "Leon Fischer", "predicate": "works_at", "object": "Stripe", "stance": "asserted", "past": True},
-            {"subject": "Dana Ruiz", "predicate": "knows", "object": "Oskar Lund", "stance": "negated"},
-            {"subject": "Dana Ruiz", "predicate": "committed_to", "literal": "pricing one-pager", "stance": "asserted",
-             "due": "2026-03-04"}]}
+ITEM = {
+    "id": "u-1",
+    "register": "casual_call",
+    "meeting_date": "2026-03-02",
+    "speakers": ["Alex Moreau", "Dana Ruiz"],
+    "context": [],
+    "speaker": "Dana Ruiz",
+    "text": "...",
+    "facts": [
+        {"subject": "Dana Ruiz", "predicate": "worked_with", "object": "Leon Fischer", "stance": "asserted"},
+        {"subject": "Leon Fischer", "predicate": "works_at", "object": "Stripe", "stance": "asserted", "past": True},
+        {"subject": "Dana Ruiz", "predicate": "knows", "object": "Oskar Lund", "stance": "negated"},
+        {
+            "subject": "Dana Ruiz",
+            "predicate": "committed_to",
+            "literal": "pricing one-pager",
+            "stance": "asserted",
+            "due": "2026-03-04",
+        },
+    ],
+}
 
 
 def test_lenient_names_and_the_stance_rules():
-    f = _score(ITEM, [
-        _p("Dana Ruiz", "worked_with", "Leon", qualifier="Stripe"),   # a first name; Stripe implies Leon's past job
-        _p("Dana", "committed_to", "get you the pricing one-pager", valid_to="2026-03-04"),
-        _p("Dana Ruiz", "knows", "Oskar Lund", stance="negated"),     # flagged with its stance: neither right nor wrong
-    ])
+    f = _score(
+        ITEM,
+        [
+            _p("Dana Ruiz", "worked_with", "Leon", qualifier="Stripe"),  # a first name; Stripe implies Leon's past job
+            _p("Dana", "committed_to", "get you the pricing one-pager", valid_to="2026-03-04"),
+            _p(
+                "Dana Ruiz", "knows", "Oskar Lund", stance="negated"
+            ),  # flagged with its stance: neither right nor wrong
+        ],
+    )
     assert (f["precision"], f["recall"], f["found"], f["labelled"]) == (1.0, 1.0, 3, 3)
     assert f["per_predicate"]["knows"]["flagged_not_stored"] == 1
     assert f["stance_accuracy"] == 1.0 and f["due_date_accuracy"] == 1.0
@@ -131,9 +168,16 @@ def test_stance_read_from_todays_fields_and_new_attributes():
 
 
 def test_one_sentence_through_the_offline_extractor():
-    item = {"id": "u-2", "register": "us_english", "meeting_date": "2026-03-12", "speakers": ["Alex Moreau", "Rachel Stein"],
-            "context": [{"speaker": "Alex Moreau", "text": "Can you send me the pricing?"}], "speaker": "Rachel Stein",
-            "text": "Sure, I'll send you the pricing sheet by Friday.", "facts": []}
+    item = {
+        "id": "u-2",
+        "register": "us_english",
+        "meeting_date": "2026-03-12",
+        "speakers": ["Alex Moreau", "Rachel Stein"],
+        "context": [{"speaker": "Alex Moreau", "text": "Can you send me the pricing?"}],
+        "speaker": "Rachel Stein",
+        "text": "Sure, I'll send you the pricing sheet by Friday.",
+        "facts": [],
+    }
     preds = ev.predict(ev.load_extractor("backchannel.extraction.offline:extract"), item)
     assert all(p.predicate for p in preds)
     promise = [p for p in preds if p.predicate == "committed_to"]

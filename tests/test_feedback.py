@@ -45,9 +45,12 @@ def _post(url: str, form: dict[str, str]) -> tuple[int, str]:
 
 
 def _snapshot(store) -> tuple:
-    return (store.query("SELECT id, status, updated_at FROM proposals ORDER BY id"),
-            store.scalar("SELECT count(*) FROM feedback"), store.scalar("SELECT count(*) FROM suppressions"),
-            store.scalar("SELECT count(*) FROM events"))
+    return (
+        store.query("SELECT id, status, updated_at FROM proposals ORDER BY id"),
+        store.scalar("SELECT count(*) FROM feedback"),
+        store.scalar("SELECT count(*) FROM suppressions"),
+        store.scalar("SELECT count(*) FROM events"),
+    )
 
 
 @pytest.fixture
@@ -127,9 +130,9 @@ def test_forged_expired_and_wrong_method_tokens(served):
         def get_timestamp(self) -> int:
             return int(time.time()) - (settings.delivery.link_ttl_hours + 1) * 3600
 
-    old = URLSafeTimedSerializer(links.link_key(paths), salt=links.SALT, signer=PastSigner,
-                                 signer_kwargs={"digest_method": hashlib.sha256}).dumps(
-        {"p": pid, "v": "dismiss"})
+    old = URLSafeTimedSerializer(
+        links.link_key(paths), salt=links.SALT, signer=PastSigner, signer_kwargs={"digest_method": hashlib.sha256}
+    ).dumps({"p": pid, "v": "dismiss"})
     status, html, _ = _get(f"{base}/feedback?t={old}")
     assert status == 410 and "expired" in html
     assert _post(base + "/feedback", {"t": old})[0] == 410
@@ -151,9 +154,22 @@ def test_confirmation_page_in_headless_chromium(served, tmp_path):
     pid = add_proposal(store)
     url = links.links_for(settings, paths, {"id": pid})["dismiss"]
     before = _snapshot(store)
-    out = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                          f"--user-data-dir={tmp_path / 'chromium'}", "--dump-dom", url],
-                         capture_output=True, text=True, timeout=60, check=False)
+    out = subprocess.run(
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'chromium'}",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-1000:]
     dom = out.stdout
     assert f"Dismiss: {pid}?" in dom and 'id="confirm"' in dom and 'name="scope"' in dom
@@ -167,8 +183,11 @@ def test_cli_commands_and_stats(home):
     paths = resolve_paths().ensure()
     with Store.open(paths.db_file) as store:
         marc = add_entity(store, "Marc Dupont")
-        a, b, c = (add_proposal(store, entity_ids=[marc]), add_proposal(store, kind="brief", entity_ids=[marc]),
-                   add_proposal(store, kind="reconnect"))
+        a, b, c = (
+            add_proposal(store, entity_ids=[marc]),
+            add_proposal(store, kind="brief", entity_ids=[marc]),
+            add_proposal(store, kind="reconnect"),
+        )
         store.append_event("gate.suppressed", {"check": "rejection", "reason": "suppressed: 0.91 similar to P-1, x"})
         store.append_event("gate.suppressed", {"check": "rate_day", "reason": "3 proposals today"})
     runner = CliRunner()

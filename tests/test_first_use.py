@@ -8,11 +8,15 @@ from click.testing import CliRunner
 
 from backchannel.cli.main import cli
 
-COMMITTEE = ("Kirsty Williams: Thank you, Chair. I'll write to the committee with the figures next week.\n"
-             "Lynne Neagle: Thank you, Minister. Barry Hughes, you wanted to add something?\n"
-             "Barry Hughes: I met with Julie Morgan a few months ago to discuss the implications.\n")
-SEATS = ("Project Manager: Right, let's start. I'm Ada, the project manager.\n"
-         "Marketing: I'll send the market survey tomorrow.\n")
+COMMITTEE = (
+    "Kirsty Williams: Thank you, Chair. I'll write to the committee with the figures next week.\n"
+    "Lynne Neagle: Thank you, Minister. Barry Hughes, you wanted to add something?\n"
+    "Barry Hughes: I met with Julie Morgan a few months ago to discuss the implications.\n"
+)
+SEATS = (
+    "Project Manager: Right, let's start. I'm Ada, the project manager.\n"
+    "Marketing: I'll send the market survey tomorrow.\n"
+)
 COFFEE = "Alex Moreau: Thanks for coming, Marc.\nMarc Dupont: I'll send you the Globex case study next Friday.\n"
 
 
@@ -80,9 +84,22 @@ def test_a_clock_set_back_never_gives_a_negative_gap(store):
     from backchannel.memory import proposals
 
     made = datetime(2026, 3, 5, 12, 0)
-    proposals.insert_pending(store, "P-1", run_id="R1", dedupe_key="k", kind="reconnect", entity_ids=[1],
-                             title="t", body="b", score=0.9, why="w", evidence_json="[]", action_json=None,
-                             action_hash=None, now=made)
+    proposals.insert_pending(
+        store,
+        "P-1",
+        run_id="R1",
+        dedupe_key="k",
+        kind="reconnect",
+        entity_ids=[1],
+        title="t",
+        body="b",
+        score=0.9,
+        why="w",
+        evidence_json="[]",
+        action_json=None,
+        action_hash=None,
+        now=made,
+    )
     settings = Settings(gate={"quiet_hours": None, "min_gap_minutes": 60})
     decision = check_rate(store, settings, made - timedelta(seconds=30))
     assert decision.check == "min_gap" and "last proposal 0 min ago" in decision.reason, decision

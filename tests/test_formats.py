@@ -264,7 +264,11 @@ def test_json_bare_list_qmsum_and_segments():
     assert said(parse_bytes(json.dumps(bare).encode(), "x.json")) == [("A", "Hi there ."), ("B", "Yo")]
     qmsum = {"topic_list": [], "meeting_transcripts": [{"speaker": "PM", "content": "{pause} Okay ."}]}
     assert said(parse_bytes(json.dumps(qmsum).encode(), "ES.json")) == [("PM", "Okay .")]
-    whisper = {"text": "all", "segments": [{"id": 0, "start": 0.0, "end": 2.0, "text": " Hello."}], "started_at": 1758189600}
+    whisper = {
+        "text": "all",
+        "segments": [{"id": 0, "start": 0.0, "end": 2.0, "text": " Hello."}],
+        "started_at": 1758189600,
+    }
     t = parse_bytes(json.dumps(whisper).encode(), "w.json")
     assert said(t) == [(None, "Hello.")] and t.utterances[0].end_s == 2.0
     assert t.meeting_date == datetime.fromtimestamp(1758189600) and t.meeting_date_origin == "json"
@@ -323,13 +327,23 @@ SAMPLE = "Marc: J'ai travaillé avec Sophie à Genève, c'était très bien.\nSo
         SAMPLE.encode("latin-1"),
         (SAMPLE + "Paul: 5 € – «oui».\n").encode("cp1252"),
     ],
-    ids=["utf8-bom", "utf16", "utf16le-bom", "utf16be-bom", "utf16le", "utf16be", "utf32", "utf32be-bom",
-         "latin1", "cp1252"],
+    ids=[
+        "utf8-bom",
+        "utf16",
+        "utf16le-bom",
+        "utf16be-bom",
+        "utf16le",
+        "utf16be",
+        "utf32",
+        "utf32be-bom",
+        "latin1",
+        "cp1252",
+    ],
 )
 def test_encodings_decode_to_the_same_transcript(data):
     t = parse_bytes(data, "x.txt")
     assert t.utterances[0].text == "J'ai travaillé avec Sophie à Genève, c'était très bien."
-    assert t.utterances[1] .text == "Ça me fait plaisir."
+    assert t.utterances[1].text == "Ça me fait plaisir."
 
 
 def test_short_latin1_prefers_cp1252():
@@ -451,19 +465,25 @@ EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 _CHAT = ["Marc Dupont", "Alex Moreau", "Nina Roy"]
 
 
-@pytest.mark.parametrize("name,speakers,starts", [
-    # the export's title line heads both: an unattributed line, not a speaker
-    ("otter_transcript.txt", [None, "Alex Moreau", "Marc Dupont", "Alex Moreau", "Marc Dupont", "Alex Moreau"],
-     [None, 3.0, 11.0, 598.0, 607.0, 3735.0]),
-    ("zoom_chat.txt", _CHAT, [57731.0, 57820.0, 57902.0]),
-    ("zoom_chat_legacy.txt", _CHAT, [72.0, 160.0, 725.0]),
-    ("zoom_transcript.vtt", ["Alex Moreau", "Marc Dupont"], [3.12, 8.01]),
-    ("teams_chat.txt", _CHAT, [None, None, None]),
-    ("teams_transcript.txt", _CHAT, [None, None, None]),
-    ("teams_transcript.vtt", ["Marc Dupont", "Alex Moreau"], [0.0, 4.95]),
-    ("google_meet_transcript.txt", [None, *_CHAT], [None, None, None, None]),
-    ("google_meet_chat.txt", _CHAT, [962.0, 973.0, 975.0]),
-])
+@pytest.mark.parametrize(
+    "name,speakers,starts",
+    [
+        # the export's title line heads both: an unattributed line, not a speaker
+        (
+            "otter_transcript.txt",
+            [None, "Alex Moreau", "Marc Dupont", "Alex Moreau", "Marc Dupont", "Alex Moreau"],
+            [None, 3.0, 11.0, 598.0, 607.0, 3735.0],
+        ),
+        ("zoom_chat.txt", _CHAT, [57731.0, 57820.0, 57902.0]),
+        ("zoom_chat_legacy.txt", _CHAT, [72.0, 160.0, 725.0]),
+        ("zoom_transcript.vtt", ["Alex Moreau", "Marc Dupont"], [3.12, 8.01]),
+        ("teams_chat.txt", _CHAT, [None, None, None]),
+        ("teams_transcript.txt", _CHAT, [None, None, None]),
+        ("teams_transcript.vtt", ["Marc Dupont", "Alex Moreau"], [0.0, 4.95]),
+        ("google_meet_transcript.txt", [None, *_CHAT], [None, None, None, None]),
+        ("google_meet_chat.txt", _CHAT, [962.0, 973.0, 975.0]),
+    ],
+)
 def test_chat_and_note_taker_exports(name, speakers, starts):
     t = parse_file(EXPORTS / name)
     assert [u.speaker for u in t.utterances] == speakers
@@ -474,16 +494,19 @@ def test_chat_and_note_taker_exports(name, speakers, starts):
     assert first.startswith("Thanks"), first
 
 
-@pytest.mark.parametrize("line,speaker,text,start", [
-    ("Marc Dupont  12:45", "Marc Dupont", "", 765.0),  # not "Marc Dupont 1" at 2:45
-    ("Marc Dupont  4:02 PM", "Marc Dupont", "", None),
-    ("Marc Dupont 4:02 p.m.", "Marc Dupont", "", None),
-    ("Kirsty Williams (10:04): Thank you, Chair.", "Kirsty Williams", "Thank you, Chair.", 604.0),
-    ("[11:59 AM] Nina Roy", "Nina Roy", "", None),
-    ("[00:01:02] Okay", None, "Okay", 62.0),  # one word after an offset is speech
-    ("Meeting at 10:30", None, "Meeting at 10:30", None),
-    ("We meet at 4:02 PM tomorrow.", None, "We meet at 4:02 PM tomorrow.", None),
-])
+@pytest.mark.parametrize(
+    "line,speaker,text,start",
+    [
+        ("Marc Dupont  12:45", "Marc Dupont", "", 765.0),  # not "Marc Dupont 1" at 2:45
+        ("Marc Dupont  4:02 PM", "Marc Dupont", "", None),
+        ("Marc Dupont 4:02 p.m.", "Marc Dupont", "", None),
+        ("Kirsty Williams (10:04): Thank you, Chair.", "Kirsty Williams", "Thank you, Chair.", 604.0),
+        ("[11:59 AM] Nina Roy", "Nina Roy", "", None),
+        ("[00:01:02] Okay", None, "Okay", 62.0),  # one word after an offset is speech
+        ("Meeting at 10:30", None, "Meeting at 10:30", None),
+        ("We meet at 4:02 PM tomorrow.", None, "We meet at 4:02 PM tomorrow.", None),
+    ],
+)
 def test_speaker_line_forms(line, speaker, text, start):
     from backchannel.extraction.formats.text import _read_line
 

@@ -104,9 +104,17 @@ def test_wake_report_waits_for_the_queued_run(store):
 
     env = OpEnv(store=store, settings=Settings(owner={"name": "Alex Moreau"}), paths=resolve_paths())
     rid = runs.start(store, runs.WakeRecord("manual", "manual:1", {"reason": "manual"}))
-    store.append_event("gate.suppressed", {"dedupe_key": "reconnect:7", "stage": "rate", "passed": False,
-                                           "check": "quiet_hours", "reason": "22:10 UTC is within quiet hours"},
-                       run_id=rid)
+    store.append_event(
+        "gate.suppressed",
+        {
+            "dedupe_key": "reconnect:7",
+            "stage": "rate",
+            "passed": False,
+            "check": "quiet_hours",
+            "reason": "22:10 UTC is within quiet hours",
+        },
+        run_id=rid,
+    )
     runs.finish(store, rid, "done")
     ran = wait_for_run(lambda op, args: invoke(env, op, args), "manual:1", 5)
     assert ran["run_id"] == rid and ran["suppressed"] == [{"check": "quiet_hours"}]
@@ -114,11 +122,15 @@ def test_wake_report_waits_for_the_queued_run(store):
     assert wait_for_run(lambda op, args: invoke(env, op, args), "manual:never", 0.5) is None
 
 
-POV_MEETING = ("Alex Moreau: Thanks Marc, good to see you.\n"
-               "Marc Dupont: I'll send you the deck by Friday.\n"
-               "Alex Moreau: I'll send you the pricing for your team next week.\n")
-PANEL = ("Lynne Neagle: Thank you all for coming.\n"
-         "Lynne Neagle: We will send you a transcript to check for accuracy following the meeting.\n")
+POV_MEETING = (
+    "Alex Moreau: Thanks Marc, good to see you.\n"
+    "Marc Dupont: I'll send you the deck by Friday.\n"
+    "Alex Moreau: I'll send you the pricing for your team next week.\n"
+)
+PANEL = (
+    "Lynne Neagle: Thank you all for coming.\n"
+    "Lynne Neagle: We will send you a transcript to check for accuracy following the meeting.\n"
+)
 
 
 def test_promises_read_from_the_right_point_of_view(home, store, tmp_path):
@@ -167,8 +179,10 @@ def test_service_print_warns_about_tmp_under_private_tmp(home):
 
     res = CliRunner().invoke(cli, ["service", "print", "--systemd"])
     assert res.exit_code == 0 and "PrivateTmp=yes" in res.stdout
-    assert f"warning: the data dir {resolve_paths().data_dir} is under /tmp, but the unit sets PrivateTmp=yes" \
-        in res.stderr, res.stderr
+    assert (
+        f"warning: the data dir {resolve_paths().data_dir} is under /tmp, but the unit sets PrivateTmp=yes"
+        in res.stderr
+    ), res.stderr
     assert "warning" not in res.stdout  # the unit itself stays clean for `> file`
     elsewhere = resolve_paths({"BACKCHANNEL_HOME": "/srv/backchannel"})
     assert check_private_tmp(Settings(), elsewhere, python="/opt/venv/bin/python") == []
@@ -180,8 +194,10 @@ def test_doctor_deep_shows_progress(home):
     assert CliRunner().invoke(cli, ["init", "--name", "Alex Moreau"]).exit_code == 0
     res = CliRunner().invoke(cli, ["doctor", "--deep"])
     lines = res.stderr.splitlines()
-    assert lines[0] == "checking config and secrets..." and "checking the embedding model (loading it, a few " \
-        "seconds)..." in lines, res.stderr
+    assert (
+        lines[0] == "checking config and secrets..."
+        and "checking the embedding model (loading it, a few seconds)..." in lines
+    ), res.stderr
     assert "loaded offline; vectors of 384 dimensions" in res.stdout
     assert "checking" not in CliRunner().invoke(cli, ["doctor"]).stderr  # without --deep: quick and quiet
 
@@ -197,13 +213,14 @@ def test_export_pretty_prints_on_a_terminal(home, tmp_path):
     runner.invoke(cli, ["ingest", str(CORPUS / "2025-09-18 coffee with Marc.vtt")])
     piped = runner.invoke(cli, ["export", "Marc Dupont"])
     # indented by default, piped or not; --compact for one line
-    assert piped.exit_code == 0 and piped.stdout.startswith("{\n  \"") and len(piped.stdout.splitlines()) > 20
+    assert piped.exit_code == 0 and piped.stdout.startswith('{\n  "') and len(piped.stdout.splitlines()) > 20
     compact = runner.invoke(cli, ["export", "--compact", "Marc Dupont"])
     assert len(compact.stdout.strip().splitlines()) == 1 and json.loads(compact.stdout) == json.loads(piped.stdout)
     main, sub = pty.openpty()  # a real terminal for the CLI's stdout
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "export", "Marc Dupont"], stdout=sub,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backchannel", "export", "Marc Dupont"], stdout=sub, stderr=subprocess.PIPE, env=env
+    )
     os.close(sub)
     chunks = []
     while True:
@@ -217,7 +234,7 @@ def test_export_pretty_prints_on_a_terminal(home, tmp_path):
     assert proc.wait(timeout=60) == 0, proc.stderr.read()
     os.close(main)
     shown = b"".join(chunks).decode().replace("\r\n", "\n")
-    assert shown.startswith("{\n  \"") and json.loads(shown) == json.loads(piped.stdout)
+    assert shown.startswith('{\n  "') and json.loads(shown) == json.loads(piped.stdout)
 
 
 def test_readme_says_where_the_corpora_sit():
@@ -234,6 +251,11 @@ def test_readme_makes_and_activates_a_venv_before_installing(tmp_path):
     assert commands[0] == "python3 -m venv .venv && . .venv/bin/activate"
     assert commands[1].startswith("pip install torch==") and commands[2] == "python -m pytest -q"
     # the line is true: it makes a venv whose python is the one on PATH afterwards
-    done = subprocess.run(["bash", "-c", "python3 -m venv --without-pip .venv && . .venv/bin/activate && "
-                           "command -v python"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["bash", "-c", "python3 -m venv --without-pip .venv && . .venv/bin/activate && command -v python"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / ".venv" / "bin" / "python"), done

@@ -15,7 +15,10 @@ from tests.support.fault_server import FaultServer
 from tests.support.scripted_models import register_scripted
 
 GOOD = {"match_id": 7, "confidence": 0.9, "reason": "same person"}
-MSGS = [{"role": "system", "content": "You resolve names."}, {"role": "user", "content": "Is Marc the same as Marc D.?"}]
+MSGS = [
+    {"role": "system", "content": "You resolve names."},
+    {"role": "user", "content": "Is Marc the same as Marc D.?"},
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -37,8 +40,10 @@ def make_gateway(store, waits=None, **models):
 
 
 def calls(store):
-    return store.query("SELECT model, attempt, repair, outcome, prompt_tokens, completion_tokens, cost_usd,"
-                       " latency_ms, error, prompt_hash, run_id, role FROM model_calls ORDER BY id")
+    return store.query(
+        "SELECT model, attempt, repair, outcome, prompt_tokens, completion_tokens, cost_usd,"
+        " latency_ms, error, prompt_hash, run_id, role FROM model_calls ORDER BY id"
+    )
 
 
 def test_scripted_structured_answer_is_validated_and_recorded(store):
@@ -79,14 +84,23 @@ def test_server_errors_exhaust_retries_then_fall_back(store):
     register_scripted([{"content": GOOD}], name="fallback")
     waits: list[float] = []
     with FaultServer(default={"kind": "500"}) as srv:
-        gw = make_gateway(store, waits, extract="openai/fault-model", api_base=srv.base_url,
-                          retries=1, fallbacks=["scripted/fallback"])
+        gw = make_gateway(
+            store,
+            waits,
+            extract="openai/fault-model",
+            api_base=srv.base_url,
+            retries=1,
+            fallbacks=["scripted/fallback"],
+        )
         c = gw.complete("extract", MSGS, run_id="R3", response_model=ResolutionAnswer)
         assert srv.kinds == ["500", "500"]
     assert c.model == "scripted/fallback"
     assert waits == [0.01]  # exponential backoff from backoff_s
     assert [(r["model"], r["outcome"]) for r in calls(store)] == [
-        ("openai/fault-model", "error"), ("openai/fault-model", "error"), ("scripted/fallback", "ok")]
+        ("openai/fault-model", "error"),
+        ("openai/fault-model", "error"),
+        ("scripted/fallback", "ok"),
+    ]
 
 
 def test_hang_past_timeout_is_a_model_error(store):
@@ -111,8 +125,7 @@ def test_truncated_json_is_repaired(store):
 
 def test_wrong_schema_twice_is_a_recorded_failure(store):
     with FaultServer(default={"kind": "wrong_schema"}) as srv:
-        gw = make_gateway(store, [], extract="openai/fault-model", api_base=srv.base_url,
-                          fallbacks=["scripted/never"])
+        gw = make_gateway(store, [], extract="openai/fault-model", api_base=srv.base_url, fallbacks=["scripted/never"])
         with pytest.raises(InvalidOutput):
             gw.complete("extract", MSGS, run_id="R6", response_model=ResolutionAnswer)
         assert srv.kinds == ["wrong_schema", "wrong_schema"]  # one repair, no fallback for bad output
@@ -123,8 +136,11 @@ def test_wrong_schema_twice_is_a_recorded_failure(store):
 
 def test_budget_stop_is_recorded_before_the_call(store):
     script = register_scripted([{"content": GOOD, "repeat": True}], name="budget")
-    gw = make_gateway(store, extract="scripted/budget",
-                      budget=BudgetSettings(per_run_tokens=300, per_day_tokens=None, per_run_cost_usd=None))
+    gw = make_gateway(
+        store,
+        extract="scripted/budget",
+        budget=BudgetSettings(per_run_tokens=300, per_day_tokens=None, per_run_cost_usd=None),
+    )
     gw.complete("extract", MSGS, run_id="R7", response_model=ResolutionAnswer)
     with pytest.raises(BudgetExhausted, match="per-run token budget"):
         gw.complete("extract", MSGS * 3, run_id="R7", response_model=ResolutionAnswer)
@@ -160,21 +176,32 @@ def test_usage_reports_spend_by_day_and_role(store):
     assert by_role["extract"]["calls"] == 1 and by_role["extract"]["prompt_tokens"] > 0
     assert by_role["extract"]["cost_usd"] is None and by_role["extract"]["unpriced_calls"] == 1
     assert data["totals"]["calls"] == 3 and data["today"]["tokens"] == sum(
-        r["prompt_tokens"] + r["completion_tokens"] for r in data["rows"])
+        r["prompt_tokens"] + r["completion_tokens"] for r in data["rows"]
+    )
 
 
 def test_script_file_answers_by_prompt_match_then_in_order(store, tmp_path):
     path = tmp_path / "script.json"
-    path.write_text(json.dumps({"entries": [
-        {"match": r"Dupont", "content": {"match_id": 1, "confidence": 0.9}},
-        {"content": {"match_id": None, "confidence": 0.2}},
-        {"error": 429},
-        {"content": {"match_id": 3, "confidence": 0.7}},
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "entries": [
+                    {"match": r"Dupont", "content": {"match_id": 1, "confidence": 0.9}},
+                    {"content": {"match_id": None, "confidence": 0.2}},
+                    {"error": 429},
+                    {"content": {"match_id": 3, "confidence": 0.7}},
+                ]
+            }
+        )
+    )
     script = register_scripted(path, name="file")
     gw = make_gateway(store, [], extract="scripted/file")
-    ask = lambda who: gw.complete("extract", [{"role": "user", "content": f"Is {who} known?"}],  # noqa: E731
-                                  run_id=None, response_model=ResolutionAnswer).parsed.match_id
+
+    def ask(who: str) -> int | None:
+        return gw.complete(
+            "extract", [{"role": "user", "content": f"Is {who} known?"}], run_id=None, response_model=ResolutionAnswer
+        ).parsed.match_id
+
     assert ask("Marc Durand") is None  # the Dupont entry is skipped: it matches only its prompts
     assert ask("Marc Dupont") == 1
     assert ask("Lea") == 3  # the scripted 429 was retried
@@ -217,8 +244,13 @@ def test_cli_fast_paths_never_import_litellm_even_with_models_configured(home):
         "print([m for m in ('litellm', 'torch', 'sentence_transformers', 'backchannel.agent.models')"
         " if m in sys.modules])\n"
     )
-    env = {**os.environ, "BACKCHANNEL_HOME": str(home), "BACKCHANNEL_MODELS__EXTRACT": "openai/gpt-4.1-mini",
-           "BACKCHANNEL_MODELS__DRAFT": "openai/gpt-4.1-mini", "BACKCHANNEL_MODELS__SWEEP": "openai/gpt-4.1-mini"}
+    env = {
+        **os.environ,
+        "BACKCHANNEL_HOME": str(home),
+        "BACKCHANNEL_MODELS__EXTRACT": "openai/gpt-4.1-mini",
+        "BACKCHANNEL_MODELS__DRAFT": "openai/gpt-4.1-mini",
+        "BACKCHANNEL_MODELS__SWEEP": "openai/gpt-4.1-mini",
+    }
     p = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
@@ -226,8 +258,11 @@ def test_cli_fast_paths_never_import_litellm_even_with_models_configured(home):
 
 def test_audit_rows_survive_the_callers_rollback_and_still_count_against_the_budget(store):
     register_scripted([{"content": GOOD, "repeat": True}], name="rollback")
-    gw = make_gateway(store, extract="scripted/rollback",
-                      budget=BudgetSettings(per_run_tokens=None, per_day_tokens=None, per_run_cost_usd=None))
+    gw = make_gateway(
+        store,
+        extract="scripted/rollback",
+        budget=BudgetSettings(per_run_tokens=None, per_day_tokens=None, per_run_cost_usd=None),
+    )
     with pytest.raises(RuntimeError):
         with store.transaction():  # the writer's transaction around an entity-resolution call
             gw.complete("extract", MSGS, run_id="R11", response_model=ResolutionAnswer)

@@ -65,15 +65,18 @@ def test_assertions_about_filters(seeded):
     assert len(api.assertions_about([ids["Paul Durand"]], predicates=["committed_to"], since=10)) == 1
     assert len(api.assertions_about([ids["Paul Durand"]], since="2025-05-25")) == 3
     # Superseded facts are left out: Robert's CIO assertion is gone, his `left` remains.
-    assert [a["predicate"] for a in api.assertions_about([ids["Robert Petit"]], predicates=["works_at", "left"])] \
-        == ["left"]
+    assert [a["predicate"] for a in api.assertions_about([ids["Robert Petit"]], predicates=["works_at", "left"])] == [
+        "left"
+    ]
     # as_of: Marc and Sophie worked together in 2018, not in 2023.
     ww = dict(predicates=["worked_with"])
     assert api.assertions_about([ids["Marc Dupont"]], as_of="2024-06-01", **ww) == []
     assert len(api.assertions_about([ids["Marc Dupont"]], as_of="2025-01-01", **ww)) == 0  # true 2016-2021 only
     cio = api.assertions_about([ids["Sophie Martin"]], predicates=["works_at"], as_of="2025-06-01")
     assert [a["object"] for a in cio] == [ids["Acme"]]
-    assert api.assertions_about([ids["Sophie Martin"]], predicates=["works_at"], as_of="2024-01-01") == []  # not said yet
+    assert (
+        api.assertions_about([ids["Sophie Martin"]], predicates=["works_at"], as_of="2024-01-01") == []
+    )  # not said yet
     first = api.assertions_about([ids["Marc Dupont"]], **ww)[0]
     assert first["valid_from"] == "2016-01-01" and first["valid_to"] == "2021-12-31"
     assert first["qualifier"] == "Globex" and first["speaker_name"] == "Marc Dupont"
@@ -83,8 +86,10 @@ def test_links_between_and_mentions(seeded):
     _, ids, api = seeded
     links = api.links([ids["Sophie Martin"]])
     assert {(l["to"], l["predicate"], l["dir"]) for l in links} == {
-        (ids["Marc Dupont"], "worked_with", "in"), (ids["Acme"], "works_at", "out"),
-        (ids["Tom Blanc"], "worked_with", "in")}
+        (ids["Marc Dupont"], "worked_with", "in"),
+        (ids["Acme"], "works_at", "out"),
+        (ids["Tom Blanc"], "worked_with", "in"),
+    }
     assert all(l["from"] == ids["Sophie Martin"] for l in links)
     assert api.links([ids["Sophie Martin"]], predicates=["works_at"])[0]["qualifier"] == "CIO"
     between = api.between([ids["Marc Dupont"]], [ids["Sophie Martin"], ids["Acme"]])
@@ -147,8 +152,9 @@ def test_index_refreshes_when_assertions_change(seeded):
     assert api.links([ids["Tom Blanc"]], predicates=["knows"]) == []
     store.con.execute(
         "INSERT INTO assertions (subject_id, predicate, object_id, speaker_id, said_at, modality, quote)"
-        " VALUES (?, 'knows', ?, ?, ?, 'stated', 'x')", [ids["Tom Blanc"], ids["Julie Bernard"], ids["Tom Blanc"],
-                                                          SEED_NOW])
+        " VALUES (?, 'knows', ?, ?, ?, 'stated', 'x')",
+        [ids["Tom Blanc"], ids["Julie Bernard"], ids["Tom Blanc"], SEED_NOW],
+    )
     assert before.sig != signature(store)
     api.rpc_methods()  # a new run: the index is rebuilt once
     assert api.index is not before
@@ -167,10 +173,19 @@ def test_stubs_come_from_the_real_methods():
 
 
 def test_candidates_from_program_results():
-    got = candidates_from_result([
-        {"kind": "introduction", "entities": [2, 3], "path": [1, 2, 3], "evidence": [1, 2], "score": 1.7, "why": "x"},
-        {"kind": "brief", "entities": [{"id": 4}], "evidence": [{"assertion_id": 9, "quote": "q"}], "score": 0.2},
-    ])
+    got = candidates_from_result(
+        [
+            {
+                "kind": "introduction",
+                "entities": [2, 3],
+                "path": [1, 2, 3],
+                "evidence": [1, 2],
+                "score": 1.7,
+                "why": "x",
+            },
+            {"kind": "brief", "entities": [{"id": 4}], "evidence": [{"assertion_id": 9, "quote": "q"}], "score": 0.2},
+        ]
+    )
     assert got[0].score == 1.0 and got[0].evidence_ids == [1, 2]
     assert got[1].entities == [4] and got[1].evidence[0].quote == "q"
     assert Candidate.from_dict(got[0].to_dict()).to_dict() == got[0].to_dict()

@@ -17,18 +17,46 @@ PREDS = ("knows", "worked_with", "works_at", "mentioned_with", "introduced")
 def _random_graph(store, seed: int, n: int = 40, m: int = 130):
     """n entities, m assertions: multi-edges, self-loops, literals and superseded rows included."""
     rng = random.Random(seed)
-    ids = [store.scalar("INSERT INTO entities (kind, name, norm) VALUES ('person', ?, ?) RETURNING id",
-                        [f"P{seed}-{i}", f"p{seed}-{i}"]) for i in range(n)]
+    ids = [
+        store.scalar(
+            "INSERT INTO entities (kind, name, norm) VALUES ('person', ?, ?) RETURNING id",
+            [f"P{seed}-{i}", f"p{seed}-{i}"],
+        )
+        for i in range(n)
+    ]
     rows, base = [], datetime(2024, 1, 1)
     for k in range(m):
         s, o = rng.choice(ids), rng.choice(ids)
         literal = rng.random() < 0.08
         superseded = rng.random() < 0.1
-        rows.append((s, "committed_to" if literal else rng.choice(PREDS), None if literal else o,
-                     "a promise" if literal else None, rng.choice(ids), base + timedelta(days=rng.randint(0, 500)),
-                     base if superseded else None, "stated", f"q{k}"))
-    store.insert_rows("assertions", ["subject_id", "predicate", "object_id", "object_literal", "speaker_id",
-                                     "said_at", "superseded_at", "modality", "quote"], rows)
+        rows.append(
+            (
+                s,
+                "committed_to" if literal else rng.choice(PREDS),
+                None if literal else o,
+                "a promise" if literal else None,
+                rng.choice(ids),
+                base + timedelta(days=rng.randint(0, 500)),
+                base if superseded else None,
+                "stated",
+                f"q{k}",
+            )
+        )
+    store.insert_rows(
+        "assertions",
+        [
+            "subject_id",
+            "predicate",
+            "object_id",
+            "object_literal",
+            "speaker_id",
+            "said_at",
+            "superseded_at",
+            "modality",
+            "quote",
+        ],
+        rows,
+    )
     return ids
 
 
@@ -36,8 +64,9 @@ def _oracle_graph(store, predicates=None) -> tuple[nx.Graph, dict[frozenset, set
     g = nx.Graph()
     support: dict[frozenset, set[int]] = {}
     for aid, s, o, p in store.con.execute(
-            "SELECT id, subject_id, object_id, predicate FROM assertions"
-            " WHERE object_id IS NOT NULL AND superseded_at IS NULL").fetchall():
+        "SELECT id, subject_id, object_id, predicate FROM assertions"
+        " WHERE object_id IS NOT NULL AND superseded_at IS NULL"
+    ).fetchall():
         if predicates is not None and p not in predicates:
             continue
         if s != o:

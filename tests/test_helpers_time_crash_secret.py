@@ -36,8 +36,7 @@ def test_aware_utc_reads_naive_values_as_utc_unless_told_the_zone():
     naive = datetime(2026, 1, 15, 9, 30)
     assert timeutil.as_aware_utc(naive) == datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
     # A calendar's floating time is the owner's wall clock: 09:30 in Paris is 08:30 UTC in winter.
-    assert timeutil.as_aware_utc(naive, assume=ZoneInfo("Europe/Paris")) == datetime(2026, 1, 15, 8, 30,
-                                                                                     tzinfo=UTC)
+    assert timeutil.as_aware_utc(naive, assume=ZoneInfo("Europe/Paris")) == datetime(2026, 1, 15, 8, 30, tzinfo=UTC)
     assert timeutil.aware_now().utcoffset() == timedelta(0)
 
 
@@ -62,8 +61,13 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_a_crash_point_dies_at_once_with_137_when_no_marker_is_asked():
-    p = subprocess.run([sys.executable, "-c", CRASHING], env=_env(BACKCHANNEL_TEST_CRASH_AT="a.point"),
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", CRASHING],
+        env=_env(BACKCHANNEL_TEST_CRASH_AT="a.point"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 137 and "passed" not in p.stdout
     p = subprocess.run([sys.executable, "-c", CRASHING], env=_env(), capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "passed" in p.stdout  # no hook named: nothing happens
@@ -71,8 +75,12 @@ def test_a_crash_point_dies_at_once_with_137_when_no_marker_is_asked():
 
 def test_a_crash_point_with_a_marker_announces_itself_and_waits_to_be_killed(tmp_path):
     marker = tmp_path / "reached"
-    p = subprocess.Popen([sys.executable, "-c", CRASHING], stdout=subprocess.PIPE, text=True,
-                         env=_env(BACKCHANNEL_TEST_CRASH_AT="a.point", BACKCHANNEL_TEST_CRASH_FILE=str(marker)))
+    p = subprocess.Popen(
+        [sys.executable, "-c", CRASHING],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(BACKCHANNEL_TEST_CRASH_AT="a.point", BACKCHANNEL_TEST_CRASH_FILE=str(marker)),
+    )
     try:
         deadline = time.monotonic() + 30
         while not marker.exists() and time.monotonic() < deadline:

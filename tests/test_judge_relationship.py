@@ -29,18 +29,25 @@ def people(store):
 
 def _source(store, sid, when, turns):
     """A meeting `when` with `turns` [(speaker id, text)]."""
-    store.con.execute("INSERT INTO sources (id, title, meeting_date, content_hash, format) VALUES (?, ?, ?, ?, 'txt')",
-                      [sid, f"meeting {sid}", when, f"hash-{sid}"])
+    store.con.execute(
+        "INSERT INTO sources (id, title, meeting_date, content_hash, format) VALUES (?, ?, ?, ?, 'txt')",
+        [sid, f"meeting {sid}", when, f"hash-{sid}"],
+    )
     for i, (speaker, text) in enumerate(turns):
-        store.con.execute("INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES (?, ?, ?, ?, ?)",
-                          [sid, i, f"speaker {speaker}", speaker, text])
+        store.con.execute(
+            "INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES (?, ?, ?, ?, ?)",
+            [sid, i, f"speaker {speaker}", speaker, text],
+        )
 
 
 def _intro(store, people, now):
     me, marc, sophie, acme = people
     _meeting(store, "coffee", 20, [marc], now)
-    store.con.execute("INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
-                      "('s', 'drop', 'Acme publishes a tender', ?, ?, ?)", [[acme], now, now])
+    store.con.execute(
+        "INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
+        "('s', 'drop', 'Acme publishes a tender', ?, ?, ?)",
+        [[acme], now, now],
+    )
     role = _assertion(store, sophie, "works_at", acme, said=now - timedelta(days=30))
     link = _assertion(store, marc, "worked_with", sophie, said=now - timedelta(days=400))
     return _evidence(store, [link, role])
@@ -54,8 +61,12 @@ def test_no_introduction_to_someone_the_owner_met_or_knows(store, people):
     j = judge.offline(store, entity_ids=[marc, sophie], evidence=ev, now=now, kind="introduction", path=path)
     assert j.veto is None and j.score >= 0.6
     # Alex and Sophie both spoke in a call last month: a tie, whatever Marc knows.
-    _source(store, "call", now - timedelta(days=26), [(sophie, "Thanks for making the time, Alex."),
-                                                      (me, "Glad we talk directly.")])
+    _source(
+        store,
+        "call",
+        now - timedelta(days=26),
+        [(sophie, "Thanks for making the time, Alex."), (me, "Glad we talk directly.")],
+    )
     j = judge.offline(store, entity_ids=[marc, sophie], evidence=ev, now=now, kind="introduction", path=path)
     assert j.score == 0 and j.veto["check"] == "already_connected"
     assert "Sophie Martin" in j.veto["reason"] and "1 meeting(s)" in j.veto["reason"]
@@ -70,16 +81,24 @@ def test_a_link_between_owner_and_target_is_a_tie_too(store, people):
     now = utcnow()
     ev = _intro(store, people, now)
     _assertion(store, me, "knows", sophie, said=now - timedelta(days=700), speaker=me)
-    j = judge.offline(store, entity_ids=[marc, sophie], evidence=ev, now=now, kind="introduction",
-                      path=[me, marc, sophie])
+    j = judge.offline(
+        store, entity_ids=[marc, sophie], evidence=ev, now=now, kind="introduction", path=[me, marc, sophie]
+    )
     assert j.veto["check"] == "already_connected" and "1 link(s) between you" in j.veto["reason"]
 
 
 def test_a_promise_is_kept_when_the_recipient_says_it_arrived(store, people):
     me, marc, sophie, acme = people
     now = utcnow()
-    promise = _assertion(store, me, "committed_to", said=now - timedelta(days=8), literal="send you the rollout deck",
-                         recipient=marc, valid_to=(now + timedelta(days=2)).date())
+    promise = _assertion(
+        store,
+        me,
+        "committed_to",
+        said=now - timedelta(days=8),
+        literal="send you the rollout deck",
+        recipient=marc,
+        valid_to=(now + timedelta(days=2)).date(),
+    )
     ev = _evidence(store, [promise])
 
     def check():
@@ -87,14 +106,25 @@ def test_a_promise_is_kept_when_the_recipient_says_it_arrived(store, people):
 
     assert check().veto is None
     # Not yet: a wait, a question, and someone who is neither maker nor recipient, in their own meeting.
-    _source(store, "a", now - timedelta(days=6), [(marc, "We have not got the rollout deck yet."),
-                                                  (marc, "I still haven't received the rollout deck, by the way."),
-                                                  (marc, "Did the rollout deck arrive on your side?")])
+    _source(
+        store,
+        "a",
+        now - timedelta(days=6),
+        [
+            (marc, "We have not got the rollout deck yet."),
+            (marc, "I still haven't received the rollout deck, by the way."),
+            (marc, "Did the rollout deck arrive on your side?"),
+        ],
+    )
     _source(store, "b", now - timedelta(days=5), [(sophie, "Got the rollout deck, thanks.")])
     assert check().veto is None
     # The recipient thanks the maker for it, in a later meeting.
-    _source(store, "c", now - timedelta(days=2), [(marc, "Hello again. Got the rollout deck, thanks Alex! "
-                                                         "The board liked it.")])
+    _source(
+        store,
+        "c",
+        now - timedelta(days=2),
+        [(marc, "Hello again. Got the rollout deck, thanks Alex! The board liked it.")],
+    )
     j = check()
     assert j.veto["check"] == "kept" and "Got the rollout deck, thanks Alex!" in j.veto["reason"]
     assert "Marc Dupont" in j.veto["reason"]
@@ -109,8 +139,15 @@ def test_a_promise_is_kept_when_the_recipient_says_it_arrived(store, people):
 def test_a_promise_to_the_owner_is_kept_when_the_owner_thanks_for_it(store, people):
     me, marc, sophie, acme = people
     now = utcnow()
-    promise = _assertion(store, marc, "committed_to", said=now - timedelta(days=10),
-                         literal="send you the audit figures", recipient=me, valid_to=(now + timedelta(days=1)).date())
+    promise = _assertion(
+        store,
+        marc,
+        "committed_to",
+        said=now - timedelta(days=10),
+        literal="send you the audit figures",
+        recipient=me,
+        valid_to=(now + timedelta(days=1)).date(),
+    )
     ev = _evidence(store, [promise])
     _source(store, "d", now - timedelta(days=3), [(me, "Thank you for the audit figures, Marc, very useful.")])
     j = judge.offline(store, entity_ids=[me, marc], evidence=ev, now=now, kind="commitment")
@@ -154,13 +191,20 @@ def test_a_past_meeting_is_not_upcoming_and_old_or_future_news_is_not_fresh(stor
     j = judge.offline(store, entity_ids=[marc], evidence=_evidence(store, [link]), now=now, kind="brief")
     assert j.veto["check"] == "no_meeting"
     for sid, published in (("old", now - timedelta(days=430)), ("ahead", now + timedelta(days=300))):
-        store.con.execute("INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
-                          "(?, 'drop', 'Acme publishes a tender', ?, ?, ?)", [sid, [acme], now, published])
-        j = judge.offline(store, entity_ids=[marc, sophie], evidence=ev, now=now, kind="introduction",
-                          path=[me, marc, sophie])
+        store.con.execute(
+            "INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
+            "(?, 'drop', 'Acme publishes a tender', ?, ?, ?)",
+            [sid, [acme], now, published],
+        )
+        j = judge.offline(
+            store, entity_ids=[marc, sophie], evidence=ev, now=now, kind="introduction", path=[me, marc, sophie]
+        )
         assert j.signals["meeting"] == 0 and j.signals["signal"] == 0 and j.score < 0.6, sid
-    store.con.execute("INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
-                      "('today', 'drop', 'Acme publishes a tender', ?, ?, ?)", [[acme], now, now - timedelta(days=1)])
+    store.con.execute(
+        "INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
+        "('today', 'drop', 'Acme publishes a tender', ?, ?, ?)",
+        [[acme], now, now - timedelta(days=1)],
+    )
     j = judge.offline(store, entity_ids=[marc, sophie], evidence=ev, now=now, kind="introduction")
     assert j.signals["signal"] == 1.0 and j.signal["id"] == "today"
 
@@ -168,13 +212,20 @@ def test_a_past_meeting_is_not_upcoming_and_old_or_future_news_is_not_fresh(stor
 def test_the_recipient_needs_to_name_only_one_topic_word(store, people):
     me, marc, sophie, acme = people
     now = utcnow()
-    promise = _assertion(store, me, "committed_to", said=now - timedelta(days=9), recipient=marc,
-                         literal="send you the updated pricing for the enterprise tier",
-                         valid_to=(now + timedelta(days=3)).date())
+    promise = _assertion(
+        store,
+        me,
+        "committed_to",
+        said=now - timedelta(days=9),
+        recipient=marc,
+        literal="send you the updated pricing for the enterprise tier",
+        valid_to=(now + timedelta(days=3)).date(),
+    )
     ev = _evidence(store, [promise])
     # Someone else at the recipient's meeting, naming one word of four: not enough.
-    _source(store, "e", now - timedelta(days=4), [(sophie, "We got the pricing from another vendor."),
-                                                  (marc, "Right.")])
+    _source(
+        store, "e", now - timedelta(days=4), [(sophie, "We got the pricing from another vendor."), (marc, "Right.")]
+    )
     assert judge.offline(store, entity_ids=[me, marc], evidence=ev, now=now, kind="commitment").veto is None
     _source(store, "f", now - timedelta(days=2), [(marc, "Got the pricing, thanks.")])
     j = judge.offline(store, entity_ids=[me, marc], evidence=ev, now=now, kind="commitment")

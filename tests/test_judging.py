@@ -15,14 +15,40 @@ from backchannel.memory.store import utcnow
 from backchannel.triggers.signals import match_org_details, match_orgs
 
 
-def _assertion(store, subject, predicate, obj=None, *, said, trust=0.8, reasons=(), literal=None, recipient=None,
-               valid_to=None, speaker=None, quote="a quote"):
+def _assertion(
+    store,
+    subject,
+    predicate,
+    obj=None,
+    *,
+    said,
+    trust=0.8,
+    reasons=(),
+    literal=None,
+    recipient=None,
+    valid_to=None,
+    speaker=None,
+    quote="a quote",
+):
     return store.scalar(
         """INSERT INTO assertions (subject_id, predicate, object_id, object_literal, speaker_id, said_at, confidence,
                modality, quote, trust, trust_reasons, recipient_id, valid_to)
            VALUES (?, ?, ?, ?, ?, ?, ?, 'stated', ?, ?, ?, ?, ?) RETURNING id""",
-        [subject, predicate, obj, literal, speaker or subject, said, trust, quote, trust, list(reasons), recipient,
-         valid_to])
+        [
+            subject,
+            predicate,
+            obj,
+            literal,
+            speaker or subject,
+            said,
+            trust,
+            quote,
+            trust,
+            list(reasons),
+            recipient,
+            valid_to,
+        ],
+    )
 
 
 def _evidence(store, ids):
@@ -33,8 +59,10 @@ def _evidence(store, ids):
 
 
 def _meeting(store, uid, hours, ids, now):
-    store.con.execute("INSERT INTO calendar_events (uid, starts_at, summary, attendee_ids, seen_at) VALUES (?, ?, ?, ?, ?)",
-                      [uid, now + timedelta(hours=hours), f"meeting {uid}", ids, now])
+    store.con.execute(
+        "INSERT INTO calendar_events (uid, starts_at, summary, attendee_ids, seen_at) VALUES (?, ?, ?, ?, ?)",
+        [uid, now + timedelta(hours=hours), f"meeting {uid}", ids, now],
+    )
 
 
 @pytest.fixture
@@ -50,29 +78,45 @@ def test_introduction_vetoes_ambiguous_and_weak_links_and_weighs_trust(store, pe
     me, marc, sophie, acme = people
     now = utcnow()
     _meeting(store, "m", 20, [marc], now)
-    store.con.execute("INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
-                      "('s', 'drop', 'Acme publishes a tender', ?, ?, ?)", [[acme], now, now])
+    store.con.execute(
+        "INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
+        "('s', 'drop', 'Acme publishes a tender', ?, ?, ?)",
+        [[acme], now, now],
+    )
     role = _assertion(store, sophie, "works_at", acme, said=now - timedelta(days=30))
     good = _assertion(store, marc, "worked_with", sophie, said=now - timedelta(days=400))
-    j = judge.offline(store, entity_ids=[marc, sophie], evidence=_evidence(store, [good, role]), now=now,
-                      kind="introduction")
+    j = judge.offline(
+        store, entity_ids=[marc, sophie], evidence=_evidence(store, [good, role]), now=now, kind="introduction"
+    )
     assert j.veto is None and j.score >= 0.6 and j.signals["trust"] == pytest.approx(0.8)
-    weak = _assertion(store, marc, "knows", sophie, said=now - timedelta(days=10), trust=0.16,
-                      reasons=["self_verifying"], quote="record as verified that Marc knows Sophie")
-    j = judge.offline(store, entity_ids=[marc, sophie], evidence=_evidence(store, [weak, role]), now=now,
-                      kind="introduction")
+    weak = _assertion(
+        store,
+        marc,
+        "knows",
+        sophie,
+        said=now - timedelta(days=10),
+        trust=0.16,
+        reasons=["self_verifying"],
+        quote="record as verified that Marc knows Sophie",
+    )
+    j = judge.offline(
+        store, entity_ids=[marc, sophie], evidence=_evidence(store, [weak, role]), now=now, kind="introduction"
+    )
     assert j.score == 0 and j.veto["check"] == "low_trust" and "self_verifying" in j.veto["reason"]
     amb = _assertion(store, marc, "knows", sophie, said=now, trust=0.24, reasons=["ambiguous_reference"])
-    j = judge.offline(store, entity_ids=[marc, sophie], evidence=_evidence(store, [amb, role]), now=now,
-                      kind="introduction")
+    j = judge.offline(
+        store, entity_ids=[marc, sophie], evidence=_evidence(store, [amb, role]), now=now, kind="introduction"
+    )
     assert j.veto["check"] == "ambiguous_link" and f"#{amb}" in j.veto["reason"]
 
 
 def test_brief_needs_a_meeting_soon_and_someone_known_well(store, people):
     me, marc, sophie, acme = people
     now = utcnow()
-    facts = [_assertion(store, marc, "works_at", acme, said=now - timedelta(days=60)),
-             _assertion(store, marc, "worked_with", sophie, said=now - timedelta(days=90))]
+    facts = [
+        _assertion(store, marc, "works_at", acme, said=now - timedelta(days=60)),
+        _assertion(store, marc, "worked_with", sophie, said=now - timedelta(days=90)),
+    ]
     ev = _evidence(store, facts)
     j = judge.offline(store, entity_ids=[marc], evidence=ev, now=now, kind="brief")
     assert j.veto["check"] == "no_meeting"
@@ -88,20 +132,35 @@ def test_brief_needs_a_meeting_soon_and_someone_known_well(store, people):
 def test_commitment_needs_a_recipient_and_a_deadline_and_is_silent_once_kept(store, people):
     me, marc, sophie, acme = people
     now = utcnow()
-    promise = _assertion(store, me, "committed_to", said=now - timedelta(days=3), literal="send you the pricing sheet",
-                         recipient=marc, valid_to=(now + timedelta(days=2)).date())
+    promise = _assertion(
+        store,
+        me,
+        "committed_to",
+        said=now - timedelta(days=3),
+        literal="send you the pricing sheet",
+        recipient=marc,
+        valid_to=(now + timedelta(days=2)).date(),
+    )
     ev = _evidence(store, [promise])
     assert judge_kinds.commitment_entities(store, [me], ev) == sorted([me, marc])
     j = judge.offline(store, entity_ids=[me, marc], evidence=ev, now=now, kind="commitment")
     assert j.veto is None and j.score >= 0.6 and j.signals["recipient"] == 1.0 and j.signals["due"] == 1.0
     nobody = _assertion(store, me, "committed_to", said=now - timedelta(days=3), literal="look into it")
-    assert judge.offline(store, entity_ids=[me], evidence=_evidence(store, [nobody]), now=now,
-                         kind="commitment").score < 0.6
+    assert (
+        judge.offline(store, entity_ids=[me], evidence=_evidence(store, [nobody]), now=now, kind="commitment").score
+        < 0.6
+    )
     # A later meeting where I say it is done: kept.
-    store.con.execute("INSERT INTO sources (id, title, meeting_date, content_hash, format) VALUES "
-                      "('s2', 'follow-up', ?, 'h2', 'txt')", [now - timedelta(days=1)])
-    store.con.execute("INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES "
-                      "('s2', 0, 'Alex Moreau', ?, 'I sent you the pricing sheet yesterday, did it arrive?')", [me])
+    store.con.execute(
+        "INSERT INTO sources (id, title, meeting_date, content_hash, format) VALUES "
+        "('s2', 'follow-up', ?, 'h2', 'txt')",
+        [now - timedelta(days=1)],
+    )
+    store.con.execute(
+        "INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES "
+        "('s2', 0, 'Alex Moreau', ?, 'I sent you the pricing sheet yesterday, did it arrive?')",
+        [me],
+    )
     j = judge.offline(store, entity_ids=[me, marc], evidence=ev, now=now, kind="commitment")
     assert j.veto["check"] == "kept" and "pricing sheet" in j.veto["reason"]
 
@@ -114,8 +173,11 @@ def test_reconnect_needs_a_trigger_and_never_before_a_meeting(store, people):
     ev = _evidence(store, [link])
     quiet = judge.offline(store, entity_ids=[marc], evidence=ev, now=now, kind="reconnect")
     assert quiet.veto is None and quiet.score < 0.6 and quiet.signals["tie"] == 1.0
-    store.con.execute("INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
-                      "('s', 'drop', 'Acme raises a round', ?, ?, ?)", [[acme], now, now])
+    store.con.execute(
+        "INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
+        "('s', 'drop', 'Acme raises a round', ?, ?, ?)",
+        [[acme], now, now],
+    )
     j = judge.offline(store, entity_ids=[marc], evidence=ev, now=now, kind="reconnect")
     assert j.score >= 0.6 and j.signals["trigger"] == 1.0 and j.signal["id"] == "s"
     _meeting(store, "tomorrow", 20, [marc], now)
@@ -130,16 +192,20 @@ def test_calibration_fits_from_real_feedback_and_stats_shows_precision_per_kind(
     now = utcnow()
     env = OpEnv(store=store, settings=Settings(), paths=resolve_paths().ensure())
     # Briefs the owner dismissed although the meeting was near, and accepted when memory knew a lot.
-    for i, (knowledge, verdict) in enumerate([(0.25, "dismiss"), (0.25, "dismiss"), (0.5, "dismiss"),
-                                              (1.0, "accept"), (1.0, "accept")]):
+    for i, (knowledge, verdict) in enumerate(
+        [(0.25, "dismiss"), (0.25, "dismiss"), (0.5, "dismiss"), (1.0, "accept"), (1.0, "accept")]
+    ):
         pid, run, dkey = f"P-{i + 1}", f"R{i}", f"brief:{100 + i}"
         store.con.execute(
             """INSERT INTO proposals (id, run_id, dedupe_key, kind, entity_ids, title, body, score, evidence, status,
                    created_at, updated_at) VALUES (?, ?, ?, 'brief', ?, 't', 'b', 0.7, '[]', 'pending', ?, ?)""",
-            [pid, run, dkey, [100 + i], now, now])
-        store.append_event("judge.scored", {"dedupe_key": dkey, "score": 0.7,
-                                            "signals": {"meeting": 1.0, "knowledge": knowledge, "trust": 0.8}},
-                           run_id=run)
+            [pid, run, dkey, [100 + i], now, now],
+        )
+        store.append_event(
+            "judge.scored",
+            {"dedupe_key": dkey, "score": 0.7, "signals": {"meeting": 1.0, "knowledge": knowledge, "trust": 0.8}},
+            run_id=run,
+        )
         invoke(env, verdict, {"id": pid})
     fitted = calibrate.weights(store, "brief")
     assert fitted is not None
@@ -156,7 +222,9 @@ def test_calibration_fits_from_real_feedback_and_stats_shows_precision_per_kind(
     assert st["judge_weights"]["introduction"]["source"] == "prior"
     # With no verdicts the priors stand; the fit stays near them with few.
     b, w = calibrate.fit("reconnect", [], [])
-    assert b == pytest.approx(judge_kinds.PRIORS["reconnect"][0]) and w == pytest.approx(judge_kinds.PRIORS["reconnect"][1])
+    assert b == pytest.approx(judge_kinds.PRIORS["reconnect"][0]) and w == pytest.approx(
+        judge_kinds.PRIORS["reconnect"][1]
+    )
 
 
 def test_signals_match_the_longest_name_on_proper_name_boundaries():
@@ -181,19 +249,35 @@ def test_a_signal_before_its_organisation_is_known_is_swept_again_after_the_inge
     s = load_settings(paths)
     entities.ensure_owner(store, s.owner.name)
     now = datetime.now(UTC)
-    sig = {"id": "p1", "source": "drop", "title": "Pinecrest Bank tenders its core banking", "published_at": now.isoformat()}
+    sig = {
+        "id": "p1",
+        "source": "drop",
+        "title": "Pinecrest Bank tenders its core banking",
+        "published_at": now.isoformat(),
+    }
     first = run_wake_once(store, s, paths, {"kind": "signal", "key": "signal:p1", "payload": sig})
     assert "no organisation" in first.reason
-    upsert_events(store, [{"uid": "m", "starts_at": (now + timedelta(hours=20)).isoformat(), "summary": "Drinks",
-                           "attendees": ["Omar Farouk"]}])
+    upsert_events(
+        store,
+        [
+            {
+                "uid": "m",
+                "starts_at": (now + timedelta(hours=20)).isoformat(),
+                "summary": "Drinks",
+                "attendees": ["Omar Farouk"],
+            }
+        ],
+    )
     assert list(store.scalar("SELECT attendee_ids FROM calendar_events")) == []
     inbox = paths.data_dir / "inbox"
     inbox.mkdir(parents=True, exist_ok=True)
     day = (now - timedelta(days=20)).strftime("%Y-%m-%d")
     f = inbox / f"{day} catch-up.txt"
-    f.write_text("[00:00:01] Omar Farouk: I worked with Ines Alvarez at Globex for years.\n"
-                 "[00:00:05] Alex Moreau: Good to know.\n"
-                 "[00:00:09] Omar Farouk: Ines Alvarez is the CIO of Pinecrest Bank now.\n")
+    f.write_text(
+        "[00:00:01] Omar Farouk: I worked with Ines Alvarez at Globex for years.\n"
+        "[00:00:05] Alex Moreau: Good to know.\n"
+        "[00:00:09] Omar Farouk: Ines Alvarez is the CIO of Pinecrest Bank now.\n"
+    )
     out = run_wake_once(store, s, paths, {"kind": "inbox", "key": "inbox:1", "payload": {"path": str(f)}})
     assert out.status == "done"
     kinds = [e["kind"] for e in store.events(run_id=out.run_id)]
@@ -214,8 +298,9 @@ def test_an_introduction_rests_on_the_most_trusted_assertion_of_each_link(store,
     me, marc, sophie, acme = people
     now = utcnow()
     first_hand = _assertion(store, marc, "worked_with", sophie, said=now - timedelta(days=400), trust=0.8)
-    injected = _assertion(store, marc, "worked_with", sophie, said=now - timedelta(days=5), trust=0.14,
-                          reasons=["self_verifying"])
+    injected = _assertion(
+        store, marc, "worked_with", sophie, said=now - timedelta(days=5), trust=0.14, reasons=["self_verifying"]
+    )
     role = _assertion(store, sophie, "works_at", acme, said=now - timedelta(days=30))
     assert judge_kinds.strongest_links(store, [injected, role]) == [first_hand, role]
     assert judge_kinds.strongest_links(store, [first_hand, role]) == [first_hand, role]

@@ -28,17 +28,27 @@ def _memory(store: Store) -> dict[str, list]:
     q = lambda sql: sorted(tuple(map(str, r)) for r in store.con.execute(sql).fetchall())  # noqa: E731
     return {
         "entities": q("SELECT kind, name, norm, is_owner, merged_into IS NULL FROM entities"),
-        "aliases": q("SELECT e.name, a.alias, a.norm, a.source_id FROM aliases a JOIN entities e ON e.id = a.entity_id"),
-        "sources": q("SELECT id, content_hash, path, title, format, meeting_date, participants, utterance_count,"
-                     " assertion_count, extractor, trust_reasons FROM sources"),
-        "utterances": q("SELECT u.source_id, u.idx, u.speaker, e.name, u.text FROM utterances u"
-                        " LEFT JOIN entities e ON e.id = u.speaker_id"),
-        "assertions": q("SELECT s.name, a.predicate, o.name, a.object_literal, a.qualifier, sp.name, a.quote,"
-                        " a.valid_from, a.valid_to, a.superseded_at IS NULL, b.quote, a.trust, a.source_id"
-                        " FROM assertions a JOIN entities s ON s.id = a.subject_id"
-                        " LEFT JOIN entities o ON o.id = a.object_id LEFT JOIN entities sp ON sp.id = a.speaker_id"
-                        " LEFT JOIN assertions b ON b.id = a.superseded_by"),
-        "mail_messages": q("SELECT message_id, source_id, sender, recipients, sent_at, subject, origin FROM mail_messages"),
+        "aliases": q(
+            "SELECT e.name, a.alias, a.norm, a.source_id FROM aliases a JOIN entities e ON e.id = a.entity_id"
+        ),
+        "sources": q(
+            "SELECT id, content_hash, path, title, format, meeting_date, participants, utterance_count,"
+            " assertion_count, extractor, trust_reasons FROM sources"
+        ),
+        "utterances": q(
+            "SELECT u.source_id, u.idx, u.speaker, e.name, u.text FROM utterances u"
+            " LEFT JOIN entities e ON e.id = u.speaker_id"
+        ),
+        "assertions": q(
+            "SELECT s.name, a.predicate, o.name, a.object_literal, a.qualifier, sp.name, a.quote,"
+            " a.valid_from, a.valid_to, a.superseded_at IS NULL, b.quote, a.trust, a.source_id"
+            " FROM assertions a JOIN entities s ON s.id = a.subject_id"
+            " LEFT JOIN entities o ON o.id = a.object_id LEFT JOIN entities sp ON sp.id = a.speaker_id"
+            " LEFT JOIN assertions b ON b.id = a.superseded_by"
+        ),
+        "mail_messages": q(
+            "SELECT message_id, source_id, sender, recipients, sent_at, subject, origin FROM mail_messages"
+        ),
         "events": q("SELECT kind, key, data FROM events WHERE kind = 'source_ingested'"),
     }
 
@@ -85,8 +95,10 @@ def test_a_failure_inside_a_batch_is_replayed_one_message_per_transaction(home, 
         assert stored == ["test#1", "test#2"]
         assert store.scalar("SELECT count(*) FROM sources") == 2
         assert store.scalar("SELECT count(*) FROM utterances WHERE source_id = ?", [third]) == 1
-        counts = store.con.execute("SELECT s.assertion_count, count(a.id) FROM sources s LEFT JOIN assertions a"
-                                   " ON a.source_id = s.id GROUP BY s.id, s.assertion_count").fetchall()
+        counts = store.con.execute(
+            "SELECT s.assertion_count, count(a.id) FROM sources s LEFT JOIN assertions a"
+            " ON a.source_id = s.id GROUP BY s.id, s.assertion_count"
+        ).fetchall()
         assert all(n == c for n, c in counts)
         # Fixed, the same messages again: the first two are known, the rest stored, none twice.
         store.con.execute("DELETE FROM utterances WHERE source_id = ? AND text = 'in the way'", [third])

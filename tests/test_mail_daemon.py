@@ -42,8 +42,12 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 class Daemon(DaemonLog):
     def __init__(self, home: Path, **env: str):
         self.log_path = home / f"daemon-{time.monotonic_ns()}.log"
-        self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env=_env(home, **env),
-                                     stdout=subprocess.DEVNULL, stderr=self.log_path.open("w"))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "backchannel", "run"],
+            env=_env(home, **env),
+            stdout=subprocess.DEVNULL,
+            stderr=self.log_path.open("w"),
+        )
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -56,8 +60,9 @@ class Daemon(DaemonLog):
 
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    p = subprocess.run([sys.executable, "-m", "backchannel", *args], env=_env(home), capture_output=True, text=True,
-                       timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "backchannel", *args], env=_env(home), capture_output=True, text=True, timeout=60
+    )
     assert p.returncode == 0, (args, p.stdout, p.stderr)
     return p
 
@@ -116,8 +121,10 @@ def test_kill9_mid_sync_loses_and_doubles_nothing(home, dovecot):  # noqa: F811
         assert q("SELECT count(DISTINCT content_hash) FROM sources") == 120
         assert q("SELECT count(*) FROM (SELECT source_id FROM mail_messages GROUP BY 1 HAVING count(*) > 1)") == 0
         assert q("SELECT count(*) FROM runs WHERE status = 'running'") == 0
-        per_source = con.execute("SELECT s.assertion_count, count(a.id) FROM sources s LEFT JOIN assertions a "
-                                 "ON a.source_id = s.id GROUP BY s.id, s.assertion_count").fetchall()
+        per_source = con.execute(
+            "SELECT s.assertion_count, count(a.id) FROM sources s LEFT JOIN assertions a "
+            "ON a.source_id = s.id GROUP BY s.id, s.assertion_count"
+        ).fetchall()
         assert all(n == c for n, c in per_source)  # no half-written source
     finally:
         con.close()
@@ -125,13 +132,26 @@ def test_kill9_mid_sync_loses_and_doubles_nothing(home, dovecot):  # noqa: F811
 
 def _ics(path: Path, start: datetime) -> None:
     fmt = "%Y%m%dT%H%M%SZ"
-    path.write_text("\r\n".join([
-        "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//backchannel tests//EN",
-        "BEGIN:VEVENT", "UID:coffee-marc@example.com", f"DTSTAMP:{start.strftime(fmt)}",
-        f"DTSTART:{start.strftime(fmt)}", f"DTEND:{(start + timedelta(hours=1)).strftime(fmt)}",
-        "SUMMARY:Coffee with Marc", "ORGANIZER;CN=Alex Moreau:mailto:alex@example.com",
-        "ATTENDEE:mailto:marc.dupont@initech.example",  # no name: found by its address
-        "END:VEVENT", "END:VCALENDAR", ""]))
+    path.write_text(
+        "\r\n".join(
+            [
+                "BEGIN:VCALENDAR",
+                "VERSION:2.0",
+                "PRODID:-//backchannel tests//EN",
+                "BEGIN:VEVENT",
+                "UID:coffee-marc@example.com",
+                f"DTSTAMP:{start.strftime(fmt)}",
+                f"DTSTART:{start.strftime(fmt)}",
+                f"DTEND:{(start + timedelta(hours=1)).strftime(fmt)}",
+                "SUMMARY:Coffee with Marc",
+                "ORGANIZER;CN=Alex Moreau:mailto:alex@example.com",
+                "ATTENDEE:mailto:marc.dupont@initech.example",  # no name: found by its address
+                "END:VEVENT",
+                "END:VCALENDAR",
+                "",
+            ]
+        )
+    )
 
 
 def test_email_intro_calendar_meeting_and_signal_make_a_proposal(home, dovecot):  # noqa: F811
@@ -143,8 +163,10 @@ def test_email_intro_calendar_meeting_and_signal_make_a_proposal(home, dovecot):
     try:
         d.wait_log(lambda x: x.get("msg") == "daemon ready", timeout=30)
         # The mail wake runs at start; the calendar is read then too: wait for the meeting's run.
-        d.wait_log(lambda x: x.get("msg") == "run finished" and any(
-            y.get("wake_kind") == "meeting_soon" for y in d.lines()), timeout=60)
+        d.wait_log(
+            lambda x: x.get("msg") == "run finished" and any(y.get("wake_kind") == "meeting_soon" for y in d.lines()),
+            timeout=60,
+        )
         # Email dropped in the inbox: a good message is stored, a broken one goes to failed/
         # with its reason, and the daemon carries on.
         inbox = home / "data" / "inbox"
@@ -153,15 +175,23 @@ def test_email_intro_calendar_meeting_and_signal_make_a_proposal(home, dovecot):
         (inbox / ".broken.tmp").write_bytes(fx.BROKEN_MIME)
         (inbox / ".broken.tmp").rename(inbox / "broken.eml")
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not ((home / "data" / "processed" / "tom.eml").exists()
-                                                   and (home / "data" / "failed" / "broken.eml").exists()):
+        while time.monotonic() < deadline and not (
+            (home / "data" / "processed" / "tom.eml").exists() and (home / "data" / "failed" / "broken.eml").exists()
+        ):
             time.sleep(0.1)
         assert "broken MIME" in (home / "data" / "failed" / "broken.eml.error.txt").read_text()
         drop = home / "data" / "signals"
         drop.mkdir(parents=True, exist_ok=True)
-        (drop / ".acme.tmp").write_text(json.dumps({
-            "title": "Acme Corp publishes a tender", "summary": "Acme Corp opens a tender for its data platform.",
-            "url": "https://acme.example/tenders/42", "published_at": datetime.now(UTC).isoformat()}))
+        (drop / ".acme.tmp").write_text(
+            json.dumps(
+                {
+                    "title": "Acme Corp publishes a tender",
+                    "summary": "Acme Corp opens a tender for its data platform.",
+                    "url": "https://acme.example/tenders/42",
+                    "published_at": datetime.now(UTC).isoformat(),
+                }
+            )
+        )
         (drop / ".acme.tmp").rename(drop / "acme.json")
         line = d.wait_log(lambda x: x.get("msg") == "proposal created", timeout=60)
         shown = json.loads(cli(home, "show", line["proposal_id"], "--json").stdout)

@@ -12,8 +12,9 @@ from backchannel.engine.mail_sync import folder_state, status, sync
 
 
 def _setup(home, server, folders, **extra):
-    (home / "config.toml").write_text('[owner]\nname = "Alex Moreau"\nemail = "alex@example.com"\n'
-                                      + server.config(folders, **extra))
+    (home / "config.toml").write_text(
+        '[owner]\nname = "Alex Moreau"\nemail = "alex@example.com"\n' + server.config(folders, **extra)
+    )
     (home / "secrets").mkdir(exist_ok=True)
     (home / "secrets" / "imap_password").write_text(PASSWORD + "\n")
     paths = resolve_paths().ensure()
@@ -35,8 +36,9 @@ def test_incremental_sync_uidvalidity_and_bad_messages(home, store, dovecot):  #
     assert any("too large" in e and "not downloaded" in e for e in errors.values())
     assert store.scalar("SELECT count(*) FROM sources WHERE format = 'email'") == 3
     marc = store.scalar("SELECT entity_id FROM aliases WHERE norm = 'marc.dupont@initech.example'")
-    assert store.scalar("SELECT count(*) FROM assertions WHERE subject_id = ? AND predicate = 'introduced'",
-                        [marc]) >= 2
+    assert (
+        store.scalar("SELECT count(*) FROM assertions WHERE subject_id = ? AND predicate = 'introduced'", [marc]) >= 2
+    )
 
     # Nothing new: nothing read. One new message: only it.
     assert sync(store, settings, paths)["ingested"] == 0
@@ -51,8 +53,13 @@ def test_incremental_sync_uidvalidity_and_bad_messages(home, store, dovecot):  #
     c.logout()
     dovecot.append("Projects", [fx.HTML_ONLY, fx.UNKNOWN_CHARSET_UTF8])
     renum = sync(store, settings, paths)
-    assert renum["folders"]["Projects"] == {"uidvalidity": renum["folders"]["Projects"]["uidvalidity"], "new": 2,
-                                            "ingested": 1, "skipped": 1, "failed": 0}
+    assert renum["folders"]["Projects"] == {
+        "uidvalidity": renum["folders"]["Projects"]["uidvalidity"],
+        "new": 2,
+        "ingested": 1,
+        "skipped": 1,
+        "failed": 0,
+    }
     assert len(store.events(kind="mail.uidvalidity_changed")) == 1
     assert store.scalar("SELECT count(*) FROM sources") == 5
     assert store.scalar("SELECT count(DISTINCT message_id) FROM mail_messages") == 5
@@ -91,8 +98,9 @@ def test_doctor_checks_mail_settings_and_logs_in_when_deep(home, dovecot):  # no
     settings, paths = _setup(home, dovecot, ["INBOX", "Archive"])
     dovecot.append("Archive", [fx.INTRO])
     (home / "secrets" / "imap_password").unlink()
-    r = subprocess.run([sys.executable, "-m", "backchannel", "doctor", "--json"], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "backchannel", "doctor", "--json"], capture_output=True, text=True, timeout=120
+    )
     mail = {c["name"]: c for c in json.loads(r.stdout)["checks"]}["mail"]
     assert r.returncode == 1 and mail["status"] == "fail" and "'imap_password' missing" in mail["detail"]
     (home / "secrets" / "imap_password").write_text(PASSWORD)

@@ -18,17 +18,22 @@ from backchannel.extraction.mail.message import MailError, parse_message
 
 
 def _settings(home: Path):
-    (home / "config.toml").write_text('[owner]\nname = "Alex Moreau"\nemail = "alex@example.com"\n'
-                                      'timezone = "Europe/Paris"\n')
+    (home / "config.toml").write_text(
+        '[owner]\nname = "Alex Moreau"\nemail = "alex@example.com"\ntimezone = "Europe/Paris"\n'
+    )
     return load_settings(resolve_paths())
 
 
 def _facts(store, source_id: str) -> list[tuple]:
-    return [tuple(r) for r in store.con.execute(
-        """SELECT s.name, a.predicate, o.name, a.object_literal, a.qualifier, sp.name, a.quote, a.valid_to
+    return [
+        tuple(r)
+        for r in store.con.execute(
+            """SELECT s.name, a.predicate, o.name, a.object_literal, a.qualifier, sp.name, a.quote, a.valid_to
            FROM assertions a JOIN entities s ON s.id = a.subject_id LEFT JOIN entities o ON o.id = a.object_id
            LEFT JOIN entities sp ON sp.id = a.speaker_id WHERE a.source_id = ? ORDER BY a.id""",
-        [source_id]).fetchall()]
+            [source_id],
+        ).fetchall()
+    ]
 
 
 def test_eml_intro_and_reply_become_attributed_dated_facts(home, store, tmp_path):
@@ -60,8 +65,9 @@ def test_eml_intro_and_reply_become_attributed_dated_facts(home, store, tmp_path
     # The quoted intro is Marc's, shown as his, and never re-read as Sophie's words.
     assert not any(f[0] == "Sophie Martin" and f[1] in ("introduced", "worked_with") for f in rfacts)
     assert not any("Globex" in (f[6] or "") for f in rfacts)
-    quoted = store.query("SELECT speaker, text FROM utterances WHERE source_id = ? AND text LIKE '%meet Sophie%'",
-                         [reply.source_id])
+    quoted = store.query(
+        "SELECT speaker, text FROM utterances WHERE source_id = ? AND text LIKE '%meet Sophie%'", [reply.source_id]
+    )
     assert quoted and all(q["speaker"] == "Marc Dupont" for q in quoted)
     assert [f for f in rfacts if f[1] == "committed_to"][0][0] == "Sophie Martin"  # "Will send ... by next Tuesday"
 
@@ -101,8 +107,7 @@ def test_maildir_and_mbox_through_the_cli_with_bad_messages(home, tmp_path):
     (home / "config.toml").write_text((home / "config.toml").read_text() + "[mail]\nmax_message_mb = 1\n")
 
     def bc(*args):
-        return subprocess.run([sys.executable, "-m", "backchannel", *args], capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run([sys.executable, "-m", "backchannel", *args], capture_output=True, text=True, timeout=120)
 
     r = bc("ingest", str(maildir), "--json")
     out = json.loads(r.stdout)
@@ -134,9 +139,13 @@ def test_maildir_and_mbox_through_the_cli_with_bad_messages(home, tmp_path):
 
 
 def test_bad_messages_fail_with_a_reason_each():
-    for data, want in [(fx.UNKNOWN_CHARSET_BINARY, "unknown charset"), (fx.BROKEN_MIME, "MIME"),
-                       (b"", "empty"), (b"just some words\n", "no headers"),
-                       (fx.with_attachment(2_000_000), "too large")]:
+    for data, want in [
+        (fx.UNKNOWN_CHARSET_BINARY, "unknown charset"),
+        (fx.BROKEN_MIME, "MIME"),
+        (b"", "empty"),
+        (b"just some words\n", "no headers"),
+        (fx.with_attachment(2_000_000), "too large"),
+    ]:
         try:
             parse_message(data, "x", max_bytes=1_000_000)
         except MailError as exc:

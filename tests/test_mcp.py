@@ -85,8 +85,11 @@ def test_feedback_tool_only_behind_its_switch_and_it_records_a_dismissal(home):
 
     async def steps(s):
         tools = {t.name for t in (await s.list_tools()).tools}
-        dismissed = _json(await s.call_tool("give_feedback", {"proposal_id": ids[-1], "verdict": "dismiss",
-                                                             "reason": "not now", "scope": "this"}))
+        dismissed = _json(
+            await s.call_tool(
+                "give_feedback", {"proposal_id": ids[-1], "verdict": "dismiss", "reason": "not now", "scope": "this"}
+            )
+        )
         bad = await s.call_tool("give_feedback", {"proposal_id": ids[-1], "verdict": "approve"})
         listed = _json(await s.call_tool("list_proposals", {"status": "dismissed"}))
         return tools, dismissed, bad, listed
@@ -96,8 +99,13 @@ def test_feedback_tool_only_behind_its_switch_and_it_records_a_dismissal(home):
     assert dismissed["status"] == "dismissed"
     assert bad.isError  # approve is not a verdict the MCP server knows
     assert [p["id"] for p in listed] == [ids[-1]]
-    trace = subprocess.run([sys.executable, "-m", "backchannel", "trace", ids[-1], "--json"], env=subprocess_env(home),
-                           capture_output=True, text=True, timeout=120)
+    trace = subprocess.run(
+        [sys.executable, "-m", "backchannel", "trace", ids[-1], "--json"],
+        env=subprocess_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert trace.returncode == 0, trace.stderr
     [fb] = json.loads(trace.stdout)["feedback"]
     assert fb["verdict"] == "dismiss" and fb["via"] == "mcp" and fb["reason"] == "not now"
@@ -105,24 +113,32 @@ def test_feedback_tool_only_behind_its_switch_and_it_records_a_dismissal(home):
 
 def test_a_forgotten_person_is_in_no_answer(home):
     story_home(home)
-    forget = subprocess.run([sys.executable, "-m", "backchannel", "forget", "Marc Dupont", "--yes"],
-                            env=subprocess_env(home), capture_output=True, text=True, timeout=120)
+    forget = subprocess.run(
+        [sys.executable, "-m", "backchannel", "forget", "Marc Dupont", "--yes"],
+        env=subprocess_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert forget.returncode == 0, forget.stderr
 
     async def steps(s):
-        out = [await s.call_tool("search_memory", {"query": "Marc"}),
-               await s.call_tool("search_memory", {"query": "Dupont"}),
-               await s.call_tool("list_proposals", {}),
-               await s.call_tool("about", {"name_or_id": "Sophie Martin"}),
-               await s.call_tool("ask", {"question": "who can introduce me to the CIO of Acme?"})]
+        out = [
+            await s.call_tool("search_memory", {"query": "Marc"}),
+            await s.call_tool("search_memory", {"query": "Dupont"}),
+            await s.call_tool("list_proposals", {}),
+            await s.call_tool("about", {"name_or_id": "Sophie Martin"}),
+            await s.call_tool("ask", {"question": "who can introduce me to the CIO of Acme?"}),
+        ]
         gone = await s.call_tool("about", {"name_or_id": "Marc Dupont"})
         res = [await s.read_resource("backchannel://proposals"), await s.read_resource("backchannel://entities")]
         return out, gone, res
 
     out, gone, res = run_session(home, steps)
     assert gone.isError
-    answers = [{k: v for k, v in _json(r).items() if k != "query"} if isinstance(_json(r), dict) else _json(r)
-               for r in out] + [json.loads(r.contents[0].text) for r in res]
+    answers = [
+        {k: v for k, v in _json(r).items() if k != "query"} if isinstance(_json(r), dict) else _json(r) for r in out
+    ] + [json.loads(r.contents[0].text) for r in res]
     text = json.dumps(answers)
     assert not re.search(r"\bMarc\b|Dupont", text), re.search(r".{80}(\bMarc\b|Dupont).{80}", text).group(0)
     assert _json(out[1]) == {"query": "Dupont", "entities": [], "assertions": []}
@@ -139,25 +155,34 @@ def test_streamable_http_on_loopback_needs_the_api_token(home):
     ids = story_home(home, sweep=False)
     log = home / "mcp.log"
     with log.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "backchannel", "mcp", "--http", "--port", "0"],
-                                env=subprocess_env(home), stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "backchannel", "mcp", "--http", "--port", "0"],
+            env=subprocess_env(home),
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
     try:
         from delivery_support import wait_for
 
-        url = wait_for(lambda: (m := re.search(r"at (http://\S+/mcp)", log.read_text())) and m.group(1),
-                       what="the MCP HTTP server")
+        url = wait_for(
+            lambda: (m := re.search(r"at (http://\S+/mcp)", log.read_text())) and m.group(1), what="the MCP HTTP server"
+        )
         token = (home / "state" / "api.token").read_text().strip()
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST",
-                                                          headers={"Content-Type": "application/json"}), timeout=30)
+            urllib.request.urlopen(
+                urllib.request.Request(url, data=b"{}", method="POST", headers={"Content-Type": "application/json"}),
+                timeout=30,
+            )
         assert refused.value.code == 401
 
         async def steps():
             async with streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write, _):
                 async with ClientSession(read, write) as s:
                     await s.initialize()
-                    return ({t.name for t in (await s.list_tools()).tools},
-                            _json(await s.call_tool("list_proposals", {})))
+                    return (
+                        {t.name for t in (await s.list_tools()).tools},
+                        _json(await s.call_tool("list_proposals", {})),
+                    )
 
         tools, listed = asyncio.run(asyncio.wait_for(steps(), 120))
         assert tools == READ_TOOLS
@@ -180,8 +205,9 @@ def test_server_says_its_own_version_and_an_empty_list_is_an_empty_json_list(hom
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        params = StdioServerParameters(command=sys.executable, args=["-m", "backchannel", "mcp"],
-                                       env=subprocess_env(home))
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "backchannel", "mcp"], env=subprocess_env(home)
+        )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 init = await session.initialize()

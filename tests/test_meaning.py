@@ -43,20 +43,27 @@ def test_unseen_paraphrases_relation_and_stance():
     readings = classify([fill(t) for t, _r, _s in UNSEEN])
     rel_ok = [r.relation == want for r, (_t, want, _s) in zip(readings, UNSEEN)]
     st_ok = [r.stance == want for r, (_t, _r, want) in zip(readings, UNSEEN)]
-    wrong = [(t, r.relation, r.stance) for r, (t, wr, ws) in zip(readings, UNSEEN) if r.relation != wr or r.stance != ws]
+    wrong = [
+        (t, r.relation, r.stance) for r, (t, wr, ws) in zip(readings, UNSEEN) if r.relation != wr or r.stance != ws
+    ]
     # a learned head is not a rule: most, not all, unseen wordings; the misses are printed
     assert sum(rel_ok) >= 0.8 * len(UNSEEN), wrong
     assert sum(st_ok) >= 0.7 * len(UNSEEN), wrong
 
 
 def _meeting(*lines: tuple[str, str]) -> Transcript:
-    return Transcript(utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
-                      format="text", meeting_date=datetime(2026, 11, 3, 10, 0))
+    return Transcript(
+        utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
+        format="text",
+        meeting_date=datetime(2026, 11, 3, 10, 0),
+    )
 
 
 def _facts(t: Transcript) -> set[tuple]:
-    return {(a.subject.name, a.predicate, a.object.name if a.object else a.object_literal, a.stance)
-            for a in offline.extract(t)}
+    return {
+        (a.subject.name, a.predicate, a.object.name if a.object else a.object_literal, a.stance)
+        for a in offline.extract(t)
+    }
 
 
 def test_new_wordings_become_facts():
@@ -87,13 +94,16 @@ def test_stored_stance_and_trust(tmp_path):
     from backchannel.extraction.writer import write_source
     from backchannel.memory.store import Store
 
-    t = _meeting(("Dana", "Rumour has it Ravi Menon is joining Siemens as CFO."),
-                 ("Lee", "I'd never work with Chloe Barnes again, that went badly."))
+    t = _meeting(
+        ("Dana", "Rumour has it Ravi Menon is joining Siemens as CFO."),
+        ("Lee", "I'd never work with Chloe Barnes again, that went badly."),
+    )
     extracted = offline.extract(t)
     with Store.open(tmp_path / "m.duckdb") as store:
         write_source(store, t, extracted, owner_names=["Dana"], extractor="offline")
-        rows = store.query("SELECT predicate, CAST(stance AS VARCHAR) AS stance, trust, confidence, trust_reasons"
-                           " FROM assertions")
+        rows = store.query(
+            "SELECT predicate, CAST(stance AS VARCHAR) AS stance, trust, confidence, trust_reasons FROM assertions"
+        )
     by_stance = {r["stance"]: r for r in rows}
     assert "rumour" in by_stance and "rumour" in by_stance["rumour"]["trust_reasons"]
     assert by_stance["rumour"]["trust"] < by_stance["rumour"]["confidence"]

@@ -17,20 +17,28 @@ OWNER = ("Alex Moreau",)
 
 
 def _meeting(*lines: tuple[str | None, str], people: tuple[str, ...] = ()) -> Transcript:
-    return Transcript(utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
-                      format="text", meeting_date=datetime(2026, 11, 3, 10, 0), participants=list(people))
+    return Transcript(
+        utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
+        format="text",
+        meeting_date=datetime(2026, 11, 3, 10, 0),
+        participants=list(people),
+    )
 
 
 def _facts(t: Transcript) -> set[tuple]:
-    return {(a.subject.name, a.predicate, a.object.name if a.object else a.object_literal)
-            for a in offline.extract(t, owner_names=OWNER)}
+    return {
+        (a.subject.name, a.predicate, a.object.name if a.object else a.object_literal)
+        for a in offline.extract(t, owner_names=OWNER)
+    }
 
 
 # ---------------------------------------------------------------- what the head reads
 
+
 def test_hesitations_and_repeated_words_are_gone_from_what_the_head_reads():
     assert mentions.fluent("So I, uh, I moved to, um, to the the Oslo team, er, last spring.") == (
-        "So I moved to the Oslo team last spring.")
+        "So I moved to the Oslo team last spring."
+    )
     assert mentions.fluent("We had had enough.") == "We had enough."  # a word said twice, whatever it is
     assert mentions.fluent("Nothing to clean here.") == "Nothing to clean here."
 
@@ -46,7 +54,10 @@ def test_an_employer_before_a_title_and_a_name_is_an_organisation():
     text = "Former Unilever CFO Dana Whitt joins Brightline Robotics as president."
     slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker=None)
     assert [(s.name, s.kind) for s in slots] == [
-        ("Unilever", "organisation"), ("Dana Whitt", "person"), ("Brightline Robotics", "organisation")]
+        ("Unilever", "organisation"),
+        ("Dana Whitt", "person"),
+        ("Brightline Robotics", "organisation"),
+    ]
     text = "Ex-Siemens engineer Lotte Brandt joins the board."
     slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker=None)
     assert ("Siemens", "organisation") in [(s.name, s.kind) for s in slots]
@@ -58,8 +69,10 @@ def test_an_employer_before_a_title_and_a_name_is_an_organisation():
 
 def test_a_sentence_naming_two_organisations_is_also_read_clause_by_clause():
     text = "He's left Vattenfall, he's at Orsted now, as their head of trading."
-    orgs = [mentions.Slot(text.index("Vattenfall"), text.index("Vattenfall") + 10, "Vattenfall", "organisation"),
-            mentions.Slot(text.index("Orsted"), text.index("Orsted") + 6, "Orsted", "organisation")]
+    orgs = [
+        mentions.Slot(text.index("Vattenfall"), text.index("Vattenfall") + 10, "Vattenfall", "organisation"),
+        mentions.Slot(text.index("Orsted"), text.index("Orsted") + 6, "Orsted", "organisation"),
+    ]
     parts = [text[a:b] for a, b in stage._parts(text, 0, len(text), orgs)]
     assert parts == ["He's left Vattenfall", "he's at Orsted now, as their head of trading."]
     assert stage._parts(text, 0, len(text), orgs[:1]) == []  # one organisation: read whole only
@@ -67,49 +80,67 @@ def test_a_sentence_naming_two_organisations_is_also_read_clause_by_clause():
 
 # ---------------------------------------------------------------- slots filled by resolved pronouns
 
+
 def test_she_is_the_one_person_named_in_the_turn_before():
-    t = _meeting(("Alex Moreau", "Have you come across Pilar Ortega?"),
-                 ("Ines Duarte", "Yes! She's head of logistics at Maersk these days, really sharp."))
+    t = _meeting(
+        ("Alex Moreau", "Have you come across Pilar Ortega?"),
+        ("Ines Duarte", "Yes! She's head of logistics at Maersk these days, really sharp."),
+    )
     assert ("Pilar Ortega", "works_at", "Maersk") in _facts(t)
 
 
 def test_she_stays_unresolved_when_two_people_fit():
-    t = _meeting(("Alex Moreau", "Pilar Ortega and Jana Novak came to the demo."),
-                 ("Ines Duarte", "She's running logistics at Maersk these days."))
+    t = _meeting(
+        ("Alex Moreau", "Pilar Ortega and Jana Novak came to the demo."),
+        ("Ines Duarte", "She's running logistics at Maersk these days."),
+    )
     assert not [f for f in _facts(t) if f[1] == "works_at" and f[2] == "Maersk"]
 
 
 def test_their_is_the_organisation_named_before():
-    t = _meeting(("Alex Moreau", "We've had a few calls with Halvorsen Group this quarter."),
-                 ("Ines Duarte", "Oh, they've just brought in Dmitri Sokol as their head of procurement."))
+    t = _meeting(
+        ("Alex Moreau", "We've had a few calls with Halvorsen Group this quarter."),
+        ("Ines Duarte", "Oh, they've just brought in Dmitri Sokol as their head of procurement."),
+    )
     assert ("Dmitri Sokol", "works_at", "Halvorsen Group") in _facts(t)
 
 
 def test_we_is_the_one_person_named_just_before():
-    t = _meeting(("Alex Moreau", "Do you remember Farid Haddad?"),
-                 ("Ines Duarte", "Farid, of course. We were on the same desk at Rabobank for years."))
+    t = _meeting(
+        ("Alex Moreau", "Do you remember Farid Haddad?"),
+        ("Ines Duarte", "Farid, of course. We were on the same desk at Rabobank for years."),
+    )
     facts = _facts(t)
     assert ("Ines Duarte", "worked_with", "Farid Haddad") in facts
 
 
 # ---------------------------------------------------------------- promises, titles, former employers
 
+
 def test_a_promise_after_a_false_start_or_inside_a_frame():
-    t = _meeting(("Ines Duarte", "I'll, er, let me — I'll send the signed lease over to you by Monday."),
-                 ("Alex Moreau", "Great."))
+    t = _meeting(
+        ("Ines Duarte", "I'll, er, let me — I'll send the signed lease over to you by Monday."),
+        ("Alex Moreau", "Great."),
+    )
     assert [f for f in _facts(t) if f[1] == "committed_to" and "lease" in f[2]]
-    t = _meeting(("Ines Duarte", "What I'll do, Alex, is send you the revised tender pack on Thursday."),
-                 ("Alex Moreau", "Perfect."))
+    t = _meeting(
+        ("Ines Duarte", "What I'll do, Alex, is send you the revised tender pack on Thursday."),
+        ("Alex Moreau", "Perfect."),
+    )
     assert [f for f in _facts(t) if f[1] == "committed_to" and "tender pack" in f[2]]
 
 
 def test_a_title_the_speaker_gives_themself():
-    t = _meeting(("Ines Duarte", "Honestly, I'm only the acting finance director until they find someone."),
-                 ("Alex Moreau", "Understood."))
+    t = _meeting(
+        ("Ines Duarte", "Honestly, I'm only the acting finance director until they find someone."),
+        ("Alex Moreau", "Understood."),
+    )
     assert [f for f in _facts(t) if f[0] == "Ines Duarte" and f[1] == "has_title"]
     # a title of some other time is not claimed
-    t = _meeting(("Ines Duarte", "I'm going to be the finance director, apparently, from next year."),
-                 ("Alex Moreau", "Congratulations."))
+    t = _meeting(
+        ("Ines Duarte", "I'm going to be the finance director, apparently, from next year."),
+        ("Alex Moreau", "Congratulations."),
+    )
     assert not [f for f in _facts(t) if f[0] == "Ines Duarte" and f[1] == "has_title"]
 
 
@@ -121,8 +152,10 @@ def test_a_former_employer_is_left_and_the_other_is_the_employer():
 
 
 def test_still_at_is_no_departure_and_a_departure_to_come_is_not_yet_one():
-    t = _meeting(("Alex Moreau", "Did Bram ever leave Philips?"),
-                 ("Ines Duarte", "No, no. He's still at Philips, running the lighting unit."))
+    t = _meeting(
+        ("Alex Moreau", "Did Bram ever leave Philips?"),
+        ("Ines Duarte", "No, no. He's still at Philips, running the lighting unit."),
+    )
     assert not [f for f in _facts(t) if f[1] == "left"]
     t = _meeting((None, "Corvane Systems confirms finance chief Malik Osei will step down in June."))
     assert not [f for f in _facts(t) if f[1] == "left"]
@@ -133,16 +166,18 @@ def test_a_surname_alone_is_the_full_name_said_before():
     names = mentions.first_names([text])
     assert names["lindgren"] == "Tove Lindgren" and names["tove"] == "Tove Lindgren"
     s0 = text.index("Lindgren joins")
-    slots = mentions.find(text, s0, len(text), known_people=frozenset(), organisations={"ericsson"}, speaker=None,
-                          names=names)
+    slots = mentions.find(
+        text, s0, len(text), known_people=frozenset(), organisations={"ericsson"}, speaker=None, names=names
+    )
     assert [(s.name, s.kind) for s in slots] == [("Tove Lindgren", "person"), ("Ericsson", "organisation")]
     # two people share the surname: it names neither
     assert mentions.first_names(["Tove Lindgren met Erik Lindgren."])["lindgren"] is None
 
 
 def test_the_one_hired_is_the_person_after_the_hiring_verb():
-    t = _meeting((None, "Marlowe Foods promotes Ada Quist to chief financial officer, succeeding Piet Hols, who retires "
-                        "in May."))
+    t = _meeting(
+        (None, "Marlowe Foods promotes Ada Quist to chief financial officer, succeeding Piet Hols, who retires in May.")
+    )
     assert ("Ada Quist", "works_at", "Marlowe Foods") in _facts(t)
     assert ("Piet Hols", "works_at", "Marlowe Foods") not in _facts(t)
 
@@ -155,8 +190,10 @@ def test_a_statement_said_with_a_question_mark_is_read_and_a_question_is_not():
 
 
 def test_a_possessive_pronoun_is_no_subject_and_used_to_is_past():
-    t = _meeting(("Alex Moreau", "How is Greta Holm these days?"),
-                 ("Ines Duarte", "Fine. Her cousin Bo still works at Ikea though."))
+    t = _meeting(
+        ("Alex Moreau", "How is Greta Holm these days?"),
+        ("Ines Duarte", "Fine. Her cousin Bo still works at Ikea though."),
+    )
     assert not [f for f in _facts(t) if f[0] == "Greta Holm" and f[2] == "Ikea"]
     t = _meeting(("Ines Duarte", "Jonas Brandt used to be at Klarna, so he knows payments."), ("Alex Moreau", "Noted."))
     facts = _facts(t)

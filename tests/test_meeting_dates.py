@@ -21,27 +21,32 @@ from backchannel.extraction.formats.parse import parse_file
 from backchannel.ops import OpEnv, invoke
 
 MTIME = datetime(2026, 11, 20, 9, 0).timestamp()
-TEXT = ("Alex Moreau: Thanks for coming, Marc.\n"
-        "Marc Dupont: I'll send you the Globex case study next Friday.\n"
-        "Marc Dupont: I joined Initech in January, after five years at Globex.\n")
+TEXT = (
+    "Alex Moreau: Thanks for coming, Marc.\n"
+    "Marc Dupont: I'll send you the Globex case study next Friday.\n"
+    "Marc Dupont: I joined Initech in January, after five years at Globex.\n"
+)
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("2018-10-11 education_13.txt", datetime(2018, 10, 11)),
-    ("2026-03-05 partner sync.json", datetime(2026, 3, 5)),
-    ("partner sync 20260305.vtt", datetime(2026, 3, 5)),
-    ("sync 05.03.2026.txt", datetime(2026, 3, 5)),  # dotted: day first
-    ("sync 13-03-2026.txt", datetime(2026, 3, 13)),  # 13 cannot be a month
-    ("sync 03_13_2026.txt", datetime(2026, 3, 13)),  # nor here, month first
-    ("sync 07-07-2026.txt", datetime(2026, 7, 7)),
-    ("sync 05-03-2026.txt", None),  # 5 March or 3 May: not guessed
-    ("5 March 2026 board.txt", datetime(2026, 3, 5)),
-    ("board March 5, 2026.txt", datetime(2026, 3, 5)),
-    ("board_5mar2026.srt", datetime(2026, 3, 5)),
-    ("2026-Mar-05 board.srt", datetime(2026, 3, 5)),
-    ("31.02.2026 board.txt", None),
-    ("education_13.json", None),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("2018-10-11 education_13.txt", datetime(2018, 10, 11)),
+        ("2026-03-05 partner sync.json", datetime(2026, 3, 5)),
+        ("partner sync 20260305.vtt", datetime(2026, 3, 5)),
+        ("sync 05.03.2026.txt", datetime(2026, 3, 5)),  # dotted: day first
+        ("sync 13-03-2026.txt", datetime(2026, 3, 13)),  # 13 cannot be a month
+        ("sync 03_13_2026.txt", datetime(2026, 3, 13)),  # nor here, month first
+        ("sync 07-07-2026.txt", datetime(2026, 7, 7)),
+        ("sync 05-03-2026.txt", None),  # 5 March or 3 May: not guessed
+        ("5 March 2026 board.txt", datetime(2026, 3, 5)),
+        ("board March 5, 2026.txt", datetime(2026, 3, 5)),
+        ("board_5mar2026.srt", datetime(2026, 3, 5)),
+        ("2026-Mar-05 board.srt", datetime(2026, 3, 5)),
+        ("31.02.2026 board.txt", None),
+        ("education_13.json", None),
+    ],
+)
 def test_dates_in_file_names(name, expected):
     assert date_from_filename(name) == expected
 
@@ -160,7 +165,8 @@ def test_why_now_says_when_a_date_is_the_files():
     j = Judgement(0.8, {}, [], None, None)
     ev = [{"speaker": "Marc Dupont", "said_at": "2026-11-20T09:00:00", "date_origin": "mtime"}]
     [line] = why_now(j, ev, datetime(2026, 11, 30))
-    assert line == ("Marc Dupont said it 10 days ago (2026-11-20, the transcript file's date: "
-                    "the meeting's is unknown).")
+    assert line == (
+        "Marc Dupont said it 10 days ago (2026-11-20, the transcript file's date: the meeting's is unknown)."
+    )
     ev[0]["date_origin"] = "filename"
     assert why_now(j, ev, datetime(2026, 11, 30)) == ["Marc Dupont said it 10 days ago (2026-11-20)."]

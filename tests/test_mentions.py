@@ -20,8 +20,13 @@ WHEN = datetime(2026, 6, 3, 9, 30)
 
 
 def meeting(*lines: tuple[str | None, str], participants: list[str] | None = None) -> Transcript:
-    return Transcript([Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)], "text", title="Call",
-                      meeting_date=WHEN, participants=participants or [])
+    return Transcript(
+        [Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)],
+        "text",
+        title="Call",
+        meeting_date=WHEN,
+        participants=participants or [],
+    )
 
 
 def named(found: list[SentenceMentions], kind: str) -> list[str]:
@@ -37,17 +42,19 @@ def test_spans_are_exact_slices_of_the_utterance_text():
     found = find_mentions(t)
     text = t.utterances[0].text
     for s in found:
-        assert text[s.start:s.end] == s.text
+        assert text[s.start : s.end] == s.text
         for m in s.mentions:
-            assert text[m.start:m.end] == m.surface
+            assert text[m.start : m.end] == m.surface
     assert named(found, "person") == ["Dmitri Volkov"]
     assert named(found, "organisation") == ["Halden Robotics"]
     assert named(found, "title") == ["COO"]  # the lexicon's canonical title
 
 
 def test_no_entity_from_a_fragment_an_opener_or_a_title_word():
-    t = meeting(("Aoife Byrne", "Happy to. Most of the panel came from the Bank of Valletta."),
-                ("Tevita Fifita", "Director, may I add something? Grateful, the Department for Transport sent a note."))
+    t = meeting(
+        ("Aoife Byrne", "Happy to. Most of the panel came from the Bank of Valletta."),
+        ("Tevita Fifita", "Director, may I add something? Grateful, the Department for Transport sent a note."),
+    )
     found = find_mentions(t)
     people = named(found, "person")
     assert not {"Happy", "Most", "Valletta", "Director", "Transport", "Grateful"} & set(people), people
@@ -60,55 +67,76 @@ def test_first_person_is_the_speaker_and_unlabelled_text_leaves_it_open():
 
 
 def test_she_is_the_one_person_named_before_and_open_when_two_fit():
-    found = find_mentions(meeting(
-        ("Aoife Byrne", "Greta Lund ran the audit. She found the gap."),
-        ("Tevita Fifita", "Greta Lund and Paula Reyes both did. She wrote it up."),
-    ))
+    found = find_mentions(
+        meeting(
+            ("Aoife Byrne", "Greta Lund ran the audit. She found the gap."),
+            ("Tevita Fifita", "Greta Lund and Paula Reyes both did. She wrote it up."),
+        )
+    )
     refs = [p for s in found for p in s.pronouns if p.pronoun == "She"]
     assert refs[0].refers_to == "Greta Lund"
     assert refs[1].refers_to is None and set(refs[1].candidates) == {"Greta Lund", "Paula Reyes"}
 
 
 def test_gender_decides_only_for_a_name_in_the_lexicon():
-    found = find_mentions(meeting(("Aoife Byrne", "Tomas Berg and Greta Lund came. She stayed late."),
-                                  ("Aoife Byrne", "Robin Hale and Greta Lund came. She stayed late.")))
+    found = find_mentions(
+        meeting(
+            ("Aoife Byrne", "Tomas Berg and Greta Lund came. She stayed late."),
+            ("Aoife Byrne", "Robin Hale and Greta Lund came. She stayed late."),
+        )
+    )
     she = [p.refers_to for s in found for p in s.pronouns if p.pronoun == "She"]
     assert she == ["Greta Lund", None]  # "Robin" fits either: no guess
     assert gender_of("Tomas Berg") == "m" and gender_of("Robin Hale") is None
 
 
 def test_in_a_meeting_of_two_she_is_neither_of_them_and_we_is_the_other_one():
-    found = find_mentions(meeting(
-        ("Aoife Byrne", "Thanks for making time, Tevita."),
-        ("Tevita Fifita", "Of course. She said we should talk."),
-    ))
+    found = find_mentions(
+        meeting(
+            ("Aoife Byrne", "Thanks for making time, Tevita."),
+            ("Tevita Fifita", "Of course. She said we should talk."),
+        )
+    )
     assert ("She", None) in pronouns(found)
     assert ("we", "Aoife Byrne") in pronouns(found)
 
 
 def test_we_after_a_third_person_is_that_person_or_nobody():
-    one = find_mentions(meeting(("Aoife Byrne", "I had coffee with Kwame Mensah."),
-                                ("Tevita Fifita", "We shared an office for years.")))
-    two = find_mentions(meeting(("Aoife Byrne", "I had coffee with Kwame Mensah and Lina Haddad."),
-                                ("Tevita Fifita", "We shared an office for years.")))
+    one = find_mentions(
+        meeting(("Aoife Byrne", "I had coffee with Kwame Mensah."), ("Tevita Fifita", "We shared an office for years."))
+    )
+    two = find_mentions(
+        meeting(
+            ("Aoife Byrne", "I had coffee with Kwame Mensah and Lina Haddad."),
+            ("Tevita Fifita", "We shared an office for years."),
+        )
+    )
     assert ("We", "Kwame Mensah") in pronouns(one)
     assert ("We", None) in pronouns(two)
 
 
 def test_their_is_the_one_organisation_named_in_the_recent_turns():
-    one = find_mentions(meeting(("Aoife Byrne", "We pitched to Halden Robotics on Monday."),
-                                ("Tevita Fifita", "Their board liked it.")))
-    two = find_mentions(meeting(("Aoife Byrne", "We pitched to Halden Robotics and Orla Insurance."),
-                                ("Tevita Fifita", "Their board liked it.")))
+    one = find_mentions(
+        meeting(("Aoife Byrne", "We pitched to Halden Robotics on Monday."), ("Tevita Fifita", "Their board liked it."))
+    )
+    two = find_mentions(
+        meeting(
+            ("Aoife Byrne", "We pitched to Halden Robotics and Orla Insurance."),
+            ("Tevita Fifita", "Their board liked it."),
+        )
+    )
     assert ("Their", "Halden Robotics") in pronouns(one)
     assert ("Their", None) in pronouns(two)
 
 
 def test_a_first_name_is_the_one_full_name_said_before_or_known_as_a_participant():
-    found = find_mentions(meeting(
-        ("Aoife Byrne", "Sanjay Rao joined us from Orla Insurance."),
-        ("Tevita Fifita", "Sanjay told me. Did Wen reply?"),
-        participants=["Aoife Byrne", "Tevita Fifita", "Wen Zhou"]))
+    found = find_mentions(
+        meeting(
+            ("Aoife Byrne", "Sanjay Rao joined us from Orla Insurance."),
+            ("Tevita Fifita", "Sanjay told me. Did Wen reply?"),
+            participants=["Aoife Byrne", "Tevita Fifita", "Wen Zhou"],
+        )
+    )
     people = [(m.surface, m.name, m.source) for s in found for m in s.mentions if m.kind == "person"]
     assert ("Sanjay", "Sanjay Rao", "text") in people
     assert ("Wen", "Wen Zhou", "speaker") in people
@@ -136,12 +164,14 @@ def test_resolve_pronoun_on_its_own():
 
 
 def test_what_the_words_alone_do_not_settle_is_a_rival_never_an_antecedent():
-    found = find_mentions(meeting(
-        ("Aoife Byrne", "We moved the whole thing onto Trello. She hated it."),  # Trello: no one known by it
-        ("Aoife Byrne", "Wiremu sent the file. He was quick."),  # a name alone, not in the lexicon: open too
-        ("Aoife Byrne", "Greta sent the file. She was quick."),  # a lexicon first name counts
-        ("Aoife Byrne", "The XML came back. Their reply was short."),  # an acronym never seen as a workplace
-    ))
+    found = find_mentions(
+        meeting(
+            ("Aoife Byrne", "We moved the whole thing onto Trello. She hated it."),  # Trello: no one known by it
+            ("Aoife Byrne", "Wiremu sent the file. He was quick."),  # a name alone, not in the lexicon: open too
+            ("Aoife Byrne", "Greta sent the file. She was quick."),  # a lexicon first name counts
+            ("Aoife Byrne", "The XML came back. Their reply was short."),  # an acronym never seen as a workplace
+        )
+    )
     got = pronouns(found)
     assert ("She", None) in got and ("He", None) in got and ("She", "Greta") in got and ("Their", None) in got
     people = {m.name: m.confirmed for s in found for m in s.mentions if m.kind == "person"}
@@ -149,14 +179,23 @@ def test_what_the_words_alone_do_not_settle_is_a_rival_never_an_antecedent():
 
 
 def test_numbers_currencies_peoples_and_places_are_no_people():
-    found = find_mentions(meeting(("Aoife Byrne", "It cost them Seventeen Pounds, said the Canadians in Wales."),
-                                  ("Aoife Byrne", "Ask about the White Paper and the A-levels.")))
+    found = find_mentions(
+        meeting(
+            ("Aoife Byrne", "It cost them Seventeen Pounds, said the Canadians in Wales."),
+            ("Aoife Byrne", "Ask about the White Paper and the A-levels."),
+        )
+    )
     assert named(found, "person") == []
 
 
 def test_the_person_a_turn_speaks_to_is_you_not_she():
-    found = find_mentions(meeting(("Aoife Byrne", "Hi all."), ("Kwame Mensah", "Hello."),
-                                  ("Tevita Fifita", "No worries Greta. She sent it anyway."),
-                                  ("Tevita Fifita", "I asked Greta Lund. She sent it anyway.")))
+    found = find_mentions(
+        meeting(
+            ("Aoife Byrne", "Hi all."),
+            ("Kwame Mensah", "Hello."),
+            ("Tevita Fifita", "No worries Greta. She sent it anyway."),
+            ("Tevita Fifita", "I asked Greta Lund. She sent it anyway."),
+        )
+    )
     assert [p.refers_to for s in found for p in s.pronouns if p.pronoun == "She"] == [None, "Greta Lund"]
     assert [m.vocative for s in found for m in s.mentions if m.kind == "person"] == [True, False]

@@ -52,8 +52,10 @@ def restore(dump: Path, db: Path) -> None:
 
 
 def _counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
-            for (t,) in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()}
+    return {
+        t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+        for (t,) in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()
+    }
 
 
 def _names(rows: list[dict]) -> set[tuple]:
@@ -80,8 +82,9 @@ def test_a_past_release_database_upgrades_and_serves_every_read_and_write(home, 
     with Store.open(paths.db_file) as st:  # today's migrator runs here
         assert st.applied_migrations() == [name for name, _ in migration_files()]
         new = _counts(st.con)
-        assert {t: new[t] for t in old if t != "schema_migrations"} == \
-            {t: n for t, n in old.items() if t != "schema_migrations"}  # every row survived
+        assert {t: new[t] for t in old if t != "schema_migrations"} == {
+            t: n for t, n in old.items() if t != "schema_migrations"
+        }  # every row survived
         # Columns added since: filled with their defaults on the old rows (0100: trust = confidence).
         trust = {r["id"]: r for r in st.query("SELECT id, trust, trust_reasons, confidence FROM assertions")}
         assert all(r["trust"] is not None and r["trust_reasons"] is not None for r in trust.values())
@@ -113,8 +116,12 @@ def test_a_past_release_database_upgrades_and_serves_every_read_and_write(home, 
         # Writes: a new fact takes the next id (the sequences kept their positions), a sweep runs.
         fresh = json.loads(lines[0]) | {"id": "after-upgrade", "name": "Paul Henry"}
         extra = Path(home) / "more.jsonl"
-        extra.write_text(json.dumps(fresh) + "\n" + json.dumps(
-            {"type": "assertion", "subject": fresh["id"], "predicate": "knows", "object": "me"}) + "\n")
+        extra.write_text(
+            json.dumps(fresh)
+            + "\n"
+            + json.dumps({"type": "assertion", "subject": fresh["id"], "predicate": "knows", "object": "me"})
+            + "\n"
+        )
         added = invoke(env, "import_assertions", {"path": str(extra)})
         assert added["assertion_ids"] == [max_assertion + 1]
         swept = invoke(env, "wake", {"kind": "sweep"})
@@ -130,25 +137,34 @@ def test_a_meeting_dated_by_its_mtime_becomes_date_unknown_on_upgrade(home):
     paths = resolve_paths().ensure()
     restore(RELEASES / "8c60a08", paths.db_file)
     con = duckdb.connect(str(paths.db_file))
-    [sid] = con.execute("SELECT s.id FROM sources s JOIN assertions a ON a.source_id = s.id WHERE s.meeting_date IS "
-                        "NOT NULL GROUP BY s.id HAVING count(*) >= 2 ORDER BY s.id LIMIT 1").fetchone()
-    con.execute("UPDATE sources SET meeting_date = ?, meeting_date_origin = 'mtime' WHERE id = ?",
-                [datetime(2026, 11, 20, 9, 0), sid])
-    ids = [r[0] for r in con.execute("SELECT id FROM assertions WHERE source_id = ? ORDER BY id LIMIT 2",
-                                     [sid]).fetchall()]
-    con.execute("UPDATE assertions SET date_phrase = 'next Friday', valid_to = DATE '2026-11-27' WHERE id = ?",
-                [ids[0]])
-    con.execute("UPDATE assertions SET date_phrase = 'since 2019', valid_from = DATE '2019-01-01' WHERE id = ?",
-                [ids[1]])
-    dated = con.execute("SELECT count(*) FROM assertions WHERE source_id <> ? AND said_at IS NOT NULL",
-                        [sid]).fetchone()[0]
+    [sid] = con.execute(
+        "SELECT s.id FROM sources s JOIN assertions a ON a.source_id = s.id WHERE s.meeting_date IS "
+        "NOT NULL GROUP BY s.id HAVING count(*) >= 2 ORDER BY s.id LIMIT 1"
+    ).fetchone()
+    con.execute(
+        "UPDATE sources SET meeting_date = ?, meeting_date_origin = 'mtime' WHERE id = ?",
+        [datetime(2026, 11, 20, 9, 0), sid],
+    )
+    ids = [
+        r[0] for r in con.execute("SELECT id FROM assertions WHERE source_id = ? ORDER BY id LIMIT 2", [sid]).fetchall()
+    ]
+    con.execute(
+        "UPDATE assertions SET date_phrase = 'next Friday', valid_to = DATE '2026-11-27' WHERE id = ?", [ids[0]]
+    )
+    con.execute(
+        "UPDATE assertions SET date_phrase = 'since 2019', valid_from = DATE '2019-01-01' WHERE id = ?", [ids[1]]
+    )
+    dated = con.execute(
+        "SELECT count(*) FROM assertions WHERE source_id <> ? AND said_at IS NOT NULL", [sid]
+    ).fetchone()[0]
     con.close()
     with Store.open(paths.db_file) as st:
         src = st.query("SELECT meeting_date, meeting_date_origin, file_date FROM sources WHERE id = ?", [sid])[0]
         assert src == {"meeting_date": None, "meeting_date_origin": "mtime", "file_date": datetime(2026, 11, 20, 9, 0)}
-        rows = {r["id"]: r for r in st.query("SELECT id, said_at, valid_from, valid_to FROM assertions "
-                                             "WHERE source_id = ?", [sid])}
+        rows = {
+            r["id"]: r
+            for r in st.query("SELECT id, said_at, valid_from, valid_to FROM assertions WHERE source_id = ?", [sid])
+        }
         assert {r["said_at"] for r in rows.values()} == {None}
         assert rows[ids[0]]["valid_to"] is None and rows[ids[1]]["valid_from"] == date(2019, 1, 1)
-        assert st.scalar("SELECT count(*) FROM assertions WHERE source_id <> ? AND said_at IS NOT NULL",
-                         [sid]) == dated
+        assert st.scalar("SELECT count(*) FROM assertions WHERE source_id <> ? AND said_at IS NOT NULL", [sid]) == dated

@@ -38,26 +38,55 @@ def transcript() -> Transcript:
         ("Me", "Sophie is the CIO of Globex now, isn't she?"),
         ("Marc", "Yes. I 'll send you the pricing by Friday ."),
     ]
-    return Transcript([Utterance(i, s, t) for i, (s, t) in enumerate(lines)], "text", title="Catch-up",
-                      meeting_date=MEETING)
+    return Transcript(
+        [Utterance(i, s, t) for i, (s, t) in enumerate(lines)], "text", title="Catch-up", meeting_date=MEETING
+    )
 
 
-ANSWER = {"assertions": [
-    # whitespace differs from the utterance ("I worked" vs "I  worked"): still verbatim words
-    {"utterance": 1, "quote": "I worked with Sophie Martin at Acme back in 2019", "subject": "I",
-     "predicate": "worked_with", "object": "Sophie Martin", "qualifier": "Acme", "date_phrase": "in 2019"},
-    # cited under the wrong index: found in utterance 2 and attributed to its speaker
-    {"utterance": 1, "quote": "Sophie is the CIO of Globex now", "subject": "Sophie Martin",
-     "predicate": "works_at", "object": "Globex", "object_kind": "organisation", "qualifier": "CIO",
-     "modality": "reported"},
-    # hallucinated: Marc never said this
-    {"utterance": 1, "quote": "Sophie hates Globex", "subject": "Sophie", "predicate": "mentioned_with",
-     "object": "Globex"},
-    {"utterance": 3, "quote": "I'll send you the pricing by Friday", "subject": "I", "predicate": "committed_to",
-     "object_literal": "send the pricing", "date_phrase": "by Friday", "modality": "commitment"},
-    # a pronoun subject cannot be attributed: dropped
-    {"utterance": 0, "quote": "Good to see you again", "subject": "you", "predicate": "knows", "object": "Marc"},
-]}
+ANSWER = {
+    "assertions": [
+        # whitespace differs from the utterance ("I worked" vs "I  worked"): still verbatim words
+        {
+            "utterance": 1,
+            "quote": "I worked with Sophie Martin at Acme back in 2019",
+            "subject": "I",
+            "predicate": "worked_with",
+            "object": "Sophie Martin",
+            "qualifier": "Acme",
+            "date_phrase": "in 2019",
+        },
+        # cited under the wrong index: found in utterance 2 and attributed to its speaker
+        {
+            "utterance": 1,
+            "quote": "Sophie is the CIO of Globex now",
+            "subject": "Sophie Martin",
+            "predicate": "works_at",
+            "object": "Globex",
+            "object_kind": "organisation",
+            "qualifier": "CIO",
+            "modality": "reported",
+        },
+        # hallucinated: Marc never said this
+        {
+            "utterance": 1,
+            "quote": "Sophie hates Globex",
+            "subject": "Sophie",
+            "predicate": "mentioned_with",
+            "object": "Globex",
+        },
+        {
+            "utterance": 3,
+            "quote": "I'll send you the pricing by Friday",
+            "subject": "I",
+            "predicate": "committed_to",
+            "object_literal": "send the pricing",
+            "date_phrase": "by Friday",
+            "modality": "commitment",
+        },
+        # a pronoun subject cannot be attributed: dropped
+        {"utterance": 0, "quote": "Good to see you again", "subject": "you", "predicate": "knows", "object": "Marc"},
+    ]
+}
 
 
 def test_hallucinated_quote_is_rejected_and_counted(store):
@@ -97,18 +126,37 @@ def test_locate_quote_normalises_whitespace_only():
 
 
 def test_chunks_bound_the_calls_and_overlap_is_deduplicated(store):
-    t = Transcript([Utterance(i, "Marc" if i % 2 else "Lea", f"Sentence number {i} says something about work "
-                              f"at Initech, which is long enough to count.") for i in range(40)], "text",
-                   meeting_date=MEETING)
+    t = Transcript(
+        [
+            Utterance(
+                i,
+                "Marc" if i % 2 else "Lea",
+                f"Sentence number {i} says something about work at Initech, which is long enough to count.",
+            )
+            for i in range(40)
+        ],
+        "text",
+        meeting_date=MEETING,
+    )
     chunks = chunk_utterances(t.utterances, max_tokens=120, overlap=2)
     assert len(chunks) > 3 and all(c.tokens <= 120 for c in chunks)
     assert all(a.last_idx - b.first_idx == 1 for a, b in zip(chunks, chunks[1:]))  # two shared utterances
 
     def responder(messages):  # one assertion per utterance shown: overlaps repeat some
         idxs = [int(i) for i in re.findall(r"^\[(\d+)\]", messages[-1]["content"], re.M)]
-        return {"assertions": [{"utterance": i, "quote": f"Sentence number {i} says something", "subject": "I",
-                                "predicate": "works_at", "object": "Initech", "object_kind": "organisation"}
-                               for i in idxs]}
+        return {
+            "assertions": [
+                {
+                    "utterance": i,
+                    "quote": f"Sentence number {i} says something",
+                    "subject": "I",
+                    "predicate": "works_at",
+                    "object": "Initech",
+                    "object_kind": "organisation",
+                }
+                for i in idxs
+            ]
+        }
 
     register_scripted([], name="mx2", responder=responder)
     result = extract_with_model(t, gateway=gateway(store, "mx2", chunk_tokens=120), run_id="R2")
@@ -127,15 +175,30 @@ def test_malformed_answer_raises_after_one_repair(store):
 def test_budget_stop_writes_nothing_for_the_source(store, home):
     from backchannel.extraction.ingest import ingest_file
 
-    lines = "\n".join(f"{'Marc' if i % 2 else 'Lea'}: Item {i}: I worked with Sophie Martin at Acme for years."
-                      for i in range(30))
+    lines = "\n".join(
+        f"{'Marc' if i % 2 else 'Lea'}: Item {i}: I worked with Sophie Martin at Acme for years." for i in range(30)
+    )
     path = home / "2025-09-18 catch-up.txt"
     path.write_text(lines + "\n")
-    answer = {"assertions": [{"utterance": 1, "quote": "I worked with Sophie Martin at Acme", "subject": "I",
-                              "predicate": "worked_with", "object": "Sophie Martin", "qualifier": "Acme"}]}
+    answer = {
+        "assertions": [
+            {
+                "utterance": 1,
+                "quote": "I worked with Sophie Martin at Acme",
+                "subject": "I",
+                "predicate": "worked_with",
+                "object": "Sophie Martin",
+                "qualifier": "Acme",
+            }
+        ]
+    }
     script = register_scripted([{"content": answer, "repeat": True}], name="mx4")
-    gw = gateway(store, "mx4", chunk_tokens=150,
-                 budget=BudgetSettings(per_run_tokens=1500, per_day_tokens=None, per_run_cost_usd=None))
+    gw = gateway(
+        store,
+        "mx4",
+        chunk_tokens=150,
+        budget=BudgetSettings(per_run_tokens=1500, per_day_tokens=None, per_run_cost_usd=None),
+    )
     stopped = ingest_file(store, gw.settings, path, gateway=gw, run_id="R4")
     # A file that alone exceeds the per-run budget fails (waiting would not help) and says what to raise.
     assert stopped.status == "failed" and "per_run_tokens" in stopped.error
@@ -153,7 +216,7 @@ def test_budget_stop_writes_nothing_for_the_source(store, home):
 
 # -- the CLI end to end, a scripted model configured like a real one, no network --
 
-AUDIT_RUNNER = r'''
+AUDIT_RUNNER = r"""
 import atexit, ipaddress, json, runpy, sys
 
 seen = []
@@ -183,7 +246,7 @@ atexit.register(lambda: open(report, "w").write(json.dumps(
 module = sys.argv[2]
 sys.argv = [module, *sys.argv[3:]]
 runpy.run_module(module, run_name="__main__")
-'''
+"""
 
 
 def run_audited(home, tmp_path, env_extra, *args, module="backchannel"):
@@ -197,8 +260,9 @@ def run_audited(home, tmp_path, env_extra, *args, module="backchannel"):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BACKCHANNEL_")}
     env.update({"BACKCHANNEL_HOME": str(home), **env_extra})
     env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # the gateway must set it itself
-    p = subprocess.run([sys.executable, str(runner), str(report), module, *args], env=env, capture_output=True,
-                       text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, str(runner), str(report), module, *args], env=env, capture_output=True, text=True, timeout=120
+    )
     audit = json.loads(report.read_text())
     run_audited.imported = audit["imported"]
     return p, audit["sockets"]
@@ -210,7 +274,8 @@ def test_the_socket_audit_sees_an_outside_connection(home, tmp_path):
         "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
         "s.connect(('192.0.2.1', 9))\n"  # UDP: no packet needed for connect to be audited
         "s.connect(('127.0.0.1', 9))\n"
-        "try:\n    socket.getaddrinfo('telemetry.example.invalid', 443)\nexcept OSError:\n    pass\n")
+        "try:\n    socket.getaddrinfo('telemetry.example.invalid', 443)\nexcept OSError:\n    pass\n"
+    )
     p, sockets = run_audited(home, tmp_path, {}, module="probe")
     assert p.returncode == 0, p.stderr
     assert sockets == [["socket.connect", "('192.0.2.1', 9)"], ["socket.getaddrinfo", "telemetry.example.invalid"]]
@@ -226,28 +291,69 @@ def test_cli_ingest_with_a_configured_scripted_model_stays_offline_and_resumes_a
     (home / "secrets").mkdir(exist_ok=True)
     (home / "secrets" / "scripted_api_key").write_text("Zq9SecretForScripted\n")
     first = home / "2024-03-10 lunch.txt"
-    first.write_text("Marc: I worked with Sophie Martin at Acme back in 2019.\n"
-                     "Me: And Sophie Martin is the CIO of Acme now, right?\n")
+    first.write_text(
+        "Marc: I worked with Sophie Martin at Acme back in 2019.\n"
+        "Me: And Sophie Martin is the CIO of Acme now, right?\n"
+    )
     second = home / "2025-02-20 call.txt"
     second.write_text("Lea: Paul Leroy became the CIO of Acme last month.\nMe: Good to know.\n")
-    answer = {"assertions": [
-        {"utterance": 0, "quote": "I worked with Sophie Martin at Acme", "subject": "I",
-         "predicate": "worked_with", "object": "Sophie Martin", "qualifier": "Acme", "date_phrase": "in 2019"},
-        {"utterance": 1, "quote": "Sophie Martin is the CIO of Acme", "subject": "Sophie Martin",
-         "predicate": "works_at", "object": "Acme", "object_kind": "organisation", "qualifier": "CIO"},
-        {"utterance": 0, "quote": "Sophie runs Globex", "subject": "Sophie Martin", "predicate": "works_at",
-         "object": "Globex", "object_kind": "organisation"},  # invented: rejected and counted
-    ]}
-    later = {"assertions": [
-        {"utterance": 0, "quote": "Paul Leroy became the CIO of Acme last month", "subject": "Paul Leroy",
-         "predicate": "works_at", "object": "Acme", "object_kind": "organisation", "qualifier": "CIO",
-         "date_phrase": "last month", "modality": "reported"}]}
+    answer = {
+        "assertions": [
+            {
+                "utterance": 0,
+                "quote": "I worked with Sophie Martin at Acme",
+                "subject": "I",
+                "predicate": "worked_with",
+                "object": "Sophie Martin",
+                "qualifier": "Acme",
+                "date_phrase": "in 2019",
+            },
+            {
+                "utterance": 1,
+                "quote": "Sophie Martin is the CIO of Acme",
+                "subject": "Sophie Martin",
+                "predicate": "works_at",
+                "object": "Acme",
+                "object_kind": "organisation",
+                "qualifier": "CIO",
+            },
+            {
+                "utterance": 0,
+                "quote": "Sophie runs Globex",
+                "subject": "Sophie Martin",
+                "predicate": "works_at",
+                "object": "Globex",
+                "object_kind": "organisation",
+            },  # invented: rejected and counted
+        ]
+    }
+    later = {
+        "assertions": [
+            {
+                "utterance": 0,
+                "quote": "Paul Leroy became the CIO of Acme last month",
+                "subject": "Paul Leroy",
+                "predicate": "works_at",
+                "object": "Acme",
+                "object_kind": "organisation",
+                "qualifier": "CIO",
+                "date_phrase": "last month",
+                "modality": "reported",
+            }
+        ]
+    }
     scripts = tmp_path / "scripts.json"
-    scripts.write_text(json.dumps({"e2e": [
-        {"match": "Name as mentioned", "content": {"match_id": None, "confidence": 0.1}, "repeat": True},
-        {"match": "I worked with Sophie", "content": answer, "repeat": True},
-        {"match": "Paul Leroy became", "content": later, "repeat": True},
-    ]}))
+    scripts.write_text(
+        json.dumps(
+            {
+                "e2e": [
+                    {"match": "Name as mentioned", "content": {"match_id": None, "confidence": 0.1}, "repeat": True},
+                    {"match": "I worked with Sophie", "content": answer, "repeat": True},
+                    {"match": "Paul Leroy became", "content": later, "repeat": True},
+                ]
+            }
+        )
+    )
     from tests.support.scripted_models import PLUGIN_FILE
 
     env = {"BACKCHANNEL_PLUGINS": PLUGIN_FILE, "BACKCHANNEL_SCRIPTED_MODELS": str(scripts)}
@@ -271,9 +377,9 @@ def test_cli_ingest_with_a_configured_scripted_model_stays_offline_and_resumes_a
 
     s = Store.open(resolve_paths().db_file)
     try:
+
         def held_on(day):  # what `backchannel assertions --as-of DAY` lists
-            rows = invoke(OpEnv(s, Settings(), resolve_paths()), "assertions",
-                          {"predicate": "works_at", "as_of": day})
+            rows = invoke(OpEnv(s, Settings(), resolve_paths()), "assertions", {"predicate": "works_at", "as_of": day})
             return [(r["subject"], r["qualifier"], r["object"]) for r in rows]
 
         assert held_on("2024-06-01") == [("Sophie Martin", "CIO", "Acme")]
@@ -282,7 +388,8 @@ def test_cli_ingest_with_a_configured_scripted_model_stays_offline_and_resumes_a
         assert [(r["predicate"], r["quote"], r["extractor"]) for r in rows] == [
             ("worked_with", "I worked with Sophie Martin at Acme", "scripted/e2e"),
             ("works_at", "Sophie Martin is the CIO of Acme", "scripted/e2e"),
-            ("works_at", "Paul Leroy became the CIO of Acme last month", "scripted/e2e")]
+            ("works_at", "Paul Leroy became the CIO of Acme last month", "scripted/e2e"),
+        ]
         assert str(rows[0]["valid_from"]) == "2019-01-01" and rows[1]["superseded_by"] is not None
         calls = s.query("SELECT outcome, model FROM model_calls WHERE role = 'extract' ORDER BY id")
         assert [c["outcome"] for c in calls] == ["budget_stopped", "budget_stopped", "ok", "ok"]

@@ -31,7 +31,7 @@ def check_invariants(t: Transcript, out: list[ExtractedAssertion]) -> None:
     for a in out:
         u = by_idx[a.utterance_idx]
         said = u.speaker if a.quote_in_label else u.text  # a label's own words ("Hon. X (Minister of Y)")
-        assert said[a.span_start:a.span_end] == a.quote, a
+        assert said[a.span_start : a.span_end] == a.quote, a
         assert a.quote.strip() == a.quote and a.quote
         assert a.predicate in PREDICATES and a.modality in MODALITIES
         assert (a.object is None) != (a.object_literal is None), a
@@ -59,27 +59,43 @@ def facts(out):
 
 
 def one(out, predicate, **kw) -> ExtractedAssertion:
-    hits = [a for a in out if a.predicate == predicate
-            and all((a.object.name if k == "obj" and a.object else getattr(a, k, None)) == v
-                    if k != "subject" else a.subject.name == v for k, v in kw.items())]
+    hits = [
+        a
+        for a in out
+        if a.predicate == predicate
+        and all(
+            (a.object.name if k == "obj" and a.object else getattr(a, k, None)) == v
+            if k != "subject"
+            else a.subject.name == v
+            for k, v in kw.items()
+        )
+    ]
     assert len(hits) == 1, (predicate, kw, out)
     return hits[0]
 
 
 # ---------------------------------------------------------------- roles and employment
 
-@pytest.mark.parametrize("text,person,org,title", [
-    ("Sophie Martin is the CIO of Acme.", "Sophie Martin", "Acme", "CIO"),
-    ("Sophie is now CIO at Acme Corp.", "Sophie", "Acme Corp", "CIO"),
-    ("Sophie Martin, chief executive of Acme, said no.", "Sophie Martin", "Acme", "CEO"),
-    ("We met Sophie Martin, the CTO at Acme, last week.", "Sophie Martin", "Acme", "CTO"),
-    ("Sophie Martin is the Chief Information Officer at Acme.", "Sophie Martin", "Acme", "CIO"),
-    ("The new CIO of Acme is Sophie Martin.", "Sophie Martin", "Acme", "CIO"),
-    ("Élodie Durand is head of sales at the Bank of England.", "Élodie Durand", "Bank of England", "head of sales"),
-    ("Sophie, who's now the CIO over at Acme, called.", "Sophie", "Acme", "CIO"),
-    ("Jean-Pierre de la Fontaine is the managing director of Globex.", "Jean-Pierre de la Fontaine", "Globex",
-     "managing director"),
-])
+
+@pytest.mark.parametrize(
+    "text,person,org,title",
+    [
+        ("Sophie Martin is the CIO of Acme.", "Sophie Martin", "Acme", "CIO"),
+        ("Sophie is now CIO at Acme Corp.", "Sophie", "Acme Corp", "CIO"),
+        ("Sophie Martin, chief executive of Acme, said no.", "Sophie Martin", "Acme", "CEO"),
+        ("We met Sophie Martin, the CTO at Acme, last week.", "Sophie Martin", "Acme", "CTO"),
+        ("Sophie Martin is the Chief Information Officer at Acme.", "Sophie Martin", "Acme", "CIO"),
+        ("The new CIO of Acme is Sophie Martin.", "Sophie Martin", "Acme", "CIO"),
+        ("Élodie Durand is head of sales at the Bank of England.", "Élodie Durand", "Bank of England", "head of sales"),
+        ("Sophie, who's now the CIO over at Acme, called.", "Sophie", "Acme", "CIO"),
+        (
+            "Jean-Pierre de la Fontaine is the managing director of Globex.",
+            "Jean-Pierre de la Fontaine",
+            "Globex",
+            "managing director",
+        ),
+    ],
+)
 def test_title_at_organisation(text, person, org, title):
     out = run(text)
     a = one(out, "works_at", subject=person)
@@ -92,18 +108,28 @@ def test_quote_is_the_sentence_not_the_utterance():
     text = "Thanks for coming. Sophie Martin is the CIO of Acme. Anyway, the budget."
     a = one(run(text), "works_at")
     assert a.quote == "Sophie Martin is the CIO of Acme."
-    assert text[a.span_start:a.span_end] == a.quote
+    assert text[a.span_start : a.span_end] == a.quote
 
 
-@pytest.mark.parametrize("text,pred,person,org,vfrom,vto", [
-    ("Sophie works at Acme.", "works_at", "Sophie", "Acme", None, None),
-    ("Marc Dupont joined Globex in 2019.", "works_at", "Marc Dupont", "Globex", date(2019, 1, 1), None),
-    ("Paul left Initech last year.", "left", "Paul", "Initech", None, date(2025, 12, 31)),
-    ("Paul quit Initech two years ago.", "left", "Paul", "Initech", None, date(2024, 3, 10)),
-    ("Sophie used to work for Acme.", "left", "Sophie", "Acme", None, None),
-    ("Sophie worked at Acme from 2016 to 2021.", "works_at", "Sophie", "Acme", date(2016, 1, 1), date(2021, 12, 31)),
-    ("Sophie, who works for Hooli, called.", "works_at", "Sophie", "Hooli", None, None),
-])
+@pytest.mark.parametrize(
+    "text,pred,person,org,vfrom,vto",
+    [
+        ("Sophie works at Acme.", "works_at", "Sophie", "Acme", None, None),
+        ("Marc Dupont joined Globex in 2019.", "works_at", "Marc Dupont", "Globex", date(2019, 1, 1), None),
+        ("Paul left Initech last year.", "left", "Paul", "Initech", None, date(2025, 12, 31)),
+        ("Paul quit Initech two years ago.", "left", "Paul", "Initech", None, date(2024, 3, 10)),
+        ("Sophie used to work for Acme.", "left", "Sophie", "Acme", None, None),
+        (
+            "Sophie worked at Acme from 2016 to 2021.",
+            "works_at",
+            "Sophie",
+            "Acme",
+            date(2016, 1, 1),
+            date(2021, 12, 31),
+        ),
+        ("Sophie, who works for Hooli, called.", "works_at", "Sophie", "Hooli", None, None),
+    ],
+)
 def test_employment_verbs(text, pred, person, org, vfrom, vto):
     a = one(run(text, speaker="Anna"), pred, subject=person)
     assert a.object.name == org
@@ -117,12 +143,15 @@ def test_dates_stay_with_their_own_verb():
     assert one(out, "works_at", obj="Facebook").valid_from == date(2015, 1, 1)
 
 
-@pytest.mark.parametrize("text,vfrom,vto", [
-    ("Sophie Martin was the CFO of Globex until 2020.", None, date(2020, 12, 31)),
-    ("Sophie Martin was the CFO of Globex from 2015 to 2019.", date(2015, 1, 1), date(2019, 12, 31)),
-    ("Sophie Martin is the CFO of Globex since 2019.", date(2019, 1, 1), None),
-    ("We met Sophie Martin, the CFO at Globex, yesterday.", None, None),  # dates the meeting, not the job
-])
+@pytest.mark.parametrize(
+    "text,vfrom,vto",
+    [
+        ("Sophie Martin was the CFO of Globex until 2020.", None, date(2020, 12, 31)),
+        ("Sophie Martin was the CFO of Globex from 2015 to 2019.", date(2015, 1, 1), date(2019, 12, 31)),
+        ("Sophie Martin is the CFO of Globex since 2019.", date(2019, 1, 1), None),
+        ("We met Sophie Martin, the CFO at Globex, yesterday.", None, None),  # dates the meeting, not the job
+    ],
+)
 def test_role_validity_from_tense_and_date(text, vfrom, vto):
     a = one(run(text, speaker="Anna"), "works_at")
     assert (a.valid_from, a.valid_to) == (vfrom, vto)
@@ -147,16 +176,24 @@ def test_first_person_employment_is_stated_by_the_speaker():
     assert one(out, "left", obj="Initech").valid_to == date(2018, 12, 31)
 
 
-@pytest.mark.parametrize("text,title,vfrom", [
-    ("Sophie Martin became CIO of Acme last year.", "CIO", date(2025, 1, 1)),
-    ("Sophie Martin was appointed CIO of Acme in January.", "CIO", date(2026, 1, 1)),
-    ("Sophie Martin has just been named chief information officer at Acme.", "CIO", None),
-    ("Sophie Martin took over as CEO of Acme in 2024.", "CEO", date(2024, 1, 1)),
-])
+@pytest.mark.parametrize(
+    "text,title,vfrom",
+    [
+        ("Sophie Martin became CIO of Acme last year.", "CIO", date(2025, 1, 1)),
+        ("Sophie Martin was appointed CIO of Acme in January.", "CIO", date(2026, 1, 1)),
+        ("Sophie Martin has just been named chief information officer at Acme.", "CIO", None),
+        ("Sophie Martin took over as CEO of Acme in 2024.", "CEO", date(2024, 1, 1)),
+    ],
+)
 def test_role_starts(text, title, vfrom):
     a = one(run(text, speaker="Anna"), "works_at")
     assert (a.subject.name, a.object.name, a.qualifier, a.valid_from, a.valid_to) == (
-        "Sophie Martin", "Acme", title, vfrom, None)
+        "Sophie Martin",
+        "Acme",
+        title,
+        vfrom,
+        None,
+    )
 
 
 def test_has_title_without_organisation():
@@ -181,6 +218,7 @@ def test_pronoun_follows_the_one_person_named_before():
 
 # ---------------------------------------------------------------- worked_with
 
+
 def test_we_worked_together_resolves_the_other_person_and_the_dates():
     out = run("I know Sophie Martin well, we worked together at Acme from 2016 to 2021.")
     w = one(out, "worked_with")
@@ -199,13 +237,16 @@ def test_we_worked_together_with_nobody_named_says_nothing():
     assert not [a for a in run("We worked together at Acme for years.") if a.predicate == "worked_with"]
 
 
-@pytest.mark.parametrize("text,other,org", [
-    ("I worked with Sophie Martin at Acme.", "Sophie Martin", "Acme"),
-    ("Sophie and I worked together at Globex.", "Sophie", "Globex"),
-    ("Me and Sophie used to work together at Initech.", "Sophie", "Initech"),
-    ("I've worked closely with Paul Durand.", "Paul Durand", None),
-    ("Sophie was my former colleague at Acme.", "Sophie", "Acme"),
-])
+@pytest.mark.parametrize(
+    "text,other,org",
+    [
+        ("I worked with Sophie Martin at Acme.", "Sophie Martin", "Acme"),
+        ("Sophie and I worked together at Globex.", "Sophie", "Globex"),
+        ("Me and Sophie used to work together at Initech.", "Sophie", "Initech"),
+        ("I've worked closely with Paul Durand.", "Paul Durand", None),
+        ("Sophie was my former colleague at Acme.", "Sophie", "Acme"),
+    ],
+)
 def test_worked_with_first_person(text, other, org):
     w = one(run(text), "worked_with")
     assert (w.subject.name, w.object.name, w.qualifier) == ("Marc", other, org)
@@ -217,12 +258,15 @@ def test_boss_at_with_an_apposition_between():
     assert ("worked_with", "Marc", "Sophie Martin", "Globex") in facts(out)
 
 
-@pytest.mark.parametrize("text,pred,other,org", [
-    ("My old colleague Sophie Martin is joining us.", "worked_with", "Sophie Martin", None),
-    ("Sophie Martin, my former boss at Globex, called.", "worked_with", "Sophie Martin", "Globex"),
-    ("John is my old colleague from Deloitte.", "worked_with", "John", "Deloitte"),
-    ("I had lunch with my friend Paul Durand yesterday.", "knows", "Paul Durand", None),
-])
+@pytest.mark.parametrize(
+    "text,pred,other,org",
+    [
+        ("My old colleague Sophie Martin is joining us.", "worked_with", "Sophie Martin", None),
+        ("Sophie Martin, my former boss at Globex, called.", "worked_with", "Sophie Martin", "Globex"),
+        ("John is my old colleague from Deloitte.", "worked_with", "John", "Deloitte"),
+        ("I had lunch with my friend Paul Durand yesterday.", "knows", "Paul Durand", None),
+    ],
+)
 def test_my_ties(text, pred, other, org):
     a = one(run(text), pred)
     assert (a.subject.name, a.object.name, a.qualifier) == ("Marc", other, org)
@@ -235,16 +279,25 @@ def test_worked_with_third_parties_is_reported():
 
 
 def test_worked_with_an_organisation_is_not_a_person():
-    out = run("We have worked with the National Academy for Educational Leadership.",
-              "I've worked with children who struggle.", "We worked with the big banks.")
+    out = run(
+        "We have worked with the National Academy for Educational Leadership.",
+        "I've worked with children who struggle.",
+        "We worked with the big banks.",
+    )
     assert not [a for a in out if a.predicate == "worked_with"]
 
 
 # ---------------------------------------------------------------- knows and introductions
 
+
 def test_i_know_x_well():
     k = one(run("I know Sophie Martin well."), "knows")
-    assert (k.subject.name, k.subject.is_speaker, k.object.name, k.modality) == ("Marc", True, "Sophie Martin", "stated")
+    assert (k.subject.name, k.subject.is_speaker, k.object.name, k.modality) == (
+        "Marc",
+        True,
+        "Sophie Martin",
+        "stated",
+    )
 
 
 def test_known_for_years_with_dates():
@@ -280,28 +333,35 @@ def test_third_party_knows_and_met():
     assert k.object.name == "Sophie" and k.valid_from == date(2019, 1, 1)
 
 
-@pytest.mark.parametrize("text", [
-    "I know Sophie is right about the budget.",
-    "I know what you mean.",
-    "I know Monday works for everyone.",
-    "I know, right?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I know Sophie is right about the budget.",
+        "I know what you mean.",
+        "I know Monday works for everyone.",
+        "I know, right?",
+    ],
+)
 def test_knowing_a_fact_is_not_knowing_a_person(text):
     assert not [a for a in run(text) if a.predicate == "knows"]
 
 
 # ---------------------------------------------------------------- commitments
 
-@pytest.mark.parametrize("text,promise,due", [
-    ("I'll send you the pricing by Friday.", "send you the pricing", date(2026, 3, 13)),
-    ("I will follow up with Sophie next week.", "follow up with Sophie", date(2026, 3, 22)),
-    ("We'll get back to you by the 15th.", "get back to you", date(2026, 3, 15)),
-    ("I'm going to circulate the minutes tomorrow.", "circulate the minutes", date(2026, 3, 11)),
-    ("I'll email you the deck.", "email you the deck", None),
-    ("Let me send you the link tomorrow.", "send you the link", date(2026, 3, 11)),
-    ("I'll introduce you to Sophie Martin next week.", "introduce you to Sophie Martin", date(2026, 3, 22)),
-    ("I'll check the numbers by Thursday, okay?", None, None),  # a question: no promise
-])
+
+@pytest.mark.parametrize(
+    "text,promise,due",
+    [
+        ("I'll send you the pricing by Friday.", "send you the pricing", date(2026, 3, 13)),
+        ("I will follow up with Sophie next week.", "follow up with Sophie", date(2026, 3, 22)),
+        ("We'll get back to you by the 15th.", "get back to you", date(2026, 3, 15)),
+        ("I'm going to circulate the minutes tomorrow.", "circulate the minutes", date(2026, 3, 11)),
+        ("I'll email you the deck.", "email you the deck", None),
+        ("Let me send you the link tomorrow.", "send you the link", date(2026, 3, 11)),
+        ("I'll introduce you to Sophie Martin next week.", "introduce you to Sophie Martin", date(2026, 3, 22)),
+        ("I'll check the numbers by Thursday, okay?", None, None),  # a question: no promise
+    ],
+)
 def test_commitments(text, promise, due):
     out = [a for a in run(text) if a.predicate == "committed_to"]
     if promise is None:
@@ -318,18 +378,21 @@ def test_third_party_commitment():
     assert (a.subject.name, a.object_literal, a.valid_to) == ("Paul", "send the contract", date(2026, 3, 12))
 
 
-@pytest.mark.parametrize("text", [
-    "I'll start, if that's okay.",
-    "I'll be honest with you.",
-    "I'll share my screen.",
-    "I'll get back on it.",
-    "We'll come back to that in a moment.",
-    "Maybe I'll send it later, if I can.",
-    "We'll go straight into questions.",
-    "I'll call it a day.",
-    "Let me think about it.",
-    "Let me check.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll start, if that's okay.",
+        "I'll be honest with you.",
+        "I'll share my screen.",
+        "I'll get back on it.",
+        "We'll come back to that in a moment.",
+        "Maybe I'll send it later, if I can.",
+        "We'll go straight into questions.",
+        "I'll call it a day.",
+        "Let me think about it.",
+        "Let me check.",
+    ],
+)
 def test_chatter_is_not_a_commitment(text):
     assert not [a for a in run(text) if a.predicate == "committed_to"]
 
@@ -342,10 +405,15 @@ def test_weak_verbs_need_a_date():
 
 # ---------------------------------------------------------------- self-introductions
 
+
 def test_self_introduction_with_title_and_name():
-    t = transcript([("Speaker 2", "Hi everyone. I'm Sarah, the project manager."),
-                    ("Speaker 3", "My name is Tom Baker and I'm the CTO at Hooli."),
-                    ("Speaker 4", "Hi, I'm Anna from Globex.")])
+    t = transcript(
+        [
+            ("Speaker 2", "Hi everyone. I'm Sarah, the project manager."),
+            ("Speaker 3", "My name is Tom Baker and I'm the CTO at Hooli."),
+            ("Speaker 4", "Hi, I'm Anna from Globex."),
+        ]
+    )
     out = extract(t)
     check_invariants(t, out)
     assert ("has_title", "Speaker 2", "project manager", None) in facts(out)
@@ -366,16 +434,28 @@ def test_self_introduction_matching_the_label_is_no_alias():
 
 
 def test_self_introductions_skip_non_names():
-    t = transcript([("A", "I'm Welsh, actually."), ("B", "I'm OK thanks."), ("C", "This is Acme's plan."),
-                    ("D", "This is Marc speaking.")])
+    t = transcript(
+        [
+            ("A", "I'm Welsh, actually."),
+            ("B", "I'm OK thanks."),
+            ("C", "This is Acme's plan."),
+            ("D", "This is Marc speaking."),
+        ]
+    )
     assert self_introductions(t) == {"D": "Marc"}
 
 
 # ---------------------------------------------------------------- first person needs a speaker
 
+
 def test_no_speaker_label_no_first_person_facts():
-    out = run("I know Sophie Martin well.", "I'll send you the pricing by Friday.", "I joined Acme in 2019.",
-              "Sophie Martin is the CIO of Acme.", speaker=None)
+    out = run(
+        "I know Sophie Martin well.",
+        "I'll send you the pricing by Friday.",
+        "I joined Acme in 2019.",
+        "Sophie Martin is the CIO of Acme.",
+        speaker=None,
+    )
     assert facts(out) == {("works_at", "Sophie Martin", "Acme", "CIO")}
 
 
@@ -430,6 +510,7 @@ def test_chatter_yields_nothing():
 
 # ---------------------------------------------------------------- names and titles
 
+
 def test_names_and_titles():
     assert person_name("Jean-Pierre de la Fontaine") == "Jean-Pierre de la Fontaine"
     assert person_name("So Sophie Martin") == "Sophie Martin"
@@ -439,7 +520,9 @@ def test_names_and_titles():
     assert org_name("the Welsh Local Government Association") == "Welsh Local Government Association"
     assert org_name("Acme and Bob") == "Acme"
     assert org_name("Cardiff and Vale College") == "Cardiff and Vale College"
-    assert org_name("Association of Directors of Education in Wales") == "Association of Directors of Education in Wales"
+    assert (
+        org_name("Association of Directors of Education in Wales") == "Association of Directors of Education in Wales"
+    )
     assert org_name("Education") is None
     assert canonical_title("Chief Information Officer") == "CIO"
     assert canonical_title("chief executive") == "CEO"
@@ -453,6 +536,7 @@ def test_sentences_respect_abbreviations():
 
 
 # ---------------------------------------------------------------- real meetings (QMSum)
+
 
 def _load_qmsum(path: Path) -> Transcript:
     raw = json.loads(path.read_text(encoding="utf-8"))
@@ -499,7 +583,9 @@ def test_qmsum_witness_introductions(corpora):
                     assert a.modality == "reported" and a.subject.name != t.utterances[a.utterance_idx].speaker
                     got.add((name, a.subject.name, a.object.name, a.qualifier))
     assert WITNESSES <= got, WITNESSES - got
-    titles = {(a.subject.name, a.object_literal) for a in extract(meetings["education_9"]) if a.predicate == "has_title"}
+    titles = {
+        (a.subject.name, a.object_literal) for a in extract(meetings["education_9"]) if a.predicate == "has_title"
+    }
     assert ("Kirsty Williams AM", "Minister for Education") in titles
     assert ("Claire Bennett", "deputy director for curriculum and assessment") in titles
 
@@ -564,14 +650,20 @@ def test_a_start_is_no_deadline():
 
 
 def test_a_span_of_years_dates_the_tie_not_the_years_up_to_now():
-    t = transcript([("Rhea Kapoor", "I worked with Lior Ben-David at Pemberton for six years, 2008 to 2014.")],
-                   when=WEDNESDAY)
+    t = transcript(
+        [("Rhea Kapoor", "I worked with Lior Ben-David at Pemberton for six years, 2008 to 2014.")], when=WEDNESDAY
+    )
     (w,) = [a for a in extract(t) if a.predicate == "worked_with"]
     assert (w.valid_from, w.valid_to) == (date(2008, 1, 1), date(2014, 12, 31))
 
 
 def test_a_word_inside_an_organisations_name_is_no_person():
-    t = transcript([("Rhea Kapoor", "The Bank of Valletta and I worked together on the bond issue."),
-                    ("Lior Ben-David", "I know the Ministry of Transport well.")], when=WEDNESDAY)
+    t = transcript(
+        [
+            ("Rhea Kapoor", "The Bank of Valletta and I worked together on the bond issue."),
+            ("Lior Ben-David", "I know the Ministry of Transport well."),
+        ],
+        when=WEDNESDAY,
+    )
     out = extract(t)
     assert not [a for a in out if a.object is not None and a.object.name in ("Valletta", "Transport")], out

@@ -23,7 +23,7 @@ def run(*texts: str, speaker: str = "Claire", lines=None, when: datetime = MEETI
     t = Transcript([Utterance(i, sp, x) for i, (sp, x) in enumerate(lines)], "text", meeting_date=when)
     out = extract(t, owner_names=["Alex Moreau", "Alex"])
     for a in out:  # the contract every extraction keeps
-        assert t.utterances[a.utterance_idx].text[a.span_start:a.span_end] == a.quote
+        assert t.utterances[a.utterance_idx].text[a.span_start : a.span_end] == a.quote
         assert a.predicate in PREDICATES and a.modality in MODALITIES
         assert (a.object is None) != (a.object_literal is None)
     return out
@@ -41,16 +41,20 @@ def one(out, predicate):
 
 # ---------------------------------------------------------------- the language check
 
-@pytest.mark.parametrize("text,french", [
-    ("Marc travaille chez Acme depuis mars.", True),
-    ("Je connais Marc.", True),
-    ("Paul a quitté Globex l'an dernier.", True),
-    ("Sophie Martin est la DSI de Globex.", True),
-    ("I'll send you the pricing by Friday.", False),
-    ("Jean-Pierre de la Fontaine is the managing director of Globex.", False),
-    ("Élodie Durand is head of sales at the Bank of England.", False),
-    ("Nick de la Fontaine introduced me to Marc Hughes.", None),  # too short: the utterance decides
-])
+
+@pytest.mark.parametrize(
+    "text,french",
+    [
+        ("Marc travaille chez Acme depuis mars.", True),
+        ("Je connais Marc.", True),
+        ("Paul a quitté Globex l'an dernier.", True),
+        ("Sophie Martin est la DSI de Globex.", True),
+        ("I'll send you the pricing by Friday.", False),
+        ("Jean-Pierre de la Fontaine is the managing director of Globex.", False),
+        ("Élodie Durand is head of sales at the Bank of England.", False),
+        ("Nick de la Fontaine introduced me to Marc Hughes.", None),  # too short: the utterance decides
+    ],
+)
 def test_language_check(text, french):
     assert looks_french(text) is french
 
@@ -63,17 +67,25 @@ def test_english_sentence_with_french_names_stays_english():
 
 # ---------------------------------------------------------------- roles and employment
 
-@pytest.mark.parametrize("text,person,org,title", [
-    ("Marc travaille chez Acme.", "Marc", "Acme", None),
-    ("Sophie Martin est la DSI de Globex.", "Sophie Martin", "Globex", "CIO"),
-    ("Sophie Martin est le PDG d'Initech.", "Sophie Martin", "Initech", "CEO"),
-    ("Claire Dubois est directrice financière chez Acme.", "Claire Dubois", "Acme", "CFO"),
-    ("Julie Petit, directrice générale de la Banque de France, était là.", "Julie Petit", "Banque de France",
-     "managing director"),
-    ("La DSI d'Acme, c'est Sophie Martin.", "Sophie Martin", "Acme", "CIO"),
-    ("Je suis chez Hooli.", "Claire", "Hooli", None),
-    ("Je suis la directrice technique de Hooli.", "Claire", "Hooli", "CTO"),
-])
+
+@pytest.mark.parametrize(
+    "text,person,org,title",
+    [
+        ("Marc travaille chez Acme.", "Marc", "Acme", None),
+        ("Sophie Martin est la DSI de Globex.", "Sophie Martin", "Globex", "CIO"),
+        ("Sophie Martin est le PDG d'Initech.", "Sophie Martin", "Initech", "CEO"),
+        ("Claire Dubois est directrice financière chez Acme.", "Claire Dubois", "Acme", "CFO"),
+        (
+            "Julie Petit, directrice générale de la Banque de France, était là.",
+            "Julie Petit",
+            "Banque de France",
+            "managing director",
+        ),
+        ("La DSI d'Acme, c'est Sophie Martin.", "Sophie Martin", "Acme", "CIO"),
+        ("Je suis chez Hooli.", "Claire", "Hooli", None),
+        ("Je suis la directrice technique de Hooli.", "Claire", "Hooli", "CTO"),
+    ],
+)
 def test_works_at(text, person, org, title):
     a = one(run(text), "works_at")
     assert (a.subject.name, a.object.name, a.qualifier) == (person, org, title)
@@ -98,17 +110,21 @@ def test_joined_and_left():
 
 # ---------------------------------------------------------------- people
 
+
 def test_worked_with_and_dates():
     a = one(run("J'ai travaillé avec Marc Dupont chez Acme de 2016 à 2021."), "worked_with")
     assert (a.subject.name, a.object.name, a.qualifier) == ("Claire", "Marc Dupont", "Acme")
     assert (a.valid_from, a.valid_to) == (date(2016, 1, 1), date(2021, 12, 31))
 
 
-@pytest.mark.parametrize("text,other", [
-    ("Marc Dupont et moi avons travaillé ensemble chez Acme.", "Marc Dupont"),
-    ("Paul était mon ancien collègue chez Acme.", "Paul"),
-    ("Mon ancienne collègue Sophie Martin est très bien.", "Sophie Martin"),
-])
+@pytest.mark.parametrize(
+    "text,other",
+    [
+        ("Marc Dupont et moi avons travaillé ensemble chez Acme.", "Marc Dupont"),
+        ("Paul était mon ancien collègue chez Acme.", "Paul"),
+        ("Mon ancienne collègue Sophie Martin est très bien.", "Sophie Martin"),
+    ],
+)
 def test_worked_with_forms(text, other):
     a = one(run(text), "worked_with")
     assert (a.subject.name, a.object.name) == ("Claire", other)
@@ -117,33 +133,46 @@ def test_worked_with_forms(text, other):
 def test_knows_and_introductions():
     assert ("knows", "Claire", "Sophie Martin", None) in facts(run("Je connais bien Sophie Martin."))
     out = run("Marc m'a présenté Sophie Martin il y a deux ans.")
-    assert {("knows", "Claire", "Sophie Martin", None), ("knows", "Marc", "Sophie Martin", None),
-            ("introduced", "Marc", "Sophie Martin", None)} <= facts(out)
+    assert {
+        ("knows", "Claire", "Sophie Martin", None),
+        ("knows", "Marc", "Sophie Martin", None),
+        ("introduced", "Marc", "Sophie Martin", None),
+    } <= facts(out)
     out = run("Je vous présente Nadia Haddad.")
     assert facts(out) == {("knows", "Claire", "Nadia Haddad", None), ("introduced", "Claire", "Nadia Haddad", None)}
     assert ("knows", "Claire", "Julie Petit", None) in facts(run("Mon amie Julie Petit travaille pour Hooli."))
 
 
-@pytest.mark.parametrize("text", [
-    "Je ne connais pas Sophie Martin.",
-    "Si je connaissais Sophie Martin, ce serait plus simple.",
-    "Est-ce que Marc travaille chez Acme ?",
-    "Je n'ai jamais travaillé avec Paul.",
-    "Bonjour Marc, merci d'être là.",
-    "On se voit jeudi prochain.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Je ne connais pas Sophie Martin.",
+        "Si je connaissais Sophie Martin, ce serait plus simple.",
+        "Est-ce que Marc travaille chez Acme ?",
+        "Je n'ai jamais travaillé avec Paul.",
+        "Bonjour Marc, merci d'être là.",
+        "On se voit jeudi prochain.",
+    ],
+)
 def test_negated_conditional_and_chatter_say_nothing(text):
     assert run(text) == []
 
 
 # ---------------------------------------------------------------- commitments
 
+
 def test_commitments_with_recipient_and_due_date():
-    lines = [("Alex", "Merci pour la démo. Pouvez-vous m'envoyer le devis ?"),
-             ("Fatima", "Je vous envoie le devis d'ici vendredi.")]
+    lines = [
+        ("Alex", "Merci pour la démo. Pouvez-vous m'envoyer le devis ?"),
+        ("Fatima", "Je vous envoie le devis d'ici vendredi."),
+    ]
     a = one(run(lines=lines), "committed_to")
     assert (a.subject.name, a.object_literal, a.valid_to, a.recipient.name) == (
-        "Fatima", "vous envoie le devis", date(2026, 10, 9), "Alex")
+        "Fatima",
+        "vous envoie le devis",
+        date(2026, 10, 9),
+        "Alex",
+    )
     a = one(run("Je vais vous présenter Sophie Martin jeudi prochain."), "committed_to")
     assert (a.object_literal, a.valid_to) == ("vous présenter Sophie Martin", date(2026, 10, 8))
     assert a.recipient is None  # three people, nobody addressed
@@ -152,18 +181,25 @@ def test_commitments_with_recipient_and_due_date():
 def test_someone_elses_commitment_in_french():
     a = one(run("Marc va m'envoyer le contrat d'ici le 15."), "committed_to")
     assert (a.subject.name, a.subject.is_speaker, a.recipient.name, a.valid_to) == (
-        "Marc", False, "Claire", date(2026, 10, 15))
+        "Marc",
+        False,
+        "Claire",
+        date(2026, 10, 15),
+    )
 
 
-@pytest.mark.parametrize("text", [
-    "Je vous rappelle plus tard.",
-    "Je reviens vers vous.",
-    "Je vous tiens au courant.",
-    "Je vous envoie mes amitiés.",
-    "Je prépare le budget.",  # a description of one's week, not a promise
-    "Je ne vous enverrai pas le devis.",
-    "Je pourrais vous envoyer le devis.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Je vous rappelle plus tard.",
+        "Je reviens vers vous.",
+        "Je vous tiens au courant.",
+        "Je vous envoie mes amitiés.",
+        "Je prépare le budget.",  # a description of one's week, not a promise
+        "Je ne vous enverrai pas le devis.",
+        "Je pourrais vous envoyer le devis.",
+    ],
+)
 def test_french_small_talk_is_not_a_commitment(text):
     assert [a for a in run(text) if a.predicate == "committed_to"] == []
 
@@ -173,30 +209,33 @@ def test_french_small_talk_is_not_a_commitment(text):
 ANCHOR = date(2026, 10, 2)
 
 
-@pytest.mark.parametrize("phrase,start,end", [
-    ("depuis mars", date(2026, 3, 1), None),
-    ("depuis le printemps dernier", date(2026, 3, 1), None),
-    ("il y a deux ans", date(2024, 10, 2), date(2024, 10, 2)),
-    ("jeudi prochain", date(2026, 10, 8), date(2026, 10, 8)),
-    ("d'ici vendredi", None, date(2026, 10, 9)),
-    ("de 2016 à 2021", date(2016, 1, 1), date(2021, 12, 31)),
-    ("entre 2016 et 2021", date(2016, 1, 1), date(2021, 12, 31)),
-    ("en mars 2019", date(2019, 3, 1), date(2019, 3, 31)),
-    ("la semaine prochaine", date(2026, 10, 5), date(2026, 10, 11)),
-    ("l'an dernier", date(2025, 1, 1), date(2025, 12, 31)),
-    ("demain", date(2026, 10, 3), date(2026, 10, 3)),
-    ("dans deux semaines", date(2026, 10, 16), date(2026, 10, 16)),
-    ("d'ici la fin du mois", None, date(2026, 10, 31)),
-    ("d'ici le 15", None, date(2026, 10, 15)),
-    ("vendredi dernier", date(2026, 9, 25), date(2026, 9, 25)),
-    ("depuis trois ans", date(2023, 10, 2), None),  # started three years ago, still true
-    ("ces dernières années", date(2023, 10, 2), date(2026, 10, 2)),
-    ("de mars 2016 à juin 2021", date(2016, 3, 1), date(2021, 6, 30)),
-    ("d'ici la fin de la journée", None, date(2026, 10, 2)),
-    ("ce week-end", date(2026, 10, 3), date(2026, 10, 4)),
-    ("avant le week-end prochain", None, date(2026, 10, 9)),
-    ("cet après-midi", date(2026, 10, 2), date(2026, 10, 2)),
-])
+@pytest.mark.parametrize(
+    "phrase,start,end",
+    [
+        ("depuis mars", date(2026, 3, 1), None),
+        ("depuis le printemps dernier", date(2026, 3, 1), None),
+        ("il y a deux ans", date(2024, 10, 2), date(2024, 10, 2)),
+        ("jeudi prochain", date(2026, 10, 8), date(2026, 10, 8)),
+        ("d'ici vendredi", None, date(2026, 10, 9)),
+        ("de 2016 à 2021", date(2016, 1, 1), date(2021, 12, 31)),
+        ("entre 2016 et 2021", date(2016, 1, 1), date(2021, 12, 31)),
+        ("en mars 2019", date(2019, 3, 1), date(2019, 3, 31)),
+        ("la semaine prochaine", date(2026, 10, 5), date(2026, 10, 11)),
+        ("l'an dernier", date(2025, 1, 1), date(2025, 12, 31)),
+        ("demain", date(2026, 10, 3), date(2026, 10, 3)),
+        ("dans deux semaines", date(2026, 10, 16), date(2026, 10, 16)),
+        ("d'ici la fin du mois", None, date(2026, 10, 31)),
+        ("d'ici le 15", None, date(2026, 10, 15)),
+        ("vendredi dernier", date(2026, 9, 25), date(2026, 9, 25)),
+        ("depuis trois ans", date(2023, 10, 2), None),  # started three years ago, still true
+        ("ces dernières années", date(2023, 10, 2), date(2026, 10, 2)),
+        ("de mars 2016 à juin 2021", date(2016, 3, 1), date(2021, 6, 30)),
+        ("d'ici la fin de la journée", None, date(2026, 10, 2)),
+        ("ce week-end", date(2026, 10, 3), date(2026, 10, 4)),
+        ("avant le week-end prochain", None, date(2026, 10, 9)),
+        ("cet après-midi", date(2026, 10, 2), date(2026, 10, 2)),
+    ],
+)
 def test_french_date_phrases(phrase, start, end):
     assert [p for _, _, p in find_date_phrases_fr(f"Elle est là {phrase} , voilà.")] == [phrase]
     r = resolve_phrase(phrase, ANCHOR)
@@ -210,6 +249,7 @@ def test_bare_french_months_need_a_preposition(text):
 
 # ---------------------------------------------------------------- a real ingest
 
+
 def test_french_meeting_ingested_into_the_store(home: Path, store):
     from backchannel.config import load_settings, resolve_paths
     from backchannel.extraction.ingest import ingest_file
@@ -217,7 +257,8 @@ def test_french_meeting_ingested_into_the_store(home: Path, store):
     paths = resolve_paths().ensure()
     paths.config_file.write_text('[owner]\nname = "Alex Moreau"\naliases = ["Alex"]\n')
     f = home / "point-acme.md"
-    f.write_text("""---
+    f.write_text(
+        """---
 title: Point Acme
 date: 2026-10-02
 participants: [Alex Moreau, Fatima Haddad]
@@ -227,7 +268,9 @@ Fatima: Sophie Martin est la DSI d'Acme depuis mars. Je la connais bien, d'aille
 Alex: Parfait. Pouvez-vous me la présenter ?
 Fatima: Oui, je vous présenterai Sophie Martin jeudi prochain. Et je vous envoie le devis d'ici vendredi.
 Alex: Je vous rappelle plus tard.
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     assert ingest_file(store, load_settings(paths), f).status == "ingested"
     rows = store.query(
         """SELECT a.predicate, s.name AS subject, coalesce(o.name, a.object_literal) AS object, a.qualifier,
@@ -235,19 +278,29 @@ Alex: Je vous rappelle plus tard.
            FROM assertions a JOIN entities s ON s.id = a.subject_id LEFT JOIN entities o ON o.id = a.object_id
            LEFT JOIN entities r ON r.id = a.recipient_id
            JOIN utterances u ON u.source_id = a.source_id AND u.idx = a.utterance_idx
-           ORDER BY a.utterance_idx, a.span_start, a.predicate""")
-    got = {(r["predicate"], r["subject"], r["object"], r["qualifier"], r["valid_from"], r["valid_to"], r["recipient"])
-           for r in rows}
+           ORDER BY a.utterance_idx, a.span_start, a.predicate"""
+    )
+    got = {
+        (r["predicate"], r["subject"], r["object"], r["qualifier"], r["valid_from"], r["valid_to"], r["recipient"])
+        for r in rows
+    }
     assert got == {
         ("works_at", "Sophie Martin", "Acme", "CIO", date(2026, 3, 1), None, None),
         ("worked_with", "Fatima Haddad", "Sophie Martin", "Globex", date(2016, 1, 1), date(2021, 12, 31), None),
         ("knows", "Fatima Haddad", "Sophie Martin", None, None, None, None),  # "Je la connais bien"
-        ("committed_to", "Fatima Haddad", "vous présenterai Sophie Martin", None, None, date(2026, 10, 8),
-         "Alex Moreau"),
+        (
+            "committed_to",
+            "Fatima Haddad",
+            "vous présenterai Sophie Martin",
+            None,
+            None,
+            date(2026, 10, 8),
+            "Alex Moreau",
+        ),
         ("committed_to", "Fatima Haddad", "vous envoie le devis", None, None, date(2026, 10, 9), "Alex Moreau"),
     }
     for r in rows:  # the verbatim-quote rule, in the store
-        assert r["text"][r["span_start"]:r["span_end"]] == r["quote"]
+        assert r["text"][r["span_start"] : r["span_end"]] == r["quote"]
 
 
 def test_french_pronouns_point_at_the_one_person_named_before_not_at_an_organisation():
@@ -258,17 +311,33 @@ def test_french_pronouns_point_at_the_one_person_named_before_not_at_an_organisa
 
 
 def test_a_french_reply_to_a_request_names_the_recipient():
-    lines = [("Alex", "Bonjour."), ("Camille", "Bonjour."),
-             ("Alex", "Tu pourrais nous mettre en relation ?"), ("Julien", "Oui, je t'envoie son contact demain.")]
+    lines = [
+        ("Alex", "Bonjour."),
+        ("Camille", "Bonjour."),
+        ("Alex", "Tu pourrais nous mettre en relation ?"),
+        ("Julien", "Oui, je t'envoie son contact demain."),
+    ]
     a = one(run(lines=lines), "committed_to")
     assert (a.object_literal, a.recipient.name, a.valid_to) == ("t'envoie son contact", "Alex", date(2026, 10, 3))
 
 
-@pytest.mark.parametrize("text,promise,recipient,due", [
-    ("Marc m'a dit qu'il m'enverrait le contrat d'ici vendredi.", "m'enverrait le contrat", "Claire",
-     date(2026, 10, 9)),
-    ("Marc a promis de m'envoyer le devis la semaine prochaine.", "m'envoyer le devis", "Claire", date(2026, 10, 11)),
-])
+@pytest.mark.parametrize(
+    "text,promise,recipient,due",
+    [
+        (
+            "Marc m'a dit qu'il m'enverrait le contrat d'ici vendredi.",
+            "m'enverrait le contrat",
+            "Claire",
+            date(2026, 10, 9),
+        ),
+        (
+            "Marc a promis de m'envoyer le devis la semaine prochaine.",
+            "m'envoyer le devis",
+            "Claire",
+            date(2026, 10, 11),
+        ),
+    ],
+)
 def test_reported_french_commitments_are_second_hand(text, promise, recipient, due):
     a = one(run(text), "committed_to")
     assert (a.subject.name, a.object_literal, a.recipient.name, a.valid_to) == ("Marc", promise, recipient, due)
@@ -282,7 +351,12 @@ def test_a_reported_refusal_is_no_commitment():
 def test_a_french_self_introduction_with_a_title_is_the_speakers():
     a = one(run("Bonjour, je suis Léa, directrice financière de Orano Services.", speaker="Léa Moreau"), "works_at")
     assert (a.subject.name, a.subject.is_speaker, a.object.name, a.qualifier, a.modality) == (
-        "Léa Moreau", True, "Orano Services", "CFO", "stated")
+        "Léa Moreau",
+        True,
+        "Orano Services",
+        "CFO",
+        "stated",
+    )
 
 
 def test_depuis_a_duration_starts_then_and_is_still_true():
@@ -290,12 +364,15 @@ def test_depuis_a_duration_starts_then_and_is_still_true():
     assert (a.subject.name, a.object.name, a.valid_from, a.valid_to) == ("Claire", "Alpina", date(2024, 10, 2), None)
 
 
-@pytest.mark.parametrize("text,pred,person,org,title", [
-    ("Marc Dupont dirige Globex depuis 2020, je crois.", "works_at", "Marc Dupont", "Globex", "head"),
-    ("Sophie Martin a fondé Hooli en 2015.", "works_at", "Sophie Martin", "Hooli", "founder"),
-    ("Paul a cofondé Initech avec deux amis.", "works_at", "Paul", "Initech", "co-founder"),
-    ("Paul dirigeait Initech à l'époque.", "left", "Paul", "Initech", "head"),
-])
+@pytest.mark.parametrize(
+    "text,pred,person,org,title",
+    [
+        ("Marc Dupont dirige Globex depuis 2020, je crois.", "works_at", "Marc Dupont", "Globex", "head"),
+        ("Sophie Martin a fondé Hooli en 2015.", "works_at", "Sophie Martin", "Hooli", "founder"),
+        ("Paul a cofondé Initech avec deux amis.", "works_at", "Paul", "Initech", "co-founder"),
+        ("Paul dirigeait Initech à l'époque.", "left", "Paul", "Initech", "head"),
+    ],
+)
 def test_leading_and_founding(text, pred, person, org, title):
     a = one(run(text), pred)
     assert (a.subject.name, a.object.name, a.qualifier) == (person, org, title)

@@ -14,8 +14,9 @@ MEETING = datetime(2026, 3, 10, 14, 0)
 
 
 def run(*lines: tuple[str, str]):
-    t = Transcript([Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)], "text", title="Meeting",
-                   meeting_date=MEETING)
+    t = Transcript(
+        [Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)], "text", title="Meeting", meeting_date=MEETING
+    )
     return t, extract(t)
 
 
@@ -24,22 +25,26 @@ def facts(out, predicate: str) -> set[tuple[str, str]]:
 
 
 def test_a_conversation_with_someone_is_knowing_them():
-    _, out = run(("Ana", "I met with Tom Baker last week about the grant."),
-                 ("Ana", "I talked to Liz about it."),
-                 ("Ana", "I've spoken to Priya Nair about the budget."),
-                 ("Ben", "Sofia Lind and I were talking about this yesterday."),
-                 ("Ben", "I talked to my manager about it."))
+    _, out = run(
+        ("Ana", "I met with Tom Baker last week about the grant."),
+        ("Ana", "I talked to Liz about it."),
+        ("Ana", "I've spoken to Priya Nair about the budget."),
+        ("Ben", "Sofia Lind and I were talking about this yesterday."),
+        ("Ben", "I talked to my manager about it."),
+    )
     # a first name alone ("Liz") is too thin an acquaintance to keep
     assert facts(out, "knows") == {("Ana", "Tom Baker"), ("Ana", "Priya Nair"), ("Ben", "Sofia Lind")}
 
 
 def test_promises_as_meetings_say_them():
-    _, out = run(("Dee", "I'm gonna book the room for Thursday."),
-                 ("Dee", "We will publish guidance on refunds next month."),
-                 ("Dee", "Our team will issue new passes to everyone."),
-                 ("Dee", "I'll make sure the contract is signed."),
-                 ("Dee", "I 'll make sure she 's on the invite list ."),
-                 ("Dee", "Alright, we'll send out invitations."))
+    _, out = run(
+        ("Dee", "I'm gonna book the room for Thursday."),
+        ("Dee", "We will publish guidance on refunds next month."),
+        ("Dee", "Our team will issue new passes to everyone."),
+        ("Dee", "I'll make sure the contract is signed."),
+        ("Dee", "I 'll make sure she 's on the invite list ."),
+        ("Dee", "Alright, we'll send out invitations."),
+    )
     got = facts(out, "committed_to")
     assert ("Dee", "book the room for Thursday") in got
     assert ("Dee", "publish guidance on refunds") in got
@@ -50,49 +55,67 @@ def test_promises_as_meetings_say_them():
 
 
 def test_an_inquiry_is_a_promise_when_its_topic_is_said():
-    _, out = run(("Eli", "I'll look into the billing problem."),
-                 ("Eli", "I'll find out how the charger works."),
-                 ("Eli", "I'll look into it."),
-                 ("Eli", "I'll check that one later."),
-                 ("Eli", "I'll review the figures."),  # other everyday verbs still need a due date
-                 ("Eli", "I'll look into how the - sorry, where was I?"))  # a topic broken off is none
-    assert facts(out, "committed_to") == {("Eli", "look into the billing problem"),
-                                          ("Eli", "find out how the charger works")}
+    _, out = run(
+        ("Eli", "I'll look into the billing problem."),
+        ("Eli", "I'll find out how the charger works."),
+        ("Eli", "I'll look into it."),
+        ("Eli", "I'll check that one later."),
+        ("Eli", "I'll review the figures."),  # other everyday verbs still need a due date
+        ("Eli", "I'll look into how the - sorry, where was I?"),
+    )  # a topic broken off is none
+    assert facts(out, "committed_to") == {
+        ("Eli", "look into the billing problem"),
+        ("Eli", "find out how the charger works"),
+    }
 
 
 def test_offers_made_gladly_or_with_i_can():
-    _, out = run(("Fay", "I'm happy to look into the refund for you."),
-                 ("Fay", "I will be happy to work with Tom on the budget."),
-                 ("Fay", "I can send you the deck tonight."),
-                 ("Fay", "I can send emails from my phone now."),
-                 ("Fay", "I can check that."),
-                 ("Fay", "I'm happy to be here."))
-    assert facts(out, "committed_to") == {("Fay", "look into the refund for you"), ("Fay", "work with Tom on the budget"),
-                                          ("Fay", "send you the deck")}
+    _, out = run(
+        ("Fay", "I'm happy to look into the refund for you."),
+        ("Fay", "I will be happy to work with Tom on the budget."),
+        ("Fay", "I can send you the deck tonight."),
+        ("Fay", "I can send emails from my phone now."),
+        ("Fay", "I can check that."),
+        ("Fay", "I'm happy to be here."),
+    )
+    assert facts(out, "committed_to") == {
+        ("Fay", "look into the refund for you"),
+        ("Fay", "work with Tom on the budget"),
+        ("Fay", "send you the deck"),
+    }
 
 
 def test_titles_said_next_to_a_name():
-    _, out = run(("Gil", "Last year Mayor Anne Holloway opened the library."),
-                 ("Gil", "We hired a data scientist named Lena Ortiz."),
-                 ("Gil", "Ruth Okafor, who chairs the audit committee, signed it."),
-                 ("Gil", "Minister Hajdu said no."),
-                 ("Gil", "We have a dog named Rex Barker."))
-    assert facts(out, "has_title") == {("Anne Holloway", "Mayor"), ("Lena Ortiz", "data scientist"),
-                                       ("Ruth Okafor", "chair of the audit committee")}
+    _, out = run(
+        ("Gil", "Last year Mayor Anne Holloway opened the library."),
+        ("Gil", "We hired a data scientist named Lena Ortiz."),
+        ("Gil", "Ruth Okafor, who chairs the audit committee, signed it."),
+        ("Gil", "Minister Hajdu said no."),
+        ("Gil", "We have a dog named Rex Barker."),
+    )
+    assert facts(out, "has_title") == {
+        ("Anne Holloway", "Mayor"),
+        ("Lena Ortiz", "data scientist"),
+        ("Ruth Okafor", "chair of the audit committee"),
+    }
 
 
 def test_the_speakers_own_role_said_in_passing():
-    _, out = run(("Hal", "In my role as treasurer I approve the budget."),
-                 ("Ida", "I'm not sure, and I speak as a lawyer."),
-                 ("Jon", "Uh the industrial designer, that's me."),
-                 ("Kim", "A real expert, it's me."),
-                 ("Lou", "Speaking as a parent, I disagree."))
+    _, out = run(
+        ("Hal", "In my role as treasurer I approve the budget."),
+        ("Ida", "I'm not sure, and I speak as a lawyer."),
+        ("Jon", "Uh the industrial designer, that's me."),
+        ("Kim", "A real expert, it's me."),
+        ("Lou", "Speaking as a parent, I disagree."),
+    )
     assert facts(out, "has_title") == {("Hal", "treasurer"), ("Ida", "lawyer"), ("Jon", "industrial designer")}
 
 
 def test_two_organisations_joined_by_and_get_their_acronyms_apart():
-    t, _ = run(("Max", "The Royal College of Nursing and the British Medical Association wrote to us."),
-               ("Max", "The RCN and the BMA agreed."))
+    t, _ = run(
+        ("Max", "The Royal College of Nursing and the British Medical Association wrote to us."),
+        ("Max", "The RCN and the BMA agreed."),
+    )
     assert organisation_aliases(t) == {"Royal College of Nursing": "RCN", "British Medical Association": "BMA"}
 
 
@@ -107,9 +130,14 @@ def test_real_meetings_read_in_full_keep_their_precision(corpora):
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    r = subprocess.run([sys.executable, str(root / "bench" / "offline_extract.py"), "--no-baseline"],
-                       capture_output=True, text=True, timeout=600, check=True,
-                       env={**os.environ, "BACKCHANNEL_CORPORA": str(corpora)})
+    r = subprocess.run(
+        [sys.executable, str(root / "bench" / "offline_extract.py"), "--no-baseline"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+        env={**os.environ, "BACKCHANNEL_CORPORA": str(corpora)},
+    )
     part = json.loads(r.stdout)["parts"]["real_exhaustive"]["now"]["overall"]
     assert part["labelled"] >= 150 and part["predicted"] >= 50
     assert part["precision"] >= 0.95

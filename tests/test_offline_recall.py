@@ -24,8 +24,9 @@ OWNER = ["Alex Moreau", "Alex"]
 
 
 def transcript(lines, title="Hearing") -> Transcript:
-    return Transcript([Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)], "text", title=title,
-                      meeting_date=MEETING)
+    return Transcript(
+        [Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)], "text", title=title, meeting_date=MEETING
+    )
 
 
 def facts(out):
@@ -36,10 +37,11 @@ def check_quotes(t: Transcript, out) -> None:
     for a in out:
         u = t.utterances[a.utterance_idx]
         said = u.speaker if a.quote_in_label else u.text
-        assert said[a.span_start:a.span_end] == a.quote, a
+        assert said[a.span_start : a.span_end] == a.quote, a
 
 
 # ------------------------------------------------------------------ speaker labels
+
 
 def test_titles_written_in_speaker_labels():
     lines = [
@@ -65,16 +67,28 @@ def test_titles_written_in_speaker_labels():
         ("has_title", lines[4][0], "Assembly Member", None),
         ("works_at", lines[6][0], "Public Health Agency of Canada", "VP"),
     }
-    assert all(a.subject.is_speaker and a.quote == t.utterances[a.utterance_idx].speaker for a in out if a.quote_in_label)
+    assert all(
+        a.subject.is_speaker and a.quote == t.utterances[a.utterance_idx].speaker for a in out if a.quote_in_label
+    )
 
 
 def test_a_text_transcript_reads_an_office_after_a_comma_in_the_label():
-    t = parse_bytes(b"Lynne Neagle AM: Welcome.\nKirsty Williams AM, Cabinet Secretary for Education: Diolch, Chair.\n"
-                    b"\nWell, Next Steps: we agree.\n", "hearing.txt")
-    assert [u.speaker for u in t.utterances] == ["Lynne Neagle AM", "Kirsty Williams AM, Cabinet Secretary for Education",
-                                                 None]
-    assert ("has_title", "Kirsty Williams AM, Cabinet Secretary for Education", "Cabinet Secretary for Education",
-            None) in facts(extract(t))
+    t = parse_bytes(
+        b"Lynne Neagle AM: Welcome.\nKirsty Williams AM, Cabinet Secretary for Education: Diolch, Chair.\n"
+        b"\nWell, Next Steps: we agree.\n",
+        "hearing.txt",
+    )
+    assert [u.speaker for u in t.utterances] == [
+        "Lynne Neagle AM",
+        "Kirsty Williams AM, Cabinet Secretary for Education",
+        None,
+    ]
+    assert (
+        "has_title",
+        "Kirsty Williams AM, Cabinet Secretary for Education",
+        "Cabinet Secretary for Education",
+        None,
+    ) in facts(extract(t))
 
 
 def test_label_parsing_names_people_and_seats():
@@ -82,42 +96,69 @@ def test_label_parsing_names_people_and_seats():
     assert label_person("The Acting Chair (Mr. Bruce Stanton)") == "Bruce Stanton"
     assert parse_label("The Acting Chair (Mr. Bruce Stanton)")[1] == "Acting Chair"
     assert label_person("Dr Rachel Bowen") == "Rachel Bowen"
-    for seat in ("Speaker 1", "SPEAKER_01", "Grad C", "PhD A", "Professor E", "Caller 1", "Host", "The Chair",
-                 "Project Manager", "CFO", "Intervenant 2", "Marketing", "User Interface"):
+    for seat in (
+        "Speaker 1",
+        "SPEAKER_01",
+        "Grad C",
+        "PhD A",
+        "Professor E",
+        "Caller 1",
+        "Host",
+        "The Chair",
+        "Project Manager",
+        "CFO",
+        "Intervenant 2",
+        "Marketing",
+        "User Interface",
+    ):
         assert is_seat_label(seat) and label_person(seat) is None, seat
     for person in ("Marc", "Marc Dupont", "Wei Chen", "Jean-Pierre de la Fontaine"):
         assert not is_seat_label(person) and label_person(person) == person, person
 
 
 def test_label_facts_reach_the_store_and_spellings_are_one_person(store):
-    t = transcript([
-        ("Hon. Bill Blair (Minister of Public Safety)", "Thank you."),
-        ("Hon. Bill Blair", "Indeed."),
-        ("Lynne Neagle AM", "Questions now from Bill Blair."),
-        ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))", "Order."),
-        ("The Chair", "Next."),
-    ])
+    t = transcript(
+        [
+            ("Hon. Bill Blair (Minister of Public Safety)", "Thank you."),
+            ("Hon. Bill Blair", "Indeed."),
+            ("Lynne Neagle AM", "Questions now from Bill Blair."),
+            ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))", "Order."),
+            ("The Chair", "Next."),
+        ]
+    )
     write_source(store, t, extract(t), owner_names=OWNER, extractor="offline")
     blair = entities.find(store, "Bill Blair", "person")
     assert len(blair) == 1 and blair[0].name == "Bill Blair"
     assert [e.id for e in entities.find(store, "Hon. Bill Blair")] == [blair[0].id]
-    assert [e.id for e in entities.find(store, "Lynne Neagle AM")] == [e.id for e in entities.find(store, "Lynne Neagle")]
+    assert [e.id for e in entities.find(store, "Lynne Neagle AM")] == [
+        e.id for e in entities.find(store, "Lynne Neagle")
+    ]
     rota = entities.find(store, "Anthony Rota", "person")
     assert len(rota) == 1 and entities.find(store, "The Chair") == []  # the seat is the person who holds it here
     speakers = {r["speaker"]: r["speaker_id"] for r in store.query("SELECT speaker, speaker_id FROM utterances")}
     assert speakers["The Chair"] == speakers["The Chair (Hon. Anthony Rota (Nipissing, Lib.))"] == rota[0].id
     rows = store.query("""SELECT e.name, a.predicate, a.object_literal, a.quote FROM assertions a
                           JOIN entities e ON e.id = a.subject_id ORDER BY a.id""")
-    assert {"name": "Bill Blair", "predicate": "has_title", "object_literal": "Minister of Public Safety",
-            "quote": "Hon. Bill Blair (Minister of Public Safety)"} in rows
-    assert {"name": "Anthony Rota", "predicate": "has_title", "object_literal": "chair",
-            "quote": "The Chair (Hon. Anthony Rota (Nipissing, Lib.))"} in rows
+    assert {
+        "name": "Bill Blair",
+        "predicate": "has_title",
+        "object_literal": "Minister of Public Safety",
+        "quote": "Hon. Bill Blair (Minister of Public Safety)",
+    } in rows
+    assert {
+        "name": "Anthony Rota",
+        "predicate": "has_title",
+        "object_literal": "chair",
+        "quote": "The Chair (Hon. Anthony Rota (Nipissing, Lib.))",
+    } in rows
 
 
 def test_seat_labels_are_per_meeting_never_merged(store):
     for title in ("Bed003", "Bmr014"):
-        t = transcript([("Grad C", f"So the parser for {title} is done."), ("Professor E", "Good."),
-                        ("Caller 1", "Hi.")], title=title)
+        t = transcript(
+            [("Grad C", f"So the parser for {title} is done."), ("Professor E", "Good."), ("Caller 1", "Hi.")],
+            title=title,
+        )
         write_source(store, t, [], owner_names=OWNER, extractor="offline")
     assert entities.find(store, "Grad C") == []
     assert len(entities.find(store, "Grad C (Bed003)")) == 1 and len(entities.find(store, "Grad C (Bmr014)")) == 1
@@ -127,17 +168,25 @@ def test_seat_labels_are_per_meeting_never_merged(store):
 
 # ------------------------------------------------------------------ acronyms
 
+
 def test_acronyms_and_long_forms_become_one_organisation(store):
-    t = transcript([
-        ("Lynne Neagle AM", "I'm pleased to welcome Kwame Biney, who is senior policy advisor, CPS."),
-        ("Barry Hughes", "The Crown Prosecution Service has a view. We meet the Welsh Local Government "
-                         "Association, the WLGA, every fortnight, and the Association of Directors of Education "
-                         "in Wales (ADEW)."),
-        ("Barry Hughes", "The CPS is not devolved. I work in HR, and the PM said OK."),
-    ])
-    assert organisation_aliases(t) == {"Crown Prosecution Service": "CPS",
-                                       "Welsh Local Government Association": "WLGA",
-                                       "Association of Directors of Education in Wales": "ADEW"}
+    t = transcript(
+        [
+            ("Lynne Neagle AM", "I'm pleased to welcome Kwame Biney, who is senior policy advisor, CPS."),
+            (
+                "Barry Hughes",
+                "The Crown Prosecution Service has a view. We meet the Welsh Local Government "
+                "Association, the WLGA, every fortnight, and the Association of Directors of Education "
+                "in Wales (ADEW).",
+            ),
+            ("Barry Hughes", "The CPS is not devolved. I work in HR, and the PM said OK."),
+        ]
+    )
+    assert organisation_aliases(t) == {
+        "Crown Prosecution Service": "CPS",
+        "Welsh Local Government Association": "WLGA",
+        "Association of Directors of Education in Wales": "ADEW",
+    }
     write_source(store, t, extract(t), owner_names=OWNER, extractor="offline")
     cps = entities.find(store, "CPS", "organisation")
     assert len(cps) == 1 and cps[0].name == "Crown Prosecution Service"
@@ -147,21 +196,31 @@ def test_acronyms_and_long_forms_become_one_organisation(store):
 
 
 def test_an_acronym_that_spells_nothing_said_here_is_left_alone():
-    t = transcript([("Marc", "The BBC called. Brilliant Business Consultants sent a bill."),
-                    ("Anna", "Talk to the IT people at Acme Group.")])
+    t = transcript(
+        [
+            ("Marc", "The BBC called. Brilliant Business Consultants sent a bill."),
+            ("Anna", "Talk to the IT people at Acme Group."),
+        ]
+    )
     assert organisation_aliases(t) == {}  # "Consultants" heads no organisation; IT is an everyday acronym
 
 
 # ------------------------------------------------------------------ people in passing
 
+
 def test_from_possessives_and_moves():
-    t = transcript([
-        ("Maya Lindqvist", "Our CTO, Daniel Moss, asked for it. Daniel used to be at Stripe."),
-        ("Maya Lindqvist", "That's Kenji Sato, our head of data platform. Kenji joined from Snowflake last summer."),
-        ("Grace Liu", "The contract is with Harriet Cole, the general counsel."),
-        ("Jonas Weber", "Priya Raman from Northwind Analytics is here, and our auditor Claire Dubois from KPMG."),
-        ("Sam", "Lena left Microsoft. She's at Spotify now."),
-    ])
+    t = transcript(
+        [
+            ("Maya Lindqvist", "Our CTO, Daniel Moss, asked for it. Daniel used to be at Stripe."),
+            (
+                "Maya Lindqvist",
+                "That's Kenji Sato, our head of data platform. Kenji joined from Snowflake last summer.",
+            ),
+            ("Grace Liu", "The contract is with Harriet Cole, the general counsel."),
+            ("Jonas Weber", "Priya Raman from Northwind Analytics is here, and our auditor Claire Dubois from KPMG."),
+            ("Sam", "Lena left Microsoft. She's at Spotify now."),
+        ]
+    )
     out = extract(t)
     check_quotes(t, out)
     got = facts(out)
@@ -175,22 +234,29 @@ def test_from_possessives_and_moves():
 
 
 def test_from_and_commas_that_say_nothing_stay_quiet():
-    t = transcript([
-        ("Lynne Neagle AM", "We've got some questions now from Dawn Bowden. Apologies for absence from Hefin David."),
-        ("Kirsty Williams AM", "We were joined by colleagues from Scotland and John Smith from Texas."),
-        ("Marc", "Sure, Anna, our designer will do it. Okay, the director, I think, agrees."),
-        ("Anna", "Our designer speak first, Mister David Jordan."),
-    ])
+    t = transcript(
+        [
+            (
+                "Lynne Neagle AM",
+                "We've got some questions now from Dawn Bowden. Apologies for absence from Hefin David.",
+            ),
+            ("Kirsty Williams AM", "We were joined by colleagues from Scotland and John Smith from Texas."),
+            ("Marc", "Sure, Anna, our designer will do it. Okay, the director, I think, agrees."),
+            ("Anna", "Our designer speak first, Mister David Jordan."),
+        ]
+    )
     out = [a for a in extract(t) if not a.quote_in_label]  # the labels' "AM" is a title, rightly
     assert not [a for a in out if a.predicate in ("works_at", "has_title", "left")], facts(out)
 
 
 def test_our_adds_the_speakers_employer_when_known():
-    t = transcript([
-        ("Speaker 1", "Hi, this is Rachel Green from Brightwave."),
-        ("Speaker 1", "Our CEO, Hannah Moreau, would love to visit."),
-        ("Speaker 2", "Our CEO, Tom Hale, would not."),  # Speaker 2's employer is unknown: title only
-    ])
+    t = transcript(
+        [
+            ("Speaker 1", "Hi, this is Rachel Green from Brightwave."),
+            ("Speaker 1", "Our CEO, Hannah Moreau, would love to visit."),
+            ("Speaker 2", "Our CEO, Tom Hale, would not."),  # Speaker 2's employer is unknown: title only
+        ]
+    )
     got = facts(extract(t))
     assert ("works_at", "Hannah Moreau", "Brightwave", "CEO") in got
     assert ("has_title", "Tom Hale", "CEO", None) in got
@@ -198,13 +264,15 @@ def test_our_adds_the_speakers_employer_when_known():
 
 
 def test_introductions_around_a_table():
-    t = transcript([
-        ("Speaker 1", "Hi, thanks for taking the call. Is Lucy Brennan joining?"),
-        ("Speaker 3", "Ben Kowalski. I'm a senior engineer, I mostly do the Kubernetes stuff."),
-        ("Speaker 2", "Hello, Lucy Brennan, I'm the operations director here at Halden."),
-        ("Wei Chen", "Hi, Wei Chen, I just joined from Shopify, where I was a staff engineer."),
-        ("Speaker 4", "Hi Rachel Green, good to see you."),
-    ])
+    t = transcript(
+        [
+            ("Speaker 1", "Hi, thanks for taking the call. Is Lucy Brennan joining?"),
+            ("Speaker 3", "Ben Kowalski. I'm a senior engineer, I mostly do the Kubernetes stuff."),
+            ("Speaker 2", "Hello, Lucy Brennan, I'm the operations director here at Halden."),
+            ("Wei Chen", "Hi, Wei Chen, I just joined from Shopify, where I was a staff engineer."),
+            ("Speaker 4", "Hi Rachel Green, good to see you."),
+        ]
+    )
     intros = self_introductions(t)
     # Lucy Brennan was named before Speaker 2 spoke: a greeting, not an introduction
     assert intros == {"Speaker 3": "Ben Kowalski"}
@@ -222,13 +290,15 @@ def test_a_past_tie_is_not_a_departure():
 
 # ------------------------------------------------------------------ markup, every format
 
+
 def test_markup_is_stripped_from_every_format():
     files = {
         "m.txt": b"Marc Dupont: Sophie {vocalsound} Martin is the CIO of Acme. {gap}\n",
         "m.srt": b"1\n00:00:01,000 --> 00:00:04,000\nMarc Dupont: Sophie Martin [laughter] is the CIO of Acme.\n",
         "m.vtt": b"WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Marc Dupont>Sophie Martin is the CIO of Acme. (inaudible 00:00:03)\n",
-        "m.json": json.dumps({"utterances": [{"speaker": "Marc Dupont",
-                                              "text": "Sophie Martin {disfmarker} is the CIO of Acme."}]}).encode(),
+        "m.json": json.dumps(
+            {"utterances": [{"speaker": "Marc Dupont", "text": "Sophie Martin {disfmarker} is the CIO of Acme."}]}
+        ).encode(),
     }
     for name, data in files.items():
         t = parse_bytes(data, name)
@@ -241,6 +311,7 @@ def test_markup_is_stripped_from_every_format():
 
 # ------------------------------------------------------------------ the CLI and the bench
 
+
 def test_folder_ingest_says_what_it_skipped(home, tmp_path):
     folder = tmp_path / "corpus"
     folder.mkdir()
@@ -249,8 +320,9 @@ def test_folder_ingest_says_what_it_skipped(home, tmp_path):
     (folder / "2026-03-05 sync.txt").write_text("Marc Dupont: Sophie Martin is the CIO of Acme.\n")
 
     def bc(*args):
-        return subprocess.run([sys.executable, "-m", "backchannel", *args], capture_output=True, text=True,
-                              timeout=120, check=True)
+        return subprocess.run(
+            [sys.executable, "-m", "backchannel", *args], capture_output=True, text=True, timeout=120, check=True
+        )
 
     bc("init", "--name", "Alex Moreau")
     r = bc("ingest", str(folder))
@@ -260,13 +332,20 @@ def test_folder_ingest_says_what_it_skipped(home, tmp_path):
     (folder / "2026-03-06 other.txt").write_text("Anna: Hello.\n")
     out = json.loads(bc("ingest", str(folder), "--json").stdout)
     assert out["ingested"] == 1 and sorted(Path(p).name for p in out["not_meetings"]) == [
-        "LICENSE_QMSum_MIT.txt", "README.md"]
+        "LICENSE_QMSum_MIT.txt",
+        "README.md",
+    ]
 
 
 def test_bench_scores_the_development_set(monkeypatch, corpora):
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "offline_extract.py")], capture_output=True,
-                       text=True, timeout=300, check=True, env={**__import__("os").environ,
-                                                                "BACKCHANNEL_CORPORA": str(corpora)})
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "offline_extract.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env={**__import__("os").environ, "BACKCHANNEL_CORPORA": str(corpora)},
+    )
     out = json.loads(r.stdout)
     assert out["files_skipped"] == [] and out["overall"]["labelled"] >= 200
     assert set(out["per_predicate"]) >= {"works_at", "has_title", "left", "committed_to", "alias"}
@@ -277,41 +356,61 @@ def test_bench_scores_the_development_set(monkeypatch, corpora):
 def test_forgetting_someone_keeps_what_a_label_says_about_another(store):
     from backchannel.memory import erasure
 
-    t = transcript([("Hon. Bill Blair (Minister of Public Safety)", "Thank you, and Sophie Martin is the CIO of Acme.")])
+    t = transcript(
+        [("Hon. Bill Blair (Minister of Public Safety)", "Thank you, and Sophie Martin is the CIO of Acme.")]
+    )
     write_source(store, t, extract(t), owner_names=OWNER, extractor="offline")
     sophie = entities.find(store, "Sophie Martin", "person")[0]
     erasure.forget(store, sophie.id)
     rows = store.query("SELECT predicate, object_literal, quote FROM assertions")
-    assert rows == [{"predicate": "has_title", "object_literal": "Minister of Public Safety",
-                     "quote": "Hon. Bill Blair (Minister of Public Safety)"}]
+    assert rows == [
+        {
+            "predicate": "has_title",
+            "object_literal": "Minister of Public Safety",
+            "quote": "Hon. Bill Blair (Minister of Public Safety)",
+        }
+    ]
 
 
 def test_a_seat_named_in_speech_is_that_meetings_seat(store):
     from backchannel.extraction.result import ExtractedAssertion, Mention
 
     for title in ("Call A", "Call B"):
-        t = transcript([("Speaker 1", f"Hello from {title}."), ("Speaker 2", "Speaker 1 will send you the deck.")],
-                       title=title)
+        t = transcript(
+            [("Speaker 1", f"Hello from {title}."), ("Speaker 2", "Speaker 1 will send you the deck.")], title=title
+        )
         said = "Speaker 1 will send you the deck"
-        a = ExtractedAssertion(Mention("Speaker 1", "person"), "committed_to", utterance_idx=1, span_start=0,
-                               span_end=len(said), quote=said, object_literal="send you the deck",
-                               modality="commitment")
+        a = ExtractedAssertion(
+            Mention("Speaker 1", "person"),
+            "committed_to",
+            utterance_idx=1,
+            span_start=0,
+            span_end=len(said),
+            quote=said,
+            object_literal="send you the deck",
+            modality="commitment",
+        )
         write_source(store, t, [a], owner_names=OWNER, extractor="test")
     assert entities.find(store, "Speaker 1") == []
     rows = store.query("""SELECT e.name, u.speaker_id = a.subject_id AS is_the_seat FROM assertions a
                           JOIN entities e ON e.id = a.subject_id
                           JOIN utterances u ON u.source_id = a.source_id AND u.idx = 0 ORDER BY e.name""")
-    assert rows == [{"name": "Speaker 1 (Call A)", "is_the_seat": True}, {"name": "Speaker 1 (Call B)", "is_the_seat": True}]
+    assert rows == [
+        {"name": "Speaker 1 (Call A)", "is_the_seat": True},
+        {"name": "Speaker 1 (Call B)", "is_the_seat": True},
+    ]
 
 
 def test_desks_joins_and_teaching():
-    t = transcript([
-        ("Agent", "Thank you for calling Nimbus support, my name is Derek, how can I help?"),
-        ("Sam", "Thanks for calling Mum, by the way."),
-        ("Sam", "And Jess says hi, she's teaching at Leeds University these days."),
-        ("Chair", "I'd like to welcome Anjali Kapoor, who joined the board in July as a non-executive director."),
-        ("Leo Martins", "Before Parcelio I spent six years at DHL in Bonn."),
-    ])
+    t = transcript(
+        [
+            ("Agent", "Thank you for calling Nimbus support, my name is Derek, how can I help?"),
+            ("Sam", "Thanks for calling Mum, by the way."),
+            ("Sam", "And Jess says hi, she's teaching at Leeds University these days."),
+            ("Chair", "I'd like to welcome Anjali Kapoor, who joined the board in July as a non-executive director."),
+            ("Leo Martins", "Before Parcelio I spent six years at DHL in Bonn."),
+        ]
+    )
     got = facts(extract(t))
     assert ("works_at", "Agent", "Nimbus", None) in got
     assert ("works_at", "Jess", "Leeds University", None) in got
@@ -321,15 +420,17 @@ def test_desks_joins_and_teaching():
 
 
 def test_a_pronoun_follows_the_one_person_named_in_the_previous_turns():
-    t = transcript([
-        ("Sam", "Did you hear Lena left Microsoft?"),
-        ("Alex", "No way! Where did she go?"),
-        ("Sam", "She's at Spotify now."),
-        ("Aiko", "Say hello to Jonas Berg from me, he used to run your Hamburg office, right?"),
-        ("Stefan", "He did, but he left Parcelio in the summer. He's at Flexport now."),
-        ("Anna", "Marie and Sophie Martin were both there."),
-        ("Paul", "She's at Globex now."),  # two women named before: nobody is guessed
-    ])
+    t = transcript(
+        [
+            ("Sam", "Did you hear Lena left Microsoft?"),
+            ("Alex", "No way! Where did she go?"),
+            ("Sam", "She's at Spotify now."),
+            ("Aiko", "Say hello to Jonas Berg from me, he used to run your Hamburg office, right?"),
+            ("Stefan", "He did, but he left Parcelio in the summer. He's at Flexport now."),
+            ("Anna", "Marie and Sophie Martin were both there."),
+            ("Paul", "She's at Globex now."),  # two women named before: nobody is guessed
+        ]
+    )
     got = facts(extract(t))
     assert ("works_at", "Lena", "Spotify", None) in got
     assert ("left", "Jonas Berg", "Parcelio", None) in got and ("works_at", "Jonas Berg", "Flexport", None) in got
@@ -338,10 +439,17 @@ def test_a_pronoun_follows_the_one_person_named_in_the_previous_turns():
 
 
 def test_a_name_said_with_post_nominals_is_the_speaker_of_that_name(store):
-    t = transcript([("Lynne Morgan MS", "I'm very pleased to welcome Jeremy Miles MS, Minister for Education; "
-                                        "and Dr Ian Johnson, who is the manager of research at Mind Cymru."),
-                    ("Jeremy Miles MS, Minister for Education", "Diolch."),
-                    ("Ian Johnson", "Thank you.")])
+    t = transcript(
+        [
+            (
+                "Lynne Morgan MS",
+                "I'm very pleased to welcome Jeremy Miles MS, Minister for Education; "
+                "and Dr Ian Johnson, who is the manager of research at Mind Cymru.",
+            ),
+            ("Jeremy Miles MS, Minister for Education", "Diolch."),
+            ("Ian Johnson", "Thank you."),
+        ]
+    )
     write_source(store, t, extract(t), owner_names=OWNER, extractor="offline")
     miles = entities.find(store, "Jeremy Miles", "person")
     assert len(miles) == 1 and miles[0].name == "Jeremy Miles"

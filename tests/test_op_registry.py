@@ -63,8 +63,9 @@ def _fingerprint(db: Path) -> dict[str, str]:
         for (table,) in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall():
             rows = con.execute(f'SELECT * FROM "{table}"').fetchall()
             out[table] = hashlib.sha256(repr(sorted(map(repr, rows))).encode()).hexdigest()
-        out["sequences"] = repr(con.execute(
-            "SELECT sequence_name, last_value FROM duckdb_sequences() ORDER BY 1").fetchall())
+        out["sequences"] = repr(
+            con.execute("SELECT sequence_name, last_value FROM duckdb_sequences() ORDER BY 1").fetchall()
+        )
         return out
     finally:
         con.close()
@@ -88,15 +89,31 @@ def test_read_operations_never_write(home):
         intro_run = st.scalar("SELECT run_id FROM proposals WHERE id = ?", [ids.intro])
         entity_repo.create(st, "Ms. Sophie Martin", "person")  # a near-duplicate for entity_duplicates to find
     sample_args = {
-        "sources": {}, "source": {"ref": source_id}, "assertions": {"about": "Sophie Martin"}, "entities": {},
-        "export_entity": {"ref": "Sophie Martin"}, "forget_plan": {"ref": "Sophie Martin"}, "usage": {},
-        "status": {}, "proposals": {}, "proposal": {"id": ids.intro}, "trace": {"id": ids.intro},
-        "proposal_action": {"id": ids.intro}, "search": {"query": "Acme"},
-        "entity_ties": {"ref": "Sophie Martin"}, "proposal_path": {"id": ids.intro},
-        "entity_timeline": {"ref": "Sophie Martin"}, "entity_drawings": {"ref": "Sophie Martin"},
-        "consent_list": {}, "audit": {"ref": "Sophie Martin"}, "assertion_history": {"assertion_id": 1},
+        "sources": {},
+        "source": {"ref": source_id},
+        "assertions": {"about": "Sophie Martin"},
+        "entities": {},
+        "export_entity": {"ref": "Sophie Martin"},
+        "forget_plan": {"ref": "Sophie Martin"},
+        "usage": {},
+        "status": {},
+        "proposals": {},
+        "proposal": {"id": ids.intro},
+        "trace": {"id": ids.intro},
+        "proposal_action": {"id": ids.intro},
+        "search": {"query": "Acme"},
+        "entity_ties": {"ref": "Sophie Martin"},
+        "proposal_path": {"id": ids.intro},
+        "entity_timeline": {"ref": "Sophie Martin"},
+        "entity_drawings": {"ref": "Sophie Martin"},
+        "consent_list": {},
+        "audit": {"ref": "Sophie Martin"},
+        "assertion_history": {"assertion_id": 1},
         "export_all": {"directory": str(home / "export-all")},
-        "suggest_names": {"names": ["Sophie Martn"]}, "owner_presence": {}, "entity_duplicates": {}, "agents": {},
+        "suggest_names": {"names": ["Sophie Martn"]},
+        "owner_presence": {},
+        "entity_duplicates": {},
+        "agents": {},
         "replay": {"run_id": intro_run},
     }
     reads = {n: s for n, s in operations().items() if s.read}

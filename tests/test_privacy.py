@@ -77,7 +77,7 @@ def test_forget_erases_every_byte_and_the_store_keeps_working(demo_home, tmp_pat
     for a in json.loads(bc("assertions", "--json").stdout):  # quotes still verbatim slices
         src = json.loads(bc("show", a["source_id"], "--json").stdout)
         text = next(u["text"] for u in src["utterances"] if u["idx"] == a["utterance_idx"])
-        assert text[a["span_start"]:a["span_end"]] == a["quote"]
+        assert text[a["span_start"] : a["span_end"]] == a["quote"]
 
     # The same transcript again does not bring him back; new data still gets fresh ids.
     coffee = next(f for f in corpus_files() if "coffee" in f.name)
@@ -112,8 +112,12 @@ def test_forget_dry_run_goes_through_a_running_daemon(demo_home):
     op over its API); the real forget still refuses."""
     log_path = demo_home / "daemon.log"
     env = {k: v for k, v in os.environ.items() if k != "NOTIFY_SOCKET"}
-    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env={**env, "PYTHONUNBUFFERED": "1"},
-                            stdout=subprocess.DEVNULL, stderr=log_path.open("w"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backchannel", "run"],
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=log_path.open("w"),
+    )
     try:
         deadline = time.monotonic() + 30
         while "daemon ready" not in log_path.read_text():

@@ -20,8 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def bc(*args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "backchannel", *args], capture_output=True, text=True, timeout=180,
-                       env={**os.environ, **(env or {})})
+    r = subprocess.run(
+        [sys.executable, "-m", "backchannel", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **(env or {})},
+    )
     if check and r.returncode != 0:
         raise AssertionError(f"backchannel {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
     return r
@@ -68,17 +73,25 @@ def story_home(tmp_path, monkeypatch) -> Path:
 
 
 def source_id(title_part: str) -> str:
-    [sid] = [s["id"] for s in json.loads(bc("sources", "--json").stdout) if title_part.lower() in (s["title"] or "").lower()]
+    [sid] = [
+        s["id"] for s in json.loads(bc("sources", "--json").stdout) if title_part.lower() in (s["title"] or "").lower()
+    ]
     return sid
 
 
 def all_text(home: Path) -> str:
     """Every assertion, utterance, proposal, event and source field, as text."""
     parts = []
-    for sql in ("SELECT CAST(columns(*) AS VARCHAR) FROM assertions", "SELECT CAST(columns(*) AS VARCHAR) FROM utterances",
-                "SELECT CAST(columns(*) AS VARCHAR) FROM proposals", "SELECT CAST(columns(*) AS VARCHAR) FROM events",
-                "SELECT CAST(columns(*) AS VARCHAR) FROM sources", "SELECT CAST(columns(*) AS VARCHAR) FROM runs",
-                "SELECT CAST(columns(*) AS VARCHAR) FROM entities", "SELECT CAST(columns(*) AS VARCHAR) FROM aliases"):
+    for sql in (
+        "SELECT CAST(columns(*) AS VARCHAR) FROM assertions",
+        "SELECT CAST(columns(*) AS VARCHAR) FROM utterances",
+        "SELECT CAST(columns(*) AS VARCHAR) FROM proposals",
+        "SELECT CAST(columns(*) AS VARCHAR) FROM events",
+        "SELECT CAST(columns(*) AS VARCHAR) FROM sources",
+        "SELECT CAST(columns(*) AS VARCHAR) FROM runs",
+        "SELECT CAST(columns(*) AS VARCHAR) FROM entities",
+        "SELECT CAST(columns(*) AS VARCHAR) FROM aliases",
+    ):
         parts += [str(v) for r in rows(home, sql) for v in r]
     return "\n".join(parts)
 
@@ -100,7 +113,9 @@ def test_a_withdrawn_person_leaves_no_byte_after_the_next_ingest(demo_home, tmp_
     add_config(demo_home, '[consent]\nwithdrawn = ["Hannah Kraus", "hannah@example.org"]')
     listed = json.loads(bc("consent", "list", "--json").stdout)
     assert [w["label"] for w in listed["withdrawn"]] == ["M. D."] and listed["configured"] == [
-        "Hannah Kraus", "hannah@example.org"]
+        "Hannah Kraus",
+        "hannah@example.org",
+    ]
 
     meeting = tmp_path / "2026-11-25 partners.txt"
     meeting.write_text(MEETING_WITH_MARC, encoding="utf-8")
@@ -142,8 +157,12 @@ Julie Bernard: Sophie Martin is leaving Acme next month, keep it quiet.
 def _start_daemon(home: Path) -> tuple[subprocess.Popen, Path]:
     log_path = home / "daemon.log"
     env = {k: v for k, v in os.environ.items() if k != "NOTIFY_SOCKET"}
-    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "run"], env={**env, "PYTHONUNBUFFERED": "1"},
-                            stdout=subprocess.DEVNULL, stderr=log_path.open("w"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backchannel", "run"],
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=log_path.open("w"),
+    )
     deadline = time.monotonic() + 40
     while "daemon ready" not in log_path.read_text():
         assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-3000:]
@@ -163,8 +182,9 @@ def test_a_no_capture_meeting_is_refused_into_failed_with_its_reason(demo_home):
     try:
         inbox.mkdir(parents=True, exist_ok=True)
         (inbox / "board-prep.md").write_text(NO_CAPTURE, encoding="utf-8")
-        (inbox / "2026-11-21 no-capture chat.txt").write_text("Julie Bernard: Karl Weber joined Globex.\n",
-                                                            encoding="utf-8")
+        (inbox / "2026-11-21 no-capture chat.txt").write_text(
+            "Julie Bernard: Karl Weber joined Globex.\n", encoding="utf-8"
+        )
         failed = inbox.parent / "failed"
         deadline = time.monotonic() + 60
         while len(list(failed.glob("*.error.txt"))) < 2:
@@ -195,8 +215,10 @@ CANARY = "The canary in the basement sings only on Tuesdays."
 
 def _canary_home(home: Path, tmp_path: Path) -> str:
     meeting = tmp_path / "2026-11-02 canary.txt"
-    meeting.write_text(f"Julie Bernard: Karl Weber is the CTO of Initech. {CANARY}\n"
-                       "Alex Moreau: Good to know, thanks.\n", encoding="utf-8")
+    meeting.write_text(
+        f"Julie Bernard: Karl Weber is the CTO of Initech. {CANARY}\nAlex Moreau: Good to know, thanks.\n",
+        encoding="utf-8",
+    )
     bc("ingest", str(meeting))
     sid = source_id("canary")
     add_config(home, "[retention]\nutterances_days = 0")
@@ -206,9 +228,12 @@ def _canary_home(home: Path, tmp_path: Path) -> str:
 
 def _quotes_are_slices(home: Path) -> int:
     """Every quote is still the verbatim slice of its (kept) utterance that its span names."""
-    found = rows(home, """SELECT a.id, a.quote, a.span_start, a.span_end, u.text FROM assertions a
+    found = rows(
+        home,
+        """SELECT a.id, a.quote, a.span_start, a.span_end, u.text FROM assertions a
                           JOIN utterances u ON u.source_id = a.source_id AND u.idx = a.utterance_idx
-                          WHERE a.quote IS NOT NULL""")
+                          WHERE a.quote IS NOT NULL""",
+    )
     for aid, quote, start, end, text in found:
         assert text[start:end] == quote, (aid, quote, text)
     return len(found)
@@ -239,8 +264,10 @@ def test_a_retention_sweep_leaves_no_byte_of_the_canary_and_ask_still_answers(de
     bc("ingest", str(new))
     bc("retention", "sweep")
     assert b"Karl Weber joined Globex in May" not in raw_db(demo_home)
-    assert any(a["predicate"] == "works_at" and a["object"] == "Globex" and a["quote"] is None
-               for a in json.loads(bc("assertions", "--about", "Karl Weber", "--json").stdout))
+    assert any(
+        a["predicate"] == "works_at" and a["object"] == "Globex" and a["quote"] is None
+        for a in json.loads(bc("assertions", "--about", "Karl Weber", "--json").stdout)
+    )
 
 
 @pytest.mark.parametrize("point", ["retention.before_commit", "retention.after_erase"])
@@ -248,10 +275,12 @@ def test_kill_9_during_the_retention_sweep_loses_nothing_and_erases_nothing_twic
     sid = _canary_home(demo_home, tmp_path)
     facts_before = sorted((a["id"], a["quote"]) for a in json.loads(bc("assertions", "--json").stdout))
     marker = tmp_path / "crashed"
-    proc = subprocess.Popen([sys.executable, "-m", "backchannel", "retention", "sweep", "--json"],
-                            env={**os.environ, "BACKCHANNEL_TEST_CRASH_AT": point,
-                                 "BACKCHANNEL_TEST_CRASH_FILE": str(marker)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backchannel", "retention", "sweep", "--json"],
+        env={**os.environ, "BACKCHANNEL_TEST_CRASH_AT": point, "BACKCHANNEL_TEST_CRASH_FILE": str(marker)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -279,10 +308,14 @@ def test_kill_9_during_the_retention_sweep_loses_nothing_and_erases_nothing_twic
 
 
 def test_a_correction_changes_the_next_proposal_and_ask(story_home):
-    cio = next(a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
-               if a["predicate"] == "works_at" and a["qualifier"] == "CIO")
-    out = json.loads(bc("correct", str(cio["id"]), "--qualifier", "CTO", "--reason", "she told me herself",
-                        "--json").stdout)
+    cio = next(
+        a
+        for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
+        if a["predicate"] == "works_at" and a["qualifier"] == "CIO"
+    )
+    out = json.loads(
+        bc("correct", str(cio["id"]), "--qualifier", "CTO", "--reason", "she told me herself", "--json").stdout
+    )
     new_id = out["new_id"]
     facts = {a["id"]: a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)}
     assert facts[cio["id"]]["superseded_at"] and facts[new_id]["qualifier"] == "CTO"
@@ -311,10 +344,15 @@ def test_a_correction_changes_the_next_proposal_and_ask(story_home):
 
     paths = resolve_paths({"BACKCHANNEL_HOME": str(story_home)})
     with Store.open(paths.db_file) as store:
-        hist = invoke(OpEnv(store=store, settings=load_settings(paths), paths=paths), "assertion_history",
-                      {"assertion_id": cio["id"]})["changes"]
+        hist = invoke(
+            OpEnv(store=store, settings=load_settings(paths), paths=paths),
+            "assertion_history",
+            {"assertion_id": cio["id"]},
+        )["changes"]
     assert [(h["action"], h["changed_by"], h["reason"]) for h in hist] == [
-        ("correct", "Alex Moreau", "she told me herself"), ("retract", "Alex Moreau", "she left")]
+        ("correct", "Alex Moreau", "she told me herself"),
+        ("retract", "Alex Moreau", "she left"),
+    ]
     assert hist[0]["before"]["qualifier"] == "CIO"
 
 
@@ -327,14 +365,29 @@ def test_the_mcp_server_offers_no_rectification():
 
 def test_audit_lists_a_model_call_that_read_the_persons_facts(story_home, tmp_path):
     scripts = tmp_path / "scripts.json"
-    scripts.write_text(json.dumps({"draft-audit": [{"content": {
-        "title": "Ask Marc about Sophie", "body": "Marc worked with Sophie at Globex.",
-        "message": "Hi Marc, could you introduce me to Sophie?"}, "repeat": True}]}))
+    scripts.write_text(
+        json.dumps(
+            {
+                "draft-audit": [
+                    {
+                        "content": {
+                            "title": "Ask Marc about Sophie",
+                            "body": "Marc worked with Sophie at Globex.",
+                            "message": "Hi Marc, could you introduce me to Sophie?",
+                        },
+                        "repeat": True,
+                    }
+                ]
+            }
+        )
+    )
     add_config(story_home, "")
     cfg = (story_home / "config.toml").read_text().replace('draft = "offline"', 'draft = "scripted/draft-audit"')
     (story_home / "config.toml").write_text(cfg)
-    env = {"BACKCHANNEL_PLUGINS": str(ROOT / "tests" / "support" / "scripted_models.py"),
-           "BACKCHANNEL_SCRIPTED_MODELS": str(scripts)}
+    env = {
+        "BACKCHANNEL_PLUGINS": str(ROOT / "tests" / "support" / "scripted_models.py"),
+        "BACKCHANNEL_SCRIPTED_MODELS": str(scripts),
+    }
     asked = json.loads(bc("ask", "who can introduce me to the CIO of Acme?", "--json", env=env).stdout)
     assert asked["excerpts_sent"] > 0
     bc("export", "Sophie Martin", "-o", str(tmp_path / "sophie.json"))
@@ -359,27 +412,61 @@ def _snapshot(home: Path) -> dict[str, list]:
         "entities": sorted(names.values()),
         "aliases": sorted((names[e], a) for e, a in rows(home, "SELECT entity_id, alias FROM aliases")),
         "assertions": sorted(
-            (names[s], p, names.get(o), lit, q, str(vf), str(vt), str(said), mod, round(conf, 6), quote,
-             names.get(spk), sup is not None, ext if ext == "owner" else "x")
-            for s, p, o, lit, q, vf, vt, said, mod, conf, quote, spk, sup, ext in rows(home, """
+            (
+                names[s],
+                p,
+                names.get(o),
+                lit,
+                q,
+                str(vf),
+                str(vt),
+                str(said),
+                mod,
+                round(conf, 6),
+                quote,
+                names.get(spk),
+                sup is not None,
+                ext if ext == "owner" else "x",
+            )
+            for s, p, o, lit, q, vf, vt, said, mod, conf, quote, spk, sup, ext in rows(
+                home,
+                """
                 SELECT subject_id, predicate, object_id, object_literal, qualifier, valid_from, valid_to, said_at,
-                       modality, confidence, quote, speaker_id, superseded_at, extractor FROM assertions""")),
-        "evidence_text": sorted(rows(home, "SELECT a.quote, u.text FROM assertions a JOIN utterances u "
-                                           "ON u.source_id = a.source_id AND u.idx = a.utterance_idx")),
-        "sources": sorted(str(t) for (t,) in rows(home, "SELECT DISTINCT s.title FROM sources s "
-                                                        "JOIN assertions a ON a.source_id = s.id")),
-        "proposals": sorted((k, t, b, st, tuple(sorted(names[i] for i in ids))) for k, t, b, st, ids in rows(
-            home, "SELECT kind, title, body, status, entity_ids FROM proposals")),
-        "feedback": sorted(rows(home, "SELECT p.title, f.verdict, f.reason, f.scope FROM feedback f "
-                                      "JOIN proposals p ON p.id = f.proposal_id")),
-        "suppressions": sorted((sc, k, r, tuple(sorted(names[i] for i in ids))) for sc, k, r, ids in rows(
-            home, "SELECT scope, kind, reason, entity_ids FROM suppressions")),
+                       modality, confidence, quote, speaker_id, superseded_at, extractor FROM assertions""",
+            )
+        ),
+        "evidence_text": sorted(
+            rows(
+                home,
+                "SELECT a.quote, u.text FROM assertions a JOIN utterances u "
+                "ON u.source_id = a.source_id AND u.idx = a.utterance_idx",
+            )
+        ),
+        "sources": sorted(
+            str(t)
+            for (t,) in rows(home, "SELECT DISTINCT s.title FROM sources s JOIN assertions a ON a.source_id = s.id")
+        ),
+        "proposals": sorted(
+            (k, t, b, st, tuple(sorted(names[i] for i in ids)))
+            for k, t, b, st, ids in rows(home, "SELECT kind, title, body, status, entity_ids FROM proposals")
+        ),
+        "feedback": sorted(
+            rows(
+                home,
+                "SELECT p.title, f.verdict, f.reason, f.scope FROM feedback f JOIN proposals p ON p.id = f.proposal_id",
+            )
+        ),
+        "suppressions": sorted(
+            (sc, k, r, tuple(sorted(names[i] for i in ids)))
+            for sc, k, r, ids in rows(home, "SELECT scope, kind, reason, entity_ids FROM suppressions")
+        ),
     }
 
 
 def test_export_all_and_import_round_trip_into_a_fresh_home(demo_home, tmp_path):
-    cio = next(a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
-               if a["qualifier"] == "CIO")
+    cio = next(
+        a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout) if a["qualifier"] == "CIO"
+    )
     bc("correct", str(cio["id"]), "--qualifier", "CTO")
     bc("dismiss", "P-1", "--reason", "not this quarter", "--scope", "entity")
     out_dir = tmp_path / "export"
@@ -413,12 +500,16 @@ def test_scopes_limit_what_ask_exports_and_channels_read(story_home, tmp_path):
     acme = clients / "2026-11-10 acme steering.txt"
     acme.write_text("Julie Bernard: I know Nadia Haddad well, she is the CTO of Hooli since June.\n", encoding="utf-8")
     personal = tmp_path / "2026-11-11 dinner.txt"
-    personal.write_text("Julie Bernard: I know Omar Farouk well, he is the CTO of Umbrella since May.\n",
-                        encoding="utf-8")
-    add_config(story_home, '[scope]\nfolders = { "acme-client" = "acme" }\nask = ["default", "personal"]\n'
-                           'export = ["default"]\nchannels = { email = ["work"] }\n'
-                           '[delivery]\nchannels = ["email"]\n[delivery.email]\nhost = "127.0.0.1"\nport = 2525\n'
-                           'sender = "bc@example.org"\nto = "alex@example.org"')
+    personal.write_text(
+        "Julie Bernard: I know Omar Farouk well, he is the CTO of Umbrella since May.\n", encoding="utf-8"
+    )
+    add_config(
+        story_home,
+        '[scope]\nfolders = { "acme-client" = "acme" }\nask = ["default", "personal"]\n'
+        'export = ["default"]\nchannels = { email = ["work"] }\n'
+        '[delivery]\nchannels = ["email"]\n[delivery.email]\nhost = "127.0.0.1"\nport = 2525\n'
+        'sender = "bc@example.org"\nto = "alex@example.org"',
+    )
     bc("ingest", str(acme))
     bc("ingest", "--scope", "personal", str(personal))
     by_title = {s["title"]: s["scope"] for s in json.loads(bc("sources", "--json").stdout)}
@@ -428,11 +519,14 @@ def test_scopes_limit_what_ask_exports_and_channels_read(story_home, tmp_path):
     hooli = json.loads(bc("ask", "who can introduce me to the CTO of Hooli?", "--json").stdout)
     assert not hooli["candidates"]
     umbrella = json.loads(bc("ask", "who can introduce me to the CTO of Umbrella?", "--json").stdout)
-    assert umbrella["candidates"] and all(e["source_title"] == "Dinner" for c in umbrella["candidates"]
-                                          for e in c["evidence"] if e.get("quote"))
+    assert umbrella["candidates"] and all(
+        e["source_title"] == "Dinner" for c in umbrella["candidates"] for e in c["evidence"] if e.get("quote")
+    )
     # exports read default only.
     other = {s["id"] for s in json.loads(bc("sources", "--json").stdout) if s["scope"] != "default"}
-    assert any(a["source_id"] in other for a in json.loads(bc("assertions", "--about", "Nadia Haddad", "--json").stdout))
+    assert any(
+        a["source_id"] in other for a in json.loads(bc("assertions", "--about", "Nadia Haddad", "--json").stdout)
+    )
     julie = json.loads(bc("export", "Julie Bernard").stdout)
     assert julie["assertions"] and not any(a["source_id"] in other for a in julie["assertions"])
     assert not any(u["source_id"] in other for u in julie["utterances"])
@@ -488,8 +582,11 @@ def test_the_retention_schedule_enqueues_one_keyed_wake_per_scheduled_time():
 def test_the_readme_privacy_commands_pass(demo_home):
     """The two privacy lines of the README's "Using it", run as written."""
     readme = (ROOT / "README.md").read_text()
-    lines = [line.split("#")[0].strip() for line in readme.splitlines()
-             if line.startswith(("backchannel consent withdraw", "backchannel retention sweep"))]
+    lines = [
+        line.split("#")[0].strip()
+        for line in readme.splitlines()
+        if line.startswith(("backchannel consent withdraw", "backchannel retention sweep"))
+    ]
     assert len(lines) == 2
     import shlex
 
@@ -512,19 +609,22 @@ def test_the_web_app_shows_consent_state_and_corrects_and_retracts(demo_home):
         assert b.get(web.link)[0] == 200
         status, page = b.get("/sources")
         assert status == 200 and "scope" in page and "P. G." in page and "kept as hashes" in page
-        cio = next(a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
-                   if a["qualifier"] == "CIO")
+        cio = next(
+            a
+            for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
+            if a["qualifier"] == "CIO"
+        )
         _, listing = b.get("/memory")
         ids = dict((name, int(i)) for i, name in re.findall(r'href="/memory/(\d+)">([^<]+)</a>', listing))
         where = f"/memory/{ids['Sophie Martin']}"
-        status, page = b.post(f"/assertions/{cio['id']}/correct", {"qualifier": "CTO", "reason": "web", "back": where},
-                              csrf_from=where)
+        status, page = b.post(
+            f"/assertions/{cio['id']}/correct", {"qualifier": "CTO", "reason": "web", "back": where}, csrf_from=where
+        )
         assert status == 200 and f"#{cio['id']} corrected" in page and "(CTO)" in page
         new_id = int(re.search(r"superseded by #(\d+)", page).group(1))
         status, page = b.post(f"/assertions/{new_id}/retract", {"reason": "", "back": where}, csrf_from=where)
         assert status == 400 and "needs a reason" in page
-        status, page = b.post(f"/assertions/{new_id}/retract", {"reason": "left Acme", "back": where},
-                              csrf_from=where)
+        status, page = b.post(f"/assertions/{new_id}/retract", {"reason": "left Acme", "back": where}, csrf_from=where)
         assert status == 200 and "retracted: left Acme" in page
     finally:
         web.stop()
@@ -545,21 +645,42 @@ Message-ID: <{mid}@example.org>
 
 def test_a_mail_header_withdraws_its_sender_and_withdrawn_recipients_are_cut_out(demo_home, tmp_path):
     optout = tmp_path / "optout.eml"
-    optout.write_text(MAIL.format(sender="Lena Fischer <lena@example.org>", cc="julie@example.org",
-                                  subject="Please leave me out", mid="m1", extra="X-Backchannel-Consent: withdrawn",
-                                  body="Lena Fischer is the CTO of Hooli. Please do not record me."))
+    optout.write_text(
+        MAIL.format(
+            sender="Lena Fischer <lena@example.org>",
+            cc="julie@example.org",
+            subject="Please leave me out",
+            mid="m1",
+            extra="X-Backchannel-Consent: withdrawn",
+            body="Lena Fischer is the CTO of Hooli. Please do not record me.",
+        )
+    )
     r = bc("ingest", str(optout), "--json", check=False)
     assert r.returncode == 1 and "withdrew consent" in json.loads(r.stdout)["failed"][0]["error"]
     assert [w["via"] for w in json.loads(bc("consent", "list", "--json").stdout)["withdrawn"]] == ["mail_header"]
     later = tmp_path / "later.eml"
-    later.write_text(MAIL.format(sender="Julie Bernard <julie@example.org>", cc="Lena Fischer <lena@example.org>",
-                                 subject="Lena Fischer and the Hooli deal", mid="m2", extra="",
-                                 body="Lena Fischer joined Hooli as CTO. Karl Weber is the CFO of Initech."))
+    later.write_text(
+        MAIL.format(
+            sender="Julie Bernard <julie@example.org>",
+            cc="Lena Fischer <lena@example.org>",
+            subject="Lena Fischer and the Hooli deal",
+            mid="m2",
+            extra="",
+            body="Lena Fischer joined Hooli as CTO. Karl Weber is the CFO of Initech.",
+        )
+    )
     assert json.loads(bc("ingest", str(later), "--json").stdout)["ingested"] == 1
     nocap = tmp_path / "nocap.eml"
-    nocap.write_text(MAIL.format(sender="Julie Bernard <julie@example.org>", cc="alex@example.org",
-                                 subject="between us", mid="m3", extra="X-No-Capture: yes",
-                                 body="Karl Weber is leaving Initech, keep it quiet."))
+    nocap.write_text(
+        MAIL.format(
+            sender="Julie Bernard <julie@example.org>",
+            cc="alex@example.org",
+            subject="between us",
+            mid="m3",
+            extra="X-No-Capture: yes",
+            body="Karl Weber is leaving Initech, keep it quiet.",
+        )
+    )
     r = bc("ingest", str(nocap), "--json", check=False)
     assert r.returncode == 1 and "no-capture message" in json.loads(r.stdout)["failed"][0]["error"]
     raw = raw_db(demo_home)
@@ -587,11 +708,15 @@ def test_a_scoped_export_all_holds_only_its_scopes(story_home, tmp_path):
 
 
 def test_forget_takes_the_correction_history_of_their_facts_with_them(demo_home):
-    cio = next(a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout)
-               if a["qualifier"] == "CIO")
+    cio = next(
+        a for a in json.loads(bc("assertions", "--about", "Sophie Martin", "--json").stdout) if a["qualifier"] == "CIO"
+    )
     bc("correct", str(cio["id"]), "--qualifier", "CTO", "--reason", "Sophie Martin said so at lunch")
-    marc = next(a for a in json.loads(bc("assertions", "--about", "Marc Dupont", "--json").stdout)
-                if a["predicate"] == "works_at" and a["object"] == "Initech")
+    marc = next(
+        a
+        for a in json.loads(bc("assertions", "--about", "Marc Dupont", "--json").stdout)
+        if a["predicate"] == "works_at" and a["object"] == "Initech"
+    )
     bc("retract", str(marc["id"]), "--reason", "Julie mixed it up with Sophie Martin")
     assert rows(demo_home, "SELECT count(*) FROM assertion_changes")[0][0] == 2
     bc("forget", "Sophie Martin", "--yes")

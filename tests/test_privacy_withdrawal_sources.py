@@ -42,21 +42,31 @@ END:VCALENDAR
 """
 
 
-def _invite(n: int, organizer: str = "Alex Moreau", organizer_mail: str = "alex@example.org",
-            event_flag: str = "") -> str:
+def _invite(
+    n: int, organizer: str = "Alex Moreau", organizer_mail: str = "alex@example.org", event_flag: str = ""
+) -> str:
     start = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
     fmt = "%Y%m%dT%H%M%SZ"
-    return INVITE.format(n=n, start=start.strftime(fmt), end=(start + timedelta(hours=1)).strftime(fmt),
-                         organizer=organizer, organizer_mail=organizer_mail, event_flag=event_flag)
+    return INVITE.format(
+        n=n,
+        start=start.strftime(fmt),
+        end=(start + timedelta(hours=1)).strftime(fmt),
+        organizer=organizer,
+        organizer_mail=organizer_mail,
+        event_flag=event_flag,
+    )
 
 
 def test_an_invite_marks_an_attendee_or_its_organizer_as_opted_out():
     now = datetime.now(UTC)
     one = parse_calendar(_invite(1).encode(), "a.ics", now, 14, ZoneInfo("UTC")).events[0]
     assert one.withdrawn == ["Marc Dupont <marc@example.org>"]
-    assert "Marc Dupont <marc@example.org>" not in one.attendees and "Julie Bernard <julie@example.org>" in one.attendees
-    flagged = _invite(2, organizer="Lena Fischer", organizer_mail="lena@example.org",
-                      event_flag="X-BACKCHANNEL-CONSENT:withdrawn\n")
+    assert (
+        "Marc Dupont <marc@example.org>" not in one.attendees and "Julie Bernard <julie@example.org>" in one.attendees
+    )
+    flagged = _invite(
+        2, organizer="Lena Fischer", organizer_mail="lena@example.org", event_flag="X-BACKCHANNEL-CONSENT:withdrawn\n"
+    )
     two = parse_calendar(flagged.encode(), "a.ics", now, 14, ZoneInfo("UTC")).events[0]
     assert two.withdrawn == ["Lena Fischer <lena@example.org>", "Marc Dupont <marc@example.org>"]
     assert two.attendees == ["Julie Bernard <julie@example.org>"]
@@ -80,7 +90,10 @@ def test_an_attendee_opted_out_in_an_invite_is_withdrawn_and_erased(demo_home): 
     # The same invite again records nothing twice.
     bc("wake", "calendar")
     assert len(rows(demo_home, "SELECT * FROM consent_withdrawals WHERE via = 'calendar' AND NOT speaker_only")) == len(
-        rows(demo_home, "SELECT DISTINCT name_hash FROM consent_withdrawals WHERE via = 'calendar' AND NOT speaker_only"))
+        rows(
+            demo_home, "SELECT DISTINCT name_hash FROM consent_withdrawals WHERE via = 'calendar' AND NOT speaker_only"
+        )
+    )
     assert len({r[0] for r in rows(demo_home, "SELECT person FROM consent_withdrawals")}) == 1
 
 
@@ -136,14 +149,19 @@ def test_no_proposal_cites_evidence_from_a_scope_the_sweep_may_not_read(tmp_path
     bc("ingest", *map(str, corpus_files()))
     work = tmp_path / "work"
     work.mkdir()
-    (work / "2026-11-12 ops.txt").write_text("Julie Bernard: Alex Moreau will send the budget on Friday.\n",
-                                             encoding="utf-8")
+    (work / "2026-11-12 ops.txt").write_text(
+        "Julie Bernard: Alex Moreau will send the budget on Friday.\n", encoding="utf-8"
+    )
     bc("ingest", "--scope", "work", str(work / "2026-11-12 ops.txt"))
     for kind in ("calendar", "signals", "sweep"):
         bc("wake", kind)
     allowed = {r[0] for r in rows(home, "SELECT id FROM sources WHERE scope = 'work'")}
-    cited = [e.get("source_id") for (ev,) in rows(home, "SELECT CAST(evidence AS VARCHAR) FROM proposals")
-             for e in json.loads(ev or "[]") if isinstance(e, dict)]
+    cited = [
+        e.get("source_id")
+        for (ev,) in rows(home, "SELECT CAST(evidence AS VARCHAR) FROM proposals")
+        for e in json.loads(ev or "[]")
+        if isinstance(e, dict)
+    ]
     outside = [s for s in cited if s is not None and s not in allowed]
     if sweep_scopes is None:
         assert outside, "the control raised no proposal citing the story"
@@ -159,8 +177,11 @@ def test_the_judges_per_wake_reads_count_only_the_sweeps_scopes(demo_home, tmp_p
     from backchannel.memory.store import Store
 
     meeting = tmp_path / "2026-11-28 acme.txt"
-    meeting.write_text("Alex Moreau: Julie Bernard, I will send you the Acme budget by Friday.\n"
-                       "Julie Bernard: Thanks Alex, I know Alex Moreau well.\n", encoding="utf-8")
+    meeting.write_text(
+        "Alex Moreau: Julie Bernard, I will send you the Acme budget by Friday.\n"
+        "Julie Bernard: Thanks Alex, I know Alex Moreau well.\n",
+        encoding="utf-8",
+    )
     bc("ingest", "--scope", "acme", str(meeting))
     store = Store.open(demo_home / "data" / "backchannel.duckdb", read_only=True)
     try:
@@ -169,15 +190,24 @@ def test_the_judges_per_wake_reads_count_only_the_sweeps_scopes(demo_home, tmp_p
         now = datetime(2026, 11, 29)
         every, default_only = WakeFacts(store, now), WakeFacts(store, now, ["default"])
         assert every.spoken(julie.id)[0] is not None and every.spoken(julie.id)[0].date().isoformat() == "2026-11-28"
-        assert default_only.spoken(julie.id)[0] is None or default_only.spoken(julie.id)[0].date().isoformat() < "2026-11-28"
+        assert (
+            default_only.spoken(julie.id)[0] is None
+            or default_only.spoken(julie.id)[0].date().isoformat() < "2026-11-28"
+        )
         day = datetime(2026, 11, 28)
         assert day in every.talks(julie.id) and day not in default_only.talks(julie.id)
         assert default_only.talks(julie.id)  # her default-scope meetings still count
-        promises = [p for p in every.open_promises(julie.id)
-                    if store.scalar("SELECT source_id FROM assertions WHERE id = ?", [p[0]]) == acme]
+        promises = [
+            p
+            for p in every.open_promises(julie.id)
+            if store.scalar("SELECT source_id FROM assertions WHERE id = ?", [p[0]]) == acme
+        ]
         assert promises, every.open_promises(julie.id)
-        assert not [p for p in default_only.open_promises(julie.id)
-                    if store.scalar("SELECT source_id FROM assertions WHERE id = ?", [p[0]]) == acme]
+        assert not [
+            p
+            for p in default_only.open_promises(julie.id)
+            if store.scalar("SELECT source_id FROM assertions WHERE id = ?", [p[0]]) == acme
+        ]
         # The graph API's reads of utterances (conversations, addressed_as) are scoped the same way.
         from backchannel.graph.api import GraphAPI
 

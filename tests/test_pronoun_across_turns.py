@@ -13,8 +13,9 @@ MEETING = datetime(2026, 5, 4, 10, 0)
 
 
 def transcript(lines) -> Transcript:
-    return Transcript([Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)], "text", title="Sync",
-                      meeting_date=MEETING)
+    return Transcript(
+        [Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)], "text", title="Sync", meeting_date=MEETING
+    )
 
 
 def works_at(t: Transcript) -> set[tuple[str, str]]:
@@ -22,115 +23,142 @@ def works_at(t: Transcript) -> set[tuple[str, str]]:
 
 
 def test_an_opening_adjective_in_the_turn_before_is_no_rival_for_the_pronoun():
-    t = transcript([
-        ("Nadia Haddad", "Glad to. And I ran into Martin Keller at the trade fair, we go way back."),
-        ("Ben Ortega", "Martin Keller who used to sail with you?"),
-        ("Nadia Haddad", "Exactly. He works at Umbrella Robotics now, running their lab."),
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "Glad to. And I ran into Martin Keller at the trade fair, we go way back."),
+            ("Ben Ortega", "Martin Keller who used to sail with you?"),
+            ("Nadia Haddad", "Exactly. He works at Umbrella Robotics now, running their lab."),
+        ]
+    )
     assert ("Martin Keller", "Umbrella Robotics") in works_at(t)
 
 
 def test_a_quantifier_opening_the_turn_before_is_no_rival_either():
-    t = transcript([
-        ("Ines Roth", "Most of the board came. Carla Ruiz gave the keynote."),
-        ("Ines Roth", "She works at Cyberdyne Systems."),
-    ])
+    t = transcript(
+        [
+            ("Ines Roth", "Most of the board came. Carla Ruiz gave the keynote."),
+            ("Ines Roth", "She works at Cyberdyne Systems."),
+        ]
+    )
     assert ("Carla Ruiz", "Cyberdyne Systems") in works_at(t)
 
 
 def test_an_opening_first_name_still_makes_the_pronoun_ambiguous():
-    t = transcript([
-        ("Ines Roth", "Maria and Lena Ortiz both came to the launch."),
-        ("Ben Ortega", "She works at Initech now."),  # Maria or Lena: no guess
-        ("Ines Roth", "Keen to meet them. Omar visited Jack Stein last week."),
-        ("Ben Ortega", "He works at Soylent Labs now."),  # Omar (a name before a verb) or Jack: no guess
-    ])
+    t = transcript(
+        [
+            ("Ines Roth", "Maria and Lena Ortiz both came to the launch."),
+            ("Ben Ortega", "She works at Initech now."),  # Maria or Lena: no guess
+            ("Ines Roth", "Keen to meet them. Omar visited Jack Stein last week."),
+            ("Ben Ortega", "He works at Soylent Labs now."),  # Omar (a name before a verb) or Jack: no guess
+        ]
+    )
     got = works_at(t)
     assert not [w for w in got if w[1] in ("Initech", "Soylent Labs")], got
 
 
 def facts(t: Transcript) -> set[tuple]:
-    return {(a.subject.name, a.predicate, a.object.name if a.object else a.object_literal, a.qualifier)
-            for a in extract(t, owner_names=("Nadia Haddad",))}
+    return {
+        (a.subject.name, a.predicate, a.object.name if a.object else a.object_literal, a.qualifier)
+        for a in extract(t, owner_names=("Nadia Haddad",))
+    }
 
 
 def test_we_after_a_third_person_named_is_that_person_not_the_other_one_in_the_room():
-    t = transcript([
-        ("Nadia Haddad", "I bumped into Oskar Lindqvist at the airport."),
-        ("Ben Ortega", "No way. We worked together at Vandelay for ages."),
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "I bumped into Oskar Lindqvist at the airport."),
+            ("Ben Ortega", "No way. We worked together at Vandelay for ages."),
+        ]
+    )
     got = {f for f in facts(t) if f[1] == "worked_with"}
     assert got == {("Ben Ortega", "worked_with", "Oskar Lindqvist", "Vandelay")}, got
 
 
 def test_we_after_two_people_named_is_left_unresolved():
-    t = transcript([
-        ("Nadia Haddad", "I bumped into Oskar Lindqvist and Mei Tanaka at the airport."),
-        ("Ben Ortega", "No way. We worked together at Vandelay for ages."),
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "I bumped into Oskar Lindqvist and Mei Tanaka at the airport."),
+            ("Ben Ortega", "No way. We worked together at Vandelay for ages."),
+        ]
+    )
     assert not [f for f in facts(t) if f[1] == "worked_with"]
 
 
 def test_we_with_nobody_named_in_a_meeting_of_two_is_the_other_one():
-    t = transcript([
-        ("Nadia Haddad", "Good to see you again after all this time."),
-        ("Ben Ortega", "Likewise. We worked together at Vandelay years ago."),
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "Good to see you again after all this time."),
+            ("Ben Ortega", "Likewise. We worked together at Vandelay years ago."),
+        ]
+    )
     assert ("Ben Ortega", "worked_with", "Nadia Haddad", "Vandelay") in facts(t)
 
 
 def test_she_in_a_meeting_of_two_is_never_one_of_the_two():
-    t = transcript([
-        ("Nadia Haddad", "Morning Ben, sorry, the train was late."),
-        ("Ben Ortega", "No worries Nadia. She works at Vandelay Industries now, by the way."),
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "Morning Ben, sorry, the train was late."),
+            ("Ben Ortega", "No worries Nadia. She works at Vandelay Industries now, by the way."),
+        ]
+    )
     assert not [f for f in facts(t) if f[1] == "works_at"]
 
 
 def test_the_pronoun_of_one_gender_skips_a_name_of_the_other():
-    t = transcript([
-        ("Ines Roth", "Thomas Weber and Ingrid Holm came by the stand."),
-        ("Ben Ortega", "She works at Soylent Labs now."),
-        ("Ines Roth", "A name we don't know the gender of: Kim Osei and Ingrid Holm."),
-        ("Ben Ortega", "She joined Initech in May."),  # Kim fits "she" too: no guess
-    ])
+    t = transcript(
+        [
+            ("Ines Roth", "Thomas Weber and Ingrid Holm came by the stand."),
+            ("Ben Ortega", "She works at Soylent Labs now."),
+            ("Ines Roth", "A name we don't know the gender of: Kim Osei and Ingrid Holm."),
+            ("Ben Ortega", "She joined Initech in May."),  # Kim fits "she" too: no guess
+        ]
+    )
     got = works_at(t)
     assert ("Ingrid Holm", "Soylent Labs") in got
     assert not [w for w in got if w[1] == "Initech"], got
 
 
 def test_an_apposition_pronoun_is_the_name_it_follows():
-    t = transcript([
-        ("Nadia Haddad", "Julia Stein sends her regards."),
-        ("Ben Ortega", "Have you met Tariq Aziz? Tariq Aziz, he's the head of research at Wayne Biotech."),
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "Julia Stein sends her regards."),
+            ("Ben Ortega", "Have you met Tariq Aziz? Tariq Aziz, he's the head of research at Wayne Biotech."),
+        ]
+    )
     assert ("Tariq Aziz", "Wayne Biotech") in works_at(t)
     assert not [w for w in works_at(t) if w[0] == "Julia Stein"]
 
 
 def test_their_points_to_the_one_organisation_named_in_the_turn_before():
-    t = transcript([
-        ("Nadia Haddad", "We've been talking to Stark Logistics about the pilot."),
-        ("Ben Ortega", "Their head of partnerships is Yusuf Demir, right?"),
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "We've been talking to Stark Logistics about the pilot."),
+            ("Ben Ortega", "Their head of partnerships is Yusuf Demir, right?"),
+        ]
+    )
     assert ("Yusuf Demir", "Stark Logistics") in works_at(t)
 
 
 def test_their_after_two_organisations_named_is_left_unresolved():
-    t = transcript([
-        ("Nadia Haddad", "We've been talking to Stark Logistics and Wayne Biotech about the pilot."),
-        ("Ben Ortega", "Their head of partnerships is Yusuf Demir, right?"),
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "We've been talking to Stark Logistics and Wayne Biotech about the pilot."),
+            ("Ben Ortega", "Their head of partnerships is Yusuf Demir, right?"),
+        ]
+    )
     assert not [w for w in works_at(t) if w[0] == "Yusuf Demir"]
 
 
 def test_she_is_not_the_person_the_turn_speaks_to():
-    t = transcript([
-        ("Nadia Haddad", "Hi all."), ("Ben Ortega", "Morning."),
-        ("Ines Roth", "No worries Carla. She works at Vandelay Industries now."),  # Carla is "you" here
-        ("Ines Roth", "Thanks for coming, Carla. She joined Soylent Labs in May."),
-        ("Ines Roth", "I met Carla Ruiz. She works at Cyberdyne Systems now."),  # named, not addressed
-    ])
+    t = transcript(
+        [
+            ("Nadia Haddad", "Hi all."),
+            ("Ben Ortega", "Morning."),
+            ("Ines Roth", "No worries Carla. She works at Vandelay Industries now."),  # Carla is "you" here
+            ("Ines Roth", "Thanks for coming, Carla. She joined Soylent Labs in May."),
+            ("Ines Roth", "I met Carla Ruiz. She works at Cyberdyne Systems now."),  # named, not addressed
+        ]
+    )
     got = works_at(t)
     assert not [w for w in got if w[1] in ("Vandelay Industries", "Soylent Labs")], got
     assert ("Carla Ruiz", "Cyberdyne Systems") in got

@@ -16,7 +16,15 @@ def test_a_name_ending_in_a_nation_is_an_organisation():
 
 
 def test_a_body_applied_to_is_no_employee_of_the_applicant():
-    t = Transcript([Utterance(0, "Dana Whitfield", "Six weeks on, Orion Biologics still has not filed with "
-                                                   "Transport Canada for the permit.")], "txt")
+    t = Transcript(
+        [
+            Utterance(
+                0,
+                "Dana Whitfield",
+                "Six weeks on, Orion Biologics still has not filed with Transport Canada for the permit.",
+            )
+        ],
+        "txt",
+    )
     facts = [(a.subject.name, a.predicate) for a in offline.extract(t)]
     assert ("Transport Canada", "works_at") not in facts

@@ -32,8 +32,12 @@ def _env(store) -> OpEnv:
 
 
 def _world(store):
-    marc, acme, sofia, northwind = (add_entity(store, "Marc Dupont"), add_entity(store, "Acme", "organisation"),
-                                    add_entity(store, "Sofia Rossi"), add_entity(store, "Northwind", "organisation"))
+    marc, acme, sofia, northwind = (
+        add_entity(store, "Marc Dupont"),
+        add_entity(store, "Acme", "organisation"),
+        add_entity(store, "Sofia Rossi"),
+        add_entity(store, "Northwind", "organisation"),
+    )
     return marc, acme, sofia, northwind
 
 
@@ -44,22 +48,30 @@ def test_dismissed_proposal_reworded_is_suppressed_with_its_explanation_unrelate
     # Re-derived from new evidence, other words, and (after a re-resolution) another entity id for
     # Marc: the structured net cannot see it, the semantic one does.
     marc_again = add_entity(store, "M. Dupont")
-    reworded = ("Acme has put out a call for tenders. Marc Dupont, whom you meet this Thursday, once worked "
-                "alongside Acme's chief information officer: a good moment to request an introduction. "
-                "\"Their CIO and I spent three years together at Globex.\"")
+    reworded = (
+        "Acme has put out a call for tenders. Marc Dupont, whom you meet this Thursday, once worked "
+        "alongside Acme's chief information officer: a good moment to request an introduction. "
+        '"Their CIO and I spent three years together at Globex."'
+    )
     hit = rejections.check(store, reworded, "introduction", [marc_again, acme + 100], utcnow())
     assert hit is not None and hit.scope == "semantic" and hit.proposal_id == pid
-    assert re.fullmatch(rf"suppressed: 0\.\d\d similar to {pid}, dismissed \d{{4}}-\d\d-\d\d: not a target account",
-                        hit.reason), hit.reason
+    assert re.fullmatch(
+        rf"suppressed: 0\.\d\d similar to {pid}, dismissed \d{{4}}-\d\d-\d\d: not a target account", hit.reason
+    ), hit.reason
     assert hit.similarity >= rejections.DEFAULT_THRESHOLD
-    unrelated = ("You have not spoken to Sofia Rossi of Northwind for eleven months; she said she would be hiring "
-                 "a data team in the spring. \"We're going to build out a data team early next year.\"")
+    unrelated = (
+        "You have not spoken to Sofia Rossi of Northwind for eleven months; she said she would be hiring "
+        'a data team in the spring. "We\'re going to build out a data team early next year."'
+    )
     assert rejections.check(store, unrelated, "reconnect", [sofia, northwind], utcnow()) is None
     # Same kind, same target organisation, another intermediary: a different proposal, not suppressed.
-    other = ("Julia Costa knows the CIO of Acme from university, and Acme published a tender. Ask Julia for an "
-             "introduction. \"Acme's CIO and I studied together.\"")
-    assert rejections.check(store, other, "introduction", [add_entity(store, "Julia Costa"), acme + 100],
-                            utcnow()) is None
+    other = (
+        "Julia Costa knows the CIO of Acme from university, and Acme published a tender. Ask Julia for an "
+        'introduction. "Acme\'s CIO and I studied together."'
+    )
+    assert (
+        rejections.check(store, other, "introduction", [add_entity(store, "Julia Costa"), acme + 100], utcnow()) is None
+    )
 
 
 def test_structured_scopes(store):
@@ -126,8 +138,14 @@ def test_gate_hook_explains_the_suppression(store):
     marc, acme, *_ = _world(store)
     pid = add_proposal(store, entity_ids=[marc, acme])
     ops.dismiss(_env(store), pid, reason="not a target account")
-    d = gate.check_rejection(store, "Tender from Acme published today; Marc knows Acme's CIO from his Globex "
-                             "years. Ask Marc to introduce you at Thursday's meeting.", "introduction", [4242], utcnow())
+    d = gate.check_rejection(
+        store,
+        "Tender from Acme published today; Marc knows Acme's CIO from his Globex "
+        "years. Ask Marc to introduce you at Thursday's meeting.",
+        "introduction",
+        [4242],
+        utcnow(),
+    )
     assert not d.passed and d.check == "rejection"
     assert f"similar to {pid}" in d.reason and "not a target account" in d.reason
     assert gate.check_rejection(store, "Quarterly board report due Tuesday.", "other", [1], utcnow()).passed
@@ -137,7 +155,9 @@ def test_calibrated_threshold_separates_the_labelled_set():
     data = json.loads(PAIRS.read_text())
     dismissed = rejections.embed([d["text"] for d in data["dismissed"]])
     cands = rejections.embed([c["text"] for c in data["candidates"]])
-    same = np.array([[rejections.same_kind(c["kind"], d["kind"]) for d in data["dismissed"]] for c in data["candidates"]])
+    same = np.array(
+        [[rejections.same_kind(c["kind"], d["kind"]) for d in data["dismissed"]] for c in data["candidates"]]
+    )
     sims = np.where(same, cands @ dismissed.T, -1.0)  # as `check` compares: same kind only
     ids = [d["id"] for d in data["dismissed"]]
     pos = [sims[i, ids.index(c["same_as"])] for i, c in enumerate(data["candidates"]) if c["same_as"]]

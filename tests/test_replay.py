@@ -33,13 +33,18 @@ participants: [Alex Moreau, Nadia Petit]
 
 def _files_digest(db: Path) -> dict[str, str]:
     """The store's bytes: the database file and its WAL, if any."""
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in (db, db.with_name(db.name + ".wal")) if p.exists()}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (db, db.with_name(db.name + ".wal")) if p.exists()
+    }
 
 
 def _signal(n: int) -> dict:
-    sig = {"id": f"t{n}", "source": "drop", "title": "Acme publishes a tender",
-           "published_at": datetime.now(UTC).isoformat()}
+    sig = {
+        "id": f"t{n}",
+        "source": "drop",
+        "title": "Acme publishes a tender",
+        "published_at": datetime.now(UTC).isoformat(),
+    }
     return {"kind": "signal", "key": f"signal:t{n}", "payload": sig}
 
 
@@ -68,8 +73,17 @@ def story(home, tmp_path):
         entities.ensure_owner(store, s.owner.name)
         for f in files:
             ingest_file(store, s, f)
-        upsert_events(store, [{"uid": "m", "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat(),
-                               "summary": "Coffee with Marc", "attendees": ["Marc Dupont"]}])
+        upsert_events(
+            store,
+            [
+                {
+                    "uid": "m",
+                    "starts_at": (datetime.now(UTC) + timedelta(hours=30)).isoformat(),
+                    "summary": "Coffee with Marc",
+                    "attendees": ["Marc Dupont"],
+                }
+            ],
+        )
         first = run_wake_once(store, s, paths, _signal(1))
         assert first.status == "done" and len(first.proposals) == 1, first.to_dict()
         [pid] = first.proposals
@@ -83,8 +97,10 @@ def story(home, tmp_path):
         invoke(env, "retract_assertion", {"assertion_id": evidence[0]["assertion_id"], "reason": "misheard"})
         second = run_wake_once(store, s, paths, _signal(2))
         assert pid not in second.proposals
-        recorded = {"title": store.scalar("SELECT title FROM proposals WHERE id = ?", [pid]),
-                    "body": store.scalar("SELECT body FROM proposals WHERE id = ?", [pid])}
+        recorded = {
+            "title": store.scalar("SELECT title FROM proposals WHERE id = ?", [pid]),
+            "body": store.scalar("SELECT body FROM proposals WHERE id = ?", [pid]),
+        }
     return {"paths": paths, "first": first, "second": second, "proposal": pid, "recorded": recorded}
 
 

@@ -35,8 +35,14 @@ class ToyApi:
         self.calls: list[tuple] = []
 
     def rpc_methods(self) -> dict:
-        return {"echo": self.echo, "people": self.people, "fail": self.fail, "rows": self.rows,
-                "opaque": self.opaque, "person": self.person}
+        return {
+            "echo": self.echo,
+            "people": self.people,
+            "fail": self.fail,
+            "rows": self.rows,
+            "opaque": self.opaque,
+            "person": self.person,
+        }
 
     def take_touched(self) -> int:
         n, self.touched = self.touched, 0
@@ -75,8 +81,17 @@ def test_result_variable_and_stats():
     r = run("result = {'a': [1, 2.5, None, True], 'b': 'x'}")
     assert r.ok, r.error
     assert r.result == {"a": [1, 2.5, None, True], "b": "x"}
-    for key in ("api_calls", "assertions_touched", "cpu_s", "wall_s", "max_rss_mb", "rows_returned",
-                "output_bytes", "startup_s", "isolation"):
+    for key in (
+        "api_calls",
+        "assertions_touched",
+        "cpu_s",
+        "wall_s",
+        "max_rss_mb",
+        "rows_returned",
+        "output_bytes",
+        "startup_s",
+        "isolation",
+    ):
         assert key in r.stats
     assert "audit_hook" in r.stats["isolation"] and "rlimit_cpu" in r.stats["isolation"]
     assert 0 < r.stats["max_rss_mb"] < 200
@@ -101,8 +116,15 @@ def test_context_candidate_and_conversion():
     r = run_program(code, ToyApi(), context={"q": "who knows the CIO?"})
     assert r.ok, r.error
     assert r.result["q"] == "who knows the CIO?"
-    assert r.result["c"] == {"kind": "introduction", "entities": [1, 2], "path": [0, 1, 2], "evidence": [9],
-                             "score": 0.8, "why": "met", "extra": {}}
+    assert r.result["c"] == {
+        "kind": "introduction",
+        "entities": [1, 2],
+        "path": [0, 1, 2],
+        "evidence": [9],
+        "score": 0.8,
+        "why": "met",
+        "extra": {},
+    }
     assert r.result["hit"] == {"who": "x", "score": 0.5}
     assert r.result["tup"] == [1, 2] and r.result["set"] == [1, 3] and r.result["p"] == [1, 2]
     assert r.result["day"] == "2026-01-02"
@@ -150,7 +172,9 @@ def test_api_errors_reach_the_program():
 
 
 def test_api_call_budget_ends_the_run_even_if_the_program_catches():
-    code = "for i in range(50):\n    try:\n        api.echo(i)\n    except Exception:\n        pass\nresult = 'survived'"
+    code = (
+        "for i in range(50):\n    try:\n        api.echo(i)\n    except Exception:\n        pass\nresult = 'survived'"
+    )
     r = run(code, max_api_calls=5)
     assert not r.ok
     assert "max_api_calls" in r.error and r.stats["error_kind"] == "api_budget"
@@ -173,24 +197,57 @@ def test_program_errors_become_values_with_program_frames_only():
 
 
 def test_non_json_results_fail_clearly():
-    for code in ("result = object()", "result = lambda: 1", "result = {(1, 2): 3}", "result = float('nan')",
-                 "class C: pass\nresult = C"):
+    for code in (
+        "result = object()",
+        "result = lambda: 1",
+        "result = {(1, 2): 3}",
+        "result = float('nan')",
+        "class C: pass\nresult = C",
+    ):
         r = run(code)
         assert not r.ok and r.stats["error_kind"] == "result", code
         assert "JSON" in r.error
 
 
-@pytest.mark.parametrize("code", [
-    "import os", "import sys", "from importlib import import_module", "import ctypes", "import pickle",
-    "import marshal", "import subprocess", "import socket", "from json import _default_encoder",
-    "from . import x", "__import__('os')", "x = ().__class__", "open('/etc/passwd')",
-    "eval('1')", "exec('x=1')", "compile('1', 'f', 'eval')", "getattr(1, 'real')", "vars()", "globals()",
-    "dir()", "x = __builtins__", "def g():\n    yield 1\ng().gi_frame",
-    "'{0.__class__}'.format(1)", "'{x.real}'.format(x=1)", "t = '{}'\nt.format(1)", "'{}'.format_map({})",
-    "import operator\noperator.attrgetter('x')", "import string\nstring.Formatter()",
-    "match 1:\n    case int(__class__=c):\n        pass", "class M(type): pass\nclass X(metaclass=M): pass",
-    "def __getattr__(name): pass", "breakpoint()", "input()", "memoryview(b'')",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os",
+        "import sys",
+        "from importlib import import_module",
+        "import ctypes",
+        "import pickle",
+        "import marshal",
+        "import subprocess",
+        "import socket",
+        "from json import _default_encoder",
+        "from . import x",
+        "__import__('os')",
+        "x = ().__class__",
+        "open('/etc/passwd')",
+        "eval('1')",
+        "exec('x=1')",
+        "compile('1', 'f', 'eval')",
+        "getattr(1, 'real')",
+        "vars()",
+        "globals()",
+        "dir()",
+        "x = __builtins__",
+        "def g():\n    yield 1\ng().gi_frame",
+        "'{0.__class__}'.format(1)",
+        "'{x.real}'.format(x=1)",
+        "t = '{}'\nt.format(1)",
+        "'{}'.format_map({})",
+        "import operator\noperator.attrgetter('x')",
+        "import string\nstring.Formatter()",
+        "match 1:\n    case int(__class__=c):\n        pass",
+        "class M(type): pass\nclass X(metaclass=M): pass",
+        "def __getattr__(name): pass",
+        "breakpoint()",
+        "input()",
+        "memoryview(b'')",
+    ],
+)
 def test_policy_rejects(code):
     with pytest.raises(PolicyViolation):
         check_source(code)
@@ -199,13 +256,19 @@ def test_policy_rejects(code):
     assert r.stats["wall_s"] == 0.0  # refused in the parent: no child was spawned
 
 
-@pytest.mark.parametrize("code", [
-    "x = f'{1 + 1:>4} {\"a\"}'", "'{} {:.2f} {name}'.format(1, 2.0, name='n')", "_private = 1\nfor _ in range(2): pass",
-    "class A:\n    def __init__(self):\n        self.x = 1\nclass B(A):\n    def __init__(self):\n        super().__init__()",
-    "from collections import defaultdict, Counter\nimport collections.abc", "from typing import Any, Optional",
-    "import math, statistics, itertools, functools, heapq, bisect, operator, textwrap, random, decimal, fractions",
-    "hasattr(1, 'real')",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = f'{1 + 1:>4} {\"a\"}'",
+        "'{} {:.2f} {name}'.format(1, 2.0, name='n')",
+        "_private = 1\nfor _ in range(2): pass",
+        "class A:\n    def __init__(self):\n        self.x = 1\nclass B(A):\n    def __init__(self):\n        super().__init__()",
+        "from collections import defaultdict, Counter\nimport collections.abc",
+        "from typing import Any, Optional",
+        "import math, statistics, itertools, functools, heapq, bisect, operator, textwrap, random, decimal, fractions",
+        "hasattr(1, 'real')",
+    ],
+)
 def test_policy_accepts(code):
     check_source(code)
     r = run(code)
@@ -217,7 +280,8 @@ def test_every_allowlisted_module_imports_and_works():
         "\nresult = [math.sqrt(16), statistics.median([3, 1, 2]), json.dumps({'a': 1}),"
         " re.findall(r'\\d+', 'a1b22'), str(decimal.Decimal('1.10') + 1), str(fractions.Fraction(1, 3)),"
         " datetime.datetime.strptime('2026-03-04', '%Y-%m-%d').isoformat(), textwrap.shorten('a b c d e', 5),"
-        " random.Random(1).randint(1, 9) > 0, heapq.nsmallest(2, [5, 1, 3])]")
+        " random.Random(1).randint(1, 9) > 0, heapq.nsmallest(2, [5, 1, 3])]"
+    )
     r = run(code)
     assert r.ok, r.error
     assert r.result[:4] == [4.0, 2, '{"a": 1}', ["1", "22"]]
@@ -244,7 +308,7 @@ def test_rpc_round_trip_and_startup_are_fast():
 
 
 # -- the entry point ---------------------------------------------------------
-TOY_MODULE = '''
+TOY_MODULE = """
 class Api:
     def __init__(self, store, settings):
         self.store, self.n = store, 0
@@ -258,7 +322,7 @@ class Api:
         return self.store.scalar("SELECT count(*) FROM sources")
     def echo(self, x):
         return x
-'''
+"""
 
 
 def _cli(home: Path, tmp_path: Path, program: str, *extra: str) -> tuple[int, dict]:
@@ -266,15 +330,21 @@ def _cli(home: Path, tmp_path: Path, program: str, *extra: str) -> tuple[int, di
     prog = tmp_path / "prog.py"
     prog.write_text(program)
     env = dict(os.environ, BACKCHANNEL_HOME=str(home), PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
-    p = subprocess.run([sys.executable, "-m", "backchannel.sandbox", "run", str(prog), "--json",
-                        "--api", "toyapi_mod:Api", *extra], capture_output=True, text=True, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "backchannel.sandbox", "run", str(prog), "--json", "--api", "toyapi_mod:Api", *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     return p.returncode, json.loads(p.stdout)
 
 
 def test_entry_point_runs_against_the_store(home, store, tmp_path):
     store.close()  # the CLI opens the file read-only; DuckDB wants no writer meanwhile
-    rc, out = _cli(home, tmp_path, "result = {'n': api.count_sources(), 'ctx': context}",
-                   "--arg", "name=Marc", "--arg", "k=3")
+    rc, out = _cli(
+        home, tmp_path, "result = {'n': api.count_sources(), 'ctx': context}", "--arg", "name=Marc", "--arg", "k=3"
+    )
     assert rc == 0, out
     assert out["ok"] is True and out["error"] is None
     assert out["result"] == {"n": 0, "ctx": {"name": "Marc", "k": 3}}
@@ -298,8 +368,13 @@ def test_entry_point_with_the_graph_api(home, store, tmp_path):
     prog = tmp_path / "g.py"
     prog.write_text("result = {'net': api.network(), 'now': api.now()}\n")
     env = dict(os.environ, BACKCHANNEL_HOME=str(home))
-    p = subprocess.run([sys.executable, "-m", "backchannel.sandbox", "run", str(prog), "--json"],
-                       capture_output=True, text=True, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "backchannel.sandbox", "run", str(prog), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     out = json.loads(p.stdout)
     assert set(out) >= {"ok", "result", "error", "stats"}
     assert out["stats"]["api_calls"] >= 1, out
@@ -355,8 +430,9 @@ def test_child_dies_with_a_killed_parent(tmp_path):
         deadline = time.monotonic() + 5
         alive = children
         while alive and time.monotonic() < deadline:
-            alive = [c for c in children if os.path.exists(f"/proc/{c}") and
-                     open(f"/proc/{c}/stat").read().split()[2] != "Z"]
+            alive = [
+                c for c in children if os.path.exists(f"/proc/{c}") and open(f"/proc/{c}/stat").read().split()[2] != "Z"
+            ]
             time.sleep(0.05)
         assert not alive, f"sandbox child {alive} outlived its killed parent"
     finally:

@@ -64,8 +64,15 @@ def test_the_bypass_turns_off_the_language_layer_and_keeps_every_os_layer():
 
 
 def test_no_module_of_the_package_reaches_the_bypass():
-    door = {"_Session", "_execute", "language_layer", "OsLayersOnlySession", "run_os_layers_only",
-            "sandbox_bypass", "tests.sandbox_bypass"}
+    door = {
+        "_Session",
+        "_execute",
+        "language_layer",
+        "OsLayersOnlySession",
+        "run_os_layers_only",
+        "sandbox_bypass",
+        "tests.sandbox_bypass",
+    }
     offenders = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         if path == Path(runner.__file__).resolve():
@@ -117,7 +124,8 @@ def test_the_api_and_a_prestarted_child_keep_the_language_layer():
 
 
 def test_the_cli_has_no_flag_for_it():
-    help_text = subprocess.run([sys.executable, "-m", "backchannel.sandbox", "run", "--help"],
-                               capture_output=True, text=True, timeout=60).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "backchannel.sandbox", "run", "--help"], capture_output=True, text=True, timeout=60
+    ).stdout
     assert "--api" in help_text
     assert not any(w in help_text.lower() for w in ("layer", "language", "bypass", "unsafe"))

@@ -20,8 +20,17 @@ import pytest
 from backchannel.sandbox import confine_calls
 
 SANDBOX_DIR = Path(confine_calls.__file__).resolve().parent
-FUNCTIONS = {"unshare_namespaces", "make_mounts_private", "mount_workdir_tmpfs", "drop_capabilities",
-             "set_pdeathsig_kill", "set_no_new_privs", "landlock_abi", "landlock_restrict", "install_seccomp"}
+FUNCTIONS = {
+    "unshare_namespaces",
+    "make_mounts_private",
+    "mount_workdir_tmpfs",
+    "drop_capabilities",
+    "set_pdeathsig_kill",
+    "set_no_new_privs",
+    "landlock_abi",
+    "landlock_restrict",
+    "install_seccomp",
+}
 
 NOT_BUILT = "backchannel/sandbox/_confine*.so is not built: pip install -e . (or python setup.py build_ext --inplace)"
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux only")
@@ -32,7 +41,8 @@ def run_probe(body: str, native: bool) -> dict:
     or to the ctypes stand-in, and return the dict it prints as JSON."""
     if native and confine_calls.extension_path() is None:
         pytest.fail(NOT_BUILT)
-    script = textwrap.dedent('''
+    script = (
+        textwrap.dedent("""
         import errno, json, os, sys
         sys.path.insert(0, sys.argv[1])
         import confine_calls
@@ -46,12 +56,19 @@ def run_probe(body: str, native: bool) -> dict:
                 out[name] = errno.errorcode.get(exc.errno, str(exc.errno))
             except (ValueError, TypeError) as exc:
                 out[name] = type(exc).__name__
-    ''') + textwrap.dedent(body) + textwrap.dedent('''
+    """)
+        + textwrap.dedent(body)
+        + textwrap.dedent("""
         out["ctypes_loaded"] = sorted(m for m in sys.modules if "ctypes" in m)
         print(json.dumps(out))
-    ''')
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", script, str(SANDBOX_DIR),
-                           "native" if native else "ctypes"], capture_output=True, text=True, timeout=30)
+    """)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script, str(SANDBOX_DIR), "native" if native else "ctypes"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
 
@@ -59,8 +76,9 @@ def run_probe(body: str, native: bool) -> dict:
 def test_the_extension_is_built_and_loads_without_ctypes():
     """pip install builds _confine beside child.py; loading it loads no ctypes."""
     assert confine_calls.extension_path() is not None, NOT_BUILT
-    out = run_probe("out['native'] = type(calls).__name__ == 'module'\nout['abi'] = calls.landlock_abi()\n",
-                    native=True)
+    out = run_probe(
+        "out['native'] = type(calls).__name__ == 'module'\nout['abi'] = calls.landlock_abi()\n", native=True
+    )
     assert out["native"] is True and out["ctypes_loaded"] == []
     assert isinstance(out["abi"], int) and out["abi"] >= 0
 
@@ -74,9 +92,12 @@ def test_only_the_confinement_functions_exist(native):
 
 
 def test_namespace_flags_only():
-    out = run_probe("attempt('clone_vm', calls.unshare_namespaces, 0x100)\n"
-                    "attempt('clone_files', calls.unshare_namespaces, 0x400)\n"
-                    "attempt('newns_and_files', calls.unshare_namespaces, 0x00020000 | 0x400)\n", native=True)
+    out = run_probe(
+        "attempt('clone_vm', calls.unshare_namespaces, 0x100)\n"
+        "attempt('clone_files', calls.unshare_namespaces, 0x400)\n"
+        "attempt('newns_and_files', calls.unshare_namespaces, 0x00020000 | 0x400)\n",
+        native=True,
+    )
     assert out["clone_vm"] == out["clone_files"] == out["newns_and_files"] == "ValueError"
 
 
@@ -87,7 +108,8 @@ def test_sealed_after_the_lock_down_begins(tmp_path):
         pytest.skip("needs root for the unsealed mount and unshare to succeed first")
     target = tmp_path / "mnt"
     target.mkdir()
-    out = run_probe(f'''
+    out = run_probe(
+        f"""
         attempt("unshare_before", calls.unshare_namespaces, 0x00020000)
         attempt("private_before", calls.make_mounts_private)
         attempt("tmpfs_before", calls.mount_workdir_tmpfs, {str(target)!r}, 64, 16, -1)
@@ -96,7 +118,9 @@ def test_sealed_after_the_lock_down_begins(tmp_path):
         attempt("private_after", calls.make_mounts_private)
         attempt("tmpfs_after", calls.mount_workdir_tmpfs, {str(target)!r}, 64, 16, -1)
         attempt("pdeathsig_after", calls.set_pdeathsig_kill)
-    ''', native=True)
+    """,
+        native=True,
+    )
     assert out["unshare_before"] == out["private_before"] == out["tmpfs_before"] == "ok", out
     assert out["unshare_after"] == out["private_after"] == out["tmpfs_after"] == "EPERM", out
     assert out["pdeathsig_after"] == "ok"  # restricting calls still work
@@ -110,7 +134,8 @@ def test_seccomp_and_landlock_restrict(tmp_path, native):
     (tmp_path / "inside").mkdir()
     outside = tmp_path / "outside.txt"
     outside.write_text("x")
-    out = run_probe(f'''
+    out = run_probe(
+        f"""
         import seccomp_policy, landlock
         calls.set_no_new_privs()
         out["landlock"] = landlock.restrict_to(calls, {str(tmp_path / "inside")!r})
@@ -119,7 +144,9 @@ def test_seccomp_and_landlock_restrict(tmp_path, native):
         out["seccomp"] = seccomp_policy.install(calls, seccomp_policy.child_program(os.uname().machine))
         attempt("fork", os.fork)
         attempt("getpid", os.getpid)
-    ''', native)
+    """,
+        native,
+    )
     if out["seccomp"] is False and os.uname().machine not in ("x86_64", "aarch64"):
         pytest.skip("no seccomp table for this machine")
     assert out["seccomp"] is True and out["fork"] == "EPERM" and out["getpid"] == "ok"
@@ -152,7 +179,8 @@ def test_read_only_landlock_domain(tmp_path, native):
     inside = tmp_path / "inside"
     inside.mkdir()
     (inside / "kept.txt").write_text("kept")
-    out = run_probe(f'''
+    out = run_probe(
+        f"""
         import landlock
         calls.set_no_new_privs()
         out["landlock"] = landlock.restrict_to(calls, {str(inside)!r}, read_only=True)
@@ -161,7 +189,9 @@ def test_read_only_landlock_domain(tmp_path, native):
         attempt("write", open, {str(inside / "kept.txt")!r}, "a")
         attempt("mkdir", os.mkdir, {str(inside / "d")!r})
         attempt("unlink", os.unlink, {str(inside / "kept.txt")!r})
-    ''', native)
+    """,
+        native,
+    )
     if not out["landlock"]:
         pytest.skip("no landlock on this kernel")
     assert out["landlock"] == ["landlock_fs", "landlock_read_only"] + out["landlock"][2:]

@@ -25,11 +25,12 @@ from tests.sandbox_bypass import execute_layers
 
 ALL_LAYERS = frozenset({"ast", "builtins", "audit", "os"})
 
-SMALL = dict(cpu_s=2, wall_s=4.0, memory_mb=256, max_output_bytes=100_000, max_result_bytes=200_000,
-             max_file_bytes=1_000_000)
+SMALL = dict(
+    cpu_s=2, wall_s=4.0, memory_mb=256, max_output_bytes=100_000, max_result_bytes=200_000, max_file_bytes=1_000_000
+)
 LAYER_SETS = {
     "all": ALL_LAYERS,
-        "os": frozenset({"os"}),
+    "os": frozenset({"os"}),
 }
 
 
@@ -57,7 +58,7 @@ def _group_members(pgid: int) -> list[int]:
             stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if int(fields[2]) == pgid and fields[0] != "Z":
             members.append(int(entry))
     return members
@@ -205,10 +206,12 @@ def test_no_network(tmp_path, isolation, layers):
     tcp, unix, unix_path = _listeners(tmp_path)
     port = tcp.getsockname()[1]
     try:
-        for code in (f"import socket\ns = socket.socket()\ns.connect(('127.0.0.1', {port}))\nresult = 'connected'",
-                     f"import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({unix_path!r})\nresult = 'connected'",
-                     "import _socket\ns = _socket.socket()\nresult = 'socket made'",
-                     "import urllib.request\nresult = urllib.request.urlopen('http://127.0.0.1:1').read()"):
+        for code in (
+            f"import socket\ns = socket.socket()\ns.connect(('127.0.0.1', {port}))\nresult = 'connected'",
+            f"import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({unix_path!r})\nresult = 'connected'",
+            "import _socket\ns = _socket.socket()\nresult = 'socket made'",
+            "import urllib.request\nresult = urllib.request.urlopen('http://127.0.0.1:1').read()",
+        ):
             r = go(code, LAYER_SETS[layers])
             assert not r.ok, (code, r.result)
         assert not _accepted(tcp) and not _accepted(unix)
@@ -222,12 +225,14 @@ def test_no_network(tmp_path, isolation, layers):
 def test_no_subprocess(tmp_path, isolation, layers):
     needs_confinement(isolation, layers)
     marker = tmp_path / "ran"
-    for code in (f"import os\nos.system('echo x > {marker}')",
-                 f"import os\nos.popen('echo x > {marker}').read()",
-                 f"import subprocess\nsubprocess.run(['sh', '-c', 'echo x > {marker}'])",
-                 f"import os\nos.execv('/bin/sh', ['sh', '-c', 'echo x > {marker}'])",
-                 f"import os\nos.posix_spawn('/bin/sh', ['sh', '-c', 'echo x > {marker}'], {{}})",
-                 "import pty\npty.spawn('/bin/sh')"):
+    for code in (
+        f"import os\nos.system('echo x > {marker}')",
+        f"import os\nos.popen('echo x > {marker}').read()",
+        f"import subprocess\nsubprocess.run(['sh', '-c', 'echo x > {marker}'])",
+        f"import os\nos.execv('/bin/sh', ['sh', '-c', 'echo x > {marker}'])",
+        f"import os\nos.posix_spawn('/bin/sh', ['sh', '-c', 'echo x > {marker}'], {{}})",
+        "import pty\npty.spawn('/bin/sh')",
+    ):
         r = go(code, LAYER_SETS[layers])
         if layers != "os":  # os-only: system() may "return" 127 without running anything
             assert not r.ok, code
@@ -259,8 +264,10 @@ def test_a_forked_grandchild_cannot_exist():
     # The language layer off, so the program reaches os.fork: the kernel refuses it
     # (seccomp, RLIMIT_NPROC); the group kill at teardown stays the backstop (it
     # ends the child's own fork into its PID namespace on every run).
-    r = go("import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(60)\n    os._exit(0)\nresult = pid",
-           frozenset({"os"}))
+    r = go(
+        "import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(60)\n    os._exit(0)\nresult = pid",
+        frozenset({"os"}),
+    )
     assert not r.ok and ("PermissionError" in r.error or "BlockingIOError" in r.error), r.error
 
 
@@ -307,21 +314,37 @@ def test_introspection_walks_are_refused(code):
     assert not r.ok and r.stats["error_kind"] == "policy", code
 
 
-@pytest.mark.parametrize("code", [
-    "import typing\nclass X:\n    a: \"__import__('os').system('true')\"\nresult = str(typing.get_type_hints(X))",
-    "import typing\nresult = str(typing.ForwardRef(\"__import__('os')\"))",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import typing\nclass X:\n    a: \"__import__('os').system('true')\"\nresult = str(typing.get_type_hints(X))",
+        "import typing\nresult = str(typing.ForwardRef(\"__import__('os')\"))",
+    ],
+)
 def test_code_hidden_in_strings_meets_the_audit_hook(code):
     """The AST check sees only a string; the hook refuses compiling it."""
     r = go(code)
     assert not r.ok and "SandboxRefused" in r.error and "compiling code is not allowed" in r.error
 
 
-@pytest.mark.parametrize("code", [
-    "result = str(getattr(1, '_' * 2 + 'class' + '_' * 2))", "result = str(vars(type))", "result = str(globals())",
-    "exec('x = 1')", "result = eval('1')", "result = open('x', 'w')", "import os", "result = __import__('os')",
-    "import importlib", "import sys", "import ctypes", "import pickle", "import marshal",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "result = str(getattr(1, '_' * 2 + 'class' + '_' * 2))",
+        "result = str(vars(type))",
+        "result = str(globals())",
+        "exec('x = 1')",
+        "result = eval('1')",
+        "result = open('x', 'w')",
+        "import os",
+        "result = __import__('os')",
+        "import importlib",
+        "import sys",
+        "import ctypes",
+        "import pickle",
+        "import marshal",
+    ],
+)
 def test_the_language_layer_refuses_with_a_readable_error(code):
     r = go(code)
     assert not r.ok and r.stats["error_kind"] == "policy", code
@@ -329,11 +352,14 @@ def test_the_language_layer_refuses_with_a_readable_error(code):
 
 
 # -- resource bombs ------------------------------------------------------------------
-@pytest.mark.parametrize("code", [
-    "x = bytearray(10 * 1024 ** 3)",
-    "x = 'a' * (10 * 1024 ** 3)",
-    "a = []\nwhile True:\n    a.append(bytearray(10 ** 7))",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = bytearray(10 * 1024 ** 3)",
+        "x = 'a' * (10 * 1024 ** 3)",
+        "a = []\nwhile True:\n    a.append(bytearray(10 ** 7))",
+    ],
+)
 def test_memory_bomb(code):
     t = time.perf_counter()
     r = go(code)
@@ -360,8 +386,11 @@ def test_wall_clock_kill():
 
 def test_disk_bomb():
     assert go("f = open('big', 'wb')").stats["error_kind"] == "policy"
-    r = go("f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 100_000)\n    f.flush()",
-           frozenset({"os"}), max_file_bytes=500_000)
+    r = go(
+        "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 100_000)\n    f.flush()",
+        frozenset({"os"}),
+        max_file_bytes=500_000,
+    )
     assert not r.ok and "File too large" in r.error
 
 
@@ -373,18 +402,22 @@ def test_output_bomb():
     assert time.perf_counter() - t < 4
 
 
-@pytest.mark.parametrize("code", [
-    "result = 'x' * 50_000_000",
-    "result = [list(range(100)) for _ in range(1000)]",
-    "r = []\nfor i in range(200):\n    r = [r]\nresult = r",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "result = 'x' * 50_000_000",
+        "result = [list(range(100)) for _ in range(1000)]",
+        "r = []\nfor i in range(200):\n    r = [r]\nresult = r",
+    ],
+)
 def test_result_bomb(code):
     r = go(code)
     assert not r.ok and r.stats["error_kind"] == "result", r.error
 
 
-@pytest.mark.parametrize("code", ["x = 1\x00", "1+" * 200_000 + "1", "(" * 5000 + ")" * 5000],
-                         ids=["null_byte", "deep_binop", "deep_parens"])
+@pytest.mark.parametrize(
+    "code", ["x = 1\x00", "1+" * 200_000 + "1", "(" * 5000 + ")" * 5000], ids=["null_byte", "deep_binop", "deep_parens"]
+)
 def test_parser_bombs(code):
     r = go(code)
     assert not r.ok and r.stats["error_kind"] == "syntax"
@@ -393,21 +426,32 @@ def test_parser_bombs(code):
 
 
 # -- what the program raises or returns ------------------------------------------------
-@pytest.mark.parametrize("code,name", [
-    ("raise SystemExit(0)", "SystemExit"), ("raise KeyboardInterrupt", "KeyboardInterrupt"),
-    ("raise BaseException('boom')", "BaseException"), ("raise GeneratorExit", "GeneratorExit"),
-    ("class E(BaseException):\n    def __str__(self):\n        raise E()\nraise E()", "E"),
-    ("def f():\n    f()\nf()", "RecursionError"),
-])
+@pytest.mark.parametrize(
+    "code,name",
+    [
+        ("raise SystemExit(0)", "SystemExit"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+        ("raise BaseException('boom')", "BaseException"),
+        ("raise GeneratorExit", "GeneratorExit"),
+        ("class E(BaseException):\n    def __str__(self):\n        raise E()\nraise E()", "E"),
+        ("def f():\n    f()\nf()", "RecursionError"),
+    ],
+)
 def test_base_exceptions_become_errors(code, name):
     r = go(code)
     assert not r.ok and name in r.error
 
 
-@pytest.mark.parametrize("code", [
-    "result = object()", "result = {1: lambda: 0}", "result = iter([1])", "result = float('inf')",
-    "class Sneaky(dict):\n    def items(self):\n        raise RuntimeError\nresult = {'a': Sneaky(x=object())}",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "result = object()",
+        "result = {1: lambda: 0}",
+        "result = iter([1])",
+        "result = float('inf')",
+        "class Sneaky(dict):\n    def items(self):\n        raise RuntimeError\nresult = {'a': Sneaky(x=object())}",
+    ],
+)
 def test_non_json_results(code):
     r = go(code)
     assert not r.ok and r.stats["error_kind"] == "result", r.error
@@ -439,16 +483,20 @@ def test_forged_frames_are_protocol_errors(frame):
 
 
 def test_oversized_frame_is_refused():
-    r = go("import os, sys\nfd = int(sys.argv[1])\nfor i in range(30):\n    os.write(fd, b'{' * 100_000)",
-           frozenset({"os"}))
+    r = go(
+        "import os, sys\nfd = int(sys.argv[1])\nfor i in range(30):\n    os.write(fd, b'{' * 100_000)",
+        frozenset({"os"}),
+    )
     assert not r.ok and r.stats["error_kind"] == "protocol" and "exceeds" in r.error
 
 
 def test_calls_to_unserved_methods_are_answered_with_an_error():
     api = Api()
-    code = ("import os, sys\nfd = int(sys.argv[1])\n"
-            "os.write(fd, b'{\"t\":\"call\",\"id\":1,\"m\":\"not_served\",\"a\":[],\"k\":{}}\\n')\n"
-            "result = os.read(0, 1000).decode()")
+    code = (
+        "import os, sys\nfd = int(sys.argv[1])\n"
+        'os.write(fd, b\'{"t":"call","id":1,"m":"not_served","a":[],"k":{}}\\n\')\n'
+        "result = os.read(0, 1000).decode()"
+    )
     r = go(code, frozenset({"os"}), api=api)
     assert r.ok and "api has no method" in r.result
     assert not api.leaked

@@ -45,11 +45,21 @@ MODES = ("root", "userns", "nouserns")
 # full Python inside the OS layers. The attacks that once ran with part of the
 # language layer ("noast", "audit+os") run with none of it: the OS layers alone.
 LAYERS = {"all": ["ast", "builtins", "audit", "os"], "os": ["os"], "noast": ["os"], "audit+os": ["os"]}
-LIMITS = dict(cpu_s=2, wall_s=5.0, memory_mb=256, max_output_bytes=100_000, max_result_bytes=200_000,
-              max_file_bytes=1_000_000, workdir_mb=8, workdir_inodes=256)
+LIMITS = dict(
+    cpu_s=2,
+    wall_s=5.0,
+    memory_mb=256,
+    max_output_bytes=100_000,
+    max_result_bytes=200_000,
+    max_file_bytes=1_000_000,
+    workdir_mb=8,
+    workdir_inodes=256,
+)
 
-WALK = ("def walk(c, seen):\n    for s in type.__subclasses__(c):\n        if s not in seen:\n"
-        "            seen.add(s)\n            walk(s, seen)\nseen = set()\nwalk(object, seen)\n")
+WALK = (
+    "def walk(c, seen):\n    for s in type.__subclasses__(c):\n        if s not in seen:\n"
+    "            seen.add(s)\n            walk(s, seen)\nseen = set()\nwalk(object, seen)\n"
+)
 
 
 # Every route to ctypes we know, with every Python layer off; each route that yields
@@ -163,62 +173,115 @@ def forged(frame: bytes) -> str:
 # expectation: "fail", ("kind", K), ("result", V), ("error_has", TEXT), "env_clean".
 CASES: dict[str, tuple] = {
     # -- Python layers: re-exported modules (the import views) ------------------------
-    "dataclasses_builtins_open": ("import dataclasses\nresult = dataclasses.builtins.open(SECRET_FILE).read()", "noast", "fail"),
-    "from_dataclasses_import_builtins": ("from dataclasses import builtins\nresult = builtins.open(SECRET_FILE).read()", "noast", "fail"),
+    "dataclasses_builtins_open": (
+        "import dataclasses\nresult = dataclasses.builtins.open(SECRET_FILE).read()",
+        "noast",
+        "fail",
+    ),
+    "from_dataclasses_import_builtins": (
+        "from dataclasses import builtins\nresult = builtins.open(SECRET_FILE).read()",
+        "noast",
+        "fail",
+    ),
     "dataclasses_sys_os": ("import dataclasses\nresult = dict(dataclasses.sys.modules['os'].environ)", "noast", "fail"),
-    "typing_sys_system": ("import typing\nresult = typing.sys.modules['os'].system('touch ' + MARKER)", "noast", "fail"),
+    "typing_sys_system": (
+        "import typing\nresult = typing.sys.modules['os'].system('touch ' + MARKER)",
+        "noast",
+        "fail",
+    ),
     "datetime_sys_posix": ("import datetime\nresult = datetime.sys.modules['posix'].listdir('/')", "noast", "fail"),
     "fractions_sys": ("import fractions\nresult = sorted(fractions.sys.modules)", "noast", "fail"),
     "statistics_sys": ("import statistics\nresult = sorted(statistics.sys.modules)", "noast", "fail"),
-    "dataclasses_inspect_frame": ("import dataclasses\nresult = str(dataclasses.inspect.currentframe().f_back.f_globals)", "noast", "fail"),
+    "dataclasses_inspect_frame": (
+        "import dataclasses\nresult = str(dataclasses.inspect.currentframe().f_back.f_globals)",
+        "noast",
+        "fail",
+    ),
     "json_codecs_open": ("import json\nresult = json.codecs.open(SECRET_FILE).read()", "noast", "fail"),
     "re_enum_sys": ("import re\nresult = str(re.enum.sys.modules['os'])", "noast", "fail"),
     "dataclasses_functiontype": ("import dataclasses\nresult = str(dataclasses.FunctionType)", "noast", "fail"),
     "typing_types_codetype": ("import typing\nresult = str(typing.types.CodeType)", "noast", "fail"),
     # -- the audit hook: exact types, no nested events ------------------------------------
-    "str_subclass_open": ("class S(str):\n    def startswith(self, *a):\n        return True\n"
-                          "    def endswith(self, *a):\n        return False\n"
-                          "result = open(S(SECRET_FILE)).read()", "audit+os", "fail"),
-    "bytes_subclass_open": ("class B(bytes):\n    def decode(self, *a):\n        return '.'\n"
-                            "result = open(B(SECRET_FILE.encode())).read()", "audit+os", "fail"),
-    "hook_reentry_import": ("class S(str):\n    def startswith(self, *a):\n        import socket\n"
-                            "        socket.socket().connect(('127.0.0.1', TCP_PORT))\n        return True\n"
-                            "result = open(S('x'), 'w')", "audit+os", "fail"),
-    "hook_reentry_open": ("class S(str):\n    def endswith(self, *a):\n"
-                          "        open(MARKER, 'w').write('x')\n        return False\n"
-                          "result = open(S('y'), 'w')", "audit+os", "fail"),
+    "str_subclass_open": (
+        "class S(str):\n    def startswith(self, *a):\n        return True\n"
+        "    def endswith(self, *a):\n        return False\n"
+        "result = open(S(SECRET_FILE)).read()",
+        "audit+os",
+        "fail",
+    ),
+    "bytes_subclass_open": (
+        "class B(bytes):\n    def decode(self, *a):\n        return '.'\nresult = open(B(SECRET_FILE.encode())).read()",
+        "audit+os",
+        "fail",
+    ),
+    "hook_reentry_import": (
+        "class S(str):\n    def startswith(self, *a):\n        import socket\n"
+        "        socket.socket().connect(('127.0.0.1', TCP_PORT))\n        return True\n"
+        "result = open(S('x'), 'w')",
+        "audit+os",
+        "fail",
+    ),
+    "hook_reentry_open": (
+        "class S(str):\n    def endswith(self, *a):\n"
+        "        open(MARKER, 'w').write('x')\n        return False\n"
+        "result = open(S('y'), 'w')",
+        "audit+os",
+        "fail",
+    ),
     "import_str_subclass": ("class S(str):\n    pass\nresult = str(__import__(S('os')))", "noast", "fail"),
-    "hook_import_str_subclass": ("class S(str):\n    def split(self, *a):\n        return ['math']\n"
-                                 "result = str(__import__(S('socket')))", "audit+os", "fail"),
+    "hook_import_str_subclass": (
+        "class S(str):\n    def split(self, *a):\n        return ['math']\nresult = str(__import__(S('socket')))",
+        "audit+os",
+        "fail",
+    ),
     # -- ctypes unreachable -----------------------------------------------------------------
     "ctypes_import": ("import ctypes\nresult = ctypes.CDLL(None).getpid()", "noast", "fail"),
     # The child confines itself through the _confine extension and never loads ctypes.
-    "ctypes_cdll_by_subclass_walk": (WALK + "by = {c.__name__: c for c in seen if c.__module__ == 'ctypes'}\n"
-                                     "result = by['CDLL'](None).getpid()", "noast", "fail"),
-    "ctypes_modules_gone": ("import sys\nresult = sorted(m for m in sys.modules if 'ctypes' in m)", "os", ("result", [])),
+    "ctypes_cdll_by_subclass_walk": (
+        WALK + "by = {c.__name__: c for c in seen if c.__module__ == 'ctypes'}\nresult = by['CDLL'](None).getpid()",
+        "noast",
+        "fail",
+    ),
+    "ctypes_modules_gone": (
+        "import sys\nresult = sorted(m for m in sys.modules if 'ctypes' in m)",
+        "os",
+        ("result", []),
+    ),
     # The acceptance test for "ctypes unreachable": with every Python layer off, walk every
     # class from object (recursively) and every object the GC tracks; no ctypes type may
     # turn up (it needs the built _confine extension: see test_mode_isolation_and_aftermath).
-    "ctypes_no_type_anywhere": ("import gc\n" + WALK +
-                                "def ctype(t):\n    return 'ctypes' in str(type.__dict__['__module__'].__get__(t))\n"
-                                "found = {c.__qualname__ for c in seen if ctype(c)}\n"
-                                "for o in gc.get_objects():\n"
-                                "    t = o if issubclass(type(o), type) else type(o)  # not isinstance: proxies lie\n"
-                                "    if ctype(t):\n        found.add(t.__qualname__)\n"
-                                "    elif type(o).__name__ == 'module' and 'ctypes' in o.__name__:\n"
-                                "        found.add(o.__name__)\n"
-                                "result = sorted(found)[:20]", "os", ("result", [])),
-    "ctypes_base_type_call": (WALK + "by = {c.__name__: c for c in seen if c.__module__ == '_ctypes'}\n"
-                              "class F(by['CFuncPtr']):\n    _flags_ = 1\nclass D:\n    _handle = 0\n"
-                              "result = F(('getpid', D()))()", "noast", "fail"),
+    "ctypes_no_type_anywhere": (
+        "import gc\n" + WALK + "def ctype(t):\n    return 'ctypes' in str(type.__dict__['__module__'].__get__(t))\n"
+        "found = {c.__qualname__ for c in seen if ctype(c)}\n"
+        "for o in gc.get_objects():\n"
+        "    t = o if issubclass(type(o), type) else type(o)  # not isinstance: proxies lie\n"
+        "    if ctype(t):\n        found.add(t.__qualname__)\n"
+        "    elif type(o).__name__ == 'module' and 'ctypes' in o.__name__:\n"
+        "        found.add(o.__name__)\n"
+        "result = sorted(found)[:20]",
+        "os",
+        ("result", []),
+    ),
+    "ctypes_base_type_call": (
+        WALK + "by = {c.__name__: c for c in seen if c.__module__ == '_ctypes'}\n"
+        "class F(by['CFuncPtr']):\n    _flags_ = 1\nclass D:\n    _handle = 0\n"
+        "result = F(('getpid', D()))()",
+        "noast",
+        "fail",
+    ),
     "ctypes_every_route": (CTYPES_ROUTES, "os", ("result", []), {"nouserns": "wall"}),
     "confine_extension_dropped": (CONFINE_DROPPED, "os", ("result", [])),
     # Through the child's own modules to the ctypes stand-in (confine_calls.CtypesCalls),
     # which imports ctypes: the stdlib is out of reach by then.
-    "frame_walk_to_libc": ("def walker():\n    f = it.gi_frame\n    while f.f_back is not None:\n"
-                           "        f = f.f_back\n    yield f.f_globals\nit = walker()\n"
-                           "lim = next(it)['_limits']\nlibc = lim.confine_calls.CtypesCalls()._libc\n"
-                           "result = libc.getpid()", "os", "fail", {"nouserns": "wall"}),
+    "frame_walk_to_libc": (
+        "def walker():\n    f = it.gi_frame\n    while f.f_back is not None:\n"
+        "        f = f.f_back\n    yield f.f_globals\nit = walker()\n"
+        "lim = next(it)['_limits']\nlibc = lim.confine_calls.CtypesCalls()._libc\n"
+        "result = libc.getpid()",
+        "os",
+        "fail",
+        {"nouserns": "wall"},
+    ),
     # -- signals, priorities, limits of other processes --------------------------------------
     "kill_parent": ("import os\nos.kill(PARENT_PID, 0)\nresult = 'reached'", "os", "fail"),
     "kill_everyone": ("import os\nos.kill(-1, 0)\nresult = 'reached'", "os", "fail"),
@@ -227,14 +290,21 @@ CASES: dict[str, tuple] = {
     "renice_parent": ("import os\nos.setpriority(os.PRIO_PROCESS, PARENT_PID, 19)\nresult = 'reniced'", "os", "fail"),
     "renice_group": ("import os\nos.setpriority(os.PRIO_PGRP, 0, 19)\nresult = 'reniced'", "os", "fail"),
     "nice_self": ("import os\nos.nice(1)\nresult = 'reniced'", "os", "fail"),
-    "prlimit_parent": ("import resource\nresource.prlimit(PARENT_PID, resource.RLIMIT_NOFILE, (1, 1))\nresult = 'set'",
-                       "os", "fail"),
+    "prlimit_parent": (
+        "import resource\nresource.prlimit(PARENT_PID, resource.RLIMIT_NOFILE, (1, 1))\nresult = 'set'",
+        "os",
+        "fail",
+    ),
     "pidfd_parent": ("import os\nos.pidfd_open(PARENT_PID)\nresult = 'opened'", "os", "fail"),
     "setsid_leave_group": ("import os\nos.setsid()\nresult = 'left'", "os", "fail"),
     "setpgid_leave_group": ("import os\nos.setpgid(0, 0)\nresult = 'left'", "os", "fail"),
     "sched_setaffinity": ("import os\nos.sched_setaffinity(0, {0})\nresult = 'pinned'", "os", "fail"),
-    "pid_namespace_view": ("import os\nresult = [os.getpid(), os.getppid()]", "os", ("result", [1, 0]),
-                           {"nouserns": "any"}),
+    "pid_namespace_view": (
+        "import os\nresult = [os.getpid(), os.getppid()]",
+        "os",
+        ("result", [1, 0]),
+        {"nouserns": "any"},
+    ),
     # -- processes, memory outside RLIMIT_AS, privileges -------------------------------------
     "fork": ("import os\nos.fork()\nresult = 'forked'", "os", "fail"),
     "posix_spawn": ("import os\nos.posix_spawn('/bin/sh', ['sh', '-c', 'touch ' + MARKER], {})", "os", "fail"),
@@ -243,44 +313,83 @@ CASES: dict[str, tuple] = {
     "setuid_root": ("import os\nos.setuid(0)\nresult = 'root'", "os", "fail"),
     "chroot_escape": ("import os\nos.mkdir('x')\nos.chroot('x')\nresult = 'chrooted'", "os", "fail"),
     "fchdir": ("import os\nos.fchdir(os.open('.', os.O_RDONLY))\nresult = 'moved'", "os", "fail"),
-    "mknod_device": ("import os, stat\nos.mknod('mem', stat.S_IFCHR | 0o600, os.makedev(1, 1))\nresult = 'made'",
-                     "os", "fail"),
+    "mknod_device": (
+        "import os, stat\nos.mknod('mem', stat.S_IFCHR | 0o600, os.makedev(1, 1))\nresult = 'made'",
+        "os",
+        "fail",
+    ),
     "symlink_to_proc": ("import os\nos.symlink('/proc/1/environ', 'l')\nresult = open('l').read()", "os", "fail"),
     "hardlink": ("import os\nos.link(SECRET_FILE, 'l')\nresult = open('l').read()", "os", "fail"),
     # -- files: the parent's /proc, secrets, writes outside ----------------------------------
     "environ": ("import os\nresult = dict(os.environ)", "os", "env_clean"),
-    "parent_environ": ("result = open('/proc/PARENT_PID/environ', 'rb').read().decode('latin-1')", "os", "fail",
-                       {"nouserns": "wall"}),
+    "parent_environ": (
+        "result = open('/proc/PARENT_PID/environ', 'rb').read().decode('latin-1')",
+        "os",
+        "fail",
+        {"nouserns": "wall"},
+    ),
     "parent_mem": ("f = open('/proc/PARENT_PID/mem', 'rb')\nresult = 'opened'", "os", "fail", {"nouserns": "wall"}),
     "own_secret_file": ("result = open(SECRET_FILE).read()", "os", "fail", {"nouserns": "wall"}),
     "write_outside": ("open(MARKER, 'w').write('x')\nresult = 'written'", "os", "fail", {"nouserns": "wall"}),
-    "tcp_loopback": ("import socket\ns = socket.socket()\ns.connect(('127.0.0.1', TCP_PORT))\nresult = 'connected'",
-                     "os", "fail"),
-    "abstract_unix": ("import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect(ABSTRACT)\nresult = 'connected'",
-                      "os", "fail"),
+    "tcp_loopback": (
+        "import socket\ns = socket.socket()\ns.connect(('127.0.0.1', TCP_PORT))\nresult = 'connected'",
+        "os",
+        "fail",
+    ),
+    "abstract_unix": (
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect(ABSTRACT)\nresult = 'connected'",
+        "os",
+        "fail",
+    ),
     # -- state that outlives a run; floods ---------------------------------------------------
     # Without a chroot (nouserns, allow_unisolated) the run's directory is on the host's
     # disk, so landlock makes it read-only: nothing to flood, nothing left behind.
-    "state_write": ("open('left', 'w').write('x' * 10)\nresult = 'written'", "audit+os", ("result", "written"),
-                    {"nouserns": ("error_has", "Permission denied")}),
-    "state_read_next_run": ("try:\n    result = open('left').read()\nexcept OSError as e:\n    result = type(e).__name__",
-                            "audit+os", ("result", "FileNotFoundError")),
-    "deep_tree": ("import os\np, n = 'd', 0\ntry:\n    while True:\n        os.mkdir(p)\n        n += 1\n"
-                  "        p += '/d'\nexcept OSError as e:\n    pass\nresult = n > 100", "os", ("result", True),
-                  {"nouserns": ("result", False)}),
-    "unreadable_dirs": ("import os\nos.makedirs('a/b/c')\nopen('a/b/c/f', 'w').write('x')\n"
-                        "for p in ('a/b/c', 'a/b', 'a'):\n    os.chmod(p, 0)\nresult = 'locked'", "os",
-                        ("result", "locked"), {"nouserns": ("error_has", "Permission denied")}),
+    "state_write": (
+        "open('left', 'w').write('x' * 10)\nresult = 'written'",
+        "audit+os",
+        ("result", "written"),
+        {"nouserns": ("error_has", "Permission denied")},
+    ),
+    "state_read_next_run": (
+        "try:\n    result = open('left').read()\nexcept OSError as e:\n    result = type(e).__name__",
+        "audit+os",
+        ("result", "FileNotFoundError"),
+    ),
+    "deep_tree": (
+        "import os\np, n = 'd', 0\ntry:\n    while True:\n        os.mkdir(p)\n        n += 1\n"
+        "        p += '/d'\nexcept OSError as e:\n    pass\nresult = n > 100",
+        "os",
+        ("result", True),
+        {"nouserns": ("result", False)},
+    ),
+    "unreadable_dirs": (
+        "import os\nos.makedirs('a/b/c')\nopen('a/b/c/f', 'w').write('x')\n"
+        "for p in ('a/b/c', 'a/b', 'a'):\n    os.chmod(p, 0)\nresult = 'locked'",
+        "os",
+        ("result", "locked"),
+        {"nouserns": ("error_has", "Permission denied")},
+    ),
     "inode_flood": ("n = 0\nwhile True:\n    open('f%d' % n, 'w').close()\n    n += 1", "audit+os", "fail"),
-    "disk_flood": ("f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 65536)", "audit+os", "fail", {},
-                   {"max_file_bytes": 64_000_000, "workdir_mb": 2}),
+    "disk_flood": (
+        "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 65536)",
+        "audit+os",
+        "fail",
+        {},
+        {"max_file_bytes": 64_000_000, "workdir_mb": 2},
+    ),
     # -- strict JSON both ways ------------------------------------------------------------------
     "frame_1e999": (forged(b'{"t":"done","ok":true,"result":1e999,"rss_mb":null}\n'), "os", ("kind", "protocol")),
     "frame_neg_inf_arg": (forged(b'{"t":"call","id":1,"m":"echo","a":[-1e400],"k":{}}\n'), "os", ("kind", "protocol")),
-    "frame_deep": (forged(b'{"t":"done","ok":true,"result":' + b"[" * 50_000 + b"]" * 50_000 + b',"rss_mb":null}\n'),
-                   "os", ("kind", "protocol")),
-    "frame_depth_150": (forged(b'{"t":"done","ok":true,"result":' + b"[" * 150 + b"]" * 150 + b',"rss_mb":null}\n'),
-                        "os", ("kind", "protocol")),
+    "frame_deep": (
+        forged(b'{"t":"done","ok":true,"result":' + b"[" * 50_000 + b"]" * 50_000 + b',"rss_mb":null}\n'),
+        "os",
+        ("kind", "protocol"),
+    ),
+    "frame_depth_150": (
+        forged(b'{"t":"done","ok":true,"result":' + b"[" * 150 + b"]" * 150 + b',"rss_mb":null}\n'),
+        "os",
+        ("kind", "protocol"),
+    ),
     "api_returns_nan": ("result = api.nan()", "all", ("error_has", "JSON")),
     "api_returns_inf": ("result = api.inf()", "all", ("error_has", "JSON")),
     "result_infinite": ("result = float('1e999')", "all", ("kind", "result")),
@@ -291,11 +400,18 @@ CASES: dict[str, tuple] = {
 # nothing outside it is reachable. "harmless" checks what every case checks: no
 # secret in the result, no marker file, no connection, the neighbour alive,
 # nothing left behind.
-for _name, _expect in {"dataclasses_sys_os": "env_clean", "typing_sys_system": "harmless",
-                       "datetime_sys_posix": "harmless", "fractions_sys": "harmless",
-                       "statistics_sys": "harmless", "dataclasses_inspect_frame": "harmless",
-                       "re_enum_sys": "harmless", "dataclasses_functiontype": "harmless",
-                       "typing_types_codetype": "harmless", "import_str_subclass": "harmless"}.items():
+for _name, _expect in {
+    "dataclasses_sys_os": "env_clean",
+    "typing_sys_system": "harmless",
+    "datetime_sys_posix": "harmless",
+    "fractions_sys": "harmless",
+    "statistics_sys": "harmless",
+    "dataclasses_inspect_frame": "harmless",
+    "re_enum_sys": "harmless",
+    "dataclasses_functiontype": "harmless",
+    "typing_types_codetype": "harmless",
+    "import_str_subclass": "harmless",
+}.items():
     CASES[_name] = (CASES[_name][0], CASES[_name][1], _expect, *CASES[_name][3:])
 
 # The routes past the language layer (tests/sandbox_language_escapes.py), through the
@@ -346,16 +462,28 @@ def world():
     import importlib.machinery
 
     ctypes_dirs = sorted({os.path.dirname(_ctypes.__file__), "/usr/lib/python%d.%d/lib-dynload" % sys.version_info[:2]})
-    subst = {"SECRET_FILE": repr(str(secret)), "MARKER": repr(str(base / "pwned")),
-             "TCP_PORT": str(tcp.getsockname()[1]), "ABSTRACT": repr(abstract_name),
-             "NEIGHBOUR_PID": str(neighbour.pid), "CTYPES_DIRS": repr(ctypes_dirs),
-             "SUFFIXES": repr(importlib.machinery.EXTENSION_SUFFIXES)}
+    subst = {
+        "SECRET_FILE": repr(str(secret)),
+        "MARKER": repr(str(base / "pwned")),
+        "TCP_PORT": str(tcp.getsockname()[1]),
+        "ABSTRACT": repr(abstract_name),
+        "NEIGHBOUR_PID": str(neighbour.pid),
+        "CTYPES_DIRS": repr(ctypes_dirs),
+        "SUFFIXES": repr(importlib.machinery.EXTENSION_SUFFIXES),
+    }
     try:
         numbers = _resolve_clone_numbers()
     except OSError:
         numbers = None
-    yield {"value": value, "subst": subst, "base": base, "listeners": (tcp, abstract), "neighbour": neighbour,
-           "numbers": numbers, "runs": {}}
+    yield {
+        "value": value,
+        "subst": subst,
+        "base": base,
+        "listeners": (tcp, abstract),
+        "neighbour": neighbour,
+        "numbers": numbers,
+        "runs": {},
+    }
     neighbour.kill()
     neighbour.wait()
     for s in (tcp, abstract):
@@ -397,17 +525,32 @@ def run_mode(world, mode: str) -> dict:
         # The default refuses; the attacks run with the documented opt-in.
         refused = [dict(c, name=c["name"] + "@default") for c in cases[:3]]
         cases = [dict(c, limits={**c["limits"], "allow_unisolated": True}) for c in cases] + refused
-    cases.append({"name": "sanity", "code": "result = api.echo(6 * 7)", "layers": LAYERS["all"],
-                  "limits": {"allow_unisolated": True} if mode == "nouserns" else {}})
+    cases.append(
+        {
+            "name": "sanity",
+            "code": "result = api.echo(6 * 7)",
+            "layers": LAYERS["all"],
+            "limits": {"allow_unisolated": True} if mode == "nouserns" else {},
+        }
+    )
     cases.append({"name": "sanity@default", "code": "result = 6 * 7", "layers": LAYERS["all"], "limits": {}})
     spec = {"mode": mode, "tmp": str(tmp), "limits": limits, "cases": cases, "syscalls": world["numbers"]}
-    env = {**os.environ, "BACKCHANNEL_TEST_SECRET": world["value"],
-           "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {
+        **os.environ,
+        "BACKCHANNEL_TEST_SECRET": world["value"],
+        "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
     spec_file = world["base"] / f"spec-{mode}.json"
     spec_file.write_text(json.dumps(spec))
     spec_file.chmod(0o644)
-    proc = subprocess.run([sys.executable, str(DRIVER), str(spec_file)], env=env, cwd=str(REPO),
-                          capture_output=True, text=True, timeout=400)
+    proc = subprocess.run(
+        [sys.executable, str(DRIVER), str(spec_file)],
+        env=env,
+        cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     if "skip" in out:
@@ -457,7 +600,8 @@ def test_mode_isolation_and_aftermath(world, mode):
     for name, r in res.items():
         if r["stats"].get("isolation"):
             assert r["stats"]["isolation_mode"] == {"root": "root", "userns": "userns"}.get(
-                mode, "none" if name.endswith("@default") else "unisolated"), name
+                mode, "none" if name.endswith("@default") else "unisolated"
+            ), name
     assert not (world["base"] / "pwned").exists()
     assert not any(_accepted(s) for s in world["listeners"])
     assert world["neighbour"].poll() is None, "a process running as nobody was killed"
@@ -470,8 +614,13 @@ def test_mode_isolation_and_aftermath(world, mode):
 KNOWN_LIMITS: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_LIMITS[n], strict=True))
-                                  if n in KNOWN_LIMITS else n for n in sorted(CASES)])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_LIMITS[n], strict=True)) if n in KNOWN_LIMITS else n
+        for n in sorted(CASES)
+    ],
+)
 @pytest.mark.parametrize("mode", MODES)
 def test_attack(world, mode, name):
     out = run_mode(world, mode)

@@ -30,7 +30,7 @@ import pytest
 NOBODY = 65534
 LIMITS_PY = Path(__file__).resolve().parents[1] / "backchannel" / "sandbox" / "limits.py"
 
-DRIVER = textwrap.dedent('''
+DRIVER = textwrap.dedent("""
     import json, os, sys, subprocess
     import resource, selectors, signal, fcntl, tempfile, shutil  # lazily imported by the parent side
     from backchannel.config.sections import SandboxSettings
@@ -61,7 +61,7 @@ DRIVER = textwrap.dedent('''
         out["results"][name] = r.to_json()
     out["alive"] = True
     print(json.dumps(out))
-''')
+""")
 
 ATTEMPTS = {
     "env": "import os\nresult = dict(os.environ)",
@@ -78,12 +78,16 @@ ATTEMPTS = {
     "fork": "import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nresult = pid",
     "kill_parent": "import os\nos.kill(PARENT_PID, 0)\nresult = 'could signal the daemon'",
     # Every Python layer off: the frame walk reaches the child's own `os`.
-    "frame_walk": ("def walker():\n    f = it.gi_frame\n    while f.f_back is not None:\n        f = f.f_back\n"
-                   "    yield f.f_globals\nit = walker()\nosm = next(it)['os']\n"
-                   "result = osm.read(osm.open(SECRET_FILE, 0), 200).decode()"),
-    "frame_walk_kill": ("def walker():\n    f = it.gi_frame\n    while f.f_back is not None:\n        f = f.f_back\n"
-                        "    yield f.f_globals\nit = walker()\nosm = next(it)['os']\nosm.kill(PARENT_PID, 0)\n"
-                        "result = 'could signal the daemon'"),
+    "frame_walk": (
+        "def walker():\n    f = it.gi_frame\n    while f.f_back is not None:\n        f = f.f_back\n"
+        "    yield f.f_globals\nit = walker()\nosm = next(it)['os']\n"
+        "result = osm.read(osm.open(SECRET_FILE, 0), 200).decode()"
+    ),
+    "frame_walk_kill": (
+        "def walker():\n    f = it.gi_frame\n    while f.f_back is not None:\n        f = f.f_back\n"
+        "    yield f.f_globals\nit = walker()\nosm = next(it)['os']\nosm.kill(PARENT_PID, 0)\n"
+        "result = 'could signal the daemon'"
+    ),
 }
 # The language layer on (the production path) or off (the OS layers alone).
 LAYERS = {"all": ["ast", "builtins", "audit", "os"], "os": ["os"]}
@@ -123,8 +127,14 @@ def world(tmp_path):
     abstract.bind(abstract_name)
     abstract.listen(5)
     abstract.settimeout(0.05)
-    subst = {"SECRET_FILE": repr(str(own)), "ROOT_FILE": repr(str(root_only)), "TCP_PORT": str(tcp.getsockname()[1]),
-             "UNIX_PATH": repr(unix_path), "ABSTRACT": repr(abstract_name), "MARKER": repr(str(base / "ran"))}
+    subst = {
+        "SECRET_FILE": repr(str(own)),
+        "ROOT_FILE": repr(str(root_only)),
+        "TCP_PORT": str(tcp.getsockname()[1]),
+        "UNIX_PATH": repr(unix_path),
+        "ABSTRACT": repr(abstract_name),
+        "MARKER": repr(str(base / "ran")),
+    }
     yield {"value": value, "subst": subst, "base": base, "listeners": (tcp, unix, abstract)}
     for s in (tcp, unix, abstract):
         s.close()
@@ -149,10 +159,19 @@ def _drive(world, cases, tmp_path) -> dict:
             code = code.replace(k, v)
         resolved.append([name, code, layers])
     repo = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "BACKCHANNEL_TEST_SECRET": world["value"],
-           "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, str(driver), json.dumps({"cases": resolved})], env=env, cwd=repo,
-                          capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "BACKCHANNEL_TEST_SECRET": world["value"],
+        "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(driver), json.dumps({"cases": resolved})],
+        env=env,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     if "skip" in out:
@@ -162,8 +181,12 @@ def _drive(world, cases, tmp_path) -> dict:
 
 
 def test_escapes_fail_when_the_daemon_is_not_root(world, tmp_path):
-    cases = [[f"{name}@{ls}", code, LAYERS[ls]] for name, code in ATTEMPTS.items() for ls in LAYERS
-             if not name.startswith("frame_walk")]
+    cases = [
+        [f"{name}@{ls}", code, LAYERS[ls]]
+        for name, code in ATTEMPTS.items()
+        for ls in LAYERS
+        if not name.startswith("frame_walk")
+    ]
     cases += [[f"{name}@os", ATTEMPTS[name], ["os"]] for name in ("frame_walk", "frame_walk_kill")]
     cases.append(["sanity", "result = 6 * 7", LAYERS["all"]])
     out = _drive(world, cases, tmp_path)
@@ -204,7 +227,7 @@ def test_escapes_fail_when_the_daemon_is_not_root(world, tmp_path):
         assert {"userns", "netns", "chroot", "no_caps", "no_new_privs"} <= set(isolation)
 
 
-SECCOMP_PROBE = textwrap.dedent('''
+SECCOMP_PROBE = textwrap.dedent("""
     import ctypes, json, os, socket, sys
     sys.path.insert(0, os.path.dirname(sys.argv[1]))
     import confine_calls, limits, seccomp_policy
@@ -231,7 +254,7 @@ SECCOMP_PROBE = textwrap.dedent('''
     out["still_works"] = [os.getpid() > 0, len(open(sys.argv[1]).read()) > 0]
     print(json.dumps(out), flush=True)
     os._exit(0)
-''')
+""")
 
 
 def test_seccomp_refuses_sockets_processes_and_signals_without_any_namespace(tmp_path):
@@ -241,8 +264,9 @@ def test_seccomp_refuses_sockets_processes_and_signals_without_any_namespace(tmp
         pytest.skip("Linux only")
     probe = tmp_path / "probe.py"
     probe.write_text(SECCOMP_PROBE)
-    proc = subprocess.run([sys.executable, "-I", str(probe), str(LIMITS_PY)], capture_output=True, text=True,
-                          timeout=30, env={})
+    proc = subprocess.run(
+        [sys.executable, "-I", str(probe), str(LIMITS_PY)], capture_output=True, text=True, timeout=30, env={}
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout)
     if "skip" in out:
@@ -263,7 +287,17 @@ def test_seccomp_filter_layout():
         assert prog[2] == (0x06, 0, 0, seccomp_policy.RET_KILL_PROCESS)
         assert prog[-1] == (0x06, 0, 0, seccomp_policy.RET_ERRNO | seccomp_policy.EPERM)
         listed = {row[3] for row in prog if row[0] == 0x15}
-        for name in ("socket", "clone", "clone3", "execve", "kill", "tgkill", "ptrace", "memfd_create",
-                     "io_uring_setup", "shmget"):
+        for name in (
+            "socket",
+            "clone",
+            "clone3",
+            "execve",
+            "kill",
+            "tgkill",
+            "ptrace",
+            "memfd_create",
+            "io_uring_setup",
+            "shmget",
+        ):
             assert seccomp_policy.SYSCALLS[machine].get(name, -1) not in listed, name
     assert seccomp_policy.child_program("sparc") is None

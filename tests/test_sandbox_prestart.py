@@ -56,8 +56,12 @@ def test_each_run_gets_its_own_confined_child_started_ahead(prestarted):
     assert len(seen) == 3, "a child ran more than one program"
     # Nothing a run left in its interpreter is there for the next one.
     _spare_pid()
-    r = run_program("import functools\ntry:\n    result = functools.left_by_an_earlier_run\n"
-                    "except AttributeError:\n    result = 'none'", None, LIMITS)
+    r = run_program(
+        "import functools\ntry:\n    result = functools.left_by_an_earlier_run\n"
+        "except AttributeError:\n    result = 'none'",
+        None,
+        LIMITS,
+    )
     assert r.ok and r.result == "none" and r.stats["prestarted"]
     assert _gone(set(pids)), "a used child outlived its run"
 

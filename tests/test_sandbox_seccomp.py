@@ -28,18 +28,94 @@ from backchannel.sandbox import seccomp_policy as sp
 
 SANDBOX_DIR = Path(__file__).resolve().parents[1] / "backchannel" / "sandbox"
 DANGEROUS = [
-    "io_uring_setup", "io_uring_enter", "io_uring_register", "memfd_create", "memfd_secret",
-    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
-    "semctl", "semtimedop", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_open",
-    "pidfd_getfd", "pidfd_send_signal", "kill", "tkill", "tgkill", "rt_sigqueueinfo",
-    "rt_tgsigqueueinfo", "setpriority", "getpriority", "sched_setaffinity", "sched_setscheduler",
-    "sched_setparam", "ioprio_set", "socket", "socketpair", "connect", "bind", "clone", "clone3", "fork",
-    "vfork", "execve", "execveat", "unshare", "setns", "mount", "umount2", "pivot_root", "chroot",
-    "fchdir", "chdir", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
-    "setsid", "setpgid", "setuid", "setgid", "setresuid", "capset", "mknodat", "symlinkat", "linkat",
-    "open_by_handle_at", "name_to_handle_at", "personality", "seccomp", "mq_open", "move_pages",
-    "migrate_pages", "process_madvise", "fanotify_init", "inotify_init1", "splice", "vmsplice",
-    "mlock", "swapon", "reboot", "init_module", "finit_module", "kexec_load", "syslog", "acct",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "memfd_create",
+    "memfd_secret",
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semctl",
+    "semtimedop",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_open",
+    "pidfd_getfd",
+    "pidfd_send_signal",
+    "kill",
+    "tkill",
+    "tgkill",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "setpriority",
+    "getpriority",
+    "sched_setaffinity",
+    "sched_setscheduler",
+    "sched_setparam",
+    "ioprio_set",
+    "socket",
+    "socketpair",
+    "connect",
+    "bind",
+    "clone",
+    "clone3",
+    "fork",
+    "vfork",
+    "execve",
+    "execveat",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "fchdir",
+    "chdir",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "setsid",
+    "setpgid",
+    "setuid",
+    "setgid",
+    "setresuid",
+    "capset",
+    "mknodat",
+    "symlinkat",
+    "linkat",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "personality",
+    "seccomp",
+    "mq_open",
+    "move_pages",
+    "migrate_pages",
+    "process_madvise",
+    "fanotify_init",
+    "inotify_init1",
+    "splice",
+    "vmsplice",
+    "mlock",
+    "swapon",
+    "reboot",
+    "init_module",
+    "finit_module",
+    "kexec_load",
+    "syslog",
+    "acct",
 ]
 # Values a rule must let through, and some it must not.
 ARG_CASES = {
@@ -79,6 +155,7 @@ def _table(lib, machine: str) -> dict[int, str]:
 
 def run_bpf(prog, nr: int, arch: int, args=(0, 0, 0, 0, 0, 0)) -> int:
     """A classic-BPF interpreter for the instructions seccomp_policy emits."""
+
     def word(offset: int) -> int:
         if offset == 0:
             return nr & 0xFFFFFFFF
@@ -159,7 +236,7 @@ def test_unknown_machine_has_no_filter():
     assert sp.child_program("sparc") is None
 
 
-PROBE = textwrap.dedent('''
+PROBE = textwrap.dedent("""
     import ctypes, errno, fcntl, json, os, resource, signal, socket, sys
     sys.path.insert(0, sys.argv[1])
     import confine_calls, seccomp_policy
@@ -225,7 +302,7 @@ PROBE = textwrap.dedent('''
     attempt("getpid", lambda: None if os.getpid() > 0 else -1)
     print(json.dumps(out), flush=True)
     os._exit(0)
-''')
+""")
 
 
 def test_a_real_process_under_the_filter(tmp_path):
@@ -233,16 +310,55 @@ def test_a_real_process_under_the_filter(tmp_path):
         pytest.skip("no seccomp table for this machine")
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE)
-    proc = subprocess.run([sys.executable, "-I", str(probe), str(SANDBOX_DIR), str(tmp_path)],
-                          capture_output=True, text=True, timeout=60, env={})
+    proc = subprocess.run(
+        [sys.executable, "-I", str(probe), str(SANDBOX_DIR), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
-    refused = ["io_uring_setup", "memfd_create", "shmget", "msgget", "semget", "ptrace", "process_vm_readv",
-               "kill_parent", "killpg", "tgkill_self", "prlimit_parent", "setpriority_parent",
-               "setpriority_self", "f_setown", "f_setsig", "f_setpipe_sz", "clear_pdeathsig", "set_dumpable",
-               "unshare_user", "setsid", "socket", "fork", "exec", "chdir", "tiocsti"]
+    refused = [
+        "io_uring_setup",
+        "memfd_create",
+        "shmget",
+        "msgget",
+        "semget",
+        "ptrace",
+        "process_vm_readv",
+        "kill_parent",
+        "killpg",
+        "tgkill_self",
+        "prlimit_parent",
+        "setpriority_parent",
+        "setpriority_self",
+        "f_setown",
+        "f_setsig",
+        "f_setpipe_sz",
+        "clear_pdeathsig",
+        "set_dumpable",
+        "unshare_user",
+        "setsid",
+        "socket",
+        "fork",
+        "exec",
+        "chdir",
+        "tiocsti",
+    ]
     for name in refused:
         assert out[name] == "EPERM" or (name == "fork" and out[name] == "RuntimeError"), (name, out[name])
-    for name in ("open_write", "read_back", "mkdir_rename_unlink", "memory", "urandom", "getrlimit",
-                 "prlimit_self", "f_getfl", "isatty", "sleep", "getpid"):
+    for name in (
+        "open_write",
+        "read_back",
+        "mkdir_rename_unlink",
+        "memory",
+        "urandom",
+        "getrlimit",
+        "prlimit_self",
+        "f_getfl",
+        "isatty",
+        "sleep",
+        "getpid",
+    ):
         assert out[name] == "ok", (name, out[name])

@@ -73,13 +73,16 @@ def test_remove_tree_never_raises(tmp_path):
     assert isinstance(out, list) and out
 
 
-@pytest.mark.parametrize("frame,why", [
-    (b'{"t":"done","ok":true,"result":1e999,"rss_mb":null}', "not finite"),
-    (b'{"t":"done","ok":true,"result":[-1e400],"rss_mb":null}', "not finite"),
-    (b'{"t":"done","ok":true,"result":NaN,"rss_mb":null}', "constant"),
-    (b'{"t":"done","ok":true,"result":-Infinity,"rss_mb":null}', "constant"),
-    (b'{"t":"done","ok":true,"result":' + b"[" * 100_000 + b"]" * 100_000 + b',"rss_mb":null}', "deeply"),
-])
+@pytest.mark.parametrize(
+    "frame,why",
+    [
+        (b'{"t":"done","ok":true,"result":1e999,"rss_mb":null}', "not finite"),
+        (b'{"t":"done","ok":true,"result":[-1e400],"rss_mb":null}', "not finite"),
+        (b'{"t":"done","ok":true,"result":NaN,"rss_mb":null}', "constant"),
+        (b'{"t":"done","ok":true,"result":-Infinity,"rss_mb":null}', "constant"),
+        (b'{"t":"done","ok":true,"result":' + b"[" * 100_000 + b"]" * 100_000 + b',"rss_mb":null}', "deeply"),
+    ],
+)
 def test_decode_refuses_non_finite_and_deep_frames(frame, why):
     with pytest.raises(rpc.ProtocolError, match=why):
         rpc.decode(frame)
@@ -98,6 +101,7 @@ def test_depth_limit_of_child_messages():
 def _strict(text: str):
     def refuse(name):
         raise AssertionError(f"non-standard JSON constant {name} printed")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -107,8 +111,13 @@ def test_cli_prints_strict_json(home, store, tmp_path):
     for program in ("result = float('1e308') * 10", "result = [float('nan')]", "result = 0.5"):
         prog.write_text(program)
         env = dict(os.environ, BACKCHANNEL_HOME=str(home), PYTHONPATH=str(ROOT))
-        p = subprocess.run([sys.executable, "-m", "backchannel.sandbox", "run", str(prog), "--json"],
-                           capture_output=True, text=True, env=env, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-m", "backchannel.sandbox", "run", str(prog), "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         out = _strict(p.stdout)
         assert p.returncode == (0 if out["ok"] else 1)
         if program.endswith("0.5"):
@@ -117,7 +126,7 @@ def test_cli_prints_strict_json(home, store, tmp_path):
             assert not out["ok"] and out["stats"]["error_kind"] == "result"
 
 
-DAEMON = '''
+DAEMON = """
 import json, os, sys
 import fcntl, resource, select, selectors, signal, tempfile  # the parent side's lazy imports
 sys.path.insert(0, sys.argv[2])
@@ -132,7 +141,7 @@ if mode != "root" and drv.drop_to_nobody():
     sys.exit(0)
 print("running", flush=True)
 run_program("while True:\\n    pass", None, SandboxSettings(cpu_s=60, wall_s=90.0, allow_unisolated=True))
-'''
+"""
 
 
 def _children(pid: int) -> list[int]:
@@ -143,7 +152,7 @@ def _children(pid: int) -> list[int]:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            fields = stat[stat.rfind(")") + 2:].split()
+            fields = stat[stat.rfind(")") + 2 :].split()
             if int(fields[1]) == pid and fields[0] != "Z":
                 out.append(int(entry))
     return out
@@ -169,9 +178,13 @@ def test_the_child_dies_with_the_daemon(tmp_path, mode):
     script = tmp_path / "daemon.py"
     script.write_text(DAEMON)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    daemon = subprocess.Popen([sys.executable, str(script), mode, str(ROOT / "tests"),
-                               json.dumps(_resolve_clone_numbers())], env=env, cwd=str(tmp_path),
-                              stdout=subprocess.PIPE, text=True)
+    daemon = subprocess.Popen(
+        [sys.executable, str(script), mode, str(ROOT / "tests"), json.dumps(_resolve_clone_numbers())],
+        env=env,
+        cwd=str(tmp_path),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert daemon.stdout.readline().strip() in ("running", "skip")
         family: list[int] = []
@@ -206,8 +219,11 @@ def test_the_runner_knows_its_live_children_and_the_daemon_kills_them(tmp_path):
 
     before = set(live_children())
     results = []
-    t = threading.Thread(target=lambda: results.append(run_program(
-        "while True:\n    pass", None, SandboxSettings(cpu_s=60, wall_s=60.0, allow_unisolated=True))))
+    t = threading.Thread(
+        target=lambda: results.append(
+            run_program("while True:\n    pass", None, SandboxSettings(cpu_s=60, wall_s=60.0, allow_unisolated=True))
+        )
+    )
     t.start()
     try:
         deadline = time.monotonic() + 20

@@ -78,8 +78,10 @@ def test_slow_and_flooding_tcp_clients_cannot_starve_the_owner(store, monkeypatc
         held = [not await _peek_closed(r) for r, _ in slow].count(True)  # still held by the server
         # The owner's socket still answers at once.
         t0 = time.monotonic()
-        out = await _request(await asyncio.open_unix_connection(str(paths.api_socket)),
-                             f"GET /health HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode())
+        out = await _request(
+            await asyncio.open_unix_connection(str(paths.api_socket)),
+            f"GET /health HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode(),
+        )
         owner_s = time.monotonic() - t0
         # Trickling headers does not keep a connection: the whole head has one deadline.
         r, w = slow[0]
@@ -118,16 +120,26 @@ def test_foreign_host_and_long_header_lines_are_refused(store):
     async def probe(server, paths):
         port = server.tcp_port
         got = {}
-        for name, host in (("evil", "evil.example"), ("loopback", f"127.0.0.1:{port}"),
-                           ("localhost", f"localhost:{port}"), ("broken", "[::1")):
-            got[name] = await _request(await asyncio.open_connection("127.0.0.1", port),
-                                       f"GET /feedback?t=x HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-        got["long"] = await _request(await asyncio.open_connection("127.0.0.1", port),
-                                     b"GET /health HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n")
+        for name, host in (
+            ("evil", "evil.example"),
+            ("loopback", f"127.0.0.1:{port}"),
+            ("localhost", f"localhost:{port}"),
+            ("broken", "[::1"),
+        ):
+            got[name] = await _request(
+                await asyncio.open_connection("127.0.0.1", port),
+                f"GET /feedback?t=x HTTP/1.1\r\nHost: {host}\r\n\r\n".encode(),
+            )
+        got["long"] = await _request(
+            await asyncio.open_connection("127.0.0.1", port),
+            b"GET /health HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n",
+        )
         # The owner's unix socket is not a browser target: no Host check there.
-        got["unix"] = await _request(await asyncio.open_unix_connection(str(paths.api_socket)),
-                                     f"POST /ops/status HTTP/1.1\r\nHost: anything\r\nAuthorization: Bearer "
-                                     f"{server.token}\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+        got["unix"] = await _request(
+            await asyncio.open_unix_connection(str(paths.api_socket)),
+            f"POST /ops/status HTTP/1.1\r\nHost: anything\r\nAuthorization: Bearer "
+            f"{server.token}\r\nContent-Length: 2\r\n\r\n{{}}".encode(),
+        )
         return got
 
     got = _serve(store, probe)
@@ -147,8 +159,10 @@ def test_a_negative_length_is_refused_at_once(store):
     try:
         with socket.create_connection(("127.0.0.1", server.port), timeout=3) as s:
             # Waiting for -1 bytes would hold the connection until the client hangs up.
-            s.sendall(b"POST /feedback HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-                      b"Content-Length: -1\r\n\r\nt=x")
+            s.sendall(
+                b"POST /feedback HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                b"Content-Length: -1\r\n\r\nt=x"
+            )
             first = s.recv(100)
         assert first.split(b" ")[1] == b"400"  # h11 refuses a Content-Length that is not a number
     finally:
@@ -167,23 +181,35 @@ def test_token_socket_mode_and_header_caps(store):
         port = server.tcp_port
         got = {"mode": stat.S_IMODE(paths.api_socket.stat().st_mode)}
         got["no_token"] = await _request(await unix(), b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        got["wrong_token"] = await _request(await unix(), b"POST /ops/status HTTP/1.1\r\nHost: localhost\r\n"
-                                                          b"Authorization: Bearer nope\r\nContent-Length: 2\r\n\r\n{}")
+        got["wrong_token"] = await _request(
+            await unix(),
+            b"POST /ops/status HTTP/1.1\r\nHost: localhost\r\n"
+            b"Authorization: Bearer nope\r\nContent-Length: 2\r\n\r\n{}",
+        )
         # The token opens the API on TCP too, but not from a foreign Host.
-        got["tcp_ok"] = await _request(await asyncio.open_connection("127.0.0.1", port),
-                                       f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                                       f"Authorization: Bearer {server.token}\r\n\r\n".encode())
-        got["tcp_evil"] = await _request(await asyncio.open_connection("127.0.0.1", port),
-                                         f"GET /health HTTP/1.1\r\nHost: evil.example\r\n"
-                                         f"Authorization: Bearer {server.token}\r\n\r\n".encode())
+        got["tcp_ok"] = await _request(
+            await asyncio.open_connection("127.0.0.1", port),
+            f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode(),
+        )
+        got["tcp_evil"] = await _request(
+            await asyncio.open_connection("127.0.0.1", port),
+            f"GET /health HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode(),
+        )
         many = "".join(f"X-{i}: 1\r\n" for i in range(http_limits.MAX_HEADERS + 5))
-        got["many"] = await _request(await asyncio.open_connection("127.0.0.1", port),
-                                     f"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n{many}\r\n".encode())
-        got["unknown_op"] = await _request(await unix(), f"POST /ops/no_such_op HTTP/1.1\r\nHost: localhost\r\n"
-                                                         f"Authorization: Bearer {server.token}\r\n"
-                                                         f"Content-Length: 2\r\n\r\n{{}}".encode())
-        got["get_op"] = await _request(await unix(), f"GET /ops/status HTTP/1.1\r\nHost: localhost\r\n"
-                                                     f"Authorization: Bearer {server.token}\r\n\r\n".encode())
+        got["many"] = await _request(
+            await asyncio.open_connection("127.0.0.1", port),
+            f"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n{many}\r\n".encode(),
+        )
+        got["unknown_op"] = await _request(
+            await unix(),
+            f"POST /ops/no_such_op HTTP/1.1\r\nHost: localhost\r\n"
+            f"Authorization: Bearer {server.token}\r\n"
+            f"Content-Length: 2\r\n\r\n{{}}".encode(),
+        )
+        got["get_op"] = await _request(
+            await unix(),
+            f"GET /ops/status HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode(),
+        )
         return got
 
     got = _serve(store, probe)
@@ -204,22 +230,30 @@ def test_body_caps_and_the_body_deadline(store, monkeypatch):
 
     async def probe(server, paths):
         port = server.tcp_port
+
         def tcp():
             return asyncio.open_connection("127.0.0.1", port)
 
         got = {}
         form = "Host: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
         # Refused on the length alone, before any of the body is sent.
-        got["feedback_big"] = await _request(await tcp(), f"POST /feedback HTTP/1.1\r\n{form}"
-                                                          f"Content-Length: {guards.MAX_FEEDBACK_BODY + 1}\r\n\r\n".encode())
-        got["ops_big"] = await _request(await asyncio.open_unix_connection(str(paths.api_socket)),
-                                        f"POST /ops/status HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer "
-                                        f"{server.token}\r\nContent-Length: {guards.MAX_OPS_BODY + 1}\r\n\r\n".encode())
-        got["chunked"] = await _request(await tcp(), f"POST /feedback HTTP/1.1\r\n{form}"
-                                                     "Transfer-Encoding: chunked\r\n\r\n1\r\nt\r\n".encode())
+        got["feedback_big"] = await _request(
+            await tcp(),
+            f"POST /feedback HTTP/1.1\r\n{form}Content-Length: {guards.MAX_FEEDBACK_BODY + 1}\r\n\r\n".encode(),
+        )
+        got["ops_big"] = await _request(
+            await asyncio.open_unix_connection(str(paths.api_socket)),
+            f"POST /ops/status HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer "
+            f"{server.token}\r\nContent-Length: {guards.MAX_OPS_BODY + 1}\r\n\r\n".encode(),
+        )
+        got["chunked"] = await _request(
+            await tcp(), f"POST /feedback HTTP/1.1\r\n{form}Transfer-Encoding: chunked\r\n\r\n1\r\nt\r\n".encode()
+        )
         # A body promised and never sent: cut off at the deadline.
         t0 = time.monotonic()
-        got["slow"] = await _request(await tcp(), f"POST /feedback HTTP/1.1\r\n{form}Content-Length: 30\r\n\r\nt=".encode())
+        got["slow"] = await _request(
+            await tcp(), f"POST /feedback HTTP/1.1\r\n{form}Content-Length: 30\r\n\r\nt=".encode()
+        )
         got["slow_s"] = time.monotonic() - t0
         # An operation's body is read only after its token was checked: a wrong one is
         # refused at once, with the promised megabyte never sent.

@@ -28,16 +28,23 @@ def _settings() -> Settings:
 
 @pytest.mark.parametrize("brk", BREAKS, ids=[hex(ord(b[0])) for b in BREAKS])
 def test_a_subject_with_any_line_break_neither_injects_nor_fails(brk):
-    msg = email.build_message(_settings(), to="alex@example.org", subject=f"Intro{brk}Bcc: victim@evil.example",
-                              text="t", html=None, message_id="<m@x>")
+    msg = email.build_message(
+        _settings(),
+        to="alex@example.org",
+        subject=f"Intro{brk}Bcc: victim@evil.example",
+        text="t",
+        html=None,
+        message_id="<m@x>",
+    )
     head = msg.as_bytes().split(b"\n\n", 1)[0].decode()
     assert not [line for line in head.splitlines() if line.lower().startswith("bcc")]
     assert msg["Subject"] == "Intro Bcc: victim@evil.example"
     assert msg.get_all("Bcc") is None
 
 
-@pytest.mark.parametrize("to", ["marc@exam\u2028ple.org", "marc@exam\x85ple.org", "marc@example.org\x00",
-                                "marc@example.org\x0bbcc"])
+@pytest.mark.parametrize(
+    "to", ["marc@exam\u2028ple.org", "marc@exam\x85ple.org", "marc@example.org\x00", "marc@example.org\x0bbcc"]
+)
 def test_an_action_recipient_with_control_characters_is_refused(to):
     with pytest.raises(ValueError, match="one plain address"):
         validate_action({"channel": "email", "to": to, "subject": "Hi", "body": "b"})
@@ -46,22 +53,31 @@ def test_an_action_recipient_with_control_characters_is_refused(to):
 def test_transcript_markup_is_inert_in_page_mail_digest_and_slack(home, store):
     paths = resolve_paths().ensure()
     settings = _settings()
-    pid = add_proposal(store, title="Intro\u2028" + X, body="Body " + X, why="why " + X,
-                       evidence=[{"quote": "quote " + X, "speaker": "Marc " + X, "said_at": "2025-09-12",
-                                  "source_id": "S1" + X}],
-                       action={"channel": "email", "to": "marc@example.org", "subject": "Hi " + X, "body": X})
+    pid = add_proposal(
+        store,
+        title="Intro\u2028" + X,
+        body="Body " + X,
+        why="why " + X,
+        evidence=[{"quote": "quote " + X, "speaker": "Marc " + X, "said_at": "2025-09-12", "source_id": "S1" + X}],
+        action={"channel": "email", "to": "marc@example.org", "subject": "Hi " + X, "body": X},
+    )
     p = render.load_proposal(store, pid)
     mail = render.proposal_message(settings, paths, p)
     digest = render.digest_message(settings, paths, [p, p])
-    pages = [feedback_pages.handle_get(store, settings, paths, make_token(paths, pid, v, p["action_hash"] if v == "approve"
-                                                               else None))[1] for v in ("accept", "approve")]
+    pages = [
+        feedback_pages.handle_get(
+            store, settings, paths, make_token(paths, pid, v, p["action_hash"] if v == "approve" else None)
+        )[1]
+        for v in ("accept", "approve")
+    ]
     for html in (mail["html"], digest["html"], *pages):
-        assert "<script>" not in html and "<img" not in html and 'onerror=alert(1)>' not in html
+        assert "<script>" not in html and "<img" not in html and "onerror=alert(1)>" not in html
         assert "&lt;script&gt;" in html
     # Both mails build (the U+2028 in the title does not make them unsendable).
     for m in (mail, digest):
-        built = email.build_message(settings, to="alex@example.org", subject=m["subject"], text=m["text"],
-                                    html=m["html"], message_id="<m@x>")
+        built = email.build_message(
+            settings, to="alex@example.org", subject=m["subject"], text=m["text"], html=m["html"], message_id="<m@x>"
+        )
         assert "\u2028" not in built["Subject"]
     # Slack: the only raw text is the header, a plain_text field Slack does not parse.
     payload = slack.blocks(render.chat_text(settings, paths, p))
@@ -87,8 +103,9 @@ def test_a_transcript_cannot_choose_the_recipient_of_a_draft(store):
     sophie = entities.create(store, "Sophie Martin", "person").id
     entities.add_alias(store, marc, "marc@example.org")  # from a calendar invitation: no source
     entities.add_alias(store, marc, "marc@evil.example", source_id="S1")  # said in a meeting, later
-    store.con.execute("UPDATE aliases SET created_at = ? WHERE alias = 'marc@evil.example'",
-                      [utcnow() + timedelta(days=1)])
+    store.con.execute(
+        "UPDATE aliases SET created_at = ? WHERE alias = 'marc@evil.example'", [utcnow() + timedelta(days=1)]
+    )
     c = Candidate("introduction", [marc, sophie], 0.9, why="Marc knows Sophie", path=[marc, sophie])
     d = draft(c, evidence=[], store=store, settings=_settings())
     assert d.action and d.action["to"] == "marc@example.org"

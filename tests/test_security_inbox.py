@@ -53,8 +53,10 @@ def test_trigger_refuses_links_fifos_hard_links_and_big_files_unread(tmp_path: P
 
     assert [Path(w.payload["path"]).name for w in wakes] == ["ok.vtt"]
     failed = tmp_path / "failed"
-    reasons = {n: (failed / f"{n}.error.txt").read_text() for n in ("link.vtt", "dangling.vtt", "pipe.vtt",
-                                                                     "hard.vtt", "big.vtt")}
+    reasons = {
+        n: (failed / f"{n}.error.txt").read_text()
+        for n in ("link.vtt", "dangling.vtt", "pipe.vtt", "hard.vtt", "big.vtt")
+    }
     assert "symbolic link" in reasons["link.vtt"] and "symbolic link" in reasons["dangling.vtt"]
     assert "FIFO" in reasons["pipe.vtt"] and "hard link" in reasons["hard.vtt"]
     assert "too large" in reasons["big.vtt"] and "max_file_mb" in reasons["big.vtt"]
@@ -120,8 +122,9 @@ def test_hostile_file_names_still_end_in_failed_with_their_reason(home, store):
     for name in ("a" * 250 + ".vtt", "x\nEvil: header.vtt", "..\\..\\evil.vtt", "é" * 120 + ".vtt"):
         src = inbox / name
         src.write_text("not a transcript")
-        out = run_wake_once(store, Settings(), paths, {"kind": "inbox", "key": f"inbox:{len(name)}",
-                                                       "payload": {"path": str(src)}})
+        out = run_wake_once(
+            store, Settings(), paths, {"kind": "inbox", "key": f"inbox:{len(name)}", "payload": {"path": str(src)}}
+        )
         assert out.detail["ingest"]["status"] == "failed" and not src.exists(), name
     failed = sorted(os.listdir(paths.data_dir / "failed"))
     assert len(failed) == 8  # each file beside its .error.txt, nothing outside failed/

@@ -38,11 +38,14 @@ def test_a_fifo_as_config_fails_at_once_instead_of_hanging(home, tmp_path, monke
     assert got and "not a regular file" in got[0]
 
 
-@pytest.mark.parametrize("mode, status, words", [
-    (0o600, "ok", "owner"),
-    (0o620, "warn", "writable by its group"),
-    (0o646, "fail", "writable by anyone"),
-])
+@pytest.mark.parametrize(
+    "mode, status, words",
+    [
+        (0o600, "ok", "owner"),
+        (0o620, "warn", "writable by its group"),
+        (0o646, "fail", "writable by anyone"),
+    ],
+)
 def test_doctor_flags_a_config_others_can_edit(home, mode, status, words):
     cfg = home / "config.toml"
     cfg.write_text('[owner]\nname = "Alex"\n')

@@ -77,8 +77,7 @@ def test_a_result_that_fails_the_whole_run_falls_back_to_one_child_each(store, h
     api, settings = GraphAPI(store, now=SEED_NOW), Settings()
     paths.user_skills_dir.mkdir(parents=True, exist_ok=True)
     # A result that is not JSON fails the combined run as a whole (the child cannot send it).
-    bad = RAISES.replace('"raises"', '"open_commitments"').replace(
-        'x = {}["missing"]', 'result = [object()]')
+    bad = RAISES.replace('"raises"', '"open_commitments"').replace('x = {}["missing"]', "result = [object()]")
     (paths.user_skills_dir / "open_commitments.py").write_text(bad)
     skills = [get_skill("stale_relationships", paths), get_skill("open_commitments", paths)]
     assert run_batch(skills, [s.context_for() for s in skills], api, settings) is None

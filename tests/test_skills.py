@@ -44,10 +44,12 @@ def test_user_skills_are_parsed_not_executed(home):
     (paths.user_skills_dir / "who_knows.py").write_text(
         f'"""Who knows a person."""\nopen({str(marker)!r}, "w").write("x")\n'
         'NAME = "who_knows"\nKEYWORDS = ("who knows",)\nPARAMS = {"name": {"default": None, "doc": "a name"}}\n'
-        'PROGRAM = "result = []"\n')
+        'PROGRAM = "result = []"\n'
+    )
     (paths.user_skills_dir / "broken.py").write_text('NAME = "broken"\nPROGRAM = compute()\n')
     (paths.user_skills_dir / "introductions.py").write_text(
-        '"""My own introductions."""\nNAME = "introductions"\nPROGRAM = "result = []"\n')
+        '"""My own introductions."""\nNAME = "introductions"\nPROGRAM = "result = []"\n'
+    )
     skills = {s.name: s for s in list_skills(paths)}
     assert not marker.exists()
     assert set(skills) == BUILTIN | {"who_knows"}
@@ -75,10 +77,12 @@ def test_relevant_skills_by_wake_and_question():
     assert question_args(intro, "Who can introduce me to the CIO of Acme?") == {"target": "CIO of Acme"}
     assert question_args(get_skill("stale_relationships"), "silent for 12 weeks") == {"weeks": 12}
     # One phrase: the program splits it only when memory has no such name ("Cardiff and Vale College").
-    assert question_args(get_skill("pre_meeting_brief"), "Brief me on Marc and Sophie Martin") == \
-        {"attendees": ["Marc and Sophie Martin"]}
-    assert question_args(get_skill("pre_meeting_brief"), "brief me before my meeting with Marc") == \
-        {"attendees": ["Marc"]}
+    assert question_args(get_skill("pre_meeting_brief"), "Brief me on Marc and Sophie Martin") == {
+        "attendees": ["Marc and Sophie Martin"]
+    }
+    assert question_args(get_skill("pre_meeting_brief"), "brief me before my meeting with Marc") == {
+        "attendees": ["Marc"]
+    }
 
 
 def test_introductions_to_a_role(seeded):
@@ -103,8 +107,9 @@ def test_introductions_to_an_org_and_from_a_signal(seeded):
     via_meeting = _run("introductions", api, settings, target="Sophie Martin", via_ids=[ids["Marc Dupont"]])
     assert via_meeting[0].path == [ids["Me"], ids["Marc Dupont"], ids["Sophie Martin"]]
     # Asked by name, the why says what the target does now, and never ends on a bare name.
-    assert via_meeting[0].why == ("Marc Dupont worked with Sophie Martin at Globex; "
-                                  "Sophie Martin is CIO at Acme."), via_meeting[0].why
+    assert via_meeting[0].why == ("Marc Dupont worked with Sophie Martin at Globex; Sophie Martin is CIO at Acme."), (
+        via_meeting[0].why
+    )
     assert _run("introductions", api, settings, target="Nobody Known") == []
     # Sophie is at the meeting herself: nobody needs to introduce her.
     both = [ids["Marc Dupont"], ids["Sophie Martin"]]
@@ -135,16 +140,22 @@ def test_stale_relationships(seeded):
     found = _run("stale_relationships", api, settings, weeks=8)
     assert [c.entities for c in found] == [[ids["Nina Roux"]]]
     assert found[0].kind == "reconnect" and "39 weeks" in found[0].why
-    assert {c.entities[0] for c in _run("stale_relationships", api, settings, weeks=0)} == \
-        {ids["Nina Roux"], ids["Marc Dupont"], ids["Paul Durand"]}
+    assert {c.entities[0] for c in _run("stale_relationships", api, settings, weeks=0)} == {
+        ids["Nina Roux"],
+        ids["Marc Dupont"],
+        ids["Paul Durand"],
+    }
 
 
 def test_open_commitments(seeded):
     ids, api, settings = seeded
     found = _run("open_commitments", api, settings)
     got = {(c.entities[0], c.why.split('"')[1]) for c in found}
-    assert got == {(ids["Marc Dupont"], "send you the pricing"), (ids["Me"], "share the deck"),
-                   (ids["Paul Durand"], "review the contract")}
+    assert got == {
+        (ids["Marc Dupont"], "send you the pricing"),
+        (ids["Me"], "share the deck"),
+        (ids["Paul Durand"], "review the contract"),
+    }
     paul = [c for c in found if c.entities == [ids["Paul Durand"]]][0]
     assert paul.evidence_ids == [api.assertions_about([ids["Paul Durand"]], ["committed_to"])[0]["id"]]  # latest
     assert all(c.kind == "commitment" for c in found)
@@ -153,13 +164,18 @@ def test_open_commitments(seeded):
 def test_offline_sweep_by_wake(seeded, home):
     ids, api, settings = seeded
     paths = resolve_paths()
-    res = sweep({"wake": "meeting_soon", "event": {"uid": "lunch-marc", "attendee_ids": [ids["Marc Dupont"]]}},
-                api=api, settings=settings, paths=paths)
+    res = sweep(
+        {"wake": "meeting_soon", "event": {"uid": "lunch-marc", "attendee_ids": [ids["Marc Dupont"]]}},
+        api=api,
+        settings=settings,
+        paths=paths,
+    )
     assert res.skill == "pre_meeting_brief+introductions" and res.attempts == 0 and not res.errors
     kinds = [c.kind for c in res.candidates]
     assert "brief" in kinds and "introduction" in kinds  # Marc can introduce me to Sophie (Acme tender)
-    sig = sweep({"trigger": "signal", "signal": {"id": "G", "org_ids": [ids["Acme"]]}}, api=api,
-                settings=settings, paths=paths)
+    sig = sweep(
+        {"trigger": "signal", "signal": {"id": "G", "org_ids": [ids["Acme"]]}}, api=api, settings=settings, paths=paths
+    )
     assert sig.skill == "introductions" and sig.candidates[0].entities[1] == ids["Sophie Martin"]
     periodic = sweep({"wake": "sweep"}, api=api, settings=settings, paths=paths)
     assert {c.kind for c in periodic.candidates} == {"reconnect", "commitment"}
@@ -231,10 +247,14 @@ def test_stale_question_wordings():
 
 def test_natural_questions_pick_the_right_skill_and_target():
     route = {
-        "who works at Initech?": "pre_meeting_brief", "tell me about Sophie Martin": "pre_meeting_brief",
-        "who is the CIO of Acme?": "pre_meeting_brief", "what do we know about Acme?": "pre_meeting_brief",
-        "brief me on Acme": "pre_meeting_brief", "who knows Sophie Martin?": "introductions",
-        "who can introduce me to someone at Hooli?": "introductions", "what did Marc promise me?": "open_commitments",
+        "who works at Initech?": "pre_meeting_brief",
+        "tell me about Sophie Martin": "pre_meeting_brief",
+        "who is the CIO of Acme?": "pre_meeting_brief",
+        "what do we know about Acme?": "pre_meeting_brief",
+        "brief me on Acme": "pre_meeting_brief",
+        "who knows Sophie Martin?": "introductions",
+        "who can introduce me to someone at Hooli?": "introductions",
+        "what did Marc promise me?": "open_commitments",
     }
     for q, name in route.items():
         assert relevant_skills(q)[0].name == name, q
@@ -244,11 +264,15 @@ def test_natural_questions_pick_the_right_skill_and_target():
     assert question_args(intro, "who knows Sophie Martin?") == {"target": "Sophie Martin"}
     assert question_args(brief, "who works at Initech?") == {"attendees": ["Initech"]}
     assert question_args(brief, "what do we know about ColegauCymru?") == {"attendees": ["ColegauCymru"]}
-    assert question_args(brief, "who is the chief executive of Colegau Cymru?") == \
-        {"attendees": ["chief executive of Colegau Cymru"]}
+    assert question_args(brief, "who is the chief executive of Colegau Cymru?") == {
+        "attendees": ["chief executive of Colegau Cymru"]
+    }
     promises = get_skill("open_commitments")
-    assert question_args(promises, "what did I promise?") == {"people": ["me"], "overdue_days": 3650,
-                                                              "max_age_days": 3650}
+    assert question_args(promises, "what did I promise?") == {
+        "people": ["me"],
+        "overdue_days": 3650,
+        "max_age_days": 3650,
+    }
     assert question_args(promises, "what did Marc promise me?")["people"] == ["Marc"]
     assert question_args(promises, "what commitments are still open?") == {}
     assert question_args(get_skill("stale_relationships"), "not spoken in 3 months") == {"weeks": 12}
@@ -279,12 +303,10 @@ def test_nothing_found_says_why(seeded, home):
     paths = resolve_paths()
     why = {
         "brief me on Nobody Known": "no one and no organisation named 'Nobody Known' in memory",
-        "who can introduce me to someone at Hooli?":
-            "no one, no organisation and no role holder matching 'Hooli' in memory",
+        "who can introduce me to someone at Hooli?": "no one, no organisation and no role holder matching 'Hooli' in memory",
         "how do I get to Paul Durand?": "you already know or have met Paul Durand; no introduction needed",
-        "who can introduce me to Julie Bernard?":
-            "no path from you to Julie Bernard within 3 links (knows, worked with, introduced, "
-            "or through people you met)",
+        "who can introduce me to Julie Bernard?": "no path from you to Julie Bernard within 3 links (knows, worked with, introduced, "
+        "or through people you met)",
         "what did Nina promise?": "no commitments recorded by Nina Roux",
         "what did Nobody Known promise?": "no one named 'Nobody Known' in memory",
         "who have I not talked to in 1000 weeks?": "none of your 3 contacts has been silent for 1000 weeks or more",

@@ -54,8 +54,13 @@ def test_second_writer_is_refused_with_clear_error(tmp_path):
     db = tmp_path / "locked.duckdb"
     Store.open(db).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb,time; c=duckdb.connect({str(db)!r}); print('held', flush=True); time.sleep(30)"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb,time; c=duckdb.connect({str(db)!r}); print('held', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -132,17 +137,56 @@ def test_insert_rows_keeps_order_and_converts_each_value_as_its_column_type(stor
 
     from backchannel.memory.store import StoreError
 
-    cols = ["subject_id", "predicate", "object_id", "object_literal", "said_at", "valid_from", "recorded_at",
-            "confidence", "modality", "source_id", "utterance_idx", "span_start", "span_end", "quote", "extractor",
-            "trust", "trust_reasons", "stance"]
+    cols = [
+        "subject_id",
+        "predicate",
+        "object_id",
+        "object_literal",
+        "said_at",
+        "valid_from",
+        "recorded_at",
+        "confidence",
+        "modality",
+        "source_id",
+        "utterance_idx",
+        "span_start",
+        "span_end",
+        "quote",
+        "extractor",
+        "trust",
+        "trust_reasons",
+        "stance",
+    ]
     aware = datetime(2026, 3, 5, 11, 0, tzinfo=timezone(timedelta(hours=2)))
-    rows = [(900 + i, "knows", None, None, aware if i % 2 else None, date(2020, 1, 1) if i % 3 else None,
-             datetime(2026, 3, 5, 12, 0), 1 if i == 0 else 0.5, "stated", "S1", i, 0, 4, "said", "offline",
-             0.25, ["second_hand"] if i % 2 else [], "rumour" if i == 4 else "asserted") for i in range(600)]
+    rows = [
+        (
+            900 + i,
+            "knows",
+            None,
+            None,
+            aware if i % 2 else None,
+            date(2020, 1, 1) if i % 3 else None,
+            datetime(2026, 3, 5, 12, 0),
+            1 if i == 0 else 0.5,
+            "stated",
+            "S1",
+            i,
+            0,
+            4,
+            "said",
+            "offline",
+            0.25,
+            ["second_hand"] if i % 2 else [],
+            "rumour" if i == 4 else "asserted",
+        )
+        for i in range(600)
+    ]
     with store.transaction():
         store.insert_rows("assertions", cols, rows)
-    got = store.con.execute("SELECT subject_id, said_at, valid_from, confidence, trust_reasons, stance::VARCHAR"
-                            " FROM assertions WHERE source_id = 'S1' ORDER BY id").fetchall()
+    got = store.con.execute(
+        "SELECT subject_id, said_at, valid_from, confidence, trust_reasons, stance::VARCHAR"
+        " FROM assertions WHERE source_id = 'S1' ORDER BY id"
+    ).fetchall()
     assert [g[0] for g in got] == [900 + i for i in range(600)]  # ids from the sequence follow the rows
     assert got[1] == (901, datetime(2026, 3, 5, 9, 0), date(2020, 1, 1), 0.5, ["second_hand"], "asserted")
     assert got[0][1:4] == (None, None, 1.0) and got[0][4] == [] and got[4][5] == "rumour"

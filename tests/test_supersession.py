@@ -15,7 +15,8 @@ def add(store, subject, predicate, obj, qualifier=None, said=None, valid_from=No
     aid = store.scalar(
         "INSERT INTO assertions (subject_id, predicate, object_id, qualifier, said_at, valid_from, valid_to, modality)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, 'stated') RETURNING id",
-        [subject, predicate, obj, qualifier, said, valid_from, valid_to])
+        [subject, predicate, obj, qualifier, said, valid_from, valid_to],
+    )
     supersede.apply(store, [aid])
     return aid
 
@@ -75,15 +76,26 @@ def test_writer_applies_supersession_per_source(store):
     def meeting(day, name):
         text = f"{name} is the CIO of Acme now."
         t = Transcript([Utterance(0, "Marc", text)], "text", title=f"m{day}", meeting_date=datetime(2025, day, 1))
-        a = ExtractedAssertion(Mention(name, "person"), "works_at", 0, 0, len(text), text,
-                               object=Mention("Acme", "organisation"), qualifier="CIO", modality="reported")
+        a = ExtractedAssertion(
+            Mention(name, "person"),
+            "works_at",
+            0,
+            0,
+            len(text),
+            text,
+            object=Mention("Acme", "organisation"),
+            qualifier="CIO",
+            modality="reported",
+        )
         write_source(store, t, [a], owner_names=["Me"], extractor="test")
 
     meeting(2, "Sophie Martin")
     meeting(5, "Paul Leroy")
     acme = entities.find(store, "Acme", "organisation")[0].id
-    names = {r["subject_id"]: entities.get(store, r["subject_id"]).name
-             for r in supersede.history(store, "works_at", acme, "CIO")}
+    names = {
+        r["subject_id"]: entities.get(store, r["subject_id"]).name
+        for r in supersede.history(store, "works_at", acme, "CIO")
+    }
     march = supersede.as_of(store, "works_at", acme, "CIO", date(2025, 3, 1))
     june = supersede.as_of(store, "works_at", acme, "CIO", date(2025, 6, 1))
     assert [names[r["subject_id"]] for r in march] == ["Sophie Martin"]
@@ -94,10 +106,14 @@ def test_writer_applies_supersession_per_source(store):
 def test_merging_two_names_of_one_organisation_orders_its_title_holders_and_split_undoes_it(store):
     from backchannel.memory import merges
 
-    acme, acme_corp = entities.create(store, "Acme", "organisation").id, entities.create(store, "Acme Corp",
-                                                                                          "organisation").id
-    robert, sophie = entities.create(store, "Robert Petit", "person").id, entities.create(store, "Sophie Martin",
-                                                                                           "person").id
+    acme, acme_corp = (
+        entities.create(store, "Acme", "organisation").id,
+        entities.create(store, "Acme Corp", "organisation").id,
+    )
+    robert, sophie = (
+        entities.create(store, "Robert Petit", "person").id,
+        entities.create(store, "Sophie Martin", "person").id,
+    )
     old = add(store, robert, "works_at", acme_corp, "CIO", said=datetime(2024, 5, 2, 9))
     new = add(store, sophie, "works_at", acme, "CIO", said=datetime(2026, 10, 2, 9), valid_from=date(2026, 3, 1))
     assert who(store, acme_corp, "CIO", date(2026, 11, 1)) == [robert]  # two organisations: no order yet
@@ -122,12 +138,17 @@ def test_one_query_per_source_orders_two_new_holders_among_an_older_one(store):
     def setup(org_name, source_id):
         org = entities.create(store, org_name, "organisation").id
         old = add(store, alice, "works_at", org, "CIO", said=datetime(2023, 3, 10))
-        new = [store.scalar(
-            "INSERT INTO assertions (subject_id, predicate, object_id, qualifier, said_at, valid_from, modality,"
-            " source_id) VALUES (?, 'works_at', ?, ?, ?, ?, 'stated', ?) RETURNING id",
-            [who_id, org, q, said, start, source_id])
-            for who_id, q, said, start in ((carol, "C.I.O.", datetime(2025, 5, 1), None),
-                                           (bob, "cio", datetime(2025, 5, 1), date(2024, 1, 15)))]
+        new = [
+            store.scalar(
+                "INSERT INTO assertions (subject_id, predicate, object_id, qualifier, said_at, valid_from, modality,"
+                " source_id) VALUES (?, 'works_at', ?, ?, ?, ?, 'stated', ?) RETURNING id",
+                [who_id, org, q, said, start, source_id],
+            )
+            for who_id, q, said, start in (
+                (carol, "C.I.O.", datetime(2025, 5, 1), None),
+                (bob, "cio", datetime(2025, 5, 1), date(2024, 1, 15)),
+            )
+        ]
         return org, [old, *new]
 
     acme, by_source = setup("Acme", "S1")
@@ -140,10 +161,13 @@ def test_one_query_per_source_orders_two_new_holders_among_an_older_one(store):
 
     def chain(org, ids):
         rows = {r["id"]: r for r in supersede.history(store, "works_at", org, "CIO")}
-        return [(rows[i]["valid_to"], ids.index(rows[i]["superseded_by"]) if rows[i]["superseded_by"] else None)
-                for i in ids]
+        return [
+            (rows[i]["valid_to"], ids.index(rows[i]["superseded_by"]) if rows[i]["superseded_by"] else None)
+            for i in ids
+        ]
 
-    assert chain(acme, by_source) == chain(globex, by_row) == [
-        (date(2024, 1, 15), 2), (None, None), (date(2025, 5, 1), 1)]
+    assert (
+        chain(acme, by_source) == chain(globex, by_row) == [(date(2024, 1, 15), 2), (None, None), (date(2025, 5, 1), 1)]
+    )
     assert who(store, acme, "CIO", date(2024, 6, 1)) == [bob]
     assert supersede.apply_source(store, "S1", [acme]) == 0  # applied again: nothing left to close

@@ -110,8 +110,11 @@ def test_weekly_paris_expansion_across_dst(weekly: Path):
     assert all(e.starts_at.tzinfo == UTC and e.ends_at - e.starts_at == timedelta(hours=1) for e in marc)
     first = marc[0]
     assert first.summary == "Weekly with Marc" and first.location == "Acme HQ, Lyon"
-    assert first.attendees == ["Sophie Martín <sophie@example.com>", "Marc Dupont <marc@acme.example>",
-                               "cio@acme.example"]
+    assert first.attendees == [
+        "Sophie Martín <sophie@example.com>",
+        "Marc Dupont <marc@acme.example>",
+        "cio@acme.example",
+    ]
     assert marc[-1].summary.endswith("(moved to Friday)")
     assert marc[-1].attendees == ["Marc Dupont <marc@acme.example>"]
     assert not any(e.uid == "cancelled@example.com" for e in got.events)
@@ -181,13 +184,18 @@ def test_load_from_loopback_http():
         got = load_calendar(f"{base}/cal.ics", now=datetime(2026, 10, 14, tzinfo=UTC), horizon_days=10)
         notfound = load_calendar(f"{base}/other.ics")
         # Redirects are followed, to any host, as urllib did (the user configured the URL).
-        moved = [load_calendar(f"{base}/{name}.ics", now=datetime(2026, 10, 14, tzinfo=UTC), horizon_days=10)
-                 for name in ("moved", "elsewhere")]
+        moved = [
+            load_calendar(f"{base}/{name}.ics", now=datetime(2026, 10, 14, tzinfo=UTC), horizon_days=10)
+            for name in ("moved", "elsewhere")
+        ]
     finally:
         server.shutdown()
         server.server_close()
     assert got.errors == [] and len([e for e in got.events if e.uid.startswith("weekly")]) == 2
-    assert notfound.events == [] and notfound.errors == [f"{base}/other.ics: cannot read: HTTPError: HTTP Error 404: Not Found"]
+    assert notfound.events == [] and notfound.errors == [
+        f"{base}/other.ics: cannot read: HTTPError: HTTP Error 404: Not Found"
+    ]
+
     def when(load):
         return [(e.uid, e.starts_at) for e in load.events]
 
@@ -222,7 +230,9 @@ def test_every_corpus_calendar_loads_or_reports(corpora: Path):
         for f in files:
             # A "now" from the file's own events, so the expansion really runs.
             m = _DTSTART.search(f.read_bytes())
-            now = datetime.strptime(m.group(1).decode(), "%Y%m%d").replace(tzinfo=UTC) - timedelta(days=1) if m else None
+            now = (
+                datetime.strptime(m.group(1).decode(), "%Y%m%d").replace(tzinfo=UTC) - timedelta(days=1) if m else None
+            )
             got = load_calendar(str(f), now=now, horizon_days=400)
             assert isinstance(got.errors, list) and all(isinstance(e, str) and e for e in got.errors)
             for e in got.events:
@@ -258,8 +268,11 @@ def test_trigger_calendar_and_meeting_soon_wakes(weekly: Path):
     assert "2026-10-22T08:00:00+00:00" in starts
     soon = first[1]
     assert soon.key == "meeting_soon:weekly-marc@example.com:2026-10-22T08:00:00+00:00"
-    assert soon.payload["attendees"] == ["Sophie Martín <sophie@example.com>", "Marc Dupont <marc@acme.example>",
-                                         "cio@acme.example"]
+    assert soon.payload["attendees"] == [
+        "Sophie Martín <sophie@example.com>",
+        "Marc Dupont <marc@acme.example>",
+        "cio@acme.example",
+    ]
     assert again == []
     assert [w.key for w in later] == ["meeting_soon:weekly-marc@example.com:2026-10-29T09:00:00+00:00"]
     assert [w.kind for w in forced] == ["calendar"]  # the 29th's meeting_soon is not repeated
@@ -289,6 +302,7 @@ def test_trigger_loop_refreshes_on_its_own(weekly: Path):
 def test_a_long_lead_wakes_again_the_day_before_for_the_brief(weekly: Path):
     """With lead_hours over a day, the first meeting_soon wake comes too early for a brief
     (the judge proposes one within 24 h): a second wake comes when the day before begins."""
+
     async def main():
         clock = FakeClock(datetime(2026, 10, 19, 9, 0, tzinfo=UTC))  # Monday, 71 h before the Thursday
         q: asyncio.Queue = asyncio.Queue()
@@ -303,6 +317,7 @@ def test_a_long_lead_wakes_again_the_day_before_for_the_brief(weekly: Path):
 
     first, tuesday, wednesday, again = asyncio.run(main())
     assert [w.key for w in first if w.kind == "meeting_soon"] == [
-        "meeting_soon:weekly-marc@example.com:2026-10-22T08:00:00+00:00"]
+        "meeting_soon:weekly-marc@example.com:2026-10-22T08:00:00+00:00"
+    ]
     assert tuesday == [] and again == []
     assert [w.key for w in wednesday] == ["meeting_soon:weekly-marc@example.com:2026-10-22T08:00:00+00:00:day_before"]

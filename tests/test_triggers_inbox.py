@@ -40,7 +40,9 @@ async def collect(q: asyncio.Queue, seconds: float, until: int | None = None) ->
 
 
 def make(inbox: Path, q: asyncio.Queue, **kw) -> InboxTrigger:
-    return InboxTrigger(inbox, q, quiet_period_s=QUIET, rescan_interval_s=kw.pop("rescan_interval_s", 60.0), poll_interval_s=POLL, **kw)
+    return InboxTrigger(
+        inbox, q, quiet_period_s=QUIET, rescan_interval_s=kw.pop("rescan_interval_s", 60.0), poll_interval_s=POLL, **kw
+    )
 
 
 def test_ignored_names():

@@ -117,7 +117,9 @@ def test_catch_up_after_suspend_once_and_not_doubled_by_apscheduler():
     # Monday 2026-11-30 07:00 in Paris (06:00 UTC); sweeps at 08:00 and 12:00 Paris.
     clock = FakeClock(datetime(2026, 11, 30, 6, 0, tzinfo=UTC))
     q: asyncio.Queue = asyncio.Queue()
-    trig = ScheduleTrigger(ScheduleSettings(sweep=["0 8 * * 1-5", "0 12 * * 1-5"]), q, clock=clock, timezone="Europe/Paris")
+    trig = ScheduleTrigger(
+        ScheduleSettings(sweep=["0 8 * * 1-5", "0 12 * * 1-5"]), q, clock=clock, timezone="Europe/Paris"
+    )
     assert trig.check_wallclock() is None  # first look only primes
 
     clock.advance(60)  # an ordinary minute: no jump
@@ -129,7 +131,10 @@ def test_catch_up_after_suspend_once_and_not_doubled_by_apscheduler():
     assert wake.payload["missed"] == 2  # 08:00 and 12:00 Paris...
     assert wake.key == "sweep:2026-11-30T11:00"  # ...one wake, for the latest (12:00 Paris = 11:00 UTC)
     # APScheduler's own coalesced misfire runs for the same gap now arrive: suppressed.
-    for job, t in (("sweep-cron-1", datetime(2026, 11, 30, 11, 0, tzinfo=UTC)), ("sweep-cron-0", datetime(2026, 11, 30, 7, 0, tzinfo=UTC))):
+    for job, t in (
+        ("sweep-cron-1", datetime(2026, 11, 30, 11, 0, tzinfo=UTC)),
+        ("sweep-cron-0", datetime(2026, 11, 30, 7, 0, tzinfo=UTC)),
+    ):
         trig._on_event(JobExecutionEvent(EVENT_JOB_EXECUTED, job, "default", t))
     # The next look sees no jump.
     clock.advance(60)
@@ -137,7 +142,9 @@ def test_catch_up_after_suspend_once_and_not_doubled_by_apscheduler():
     assert [w.key for w in drain(q)] == ["sweep:2026-11-30T11:00"]
 
     # The next regular fire is a normal wake.
-    trig._on_event(JobExecutionEvent(EVENT_JOB_EXECUTED, "sweep-cron-0", "default", datetime(2026, 12, 1, 7, 0, tzinfo=UTC)))
+    trig._on_event(
+        JobExecutionEvent(EVENT_JOB_EXECUTED, "sweep-cron-0", "default", datetime(2026, 12, 1, 7, 0, tzinfo=UTC))
+    )
     assert [w.key for w in drain(q)] == ["sweep:2026-12-01T07:00"]
 
 
@@ -148,7 +155,9 @@ def test_no_catch_up_when_apscheduler_already_ran_for_the_gap():
     trig.check_wallclock()
     clock.advance(3 * 3600, mono_s=30)
     # APScheduler's timer happened to fire first after resume.
-    trig._on_event(JobExecutionEvent(EVENT_JOB_EXECUTED, "sweep-cron-0", "default", datetime(2026, 11, 30, 7, 0, tzinfo=UTC)))
+    trig._on_event(
+        JobExecutionEvent(EVENT_JOB_EXECUTED, "sweep-cron-0", "default", datetime(2026, 11, 30, 7, 0, tzinfo=UTC))
+    )
     assert trig.check_wallclock() is None
     assert [w.key for w in drain(q)] == ["sweep:2026-11-30T07:00"]
 
@@ -156,7 +165,9 @@ def test_no_catch_up_when_apscheduler_already_ran_for_the_gap():
 def test_missed_sweep_older_than_grace_is_not_caught_up():
     clock = FakeClock(datetime(2026, 11, 30, 6, 0, tzinfo=UTC))
     q: asyncio.Queue = asyncio.Queue()
-    trig = ScheduleTrigger(ScheduleSettings(sweep=["0 8 * * 1-5"], misfire_grace_s=3600), q, clock=clock, timezone="Europe/Paris")
+    trig = ScheduleTrigger(
+        ScheduleSettings(sweep=["0 8 * * 1-5"], misfire_grace_s=3600), q, clock=clock, timezone="Europe/Paris"
+    )
     trig.check_wallclock()
     clock.advance(10 * 3600, mono_s=10)  # 08:00 Paris is now 9 h late, grace 1 h
     assert trig.check_wallclock() is None

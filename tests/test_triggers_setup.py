@@ -41,7 +41,7 @@ poll_interval_s = 0.1
 sweep = ["0 8 * * 1-5"]
 interval_s = 0.4
 [calendar]
-sources = ["{home / 'cal.ics'}"]
+sources = ["{home / "cal.ics"}"]
 lead_hours = 24
 [signals]
 drop_poll_s = 0.1
@@ -88,8 +88,9 @@ def test_reload_applies_new_sources_and_periods_at_once(home: Path):
     start = datetime.now(UTC) + timedelta(hours=3)
     fmt = "%Y%m%dT%H%M%SZ"
     (home / "cal.ics").write_text(ICS.format(start=start.strftime(fmt), end=(start + timedelta(hours=1)).strftime(fmt)))
-    (home / "config.toml").write_text('[inbox]\nenabled = false\n[schedule]\nsweep = []\n'
-                                      '[signals]\ndrop_poll_s = 3600\n')
+    (home / "config.toml").write_text(
+        "[inbox]\nenabled = false\n[schedule]\nsweep = []\n[signals]\ndrop_poll_s = 3600\n"
+    )
     paths = resolve_paths().ensure()
     settings = load_settings(paths)
 
@@ -100,9 +101,12 @@ def test_reload_applies_new_sources_and_periods_at_once(home: Path):
         try:
             await asyncio.sleep(0.2)  # the signal loop is now in its hour-long sleep
             drop = home / "elsewhere"
-            new = settings.model_copy(update={
-                "calendar": settings.calendar.model_copy(update={"sources": [str(home / "cal.ics")]}),
-                "signals": settings.signals.model_copy(update={"drop_poll_s": 0.1, "drop_dir": drop})})
+            new = settings.model_copy(
+                update={
+                    "calendar": settings.calendar.model_copy(update={"sources": [str(home / "cal.ics")]}),
+                    "signals": settings.signals.model_copy(update={"drop_poll_s": 0.1, "drop_dir": drop}),
+                }
+            )
             await trig.reload(new)
             (drop / "s.json").write_text(json.dumps({"title": "Acme publishes a tender"}))
             kinds: set[str] = set()
@@ -127,9 +131,15 @@ def test_settings_problems_are_named_before_the_daemon_runs():
     from backchannel.triggers.checks import problems
 
     assert problems(Settings()) == []
-    bad = problems(Settings.model_validate({
-        "owner": {"timezone": "Europe/Pari"}, "schedule": {"sweep": ["61 * * * *"], "timezone": "UTC"},
-        "gate": {"quiet_hours": "9pm-7am"}}))
+    bad = problems(
+        Settings.model_validate(
+            {
+                "owner": {"timezone": "Europe/Pari"},
+                "schedule": {"sweep": ["61 * * * *"], "timezone": "UTC"},
+                "gate": {"quiet_hours": "9pm-7am"},
+            }
+        )
+    )
     assert any("[owner] timezone = 'Europe/Pari'" in p for p in bad)
     assert any("sweep[0] = '61 * * * *'" in p for p in bad)
     assert any("quiet_hours" in p for p in bad)
@@ -150,9 +160,14 @@ def test_example_config_loads_and_documents_every_trigger_and_gate_key(home: Pat
     settings = load_settings(resolve_paths().ensure())
     assert problems(settings) == []
     text = example.read_text()
-    for table, model in (("inbox", sections.InboxSettings), ("schedule", sections.ScheduleSettings),
-                         ("calendar", sections.CalendarSettings), ("signals", sections.SignalSettings),
-                         ("gate", sections.GateSettings), ("mail", sections.MailSettings)):
+    for table, model in (
+        ("inbox", sections.InboxSettings),
+        ("schedule", sections.ScheduleSettings),
+        ("calendar", sections.CalendarSettings),
+        ("signals", sections.SignalSettings),
+        ("gate", sections.GateSettings),
+        ("mail", sections.MailSettings),
+    ):
         block = text.split(f"\n[{table}]\n", 1)[1].split("\n[", 1)[0]
         for key in model.model_fields:  # set, or shown commented out with its default
             assert re.search(rf"^#? ?{key} = ", block, re.M), f"[{table}] {key} is not documented"

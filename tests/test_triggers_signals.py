@@ -66,7 +66,10 @@ def test_rss_file(tmp_path: Path):
     p = tmp_path / "tenders.rss"
     p.write_text(RSS, encoding="utf-8")
     sigs = load_feed(str(p))
-    assert [s.title for s in sigs] == ["Acme publishes a tender for a data platform", "Globex renews its cloud contract"]
+    assert [s.title for s in sigs] == [
+        "Acme publishes a tender for a data platform",
+        "Globex renews its cloud contract",
+    ]
     acme, globex = sigs
     assert acme.summary == "Acme (Lyon) seeks a partner & integrator."
     assert acme.url == "https://tenders.example.org/acme-2026-114"
@@ -134,14 +137,24 @@ def test_rss_over_loopback_http(feed_server: str):
 def test_drop_dir_objects_lists_and_malformed_reported_once(tmp_path: Path):
     d = tmp_path / "signals"
     d.mkdir()
-    (d / "one.json").write_text(json.dumps({
-        "title": "Acme publishes a tender", "summary": "Data platform, Lyon",
-        "url": "https://acme.example/tender", "published_at": "2026-11-29T07:00:00+01:00",
-    }))
-    (d / "many.json").write_text(json.dumps([
-        {"title": "Globex opens an office in Paris", "source": "press"},
-        {"title": "Initech hires", "summary": "<b>three</b> engineers"},
-    ]))
+    (d / "one.json").write_text(
+        json.dumps(
+            {
+                "title": "Acme publishes a tender",
+                "summary": "Data platform, Lyon",
+                "url": "https://acme.example/tender",
+                "published_at": "2026-11-29T07:00:00+01:00",
+            }
+        )
+    )
+    (d / "many.json").write_text(
+        json.dumps(
+            [
+                {"title": "Globex opens an office in Paris", "source": "press"},
+                {"title": "Initech hires", "summary": "<b>three</b> engineers"},
+            ]
+        )
+    )
     (d / "bad.json").write_text("{not json")
     (d / "notitle.json").write_text(json.dumps({"summary": "no title here"}))
     (d / ".partial.json").write_text("{")
@@ -149,7 +162,11 @@ def test_drop_dir_objects_lists_and_malformed_reported_once(tmp_path: Path):
     skip: set[str] = set()
     errors: list[str] = []
     sigs = scan_drop_dir(d, skip, errors)
-    assert sorted(s.title for s in sigs) == ["Acme publishes a tender", "Globex opens an office in Paris", "Initech hires"]
+    assert sorted(s.title for s in sigs) == [
+        "Acme publishes a tender",
+        "Globex opens an office in Paris",
+        "Initech hires",
+    ]
     acme = next(s for s in sigs if s.title.startswith("Acme"))
     assert acme.source == "drop:one.json" and acme.published_at == datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
     assert next(s for s in sigs if s.title == "Initech hires").summary == "three engineers"
@@ -186,7 +203,9 @@ def test_trigger_feeds_and_drop_dir(tmp_path: Path, feed_server: str):
 
     async def main():
         q: asyncio.Queue = asyncio.Queue()
-        settings = SignalSettings(feeds=[f"{feed_server}/feed.rss", str(rss), f"{feed_server}/gone.rss"], refresh_s=3600, drop_poll_s=0.1)
+        settings = SignalSettings(
+            feeds=[f"{feed_server}/feed.rss", str(rss), f"{feed_server}/gone.rss"], refresh_s=3600, drop_poll_s=0.1
+        )
         trig = SignalTrigger(settings, drop, q)
         trig.start()
         try:
@@ -195,7 +214,9 @@ def test_trigger_feeds_and_drop_dir(tmp_path: Path, feed_server: str):
                 if q.qsize() >= 4:
                     break
             first = drain(q)
-            (drop / "acme.json").write_text(json.dumps({"title": "Acme publishes a tender", "url": "https://acme.example/t"}))
+            (drop / "acme.json").write_text(
+                json.dumps({"title": "Acme publishes a tender", "url": "https://acme.example/t"})
+            )
             for _ in range(300):
                 await asyncio.sleep(0.01)
                 if not q.empty():

@@ -14,8 +14,12 @@ from backchannel.triggers.wake import SYSTEM_CLOCK, SeenKeys, enqueue
 
 def test_round_trip_and_utc():
     paris = timezone(timedelta(hours=1))
-    w = Wake("meeting_soon", key="meeting_soon:u1:2026-12-03T09:00:00+00:00",
-             payload={"uid": "u1", "attendees": ["Marc Dupont"]}, created_at=datetime(2026, 11, 29, 9, 0, tzinfo=paris))
+    w = Wake(
+        "meeting_soon",
+        key="meeting_soon:u1:2026-12-03T09:00:00+00:00",
+        payload={"uid": "u1", "attendees": ["Marc Dupont"]},
+        created_at=datetime(2026, 11, 29, 9, 0, tzinfo=paris),
+    )
     assert w.created_at == datetime(2026, 11, 29, 8, 0, tzinfo=UTC) and w.created_at.utcoffset() == timedelta(0)
     back = Wake.from_json(w.to_json())
     assert back == w

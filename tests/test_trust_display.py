@@ -12,8 +12,13 @@ from tests.test_trust import vtt
 
 
 def bc(*args: str, env: dict | None = None) -> str:
-    r = subprocess.run([sys.executable, "-m", "backchannel", *args], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, **(env or {})})
+    r = subprocess.run(
+        [sys.executable, "-m", "backchannel", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
     assert r.returncode == 0, f"backchannel {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
     return r.stdout
 
@@ -21,9 +26,15 @@ def bc(*args: str, env: dict | None = None) -> str:
 def test_assertions_and_show_carry_trust_and_its_reasons(home, tmp_path):
     bc("init", "--name", "Alex Moreau", "--alias", "Alex")
     f = tmp_path / "2026-05-04 offsite debrief.vtt"
-    f.write_text(vtt("2026-05-04 10:00", ("Nadia Haddad", "How was the offsite?"),
-                     ("Marc Dupont", "Paul Girard told the whole room: I worked with Sophie Martin at Globex."),
-                     ("Marc Dupont", "And I know Karl Weber well.")), encoding="utf-8")
+    f.write_text(
+        vtt(
+            "2026-05-04 10:00",
+            ("Nadia Haddad", "How was the offsite?"),
+            ("Marc Dupont", "Paul Girard told the whole room: I worked with Sophie Martin at Globex."),
+            ("Marc Dupont", "And I know Karl Weber well."),
+        ),
+        encoding="utf-8",
+    )
     bc("ingest", str(f))
 
     rows = json.loads(bc("assertions", "--json"))
@@ -36,8 +47,12 @@ def test_assertions_and_show_carry_trust_and_its_reasons(home, tmp_path):
 
     trusted = json.loads(bc("assertions", "--min-trust", f"{(quoted['trust'] + own['trust']) / 2:.3f}", "--json"))
     assert [r["object"] for r in trusted] == ["Karl Weber"]
-    bad = subprocess.run([sys.executable, "-m", "backchannel", "assertions", "--min-trust", "7"], capture_output=True,
-                         text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "backchannel", "assertions", "--min-trust", "7"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode != 0 and "0 to 1" in (bad.stderr + bad.stdout)
     text = bc("assertions", "--about", "Sophie Martin")
     assert f"trust {quoted['trust']:.2f} (second hand, owner absent)" in text

@@ -14,31 +14,48 @@ from backchannel.extraction.rules.claims import qualify_claims
 
 
 def meeting(*cues: tuple[str, str]) -> Transcript:
-    return Transcript([Utterance(i, who, text) for i, (who, text) in enumerate(cues)], "text",
-                      meeting_date=datetime(2026, 5, 4, 10))
+    return Transcript(
+        [Utterance(i, who, text) for i, (who, text) in enumerate(cues)], "text", meeting_date=datetime(2026, 5, 4, 10)
+    )
 
 
 def first_person_claim(t: Transcript, idx: int, clause: str, predicate: str = "worked_with") -> ExtractedAssertion:
     text = t.utterances[idx].text
     start = text.index(clause)
-    return ExtractedAssertion(Mention(t.utterances[idx].speaker, "person", is_speaker=True), predicate, idx, start,
-                              start + len(clause), clause, object=Mention("Sophie Martin", "person"))
+    return ExtractedAssertion(
+        Mention(t.utterances[idx].speaker, "person", is_speaker=True),
+        predicate,
+        idx,
+        start,
+        start + len(clause),
+        clause,
+        object=Mention("Sophie Martin", "person"),
+    )
 
 
-@pytest.mark.parametrize("text, clause", [
-    ("Si j'avais connu Sophie Martin à l'époque, on aurait gagné le contrat.", "j'avais connu Sophie Martin"),
-    ("Je n'ai jamais travaillé avec Sophie Martin, malheureusement.", "Je n'ai jamais travaillé avec Sophie Martin"),
-    ("Je connais Sophie Martin personnellement... Non, je plaisante.", "Je connais Sophie Martin personnellement"),
-    ("Tu parles, je connais Sophie Martin personnellement.", "je connais Sophie Martin personnellement"),
-])
+@pytest.mark.parametrize(
+    "text, clause",
+    [
+        ("Si j'avais connu Sophie Martin à l'époque, on aurait gagné le contrat.", "j'avais connu Sophie Martin"),
+        (
+            "Je n'ai jamais travaillé avec Sophie Martin, malheureusement.",
+            "Je n'ai jamais travaillé avec Sophie Martin",
+        ),
+        ("Je connais Sophie Martin personnellement... Non, je plaisante.", "Je connais Sophie Martin personnellement"),
+        ("Tu parles, je connais Sophie Martin personnellement.", "je connais Sophie Martin personnellement"),
+    ],
+)
 def test_french_hypothetical_negation_and_retraction_drop_the_claim(text, clause):
     t = meeting(("Alex Moreau", "Et chez Globex ?"), ("Hugo Mercier", text))
     assert qualify_claims(t, [first_person_claim(t, 1, clause, "knows")]) == []
 
 
 def test_french_retraction_in_the_next_turn():
-    t = meeting(("Hugo Mercier", "J'ai travaillé avec Sophie Martin chez Globex."), ("Alex Moreau", "Vraiment ?"),
-                ("Hugo Mercier", "Non, pas vraiment."))
+    t = meeting(
+        ("Hugo Mercier", "J'ai travaillé avec Sophie Martin chez Globex."),
+        ("Alex Moreau", "Vraiment ?"),
+        ("Hugo Mercier", "Non, pas vraiment."),
+    )
     assert qualify_claims(t, [first_person_claim(t, 0, "J'ai travaillé avec Sophie Martin chez Globex")]) == []
 
 
@@ -54,14 +71,20 @@ def test_french_hedge():
     assert a.trust_reasons == ("hedged",)
 
 
-@pytest.mark.parametrize("text", [
-    "Paul Girard nous a dit : j'ai travaillé avec Sophie Martin chez Globex.",
-    "« J'ai travaillé avec Sophie Martin chez Globex », a dit Paul Girard.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Paul Girard nous a dit : j'ai travaillé avec Sophie Martin chez Globex.",
+        "« J'ai travaillé avec Sophie Martin chez Globex », a dit Paul Girard.",
+    ],
+)
 def test_french_quote_frames_attribute_to_the_quoted_person(text):
     t = meeting(("Hugo Mercier", text))
-    clause = "j'ai travaillé avec Sophie Martin chez Globex" if "j'ai" in text else \
-        "J'ai travaillé avec Sophie Martin chez Globex"
+    clause = (
+        "j'ai travaillé avec Sophie Martin chez Globex"
+        if "j'ai" in text
+        else "J'ai travaillé avec Sophie Martin chez Globex"
+    )
     (a,) = qualify_claims(t, [first_person_claim(t, 0, clause)])
     assert a.subject.name == "Paul Girard" and not a.subject.is_speaker
     assert a.modality == "reported" and a.trust_reasons == ("second_hand",)

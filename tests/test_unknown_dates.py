@@ -14,8 +14,7 @@ from click.testing import CliRunner
 from backchannel.cli.main import cli
 
 MTIME = datetime(2026, 11, 20, 9, 0).timestamp()
-MARC = ("Alex Moreau: Thanks for coming, Marc.\n"
-        "Marc Dupont: I'll send you the Globex case study next Friday.\n")
+MARC = "Alex Moreau: Thanks for coming, Marc.\nMarc Dupont: I'll send you the Globex case study next Friday.\n"
 NINA = "Alex Moreau: Hello Nina.\nNina Roy: I'll send you the slides tomorrow.\n"
 
 
@@ -74,8 +73,9 @@ def test_date_per_file_and_manifest(home, tmp_path):
     _write(folder, "sub/lunch.txt", NINA)
     _write(folder, "standup.txt", "Alex Moreau: Morning.\nOmar Haddad: I'll book the room tomorrow.\n")
     (folder / "meeting-dates.toml").write_text(
-        '# file name (relative to this folder) = date\n"sub/lunch.txt" = 2025-05-06\n'
-        '"coffee.txt" = 2024-01-01\n', encoding="utf-8")
+        '# file name (relative to this folder) = date\n"sub/lunch.txt" = 2025-05-06\n"coffee.txt" = 2024-01-01\n',
+        encoding="utf-8",
+    )
     res = _cli("ingest", "--date", f"{marc}=2025-03-03", str(folder))
     assert res.exit_code == 0, res.output
     assert "coffee.txt: " in res.stdout and "dated 2025-03-03 (ingest --date)" in res.stdout  # FILE=DATE first
@@ -114,8 +114,12 @@ def test_bad_dates_are_clear_errors(home, tmp_path):
 
 def test_no_silence_is_measured_from_a_file_date(home, tmp_path):
     _cli("init", "--name", "Alex Moreau")
-    f = _write(tmp_path, "catch-up.txt", "Alex Moreau: Good to see you, Marc.\n"
-               "Marc Dupont: I worked with Sophie Martin at Acme for years.\nAlex Moreau: Let's talk again soon.\n")
+    f = _write(
+        tmp_path,
+        "catch-up.txt",
+        "Alex Moreau: Good to see you, Marc.\n"
+        "Marc Dupont: I worked with Sophie Martin at Acme for years.\nAlex Moreau: Let's talk again soon.\n",
+    )
     old = datetime(2025, 1, 10).timestamp()
     os.utime(f, (old, old))  # a file date long ago: still not a meeting date
     assert _cli("ingest", str(f)).exit_code == 0
@@ -147,8 +151,11 @@ def test_a_sweep_reminds_of_no_promise_whose_date_is_unknown(home, tmp_path):
 
 def test_validity_in_words_on_the_cli(home, tmp_path):
     _cli("init", "--name", "Alex Moreau")
-    f = _write(tmp_path, "2025-05-02 sync.txt", "Alex Moreau: Hi.\nMarc Dupont: I'll send you the deck next Friday.\n"
-               "Marc Dupont: I left Globex in March.\n")
+    f = _write(
+        tmp_path,
+        "2025-05-02 sync.txt",
+        "Alex Moreau: Hi.\nMarc Dupont: I'll send you the deck next Friday.\nMarc Dupont: I left Globex in March.\n",
+    )
     assert _cli("ingest", str(f)).exit_code == 0
     out = _cli("assertions").stdout
     assert '"send you the deck" (to Alex Moreau) due 2025-05-09' in out and "?→" not in out, out

@@ -91,17 +91,26 @@ def test_a_user_agent_is_listed_per_method_and_never_executed(agent_file, store)
 
 def test_a_user_agents_methods_run_by_the_model_and_in_the_sandbox(agent_file, store, scripted):
     paths, marker = agent_file
-    script = scripted([{"content": {"value": {"org": "Acme", "title": "CIO", "senior": True}}},
-                       {"content": {"value": {"org": "Acme"}}}, {"content": {"value": {"title": 3}}}], "user-agent")
+    script = scripted(
+        [
+            {"content": {"value": {"org": "Acme", "title": "CIO", "senior": True}}},
+            {"content": {"value": {"org": "Acme"}}},
+            {"content": {"value": {"title": 3}}},
+        ],
+        "user-agent",
+    )
     settings = Settings(models={"draft": "scripted/user-agent", "retries": 0})
-    agent = load_agent("Hiring", paths, gateway=Gateway(settings, store, paths), run_id="Ruser", settings=settings,
-                       api=GraphAPI(store))
+    agent = load_agent(
+        "Hiring", paths, gateway=Gateway(settings, store, paths), run_id="Ruser", settings=settings, api=GraphAPI(store)
+    )
     opening = agent.call("read_opening", "Acme hires a new CIO")
     assert opening.model_dump() == {"org": "Acme", "title": "CIO", "senior": True}
     system, user = script.calls[0].messages[0], script.calls[0].messages[-1]
     assert system["content"] == "Read the job opening the news `headline` announces; null when it announces none."
-    assert json.loads(user["content"]) == {"method": "read_opening", "parameters": [
-        {"name": "headline", "type": "str", "value": "Acme hires a new CIO"}]}
+    assert json.loads(user["content"]) == {
+        "method": "read_opening",
+        "parameters": [{"name": "headline", "type": "str", "value": "Acme hires a new CIO"}],
+    }
     with pytest.raises(CompletionFailed, match="title"):  # validated against the file's own Opening
         agent.call("read_opening", "Acme again")
     assert agent.call("shout", ["a", "b"]) == "A BA B"  # ran in the sandbox child, not here
@@ -115,7 +124,7 @@ def test_a_user_agents_methods_run_by_the_model_and_in_the_sandbox(agent_file, s
 
 def test_a_user_agent_file_that_cannot_be_used_says_why():
     with pytest.raises(UserAgentError, match="annotation 'set"):
-        parse_agent("class A(Agent):\n    def f(self, x: set[int]) -> str:\n        \"\"\"d\"\"\"\n        ...\n", "a.py")
+        parse_agent('class A(Agent):\n    def f(self, x: set[int]) -> str:\n        """d"""\n        ...\n', "a.py")
     with pytest.raises(UserAgentError, match="docstring"):
         parse_agent("class A(Agent):\n    def f(self, x: int) -> str: ...\n", "a.py")
     with pytest.raises(UserAgentError, match="refused by the sandbox"):

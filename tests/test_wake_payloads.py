@@ -19,8 +19,16 @@ from backchannel.triggers.signals import SignalTrigger, scan_drop_dir
 
 
 def test_signal_payload_round_trips_through_the_run_log_form(tmp_path):
-    (tmp_path / "a.json").write_text(json.dumps({"title": "Acme publishes a tender", "url": "https://acme.example/t",
-                                                 "published_at": "2026-11-30T08:00:00Z", "summary": "<b>Big</b>"}))
+    (tmp_path / "a.json").write_text(
+        json.dumps(
+            {
+                "title": "Acme publishes a tender",
+                "url": "https://acme.example/t",
+                "published_at": "2026-11-30T08:00:00Z",
+                "summary": "<b>Big</b>",
+            }
+        )
+    )
     [sig] = scan_drop_dir(tmp_path)
     queue: asyncio.Queue = asyncio.Queue()
     trig = SignalTrigger(Settings().signals, tmp_path, queue)
@@ -35,8 +43,12 @@ def test_signal_payload_round_trips_through_the_run_log_form(tmp_path):
 def test_calendar_payloads_round_trip_and_read_older_shapes():
     start = datetime(2026, 12, 3, 9, tzinfo=UTC)
     ev = CalendarEvent(uid="u1", starts_at=start, ends_at=None, summary="Coffee", attendees=["Marc"], calendar="a.ics")
-    refresh = CalendarRefresh(events=[ev], errors=["b.ics: cannot read"], sources=["a.ics", "b.ics"],
-                              window=[start.isoformat(), (start + timedelta(days=14)).isoformat()])
+    refresh = CalendarRefresh(
+        events=[ev],
+        errors=["b.ics: cannot read"],
+        sources=["a.ics", "b.ics"],
+        window=[start.isoformat(), (start + timedelta(days=14)).isoformat()],
+    )
     payload = json.loads(json.dumps(refresh.to_dict()))
     assert list(payload) == ["events", "errors", "sources", "window"]
     assert CalendarRefresh.from_payload(payload) == refresh
@@ -56,8 +68,10 @@ def test_a_malformed_payload_fails_its_run_with_the_field_named(home, store):
     bad = {
         "signal": ({"id": "s1", "source": "drop", "summary": "no title"}, "malformed signal wake payload: title: "),
         "meeting_soon": ({"uid": "m1", "summary": "Coffee"}, "malformed meeting_soon wake payload: starts_at: "),
-        "calendar": ({"events": [{"uid": "c1", "starts_at": "2026-12-03T09:00:00+00:00", "attendees": "Marc"}]},
-                     "malformed calendar wake payload: events.0.attendees: "),
+        "calendar": (
+            {"events": [{"uid": "c1", "starts_at": "2026-12-03T09:00:00+00:00", "attendees": "Marc"}]},
+            "malformed calendar wake payload: events.0.attendees: ",
+        ),
     }
     for kind, (payload, reason) in bad.items():
         out = run_wake_once(store, settings, paths, {"kind": kind, "key": f"{kind}:bad", "payload": payload})

@@ -25,9 +25,13 @@ def _evidence(store, ids):
 
 
 def _about(store, subject: int, predicate: str | None = None) -> list[int]:
-    return [r[0] for r in store.con.execute(
-        "SELECT id FROM assertions WHERE subject_id = ? AND (? IS NULL OR predicate = ?) ORDER BY id",
-        [subject, predicate, predicate]).fetchall()]
+    return [
+        r[0]
+        for r in store.con.execute(
+            "SELECT id FROM assertions WHERE subject_id = ? AND (? IS NULL OR predicate = ?) ORDER BY id",
+            [subject, predicate, predicate],
+        ).fetchall()
+    ]
 
 
 def test_a_wakes_candidates_are_judged_as_each_alone(store):
@@ -35,13 +39,21 @@ def test_a_wakes_candidates_are_judged_as_each_alone(store):
     ids = synth.seed_story(store, now)
     me, marc, sophie, paul, nina = (ids[n] for n in ("Me", "Marc Dupont", "Sophie Martin", "Paul Durand", "Nina Roux"))
     # Paul says the review is done in a later meeting; the news names Nina.
-    store.con.execute("INSERT INTO sources (id, title, meeting_date, content_hash, format) VALUES "
-                      "('Slater', 'later', ?, 'hl', 'text')", [now - timedelta(days=2)])
-    store.con.execute("INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES "
-                      "('Slater', 0, 'Paul Durand', ?, 'I finished the contract review, all done.')", [paul])
-    store.con.execute("INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
-                      "('Gnina', 'drop', 'Nina Roux joins the board of Initech', [], ?, ?)",
-                      [now, now - timedelta(days=3)])
+    store.con.execute(
+        "INSERT INTO sources (id, title, meeting_date, content_hash, format) VALUES "
+        "('Slater', 'later', ?, 'hl', 'text')",
+        [now - timedelta(days=2)],
+    )
+    store.con.execute(
+        "INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES "
+        "('Slater', 0, 'Paul Durand', ?, 'I finished the contract review, all done.')",
+        [paul],
+    )
+    store.con.execute(
+        "INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
+        "('Gnina', 'drop', 'Nina Roux joins the board of Initech', [], ?, ?)",
+        [now, now - timedelta(days=3)],
+    )
     intro = _evidence(store, _about(store, marc, "worked_with") + _about(store, sophie, "works_at"))
     candidates = [
         ("introduction", sorted([marc, sophie]), intro),
@@ -54,8 +66,10 @@ def test_a_wakes_candidates_are_judged_as_each_alone(store):
     ]
     alone = [judge.offline(store, entity_ids=i, evidence=ev, now=now, kind=k).as_dict() for k, i, ev in candidates]
     facts = judge.facts_for(store, now, candidates)
-    together = [judge.offline(store, entity_ids=i, evidence=ev, now=now, kind=k, facts=facts).as_dict()
-                for k, i, ev in candidates]
+    together = [
+        judge.offline(store, entity_ids=i, evidence=ev, now=now, kind=k, facts=facts).as_dict()
+        for k, i, ev in candidates
+    ]
     assert together == alone
     # The cases read what they should: a meeting and the news, a kept promise, a meeting too close.
     assert alone[0]["meeting"]["with"] == ["Marc Dupont"] and alone[0]["signal"]["id"] == "Gseedtender"
@@ -64,16 +78,20 @@ def test_a_wakes_candidates_are_judged_as_each_alone(store):
     assert alone[6]["veto"]["check"] == "meeting_soon"
     # Facts read for another moment are not used for this one.
     later = now + timedelta(days=3)
-    assert judge.offline(store, entity_ids=[marc], evidence=candidates[1][2], now=later, kind="brief",
-                         facts=facts).as_dict() == \
-        judge.offline(store, entity_ids=[marc], evidence=candidates[1][2], now=later, kind="brief").as_dict()
+    assert (
+        judge.offline(
+            store, entity_ids=[marc], evidence=candidates[1][2], now=later, kind="brief", facts=facts
+        ).as_dict()
+        == judge.offline(store, entity_ids=[marc], evidence=candidates[1][2], now=later, kind="brief").as_dict()
+    )
 
 
 def _propose(store, pid: str, key: str, created) -> None:
     store.con.execute(
         """INSERT INTO proposals (id, run_id, dedupe_key, kind, entity_ids, title, body, score, evidence, status,
                created_at, updated_at) VALUES (?, 'R0', ?, 'brief', [], 't', 'b', 0.9, '[]', 'pending', ?, ?)""",
-        [pid, key, created, created])
+        [pid, key, created, created],
+    )
 
 
 def test_the_gate_reads_once_per_wake_and_counts_what_the_wake_proposed(store):

@@ -49,28 +49,41 @@ def test_the_daemon_serves_the_app_and_an_edited_draft_is_approved_under_its_own
         status, page = b.get(link)
         assert status == 200 and "<h1>Proposals</h1>" in page
         # A verdict through the daemon's queue, seen by the CLI through the daemon's API.
-        status, page = b.post(f"/proposals/{reconnect}/dismiss", {"reason": "no", "scope": "this"},
-                              csrf_from=f"/proposals/{reconnect}")
+        status, page = b.post(
+            f"/proposals/{reconnect}/dismiss", {"reason": "no", "scope": "this"}, csrf_from=f"/proposals/{reconnect}"
+        )
         assert status == 200 and "Dismissed" in page
         shown = json.loads(d.cli("show", reconnect, "--json").stdout)
         assert shown["status"] == "dismissed"
         # Edit the draft: the review page shows exactly what would go out, and its hash.
-        status, review = b.post(f"/proposals/{intro}/edit", {"to": "sophie.assistant@example.org",
-                                                              "subject": "Hello", "body": "Hi,\r\nplease forward.\r\n"},
-                                csrf_from=f"/proposals/{intro}")
+        status, review = b.post(
+            f"/proposals/{intro}/edit",
+            {"to": "sophie.assistant@example.org", "subject": "Hello", "body": "Hi,\r\nplease forward.\r\n"},
+            csrf_from=f"/proposals/{intro}",
+        )
         assert status == 200 and "sophie.assistant@example.org" in review
         action = json.loads(re.search(r'name="action" value="([^"]+)"', review).group(1).replace("&#34;", '"'))
         digest = re.search(r'name="expected_hash" value="([0-9a-f]{64})"', review).group(1)
-        assert action == {"channel": "email", "to": "sophie.assistant@example.org", "subject": "Hello",
-                          "body": "Hi,\nplease forward.\n"}
+        assert action == {
+            "channel": "email",
+            "to": "sophie.assistant@example.org",
+            "subject": "Hello",
+            "body": "Hi,\nplease forward.\n",
+        }
         # A payload changed after review (same hash) is refused, and nothing is sent.
         tampered = dict(action, to="someone@example.org")
-        status, page = b.post(f"/proposals/{intro}/approve", {"action": json.dumps(tampered), "expected_hash": digest},
-                              csrf_from=f"/proposals/{intro}")
+        status, page = b.post(
+            f"/proposals/{intro}/approve",
+            {"action": json.dumps(tampered), "expected_hash": digest},
+            csrf_from=f"/proposals/{intro}",
+        )
         assert status == 400 and "changed since it was shown" in page
         assert smtp.messages == []
-        status, page = b.post(f"/proposals/{intro}/approve", {"action": json.dumps(action), "expected_hash": digest},
-                              csrf_from=f"/proposals/{intro}")
+        status, page = b.post(
+            f"/proposals/{intro}/approve",
+            {"action": json.dumps(action), "expected_hash": digest},
+            csrf_from=f"/proposals/{intro}",
+        )
         assert status == 200 and "Approved and sent to sophie.assistant@example.org" in page
         wait_for(lambda: smtp.messages, what="the approved mail")
         [sent] = smtp.messages
@@ -92,8 +105,13 @@ def test_a_forgotten_person_is_on_no_page(home):
         marc = int(re.search(r'href="/memory/(\d+)">Marc Dupont<', listing).group(1))
         assert b.get(f"/memory/{marc}")[0] == 200
         # Forgetting needs no daemon, and the running web app does not hold the database.
-        r = subprocess.run([sys.executable, "-m", "backchannel", "forget", "Marc Dupont", "--yes"],
-                           env=subprocess_env(home), capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "backchannel", "forget", "Marc Dupont", "--yes"],
+            env=subprocess_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, r.stderr
         status, gone = b.get(f"/memory/{marc}")
         assert status == 400 and "no entity with id" in gone
@@ -152,10 +170,12 @@ def test_guards_host_origin_csrf_links_and_the_token(home):
         assert Browserless(web.base).get(fresh)[0] == 403
         # Logged in, a form still needs its token, and a foreign Origin or Host is refused.
         assert b.post("/proposals/P-1/accept", {"csrf": "forged"})[0] == 403
-        req = urllib.request.Request(web.base + "/proposals/P-1/accept", method="POST",
-                                     data=urllib.parse.urlencode({"csrf": _csrf(b.get("/proposals/P-1")[1])}).encode(),
-                                     headers={"Origin": "http://evil.example",
-                                              "Content-Type": "application/x-www-form-urlencoded"})
+        req = urllib.request.Request(
+            web.base + "/proposals/P-1/accept",
+            method="POST",
+            data=urllib.parse.urlencode({"csrf": _csrf(b.get("/proposals/P-1")[1])}).encode(),
+            headers={"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"},
+        )
         with pytest.raises(urllib.error.HTTPError) as refused:
             b.opener.open(req, timeout=30)
         assert refused.value.code == 403
@@ -172,8 +192,10 @@ def test_guards_host_origin_csrf_links_and_the_token(home):
             assert "script-src 'self';" in csp and "unsafe" not in csp and "default-src 'none'" in csp
             assert r.headers["X-Frame-Options"] == "DENY" and r.headers["Referrer-Policy"] == "no-referrer"
         scripts = re.findall(r"<script[^>]*>", html.lower())
-        assert all(re.fullmatch(r'<script defer src="/static/[\w./-]+">|<script type="application/json" id="[\w-]+">',
-                                            t) for t in scripts), scripts
+        assert all(
+            re.fullmatch(r'<script defer src="/static/[\w./-]+">|<script type="application/json" id="[\w-]+">', t)
+            for t in scripts
+        ), scripts
         assert not re.search(r'(src|href)="(https?:)?//', html)
         css = b.get("/static/style.css")
         assert css[0] == 200 and "url(" not in css[1] and "@import" not in css[1]
@@ -193,12 +215,14 @@ def test_backchannel_web_beside_a_daemon_that_does_not_serve_it_goes_through_its
         try:
             b = Browserless(web.base)
             assert b.get(web.link)[0] == 200
-            status, page = b.post(f"/proposals/{ids[0]}/snooze", {"until": "2099-01-01"},
-                                  csrf_from=f"/proposals/{ids[0]}")
+            status, page = b.post(
+                f"/proposals/{ids[0]}/snooze", {"until": "2099-01-01"}, csrf_from=f"/proposals/{ids[0]}"
+            )
             assert status == 200 and "Snoozed until 2099-01-01" in page
             assert json.loads(d.cli("show", ids[0], "--json").stdout)["status"] == "snoozed"
-            status, page = b.post(f"/proposals/{ids[0]}/snooze", {"until": "1999-01-01"},
-                                  csrf_from=f"/proposals/{ids[0]}")
+            status, page = b.post(
+                f"/proposals/{ids[0]}/snooze", {"until": "1999-01-01"}, csrf_from=f"/proposals/{ids[0]}"
+            )
             assert status == 400 and "is not in the future" in page  # the operation's own refusal, shown
         finally:
             web.stop()
@@ -249,8 +273,11 @@ def test_memory_pages_show_superseded_facts_and_merge_then_split(home, tmp_path)
         assert "Sophie Martin is now the CIO of Acme" in superseded.split("</section>")[0]
         assert "<h2>Timeline</h2>" in acme
         # Merge Paul Girard into Karl Weber from Karl's page, then split him out again.
-        status, page = b.post(f"/memory/{ids['Karl Weber']}/merge", {"other": "Paul Girard", "reason": "test"},
-                              csrf_from=f"/memory/{ids['Karl Weber']}")
+        status, page = b.post(
+            f"/memory/{ids['Karl Weber']}/merge",
+            {"other": "Paul Girard", "reason": "test"},
+            csrf_from=f"/memory/{ids['Karl Weber']}",
+        )
         assert status == 200 and "Merged Paul Girard into this entity" in page  # the person, not "#7"
         merge_id = re.search(r'name="merge" value="(M\d+)"', page).group(1)
         _, listing = b.get("/memory")
@@ -260,8 +287,9 @@ def test_memory_pages_show_superseded_facts_and_merge_then_split(home, tmp_path)
         assert status == 200 and "<h1>Karl Weber" in merged_page
         status, page = b.post("/memory/split", {"merge": merge_id}, csrf_from=f"/memory/{ids['Karl Weber']}")
         assert status == 200 and f"Split {merge_id}" in page and "<h1>Paul Girard" in page
-        status, page = b.post(f"/memory/{ids['Karl Weber']}/merge", {"other": "Nobody Atall"},
-                              csrf_from=f"/memory/{ids['Karl Weber']}")
+        status, page = b.post(
+            f"/memory/{ids['Karl Weber']}/merge", {"other": "Nobody Atall"}, csrf_from=f"/memory/{ids['Karl Weber']}"
+        )
         assert status == 400 and "Nobody Atall" in page  # the operation's refusal, on the page
     finally:
         web.stop()
@@ -282,8 +310,13 @@ def test_the_mails_signed_feedback_links_work_on_the_web_app_too(home):
         assert status == 200 and "Dismissed" in page
         assert b.get(f"/feedback?t={token[:-4]}AAAA")[0] == 403
         assert b.get("/proposals")[1].count("<h1>Log in</h1>") == 1  # the rest still needs a login
-        r = subprocess.run([sys.executable, "-m", "backchannel", "trace", ids[0], "--json"],
-                           env=subprocess_env(home), capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "backchannel", "trace", ids[0], "--json"],
+            env=subprocess_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         [fb] = json.loads(r.stdout)["feedback"]
         assert (fb["verdict"], fb["via"], fb["reason"]) == ("dismiss", "link", "from the mail")
     finally:
@@ -301,14 +334,16 @@ def test_usage_page_shows_spend_by_day_and_role(home):
     now = utcnow()
     with Store.open(home / "data" / "backchannel.duckdb") as st:
         for role, model, tokens, cost, outcome, when in [
-                ("sweep", "openai/gpt-4.1-mini", (900, 300), 0.0012, "ok", now),
-                ("draft", "anthropic/claude-haiku", (400, 200), 0.0007, "ok", now),
-                ("draft", "anthropic/claude-haiku", (0, 0), None, "timeout", now),
-                ("extract", "ollama/qwen3", (5000, 800), None, "ok", now - timedelta(days=2))]:
+            ("sweep", "openai/gpt-4.1-mini", (900, 300), 0.0012, "ok", now),
+            ("draft", "anthropic/claude-haiku", (400, 200), 0.0007, "ok", now),
+            ("draft", "anthropic/claude-haiku", (0, 0), None, "timeout", now),
+            ("extract", "ollama/qwen3", (5000, 800), None, "ok", now - timedelta(days=2)),
+        ]:
             st.con.execute(
                 """INSERT INTO model_calls (run_id, role, model, prompt_tokens, completion_tokens, cost_usd,
                        latency_ms, outcome, prompt_hash, created_at) VALUES ('R1', ?, ?, ?, ?, ?, 800, ?, 'h', ?)""",
-                [role, model, *tokens, cost, outcome, when])
+                [role, model, *tokens, cost, outcome, when],
+            )
     web = WebProc(home)
     try:
         b = Browserless(web.base)
@@ -316,8 +351,9 @@ def test_usage_page_shows_spend_by_day_and_role(home):
         _, page = b.get("/usage?days=7")
         rows = re.findall(r"<tr><td>(\d{4}-\d\d-\d\d)</td><td>(\w+)</td><td>(\d+)</td><td>(\d+)</td>", page)
         today, earlier = str(now.date()), str((now - timedelta(days=2)).date())
-        assert sorted(rows) == sorted([(earlier, "extract", "1", "0"), (today, "draft", "2", "1"),
-                                       (today, "sweep", "1", "0")])
+        assert sorted(rows) == sorted(
+            [(earlier, "extract", "1", "0"), (today, "draft", "2", "1"), (today, "sweep", "1", "0")]
+        )
         assert "unknown" in page  # the local model's calls have no price: unknown, not free
         _, one_day = b.get("/usage?days=1")
         assert "extract" not in one_day

@@ -202,7 +202,10 @@ def test_first_use_pages_in_a_real_browser(home, browser, tmp_path):
         assert facts.count() == 50 and page.locator("nav.pager").first.is_visible()
         height = page.evaluate("document.documentElement.scrollHeight")
         page.locator("nav.pager").first.get_by_role("link", name="next →").click()
-        assert page.url.endswith("?page=2") and page.locator("section:not(.ties)").first.locator("li.assertion").count() == 10
+        assert (
+            page.url.endswith("?page=2")
+            and page.locator("section:not(.ties)").first.locator("li.assertion").count() == 10
+        )
         _shot(page, tmp_path, "entity-page-2")
         assert height > page.evaluate("document.documentElement.scrollHeight")  # the rest, not all again
         page.goto(web.base + "/memory")

@@ -23,20 +23,27 @@ def _meetings(folder):
     for month in ("03", "04", "05"):
         (folder / f"2025-{month}-01 board.txt").write_text(
             "Alex Moreau: Good to see you again, Marc.\nMarc Dupont: I work at Globex as head of sales.\n"
-            f"Alex Moreau: Meeting number {month} then.\n", encoding="utf-8")
+            f"Alex Moreau: Meeting number {month} then.\n",
+            encoding="utf-8",
+        )
     coffee = folder / "coffee.txt"
-    coffee.write_text("Alex Moreau: Hello Marc.\nMarc Dupont: I'll send you the deck by 30 June 2025.\n"
-                      "Marc Dupont: I joined Initech in January 2024.\n", encoding="utf-8")
+    coffee.write_text(
+        "Alex Moreau: Hello Marc.\nMarc Dupont: I'll send you the deck by 30 June 2025.\n"
+        "Marc Dupont: I joined Initech in January 2024.\n",
+        encoding="utf-8",
+    )
     os.utime(coffee, (MTIME, MTIME))
     reports = ["Alex Moreau: Thanks for the list, Nina."]
     reports += [f"Nina Roy: I'll send you the report on topic {i} tomorrow." for i in range(1, 61)]
     (folder / "2025-06-02 reports.txt").write_text("\n".join(reports) + "\n", encoding="utf-8")
     (folder / "2025-06-03 hearing.txt").write_text(
         "Alex Moreau: Welcome.\nMs. Elizabeth May: Thank you. I work at the Welsh Local Government Association.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (folder / "2025-06-04 hearing.txt").write_text(
         "Alex Moreau: Welcome back.\nElizabeth May: I met Sophie Martin at WLGA last year.\nTom Hart: I work at WLGA.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
 
 
 def _text(page: str) -> str:
@@ -95,8 +102,9 @@ def test_memory_pages_as_a_new_user_reads_them(home, tmp_path):
         assert "Elizabeth May and Ms. Elizabeth May" in listed or "Ms. Elizabeth May and Elizabeth May" in listed
         assert '"WLGA" spells the initials of "Welsh Local Government Association"' in listed
         keep, other = _entity_id("Elizabeth May"), _entity_id("Ms. Elizabeth May")
-        status, merged = b.post(f"/memory/{keep}/merge", {"other": str(other), "reason": "honorific"},
-                                csrf_from="/memory")
+        status, merged = b.post(
+            f"/memory/{keep}/merge", {"other": str(other), "reason": "honorific"}, csrf_from="/memory"
+        )
         said = _text(merged)
         assert status == 200 and "Merged Ms. Elizabeth May into this entity" in said, said
         assert re.search(r"M\d+: Ms\. Elizabeth May merged in", said) and f"#{other}" not in said

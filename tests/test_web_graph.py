@@ -39,11 +39,17 @@ def test_ties_out_to_two_hops_with_the_owners_ties_marked(store):
     assert ("Marc Dupont", "worked_with", "Sophie Martin") in ties and ("Me", "knows", "Marc Dupont") in ties
     # Robert Petit's CIO post at Acme was superseded: not a tie; his `left` is.
     assert ("Robert Petit", "works_at", "Acme") not in ties and ("Robert Petit", "left", "Acme") in ties
-    me_marc = next(e for e in g["edges"] if e["predicate"] == "knows" and e["source"] == ids["Me"]
-                   and e["target"] == ids["Marc Dupont"])
+    me_marc = next(
+        e
+        for e in g["edges"]
+        if e["predicate"] == "knows" and e["source"] == ids["Me"] and e["target"] == ids["Marc Dupont"]
+    )
     assert me_marc["owners_tie"] and me_marc["quote"] == "Good to see you Marc" and me_marc["speaker"] == "Me"
-    assert not next(e for e in g["edges"] if e["predicate"] == "worked_with"
-                    and e["target"] == ids["Sophie Martin"] and e["source"] == ids["Marc Dupont"])["owners_tie"]
+    assert not next(
+        e
+        for e in g["edges"]
+        if e["predicate"] == "worked_with" and e["target"] == ids["Sophie Martin"] and e["source"] == ids["Marc Dupont"]
+    )["owners_tie"]
     # The owner met Marc, Paul and Nina: `met` edges to those drawn (Marc and Paul here).
     met = {_names(g)[e["target"]] for e in g["edges"] if e["predicate"] == "met"}
     assert met == {"Marc Dupont", "Paul Durand"}
@@ -88,12 +94,17 @@ def test_the_timeline_has_each_assertion_its_span_and_promises_open_kept_overdue
     ids = seed_story(store, now=now)
     env = _env(store)
     # Marc later says the pricing went out: his promise is kept, by the judge's own rule.
-    store.con.execute("INSERT INTO sources (id, content_hash, title, format, meeting_date, meeting_date_origin,"
-                      " participants, utterance_count, extractor) VALUES ('Slater0000001', 'seed:later', 'Follow-up',"
-                      " 'text', ?, 'mtime', ['Marc Dupont'], 1, 'seed')", [now - timedelta(days=1)])
-    store.con.execute("INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES "
-                      "('Slater0000001', 0, 'Marc Dupont', ?, 'I sent you the pricing this morning.')",
-                      [ids["Marc Dupont"]])
+    store.con.execute(
+        "INSERT INTO sources (id, content_hash, title, format, meeting_date, meeting_date_origin,"
+        " participants, utterance_count, extractor) VALUES ('Slater0000001', 'seed:later', 'Follow-up',"
+        " 'text', ?, 'mtime', ['Marc Dupont'], 1, 'seed')",
+        [now - timedelta(days=1)],
+    )
+    store.con.execute(
+        "INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES "
+        "('Slater0000001', 0, 'Marc Dupont', ?, 'I sent you the pricing this morning.')",
+        [ids["Marc Dupont"]],
+    )
     tl = invoke(env, "entity_timeline", {"ref": str(ids["Marc Dupont"])})
     by_fact = {i["fact"]: i for i in tl["items"]}
     assert by_fact["Marc Dupont committed to send you the pricing"]["promise"]["state"] == "kept"
@@ -103,8 +114,10 @@ def test_the_timeline_has_each_assertion_its_span_and_promises_open_kept_overdue
     # Paul's review has no due date: open; give one a past due date and it is overdue.
     paul = invoke(env, "entity_timeline", {"ref": str(ids["Paul Durand"])})
     assert {i["promise"]["state"] for i in paul["items"] if i["promise"]} == {"open"}
-    store.con.execute("UPDATE assertions SET valid_to = ? WHERE subject_id = ? AND predicate = 'committed_to'",
-                      [(now - timedelta(days=2)).date(), ids["Paul Durand"]])
+    store.con.execute(
+        "UPDATE assertions SET valid_to = ? WHERE subject_id = ? AND predicate = 'committed_to'",
+        [(now - timedelta(days=2)).date(), ids["Paul Durand"]],
+    )
     paul = invoke(env, "entity_timeline", {"ref": str(ids["Paul Durand"])})
     assert {i["promise"]["state"] for i in paul["items"] if i["promise"]} == {"overdue"}
     acme = invoke(env, "entity_timeline", {"ref": str(ids["Acme"])})
@@ -113,14 +126,26 @@ def test_the_timeline_has_each_assertion_its_span_and_promises_open_kept_overdue
 
 
 def test_the_timeline_layout_marks_unknown_ends_file_dates_supersession_and_promise_states():
-    item = {"predicate": "works_at", "said_at": "2025-06-01T10:00:00", "valid_from": None, "valid_to": None,
-            "superseded_at": None, "file_dated": True, "promise": None, "fact": "A works at B", "id": 1}
-    tl = {"today": "2026-01-01", "items": [
-        item,
-        {**item, "id": 2, "valid_from": "2016-01-01", "valid_to": "2021-12-31", "file_dated": False},
-        {**item, "id": 3, "superseded_at": "2025-08-01T00:00:00"},
-        {**item, "id": 4, "predicate": "committed_to", "promise": {"due": "2025-06-10", "state": "overdue"}},
-    ]}
+    item = {
+        "predicate": "works_at",
+        "said_at": "2025-06-01T10:00:00",
+        "valid_from": None,
+        "valid_to": None,
+        "superseded_at": None,
+        "file_dated": True,
+        "promise": None,
+        "fact": "A works at B",
+        "id": 1,
+    }
+    tl = {
+        "today": "2026-01-01",
+        "items": [
+            item,
+            {**item, "id": 2, "valid_from": "2016-01-01", "valid_to": "2021-12-31", "file_dated": False},
+            {**item, "id": 3, "superseded_at": "2025-08-01T00:00:00"},
+            {**item, "id": 4, "predicate": "committed_to", "promise": {"due": "2025-06-10", "state": "overdue"}},
+        ],
+    }
     lay = timeline_layout(tl)
     rows = {r["item"]["id"]: r for r in lay["rows"]}
     assert rows[1]["start_unknown"] and rows[1]["end_unknown"] and rows[1]["tail_to"] == lay["today_x"]

@@ -63,8 +63,14 @@ class Watch:
         self.problems: list[str] = []
         page.on("request", lambda r: self.requests.append(r.url))
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}")
-                if m.type == "error" and "favicon.ico" not in str(m.location) else None)
+        page.on(
+            "console",
+            lambda m: (
+                self.problems.append(f"console {m.type}: {m.text}")
+                if m.type == "error" and "favicon.ico" not in str(m.location)
+                else None
+            ),
+        )
 
 
 def _env(home: Path):
@@ -74,8 +80,9 @@ def _env(home: Path):
 
     env_vars = {"BACKCHANNEL_HOME": str(home)}
     paths = resolve_paths(env_vars).ensure()
-    return Store.open(paths.db_file), lambda st: OpEnv(store=st, settings=load_settings(paths, environ=env_vars),
-                                                       paths=paths)
+    return Store.open(paths.db_file), lambda st: OpEnv(
+        store=st, settings=load_settings(paths, environ=env_vars), paths=paths
+    )
 
 
 def _expected(home: Path, ref: str) -> tuple[int, dict, dict]:
@@ -96,8 +103,9 @@ def _click_node(page, node_id: int) -> None:
     """Click where the canvas draws the node (what a person does), not its link."""
     page.locator(".ties-graph").first.scroll_into_view_if_needed()
     box = page.locator(".ties-graph").first.bounding_box()
-    pos = page.evaluate("(id) => window.backchannelTies.graphs[0].cy.getElementById(String(id)).renderedPosition()",
-                        node_id)
+    pos = page.evaluate(
+        "(id) => window.backchannelTies.graphs[0].cy.getElementById(String(id)).renderedPosition()", node_id
+    )
     page.mouse.click(box["x"] + pos["x"], box["y"] + pos["y"])
 
 
@@ -113,7 +121,8 @@ def _check_entity_page(page, base: str, eid: int, ties: dict, tl: dict) -> None:
     rows = page.locator("svg.timeline-svg g.tl-item")
     assert rows.count() == min(80, len(tl["items"])) >= 1
     assert {rows.nth(i).get_attribute("data-id") for i in range(rows.count())} == {
-        str(i["id"]) for i in tl["items"][-80:]}
+        str(i["id"]) for i in tl["items"][-80:]
+    }
     assert page.locator("details.ties-list").get_attribute("open") is None  # the drawing replaces the list
 
 
@@ -158,8 +167,10 @@ def test_demo_story_graph_timeline_and_path_in_a_real_browser(home, browser, tmp
         # The introduction: the path the sweep found, from the owner to Sophie.
         page.goto(f"{web.base}/proposals/{ids.intro}")
         _graph_ready(page)
-        path = [page.locator(".ties-graph a.ties-node").nth(i).inner_text()
-                for i in range(page.locator(".ties-graph a.ties-node").count())]
+        path = [
+            page.locator(".ties-graph a.ties-node").nth(i).inner_text()
+            for i in range(page.locator(".ties-graph a.ties-node").count())
+        ]
         assert {"Marc Dupont", "Sophie Martin", owner["name"]} <= set(path)
         assert page.locator("li.tie.met").count() == 1 and page.locator("li.tie.worked_with").count() == 1
         _shot(page.locator("section.ties"), tmp_path, "proposal-path")
@@ -248,9 +259,19 @@ def test_no_page_requests_any_host_but_the_apps_own(home, browser):
         page = ctx.new_page()
         watch = Watch(page)
         page.goto(web.link)
-        for path in ("/proposals", f"/proposals/{ids.intro}", f"/proposals/{ids.reconnect}", "/memory",
-                     "/memory?q=Marc", f"/memory/{sophie}", f"/memory/{sophie}/ties", "/ask", "/activity",
-                     "/usage", f"/trace/{ids.intro}"):
+        for path in (
+            "/proposals",
+            f"/proposals/{ids.intro}",
+            f"/proposals/{ids.reconnect}",
+            "/memory",
+            "/memory?q=Marc",
+            f"/memory/{sophie}",
+            f"/memory/{sophie}/ties",
+            "/ask",
+            "/activity",
+            "/usage",
+            f"/trace/{ids.intro}",
+        ):
             page.goto(web.base + path)
             page.wait_for_load_state("networkidle")
         assert foreign == []

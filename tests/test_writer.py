@@ -17,7 +17,10 @@ OWNER = ["Alex Moreau", "Alex"]
 def transcript(lines, participants=(), date=datetime(2025, 9, 18, 8, 30)) -> Transcript:
     return Transcript(
         utterances=[Utterance(i, sp, text) for i, (sp, text) in enumerate(lines)],
-        format="text", title="Coffee", meeting_date=date, meeting_date_origin="front_matter",
+        format="text",
+        title="Coffee",
+        meeting_date=date,
+        meeting_date_origin="front_matter",
         participants=list(participants),
     )
 
@@ -28,11 +31,17 @@ def quote_of(t: Transcript, idx: int, phrase: str) -> dict:
 
 
 def test_marc_resolves_to_marc_dupont_among_participants(store):
-    t = transcript([("Marc", "Sophie Martin and I worked together at Globex."), ("Alex", "Nice.")],
-                   participants=["Marc Dupont", "Alex Moreau"])
-    a = ExtractedAssertion(Mention("Marc", "person", is_speaker=True), "worked_with",
-                           object=Mention("Sophie Martin", "person"), qualifier="Globex",
-                           **quote_of(t, 0, "Sophie Martin and I worked together at Globex"))
+    t = transcript(
+        [("Marc", "Sophie Martin and I worked together at Globex."), ("Alex", "Nice.")],
+        participants=["Marc Dupont", "Alex Moreau"],
+    )
+    a = ExtractedAssertion(
+        Mention("Marc", "person", is_speaker=True),
+        "worked_with",
+        object=Mention("Sophie Martin", "person"),
+        qualifier="Globex",
+        **quote_of(t, 0, "Sophie Martin and I worked together at Globex"),
+    )
     r = write_source(store, t, [a], owner_names=OWNER, extractor="test")
     assert r.created and r.assertions == 1
     marc = entities.find(store, "Marc Dupont")
@@ -58,8 +67,15 @@ def test_same_content_twice_is_stored_once(store):
 
 def test_bad_quote_leaves_no_partial_rows(store):
     t = transcript([("Marc Dupont", "I know Sophie Martin well.")])
-    bad = ExtractedAssertion(Mention("Marc Dupont", "person", True), "knows", object=Mention("Sophie Martin", "person"),
-                             utterance_idx=0, span_start=0, span_end=5, quote="I know Sophie")
+    bad = ExtractedAssertion(
+        Mention("Marc Dupont", "person", True),
+        "knows",
+        object=Mention("Sophie Martin", "person"),
+        utterance_idx=0,
+        span_start=0,
+        span_end=5,
+        quote="I know Sophie",
+    )
     with pytest.raises(QuoteMismatch):
         write_source(store, t, [bad], owner_names=OWNER, extractor="test")
     for table in ("sources", "utterances", "assertions", "events"):
@@ -78,10 +94,14 @@ def test_seat_labels_stay_local_unless_self_introduced(store):
 
 def test_a_name_with_a_note_in_brackets_is_that_person(store):
     # Hansard style: the same speaker as "Hon. Bill Blair" and "Hon. Bill Blair (Minister of ...)".
-    t = transcript([("Hon. Bill Blair", "Thank you."),
-                    ("Hon. Bill Blair (Minister of Public Safety and Emergency Preparedness)", "Indeed."),
-                    ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))", "Order."),
-                    ("The Acting Chair", "Next.")])
+    t = transcript(
+        [
+            ("Hon. Bill Blair", "Thank you."),
+            ("Hon. Bill Blair (Minister of Public Safety and Emergency Preparedness)", "Indeed."),
+            ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))", "Order."),
+            ("The Acting Chair", "Next."),
+        ]
+    )
     write_source(store, t, [], owner_names=OWNER, extractor="test")
     blair = entities.find(store, "Hon. Bill Blair")
     assert len(blair) == 1
@@ -93,9 +113,14 @@ def test_a_name_with_a_note_in_brackets_is_that_person(store):
 
 def test_speaker_is_distinct_from_subject_for_reported_facts(store):
     t = transcript([("Julie Bernard", "Sophie Martin is now the CIO of Acme.")])
-    a = ExtractedAssertion(Mention("Sophie Martin", "person"), "works_at", object=Mention("Acme", "organisation"),
-                           qualifier="CIO", modality="reported",
-                           **quote_of(t, 0, "Sophie Martin is now the CIO of Acme"))
+    a = ExtractedAssertion(
+        Mention("Sophie Martin", "person"),
+        "works_at",
+        object=Mention("Acme", "organisation"),
+        qualifier="CIO",
+        modality="reported",
+        **quote_of(t, 0, "Sophie Martin is now the CIO of Acme"),
+    )
     write_source(store, t, [a], owner_names=OWNER, extractor="test")
     row = store.query("""SELECT s.name subj, o.name obj, sp.name speaker, a.qualifier FROM assertions a
                          JOIN entities s ON s.id=a.subject_id JOIN entities o ON o.id=a.object_id
@@ -105,36 +130,81 @@ def test_speaker_is_distinct_from_subject_for_reported_facts(store):
 
 
 def test_title_and_start_of_one_job_become_one_fact(store):
-    t = transcript([("Julie Bernard", "Sophie Martin is now the CIO of Acme, she joined Acme in March.")],
-                   date=datetime(2026, 10, 2))
+    t = transcript(
+        [("Julie Bernard", "Sophie Martin is now the CIO of Acme, she joined Acme in March.")],
+        date=datetime(2026, 10, 2),
+    )
     sophie, acme = Mention("Sophie Martin", "person"), Mention("Acme", "organisation")
-    titled = ExtractedAssertion(sophie, "works_at", object=acme, qualifier="CIO", modality="reported",
-                                **quote_of(t, 0, "Sophie Martin is now the CIO of Acme"))
-    dated = ExtractedAssertion(sophie, "works_at", object=acme, modality="reported", confidence=0.7,
-                               valid_from=datetime(2026, 3, 1).date(), date_phrase="in March",
-                               **quote_of(t, 0, "she joined Acme in March"))
-    other = ExtractedAssertion(sophie, "works_at", object=acme, qualifier="board member", modality="reported",
-                               **quote_of(t, 0, "Sophie Martin is now the CIO"))
+    titled = ExtractedAssertion(
+        sophie,
+        "works_at",
+        object=acme,
+        qualifier="CIO",
+        modality="reported",
+        **quote_of(t, 0, "Sophie Martin is now the CIO of Acme"),
+    )
+    dated = ExtractedAssertion(
+        sophie,
+        "works_at",
+        object=acme,
+        modality="reported",
+        confidence=0.7,
+        valid_from=datetime(2026, 3, 1).date(),
+        date_phrase="in March",
+        **quote_of(t, 0, "she joined Acme in March"),
+    )
+    other = ExtractedAssertion(
+        sophie,
+        "works_at",
+        object=acme,
+        qualifier="board member",
+        modality="reported",
+        **quote_of(t, 0, "Sophie Martin is now the CIO"),
+    )
     write_source(store, t, [titled, dated, other], owner_names=OWNER, extractor="test")
-    rows = store.query("SELECT qualifier, valid_from, quote, span_start, span_end, confidence, date_phrase "
-                       "FROM assertions ORDER BY id")
+    rows = store.query(
+        "SELECT qualifier, valid_from, quote, span_start, span_end, confidence, date_phrase FROM assertions ORDER BY id"
+    )
     assert len(rows) == 2  # the CIO fact with its start date; a different title stays separate
     merged = rows[0]
     assert merged["qualifier"] == "CIO" and str(merged["valid_from"]) == "2026-03-01"
     assert merged["quote"] == "Sophie Martin is now the CIO of Acme, she joined Acme in March"
-    assert t.utterances[0].text[merged["span_start"]:merged["span_end"]] == merged["quote"]
+    assert t.utterances[0].text[merged["span_start"] : merged["span_end"]] == merged["quote"]
     assert merged["confidence"] == 0.7 and merged["date_phrase"] == "in March"
     assert rows[1]["qualifier"] == "board member"
 
 
 def test_an_organisation_is_not_taken_for_a_person(store):
     first = transcript([("Julie Bernard", "Sophie Martin is the CIO of Acme.")])
-    write_source(store, first, [ExtractedAssertion(
-        Mention("Sophie Martin", "person"), "works_at", object=Mention("Acme", "organisation"), qualifier="CIO",
-        **quote_of(first, 0, "Sophie Martin is the CIO of Acme"))], owner_names=OWNER, extractor="test")
+    write_source(
+        store,
+        first,
+        [
+            ExtractedAssertion(
+                Mention("Sophie Martin", "person"),
+                "works_at",
+                object=Mention("Acme", "organisation"),
+                qualifier="CIO",
+                **quote_of(first, 0, "Sophie Martin is the CIO of Acme"),
+            )
+        ],
+        owner_names=OWNER,
+        extractor="test",
+    )
     second = transcript([("Marc Dupont", "I know Acme well.")], date=datetime(2025, 10, 1))
-    r = write_source(store, second, [ExtractedAssertion(
-        Mention("Marc Dupont", "person", True), "knows", object=Mention("Acme", "person"),
-        **quote_of(second, 0, "I know Acme well"))], owner_names=OWNER, extractor="test")
+    r = write_source(
+        store,
+        second,
+        [
+            ExtractedAssertion(
+                Mention("Marc Dupont", "person", True),
+                "knows",
+                object=Mention("Acme", "person"),
+                **quote_of(second, 0, "I know Acme well"),
+            )
+        ],
+        owner_names=OWNER,
+        extractor="test",
+    )
     assert r.assertions == 0
     assert [e.kind for e in entities.find(store, "Acme")] == ["organisation"]

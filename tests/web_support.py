@@ -18,12 +18,16 @@ class StoryIds(list):
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         super().__init__(r["id"] for r in rows)
         self.intro = next((r["id"] for r in rows if r["kind"] == "introduction"), None)
-        self.reconnect = [r["id"] for r in rows if r["kind"] == "reconnect"][-1] if any(
-            r["kind"] == "reconnect" for r in rows) else None
+        self.reconnect = (
+            [r["id"] for r in rows if r["kind"] == "reconnect"][-1]
+            if any(r["kind"] == "reconnect" for r in rows)
+            else None
+        )
 
 
-def story_home(home: Path, extra_toml: str = "", *, sweep: bool = True,
-               extra_files: list[Path] | None = None) -> StoryIds:
+def story_home(
+    home: Path, extra_toml: str = "", *, sweep: bool = True, extra_files: list[Path] | None = None
+) -> StoryIds:
     """demo_home, then the calendar and signal wakes (the introduction to Sophie through
     Marc, with a draft to marc@example.org) and, with `sweep`, a sweep's reconnect
     proposals; all run in-process, no daemon. Returns the proposal ids, oldest first."""
@@ -64,8 +68,12 @@ class WebProc:
         self.log_path = home / "web.log"
         self.out_path = home / "web.out"
         with self.log_path.open("w") as err, self.out_path.open("w") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "backchannel", "web", "--port", "0", *args],
-                                         env={**subprocess_env(home), **(env or {})}, stdout=out, stderr=err)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "backchannel", "web", "--port", "0", *args],
+                env={**subprocess_env(home), **(env or {})},
+                stdout=out,
+                stderr=err,
+            )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             found = re.search(r"login link[^:]*: (http://\S+)", self.out_path.read_text())
@@ -121,8 +129,12 @@ class Browserless:
         if csrf_from is not None:
             _, page = self.get(csrf_from)
             fields = {"csrf": re.search(r'name="csrf" value="([^"]+)"', page).group(1), **fields}
-        req = urllib.request.Request(self.base + path, data=urllib.parse.urlencode(fields).encode(), method="POST",
-                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        req = urllib.request.Request(
+            self.base + path,
+            data=urllib.parse.urlencode(fields).encode(),
+            method="POST",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
         try:
             with self.opener.open(req, timeout=120) as r:
                 return r.status, r.read().decode()

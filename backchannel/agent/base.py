@@ -72,11 +72,19 @@ def completed_body(source: str) -> bool:
     if node is None:
         return False
     body = list(node.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
-    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
         and body[0].value.value is Ellipsis
+    )
 
 
 def type_name(annotation: Any) -> str:
@@ -122,11 +130,16 @@ class MethodSpec:
 
     def messages(self, values: dict[str, Any]) -> list[dict[str, str]]:
         """The exact messages the agent sends for a call with `values` (by parameter name)."""
-        call = {"method": self.name,
-                "parameters": [{"name": n, "type": type_name(a), "value": _jsonable(values.get(n), a)}
-                               for n, a in self.params]}
-        return [{"role": "system", "content": self.doc},
-                {"role": "user", "content": json.dumps(call, ensure_ascii=False)}]
+        call = {
+            "method": self.name,
+            "parameters": [
+                {"name": n, "type": type_name(a), "value": _jsonable(values.get(n), a)} for n, a in self.params
+            ],
+        }
+        return [
+            {"role": "system", "content": self.doc},
+            {"role": "user", "content": json.dumps(call, ensure_ascii=False)},
+        ]
 
     def unwrap(self, parsed: BaseModel) -> Any:
         if self.answer_model is self.returns:
@@ -148,9 +161,11 @@ def _wrapper(owner: str, name: str, returns: Any) -> type[BaseModel]:
 def uses_role(role: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Completes the decorated method with another role's model than the agent's
     (the judge's methods: `[models] draft`, recorded as role "judge")."""
+
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
         fn.__agent_role__ = role  # type: ignore[attr-defined]
         return fn
+
     return mark
 
 
@@ -179,8 +194,9 @@ class _Completed:
             doc = inspect.cleandoc(self.fn.__doc__ or "")
             if not doc:
                 raise TypeError(f"{self.owner_name}.{self.name}: a completed method needs a docstring (its prompt)")
-            self._spec = MethodSpec(self.owner_name, self.name, doc, params, hints["return"],
-                                    getattr(self.fn, "__agent_role__", None), sig)
+            self._spec = MethodSpec(
+                self.owner_name, self.name, doc, params, hints["return"], getattr(self.fn, "__agent_role__", None), sig
+            )
         return self._spec
 
     def __get__(self, agent: Agent | None, owner: type | None = None) -> Any:
@@ -232,8 +248,15 @@ class Agent:
         cls._completed = completed
         cls._offline = dict(getattr(cls, "_offline", {}))
 
-    def __init__(self, *, gateway: Any = None, run_id: str | None = None, settings: Any = None,
-                 budget_tokens: int | None = None, **state: Any):
+    def __init__(
+        self,
+        *,
+        gateway: Any = None,
+        run_id: str | None = None,
+        settings: Any = None,
+        budget_tokens: int | None = None,
+        **state: Any,
+    ):
         self.gateway = gateway
         self.run_id = run_id
         self.settings = settings
@@ -277,6 +300,7 @@ class Agent:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             cls._offline[method] = fn
             return fn
+
         return register
 
     @classmethod
@@ -334,8 +358,10 @@ class Agent:
         agent: Agent | None = self
         while agent is not None:
             if agent.budget_tokens is not None and agent.spent_tokens() + need > agent.budget_tokens:
-                return (f"{type(agent).__name__}'s own token budget spent: {agent.spent_tokens()} used"
-                        f" + ~{need} needed > {agent.budget_tokens}")
+                return (
+                    f"{type(agent).__name__}'s own token budget spent: {agent.spent_tokens()} used"
+                    f" + ~{need} needed > {agent.budget_tokens}"
+                )
             agent = agent.parent
         return None
 
@@ -353,8 +379,13 @@ class Agent:
 
         evidence_ids = [i for v in values.values() for i in getattr(v, "_evidence_ids", None) or []]
         try:
-            done = self.gateway.complete(spec.role or self.role, messages, run_id=self.run_id,
-                                         response_model=answer, evidence_ids=evidence_ids or None)
+            done = self.gateway.complete(
+                spec.role or self.role,
+                messages,
+                run_id=self.run_id,
+                response_model=answer,
+                evidence_ids=evidence_ids or None,
+            )
             tokens = int(getattr(done, "prompt_tokens", 0) or 0) + int(getattr(done, "completion_tokens", 0) or 0)
             parsed = done.parsed if isinstance(done.parsed, answer) else parse_output(done.text, answer)
             value = spec.unwrap(parsed)
@@ -377,8 +408,9 @@ class Agent:
         self.last_model = str(getattr(done, "model", model))
         return value
 
-    def model_messages(self, role: str | None, messages: list[dict[str, Any]], *,
-                       response_model: type[BaseModel] | None = None) -> Any:
+    def model_messages(
+        self, role: str | None, messages: list[dict[str, Any]], *, response_model: type[BaseModel] | None = None
+    ) -> Any:
         """A call for a method with a body that writes its own prompt (the sweeper's
         program): the agent's model, its budget and its call record, as for a completed one."""
         from backchannel.agent.models import BudgetExhausted, estimate_tokens
@@ -414,17 +446,42 @@ def describe(agent_cls: type[Agent], settings: Any = None) -> list[dict[str, Any
 
             model = getattr(models, ROLE_FIELDS.get(role, role), "offline") if models is not None else "offline"
             impl = agent_cls.offline_impl(name)
-            out.append({"agent": agent_cls.__name__, "method": name, "runs": "offline" if model == "offline" else "model",
-                        "model": None if model == "offline" else model, "role": role,
-                        "offline": f"{impl.__module__}.{impl.__qualname__}" if impl else None,
-                        "returns": type_name(spec.returns)})
+            out.append(
+                {
+                    "agent": agent_cls.__name__,
+                    "method": name,
+                    "runs": "offline" if model == "offline" else "model",
+                    "model": None if model == "offline" else model,
+                    "role": role,
+                    "offline": f"{impl.__module__}.{impl.__qualname__}" if impl else None,
+                    "returns": type_name(spec.returns),
+                }
+            )
         else:
-            out.append({"agent": agent_cls.__name__, "method": name, "runs": "python", "model": None,
-                        "role": None, "offline": None, "returns": None})
+            out.append(
+                {
+                    "agent": agent_cls.__name__,
+                    "method": name,
+                    "runs": "python",
+                    "model": None,
+                    "role": None,
+                    "offline": None,
+                    "returns": None,
+                }
+            )
     from backchannel.agent.models import ROLE_FIELDS
 
     for name, sub in sorted(agent_cls.subagents().items()):
         model = getattr(models, ROLE_FIELDS.get(sub.role, sub.role), "offline") if models is not None else "offline"
-        out.append({"agent": agent_cls.__name__, "method": name, "runs": "agent", "model": model, "role": sub.role,
-                    "offline": None, "returns": sub.__name__})
+        out.append(
+            {
+                "agent": agent_cls.__name__,
+                "method": name,
+                "runs": "agent",
+                "model": model,
+                "role": sub.role,
+                "offline": None,
+                "returns": sub.__name__,
+            }
+        )
     return out

@@ -33,11 +33,15 @@ def spent(store: Store, *, run_id: str | None = None, since: datetime | None = N
     if since is not None:
         where.append("created_at >= ?")
         params.append(since)
-    row = (con or store.con).execute(
-        "SELECT count(*), coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0),"
-        " coalesce(sum(cost_usd), 0.0) FROM model_calls WHERE " + " AND ".join(where),
-        params,
-    ).fetchone()
+    row = (
+        (con or store.con)
+        .execute(
+            "SELECT count(*), coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0),"
+            " coalesce(sum(cost_usd), 0.0) FROM model_calls WHERE " + " AND ".join(where),
+            params,
+        )
+        .fetchone()
+    )
     return Spend(int(row[0]), int(row[1]), float(row[2]))
 
 
@@ -46,8 +50,15 @@ def day_start(now: datetime | None = None) -> datetime:
     return datetime.combine(now.date(), time.min)
 
 
-def check(store: Store, budget: BudgetSettings, run_id: str | None, *, next_tokens: int = 0,
-          now: datetime | None = None, con: Any = None) -> str | None:
+def check(
+    store: Store,
+    budget: BudgetSettings,
+    run_id: str | None,
+    *,
+    next_tokens: int = 0,
+    now: datetime | None = None,
+    con: Any = None,
+) -> str | None:
     """The reason the next call may not be made, or None when it may.
 
     `next_tokens` is the estimated prompt size of the call about to be made: a
@@ -55,14 +66,11 @@ def check(store: Store, budget: BudgetSettings, run_id: str | None, *, next_toke
     """
     checks: list[tuple[str, Spend, int | None, float | None]] = []
     if run_id is not None:
-        checks.append(("run", spent(store, run_id=run_id, con=con), budget.per_run_tokens,
-                       budget.per_run_cost_usd))
-    checks.append(("day", spent(store, since=day_start(now), con=con), budget.per_day_tokens,
-                   budget.per_day_cost_usd))
+        checks.append(("run", spent(store, run_id=run_id, con=con), budget.per_run_tokens, budget.per_run_cost_usd))
+    checks.append(("day", spent(store, since=day_start(now), con=con), budget.per_day_tokens, budget.per_day_cost_usd))
     for scope, s, max_tokens, max_cost in checks:
         if max_tokens is not None and s.tokens + next_tokens > max_tokens:
-            return (f"per-{scope} token budget spent: {s.tokens} used + ~{next_tokens} needed"
-                    f" > {max_tokens}")
+            return f"per-{scope} token budget spent: {s.tokens} used + ~{next_tokens} needed > {max_tokens}"
         if max_cost is not None and s.cost_usd >= max_cost:
             return f"per-{scope} cost budget spent: ${s.cost_usd:.4f} of ${max_cost:.2f}"
     return None

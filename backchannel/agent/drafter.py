@@ -47,8 +47,14 @@ class Draft:
 
     def to_dict(self) -> dict[str, Any]:
         d = self.candidate.to_dict()
-        d.update(title=self.title, body=self.body, message=self.message, drafted_by=self.drafted_by,
-                 names={str(k): v for k, v in self.names.items()}, action=self.action)
+        d.update(
+            title=self.title,
+            body=self.body,
+            message=self.message,
+            drafted_by=self.drafted_by,
+            names={str(k): v for k, v in self.names.items()},
+            action=self.action,
+        )
         return d
 
 
@@ -61,8 +67,10 @@ class DraftResult:
 
 def fill_evidence(candidates: list[Candidate], api: Any) -> None:
     """Replace evidence ids by full evidence (quote, speaker, date, source), in place."""
-    wanted = sorted({i for c in candidates for i in c.evidence_ids[:MAX_EXCERPTS]} -
-                    {e.assertion_id for c in candidates for e in c.evidence})
+    wanted = sorted(
+        {i for c in candidates for i in c.evidence_ids[:MAX_EXCERPTS]}
+        - {e.assertion_id for c in candidates for e in c.evidence}
+    )
     by_id = {r["assertion_id"]: Evidence.from_dict(r) for r in api.evidence(wanted)} if wanted else {}
     for c in candidates:
         have = {e.assertion_id for e in c.evidence}
@@ -86,8 +94,9 @@ def _excerpt_lines(c: Candidate) -> list[str]:
         where = f", {e.source_title}" if e.source_title else ""
         quote = (e.quote or "").strip()[:MAX_QUOTE_CHARS]
         # Without a quote (a CRM line imported without evidence) there is no speaker or date to cite either.
-        lines.append(f'"{quote}" ({who}, {when}{where})' if quote
-                     else f"assertion {e.assertion_id} (no quote recorded)")
+        lines.append(
+            f'"{quote}" ({who}, {when}{where})' if quote else f"assertion {e.assertion_id} (no quote recorded)"
+        )
     return lines
 
 
@@ -99,9 +108,11 @@ def template_draft(c: Candidate, names: dict[int, str], owner: str) -> Draft:
     message = None
     if c.kind == "introduction" and len(ent) >= 2:
         title = f"Ask {ent[0]} for an introduction to {ent[1]}"
-        message = (f"Hi {_first_name(ent[0])},\n\nI hope you are well. I understand you know {ent[1]}; "
-                   f"would you be open to introducing me? Happy to send a short note you can forward.\n\n"
-                   f"Thanks,\n{owner}")
+        message = (
+            f"Hi {_first_name(ent[0])},\n\nI hope you are well. I understand you know {ent[1]}; "
+            f"would you be open to introducing me? Happy to send a short note you can forward.\n\n"
+            f"Thanks,\n{owner}"
+        )
     elif c.kind == "brief" and (c.extra or {}).get("about") == "organisation":
         title = f"Brief on {ent[0] if ent else 'the organisation'}"
     elif c.kind == "brief" and (c.extra or {}).get("meeting"):
@@ -110,8 +121,10 @@ def template_draft(c: Candidate, names: dict[int, str], owner: str) -> Draft:
         title = f"Brief on {ent[0] if ent else 'them'}"
     elif c.kind == "reconnect":
         title = f"Reconnect with {ent[0] if ent else 'a contact'}"
-        message = (f"Hi {_first_name(ent[0]) if ent else 'there'},\n\nIt has been a while: how are things? "
-                   f"Would you have time for a quick catch-up in the coming weeks?\n\n{owner}")
+        message = (
+            f"Hi {_first_name(ent[0]) if ent else 'there'},\n\nIt has been a while: how are things? "
+            f"Would you have time for a quick catch-up in the coming weeks?\n\n{owner}"
+        )
     elif c.kind == "commitment":
         title = f"Open commitment: {ent[0] if ent else 'someone'}"
     else:
@@ -170,8 +183,9 @@ class Drafter(Agent):
         return d
 
 
-def _draft_each(candidates: list[Candidate], names: dict[int, str], settings: Any, gateway: Any,
-                run_id: str | None) -> DraftResult:
+def _draft_each(
+    candidates: list[Candidate], names: dict[int, str], settings: Any, gateway: Any, run_id: str | None
+) -> DraftResult:
     use_model = gateway is not None and settings is not None and settings.models.draft != "offline"
     drafter = Drafter(gateway=gateway if use_model else None, run_id=run_id, settings=settings)
     drafts, errors, sent = [], [], 0
@@ -184,9 +198,17 @@ def _draft_each(candidates: list[Candidate], names: dict[int, str], settings: An
     return DraftResult(drafts, sent, errors)
 
 
-def draft(candidates: Any, *, api: Any = None, settings: Any = None, gateway: Any = None,
-          run_id: str | None = None, evidence: list[dict[str, Any]] | None = None,
-          context: dict[str, Any] | None = None, store: Store | None = None) -> Any:
+def draft(
+    candidates: Any,
+    *,
+    api: Any = None,
+    settings: Any = None,
+    gateway: Any = None,
+    run_id: str | None = None,
+    evidence: list[dict[str, Any]] | None = None,
+    context: dict[str, Any] | None = None,
+    store: Store | None = None,
+) -> Any:
     """Drafts for `candidates` (a list, best first), reading evidence and names through
     `api`; returns a DraftResult. Given one Candidate with its `evidence` dicts and a
     `store` (the daemon's pipeline), returns that one Draft. A model failure falls
@@ -199,8 +221,10 @@ def draft(candidates: Any, *, api: Any = None, settings: Any = None, gateway: An
             fill_evidence([c], api)
         ids = sorted({*c.entities, *c.path})
         if store is not None and ids:
-            names = {int(r[0]): r[1] for r in store.con.execute(
-                "SELECT id, name FROM entities WHERE list_contains(?, id)", [ids]).fetchall()}
+            names = {
+                int(r[0]): r[1]
+                for r in store.con.execute("SELECT id, name FROM entities WHERE list_contains(?, id)", [ids]).fetchall()
+            }
         else:
             names = _names([c], api) if api is not None else {}
         result = _draft_each([c], names, settings, gateway, run_id)
@@ -211,7 +235,9 @@ def draft(candidates: Any, *, api: Any = None, settings: Any = None, gateway: An
             # must not choose where an approved message goes.
             email = store.scalar(
                 "SELECT alias FROM aliases WHERE entity_id = ? AND alias LIKE '%_@_%' AND source_id IS NULL "
-                "ORDER BY created_at DESC LIMIT 1", [int(c.entities[0])])
+                "ORDER BY created_at DESC LIMIT 1",
+                [int(c.entities[0])],
+            )
             if email:
                 out.action["to"] = email
         out.errors = result.errors

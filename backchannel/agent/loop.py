@@ -31,16 +31,35 @@ class Proactive(Agent):
     drafter: Drafter
 
     @classmethod
-    def for_run(cls, *, api: Any, settings: Any, paths: Any, gateway: Any = None, run_id: str | None = None,
-                sweep_budget: int | None = None, draft_budget: int | None = None) -> Proactive:
+    def for_run(
+        cls,
+        *,
+        api: Any,
+        settings: Any,
+        paths: Any,
+        gateway: Any = None,
+        run_id: str | None = None,
+        sweep_budget: int | None = None,
+        draft_budget: int | None = None,
+    ) -> Proactive:
         """The agent for one run: the sweeper holds the graph API and the skills, the
         drafter only the settings (its owner's name); each its own token budget."""
         use_draft = gateway if gateway is not None and settings.models.draft != "offline" else None
-        return cls(gateway=gateway, run_id=run_id, settings=settings,
-                   sweeper=Sweeper(gateway=gateway, run_id=run_id, settings=settings, api=api, skill_paths=paths,
-                                   budget_tokens=sweep_budget),
-                   drafter=Drafter(gateway=use_draft, run_id=run_id, settings=settings, budget_tokens=draft_budget),
-                   api=api)
+        return cls(
+            gateway=gateway,
+            run_id=run_id,
+            settings=settings,
+            sweeper=Sweeper(
+                gateway=gateway,
+                run_id=run_id,
+                settings=settings,
+                api=api,
+                skill_paths=paths,
+                budget_tokens=sweep_budget,
+            ),
+            drafter=Drafter(gateway=use_draft, run_id=run_id, settings=settings, budget_tokens=draft_budget),
+            api=api,
+        )
 
     def answer(self, context: dict[str, Any], question: str | None = None) -> tuple[SweepResult, DraftResult]:
         """Sweep (the sweeper's model writes a program, or the prepared skills run), fill

@@ -28,26 +28,42 @@ def _prompt_bytes(messages: list[dict[str, Any]]) -> int:
 class ModelEdgeCall:
     """One `Gateway.complete()` seen as an edge crossing."""
 
-    def __init__(self, gateway: Any, role: str, messages: list[dict[str, Any]], run_id: str | None,
-                 evidence_ids: list[int] | None, chain: list[str]):
+    def __init__(
+        self,
+        gateway: Any,
+        role: str,
+        messages: list[dict[str, Any]],
+        run_id: str | None,
+        evidence_ids: list[int] | None,
+        chain: list[str],
+    ):
         self.gateway = gateway
         self.role = role
         self.run_id = run_id
         self.limits = gateway.settings.edges.model(role)
         self.first_call = gateway.last_call_id()
         self.evidence_ids = [int(i) for i in (evidence_ids or [])]
-        self.crossing = Crossing(role, ACTORS.get(role, role), chain[0], edges.reachable(chain, self.limits.may_reach),
-                                 [], run_id=run_id, excerpts=len(self.evidence_ids),
-                                 bytes=_prompt_bytes(messages),
-                                 evidence={"assertions": self.evidence_ids} if self.evidence_ids else {})
+        self.crossing = Crossing(
+            role,
+            ACTORS.get(role, role),
+            chain[0],
+            edges.reachable(chain, self.limits.may_reach),
+            [],
+            run_id=run_id,
+            excerpts=len(self.evidence_ids),
+            bytes=_prompt_bytes(messages),
+            evidence={"assertions": self.evidence_ids} if self.evidence_ids else {},
+        )
         self.chain = self.crossing.may_reach
 
     def admit(self) -> list[str]:
         """The models this call may try, in order; raises EdgeStopped (recorded) when none or too much."""
         lim, role = self.limits, self.role
-        reason = (edges.outside(role, [self.crossing.target], lim.may_reach)
-                  or edges.over(role, "max_excerpts", self.crossing.excerpts, lim.max_excerpts, "evidence excerpts")
-                  or edges.over(role, "max_bytes", self.crossing.bytes, lim.max_bytes, "prompt bytes"))
+        reason = (
+            edges.outside(role, [self.crossing.target], lim.may_reach)
+            or edges.over(role, "max_excerpts", self.crossing.excerpts, lim.max_excerpts, "evidence excerpts")
+            or edges.over(role, "max_bytes", self.crossing.bytes, lim.max_bytes, "prompt bytes")
+        )
         if reason:
             self._stop(reason)
         return self.chain
@@ -59,18 +75,35 @@ class ModelEdgeCall:
             return
         with self.gateway._audit() as con:
             if self.run_id is not None:
-                used = con.execute("SELECT coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0)"
-                                   " FROM model_calls WHERE run_id = ? AND role = ? AND outcome <> 'budget_stopped'",
-                                   [self.run_id, self.role]).fetchone()[0]
+                used = con.execute(
+                    "SELECT coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0)"
+                    " FROM model_calls WHERE run_id = ? AND role = ? AND outcome <> 'budget_stopped'",
+                    [self.run_id, self.role],
+                ).fetchone()[0]
             else:  # no run: this call's own attempts
-                used = con.execute("SELECT coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0)"
-                                   " FROM model_calls WHERE id > ? AND role = ? AND outcome <> 'budget_stopped'",
-                                   [self.first_call, self.role]).fetchone()[0]
-        reason = edges.over(self.role, "max_tokens", int(used) + int(next_tokens), limit,
-                            f"tokens ({int(used)} used + ~{int(next_tokens)} next)")
+                used = con.execute(
+                    "SELECT coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)), 0)"
+                    " FROM model_calls WHERE id > ? AND role = ? AND outcome <> 'budget_stopped'",
+                    [self.first_call, self.role],
+                ).fetchone()[0]
+        reason = edges.over(
+            self.role,
+            "max_tokens",
+            int(used) + int(next_tokens),
+            limit,
+            f"tokens ({int(used)} used + ~{int(next_tokens)} next)",
+        )
         if reason:
-            self.gateway._record(run_id=self.run_id, role=self.role, model=self.crossing.target, attempt=1,
-                                 repair=False, outcome="budget_stopped", phash="edge", error=reason)
+            self.gateway._record(
+                run_id=self.run_id,
+                role=self.role,
+                model=self.crossing.target,
+                attempt=1,
+                repair=False,
+                outcome="budget_stopped",
+                phash="edge",
+                error=reason,
+            )
             self._stop(reason)
 
     def _stop(self, reason: str) -> None:
@@ -84,13 +117,17 @@ class ModelEdgeCall:
             rows = con.execute(
                 "SELECT id, model, coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0), cost_usd, latency_ms"
                 " FROM model_calls WHERE id > ? AND role = ? AND run_id IS NOT DISTINCT FROM ? ORDER BY id",
-                [self.first_call, self.role, self.run_id]).fetchall()
+                [self.first_call, self.role, self.run_id],
+            ).fetchall()
             c.target = model or c.target
             c.reached = list(dict.fromkeys(str(r[1]) for r in rows if r[4] is not None))
             c.tokens = sum(int(r[2]) for r in rows)
             costs = [float(r[3]) for r in rows if r[3] is not None]
-            c.spent = {"calls": sum(1 for r in rows if r[4] is not None), "cost_usd": round(sum(costs), 6) if costs
-                       else None, "latency_ms": sum(int(r[4] or 0) for r in rows)}
+            c.spent = {
+                "calls": sum(1 for r in rows if r[4] is not None),
+                "cost_usd": round(sum(costs), 6) if costs else None,
+                "latency_ms": sum(int(r[4] or 0) for r in rows),
+            }
             if rows:
                 c.evidence["model_calls"] = [int(r[0]) for r in rows]
             c.outcome, c.reason = outcome, reason

@@ -188,8 +188,10 @@ def parse_output(text: str, model: type[BaseModel]) -> BaseModel:
 
 
 def _retry_after(exc: Exception) -> float | None:
-    for headers in (getattr(exc, "litellm_response_headers", None),
-                    getattr(getattr(exc, "response", None), "headers", None)):
+    for headers in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+    ):
         if not headers:
             continue
         try:
@@ -288,37 +290,77 @@ class Gateway:
         with self._audit() as con:
             return int(con.execute("SELECT count(*) FROM model_calls WHERE id > ?", [call_id]).fetchone()[0])
 
-    def _check_budget(self, run_id: str | None, role: str, model: str, attempt: int, repair: bool, phash: str,
-                      next_tokens: int) -> None:
+    def _check_budget(
+        self, run_id: str | None, role: str, model: str, attempt: int, repair: bool, phash: str, next_tokens: int
+    ) -> None:
         """Record a budget stop and raise BudgetExhausted when the next call may not be made
         (and EdgeStopped when the role's `[edges.ROLE] max_tokens` would be crossed)."""
         if self._edge is not None:
             self._edge.check_tokens(next_tokens)
         with self._audit() as con:
-            reason = budgets.check(self.store, self.settings.models.budget, run_id, next_tokens=next_tokens,
-                                   con=con)
+            reason = budgets.check(self.store, self.settings.models.budget, run_id, next_tokens=next_tokens, con=con)
         if reason:
-            self._record(run_id=run_id, role=role, model=model, attempt=attempt, repair=repair,
-                         outcome="budget_stopped", phash=phash, error=reason)
+            self._record(
+                run_id=run_id,
+                role=role,
+                model=model,
+                attempt=attempt,
+                repair=repair,
+                outcome="budget_stopped",
+                phash=phash,
+                error=reason,
+            )
             raise BudgetExhausted(reason)
 
-    def _record(self, *, run_id: str | None, role: str, model: str, attempt: int, repair: bool,
-                outcome: str, phash: str, latency_ms: int | None = None, prompt_tokens: int | None = None,
-                completion_tokens: int | None = None, cost_usd: float | None = None,
-                error: str | None = None) -> None:
+    def _record(
+        self,
+        *,
+        run_id: str | None,
+        role: str,
+        model: str,
+        attempt: int,
+        repair: bool,
+        outcome: str,
+        phash: str,
+        latency_ms: int | None = None,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        cost_usd: float | None = None,
+        error: str | None = None,
+    ) -> None:
         with self._audit() as con:
             con.execute(
                 "INSERT INTO model_calls (run_id, role, model, attempt, repair, prompt_tokens, completion_tokens,"
                 " cost_usd, latency_ms, outcome, error, prompt_hash, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, role, model, attempt, repair, prompt_tokens, completion_tokens, cost_usd, latency_ms,
-                 outcome, (error or "")[:2000] or None, phash, utcnow()],
+                [
+                    run_id,
+                    role,
+                    model,
+                    attempt,
+                    repair,
+                    prompt_tokens,
+                    completion_tokens,
+                    cost_usd,
+                    latency_ms,
+                    outcome,
+                    (error or "")[:2000] or None,
+                    phash,
+                    utcnow(),
+                ],
             )
 
     # -- the call ---------------------------------------------------------
-    def complete(self, role: str, messages: list[dict[str, Any]], *, run_id: str | None,
-                 response_model: type[BaseModel] | None = None, max_tokens: int | None = None,
-                 evidence_ids: list[int] | None = None) -> Completion:
+    def complete(
+        self,
+        role: str,
+        messages: list[dict[str, Any]],
+        *,
+        run_id: str | None,
+        response_model: type[BaseModel] | None = None,
+        max_tokens: int | None = None,
+        evidence_ids: list[int] | None = None,
+    ) -> Completion:
         """One completion for `role`. See the module docstring for what it guarantees.
         It is one crossing of the role's edge (agent/model_edge.py): `[edges.ROLE]` limits
         are checked before anything is sent, and one `edges` row records it; `evidence_ids`
@@ -329,8 +371,9 @@ class Gateway:
         chain = edge.admit()
         self._edge = edge
         try:
-            done = self._complete(role, chain, messages, run_id=run_id, response_model=response_model,
-                                  max_tokens=max_tokens)
+            done = self._complete(
+                role, chain, messages, run_id=run_id, response_model=response_model, max_tokens=max_tokens
+            )
         except GatewayError as exc:  # a spent [models.budget] too: "stopped" is an edge's own limit
             edge.finish(None, "failed", str(exc))
             raise
@@ -339,8 +382,16 @@ class Gateway:
         edge.finish(done.model)
         return done
 
-    def _complete(self, role: str, chain: list[str], messages: list[dict[str, Any]], *, run_id: str | None,
-                  response_model: type[BaseModel] | None, max_tokens: int | None) -> Completion:
+    def _complete(
+        self,
+        role: str,
+        chain: list[str],
+        messages: list[dict[str, Any]],
+        *,
+        run_id: str | None,
+        response_model: type[BaseModel] | None,
+        max_tokens: int | None,
+    ) -> Completion:
         # A spent budget refuses before litellm is even imported (seconds saved per
         # deferred file); the check before each attempt below stays the authority.
         self._check_budget(run_id, role, chain[0], 1, False, prompt_hash(messages), estimate_tokens(messages))
@@ -353,8 +404,9 @@ class Gateway:
             repair = False
             try:
                 while True:
-                    resp, latency_ms, attempt = self._attempts(lt, role, model, chain[0], msgs, run_id,
-                                                               response_model, max_tokens, repair)
+                    resp, latency_ms, attempt = self._attempts(
+                        lt, role, model, chain[0], msgs, run_id, response_model, max_tokens, repair
+                    )
                     text = (resp.choices[0].message.content or "") if resp.choices else ""
                     usage = getattr(resp, "usage", None)
                     pt = getattr(usage, "prompt_tokens", None)
@@ -364,9 +416,18 @@ class Gateway:
                         # token budgets still bind (4 characters a token).
                         pt, ct = estimate_tokens(msgs), (len(text) + 3) // 4
                     cost = self._cost(lt, resp)
-                    record = dict(run_id=run_id, role=role, model=model, attempt=attempt, repair=repair,
-                                  phash=prompt_hash(msgs), latency_ms=latency_ms, prompt_tokens=pt,
-                                  completion_tokens=ct, cost_usd=cost)
+                    record = dict(
+                        run_id=run_id,
+                        role=role,
+                        model=model,
+                        attempt=attempt,
+                        repair=repair,
+                        phash=prompt_hash(msgs),
+                        latency_ms=latency_ms,
+                        prompt_tokens=pt,
+                        completion_tokens=ct,
+                        cost_usd=cost,
+                    )
                     parsed = None
                     if response_model is not None:
                         try:
@@ -375,12 +436,15 @@ class Gateway:
                             error = _short_error(exc)
                             self._record(outcome="invalid_output", error=error, **record)
                             if repairs_left <= 0:
-                                raise InvalidOutput(f"{model} gave invalid {response_model.__name__}: {error}",
-                                                    text) from None
+                                raise InvalidOutput(
+                                    f"{model} gave invalid {response_model.__name__}: {error}", text
+                                ) from None
                             repairs_left -= 1
                             repair = True
-                            msgs = msgs + [{"role": "assistant", "content": text},
-                                           {"role": "user", "content": REPAIR_PROMPT.format(error=error)}]
+                            msgs = msgs + [
+                                {"role": "assistant", "content": text},
+                                {"role": "user", "content": REPAIR_PROMPT.format(error=error)},
+                            ]
                             continue
                     self._record(outcome="ok", **record)
                     return Completion(text, parsed, model, pt, ct, cost, latency_ms)
@@ -388,9 +452,18 @@ class Gateway:
                 failures.append(f"{model}: {exc}")
         raise ModelError("every model failed: " + "; ".join(failures))
 
-    def _attempts(self, lt: Any, role: str, model: str, primary: str, msgs: list[dict[str, Any]],
-                  run_id: str | None, response_model: type[BaseModel] | None, max_tokens: int | None,
-                  repair: bool) -> tuple[Any, int, int]:
+    def _attempts(
+        self,
+        lt: Any,
+        role: str,
+        model: str,
+        primary: str,
+        msgs: list[dict[str, Any]],
+        run_id: str | None,
+        response_model: type[BaseModel] | None,
+        max_tokens: int | None,
+        repair: bool,
+    ) -> tuple[Any, int, int]:
         """Call one model with retries; returns (response, latency_ms, attempt) or raises _ModelFailed."""
         ms = self.settings.models
         phash = prompt_hash(msgs)
@@ -401,9 +474,17 @@ class Gateway:
             self._check_budget(run_id, role, model, attempt, repair, phash, estimate_tokens(call_msgs))
             t0 = time.monotonic()
             try:
-                resp = lt.completion(model=model, messages=call_msgs, timeout=ms.timeout_s, max_tokens=max_tokens,
-                                     response_format=fmt, num_retries=0, max_retries=0, drop_params=True,
-                                     **kwargs)
+                resp = lt.completion(
+                    model=model,
+                    messages=call_msgs,
+                    timeout=ms.timeout_s,
+                    max_tokens=max_tokens,
+                    response_format=fmt,
+                    num_retries=0,
+                    max_retries=0,
+                    drop_params=True,
+                    **kwargs,
+                )
             except Exception as exc:  # litellm maps provider errors to its own types
                 latency_ms = int((time.monotonic() - t0) * 1000)
                 outcome, retryable = _classify(lt, exc)
@@ -411,10 +492,21 @@ class Gateway:
                 error = redact(f"{type(exc).__name__}: {exc}", kwargs.get("api_key"))
                 if _missing_key(exc):
                     retryable = False  # no retry can find a key
-                    error += (f" (put the key in {self.paths.secrets_dirs[-1] / (model.split('/', 1)[0] + '_api_key')}"
-                              " or the provider's environment variable)")
-                self._record(run_id=run_id, role=role, model=model, attempt=attempt, repair=repair,
-                             outcome=outcome, phash=phash, latency_ms=latency_ms, error=error)
+                    error += (
+                        f" (put the key in {self.paths.secrets_dirs[-1] / (model.split('/', 1)[0] + '_api_key')}"
+                        " or the provider's environment variable)"
+                    )
+                self._record(
+                    run_id=run_id,
+                    role=role,
+                    model=model,
+                    attempt=attempt,
+                    repair=repair,
+                    outcome=outcome,
+                    phash=phash,
+                    latency_ms=latency_ms,
+                    error=error,
+                )
                 if not retryable or attempt == attempts:
                     raise _ModelFailed(f"{outcome} after {attempt} attempt(s): {_brief(error)}") from None
                 wait = min(MAX_BACKOFF_S, ms.backoff_s * 2 ** (attempt - 1))
@@ -427,8 +519,9 @@ class Gateway:
             return resp, int((time.monotonic() - t0) * 1000), attempt
         raise _ModelFailed("no attempt made")  # unreachable: attempts >= 1
 
-    def _structured(self, lt: Any, model: str, msgs: list[dict[str, Any]],
-                    response_model: type[BaseModel] | None) -> tuple[list[dict[str, Any]], dict | None]:
+    def _structured(
+        self, lt: Any, model: str, msgs: list[dict[str, Any]], response_model: type[BaseModel] | None
+    ) -> tuple[list[dict[str, Any]], dict | None]:
         if response_model is None:
             return msgs, None
         schema = response_model.model_json_schema()
@@ -437,11 +530,16 @@ class Gateway:
         except Exception:  # an unknown model: assume no schema support
             native = False
         if native:
-            return msgs, {"type": "json_schema",
-                          "json_schema": {"name": response_model.__name__, "schema": schema, "strict": False}}
+            return msgs, {
+                "type": "json_schema",
+                "json_schema": {"name": response_model.__name__, "schema": schema, "strict": False},
+            }
         # JSON mode: the schema travels in the prompt instead, after the leading system messages.
-        hint = {"role": "system", "content": "Answer with one JSON object matching this JSON schema:\n"
-                + json.dumps(schema, separators=(",", ":"))}
+        hint = {
+            "role": "system",
+            "content": "Answer with one JSON object matching this JSON schema:\n"
+            + json.dumps(schema, separators=(",", ":")),
+        }
         n = 0
         while n < len(msgs) and msgs[n].get("role") == "system":
             n += 1

@@ -8,37 +8,95 @@ from typing import Any
 
 _INTRO_TARGET = re.compile(
     r"(?:introduc\w*\s+(?:me\s+)?to|intro\s+to|reach|get\s+to|connect\s+(?:me\s+)?(?:with|to)|in\s+touch\s+with"
-    r"|path\s+to|who\s+knows)\s+(?:the\s+|an?\s+)?(.+?)\s*[?.!]*$", re.I)
+    r"|path\s+to|who\s+knows)\s+(?:the\s+|an?\s+)?(.+?)\s*[?.!]*$",
+    re.I,
+)
 # "someone at Hooli" aims at Hooli's people: the organisation is the target.
-_ANYONE_AT = re.compile(r"^(?:some(?:one|body)|any(?:one|body)|people|a\s+person|the\s+people|folks)"
-                        r"\s+(?:who\s+works\s+)?(?:at|from|in|of|working\s+(?:at|for))\s+(?:the\s+)?", re.I)
+_ANYONE_AT = re.compile(
+    r"^(?:some(?:one|body)|any(?:one|body)|people|a\s+person|the\s+people|folks)"
+    r"\s+(?:who\s+works\s+)?(?:at|from|in|of|working\s+(?:at|for))\s+(?:the\s+)?",
+    re.I,
+)
 # What a brief is about: "brief me on X", "tell me about X", "who is X", "who works at X"...
 _ABOUT = re.compile(
     r"(?:brief\s+(?:me\s+)?(?:on|about)|tell\s+me\s+about|know\s+about|background\s+(?:on|about)"
     r"|who\s+is\s+working\s+(?:at|for)|who\s+works?\s+(?:at|for)|who\s+is|who's|who\s+are"
     r"|(?:people|staff|employees)\s+(?:at|of)|(?:meeting|meet|call|lunch|coffee)\s+with)"
-    r"\s+(?:the\s+)?(.+?)\s*[?.!]*$", re.I)
+    r"\s+(?:the\s+)?(.+?)\s*[?.!]*$",
+    re.I,
+)
 _NAMES = re.compile(r"\b([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)")
 _WEEKS = re.compile(r"(\d+)\s*weeks?", re.I)
 _MONTHS = re.compile(r"(\d+)\s*months?", re.I)
-_NOT_NAMES = {"Who", "What", "Which", "When", "Brief", "Before", "Prepare", "Tell", "I", "My", "Me", "The", "Can",
-              "Do", "Does", "Is", "Are", "Meeting", "Give", "Show", "Any", "Did", "Has", "Have", "List", "Remind"}
+_NOT_NAMES = {
+    "Who",
+    "What",
+    "Which",
+    "When",
+    "Brief",
+    "Before",
+    "Prepare",
+    "Tell",
+    "I",
+    "My",
+    "Me",
+    "The",
+    "Can",
+    "Do",
+    "Does",
+    "Is",
+    "Are",
+    "Meeting",
+    "Give",
+    "Show",
+    "Any",
+    "Did",
+    "Has",
+    "Have",
+    "List",
+    "Remind",
+}
 _SELF = re.compile(r"\b(?:I|I've|I'd|my|mine|myself)\b")
 _PAST = re.compile(r"\b(?:did|promised|committed|said)\b", re.I)
 _OPEN_ONLY = re.compile(r"\b(?:open|still|pending|outstanding|overdue|due|left)\b", re.I)
 # Whose commitments a question asks for, named as a person, a seat label or a title:
 # "what did the project manager promise?", "what does Priya Shah owe me?", "the chair's promises".
 _WHOSE = (
-    re.compile(r"^(?:and\s+)?what\s+(?:did|has|have|does|do|will|had)\s+(?:the\s+|our\s+|their\s+)?(?P<who>.+?)\s+"
-               r"(?:promise|promised|commit(?!tee)\w*|owe|owes|offer|offered|agree|agreed|undert[ao]ok|pledge\w*"
-               r"|(?:say|said)\s+(?:he|she|they|it|I|we)\s*(?:would|will|'d|'ll))\b", re.I),
-    re.compile(r"^(?:what\s+(?:are|were)\s+|list\s+|show\s+(?:me\s+)?)?(?:the\s+)?(?P<who>.+?)(?:'s|’s|s'|s’)\s+"
-               r"(?:open\s+|pending\s+)?(?:commitments|promises|action\s+items|follow-?ups)\b", re.I),
-    re.compile(r"\b(?:commitments|promises|action\s+items)\s+(?:of|by|from|made\s+by)\s+(?:the\s+)?(?P<who>.+?)"
-               r"\s*[?.!]*$", re.I),
+    re.compile(
+        r"^(?:and\s+)?what\s+(?:did|has|have|does|do|will|had)\s+(?:the\s+|our\s+|their\s+)?(?P<who>.+?)\s+"
+        r"(?:promise|promised|commit(?!tee)\w*|owe|owes|offer|offered|agree|agreed|undert[ao]ok|pledge\w*"
+        r"|(?:say|said)\s+(?:he|she|they|it|I|we)\s*(?:would|will|'d|'ll))\b",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:what\s+(?:are|were)\s+|list\s+|show\s+(?:me\s+)?)?(?:the\s+)?(?P<who>.+?)(?:'s|’s|s'|s’)\s+"
+        r"(?:open\s+|pending\s+)?(?:commitments|promises|action\s+items|follow-?ups)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:commitments|promises|action\s+items)\s+(?:of|by|from|made\s+by)\s+(?:the\s+)?(?P<who>.+?)"
+        r"\s*[?.!]*$",
+        re.I,
+    ),
 )
-_NOBODY_IN_PARTICULAR = {"people", "anyone", "anybody", "everyone", "everybody", "someone", "somebody", "they",
-                         "others", "the others", "all", "we", "us", "he", "she", "it"}
+_NOBODY_IN_PARTICULAR = {
+    "people",
+    "anyone",
+    "anybody",
+    "everyone",
+    "everybody",
+    "someone",
+    "somebody",
+    "they",
+    "others",
+    "the others",
+    "all",
+    "we",
+    "us",
+    "he",
+    "she",
+    "it",
+}
 _ME_WORDS = {"i", "me", "myself", "you"}
 NOTHING_PREFIX = "nothing found: "
 
@@ -101,8 +159,11 @@ def question_args(skill: Any, question: str) -> dict[str, Any]:
 
 def nothing_found_reasons(output: str | None) -> list[str]:
     """The reasons a program printed for finding nothing ("nothing found: ..." lines)."""
-    return [line[len(NOTHING_PREFIX):].strip() for line in (output or "").splitlines()
-            if line.startswith(NOTHING_PREFIX) and line[len(NOTHING_PREFIX):].strip()]
+    return [
+        line[len(NOTHING_PREFIX) :].strip()
+        for line in (output or "").splitlines()
+        if line.startswith(NOTHING_PREFIX) and line[len(NOTHING_PREFIX) :].strip()
+    ]
 
 
 __all__ = ["NOTHING_PREFIX", "nothing_found_reasons", "question_args"]

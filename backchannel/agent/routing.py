@@ -40,85 +40,215 @@ INTENT_SKILL = {
     "incoming": "introductions",
 }
 # "who chairs X" asks for the chair of X: the verb's title
-VERB_TITLE = {"chairs": "chair", "chaired": "chair", "heads": "head", "headed": "head", "leads": "leader",
-              "led": "leader", "directs": "director", "directed": "director", "manages": "manager",
-              "managed": "manager", "convenes": "convener", "convened": "convener", "presides over": "chair",
-              "presided over": "chair"}
+VERB_TITLE = {
+    "chairs": "chair",
+    "chaired": "chair",
+    "heads": "head",
+    "headed": "head",
+    "leads": "leader",
+    "led": "leader",
+    "directs": "director",
+    "directed": "director",
+    "manages": "manager",
+    "managed": "manager",
+    "convenes": "convener",
+    "convened": "convener",
+    "presides over": "chair",
+    "presided over": "chair",
+}
 
 # Exemplar questions per intent; X stands for a name (names are masked the same way in questions).
 EXEMPLARS: dict[str, tuple[str, ...]] = {
     "introduction": (
-        "who can introduce me to X?", "how do I get an introduction to X?", "who could put me in touch with X?",
-        "is there a warm path to X?", "who do I know who knows X?", "can someone connect me with X?",
-        "how can I reach X?", "who in my network is close to X?"),
+        "who can introduce me to X?",
+        "how do I get an introduction to X?",
+        "who could put me in touch with X?",
+        "is there a warm path to X?",
+        "who do I know who knows X?",
+        "can someone connect me with X?",
+        "how can I reach X?",
+        "who in my network is close to X?",
+    ),
     "person": (
-        "where does X work?", "who does X work for?", "which organisation is X with?", "what is X's job?",
-        "what is X's role?", "what does X do?", "what is X's title?", "what position does X hold?",
-        "who is X?", "tell me about X", "what do we know about X?", "where is X employed?",
-        "which company is X at?", "what is X's position?", "where is X from?", "what's X's background?"),
+        "where does X work?",
+        "who does X work for?",
+        "which organisation is X with?",
+        "what is X's job?",
+        "what is X's role?",
+        "what does X do?",
+        "what is X's title?",
+        "what position does X hold?",
+        "who is X?",
+        "tell me about X",
+        "what do we know about X?",
+        "where is X employed?",
+        "which company is X at?",
+        "what is X's position?",
+        "where is X from?",
+        "what's X's background?",
+    ),
     "role": (
-        "who is the minister for X?", "who holds the role of chair?", "who is the chief executive?",
-        "who is the director of education?", "who is the head of X?", "who is in charge of X?",
-        "who runs X?", "who is the X officer?", "which person is the principal of X?", "who leads X?"),
+        "who is the minister for X?",
+        "who holds the role of chair?",
+        "who is the chief executive?",
+        "who is the director of education?",
+        "who is the head of X?",
+        "who is in charge of X?",
+        "who runs X?",
+        "who is the X officer?",
+        "which person is the principal of X?",
+        "who leads X?",
+    ),
     "organisation": (
-        "who works at X?", "who is at X?", "which people are from X?", "who do we know at X?",
-        "staff of X", "who represents X?", "list the people of X"),
+        "who works at X?",
+        "who is at X?",
+        "which people are from X?",
+        "who do we know at X?",
+        "staff of X",
+        "who represents X?",
+        "list the people of X",
+    ),
     "next_meeting": (
-        "prepare me for my next meeting", "who am I meeting next?", "brief me before my next call",
-        "what should I know before my meeting?", "get me ready for tomorrow's meeting"),
+        "prepare me for my next meeting",
+        "who am I meeting next?",
+        "brief me before my next call",
+        "what should I know before my meeting?",
+        "get me ready for tomorrow's meeting",
+    ),
     "commitments": (
-        "what commitments are open?", "who promised to send something?", "what did people commit to?",
-        "what do I owe people?", "which promises are still pending?", "what follow-ups are outstanding?",
-        "who said they would send X?", "what did X promise?", "what are the open action items?",
-        "who is supposed to get back to me?", "what still needs to be done?", "who owes me something?"),
+        "what commitments are open?",
+        "who promised to send something?",
+        "what did people commit to?",
+        "what do I owe people?",
+        "which promises are still pending?",
+        "what follow-ups are outstanding?",
+        "who said they would send X?",
+        "what did X promise?",
+        "what are the open action items?",
+        "who is supposed to get back to me?",
+        "what still needs to be done?",
+        "who owes me something?",
+    ),
     "stale": (
-        "who have I lost touch with?", "which contacts have gone quiet?", "who haven't I talked to in a while?",
-        "who should I reconnect with?", "which relationships are going cold?", "who have I not seen for months?"),
+        "who have I lost touch with?",
+        "which contacts have gone quiet?",
+        "who haven't I talked to in a while?",
+        "who should I reconnect with?",
+        "which relationships are going cold?",
+        "who have I not seen for months?",
+    ),
 }
 
 _T = r"(?P<t>.+?)"
 _END = r"\s*[?.!]*$"
 # (intent, pattern): the first that matches wins; `t` is the target when the pattern has one.
-_RULES: tuple[tuple[str, re.Pattern], ...] = tuple((i, re.compile(p, re.I)) for i, p in (
-    ("stale", r"\b(?:lost\s+touch|gone\s+quiet|not\s+(?:talked|spoken)|haven'?t\s+(?:talked|spoken|seen)"
-              r"|reconnect|going\s+cold|out\s+of\s+touch)\b"),
-    # "commit" but not "committee": "who chairs the education committee" asks for a person
-    ("commitments", r"\b(?:commit(?!tee)\w*|promis\w*|owe[sd]?|follow[- ]?ups?|to-?dos?|action\s+items?"
-                    r"|(?:said|says|say)\s+(?:they|he|she|I|we)\s*(?:would|will|'d|'ll))\b"),
-    # "who chairs X", "who headed X": the holder of that title there ("chair of X")
-    ("title_verb", r"^who\s+(?:currently\s+|now\s+)?(?P<v>chairs|chaired|heads|headed|leads|led|directs|directed"
-                   r"|manages|managed|convenes|convened|presides\s+over|presided\s+over)\s+(?:the\s+)?" + _T + _END),
-    # "who knows X", "who has worked with X", "who met X": links into X over the whole memory
-    # "who does X know?", "who has X worked with?": X's ties, whichever way they were said
-    ("incoming", r"^who(?:m)?\s+(?:does|did|has|have)\s+" + _T + r"\s+(?:know|known|met|meet|worked\s+with"
-                 r"|work\s+with|been\s+working\s+with)" + _END),
-    ("incoming", r"^who\s+(?:else\s+|here\s+|in\s+memory\s+)?(?:knows|knew|has\s+known|has\s+met|met|has\s+worked"
-                 r"|worked|works|is\s+working|was\s+working|has\s+been\s+working)\s+(?:with\s+|alongside\s+)?"
-                 r"(?!(?:at|for|in)\b)" + _T + _END),
-    ("introduction", r"\b(?:route|way\s+in|warm\s+path|intro(?:duction)?|connection)\s+(?:in)?to\s+(?:the\s+)?"
-                     + _T + _END),
-    ("person", r"^(?:and\s+)?where\s+(?:does|did|do)\s+" + _T + r"\s+(?:work|works|worked)(?:\s+now)?" + _END),
-    ("person", r"^(?:and\s+)?where\s+(?:is|was)\s+" + _T + r"\s+(?:working|employed|based|from)(?:\s+now)?" + _END),
-    ("person", r"^who\s+(?:does|did)\s+" + _T + r"\s+work\s+(?:for|with)" + _END),
-    ("person", r"^(?:which|what)\s+(?:organi[sz]ation|company|firm|employer|council|college|institution|body)"
-               r"\s+(?:is|was|does|did)\s+" + _T + r"\s+(?:with|at|from|in|part\s+of|work\s+(?:at|for)|working\s+(?:at|for)"
-               r"|belong\s+to|represent)" + _END),
-    ("person", r"^what(?:\s+is|\s+was|'s|’s)\s+" + _T + r"(?:'s|’s|'|’)\s+(?:current\s+)?(?:role|title|job|position"
-               r"|function|occupation|background)" + _END),
-    ("person", r"^what\s+(?:role|title|job|position)\s+(?:does|did|has)\s+" + _T + r"(?:\s+(?:have|hold|do|got))?" + _END),
-    ("person", r"^what\s+(?:does|did)\s+" + _T + r"\s+do(?:\s+for\s+a\s+living)?" + _END),
-    ("organisation", r"^who\s+(?:is|are)\s+(?:at|from|with)\s+(?:the\s+)?" + _T + _END),
-    ("organisation", r"^who\s+(?:works?|is\s+working|are\s+working)\s+(?:at|for)\s+(?:the\s+)?" + _T + _END),
-    ("organisation", r"^(?:list\s+)?(?:the\s+)?(?:people|staff|employees)\s+(?:at|of|from)\s+(?:the\s+)?" + _T + _END),
-    ("role", r"^who\s+(?:is|was|'s|’s|are)\s+(?:the|our|their)\s+(?!people\b|staff\b)" + _T + _END),
-    ("role", r"^who(?:'s|’s)?\s+(?:holds|has|serves\s+as|acts\s+as|is\s+serving\s+as)\s+(?:the\s+)?" + _T
-             + r"(?:\s+(?:role|title|job|position))?" + _END),
-    ("role", r"^who\s+(?:is|are)\s+in\s+charge\s+of\s+" + _T + _END),
-))
+_RULES: tuple[tuple[str, re.Pattern], ...] = tuple(
+    (i, re.compile(p, re.I))
+    for i, p in (
+        (
+            "stale",
+            r"\b(?:lost\s+touch|gone\s+quiet|not\s+(?:talked|spoken)|haven'?t\s+(?:talked|spoken|seen)"
+            r"|reconnect|going\s+cold|out\s+of\s+touch)\b",
+        ),
+        # "commit" but not "committee": "who chairs the education committee" asks for a person
+        (
+            "commitments",
+            r"\b(?:commit(?!tee)\w*|promis\w*|owe[sd]?|follow[- ]?ups?|to-?dos?|action\s+items?"
+            r"|(?:said|says|say)\s+(?:they|he|she|I|we)\s*(?:would|will|'d|'ll))\b",
+        ),
+        # "who chairs X", "who headed X": the holder of that title there ("chair of X")
+        (
+            "title_verb",
+            r"^who\s+(?:currently\s+|now\s+)?(?P<v>chairs|chaired|heads|headed|leads|led|directs|directed"
+            r"|manages|managed|convenes|convened|presides\s+over|presided\s+over)\s+(?:the\s+)?" + _T + _END,
+        ),
+        # "who knows X", "who has worked with X", "who met X": links into X over the whole memory
+        # "who does X know?", "who has X worked with?": X's ties, whichever way they were said
+        (
+            "incoming",
+            r"^who(?:m)?\s+(?:does|did|has|have)\s+" + _T + r"\s+(?:know|known|met|meet|worked\s+with"
+            r"|work\s+with|been\s+working\s+with)" + _END,
+        ),
+        (
+            "incoming",
+            r"^who\s+(?:else\s+|here\s+|in\s+memory\s+)?(?:knows|knew|has\s+known|has\s+met|met|has\s+worked"
+            r"|worked|works|is\s+working|was\s+working|has\s+been\s+working)\s+(?:with\s+|alongside\s+)?"
+            r"(?!(?:at|for|in)\b)" + _T + _END,
+        ),
+        (
+            "introduction",
+            r"\b(?:route|way\s+in|warm\s+path|intro(?:duction)?|connection)\s+(?:in)?to\s+(?:the\s+)?" + _T + _END,
+        ),
+        ("person", r"^(?:and\s+)?where\s+(?:does|did|do)\s+" + _T + r"\s+(?:work|works|worked)(?:\s+now)?" + _END),
+        ("person", r"^(?:and\s+)?where\s+(?:is|was)\s+" + _T + r"\s+(?:working|employed|based|from)(?:\s+now)?" + _END),
+        ("person", r"^who\s+(?:does|did)\s+" + _T + r"\s+work\s+(?:for|with)" + _END),
+        (
+            "person",
+            r"^(?:which|what)\s+(?:organi[sz]ation|company|firm|employer|council|college|institution|body)"
+            r"\s+(?:is|was|does|did)\s+"
+            + _T
+            + r"\s+(?:with|at|from|in|part\s+of|work\s+(?:at|for)|working\s+(?:at|for)"
+            r"|belong\s+to|represent)" + _END,
+        ),
+        (
+            "person",
+            r"^what(?:\s+is|\s+was|'s|’s)\s+" + _T + r"(?:'s|’s|'|’)\s+(?:current\s+)?(?:role|title|job|position"
+            r"|function|occupation|background)" + _END,
+        ),
+        (
+            "person",
+            r"^what\s+(?:role|title|job|position)\s+(?:does|did|has)\s+" + _T + r"(?:\s+(?:have|hold|do|got))?" + _END,
+        ),
+        ("person", r"^what\s+(?:does|did)\s+" + _T + r"\s+do(?:\s+for\s+a\s+living)?" + _END),
+        ("organisation", r"^who\s+(?:is|are)\s+(?:at|from|with)\s+(?:the\s+)?" + _T + _END),
+        ("organisation", r"^who\s+(?:works?|is\s+working|are\s+working)\s+(?:at|for)\s+(?:the\s+)?" + _T + _END),
+        (
+            "organisation",
+            r"^(?:list\s+)?(?:the\s+)?(?:people|staff|employees)\s+(?:at|of|from)\s+(?:the\s+)?" + _T + _END,
+        ),
+        ("role", r"^who\s+(?:is|was|'s|’s|are)\s+(?:the|our|their)\s+(?!people\b|staff\b)" + _T + _END),
+        (
+            "role",
+            r"^who(?:'s|’s)?\s+(?:holds|has|serves\s+as|acts\s+as|is\s+serving\s+as)\s+(?:the\s+)?"
+            + _T
+            + r"(?:\s+(?:role|title|job|position))?"
+            + _END,
+        ),
+        ("role", r"^who\s+(?:is|are)\s+in\s+charge\s+of\s+" + _T + _END),
+    )
+)
 
 _NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|for|and|de|van|von|du|la|le)?\s*[A-Z][\w'’-]*)*")
-_LEAD = {"Who", "What", "Where", "Which", "When", "How", "Is", "Are", "Does", "Do", "Did", "Can", "Could", "Tell",
-         "Brief", "Give", "Show", "List", "I", "I'm", "I've", "My", "Has", "Have", "And", "The", "Any", "Please"}
+_LEAD = {
+    "Who",
+    "What",
+    "Where",
+    "Which",
+    "When",
+    "How",
+    "Is",
+    "Are",
+    "Does",
+    "Do",
+    "Did",
+    "Can",
+    "Could",
+    "Tell",
+    "Brief",
+    "Give",
+    "Show",
+    "List",
+    "I",
+    "I'm",
+    "I've",
+    "My",
+    "Has",
+    "Have",
+    "And",
+    "The",
+    "Any",
+    "Please",
+}
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 
 
@@ -134,29 +264,35 @@ class Route:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"skill": self.skill.name if self.skill else None, "args": self.args, "method": self.method,
-                "intent": self.intent, "score": None if self.score is None else round(self.score, 3),
-                "notes": self.notes}
+        return {
+            "skill": self.skill.name if self.skill else None,
+            "args": self.args,
+            "method": self.method,
+            "intent": self.intent,
+            "score": None if self.score is None else round(self.score, 3),
+            "notes": self.notes,
+        }
 
 
 def clean_target(text: str) -> str:
     """'Kirsty Williams'' -> 'Kirsty Williams'; articles and trailing punctuation dropped."""
-    t = re.sub(r"^(?:the|mr\.?|mrs\.?|ms\.?)\s+", "", text.strip().strip("?.!\"“”"), flags=re.I)
+    t = re.sub(r"^(?:the|mr\.?|mrs\.?|ms\.?)\s+", "", text.strip().strip('?.!"“”'), flags=re.I)
     return _POSSESSIVE.sub("", t).strip()
 
 
 def mask_names(question: str) -> str:
     """The question with capitalised names replaced by X (not its first word): the
     exemplars are written that way, so a name does not pull the question anywhere."""
+
     def repl(m: re.Match) -> str:
         if m.start() == 0 or m.group(0).split()[0] in _LEAD:
             return m.group(0)
         return "X"
+
     return _NAME.sub(repl, question.strip())
 
 
-def _rule_args(intent: str, target: str | None, question: str, skill: Skill,
-               verb: str | None = None) -> dict[str, Any]:
+def _rule_args(intent: str, target: str | None, question: str, skill: Skill, verb: str | None = None) -> dict[str, Any]:
     if intent == "title_verb" and target:
         # One entry, the organisation's name whole: "chair of Children, Young People and Education Committee".
         # Whoever led or chaired "the X meeting" chaired X.
@@ -179,8 +315,11 @@ def _rule_args(intent: str, target: str | None, question: str, skill: Skill,
 
 
 def _names_in(question: str) -> list[str]:
-    return [clean_target(m.group(0)) for m in _NAME.finditer(question)
-            if m.start() > 0 and m.group(0).split()[0] not in _LEAD]
+    return [
+        clean_target(m.group(0))
+        for m in _NAME.finditer(question)
+        if m.start() > 0 and m.group(0).split()[0] not in _LEAD
+    ]
 
 
 def _embedding_args(intent: str, question: str, skill: Skill) -> dict[str, Any]:
@@ -294,8 +433,9 @@ def resolve_targets(r: Route, api: Any) -> Route:
             listed = ", ".join(f["name"] for f in found[:6]) + (", ..." if len(found) > 6 else "")
             both = "both" if len(found) == 2 else f"all {len(found)}"
             if key == "target":
-                r.notes.append(f"{name}: {len(found)} people ({listed}); answering for {found[0]['name']}, "
-                               f"name one to choose")
+                r.notes.append(
+                    f"{name}: {len(found)} people ({listed}); answering for {found[0]['name']}, name one to choose"
+                )
                 continue
             r.notes.append(f"{name}: {len(found)} people ({listed}); answering for {both}")
             ids.extend(f["id"] for f in found)

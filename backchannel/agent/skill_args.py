@@ -22,16 +22,20 @@ def _kind(name: str, spec: dict[str, Any]) -> str:
 
 
 def _bad(skill: Skill, name: str, value: Any, expected: str) -> SkillError:
-    return SkillError(f"skill {skill.name}: --arg {name}={value!r} is not valid: {expected} "
-                      f"({skill.params[name].get('doc', '')}; default {skill.params[name].get('default')!r})")
+    return SkillError(
+        f"skill {skill.name}: --arg {name}={value!r} is not valid: {expected} "
+        f"({skill.params[name].get('doc', '')}; default {skill.params[name].get('default')!r})"
+    )
 
 
 def check_args(skill: Skill, args: dict[str, Any]) -> None:
     """Raises SkillError for an unknown parameter or a value of the wrong kind."""
     unknown = set(args) - set(skill.params)
     if unknown:
-        raise SkillError(f"skill {skill.name!r} has no parameter {', '.join(sorted(unknown))}"
-                         f" (it takes: {', '.join(skill.params) or 'none'})")
+        raise SkillError(
+            f"skill {skill.name!r} has no parameter {', '.join(sorted(unknown))}"
+            f" (it takes: {', '.join(skill.params) or 'none'})"
+        )
     for name, value in args.items():
         if value is None:
             continue

@@ -35,10 +35,10 @@ def _skill_function(skill: Skill, index: int) -> ast.FunctionDef:
     # `result = None` first: a skill that assigns nothing returns None, as a lone program would.
     start = ast.Assign(targets=[ast.Name("result", ast.Store())], value=ast.Constant(None))
     ret = ast.Return(value=ast.Name("result", ast.Load()))
-    args = ast.arguments(posonlyargs=[], args=[ast.arg("context")], vararg=None, kwonlyargs=[],
-                         kw_defaults=[], kwarg=None, defaults=[])
-    func = ast.FunctionDef(name=f"_skill_{index}", args=args, body=[start, *body, ret], decorator_list=[],
-                           returns=None)
+    args = ast.arguments(
+        posonlyargs=[], args=[ast.arg("context")], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+    )
+    func = ast.FunctionDef(name=f"_skill_{index}", args=args, body=[start, *body, ret], decorator_list=[], returns=None)
     if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
         func.type_params = []
     return func
@@ -57,7 +57,8 @@ def combined_program(skills: list[Skill]) -> str:
         f"        {_RESULTS}.append({{'ok': True, 'result': _run(context['skills'][_i])}})\n"
         f"    except Exception as _exc:\n"
         f"        {_RESULTS}.append({{'ok': False, 'error': repr(_exc)}})\n"
-        f"result = {_RESULTS}\n")
+        f"result = {_RESULTS}\n"
+    )
     module = ast.Module(body=[*funcs, *driver.body], type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(module)) + "\n"
 
@@ -68,7 +69,7 @@ def split_output(output: str | None, count: int) -> list[str]:
     current = None
     for line in (output or "").splitlines(keepends=True):
         if line.startswith(SKILL_MARK):
-            tail = line[len(SKILL_MARK):].strip()
+            tail = line[len(SKILL_MARK) :].strip()
             if tail.isdigit() and int(tail) < count:
                 current = int(tail)
                 continue
@@ -77,8 +78,9 @@ def split_output(output: str | None, count: int) -> list[str]:
     return parts
 
 
-def run_batch(skills: list[Skill], contexts: list[dict[str, Any]], api: Any,
-              settings: Any) -> tuple[list[dict[str, Any]], list[str], Any] | None:
+def run_batch(
+    skills: list[Skill], contexts: list[dict[str, Any]], api: Any, settings: Any
+) -> tuple[list[dict[str, Any]], list[str], Any] | None:
     """Run `skills` (with their `contexts`) in one sandbox child. Returns
     (per-skill outcomes, per-skill output, the SandboxResult), or None when the
     combined run failed as a whole and the skills should run one child each."""

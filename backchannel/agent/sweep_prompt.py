@@ -29,8 +29,10 @@ from backchannel.skills import Skill
 CORE_METHODS = ("me", "resolve", "entity", "evidence")
 RUN_SKILL = "run_skill"
 _LINE = re.compile(r"\bline (\d+)\b")
-CANDIDATE_LINE = (f"# Candidate(kind: {' | '.join(CANDIDATE_KINDS)}, entities: [ids], path: [ids],"
-                  " evidence: [assertion ids], score: 0..1, why: str); a dict of the same keys will do.")
+CANDIDATE_LINE = (
+    f"# Candidate(kind: {' | '.join(CANDIDATE_KINDS)}, entities: [ids], path: [ids],"
+    " evidence: [assertion ids], score: 0..1, why: str); a dict of the same keys will do."
+)
 
 
 def prompt_text(name: str) -> str:
@@ -43,8 +45,11 @@ def methods_called(source: str) -> set[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
-    return {n.attr for n in ast.walk(tree)
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "api"}
+    return {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "api"
+    }
 
 
 def methods_for(skills: list[Skill]) -> list[str]:
@@ -76,19 +81,28 @@ def skill_stub(skill: Skill) -> str:
     return f'{head}\n    """{skill.doc}{docs}"""'
 
 
-def build_messages(context: dict[str, Any], question: str | None, skills: list[Skill],
-                   wake: str) -> list[dict[str, str]]:
-    task = f"Answer this question from the user: {question}" if question else (
-        f"A wake of kind {wake!r} happened. Find what the user should act on now.")
+def build_messages(
+    context: dict[str, Any], question: str | None, skills: list[Skill], wake: str
+) -> list[dict[str, str]]:
+    task = (
+        f"Answer this question from the user: {question}"
+        if question
+        else (f"A wake of kind {wake!r} happened. Find what the user should act on now.")
+    )
     skill_text = ""
     if skills:
-        skill_text = ("\n## Prepared skills (call them; parameters not given come from `context`)\n```python\n"
-                      + "\n".join(skill_stub(s) for s in skills) + "\n```\n")
+        skill_text = (
+            "\n## Prepared skills (call them; parameters not given come from `context`)\n```python\n"
+            + "\n".join(skill_stub(s) for s in skills)
+            + "\n```\n"
+        )
     user = prompt_text("sweep_task.md").format(
-        task=task, context=json.dumps(context, default=str, ensure_ascii=False, separators=(",", ":")),
-        stubs=api_text(methods_for(skills)), skills=skill_text)
-    return [{"role": "system", "content": prompt_text("sweep_system.md").strip()},
-            {"role": "user", "content": user}]
+        task=task,
+        context=json.dumps(context, default=str, ensure_ascii=False, separators=(",", ":")),
+        stubs=api_text(methods_for(skills)),
+        skills=skill_text,
+    )
+    return [{"role": "system", "content": prompt_text("sweep_system.md").strip()}, {"role": "user", "content": user}]
 
 
 def _plain(value: Any) -> Any:
@@ -99,8 +113,10 @@ def skills_prelude(skills: list[Skill], bases: list[dict[str, Any]]) -> str:
     """The program that defines `run_skill` over `skills`; `bases[i]` is skill i's
     context before the call's arguments (its defaults and the wake's)."""
     funcs = [_skill_function(s, i) for i, s in enumerate(skills)]
-    table = {s.name: (i, _plain(b), sorted(k for k, v in s.params.items() if v.get("list")))
-             for i, (s, b) in enumerate(zip(skills, bases))}
+    table = {
+        s.name: (i, _plain(b), sorted(k for k, v in s.params.items() if v.get("list")))
+        for i, (s, b) in enumerate(zip(skills, bases))
+    }
     driver = ast.parse(
         f"_skill_table = {table!r}\n"
         f"_skill_funcs = [{', '.join(f.name for f in funcs)}]\n"
@@ -115,7 +131,8 @@ def skills_prelude(skills: list[Skill], bases: list[dict[str, Any]]) -> str:
         "        if key in lists and value is not None and not isinstance(value, (list, tuple)):\n"
         "            value = [value]\n"
         "        ctx[key] = value\n"
-        "    return _skill_funcs[index](ctx)\n")
+        "    return _skill_funcs[index](ctx)\n"
+    )
     module = ast.Module(body=[*funcs, *driver.body], type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(module)) + "\n"
 

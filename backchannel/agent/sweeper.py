@@ -38,10 +38,18 @@ class SweepResult:
     route: dict[str, Any] | None = None  # how a question picked its skill (routing.Route.to_dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"candidates": [c.to_dict() for c in self.candidates], "skill": self.skill, "code": self.code,
-                "attempts": self.attempts, "sandbox_stats": self.sandbox_stats, "errors": self.errors,
-                "budget_stopped": self.budget_stopped, "nothing_found": self.nothing_found, "notes": self.notes,
-                "route": self.route}
+        return {
+            "candidates": [c.to_dict() for c in self.candidates],
+            "skill": self.skill,
+            "code": self.code,
+            "attempts": self.attempts,
+            "sandbox_stats": self.sandbox_stats,
+            "errors": self.errors,
+            "budget_stopped": self.budget_stopped,
+            "nothing_found": self.nothing_found,
+            "notes": self.notes,
+            "route": self.route,
+        }
 
 
 def prompt_text(name: str) -> str:
@@ -94,8 +102,9 @@ def choose_skills(context: dict[str, Any], question: str | None, paths: Any) -> 
     return relevant_skills(wake, paths) or [get_skill(n, paths) for n in WAKE_SKILLS["sweep"]]
 
 
-def run_skill(skill: Skill, api: Any, settings: Any, *, args: dict[str, Any] | None = None,
-              context: dict[str, Any] | None = None) -> tuple[list[Candidate], Any]:
+def run_skill(
+    skill: Skill, api: Any, settings: Any, *, args: dict[str, Any] | None = None, context: dict[str, Any] | None = None
+) -> tuple[list[Candidate], Any]:
     """Run one skill through the sandbox; returns (candidates, SandboxResult)."""
     ctx = skill.context_for(args, {**(context or {}), **_wake_args(skill, context or {})})
     return _run_one(skill, ctx, api, settings)
@@ -137,8 +146,9 @@ def _program_text(skill: Skill, args: dict[str, Any]) -> str:
     return f"# skill: {skill.name}\n# arguments: {given}\n{skill.source_code.strip()}"
 
 
-def _offline(context: dict[str, Any], question: str | None, api: Any, settings: Any, paths: Any,
-             errors: list[str]) -> SweepResult:
+def _offline(
+    context: dict[str, Any], question: str | None, api: Any, settings: Any, paths: Any, errors: list[str]
+) -> SweepResult:
     routed = None
     try:
         if question and not context.get("skill"):
@@ -153,8 +163,16 @@ def _offline(context: dict[str, Any], question: str | None, api: Any, settings: 
     if not skills:
         errors = errors + ["no prepared skill matches this question; configure a sweep model for open questions"]
         why = "; ".join(routed.notes) if routed and routed.notes else "no prepared skill matches this question"
-        return SweepResult([], None, f"# no program ran: {why}\n", 0, {}, errors,
-                           notes=routed.notes if routed else [], route=routed.to_dict() if routed else None)
+        return SweepResult(
+            [],
+            None,
+            f"# no program ran: {why}\n",
+            0,
+            {},
+            errors,
+            notes=routed.notes if routed else [],
+            route=routed.to_dict() if routed else None,
+        )
     candidates: list[Candidate] = []
     stats: dict[str, Any] = {}
     reasons: list[str] = []
@@ -192,9 +210,17 @@ def _offline(context: dict[str, Any], question: str | None, api: Any, settings: 
             candidates.extend(found)
     candidates.sort(key=lambda c: -c.score)
     code = "\n\n".join(_program_text(s, ran_args.get(s.name) or {}) for s in skills)
-    return SweepResult(candidates, "+".join(s.name for s in skills), code, 0, stats, errors,
-                       nothing_found=[] if candidates else reasons,
-                       notes=routed.notes if routed else [], route=routed.to_dict() if routed else None)
+    return SweepResult(
+        candidates,
+        "+".join(s.name for s in skills),
+        code,
+        0,
+        stats,
+        errors,
+        nothing_found=[] if candidates else reasons,
+        notes=routed.notes if routed else [],
+        route=routed.to_dict() if routed else None,
+    )
 
 
 # -- with a model: generated code --------------------------------------------
@@ -228,8 +254,16 @@ class Sweeper(Agent):
         return _sweep(self, context, question)
 
 
-def sweep(context: dict[str, Any], *, api: Any, settings: Any, paths: Any, gateway: Any = None,
-          run_id: str | None = None, question: str | None = None) -> SweepResult:
+def sweep(
+    context: dict[str, Any],
+    *,
+    api: Any,
+    settings: Any,
+    paths: Any,
+    gateway: Any = None,
+    run_id: str | None = None,
+    question: str | None = None,
+) -> SweepResult:
     """Candidates for a wake (`context["wake"]`: meeting_soon, signal, sweep...) or a
     question. Never raises for what a program or a model does; see `errors`."""
     agent = Sweeper(gateway=gateway, run_id=run_id, settings=settings, api=api, skill_paths=paths)
@@ -245,8 +279,18 @@ def _sweep(agent: Sweeper, context: dict[str, Any], question: str | None) -> Swe
     offline = gateway is None or settings.models.sweep == "offline"
     if offline:
         result = _offline(context, question, api, settings, paths, [])
-        _log(api, run_id, "sweep.offline", {"skill": result.skill, "candidates": len(result.candidates),
-                                            "errors": result.errors, "stats": result.sandbox_stats}, "sweep:offline")
+        _log(
+            api,
+            run_id,
+            "sweep.offline",
+            {
+                "skill": result.skill,
+                "candidates": len(result.candidates),
+                "errors": result.errors,
+                "stats": result.sandbox_stats,
+            },
+            "sweep:offline",
+        )
         return result
     from backchannel.agent import sweep_prompt
     from backchannel.agent.models import BudgetExhausted, GatewayError
@@ -281,8 +325,19 @@ def _sweep(agent: Sweeper, context: dict[str, Any], question: str | None) -> Swe
                 candidates = candidates_from_result(res.result)
             except CandidateError as exc:
                 error = f"the result is not a list of candidates: {exc}"
-        _log(api, run_id, "sweep.attempt", {"attempt": attempt, "ok": error is None, "error": error,
-                                            "candidates": len(candidates), "stats": res.stats}, f"sweep:{attempt}")
+        _log(
+            api,
+            run_id,
+            "sweep.attempt",
+            {
+                "attempt": attempt,
+                "ok": error is None,
+                "error": error,
+                "candidates": len(candidates),
+                "stats": res.stats,
+            },
+            f"sweep:{attempt}",
+        )
         if error is None:
             return SweepResult(candidates, "generated", code, attempt, stats, errors)
         errors.append(f"attempt {attempt}: {error}")
@@ -290,8 +345,12 @@ def _sweep(agent: Sweeper, context: dict[str, Any], question: str | None) -> Swe
             error = f"{error}\n\nThe program printed:\n{res.output[-1000:]}"
         messages = messages + [
             {"role": "assistant", "content": completion.text},
-            {"role": "user", "content": prompt_text("sweep_retry.md").format(
-                attempt=attempt, attempts=attempts_allowed, error=(error or "")[-MAX_ERROR_CHARS:])},
+            {
+                "role": "user",
+                "content": prompt_text("sweep_retry.md").format(
+                    attempt=attempt, attempts=attempts_allowed, error=(error or "")[-MAX_ERROR_CHARS:]
+                ),
+            },
         ]
     fallback = _offline(context, question, api, settings, paths, errors + ["falling back to prepared skills"])
     fallback.attempts = attempt

@@ -42,8 +42,16 @@ from pydantic import BaseModel, create_model
 
 from backchannel.agent.base import Agent, CompletionFailed, MethodSpec, completed_body, type_name
 
-_SCALARS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "None": type(None),
-                            "Any": Any, "dict": dict, "list": list}
+_SCALARS: dict[str, Any] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "None": type(None),
+    "Any": Any,
+    "dict": dict,
+    "list": list,
+}
 
 
 class UserAgentError(Exception):
@@ -114,9 +122,11 @@ class _Types:
                 return Literal[tuple(a.value for a in args if isinstance(a, ast.Constant))]
             if node.value.id == "Optional" and len(args) == 1:
                 return self.read(args[0]) | None
-        raise UserAgentError(f"{self.origin}: annotation {ast.unparse(node)!r} is not one a user agent may use "
-                             "(str, int, float, bool, None, list[X], dict[str, X], X | None, Literal[...], "
-                             "or a class of the file made of annotated fields)")
+        raise UserAgentError(
+            f"{self.origin}: annotation {ast.unparse(node)!r} is not one a user agent may use "
+            "(str, int, float, bool, None, list[X], dict[str, X], X | None, Literal[...], "
+            "or a class of the file made of annotated fields)"
+        )
 
     def model(self, name: str) -> type[BaseModel]:
         if name not in self.built:
@@ -129,8 +139,9 @@ class _Types:
                         try:
                             default = ast.literal_eval(item.value)
                         except ValueError:
-                            raise UserAgentError(f"{self.origin}: {name}.{item.target.id}: a default must be a literal")\
-                                from None
+                            raise UserAgentError(
+                                f"{self.origin}: {name}.{item.target.id}: a default must be a literal"
+                            ) from None
                     fields[item.target.id] = (self.read(item.annotation), default)
                 elif not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)):
                     raise UserAgentError(f"{self.origin}: class {name} may hold only annotated fields and a docstring")
@@ -163,17 +174,27 @@ def parse_agent(text: str, origin: str) -> UserAgentFile:
             continue
         source = textwrap.dedent(ast.get_source_segment(text, item) or "")
         args = item.args.args[1:]
-        defaults = dict(zip([a.arg for a in args][len(args) - len(item.args.defaults):],
-                            [ast.literal_eval(d) for d in item.args.defaults]))
+        defaults = dict(
+            zip(
+                [a.arg for a in args][len(args) - len(item.args.defaults) :],
+                [ast.literal_eval(d) for d in item.args.defaults],
+            )
+        )
         done = completed_body(source)
         doc = inspect.cleandoc(ast.get_docstring(item) or "")
         if done and not doc:
             raise UserAgentError(f"{origin}: {cls.name}.{item.name}: a completed method needs a docstring (its prompt)")
         if done and item.returns is None:
             raise UserAgentError(f"{origin}: {cls.name}.{item.name}: a completed method needs a return type")
-        methods[item.name] = UserMethod(item.name, doc, [(a.arg, types.read(a.annotation)) for a in args],
-                                        types.read(item.returns) if item.returns is not None else Any, done,
-                                        source, defaults)
+        methods[item.name] = UserMethod(
+            item.name,
+            doc,
+            [(a.arg, types.read(a.annotation)) for a in args],
+            types.read(item.returns) if item.returns is not None else Any,
+            done,
+            source,
+            defaults,
+        )
     if role not in ("draft", "sweep", "judge"):
         raise UserAgentError(f"{origin}: role must be draft, sweep or judge, not {role!r}")
     from backchannel.sandbox.policy import PolicyViolation, check_source
@@ -198,16 +219,24 @@ class UserAgent(Agent):
     def spec(self, method: str) -> MethodSpec:
         m = self.parsed.methods[method]
         params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + [
-            inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=a,
-                              default=m.defaults.get(n, inspect.Parameter.empty)) for n, a in m.params]
-        return MethodSpec(self.parsed.name, m.name, m.doc, tuple(m.params), m.returns, self.parsed.role,
-                          inspect.Signature(params))
+            inspect.Parameter(
+                n,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=a,
+                default=m.defaults.get(n, inspect.Parameter.empty),
+            )
+            for n, a in m.params
+        ]
+        return MethodSpec(
+            self.parsed.name, m.name, m.doc, tuple(m.params), m.returns, self.parsed.role, inspect.Signature(params)
+        )
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call `method`: a completed one by the model, a body in the sandbox."""
         if method not in self.parsed.methods:
-            raise UserAgentError(f"{self.parsed.name} has no method {method!r} "
-                                 f"(it has: {', '.join(self.parsed.methods) or 'none'})")
+            raise UserAgentError(
+                f"{self.parsed.name} has no method {method!r} (it has: {', '.join(self.parsed.methods) or 'none'})"
+            )
         m = self.parsed.methods[method]
         spec = self.spec(method)
         bound = spec.signature.bind(self, *args, **kwargs)
@@ -215,8 +244,11 @@ class UserAgent(Agent):
         values = {n: bound.arguments[n] for n, _ in m.params}
         if m.completed:
             if self.gateway is None or not self.gateway.available(self.parsed.role):
-                raise CompletionFailed(method, f"no model is configured for role {self.parsed.role!r}, and a user "
-                                               "agent's completed method has no offline implementation")
+                raise CompletionFailed(
+                    method,
+                    f"no model is configured for role {self.parsed.role!r}, and a user "
+                    "agent's completed method has no offline implementation",
+                )
             return self._by_model(spec, values)
         return self._in_sandbox(m, values)
 
@@ -269,13 +301,34 @@ def describe_user_agents(paths: Any, settings: Any) -> list[dict[str, Any]]:
         try:
             parsed = parse_agent(f.read_text(encoding="utf-8"), str(f))
         except (UserAgentError, OSError, ValueError) as exc:
-            rows.append({"agent": f.stem, "method": None, "runs": None, "model": None, "role": None,
-                         "offline": None, "returns": None, "origin": str(f), "error": str(exc)})
+            rows.append(
+                {
+                    "agent": f.stem,
+                    "method": None,
+                    "runs": None,
+                    "model": None,
+                    "role": None,
+                    "offline": None,
+                    "returns": None,
+                    "origin": str(f),
+                    "error": str(exc),
+                }
+            )
             continue
         model = getattr(settings.models, ROLE_FIELDS[parsed.role], "offline") if settings is not None else "offline"
         for m in parsed.methods.values():
             runs = ("offline" if model == "offline" else "model") if m.completed else "sandbox"
-            rows.append({"agent": parsed.name, "method": m.name, "runs": runs,
-                         "model": model if m.completed and model != "offline" else None, "role": parsed.role,
-                         "offline": None, "returns": type_name(m.returns), "origin": str(f), "error": None})
+            rows.append(
+                {
+                    "agent": parsed.name,
+                    "method": m.name,
+                    "runs": runs,
+                    "model": model if m.completed and model != "offline" else None,
+                    "role": parsed.role,
+                    "offline": None,
+                    "returns": type_name(m.returns),
+                    "origin": str(f),
+                    "error": None,
+                }
+            )
     return rows

@@ -66,10 +66,14 @@ class Message(BaseModel):
     """What the user reads, and the message they could send."""
 
     title: str = Field(min_length=3, max_length=200, description="one line for the user")
-    body: str = Field(min_length=3, max_length=2000,
-                      description="two to four sentences telling the user what to do and why, citing the evidence")
-    message: str | None = Field(default=None, max_length=2000,
-                                description="the message the user could send, or null when none fits")
+    body: str = Field(
+        min_length=3,
+        max_length=2000,
+        description="two to four sentences telling the user what to do and why, citing the evidence",
+    )
+    message: str | None = Field(
+        default=None, max_length=2000, description="the message the user could send, or null when none fits"
+    )
 
 
 def when_of(e: Evidence) -> str:
@@ -80,16 +84,33 @@ def when_of(e: Evidence) -> str:
 
 
 def excerpts_of(evidence: list[Evidence]) -> list[Excerpt]:
-    return [Excerpt(quote=(e.quote or "").strip()[:MAX_QUOTE_CHARS] or None, speaker=e.speaker or "someone",
-                    when=when_of(e), source=e.source_title or None) for e in evidence[:MAX_EXCERPTS]]
+    return [
+        Excerpt(
+            quote=(e.quote or "").strip()[:MAX_QUOTE_CHARS] or None,
+            speaker=e.speaker or "someone",
+            when=when_of(e),
+            source=e.source_title or None,
+        )
+        for e in evidence[:MAX_EXCERPTS]
+    ]
 
 
-def path_of(c: Candidate, names: dict[int, str], signals: list[str] | None = None, judged: Any = None,
-            evidence: list[Evidence] | None = None) -> Path:
+def path_of(
+    c: Candidate,
+    names: dict[int, str],
+    signals: list[str] | None = None,
+    judged: Any = None,
+    evidence: list[Evidence] | None = None,
+) -> Path:
     """The Path of candidate `c` (its `evidence` filled in, or `evidence` given), with the
     entities' `names`; `judged`: the engine's offline judgement, for the offline judge."""
-    p = Path(kind=c.kind, why=c.why or "-", people=[names.get(i, f"#{i}") for i in c.entities],
-             evidence=excerpts_of(c.evidence if evidence is None else evidence), signals=list(signals or []))
+    p = Path(
+        kind=c.kind,
+        why=c.why or "-",
+        people=[names.get(i, f"#{i}") for i in c.entities],
+        evidence=excerpts_of(c.evidence if evidence is None else evidence),
+        signals=list(signals or []),
+    )
     p._candidate, p._names, p._judged = c, dict(names), judged
     p._evidence_ids = [e.assertion_id for e in (c.evidence if evidence is None else evidence)[:MAX_EXCERPTS]]
     return p
@@ -248,8 +269,11 @@ def _offline_judgement(agent: Agent, path: Path) -> Judgement:
     judged = path._judged
     if judged is None:
         return Judgement(worth_it=False, score=0.0, reason="not judged")
-    return Judgement(worth_it=getattr(judged, "veto", None) is None, score=float(judged.score),
-                     reason="; ".join(getattr(judged, "reasons", []) or []))
+    return Judgement(
+        worth_it=getattr(judged, "veto", None) is None,
+        score=float(judged.score),
+        reason="; ".join(getattr(judged, "reasons", []) or []),
+    )
 
 
 def _template(agent: Agent, path: Path) -> Message:
@@ -262,8 +286,12 @@ def _template(agent: Agent, path: Path) -> Message:
     return Message.model_construct(title=d.title, body=d.body, message=d.message)
 
 
-for _agent, _judge in ((Introductions, "worth_an_introduction"), (Briefs, "worth_a_brief"),
-                       (Commitments, "worth_a_reminder"), (Reconnects, "worth_a_reconnect")):
+for _agent, _judge in (
+    (Introductions, "worth_an_introduction"),
+    (Briefs, "worth_a_brief"),
+    (Commitments, "worth_a_reminder"),
+    (Reconnects, "worth_a_reconnect"),
+):
     _agent.offline(_judge)(_offline_judgement)
     _agent.offline("draft")(_template)
 Answers.offline("draft")(_template)
@@ -275,5 +303,18 @@ def agent_for(kind: str) -> type[KindAgent]:
     return KIND_AGENTS.get(kind, Answers)
 
 
-__all__ = ["Answers", "Briefs", "Commitments", "Excerpt", "Introductions", "Judgement", "KIND_AGENTS", "KindAgent",
-           "Message", "Path", "Reconnects", "agent_for", "path_of"]
+__all__ = [
+    "Answers",
+    "Briefs",
+    "Commitments",
+    "Excerpt",
+    "Introductions",
+    "Judgement",
+    "KIND_AGENTS",
+    "KindAgent",
+    "Message",
+    "Path",
+    "Reconnects",
+    "agent_for",
+    "path_of",
+]

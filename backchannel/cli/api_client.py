@@ -99,24 +99,35 @@ def connect(paths: Paths, timeout: float = DEFAULT_TIMEOUT_S, health_timeout_s: 
         return None  # it stopped meanwhile
     pid = _holder_pid(paths)
     if not sock.exists():
-        raise UserError(f"the daemon (PID {pid}) is running but its API socket {sock} did not appear "
-                        f"within {SOCKET_WAIT_S:.0f} s; see its log (journalctl --user -u backchannel)")
+        raise UserError(
+            f"the daemon (PID {pid}) is running but its API socket {sock} did not appear "
+            f"within {SOCKET_WAIT_S:.0f} s; see its log (journalctl --user -u backchannel)"
+        )
     try:
         token = paths.api_token_file.read_text().strip()
     except OSError as exc:
-        raise UserError(f"cannot read the daemon's API token {paths.api_token_file}: {exc.strerror or exc}; "
-                        f"run this command as the user the daemon (PID {pid}) runs as") from None
+        raise UserError(
+            f"cannot read the daemon's API token {paths.api_token_file}: {exc.strerror or exc}; "
+            f"run this command as the user the daemon (PID {pid}) runs as"
+        ) from None
     client = Client(paths, token, timeout)
     try:
         client.health(timeout=health_timeout_s)
     except DaemonError as exc:
         if exc.status == 401:
-            raise UserError(f"the daemon (PID {pid}) refused the API token in {paths.api_token_file}; the file "
-                            f"changed after it started: restart the daemon to issue a new one") from None
+            raise UserError(
+                f"the daemon (PID {pid}) refused the API token in {paths.api_token_file}; the file "
+                f"changed after it started: restart the daemon to issue a new one"
+            ) from None
         raise UserError(f"the daemon (PID {pid}) answered its health check with an error: {exc}") from None
     except (OSError, http.client.HTTPException) as exc:
-        why = f"no answer within {health_timeout_s:.0f} s" if isinstance(exc, TimeoutError) else \
-            f"{type(exc).__name__}: {exc}"
-        raise UserError(f"the daemon (PID {pid}) does not answer on {sock} ({why}); it may be busy or hung: "
-                        f"see its log, or restart it") from None
+        why = (
+            f"no answer within {health_timeout_s:.0f} s"
+            if isinstance(exc, TimeoutError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        raise UserError(
+            f"the daemon (PID {pid}) does not answer on {sock} ({why}); it may be busy or hung: "
+            f"see its log, or restart it"
+        ) from None
     return client

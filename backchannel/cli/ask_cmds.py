@@ -90,16 +90,21 @@ def ask(question: str, json_output: bool, show_code: bool) -> None:
     if not cands and out.get("why_nothing"):
         click.echo(f"Nothing found: {out['why_nothing']}.")
     elif not cands:
-        click.echo("Nothing found. (`--show-code` shows what was searched; `backchannel entities` lists "
-                   "the names memory knows.)")
+        click.echo(
+            "Nothing found. (`--show-code` shows what was searched; `backchannel entities` lists "
+            "the names memory knows.)"
+        )
     if not cands:
         for near in call(load_context(), "suggest_names", {"names": _names_asked(out)}):
             click.echo(f"{near['name']!r}: {near['suggestion']}")
     for err in out.get("errors") or []:
         click.echo(f"note: {err}", err=True)
-    click.echo(f"run {out['run_id']}: {plural(out['assertions_touched'], 'assertion')} touched, "
-               f"{plural(out['excerpts_sent'], 'excerpt')} sent to the drafter "
-               f"({out.get('skill') or 'no skill'})", err=True)
+    click.echo(
+        f"run {out['run_id']}: {plural(out['assertions_touched'], 'assertion')} touched, "
+        f"{plural(out['excerpts_sent'], 'excerpt')} sent to the drafter "
+        f"({out.get('skill') or 'no skill'})",
+        err=True,
+    )
 
 
 @click.group(invoke_without_command=True)
@@ -139,8 +144,11 @@ def _echo_agents(rows: list[dict[str, Any]]) -> None:
             shown = r["agent"]
             origin = "" if r.get("origin") == "builtin" else f"  ({r['origin']})"
             click.echo(f"{shown}{origin}")
-        how = {"model": f"model {r['model']}", "offline": f"offline ({r['offline'] or 'none: it needs a model'})",
-               "agent": f"sub-agent {r['returns']} (role {r['role']}: {r['model']})"}
+        how = {
+            "model": f"model {r['model']}",
+            "offline": f"offline ({r['offline'] or 'none: it needs a model'})",
+            "agent": f"sub-agent {r['returns']} (role {r['role']}: {r['model']})",
+        }
         click.echo(f"  {r['method']}: {how.get(r['runs'], r['runs'])}")
 
 
@@ -191,8 +199,11 @@ def skills_run(name: str, args: tuple[str, ...], json_output: bool) -> None:
     elif not out["candidates"]:
         click.echo("Nothing found. (`backchannel entities` lists the names memory knows.)")
     stats = out.get("stats") or {}
-    click.echo(f"{stats.get('api_calls', 0)} API calls, {stats.get('assertions_touched', 0)} assertions touched, "
-               f"{stats.get('wall_s', 0)} s", err=True)
+    click.echo(
+        f"{stats.get('api_calls', 0)} API calls, {stats.get('assertions_touched', 0)} assertions touched, "
+        f"{stats.get('wall_s', 0)} s",
+        err=True,
+    )
 
 
 @click.group("import")
@@ -213,8 +224,10 @@ def import_assertions(file: Path, json_output: bool) -> None:
     if json_output:
         echo_json(out)
         return
-    click.echo(f"{out['assertions_imported']} assertions imported, {out['assertions_skipped']} already there; "
-               f"{out['entities_created']} entities created, {out['entities_matched']} matched existing ones.")
+    click.echo(
+        f"{out['assertions_imported']} assertions imported, {out['assertions_skipped']} already there; "
+        f"{out['entities_created']} entities created, {out['entities_matched']} matched existing ones."
+    )
 
 
 @import_group.command("all")
@@ -230,6 +243,8 @@ def import_all(file: Path, json_output: bool) -> None:
     if json_output:
         echo_json(out)
         return
-    click.echo(f"{out['assertions_imported']} assertions, {out['proposals_imported']} proposals, "
-               f"{out['feedback_imported']} verdicts, {out['suppressions_imported']} suppressions imported; "
-               f"{out['entities_created']} entities created.")
+    click.echo(
+        f"{out['assertions_imported']} assertions, {out['proposals_imported']} proposals, "
+        f"{out['feedback_imported']} verdicts, {out['suppressions_imported']} suppressions imported; "
+        f"{out['entities_created']} entities created."
+    )

@@ -37,8 +37,10 @@ def load_context() -> Context:
         return Context(paths.ensure(), settings)
     except OSError as exc:  # e.g. BACKCHANNEL_HOME names a file, or a folder we may not write
         where = f" {exc.filename}" if exc.filename else ""
-        raise UserError(f"cannot create the data folders:{where}: {exc.strerror or exc} "
-                        "(check BACKCHANNEL_HOME, or XDG_CONFIG_HOME / XDG_DATA_HOME / XDG_STATE_HOME)") from None
+        raise UserError(
+            f"cannot create the data folders:{where}: {exc.strerror or exc} "
+            "(check BACKCHANNEL_HOME, or XDG_CONFIG_HOME / XDG_DATA_HOME / XDG_STATE_HOME)"
+        ) from None
 
 
 @contextmanager

@@ -30,8 +30,10 @@ def withdraw(name: str, aliases: tuple[str, ...], yes: bool, json_output: bool) 
 
     ctx = load_context()
     if lock_held(ctx.paths.lock_file):
-        raise UserError("the daemon is running: stop it first (a withdrawal erases and rewrites the database "
-                        "file), then run `backchannel consent withdraw` again")
+        raise UserError(
+            "the daemon is running: stop it first (a withdrawal erases and rewrites the database "
+            "file), then run `backchannel consent withdraw` again"
+        )
     if not yes and not click.confirm(f"Withdraw {name} and erase everything held about them?", default=False):
         raise click.exceptions.Abort()
     with open_store(ctx) as store:
@@ -44,8 +46,10 @@ def withdraw(name: str, aliases: tuple[str, ...], yes: bool, json_output: bool) 
         echo_json(report)
         return
     c = report["counts"]
-    click.echo(f"consent withdrawn ({report['label']}); erased {plural(c.get('assertions', 0), 'assertion')}, "
-               f"{plural(c.get('utterances', 0), 'utterance')}; database file rewritten")
+    click.echo(
+        f"consent withdrawn ({report['label']}); erased {plural(c.get('assertions', 0), 'assertion')}, "
+        f"{plural(c.get('utterances', 0), 'utterance')}; database file rewritten"
+    )
 
 
 @consent.command("list")
@@ -60,8 +64,10 @@ def list_withdrawals(json_output: bool) -> None:
         echo_json(data)
         return
     for w in data["withdrawn"]:
-        click.echo(f"{w['person']}  {w['label']}  {plural(w['names'], 'name')} (hashed)  since "
-                   f"{str(w['withdrawn_at'])[:10]} via {w['via']}")
+        click.echo(
+            f"{w['person']}  {w['label']}  {plural(w['names'], 'name')} (hashed)  since "
+            f"{str(w['withdrawn_at'])[:10]} via {w['via']}"
+        )
     for n in data["configured"]:
         click.echo(f"config     {n}")
     if not data["withdrawn"] and not data["configured"]:
@@ -99,5 +105,7 @@ def retention_sweep(json_output: bool) -> None:
         raise UserError(f"retention sweep {out.get('status')}: {out.get('reason')}")
     counts = (out.get("detail") or {}).get("retention", {}).get("counts", {})
     words = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()) or "nothing configured to expire"
-    click.echo(f"retention sweep {out['run_id']}{' (resumed)' if out.get('resumed_run') else ''}: {words}; "
-               f"database file {'rewritten' if out.get('rewritten') else 'unchanged'}")
+    click.echo(
+        f"retention sweep {out['run_id']}{' (resumed)' if out.get('resumed_run') else ''}: {words}; "
+        f"database file {'rewritten' if out.get('rewritten') else 'unchanged'}"
+    )

@@ -45,11 +45,15 @@ def _echo_mail(mail: dict | None) -> None:
     """Email: each IMAP folder's last sync and error, the latest unreadable messages."""
     if not mail or not (mail.get("configured") or mail.get("messages")):
         return
-    click.echo(f"mail: {mail['messages']} messages stored" + (f", account {mail['account']}" if mail.get("account") else ""))
+    click.echo(
+        f"mail: {mail['messages']} messages stored" + (f", account {mail['account']}" if mail.get("account") else "")
+    )
     for f in mail.get("folders") or []:
-        click.echo(f"  {f['folder']}: last sync {_when(f['last_sync_at']) if f['last_sync_at'] else 'never'}, "
-                   f"{f['messages']} stored, {f['failed']} unreadable, up to UID {f['last_uid']}"
-                   + (f"  problem: {f['last_error']}" if f.get("last_error") else ""))
+        click.echo(
+            f"  {f['folder']}: last sync {_when(f['last_sync_at']) if f['last_sync_at'] else 'never'}, "
+            f"{f['messages']} stored, {f['failed']} unreadable, up to UID {f['last_uid']}"
+            + (f"  problem: {f['last_error']}" if f.get("last_error") else "")
+        )
     for e in (mail.get("recent_errors") or [])[:5]:
         click.echo(f"  unreadable {e['origin']}: {e['error']}")
 
@@ -66,8 +70,10 @@ def status(json_output: bool) -> None:
         return
     d = st.get("daemon")
     if d:
-        click.echo(f"daemon: running, PID {d['pid']}, up {d['uptime_s']:.0f} s, queue {d['queue_length']}"
-                   + (f", busy with {d['current']['kind']}" if d.get("current") else ", idle"))
+        click.echo(
+            f"daemon: running, PID {d['pid']}, up {d['uptime_s']:.0f} s, queue {d['queue_length']}"
+            + (f", busy with {d['current']['kind']}" if d.get("current") else ", idle")
+        )
         if d.get("web"):  # the web app the daemon serves
             click.echo(f"web app: {d['web']} (`backchannel web --open` for a login link)")
     else:
@@ -90,8 +96,10 @@ def status(json_output: bool) -> None:
             click.echo(f"  {_when(m['starts_at'])}  {m['summary'] or '(untitled)'}  ({wake})")
     click.echo("recent wakes:")
     for r in st["recent_wakes"][:10]:
-        click.echo(f"  {_when(r['started_at'])}  {r['wake_kind']:<12} {r['status']:<8} {r['id']}"
-                   + (f"  ({r['reason']})" if r.get("reason") else ""))
+        click.echo(
+            f"  {_when(r['started_at'])}  {r['wake_kind']:<12} {r['status']:<8} {r['id']}"
+            + (f"  ({r['reason']})" if r.get("reason") else "")
+        )
     if not st["recent_wakes"]:
         click.echo("  none yet")
     else:
@@ -103,7 +111,7 @@ def status(json_output: bool) -> None:
         click.echo("recent questions (ask):")
         for r in asked:
             q = (r.get("question") or "")[:60]
-            click.echo(f"  {_when(r['started_at'])}  {r['status']:<8} {r['id']}  \"{q}\"")
+            click.echo(f'  {_when(r["started_at"])}  {r["status"]:<8} {r["id"]}  "{q}"')
     for p in st.get("config_problems") or []:
         click.echo(f"config problem: {p}")
     trig = (d or {}).get("triggers") or {}
@@ -118,10 +126,12 @@ def status(json_output: bool) -> None:
     if waiting:  # a failing channel keeps its deliveries queued: show them and why
         click.echo(f"deliveries not sent yet: {len(waiting)}")
         for w in waiting[:10]:
-            click.echo(f"  {w['proposal_id']} {w['channel']}: {w['status']}, {w['attempts']} attempt(s)"
-                       + (" (stuck)" if w.get("stuck") else "")
-                       + (f", next {_when(w['next_attempt_at'])}" if w["status"] == "queued" else "")
-                       + (f": {w['last_error']}" if w.get("last_error") else ""))
+            click.echo(
+                f"  {w['proposal_id']} {w['channel']}: {w['status']}, {w['attempts']} attempt(s)"
+                + (" (stuck)" if w.get("stuck") else "")
+                + (f", next {_when(w['next_attempt_at'])}" if w["status"] == "queued" else "")
+                + (f": {w['last_error']}" if w.get("last_error") else "")
+            )
 
 
 @click.command()
@@ -187,8 +197,10 @@ def render_proposal(p: dict) -> None:
         when = _when(e.get("said_at"))[:10]
         if e.get("date_origin") == "mtime":
             when = f"{when} (file date, not the meeting's)" if e.get("said_at") else "date unknown"
-        click.echo(f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
-                   f"{when}, {e.get('source_id')}{weight}")
+        click.echo(
+            f"  #{e.get('assertion_id')} “{e.get('quote')}” — {e.get('speaker') or '?'}, "
+            f"{when}, {e.get('source_id')}{weight}"
+        )
     if p.get("action"):
         click.echo("action to approve:")
         click.echo("  " + json.dumps(p["action"], ensure_ascii=False))
@@ -230,9 +242,11 @@ def _edge_spent(e: dict) -> str:
 
 def _edge_evidence(e: dict) -> str:
     ev = e.get("evidence") or {}
-    parts = [f"{label} {','.join(str(x) for x in ev[k][:6])}" + ("…" if len(ev[k]) > 6 else "")
-             for k, label in (("events", "event"), ("model_calls", "model call"), ("outbox", "outbox"),
-                              ("runs", "run")) if ev.get(k)]
+    parts = [
+        f"{label} {','.join(str(x) for x in ev[k][:6])}" + ("…" if len(ev[k]) > 6 else "")
+        for k, label in (("events", "event"), ("model_calls", "model call"), ("outbox", "outbox"), ("runs", "run"))
+        if ev.get(k)
+    ]
     if ev.get("assertions"):
         parts.append(f"{len(ev['assertions'])} assertion(s)")
     return "; ".join(parts) or "-"
@@ -248,7 +262,9 @@ def _render_edges(rows: list) -> None:
     several = len({e.get("dedupe_key") for e in rows if e.get("dedupe_key")}) > 1  # a run's candidates
     table = [("edge", "actor -> target", "crossed", "spent", "outcome", "evidence")]
     for e in rows:
-        crossed = f"{e['excerpts']} excerpts, {_size(int(e['bytes']))}" + (f", {e['tokens']} tokens" if e["tokens"] else "")
+        crossed = f"{e['excerpts']} excerpts, {_size(int(e['bytes']))}" + (
+            f", {e['tokens']} tokens" if e["tokens"] else ""
+        )
         outcome = e["outcome"] if e["outcome"] == "ok" else f"{e['outcome'].upper()}: {e.get('reason') or '?'}"
         who = f"{e['actor']} -> {e['target']}" + (f" ({e['dedupe_key']})" if several and e.get("dedupe_key") else "")
         table.append((e["edge"], who, crossed, _edge_spent(e), outcome, _edge_evidence(e)))
@@ -259,8 +275,7 @@ def _render_edges(rows: list) -> None:
     if limited:
         seen = set()
         for e in limited:
-            reach = ("every graph API method" if set(e["may_reach"]) == set(GRAPH_METHODS)
-                     else ", ".join(e["may_reach"]))
+            reach = "every graph API method" if set(e["may_reach"]) == set(GRAPH_METHODS) else ", ".join(e["may_reach"])
             line = f"{e['edge']}: {reach}"
             if line not in seen:
                 seen.add(line)
@@ -291,10 +306,14 @@ def _render_run_trace(t: dict) -> None:
             click.echo(f"  moved to {ing['moved_to']}")
     sw = t.get("sweep")
     if sw:
-        click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
-                   f"{sw['candidates']} candidate(s)" + (f"; errors: {'; '.join(sw['errors'])}" if sw.get("errors") else ""))
-        click.echo(f"sandbox: {t['sandbox']['assertions_touched']} assertions touched, "
-                   f"{t['sandbox']['excerpts_sent']} excerpts passed to the drafter")
+        click.echo(
+            f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
+            f"{sw['candidates']} candidate(s)" + (f"; errors: {'; '.join(sw['errors'])}" if sw.get("errors") else "")
+        )
+        click.echo(
+            f"sandbox: {t['sandbox']['assertions_touched']} assertions touched, "
+            f"{t['sandbox']['excerpts_sent']} excerpts passed to the drafter"
+        )
     click.echo("candidates:" + ("" if t["candidates"] else " none"))
     for c in t["candidates"]:
         score = f", judge {c['judge']['score']:.2f}" if c.get("judge") else ""
@@ -326,12 +345,16 @@ def trace(ref: str, json_output: bool) -> None:
     p, trig, sw, sb = t["proposal"], t["trigger"], t["sweep"], t["sandbox"]
     click.echo(f"{p['id']}  {p['title']}  ({p['status']})")
     click.echo(f"trigger: {_trigger_words(trig)}  run {t['run']['id']} ({t['run']['status']})")
-    click.echo(f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
-               f"{sw.get('attempts') or 1} attempt(s), {sw['candidates']} candidate(s)")
+    click.echo(
+        f"sweep: {'skill ' + str(sw['skill']) if sw.get('skill') else 'generated code'}, "
+        f"{sw.get('attempts') or 1} attempt(s), {sw['candidates']} candidate(s)"
+    )
     if sw.get("code") and not sw.get("skill"):
         click.echo("  code:\n    " + str(sw["code"]).replace("\n", "\n    "))
-    click.echo(f"sandbox: {sb['assertions_touched']} assertions touched, {sb['excerpts_sent']} excerpts passed to the drafter"
-               + (f"; {json.dumps(sb['stats'])}" if sb.get("stats") else ""))
+    click.echo(
+        f"sandbox: {sb['assertions_touched']} assertions touched, {sb['excerpts_sent']} excerpts passed to the drafter"
+        + (f"; {json.dumps(sb['stats'])}" if sb.get("stats") else "")
+    )
     j = t.get("judge")
     if j:
         sig = ", ".join(f"{k} {v:.2f}" for k, v in j["signals"].items())
@@ -356,11 +379,16 @@ def trace(ref: str, json_output: bool) -> None:
     _render_edges(t.get("edges") or [])
     click.echo("delivery:" + ("" if t["delivery"] else " none (no channel configured)"))
     for d in t["delivery"]:
-        click.echo(f"  {d['channel']}: {d['status']} after {d['attempts']} attempt(s)"
-                   + (f" ({d['last_error']})" if d.get("last_error") else ""))
+        click.echo(
+            f"  {d['channel']}: {d['status']} after {d['attempts']} attempt(s)"
+            + (f" ({d['last_error']})" if d.get("last_error") else "")
+        )
     for f in t.get("feedback") or []:
-        click.echo(f"feedback: {f['verdict']} via {f['via']}" + (f" (scope {f['scope']})" if f.get("scope") else "")
-                   + (f": {f['reason']}" if f.get("reason") else ""))
+        click.echo(
+            f"feedback: {f['verdict']} via {f['via']}"
+            + (f" (scope {f['scope']})" if f.get("scope") else "")
+            + (f": {f['reason']}" if f.get("reason") else "")
+        )
     if t.get("suppressed_since"):
         click.echo("suppressed since:")
         for x in t["suppressed_since"]:
@@ -370,9 +398,15 @@ def trace(ref: str, json_output: bool) -> None:
 @click.command()
 @click.argument("kind", type=click.Choice(["sweep", "calendar", "signals", "mail"]))
 @click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")
-@click.option("--wait", "wait_s", default=10.0, show_default=True, metavar="SECONDS",
-              help="With a running daemon: wait this long for a queued sweep to run, then say what it did "
-                   "(0: don't; no wait either when the daemon is busy with another wake).")
+@click.option(
+    "--wait",
+    "wait_s",
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With a running daemon: wait this long for a queued sweep to run, then say what it did "
+    "(0: don't; no wait either when the daemon is busy with another wake).",
+)
 def wake(kind: str, json_output: bool, wait_s: float) -> None:
     """Wake now: a sweep, a calendar refresh, a signal poll, or an IMAP
     sync (mail). With a running
@@ -389,13 +423,18 @@ def wake(kind: str, json_output: bool, wait_s: float) -> None:
     out = call(ctx, "wake", {"kind": kind})
     until = wake_report.quiet_until(ctx.settings)
     if busy and not out.get("ran_in_process"):  # it runs after what is ahead of it: no point waiting here
-        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon, behind the {busy} wake it is busy with"
-                   + (f"; proposals are held by quiet hours until {until}" if until else "")
-                   + " (see `backchannel status`)")
+        click.echo(
+            f"queued: {out.get('enqueued')} wake in the running daemon, behind the {busy} wake it is busy with"
+            + (f"; proposals are held by quiet hours until {until}" if until else "")
+            + " (see `backchannel status`)"
+        )
         return
     if not out.get("ran_in_process") and out.get("key") and wait_s > 0 and not json_output:
-        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon"
-                   + (f"; proposals are held by quiet hours until {until}" if until else "") + "; waiting for it...")
+        click.echo(
+            f"queued: {out.get('enqueued')} wake in the running daemon"
+            + (f"; proposals are held by quiet hours until {until}" if until else "")
+            + "; waiting for it..."
+        )
         ran = wake_report.wait_for_run(lambda op, args: call(ctx, op, args), out["key"], wait_s)
         if ran is None:
             click.echo(f"still queued or running after {wait_s:.0f} s: see `backchannel status`")
@@ -408,9 +447,11 @@ def wake(kind: str, json_output: bool, wait_s: float) -> None:
         echo_json(out)
         return
     if not out.get("ran_in_process"):
-        click.echo(f"queued: {out.get('enqueued')} wake in the running daemon"
-                   + (f"; proposals are held by quiet hours until {until}" if until else "")
-                   + " (see `backchannel status`)")
+        click.echo(
+            f"queued: {out.get('enqueued')} wake in the running daemon"
+            + (f"; proposals are held by quiet hours until {until}" if until else "")
+            + " (see `backchannel status`)"
+        )
         return
     for r in out["runs"]:
         click.echo(wake_report.run_line(r, until))

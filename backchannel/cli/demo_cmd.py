@@ -12,8 +12,11 @@ from backchannel.cli.common import echo_json
 
 
 @click.command()
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path),
-              help="Scratch folder to use (default: a new temporary folder).")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Scratch folder to use (default: a new temporary folder).",
+)
 @click.option("--json", "json_output", is_flag=True, help="Print the report as JSON.")
 def demo(home: Path | None, json_output: bool) -> None:
     """Run the whole loop offline on a sample corpus in a scratch home.
@@ -58,5 +61,7 @@ def demo(home: Path | None, json_output: bool) -> None:
         render_proposal(p)
         click.echo("")
     # Commands that can be pasted as they are (the old "a | b | c" read like a shell pipeline).
-    click.echo(f"done in {seconds} s. Explore it:\n  export BACKCHANNEL_HOME={home}\n"
-               "  backchannel proposals; backchannel show P-1; backchannel trace P-1")
+    click.echo(
+        f"done in {seconds} s. Explore it:\n  export BACKCHANNEL_HOME={home}\n"
+        "  backchannel proposals; backchannel show P-1; backchannel trace P-1"
+    )

@@ -24,8 +24,10 @@ def doctor(deep: bool, json_output: bool) -> None:
 
     progress = None
     if deep and not json_output:  # --deep takes seconds: say what it is doing, on stderr
+
         def progress(words: str) -> None:
             click.echo(f"checking {words}...", err=True)
+
     checks = run_checks(resolve_paths().ensure(), connect_api=connect, deep=deep, progress=progress)
     failed = any(c.status == "fail" for c in checks)
     if json_output:

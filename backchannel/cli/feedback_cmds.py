@@ -18,15 +18,22 @@ def _call(name: str, args: dict[str, Any]) -> Any:
 @click.command()
 @click.argument("proposal_id")
 @click.option("--reason", help="Why it is not useful (remembered, and shown when a similar one is suppressed).")
-@click.option("--scope", type=click.Choice(["this", "entity", "kind"]), default="this", show_default=True,
-              help="this: this proposal; entity: anything about its people/organisations; kind: every proposal of its kind.")
+@click.option(
+    "--scope",
+    type=click.Choice(["this", "entity", "kind"]),
+    default="this",
+    show_default=True,
+    help="this: this proposal; entity: anything about its people/organisations; kind: every proposal of its kind.",
+)
 @click.option("--entity", help="With --scope entity: only this one of the proposal's entities (id or name).")
 @click.option("--until", "until", metavar="DATE", help="Suppress only until this date (YYYY-MM-DD); default: for good.")
 def dismiss(proposal_id: str, reason: str | None, scope: str, entity: str | None, until: str | None) -> None:
     """Dismiss a proposal; similar ones are not proposed again."""
     out = _call("dismiss", {"id": proposal_id, "reason": reason, "scope": scope, "until": until, "entity": entity})
     until_txt = f" until {until}" if until else ""
-    click.echo(f"{out['id']} dismissed (scope {out['scope']}{until_txt})" + (f": {out['reason']}" if out["reason"] else ""))
+    click.echo(
+        f"{out['id']} dismissed (scope {out['scope']}{until_txt})" + (f": {out['reason']}" if out["reason"] else "")
+    )
 
 
 @click.command()
@@ -85,8 +92,11 @@ def approve(proposal_id: str, edit: bool, yes: bool, json_output: bool) -> None:
         _show_draft(action, digest)
     why_not = problem(action)
     if why_not:  # refuse before asking: there is nothing sendable to confirm
-        fix = ("run it again and correct the To: line" if edited is not None
-               else f"run `backchannel approve {info['id']} --edit` and put their address in the To: line")
+        fix = (
+            "run it again and correct the To: line"
+            if edited is not None
+            else f"run `backchannel approve {info['id']} --edit` and put their address in the To: line"
+        )
         raise UserError(f"cannot send this draft: {why_not}; {fix}. Nothing approved.")
     if not yes and not click.confirm(f"Send this to {action['to']}?", default=False):
         raise UserError("nothing approved")
@@ -99,7 +109,9 @@ def approve(proposal_id: str, edit: bool, yes: bool, json_output: bool) -> None:
     elif out.get("sent"):
         click.echo(f"{out['id']} approved and sent to {out['to']}")
     else:
-        click.echo(f"{out['id']} approved; sending to {out['to']} is queued: {out.get('detail') or 'the daemon sends it'}")
+        click.echo(
+            f"{out['id']} approved; sending to {out['to']} is queued: {out.get('detail') or 'the daemon sends it'}"
+        )
 
 
 @click.command()
@@ -115,8 +127,10 @@ def stats(days: int, json_output: bool) -> None:
     def pct(x: float | None) -> str:
         return "—" if x is None else f"{x:.0%}"
 
-    click.echo(f"last {plural(s['days'], 'day')}: {plural(s['proposals'], 'proposal')}, "
-               f"accepted {pct(s['acceptance_rate'])}, dismissed {pct(s['dismissal_rate'])}")
+    click.echo(
+        f"last {plural(s['days'], 'day')}: {plural(s['proposals'], 'proposal')}, "
+        f"accepted {pct(s['acceptance_rate'])}, dismissed {pct(s['dismissal_rate'])}"
+    )
     for d in s["per_day"]:
         click.echo(f"  {d['day']}  {'#' * min(d['proposals'], 40)} {d['proposals']}")
     if s.get("per_kind"):
@@ -124,10 +138,17 @@ def stats(days: int, json_output: bool) -> None:
         weights = s.get("judge_weights") or {}
         for kind, k in s["per_kind"].items():
             w = weights.get(kind, {})
-            how = (f"weights fitted on {w['examples']} verdicts" if w.get("source") == "fitted"
-                   else "prior weights" if w else "")
-            click.echo(f"  {kind:<13} {k['proposals']:>3} proposed, {k['accepted']} accepted, {k['dismissed']} "
-                       f"dismissed, precision {pct(k['precision'])}" + (f"; {how}" if how else ""))
+            how = (
+                f"weights fitted on {w['examples']} verdicts"
+                if w.get("source") == "fitted"
+                else "prior weights"
+                if w
+                else ""
+            )
+            click.echo(
+                f"  {kind:<13} {k['proposals']:>3} proposed, {k['accepted']} accepted, {k['dismissed']} "
+                f"dismissed, precision {pct(k['precision'])}" + (f"; {how}" if how else "")
+            )
     if s["suppressed_by_check"]:
         click.echo("suppressed by the gate:")
         for k, n in s["suppressed_by_check"].items():

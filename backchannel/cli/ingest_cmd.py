@@ -79,13 +79,22 @@ def _given_dates(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--json", "json_output", is_flag=True,
-              help='Print {"ingested":N,"skipped":N,"failed":[{"path":...,"error":...}]}.')
-@click.option("--date", "dates", metavar="[FILE=]YYYY-MM-DD", multiple=True,
-              help="The meeting date for files whose content and name carry none: DATE for all of them, "
-                   "FILE=DATE for one file (repeatable). Without it the date is unknown.")
-@click.option("--scope", metavar="WORD",
-              help="The scope of these sources (work, personal, a client's name), instead of [scope] folders/default.")
+@click.option(
+    "--json", "json_output", is_flag=True, help='Print {"ingested":N,"skipped":N,"failed":[{"path":...,"error":...}]}.'
+)
+@click.option(
+    "--date",
+    "dates",
+    metavar="[FILE=]YYYY-MM-DD",
+    multiple=True,
+    help="The meeting date for files whose content and name carry none: DATE for all of them, "
+    "FILE=DATE for one file (repeatable). Without it the date is unknown.",
+)
+@click.option(
+    "--scope",
+    metavar="WORD",
+    help="The scope of these sources (work, personal, a client's name), instead of [scope] folders/default.",
+)
 def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...], scope: str | None) -> None:
     """Ingest transcript files and folders (VTT, SRT, text, JSON), and email: Maildir
     folders, mbox files and .eml files (one source per message).
@@ -109,8 +118,11 @@ def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...], sc
     passed_over: list = []
     files = [str(p.resolve()) for p in expand_paths(paths, passed_over)]
     if not files:
-        raise UserError("no transcript files found in " + ", ".join(paths)
-                        + (f" ({len(passed_over)} licence/readme/index files skipped)" if passed_over else ""))
+        raise UserError(
+            "no transcript files found in "
+            + ", ".join(paths)
+            + (f" ({len(passed_over)} licence/readme/index files skipped)" if passed_over else "")
+        )
     summary: dict[str, Any] = {"ingested": 0, "skipped": 0, "failed": []}
     results: list[dict] = []
     show_bar = len(files) > _BATCH and not json_output and sys.stderr.isatty()
@@ -156,8 +168,9 @@ def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...], sc
         for r in results:
             name = Path(r["path"]).name
             if r["status"] == "ingested":
-                click.echo(f"ingested  {name}: {r['source_id']}, {plural(r.get('assertions', 0), 'assertion')}"
-                           f"{_date_note(r)}")
+                click.echo(
+                    f"ingested  {name}: {r['source_id']}, {plural(r.get('assertions', 0), 'assertion')}{_date_note(r)}"
+                )
             elif r["status"] == "skipped" and r.get("redated"):
                 from backchannel.extraction.redate import describe
 
@@ -172,10 +185,13 @@ def ingest(paths: tuple[str, ...], json_output: bool, dates: tuple[str, ...], sc
         click.echo(f"{summary['ingested']} ingested, {skipped}, {len(summary['failed'])} failed")
         undated = sum(1 for r in results if r["status"] == "ingested" and r.get("date_origin") == "mtime")
         if undated:
-            click.echo(f"{plural(undated, 'meeting')} with no date (only the file's mtime, which is not the "
-                       "meeting's): nothing is computed from it (no overdue, no relative dates, no silence). "
-                       "Set it with --date FILE=DATE, a meeting-dates.toml beside the files, or "
-                       "`backchannel sources redate ID DATE`", err=True)
+            click.echo(
+                f"{plural(undated, 'meeting')} with no date (only the file's mtime, which is not the "
+                "meeting's): nothing is computed from it (no overdue, no relative dates, no silence). "
+                "Set it with --date FILE=DATE, a meeting-dates.toml beside the files, or "
+                "`backchannel sources redate ID DATE`",
+                err=True,
+            )
     if not json_output and summary["ingested"]:
         from backchannel.ops.memory_ops import owner_absent_note
 

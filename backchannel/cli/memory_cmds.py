@@ -77,8 +77,10 @@ def also_lines(also: list[dict[str, Any]], indent: str = "    ") -> list[str]:
         where = f" in {len(sources)} sources" if len(sources) > 1 else f" in {next(iter(sources))}"
         out.append(f"{indent}also said {plural(len(also), 'more time')}{where}:")
     for a in also:
-        out.append(f"{indent}  #{a['id']} “{a.get('quote') or ''}” — {a.get('speaker') or '?'}, {said_date(a)}, "
-                   f"{a.get('source_id')}")
+        out.append(
+            f"{indent}  #{a['id']} “{a.get('quote') or ''}” — {a.get('speaker') or '?'}, {said_date(a)}, "
+            f"{a.get('source_id')}"
+        )
     return out
 
 
@@ -112,9 +114,11 @@ def sources(ctx: click.Context, json_output: bool) -> None:
             when = f"{unknown_date_words(r.get('file_date'))}: `sources redate {r['id']} DATE`"
         else:
             when = f"{_date(r['meeting_date'])} ({r['meeting_date_origin']})"
-        click.echo(f"{r['id']}  {when}  {r['title']}  "
-                   f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}"
-                   f"  [scope {r.get('scope') or 'default'}, consent {r.get('consent') or 'ok'}]")
+        click.echo(
+            f"{r['id']}  {when}  {r['title']}  "
+            f"{plural(r['utterance_count'], 'utterance')}, {plural(r['assertion_count'], 'assertion')}"
+            f"  [scope {r.get('scope') or 'default'}, consent {r.get('consent') or 'ok'}]"
+        )
     if not rows:
         click.echo("no sources yet: `backchannel ingest PATH`")
 
@@ -140,8 +144,10 @@ def redate(source: str, meeting_date: str, json_output: bool) -> None:
         click.echo(f"{out['source_id']} already has that date: nothing changed")
         return
     moved = change.get("relative_dates", 0)
-    click.echo(f"redated   {out['source_id']} {out['title']}: {describe(change)}; "
-               f"{plural(change.get('assertions', 0), 'assertion')}, {plural(moved, 'relative date')} recomputed")
+    click.echo(
+        f"redated   {out['source_id']} {out['title']}: {describe(change)}; "
+        f"{plural(change.get('assertions', 0), 'assertion')}, {plural(moved, 'relative date')} recomputed"
+    )
 
 
 def _date_line(src: dict[str, Any]) -> str:
@@ -206,19 +212,42 @@ def show(source: str, json_output: bool, transcript: bool) -> None:
 @click.option("--about", help="Only assertions whose subject or object is this entity (name or alias).")
 @click.option("--predicate", help="Only this predicate (works_at, worked_with, knows, committed_to, ...).")
 @click.option("--current", is_flag=True, help="Leave out superseded assertions.")
-@click.option("--as-of", "as_of", metavar="DATE", help="Only what held on DATE (YYYY-MM-DD), superseded facts included.")
-@click.option("--min-trust", "min_trust", type=float, metavar="T",
-              help="Only assertions trusted at least T (0..1; see docs/extraction.md, 'Trust per assertion').")
+@click.option(
+    "--as-of", "as_of", metavar="DATE", help="Only what held on DATE (YYYY-MM-DD), superseded facts included."
+)
+@click.option(
+    "--min-trust",
+    "min_trust",
+    type=float,
+    metavar="T",
+    help="Only assertions trusted at least T (0..1; see docs/extraction.md, 'Trust per assertion').",
+)
 @click.option("--limit", default=1000, show_default=True)
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list (see docs/cli-json.md).")
-def assertions(about: str | None, predicate: str | None, current: bool, as_of: str | None, limit: int,
-               json_output: bool, min_trust: float | None) -> None:
+def assertions(
+    about: str | None,
+    predicate: str | None,
+    current: bool,
+    as_of: str | None,
+    limit: int,
+    json_output: bool,
+    min_trust: float | None,
+) -> None:
     """List assertions with their evidence."""
     from backchannel.cli.client import call
 
-    rows = call(load_context(), "assertions", {"about": about, "predicate": predicate,
-                                               "include_superseded": not current, "limit": limit,
-                                               "as_of": as_of, "min_trust": min_trust})
+    rows = call(
+        load_context(),
+        "assertions",
+        {
+            "about": about,
+            "predicate": predicate,
+            "include_superseded": not current,
+            "limit": limit,
+            "as_of": as_of,
+            "min_trust": min_trust,
+        },
+    )
     if json_output:
         echo_json(rows)
         return

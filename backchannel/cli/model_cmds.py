@@ -28,17 +28,23 @@ def usage(days: int, json_output: bool) -> None:
     if not rows:
         click.echo(f"no model calls since {data['since']}")
     else:
-        click.echo(f"{'day':<10}  {'role':<8} {'calls':>6} {'failed':>6} {'stops':>5} {'prompt':>9}"
-                   f" {'completion':>10} {'cost':>9}  models")
+        click.echo(
+            f"{'day':<10}  {'role':<8} {'calls':>6} {'failed':>6} {'stops':>5} {'prompt':>9}"
+            f" {'completion':>10} {'cost':>9}  models"
+        )
         for r in rows:
             cost = "unknown" if r["cost_usd"] is None else f"${r['cost_usd']:.4f}"
-            click.echo(f"{str(r['day']):<10}  {r['role']:<8} {r['calls']:>6} {r['failures']:>6}"
-                       f" {r['budget_stops']:>5} {r['prompt_tokens']:>9} {r['completion_tokens']:>10}"
-                       f" {cost:>9}  {', '.join(r['models'] or [])}")
+            click.echo(
+                f"{str(r['day']):<10}  {r['role']:<8} {r['calls']:>6} {r['failures']:>6}"
+                f" {r['budget_stops']:>5} {r['prompt_tokens']:>9} {r['completion_tokens']:>10}"
+                f" {cost:>9}  {', '.join(r['models'] or [])}"
+            )
         t = data["totals"]
         total_cost = "unknown" if t["cost_usd"] is None else f"${t['cost_usd']:.4f}"
-        click.echo(f"{'total':<10}  {'':<8} {t['calls']:>6} {'':>6} {'':>5} {t['prompt_tokens']:>9}"
-                   f" {t['completion_tokens']:>10} {total_cost:>9}")
+        click.echo(
+            f"{'total':<10}  {'':<8} {t['calls']:>6} {'':>6} {'':>5} {t['prompt_tokens']:>9}"
+            f" {t['completion_tokens']:>10} {total_cost:>9}"
+        )
     d = data["today"]
     limit_t = d["per_day_tokens"] if d["per_day_tokens"] is not None else "no limit"
     limit_c = f"${d['per_day_cost_usd']:.2f}" if d["per_day_cost_usd"] is not None else "no limit"
@@ -76,9 +82,11 @@ def entities(ctx: click.Context, kind: str | None, json_output: bool) -> None:
 
 
 def _pair_line(p: dict) -> str:
-    return (f"  {p['keep']['id']} {p['keep']['name']}  ~  {p['other']['id']} {p['other']['name']}"
-            f"  ({p['why']}: {p['detail']})\n      merge: backchannel entities merge {p['keep']['id']} "
-            f"{p['other']['id']}")
+    return (
+        f"  {p['keep']['id']} {p['keep']['name']}  ~  {p['other']['id']} {p['other']['name']}"
+        f"  ({p['why']}: {p['detail']})\n      merge: backchannel entities merge {p['keep']['id']} "
+        f"{p['other']['id']}"
+    )
 
 
 @entities.command()
@@ -116,9 +124,11 @@ def merge(ctx: click.Context, keep: str, other: str, reason: str | None, json_ou
         return
     moved = json.loads(data["moved"]) if isinstance(data["moved"], str) else data["moved"]
     n = len(moved["subject"]) + len(moved["object"]) + len(moved["speaker"])
-    click.echo(f"merged {data['merged_id']} into {data['kept_id']} as {data['merge_id']}: "
-               f"{len(moved['aliases'])} aliases, {n} assertion references, {len(moved['utterances'])} utterances "
-               f"moved (undo: backchannel entities split {data['merge_id']})")
+    click.echo(
+        f"merged {data['merged_id']} into {data['kept_id']} as {data['merge_id']}: "
+        f"{len(moved['aliases'])} aliases, {n} assertion references, {len(moved['utterances'])} utterances "
+        f"moved (undo: backchannel entities split {data['merge_id']})"
+    )
 
 
 @entities.command()

@@ -11,11 +11,19 @@ from backchannel.cli.common import UserError, echo_json, load_context
 
 @click.command()
 @click.argument("name", required=False)
-@click.option("-o", "--output", type=click.Path(path_type=Path),
-              help="Write the JSON here instead of standard output (with --all: the folder to write).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Write the JSON here instead of standard output (with --all: the folder to write).",
+)
 @click.option("--compact", is_flag=True, help="One JSON line instead of indented JSON.")
-@click.option("--all", "everything", is_flag=True,
-              help="The whole memory: memory.jsonl (the import format) and Parquet per table, in the -o folder.")
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="The whole memory: memory.jsonl (the import format) and Parquet per table, in the -o folder.",
+)
 def export(name: str | None, output: Path | None, compact: bool, everything: bool) -> None:
     """Everything held about a person or organisation (by name, alias or id), as JSON:
     aliases, assertions with their evidence, what they said, proposals about them.
@@ -72,8 +80,10 @@ def forget(name: str, yes: bool, dry_run: bool, json_output: bool) -> None:
         _show_plan(call(ctx, "forget_plan", {"ref": name}), json_output, dry_run=True)
         return
     if lock_held(ctx.paths.lock_file):
-        raise UserError("the daemon is running: stop it first (forgetting rewrites the database file), "
-                        "e.g. `systemctl --user stop backchannel`, then run `backchannel forget` again")
+        raise UserError(
+            "the daemon is running: stop it first (forgetting rewrites the database file), "
+            "e.g. `systemctl --user stop backchannel`, then run `backchannel forget` again"
+        )
     with open_store(ctx) as store:
         try:
             preview = forget_plan(OpEnv(store=store, settings=ctx.settings, paths=ctx.paths), name)
@@ -87,8 +97,10 @@ def forget(name: str, yes: bool, dry_run: bool, json_output: bool) -> None:
     if json_output:
         echo_json({"forgotten": preview["entity"]["name"], **report.to_dict()})
     else:
-        click.echo(f"forgotten; names redacted in {report.counts.get('utterances_redacted', 0)} other utterances; "
-                   "database file rewritten")
+        click.echo(
+            f"forgotten; names redacted in {report.counts.get('utterances_redacted', 0)} other utterances; "
+            "database file rewritten"
+        )
 
 
 def _show_plan(preview: dict, json_output: bool, *, dry_run: bool) -> None:
@@ -98,8 +110,10 @@ def _show_plan(preview: dict, json_output: bool, *, dry_run: bool) -> None:
             echo_json({"dry_run": True, **preview})
         return
     e, c = preview["entity"], preview["counts"]
-    click.echo(f"{e['name']} ({e['kind']} {e['id']}): {c['assertions']} assertions, "
-               f"{c['utterances']} utterances they spoke, {c['proposals']} proposals")
+    click.echo(
+        f"{e['name']} ({e['kind']} {e['id']}): {c['assertions']} assertions, "
+        f"{c['utterances']} utterances they spoke, {c['proposals']} proposals"
+    )
 
 
 def _export_all(output: Path | None) -> None:

@@ -18,19 +18,40 @@ from backchannel.cli.common import echo_json, load_context, plural
 @click.option("--valid-to", metavar="DATE", help="When it stopped being true (YYYY-MM-DD; '' clears it).")
 @click.option("--reason", help="Why: kept in the assertion's history.")
 @click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")
-def correct(assertion_id: int, obj: str | None, literal: str | None, qualifier: str | None, predicate: str | None,
-            subject: str | None, valid_from: str | None, valid_to: str | None, reason: str | None,
-            json_output: bool) -> None:
+def correct(
+    assertion_id: int,
+    obj: str | None,
+    literal: str | None,
+    qualifier: str | None,
+    predicate: str | None,
+    subject: str | None,
+    valid_from: str | None,
+    valid_to: str | None,
+    reason: str | None,
+    json_output: bool,
+) -> None:
     """Correct ASSERTION_ID: a new assertion with the corrected fields and you as its
     source supersedes it (the old one stays in the history); the judge, `ask` and the
     skills use the correction from now on. Example:
     backchannel correct 12 --qualifier CTO --reason "she is CTO, not CIO"."""
     from backchannel.cli.client import call
 
-    out = call(load_context(), "correct_assertion", {
-        "assertion_id": assertion_id, "object": obj, "literal": literal, "qualifier": qualifier,
-        "predicate": predicate, "subject": subject, "valid_from": valid_from, "valid_to": valid_to,
-        "reason": reason, "via": "cli"})
+    out = call(
+        load_context(),
+        "correct_assertion",
+        {
+            "assertion_id": assertion_id,
+            "object": obj,
+            "literal": literal,
+            "qualifier": qualifier,
+            "predicate": predicate,
+            "subject": subject,
+            "valid_from": valid_from,
+            "valid_to": valid_to,
+            "reason": reason,
+            "via": "cli",
+        },
+    )
     if json_output:
         echo_json(out)
     else:
@@ -66,16 +87,22 @@ def audit(name: str, json_output: bool) -> None:
         echo_json(out)
         return
     e = out["entity"]
-    click.echo(f"{e['name']} ({e['kind']} {e['id']}): {plural(out['assertions'], 'assertion')}, "
-               f"{plural(len(out['runs']), 'run')}, {plural(out['model_calls'], 'model call')}, "
-               f"{plural(out['excerpts_to_models'], 'excerpt')} about them sent to models")
+    click.echo(
+        f"{e['name']} ({e['kind']} {e['id']}): {plural(out['assertions'], 'assertion')}, "
+        f"{plural(len(out['runs']), 'run')}, {plural(out['model_calls'], 'model call')}, "
+        f"{plural(out['excerpts_to_models'], 'excerpt')} about them sent to models"
+    )
     for r in out["runs"]:
-        click.echo(f"  run {r['run_id']} {r.get('wake_kind', '?')} {str(r.get('started_at') or '')[:19]}  "
-                   f"programs: {', '.join(r['programs']) or '-'}  proposals: "
-                   f"{', '.join(p['id'] for p in r['proposals']) or '-'}")
+        click.echo(
+            f"  run {r['run_id']} {r.get('wake_kind', '?')} {str(r.get('started_at') or '')[:19]}  "
+            f"programs: {', '.join(r['programs']) or '-'}  proposals: "
+            f"{', '.join(p['id'] for p in r['proposals']) or '-'}"
+        )
         for c in r["model_calls"]:
-            click.echo(f"    model call #{c['id']} {c['role']} {c['model']} {c['outcome']}: "
-                       f"{plural(c['excerpts_about_them'], 'excerpt')} about them")
+            click.echo(
+                f"    model call #{c['id']} {c['role']} {c['model']} {c['outcome']}: "
+                f"{plural(c['excerpts_about_them'], 'excerpt')} about them"
+            )
     for c in out["channels"]:
         click.echo(f"  channel {c['channel']} {c['status']} proposal {c['proposal_id']}")
     for a in out["access"]:

@@ -17,14 +17,18 @@ def _value(v: Any) -> str:
 def _render(r: dict[str, Any]) -> None:
     rec, rep = r["recorded"], r["replayed"]
     click.echo(f"replay of run {r['run_id']} ({r['wake_kind']}), memory as of {r['as_of']}, offline")
-    click.echo(f"recorded: {len(rec['candidates'])} candidate(s), "
-               f"{sum(1 for c in rec['candidates'] if c.get('proposal'))} proposed; "
-               f"replayed: {len(rep['candidates'])} candidate(s), "
-               f"{sum(1 for c in rep['candidates'] if c['decision'] == 'proposed')} proposed")
+    click.echo(
+        f"recorded: {len(rec['candidates'])} candidate(s), "
+        f"{sum(1 for c in rec['candidates'] if c.get('proposal'))} proposed; "
+        f"replayed: {len(rep['candidates'])} candidate(s), "
+        f"{sum(1 for c in rep['candidates'] if c['decision'] == 'proposed')} proposed"
+    )
     changed = r.get("settings_changed")
     if changed:
-        click.echo("settings changed since the run: " + ", ".join(
-            f"{k} {v['then']!r} -> {v['today']!r}" for k, v in changed.items()))
+        click.echo(
+            "settings changed since the run: "
+            + ", ".join(f"{k} {v['then']!r} -> {v['today']!r}" for k, v in changed.items())
+        )
     if r["same"]:
         click.echo("no difference: today's code and settings decide as the run did")
     for d in r["differences"]:

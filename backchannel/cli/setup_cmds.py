@@ -37,7 +37,8 @@ def init(name: str | None, aliases: tuple[str, ...], email: str | None, json_out
         ctx.paths.config_file.parent.mkdir(parents=True, exist_ok=True)
         # JSON strings are valid TOML basic strings: quotes, backslashes and accents in a name survive.
         text = _STARTER.format(
-            secrets=ctx.paths.secrets_dirs[-1], name=json.dumps(name or ctx.settings.owner.name, ensure_ascii=False),
+            secrets=ctx.paths.secrets_dirs[-1],
+            name=json.dumps(name or ctx.settings.owner.name, ensure_ascii=False),
             aliases=json.dumps(list(aliases), ensure_ascii=False),
             email_line=f"email = {json.dumps(email, ensure_ascii=False)}\n" if email else "",
         )
@@ -47,11 +48,17 @@ def init(name: str | None, aliases: tuple[str, ...], email: str | None, json_out
     else:
         # Re-running init never rewrites the user's config; say so rather than drop the options silently.
         owner = ctx.settings.owner
-        ignored = [f"--{k} {v!r}" for k, v, now in (("name", name, owner.name), ("email", email, owner.email))
-                   if v and v != now] + [f"--alias {a!r}" for a in aliases if a not in owner.aliases]
+        ignored = [
+            f"--{k} {v!r}"
+            for k, v, now in (("name", name, owner.name), ("email", email, owner.email))
+            if v and v != now
+        ] + [f"--alias {a!r}" for a in aliases if a not in owner.aliases]
         if ignored:
-            click.echo(f"note: {ctx.paths.config_file} already exists and was left as it is: "
-                       f"{', '.join(ignored)} not applied; edit [owner] there.", err=True)
+            click.echo(
+                f"note: {ctx.paths.config_file} already exists and was left as it is: "
+                f"{', '.join(ignored)} not applied; edit [owner] there.",
+                err=True,
+            )
     inbox = ctx.settings.inbox.path or ctx.paths.data_dir / "inbox"
     for d in (inbox, inbox.parent / "processed", inbox.parent / "failed", ctx.paths.secrets_dirs[-1]):
         d.mkdir(parents=True, exist_ok=True)
@@ -59,8 +66,11 @@ def init(name: str | None, aliases: tuple[str, ...], email: str | None, json_out
     with open_store(ctx) as store:
         migrations = store.applied_migrations()
     info = {
-        "config": str(ctx.paths.config_file), "config_created": created_config,
-        "database": str(ctx.paths.db_file), "migrations": migrations, "inbox": str(inbox),
+        "config": str(ctx.paths.config_file),
+        "config_created": created_config,
+        "database": str(ctx.paths.db_file),
+        "migrations": migrations,
+        "inbox": str(inbox),
         "owner": ctx.settings.owner.name,
     }
     if json_output:
@@ -71,5 +81,8 @@ def init(name: str | None, aliases: tuple[str, ...], email: str | None, json_out
     click.echo(f"inbox:    {info['inbox']}")
     click.echo(f"owner:    {info['owner']}")
     if info["owner"] == "Me" and not ctx.settings.owner.aliases:
-        click.echo(f"note: set your name (as people say it in meetings) under [owner] in {info['config']}, "
-                   "so that what you say is attributed to you.", err=True)
+        click.echo(
+            f"note: set your name (as people say it in meetings) under [owner] in {info['config']}, "
+            "so that what you say is attributed to you.",
+            err=True,
+        )

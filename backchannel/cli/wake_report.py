@@ -38,8 +38,10 @@ def run_line(r: dict[str, Any], until: str | None = None) -> str:
         line += "  proposals: " + ", ".join(r["proposals"])
     held = Counter(str(s.get("check") or "?") for s in r.get("suppressed") or [])
     if held:
-        words = ", ".join(f"{n} by {check.replace('_', ' ')}" + (f" until {until}" if check == "quiet_hours" and until
-                                                                 else "") for check, n in held.most_common())
+        words = ", ".join(
+            f"{n} by {check.replace('_', ' ')}" + (f" until {until}" if check == "quiet_hours" and until else "")
+            for check, n in held.most_common()
+        )
         line += f"  held back: {words}"
     elif not r.get("proposals") and r["status"] == "done":
         line += f"  nothing to propose ({r.get('candidates') or 0} candidate(s))"
@@ -62,8 +64,17 @@ def wait_for_run(call: Callable[[str, dict], Any], key: str, wait_s: float) -> d
     else:
         return None
     t = call("trace", {"id": run["id"]})
-    suppressed = [{"check": (c.get("outcome") or "").removeprefix("suppressed by ").split(":")[0]}
-                  for c in t.get("candidates") or [] if str(c.get("outcome") or "").startswith("suppressed by ")]
-    return {"kind": run["wake_kind"], "status": run["status"], "run_id": run["id"], "reason": run.get("reason"),
-            "proposals": [c["proposal"] for c in t.get("candidates") or [] if c.get("proposal")],
-            "suppressed": suppressed, "candidates": len(t.get("candidates") or [])}
+    suppressed = [
+        {"check": (c.get("outcome") or "").removeprefix("suppressed by ").split(":")[0]}
+        for c in t.get("candidates") or []
+        if str(c.get("outcome") or "").startswith("suppressed by ")
+    ]
+    return {
+        "kind": run["wake_kind"],
+        "status": run["status"],
+        "run_id": run["id"],
+        "reason": run.get("reason"),
+        "proposals": [c["proposal"] for c in t.get("candidates") or [] if c.get("proposal")],
+        "suppressed": suppressed,
+        "candidates": len(t.get("candidates") or []),
+    }

@@ -9,8 +9,12 @@ from backchannel.cli.common import UserError, load_context
 
 @click.command()
 @click.option("--open", "open_browser", is_flag=True, help="Open the browser on a one-time login link.")
-@click.option("--port", type=click.IntRange(0, 65535), default=None,
-              help="Port to serve on (default: [web] port; 0 picks a free one).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Port to serve on (default: [web] port; 0 picks a free one).",
+)
 def web(open_browser: bool, port: int | None) -> None:
     """The local web app: review and answer proposals (accept, dismiss, snooze, approve
     the exact draft), browse memory (people, organisations, what was said, merges), and
@@ -50,14 +54,19 @@ def web(open_browser: bool, port: int | None) -> None:
         announce(base_url(sock))
         serve_here(app, sock)
     except OSError as exc:
-        raise UserError(f"cannot serve on {ctx.settings.web.host}:{port}: {exc.strerror or exc} "
-                        "(choose another with --port)") from None
+        raise UserError(
+            f"cannot serve on {ctx.settings.web.host}:{port}: {exc.strerror or exc} (choose another with --port)"
+        ) from None
 
 
 @click.command()
 @click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on loopback instead of stdio.")
-@click.option("--port", type=click.IntRange(0, 65535), default=None,
-              help="With --http: the port (default: [mcp] port; 0 picks a free one).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="With --http: the port (default: [mcp] port; 0 picks a free one).",
+)
 def mcp(http: bool, port: int | None) -> None:
     """An MCP server for the assistant you already use: tools to search memory, read
     everything about a person or organisation with its evidence, ask a question, list
@@ -78,7 +87,12 @@ def mcp(http: bool, port: int | None) -> None:
     try:
         from backchannel.daemon.api import ensure_token
 
-        serve_http(ctx, web_operations(ctx), ctx.settings.mcp.host, ctx.settings.mcp.port if port is None else port,
-                   ensure_token(ctx.paths))
+        serve_http(
+            ctx,
+            web_operations(ctx),
+            ctx.settings.mcp.host,
+            ctx.settings.mcp.port if port is None else port,
+            ensure_token(ctx.paths),
+        )
     except OSError as exc:
         raise UserError(f"cannot serve MCP on {ctx.settings.mcp.host}: {exc.strerror or exc}") from None

@@ -21,12 +21,29 @@ from pydantic import AfterValidator, Field
 from backchannel.config.sections import Channel, Count, Section, Size
 
 # The graph API's methods (graph/api.py API_METHODS; tests/test_edges.py keeps the two equal).
-GraphMethod = Literal["me", "now", "resolve", "entity", "assertions_about", "links", "between", "network", "paths",
-                      "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of", "addressed_as",
-                      "conversations", "kept"]
+GraphMethod = Literal[
+    "me",
+    "now",
+    "resolve",
+    "entity",
+    "assertions_about",
+    "links",
+    "between",
+    "network",
+    "paths",
+    "mentions_of",
+    "upcoming_events",
+    "recent_signals",
+    "evidence",
+    "subjects_of",
+    "addressed_as",
+    "conversations",
+    "kept",
+]
 # The operations the MCP server's tools and resources call (web/mcp_server.py; tested the same way).
-McpOperation = Literal["search", "export_entity", "ask", "proposals", "proposal", "entities", "accept", "snooze",
-                       "dismiss"]
+McpOperation = Literal[
+    "search", "export_entity", "ask", "proposals", "proposal", "entities", "accept", "snooze", "dismiss"
+]
 DeliveryTarget = Channel | Literal["action"]  # "action": an approved message to its recipient
 MODEL_EDGES = ("sweep", "draft", "judge", "extract", "resolve")
 
@@ -35,7 +52,7 @@ def _model_pattern(v: str) -> str:
     """A litellm model string, or a shell pattern over them ("ollama/*")."""
     name = v.strip()
     if not name or any(c.isspace() for c in name):
-        raise ValueError(f"{v!r} is not a model or a pattern such as \"ollama/*\"")
+        raise ValueError(f'{v!r} is not a model or a pattern such as "ollama/*"')
     if name == "offline":
         raise ValueError('"offline" is not a model an edge reaches (offline work crosses no model edge)')
     return name

@@ -66,7 +66,9 @@ def resolve_paths(environ: dict[str, str] | None = None) -> Paths:
         config_dir = _xdg("XDG_CONFIG_HOME", ".config") / "backchannel"
         data_dir = _xdg("XDG_DATA_HOME", ".local/share") / "backchannel"
         state_dir = _xdg("XDG_STATE_HOME", ".local/state") / "backchannel"
-    config_file = Path(env["BACKCHANNEL_CONFIG"]).expanduser() if env.get("BACKCHANNEL_CONFIG") else config_dir / "config.toml"
+    config_file = (
+        Path(env["BACKCHANNEL_CONFIG"]).expanduser() if env.get("BACKCHANNEL_CONFIG") else config_dir / "config.toml"
+    )
     secrets = [Path(creds)] if creds else []
     secrets.append(config_dir / "secrets")
     return Paths(config_file, config_dir, data_dir, state_dir, tuple(secrets))

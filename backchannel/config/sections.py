@@ -35,13 +35,29 @@ def _upper(v: object) -> object:
 
 
 # Providers a bare word is most likely meant for ("openai" alone names no model).
-_PROVIDERS = ("openai", "anthropic", "ollama", "ollama_chat", "hosted_vllm", "gemini", "vertex_ai", "mistral",
-              "groq", "azure", "bedrock", "lm_studio", "openrouter", "together_ai", "deepseek", "cohere")
+_PROVIDERS = (
+    "openai",
+    "anthropic",
+    "ollama",
+    "ollama_chat",
+    "hosted_vllm",
+    "gemini",
+    "vertex_ai",
+    "mistral",
+    "groq",
+    "azure",
+    "bedrock",
+    "lm_studio",
+    "openrouter",
+    "together_ai",
+    "deepseek",
+    "cohere",
+)
 _MODEL_HINT = 'a model is "offline" or a litellm model string such as "openai/gpt-4.1-mini"'
 
 
 def _model_name(v: str) -> str:
-    """"offline", "provider/model", or a bare model id litellm maps itself ("gpt-4.1-mini": a
+    """ "offline", "provider/model", or a bare model id litellm maps itself ("gpt-4.1-mini": a
     digit or a dash in it). A bare word is a typo: "offlin" fails here, at config load, with
     the nearest name, not at the first ingest with litellm's message. Checked without litellm."""
     import difflib
@@ -266,7 +282,9 @@ class MailSettings(Section):
     folders: list[str] = Field(default_factory=lambda: ["INBOX"])
     sync_interval_s: Period = 900.0  # how often the schedule enqueues a mail wake
     batch: Annotated[int, Field(ge=1)] = 25  # messages fetched per IMAP round trip
-    max_per_sync: Annotated[int, Field(ge=1)] = 2000  # per wake; the rest is the next wake's, so one sync never holds the daemon for long
+    max_per_sync: Annotated[int, Field(ge=1)] = (
+        2000  # per wake; the rest is the next wake's, so one sync never holds the daemon for long
+    )
     max_message_mb: Period = 25.0  # larger messages are recorded as errors, unread (attachments are never kept)
     timeout_s: Period = 30.0
     ca_file: Path | None = None  # a private CA for a self-hosted server's certificate

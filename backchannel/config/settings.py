@@ -114,8 +114,10 @@ def _check_env_tables(environ: Mapping[str, str]) -> None:
         if name.startswith("BACKCHANNEL_") and "__" in name:
             table = name.removeprefix("BACKCHANNEL_").split("__", 1)[0].lower()
             if table not in tables:
-                raise ConfigError(f"config error in environment variable {name}: unknown table '{table}' "
-                                  f"(known: {', '.join(sorted(tables))})")
+                raise ConfigError(
+                    f"config error in environment variable {name}: unknown table '{table}' "
+                    f"(known: {', '.join(sorted(tables))})"
+                )
 
 
 def _suggest(loc: tuple[Any, ...]) -> str:
@@ -221,5 +223,6 @@ def load_settings(paths: Paths | None = None, environ: Mapping[str, str] | None 
             env_name = _origin(err["loc"], from_env)
             where = f"environment variable {env_name}" if env_name else str(paths.config_file)
             by_origin.setdefault(where, []).append(_problem(err))
-        raise ConfigError("; ".join(f"config error in {where}: {'; '.join(problems)}"
-                                    for where, problems in by_origin.items())) from None
+        raise ConfigError(
+            "; ".join(f"config error in {where}: {'; '.join(problems)}" for where, problems in by_origin.items())
+        ) from None

@@ -93,8 +93,14 @@ def read_capped(resp: http.client.HTTPResponse, max_bytes: int) -> bytes:
             raise ResponseTooLarge(max_bytes)
 
 
-def send(conn: http.client.HTTPConnection, method: str, target: str, body: bytes | None,
-         headers: dict[str, str], max_bytes: int) -> Response:
+def send(
+    conn: http.client.HTTPConnection,
+    method: str,
+    target: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    max_bytes: int,
+) -> Response:
     """One request on `conn` (closed afterwards), its capped answer."""
     try:
         conn.request(method, target, body=body, headers=headers)
@@ -113,9 +119,17 @@ def _same_origin_or_upgrade(old: Any, new: Any) -> bool:
     return new.scheme == old.scheme and new.port == old.port
 
 
-def request(method: str, url: str, *, body: bytes | None = None, headers: dict[str, str] | None = None,
-            timeout: float = 20.0, max_bytes: int = DEFAULT_MAX_BYTES, max_redirects: int = 0,
-            any_host: bool = False) -> Response:
+def request(
+    method: str,
+    url: str,
+    *,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 20.0,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_redirects: int = 0,
+    any_host: bool = False,
+) -> Response:
     """`method` on an http(s) `url`; see the module's docstring for what is checked.
     Raises ValueError for a URL that is not http(s), OSError when the server cannot
     be reached or answers too slowly, http.client.HTTPException for a broken answer,

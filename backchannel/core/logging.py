@@ -41,7 +41,9 @@ class JsonFormatter(logging.Formatter):
 
 class HumanFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        base = f"{time.strftime('%H:%M:%S', time.localtime(record.created))} {record.levelname[0]} {record.getMessage()}"
+        base = (
+            f"{time.strftime('%H:%M:%S', time.localtime(record.created))} {record.levelname[0]} {record.getMessage()}"
+        )
         fields = dict(getattr(record, "fields", None) or {})
         fields.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD and k != "fields"})
         if fields:

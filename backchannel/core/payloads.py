@@ -36,8 +36,7 @@ def _validated(cls: type[T], kind: str, data: Any) -> T:
     try:
         return TypeAdapter(cls).validate_python(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'payload'}: {e['msg']}" for e in exc.errors()[:5])
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'payload'}: {e['msg']}" for e in exc.errors()[:5])
         raise PayloadError(f"malformed {kind} wake payload: {problems}") from None
 
 
@@ -170,13 +169,21 @@ class CalendarRefresh:
     @classmethod
     def _defaults(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            data = {**data, "events": data.get("events") or [], "errors": data.get("errors") or [],
-                    "calendar": data.get("calendar") or data.get("source") or None}
+            data = {
+                **data,
+                "events": data.get("events") or [],
+                "errors": data.get("errors") or [],
+                "calendar": data.get("calendar") or data.get("source") or None,
+            }
         return data
 
     def to_dict(self) -> dict[str, Any]:
-        return {"events": [e.to_dict() for e in self.events], "errors": list(self.errors),
-                "sources": list(self.sources), "window": list(self.window)}
+        return {
+            "events": [e.to_dict() for e in self.events],
+            "errors": list(self.errors),
+            "sources": list(self.sources),
+            "window": list(self.window),
+        }
 
     @classmethod
     def from_payload(cls, payload: Any) -> CalendarRefresh:

@@ -10,7 +10,7 @@ ENTITY_KINDS = ("person", "organisation", "role")
 
 # Index order matters: the graph index stores a modality as its position here.
 MODALITIES = ("stated", "reported", "commitment", "opinion")
-STANCES = ("asserted","negated","hypothetical","rumour","reported","joke","exercise","ended","knows_of")
+STANCES = ("asserted", "negated", "hypothetical", "rumour", "reported", "joke", "exercise", "ended", "knows_of")
 
 # What the words do to a claim (extraction/meaning classifies it; memory/trust.py weighs it).
 # Stored: asserted, rumour, reported, ended (a tie that ended or soured); knowing *of*

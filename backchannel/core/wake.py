@@ -16,7 +16,9 @@ from pydantic.dataclasses import dataclass
 
 from backchannel.core.timeutil import as_aware_utc, aware_now
 
-WakeKind = Literal["sweep", "inbox", "meeting_soon", "signal", "calendar", "signals", "ask", "manual", "mail", "retention"]
+WakeKind = Literal[
+    "sweep", "inbox", "meeting_soon", "signal", "calendar", "signals", "ask", "manual", "mail", "retention"
+]
 WAKE_KINDS: frozenset[str] = frozenset(get_args(WakeKind))
 
 

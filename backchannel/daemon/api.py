@@ -64,11 +64,13 @@ class ApiServer:
         from backchannel.web.server import Served, base_url, bind, bind_unix, port_file
 
         s = self.daemon.settings
-        app = build_app(DaemonOperations(self.daemon), s, self.paths, self.token, daemon=self.daemon,
-                        pages=s.web.enabled)
+        app = build_app(
+            DaemonOperations(self.daemon), s, self.paths, self.token, daemon=self.daemon, pages=s.web.enabled
+        )
         # The limits are read now, not at import: a test may shorten them.
-        self.owner = Served(app, [bind_unix(self.paths.api_socket)], hl.Limits(head_timeout_s=hl.HEAD_TIMEOUT_S),
-                            "api-unix")
+        self.owner = Served(
+            app, [bind_unix(self.paths.api_socket)], hl.Limits(head_timeout_s=hl.HEAD_TIMEOUT_S), "api-unix"
+        )
         tcp = []
         if s.delivery.channels or s.api.port:
             tcp.append(bind(s.api.host, s.api.port))
@@ -78,11 +80,18 @@ class ApiServer:
                 tcp.append(bind(s.web.host, s.web.port))
                 self.web_url = base_url(tcp[-1])
             except OSError as exc:
-                log(logger, 40, "the web app could not start; the daemon runs without it", host=s.web.host,
-                    port=s.web.port, error=str(exc))
+                log(
+                    logger,
+                    40,
+                    "the web app could not start; the daemon runs without it",
+                    host=s.web.host,
+                    port=s.web.port,
+                    error=str(exc),
+                )
         if tcp:
-            self.loopback = Served(app, tcp, hl.Limits(head_timeout_s=hl.HEAD_TIMEOUT_S,
-                                                           max_connections=hl.MAX_TCP_CONNECTIONS), "api-tcp")
+            self.loopback = Served(
+                app, tcp, hl.Limits(head_timeout_s=hl.HEAD_TIMEOUT_S, max_connections=hl.MAX_TCP_CONNECTIONS), "api-tcp"
+            )
         for served in (self.owner, self.loopback):
             if served is not None:
                 await served.started()

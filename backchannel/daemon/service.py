@@ -174,8 +174,7 @@ class Daemon:
 
         prestart(self.settings.sandbox)  # one confined child waits for the next wake's program
         self.notifier.ready(status="idle")
-        log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket),
-            tcp_port=self.api.tcp_port)
+        log(logger, 20, "daemon ready", pid=os.getpid(), socket=str(self.paths.api_socket), tcp_port=self.api.tcp_port)
         if self.notifier.watchdog_interval_s:
             self._tasks.append(self._live_loop.create_task(self._watchdog(), name="watchdog"))
         self._tasks.append(self._live_loop.create_task(self._deliveries(), name="deliveries"))
@@ -216,8 +215,12 @@ class Daemon:
             pass
         except TimeoutError:
             consumer.cancel()
-            log(logger, 30, "current step did not finish in time; its run resumes at the next start",
-                current=self.current)
+            log(
+                logger,
+                30,
+                "current step did not finish in time; its run resumes at the next start",
+                current=self.current,
+            )
             # The writer thread cannot be interrupted. Every committed step is durable and
             # the unfinished run is resumed at the next start, so exiting now is safe; but a
             # sandbox child (its own session, so our exit does not reach it) would live on:
@@ -296,6 +299,7 @@ class Daemon:
         """After an erasure (the retention sweep): close the store, rewrite the file so no
         deleted byte remains (Store.open finishes the pending rewrite), open it again. Runs
         on the reader thread while the writer waits for it, so neither cursor is in use."""
+
         def reopen() -> None:
             self._close_store()
             self._open_store()
@@ -311,11 +315,14 @@ class Daemon:
 
     async def _last_sweep_fire(self) -> datetime | None:
         """The scheduled time of the last sweep handled, for the schedule's catch-up."""
+
         def q() -> datetime | None:
             rows = self._writer_store.query(
-                "SELECT wake_payload FROM runs WHERE wake_kind = 'sweep' ORDER BY started_at DESC LIMIT 1")
+                "SELECT wake_payload FROM runs WHERE wake_kind = 'sweep' ORDER BY started_at DESC LIMIT 1"
+            )
             when = json.loads(rows[0]["wake_payload"] or "{}").get("scheduled_for") if rows else None
             return datetime.fromisoformat(when) if when else None
+
         return await self._on_writer(q)
 
     async def _start_triggers(self) -> None:
@@ -383,8 +390,11 @@ class Daemon:
             return {"enqueued": "calendar", "sources": list(self.settings.calendar.sources)}
         if kind == "signals":
             asyncio.run_coroutine_threadsafe(self.triggers.signals.poll(), self._live_loop)
-            return {"enqueued": "signals", "drop_dir": str(self.triggers.signals.drop_dir),
-                    "feeds": len(self.settings.signals.feeds)}
+            return {
+                "enqueued": "signals",
+                "drop_dir": str(self.triggers.signals.drop_dir),
+                "feeds": len(self.settings.signals.feeds),
+            }
         if kind == "mail" and self.triggers.mail is not None:  # an IMAP sync now
             self._live_loop.call_soon_threadsafe(self.triggers.mail.fire, "manual")
             return {"enqueued": "mail", "account": f"{self.settings.mail.username}@{self.settings.mail.host}"}
@@ -450,9 +460,19 @@ class Daemon:
         self.current = {"kind": kind, "key": getattr(wake, "key", None), "since": utcnow().isoformat()}
         self.notifier.status(f"handling {kind} wake")
         t0 = time.monotonic()
-        outcome = await self._on_writer(lambda: run_wake_once(
-            self._writer_store, self.settings, self.paths, wake, run_id=run_id, cancel=self.cancel,
-            inbox_finish=self._inbox_finish, abandon=self.abandon, inbox_defer=self._inbox_defer))
+        outcome = await self._on_writer(
+            lambda: run_wake_once(
+                self._writer_store,
+                self.settings,
+                self.paths,
+                wake,
+                run_id=run_id,
+                cancel=self.cancel,
+                inbox_finish=self._inbox_finish,
+                abandon=self.abandon,
+                inbox_defer=self._inbox_defer,
+            )
+        )
         if outcome.detail.get("rewrite"):
             await self._rewrite_store()
         if outcome.proposals and self.settings.delivery.channels:
@@ -460,31 +480,46 @@ class Daemon:
             from backchannel.delivery import outbox
 
             self._live_loop.create_task(self._deliver_now(outbox))
-        if kind == "mail" and (outcome.detail.get("mail") or {}).get("more") and self.triggers is not None \
-                and self.triggers.mail is not None:
+        if (
+            kind == "mail"
+            and (outcome.detail.get("mail") or {}).get("more")
+            and self.triggers is not None
+            and self.triggers.mail is not None
+        ):
             self.triggers.mail.fire("more")  # a long first sync goes on in slices, each its own wake
         if outcome.status == "skipped":
             log(logger, 20, "wake skipped", wake_kind=kind, wake_key=getattr(wake, "key", None), reason=outcome.reason)
-        self.recent.appendleft({"kind": kind, "run_id": outcome.run_id, "status": outcome.status,
-                                "proposals": outcome.proposals, "ms": round((time.monotonic() - t0) * 1000, 1),
-                                "at": utcnow().isoformat()})
+        self.recent.appendleft(
+            {
+                "kind": kind,
+                "run_id": outcome.run_id,
+                "status": outcome.status,
+                "proposals": outcome.proposals,
+                "ms": round((time.monotonic() - t0) * 1000, 1),
+                "at": utcnow().isoformat(),
+            }
+        )
 
     def _inbox_defer(self, path: Path, retry_after_s: float) -> None:
         """Called on the writer thread: the trigger (on the loop) offers the file again later."""
+
         def defer() -> None:
             if self.triggers is not None and self.triggers.inbox is not None:
                 self.triggers.inbox.defer(path, retry_after_s)
+
         self._live_loop.call_soon_threadsafe(defer)
 
     def _inbox_finish(self, path: Path, ok: bool, error: str | None) -> Path:
         """Called on the writer thread after the ingest committed; the move runs on the
         loop, where the inbox trigger keeps its state."""
+
         async def move() -> Path:
             if self.triggers is not None and self.triggers.inbox is not None:
                 return self.triggers.inbox.finish(path, ok, error)
             from backchannel.triggers.inbox import finish
 
             return finish(path, ok, error, self.inbox_dir())
+
         return asyncio.run_coroutine_threadsafe(move(), self._live_loop).result(timeout=60)
 
     def op_env(self, store: Store) -> Any:
@@ -525,7 +560,8 @@ class Daemon:
         spec = lookup(name)
         if spec.on_reader:
             return await self._live_loop.run_in_executor(
-                self.reader, lambda: spec.fn(self.op_env(self._reader_store), **args))
+                self.reader, lambda: spec.fn(self.op_env(self._reader_store), **args)
+            )
         fut = self._live_loop.create_future()
         self._live_queue.put_nowait(OpCall(name, args, fut))
         return await fut

@@ -44,7 +44,7 @@ def _secret_files(paths: Paths) -> list[Path]:
 
 
 def _systemd_quote(value: str) -> str:
-    if not value or any(c in value for c in ' \t"\'\\$%;'):
+    if not value or any(c in value for c in " \t\"'\\$%;"):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$") + '"'
     return value
 
@@ -122,8 +122,10 @@ def check_macos_folders(settings: Settings, paths: Paths, home: Path | None = No
         f = f.resolve() if f.exists() else f
         for p in protected:
             if f == p or p in f.parents:
-                warnings.append(f"the {what} {f} is inside {p}: a LaunchAgent cannot read it without Full Disk "
-                                f"Access; move it elsewhere (e.g. ~/backchannel)")
+                warnings.append(
+                    f"the {what} {f} is inside {p}: a LaunchAgent cannot read it without Full Disk "
+                    f"Access; move it elsewhere (e.g. ~/backchannel)"
+                )
     return warnings
 
 
@@ -131,8 +133,11 @@ def check_private_tmp(settings: Settings, paths: Paths, python: str | None = Non
     """What the systemd unit cannot reach because it sets PrivateTmp=yes: the service
     gets its own empty /tmp, so a venv, data or config under /tmp (or /var/tmp) is
     not there for it. Warnings, one per place."""
-    places = {"Python (the venv)": Path(python or python_path()), "data dir": paths.data_dir,
-              "config dir": paths.config_dir}
+    places = {
+        "Python (the venv)": Path(python or python_path()),
+        "data dir": paths.data_dir,
+        "config dir": paths.config_dir,
+    }
     if settings.inbox.path:
         places["inbox"] = Path(settings.inbox.path).expanduser()
     out = []
@@ -140,8 +145,10 @@ def check_private_tmp(settings: Settings, paths: Paths, python: str | None = Non
         p = Path(os.path.abspath(p))  # not resolved: /tmp behind a link is still the unit's private /tmp
         for tmp in (Path("/tmp"), Path("/var/tmp")):
             if p == tmp or tmp in p.parents:
-                out.append(f"the {what} {p} is under {tmp}, but the unit sets PrivateTmp=yes: the service would see "
-                           f"an empty {tmp} and not find it; move it (e.g. under ~/.local) before installing")
+                out.append(
+                    f"the {what} {p} is under {tmp}, but the unit sets PrivateTmp=yes: the service would see "
+                    f"an empty {tmp} and not find it; move it (e.g. under ~/.local) before installing"
+                )
     return out
 
 

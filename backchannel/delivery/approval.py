@@ -37,8 +37,13 @@ def validate_action(action: dict[str, Any]) -> None:
     if "@" not in to:
         # The drafter only knows an address when a calendar invitation gave one; else "to" is a name.
         raise ValueError(f"the recipient {to!r} is a name, not an email address (none is known for them)")
-    if (any(c in to for c in ",;\r\n <>\t") or not to.isprintable() or to.count("@") != 1
-            or to.startswith("@") or to.endswith("@")):
+    if (
+        any(c in to for c in ",;\r\n <>\t")
+        or not to.isprintable()
+        or to.count("@") != 1
+        or to.startswith("@")
+        or to.endswith("@")
+    ):
         raise ValueError(f"the action's recipient must be one plain address, got {to!r}")
 
 
@@ -72,6 +77,8 @@ def from_editable(text: str, channel: str = "email") -> dict[str, Any]:
         raise ValueError("the draft needs a To: and a Subject: line")
     extra = sorted(set(headers) - {"to", "subject"})
     if extra:  # a Cc: or Bcc: added here would otherwise be dropped without a word
-        raise ValueError(f"only To: and Subject: can be set, not {', '.join(h.capitalize() + ':' for h in extra)} "
-                         "(the message goes to one recipient)")
+        raise ValueError(
+            f"only To: and Subject: can be set, not {', '.join(h.capitalize() + ':' for h in extra)} "
+            "(the message goes to one recipient)"
+        )
     return {"channel": channel, "to": headers["to"], "subject": headers["subject"], "body": body.rstrip("\n") + "\n"}

@@ -36,25 +36,50 @@ class Stopped(Exception):
     """The edge refused the delivery; the outbox blocks it with this reason."""
 
 
-def cross(store: Store, settings: Settings, channel: str, group: list[dict[str, Any]],
-          proposals: list[dict[str, Any]], payload_bytes: int, send: Callable[[], str]) -> str:
+def cross(
+    store: Store,
+    settings: Settings,
+    channel: str,
+    group: list[dict[str, Any]],
+    proposals: list[dict[str, Any]],
+    payload_bytes: int,
+    send: Callable[[], str],
+) -> str:
     """Check the limits, then `send()`; record the crossing whatever happens. Raises
     Stopped (the limit's reason) before sending, or what `send` raised."""
     lim = settings.edges.delivery
     excerpts = _excerpts(channel, proposals)
-    reason = (edges.outside("delivery", [channel], lim.may_reach)
-              or edges.over("delivery", "max_excerpts", excerpts, lim.max_excerpts, "evidence quotes")
-              or edges.over("delivery", "max_bytes", payload_bytes, lim.max_bytes, "message bytes"))
+    reason = (
+        edges.outside("delivery", [channel], lim.may_reach)
+        or edges.over("delivery", "max_excerpts", excerpts, lim.max_excerpts, "evidence quotes")
+        or edges.over("delivery", "max_bytes", payload_bytes, lim.max_bytes, "message bytes")
+    )
 
     def write(outcome: str, why: str | None) -> None:
         for p in proposals:
-            c = Crossing("delivery", "outbox", channel, _may_reach(settings), [] if outcome == "stopped" else [channel],
-                         run_id=p.get("run_id"), excerpts=excerpts, bytes=payload_bytes,
-                         spent={"attempts": max(int(r.get("attempts") or 0) for r in group)},
-                         evidence={"outbox": [int(r["id"]) for r in group],
-                                   "assertions": [int(e["assertion_id"]) for e in (p.get("evidence") or [])
-                                                  if isinstance(e, dict) and e.get("assertion_id") is not None]},
-                         dedupe_key=p.get("dedupe_key"), proposal_id=p.get("id"), outcome=outcome, reason=why)
+            c = Crossing(
+                "delivery",
+                "outbox",
+                channel,
+                _may_reach(settings),
+                [] if outcome == "stopped" else [channel],
+                run_id=p.get("run_id"),
+                excerpts=excerpts,
+                bytes=payload_bytes,
+                spent={"attempts": max(int(r.get("attempts") or 0) for r in group)},
+                evidence={
+                    "outbox": [int(r["id"]) for r in group],
+                    "assertions": [
+                        int(e["assertion_id"])
+                        for e in (p.get("evidence") or [])
+                        if isinstance(e, dict) and e.get("assertion_id") is not None
+                    ],
+                },
+                dedupe_key=p.get("dedupe_key"),
+                proposal_id=p.get("id"),
+                outcome=outcome,
+                reason=why,
+            )
             edges.record(store.con, c)
 
     if reason:

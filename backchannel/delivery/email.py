@@ -19,8 +19,16 @@ def owner_address(settings: Settings) -> str | None:
     return settings.delivery.email.to or settings.owner.email
 
 
-def build_message(settings: Settings, *, to: str, subject: str, text: str, html: str | None,
-                  message_id: str, headers: dict[str, str] | None = None) -> EmailMessage:
+def build_message(
+    settings: Settings,
+    *,
+    to: str,
+    subject: str,
+    text: str,
+    html: str | None,
+    message_id: str,
+    headers: dict[str, str] | None = None,
+) -> EmailMessage:
     cfg = settings.delivery.email
     sender = cfg.sender or cfg.username or owner_address(settings)
     if not sender:
@@ -57,8 +65,9 @@ def send_message(settings: Settings, paths: Paths, msg: EmailMessage, recipients
         raise DeliveryError(f"delivery.email.security must be starttls, tls or none, not {cfg.security!r}")
     try:
         if security == "tls":
-            smtp: smtplib.SMTP = smtplib.SMTP_SSL(cfg.host, cfg.port, timeout=cfg.timeout_s,
-                                                  context=_tls_context(settings))
+            smtp: smtplib.SMTP = smtplib.SMTP_SSL(
+                cfg.host, cfg.port, timeout=cfg.timeout_s, context=_tls_context(settings)
+            )
         else:
             smtp = smtplib.SMTP(cfg.host, cfg.port, timeout=cfg.timeout_s)
         with smtp:
@@ -82,11 +91,18 @@ def send_message(settings: Settings, paths: Paths, msg: EmailMessage, recipients
     return str(msg["Message-ID"])
 
 
-def send_to_owner(settings: Settings, paths: Paths, *, subject: str, text: str, html: str | None,
-                  message_id: str, headers: dict[str, str] | None = None) -> str:
+def send_to_owner(
+    settings: Settings,
+    paths: Paths,
+    *,
+    subject: str,
+    text: str,
+    html: str | None,
+    message_id: str,
+    headers: dict[str, str] | None = None,
+) -> str:
     to = owner_address(settings)
     if not to:
         raise DeliveryError("no recipient: set delivery.email.to or owner.email")
-    msg = build_message(settings, to=to, subject=subject, text=text, html=html, message_id=message_id,
-                        headers=headers)
+    msg = build_message(settings, to=to, subject=subject, text=text, html=html, message_id=message_id, headers=headers)
     return send_message(settings, paths, msg, [to])

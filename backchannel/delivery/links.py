@@ -94,8 +94,9 @@ def base_url(settings: Settings, paths: Paths) -> str:
     return f"http://{host}:{port}" if port else f"http://{host}"
 
 
-def feedback_url(settings: Settings, paths: Paths, proposal_id: str, verdict: str,
-                 action_hash: str | None = None) -> str:
+def feedback_url(
+    settings: Settings, paths: Paths, proposal_id: str, verdict: str, action_hash: str | None = None
+) -> str:
     token = make_token(paths, proposal_id, verdict, action_hash)
     return f"{base_url(settings, paths)}/feedback?t={quote(token)}"
 

@@ -95,8 +95,15 @@ def next_digest_time(settings: Settings, now: datetime) -> datetime:
 
 
 # -- enqueue ---------------------------------------------------------------
-def enqueue(store: Store, proposal_id: str, channels: Sequence[str], *, settings: Settings | None = None,
-            now: datetime | None = None, generation: int = 0) -> list[str]:
+def enqueue(
+    store: Store,
+    proposal_id: str,
+    channels: Sequence[str],
+    *,
+    settings: Settings | None = None,
+    now: datetime | None = None,
+    generation: int = 0,
+) -> list[str]:
     """Queue `proposal_id` on each channel; returns the keys newly queued (a key
     already there is left alone, so enqueueing twice is harmless)."""
     now = now or utcnow()
@@ -137,7 +144,8 @@ def cancel_superseded_actions(store: Store, proposal_id: str, payload_hash: str)
     store.con.execute(
         """UPDATE outbox SET status = 'cancelled', last_error = 'superseded by a new approval', updated_at = ?
            WHERE proposal_id = ? AND channel = 'action' AND status = 'queued' AND payload_hash <> ?""",
-        [utcnow(), proposal_id, payload_hash])
+        [utcnow(), proposal_id, payload_hash],
+    )
 
 
 def _reconcile(store: Store, settings: Settings, now: datetime) -> None:
@@ -176,7 +184,8 @@ def _hold_for_digest(store: Store, settings: Settings) -> None:
     it was queued (enqueue may have been called without settings)."""
     rows = store.query(
         """SELECT id, created_at, next_attempt_at FROM outbox
-           WHERE channel = 'email' AND status = 'queued' AND attempts = 0""")
+           WHERE channel = 'email' AND status = 'queued' AND attempts = 0"""
+    )
     for r in rows:
         at = next_digest_time(settings, r["created_at"])
         if r["next_attempt_at"] < at:
@@ -214,8 +223,9 @@ def _groups(rows: list[dict[str, Any]], settings: Settings) -> list[list[dict[st
     return groups
 
 
-def deliver_due(store: Store, settings: Settings, paths: Paths, now: datetime | None = None,
-                limit: int = 50) -> list[DeliveryResult]:
+def deliver_due(
+    store: Store, settings: Settings, paths: Paths, now: datetime | None = None, limit: int = 50
+) -> list[DeliveryResult]:
     """Send every delivery that is due; returns one result per outbox row handled."""
     now = now or utcnow()
     _reconcile(store, settings, now)
@@ -228,8 +238,9 @@ def deliver_due(store: Store, settings: Settings, paths: Paths, now: datetime | 
     return results
 
 
-def deliver_keys(store: Store, settings: Settings, paths: Paths, keys: list[str],
-                 now: datetime | None = None) -> list[DeliveryResult]:
+def deliver_keys(
+    store: Store, settings: Settings, paths: Paths, keys: list[str], now: datetime | None = None
+) -> list[DeliveryResult]:
     """Send these queued deliveries now, whatever their next_attempt_at (approve uses it)."""
     now = now or utcnow()
     results: list[DeliveryResult] = []
@@ -242,10 +253,13 @@ def deliver_keys(store: Store, settings: Settings, paths: Paths, keys: list[str]
 
 def cancel_pending(store: Store, proposal_id: str, why: str) -> int:
     """Cancel a proposal's queued notifications (it was answered already); actions stay."""
-    return len(store.con.execute(
-        """UPDATE outbox SET status = 'cancelled', last_error = ?, updated_at = ?
+    return len(
+        store.con.execute(
+            """UPDATE outbox SET status = 'cancelled', last_error = ?, updated_at = ?
            WHERE proposal_id = ? AND channel <> 'action' AND status = 'queued' RETURNING id""",
-        [why, utcnow(), proposal_id]).fetchall())
+            [why, utcnow(), proposal_id],
+        ).fetchall()
+    )
 
 
 def _claim(store: Store, group: list[dict[str, Any]], mid: str, now: datetime) -> None:
@@ -259,8 +273,9 @@ def _claim(store: Store, group: list[dict[str, Any]], mid: str, now: datetime) -
             r["attempts"] += 1
 
 
-def _deliver_group(store: Store, settings: Settings, paths: Paths, group: list[dict[str, Any]],
-                   now: datetime) -> list[DeliveryResult]:
+def _deliver_group(
+    store: Store, settings: Settings, paths: Paths, group: list[dict[str, Any]], now: datetime
+) -> list[DeliveryResult]:
     from backchannel.delivery.render import load_proposal
 
     results: list[DeliveryResult] = []
@@ -299,8 +314,14 @@ def _deliver_group(store: Store, settings: Settings, paths: Paths, group: list[d
     return results + [_finish(store, settings, r, now, detail=detail) for r in live]
 
 
-def _send(store: Store, settings: Settings, paths: Paths, group: list[dict[str, Any]],
-          proposals: list[dict[str, Any]], mid: str) -> str:
+def _send(
+    store: Store,
+    settings: Settings,
+    paths: Paths,
+    group: list[dict[str, Any]],
+    proposals: list[dict[str, Any]],
+    mid: str,
+) -> str:
     """Render, then send across the delivery edge (delivery/edge.py): its limits are
     checked on the rendered message, before it goes out; a stop blocks the delivery."""
     from backchannel.delivery import edge, email, render
@@ -317,12 +338,24 @@ def _send(store: Store, settings: Settings, paths: Paths, group: list[dict[str, 
         action = proposals[0].get("action") or {}
         return across(action, lambda: _send_action(store, settings, paths, group[0], proposals[0], mid))
     if ch == "email":
-        msg = (render.proposal_message(settings, paths, proposals[0]) if len(proposals) == 1
-               else render.digest_message(settings, paths, proposals))
+        msg = (
+            render.proposal_message(settings, paths, proposals[0])
+            if len(proposals) == 1
+            else render.digest_message(settings, paths, proposals)
+        )
         headers = {"X-Backchannel-Proposal": ", ".join(p["id"] for p in proposals)}
-        return across({"subject": msg["subject"], "text": msg["text"], "html": msg["html"]},
-                      lambda: email.send_to_owner(settings, paths, subject=msg["subject"], text=msg["text"],
-                                                  html=msg["html"], message_id=mid, headers=headers))
+        return across(
+            {"subject": msg["subject"], "text": msg["text"], "html": msg["html"]},
+            lambda: email.send_to_owner(
+                settings,
+                paths,
+                subject=msg["subject"],
+                text=msg["text"],
+                html=msg["html"],
+                message_id=mid,
+                headers=headers,
+            ),
+        )
     v = render.chat_text(settings, paths, proposals[0])
     key = group[0]["idem_key"]
     if ch == "slack":
@@ -340,8 +373,9 @@ def _send(store: Store, settings: Settings, paths: Paths, group: list[dict[str, 
     raise DeliveryError(f"unknown channel {ch!r}: [delivery] channels takes {', '.join(CHANNELS)}")
 
 
-def _send_action(store: Store, settings: Settings, paths: Paths, row: dict[str, Any], proposal: dict[str, Any],
-                 mid: str) -> str:
+def _send_action(
+    store: Store, settings: Settings, paths: Paths, row: dict[str, Any], proposal: dict[str, Any], mid: str
+) -> str:
     """Send an approved action to its recipient, only if the approval on record
     matches the exact payload about to go out."""
     from backchannel.delivery import email
@@ -363,19 +397,39 @@ def _send_action(store: Store, settings: Settings, paths: Paths, row: dict[str, 
         validate_action(action)
     except ValueError as exc:
         raise Blocked(str(exc)) from None
-    msg = email.build_message(settings, to=action["to"].strip(), subject=action["subject"], text=action["body"],
-                              html=None, message_id=mid)
+    msg = email.build_message(
+        settings, to=action["to"].strip(), subject=action["subject"], text=action["body"], html=None, message_id=mid
+    )
     return email.send_message(settings, paths, msg, [action["to"].strip()])
 
 
-def _finish(store: Store, settings: Settings, row: dict[str, Any], now: datetime, *, detail: str = "",
-            error: str | None = None, blocked: bool = False, cancelled: bool = False) -> DeliveryResult:
+def _finish(
+    store: Store,
+    settings: Settings,
+    row: dict[str, Any],
+    now: datetime,
+    *,
+    detail: str = "",
+    error: str | None = None,
+    blocked: bool = False,
+    cancelled: bool = False,
+) -> DeliveryResult:
     key, pid, ch = row["idem_key"], row["proposal_id"], row["channel"]
-    res = DeliveryResult(key, pid, ch, ok=error is None, detail=error or detail, attempts=row["attempts"],
-                         message_id=row.get("message_id"), blocked=blocked)
+    res = DeliveryResult(
+        key,
+        pid,
+        ch,
+        ok=error is None,
+        detail=error or detail,
+        attempts=row["attempts"],
+        message_id=row.get("message_id"),
+        blocked=blocked,
+    )
     if cancelled:
-        store.con.execute("UPDATE outbox SET status = 'cancelled', last_error = ?, updated_at = ? WHERE id = ?",
-                          [error, utcnow(), row["id"]])
+        store.con.execute(
+            "UPDATE outbox SET status = 'cancelled', last_error = ?, updated_at = ? WHERE id = ?",
+            [error, utcnow(), row["id"]],
+        )
         return res
     with store.transaction():
         if error is None:
@@ -388,14 +442,21 @@ def _finish(store: Store, settings: Settings, row: dict[str, Any], now: datetime
             else:
                 open_rows = store.scalar(
                     """SELECT count(*) FROM outbox WHERE proposal_id = ? AND channel <> 'action'
-                       AND status IN ('queued', 'sending')""", [pid])
+                       AND status IN ('queued', 'sending')""",
+                    [pid],
+                )
                 if not open_rows:
                     proposals_table.mark_delivered(store, pid)
-            store.append_event("delivery.sent", {"proposal": pid, "channel": ch, "detail": detail,
-                                                 "attempts": row["attempts"]}, key=f"delivery.sent:{key}")
+            store.append_event(
+                "delivery.sent",
+                {"proposal": pid, "channel": ch, "detail": detail, "attempts": row["attempts"]},
+                key=f"delivery.sent:{key}",
+            )
         elif blocked:
-            store.con.execute("UPDATE outbox SET status = 'blocked', last_error = ?, updated_at = ? WHERE id = ?",
-                              [error, utcnow(), row["id"]])
+            store.con.execute(
+                "UPDATE outbox SET status = 'blocked', last_error = ?, updated_at = ? WHERE id = ?",
+                [error, utcnow(), row["id"]],
+            )
             store.append_event("delivery.blocked", {"proposal": pid, "channel": ch, "reason": error})
         else:
             res.next_attempt_at = now + _backoff(settings, row["attempts"])
@@ -403,11 +464,17 @@ def _finish(store: Store, settings: Settings, row: dict[str, Any], now: datetime
                 "UPDATE outbox SET status = 'queued', next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ?",
                 [res.next_attempt_at, error, utcnow(), row["id"]],
             )
-            store.append_event("delivery.failed", {
-                "proposal": pid, "channel": ch, "error": error, "attempts": row["attempts"],
-                "next_attempt_at": res.next_attempt_at.isoformat(),
-                "stuck": row["attempts"] >= settings.delivery.max_attempts,
-            })
+            store.append_event(
+                "delivery.failed",
+                {
+                    "proposal": pid,
+                    "channel": ch,
+                    "error": error,
+                    "attempts": row["attempts"],
+                    "next_attempt_at": res.next_attempt_at.isoformat(),
+                    "stuck": row["attempts"] >= settings.delivery.max_attempts,
+                },
+            )
     return res
 
 
@@ -418,7 +485,8 @@ def summary(store: Store, settings: Settings | None = None) -> dict[str, Any]:
     counts = store.query("SELECT channel, status, count(*) AS n FROM outbox GROUP BY ALL ORDER BY ALL")
     waiting = store.query(
         """SELECT idem_key, proposal_id, channel, status, attempts, next_attempt_at, last_error
-           FROM outbox WHERE status IN ('queued', 'sending', 'blocked') ORDER BY next_attempt_at, id LIMIT 100""")
+           FROM outbox WHERE status IN ('queued', 'sending', 'blocked') ORDER BY next_attempt_at, id LIMIT 100"""
+    )
     stuck_after = settings.delivery.max_attempts if settings else 8
     for w in waiting:
         w["stuck"] = w["attempts"] >= stuck_after

@@ -34,8 +34,11 @@ def secret_values(settings: Settings, paths: Paths) -> list[str]:
             values.add(line)
             if "://" in line:  # a URL's path, query and userinfo carry its token, alone or re-quoted
                 u = urlsplit(line)
-                values.update(x for x in (u.path, u.query, u.password or "", u.username or "",
-                                          u.netloc if "@" in u.netloc else "") if x and x != "/")
+                values.update(
+                    x
+                    for x in (u.path, u.query, u.password or "", u.username or "", u.netloc if "@" in u.netloc else "")
+                    if x and x != "/"
+                )
                 rest = line.split("://", 1)[1]
                 values.update(t for t in re.split(r"[/:@?&=#]+", rest) if len(t) >= 8 and t != u.hostname)
     return sorted((v for v in values if len(v) >= MIN_LEN), key=len, reverse=True)

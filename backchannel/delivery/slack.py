@@ -24,17 +24,27 @@ def escape(s: str) -> str:
 def blocks(v: dict[str, Any]) -> dict[str, Any]:
     """The Block Kit payload for one proposal view (see render.chat_text)."""
     buttons = [
-        {"type": "button", "text": {"type": "plain_text", "text": label}, "url": v["links"][verdict],
-         "action_id": f"bc_{verdict}"}
-        for verdict, label in (("accept", "Accept"), ("dismiss", "Dismiss"), ("snooze", "Snooze"),
-                               ("approve", "Approve draft"))
+        {
+            "type": "button",
+            "text": {"type": "plain_text", "text": label},
+            "url": v["links"][verdict],
+            "action_id": f"bc_{verdict}",
+        }
+        for verdict, label in (
+            ("accept", "Accept"),
+            ("dismiss", "Dismiss"),
+            ("snooze", "Snooze"),
+            ("approve", "Approve draft"),
+        )
         if verdict in v["links"]
     ]
     out = [
         {"type": "header", "text": {"type": "plain_text", "text": _text(v["title"], 150)}},
         {"type": "section", "text": {"type": "mrkdwn", "text": _text(escape(v["markdown"]))}},
-        {"type": "context", "elements": [
-            {"type": "mrkdwn", "text": escape(f"{v['id']} · {v['kind']} · score {v['score']:.2f}")}]},
+        {
+            "type": "context",
+            "elements": [{"type": "mrkdwn", "text": escape(f"{v['id']} · {v['kind']} · score {v['score']:.2f}")}],
+        },
         {"type": "actions", "elements": buttons},
     ]
     return {"text": escape(f"{v['id']}: {v['title']}"), "blocks": out}

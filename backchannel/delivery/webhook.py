@@ -28,8 +28,9 @@ def sign(key: bytes, timestamp: int, body: bytes) -> str:
     return "sha256=" + mac.hexdigest()
 
 
-def verify(key: bytes, body: bytes, timestamp: str, signature: str, *, now: float | None = None,
-           tolerance_s: float = 300.0) -> bool:
+def verify(
+    key: bytes, body: bytes, timestamp: str, signature: str, *, now: float | None = None, tolerance_s: float = 300.0
+) -> bool:
     """True when `signature` signs this body at this timestamp and the timestamp is fresh."""
     try:
         ts = int(timestamp)

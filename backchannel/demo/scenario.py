@@ -75,8 +75,14 @@ class DemoReport:
     learned: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"home": str(self.home), "ingested": self.ingested, "runs": self.runs,
-                "proposals": self.proposals, "assertions": self.assertions, "learned": self.learned}
+        return {
+            "home": str(self.home),
+            "ingested": self.ingested,
+            "runs": self.runs,
+            "proposals": self.proposals,
+            "assertions": self.assertions,
+            "learned": self.learned,
+        }
 
 
 def next_thursday(now: datetime) -> datetime:
@@ -96,17 +102,29 @@ def prepare_home(home: Path) -> None:
     fmt = "%Y%m%dT%H%M%SZ"
     (home / "demo").mkdir(parents=True, exist_ok=True)
     calendar = home / "demo" / "calendar.ics"
-    calendar.write_text(ICS.format(stamp=now.strftime(fmt), start=start.strftime(fmt),
-                                   end=(start + timedelta(hours=1)).strftime(fmt), owner=OWNER), encoding="utf-8")
+    calendar.write_text(
+        ICS.format(
+            stamp=now.strftime(fmt),
+            start=start.strftime(fmt),
+            end=(start + timedelta(hours=1)).strftime(fmt),
+            owner=OWNER,
+        ),
+        encoding="utf-8",
+    )
     signals = home / "demo" / "signals"
     signals.mkdir(exist_ok=True)
-    (signals / "acme-tender.json").write_text(json.dumps({
-        "title": "Acme publishes a tender for a data platform modernisation",
-        "summary": "Acme's IT department invites bids to modernise its data platform; responses due in six weeks.",
-        "url": "https://tenders.example.org/acme/2026-114",
-        "published_at": now.replace(microsecond=0).isoformat(),
-        "source": "demo tender feed",
-    }), encoding="utf-8")
+    (signals / "acme-tender.json").write_text(
+        json.dumps(
+            {
+                "title": "Acme publishes a tender for a data platform modernisation",
+                "summary": "Acme's IT department invites bids to modernise its data platform; responses due in six weeks.",
+                "url": "https://tenders.example.org/acme/2026-114",
+                "published_at": now.replace(microsecond=0).isoformat(),
+                "source": "demo tender feed",
+            }
+        ),
+        encoding="utf-8",
+    )
     config = home / "config.toml"
     if not config.exists():
         config.write_text(CONFIG.format(owner=OWNER, calendar=calendar, signals=signals), encoding="utf-8")
@@ -134,8 +152,15 @@ def run_demo(home: Path) -> DemoReport:
         wakes = collect_wakes(settings, paths, "calendar") + collect_wakes(settings, paths, "signals")
         for wake in wakes:
             out = run_wake_once(store, settings, paths, wake)
-            report.runs.append({"run_id": out.run_id, "wake": wake.kind, "status": out.status,
-                                "reason": out.reason, "proposals": out.proposals})
+            report.runs.append(
+                {
+                    "run_id": out.run_id,
+                    "wake": wake.kind,
+                    "status": out.status,
+                    "reason": out.reason,
+                    "proposals": out.proposals,
+                }
+            )
         env = OpEnv(store=store, settings=settings, paths=paths)
         report.proposals = [proposal(env, p["id"]) for p in proposals(env)]
         report.assertions = store.scalar("SELECT count(*) FROM assertions")

@@ -32,7 +32,9 @@ def examples(store: Store, kind: str) -> tuple[list[dict[str, float]], list[int]
            SELECT v.verdict, e.data FROM verdict v JOIN proposals p ON p.id = v.proposal_id
            JOIN events e ON e.run_id = p.run_id AND e.kind = 'judge.scored'
                 AND json_extract_string(e.data, '$.dedupe_key') = p.dedupe_key
-           WHERE p.kind = ?""", [kind])
+           WHERE p.kind = ?""",
+        [kind],
+    )
     feats, labels = [], []
     for r in rows:
         data = json.loads(r["data"]) if isinstance(r["data"], str) else r["data"]
@@ -41,8 +43,9 @@ def examples(store: Store, kind: str) -> tuple[list[dict[str, float]], list[int]
     return feats, labels
 
 
-def fit(kind: str, feats: list[dict[str, float]], labels: list[int],
-        strength: float = PRIOR_STRENGTH) -> tuple[float, dict[str, float]]:
+def fit(
+    kind: str, feats: list[dict[str, float]], labels: list[int], strength: float = PRIOR_STRENGTH
+) -> tuple[float, dict[str, float]]:
     """MAP logistic regression around the kind's priors: (bias, {feature: weight})."""
     import numpy as np
 
@@ -78,7 +81,8 @@ def refit(store: Store, kind: str) -> dict[str, Any] | None:
         """INSERT INTO judge_weights (kind, bias, weights, examples, accepted, fitted_at) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (kind) DO UPDATE SET bias = excluded.bias, weights = excluded.weights,
                examples = excluded.examples, accepted = excluded.accepted, fitted_at = excluded.fitted_at""",
-        [kind, bias, json.dumps(w), len(labels), sum(labels), utcnow()])
+        [kind, bias, json.dumps(w), len(labels), sum(labels), utcnow()],
+    )
     return {"kind": kind, "bias": bias, "weights": w, "examples": len(labels), "accepted": sum(labels)}
 
 
@@ -94,12 +98,19 @@ def table(store: Store) -> dict[str, Any]:
     """Every kind's weights in use, fitted or prior, for `stats`."""
     out = {}
     for kind, (bias, w) in PRIORS.items():
-        row = store.query("SELECT bias, weights, examples, accepted, fitted_at FROM judge_weights WHERE kind = ?", [kind])
+        row = store.query(
+            "SELECT bias, weights, examples, accepted, fitted_at FROM judge_weights WHERE kind = ?", [kind]
+        )
         if row:
             r = row[0]
-            out[kind] = {"source": "fitted", "bias": round(r["bias"], 3),
-                         "weights": {k: round(v, 3) for k, v in json.loads(r["weights"]).items()},
-                         "examples": r["examples"], "accepted": r["accepted"], "fitted_at": r["fitted_at"]}
+            out[kind] = {
+                "source": "fitted",
+                "bias": round(r["bias"], 3),
+                "weights": {k: round(v, 3) for k, v in json.loads(r["weights"]).items()},
+                "examples": r["examples"],
+                "accepted": r["accepted"],
+                "fitted_at": r["fitted_at"],
+            }
         else:
             out[kind] = {"source": "prior", "bias": bias, "weights": dict(w)}
     return out

@@ -82,21 +82,26 @@ def _newest(store: Store, keys: list[str], now: datetime, window_days: int) -> d
     return proposals.newest_with_keys(store, keys, as_naive_utc(now) - timedelta(days=window_days))
 
 
-def check_dedupe(store: Store, kind: str, entity_ids: list[int], now: datetime, window_days: int,
-                 reads: WakeReads | None = None) -> Decision:
+def check_dedupe(
+    store: Store, kind: str, entity_ids: list[int], now: datetime, window_days: int, reads: WakeReads | None = None
+) -> Decision:
     key = dedupe_key(kind, entity_ids)
     if reads is not None and reads.window_days == window_days:
         row = reads.newest(key)
     else:
         row = _newest(store, [key], now, window_days).get(key)
     if row:
-        return Decision(False, "dedupe", f"same {kind} on the same entities as {row[0]} ({row[1]}, {row[2]:%Y-%m-%d}) "
-                                         f"within {window_days} days")
+        return Decision(
+            False,
+            "dedupe",
+            f"same {kind} on the same entities as {row[0]} ({row[1]}, {row[2]:%Y-%m-%d}) within {window_days} days",
+        )
     return PASS
 
 
-def check_rejection(store: Store, text: str, kind: str, entity_ids: list[int], now: datetime,
-                    threshold: float | None = None) -> Decision:
+def check_rejection(
+    store: Store, text: str, kind: str, entity_ids: list[int], now: datetime, threshold: float | None = None
+) -> Decision:
     """The rejection-memory hook (`gate.similarity_threshold` for the semantic match)."""
     from backchannel.memory import rejections  # numpy and the embedder: only when a candidate is gated
 
@@ -112,6 +117,7 @@ def prefetch_rejections(store: Store, items: list[tuple[str, str]], now: datetim
     an active dismissal of the same kind could match); a failure here is left to `check`."""
     try:
         from backchannel.memory import rejections
+
         rejections.prefetch(store, items, as_naive_utc(now))
     except Exception:  # noqa: BLE001 - the per-candidate check embeds again and decides (silence on error)
         pass
@@ -140,7 +146,9 @@ def check_rate(store: Store, settings: Settings, now: datetime) -> Decision:
     aware = as_aware_utc(now)
     local = aware.astimezone(tz)
     if in_quiet_hours(local, g.quiet_hours):
-        return Decision(False, "quiet_hours", f"{local:%H:%M} {settings.owner.timezone} is within quiet hours {g.quiet_hours}")
+        return Decision(
+            False, "quiet_hours", f"{local:%H:%M} {settings.owner.timezone} is within quiet hours {g.quiet_hours}"
+        )
     day_start = local.replace(hour=0, minute=0, second=0, microsecond=0)
     day_start_utc = as_naive_utc(day_start)
     week_start_utc = as_naive_utc(aware) - timedelta(days=7)
@@ -149,7 +157,9 @@ def check_rate(store: Store, settings: Settings, now: datetime) -> Decision:
         return Decision(False, "rate_day", f"{today} proposals today already (max_per_day {g.max_per_day})")
     week = proposals.count_since(store, week_start_utc) or 0
     if week >= g.max_per_week:
-        return Decision(False, "rate_week", f"{week} proposals in the last 7 days already (max_per_week {g.max_per_week})")
+        return Decision(
+            False, "rate_week", f"{week} proposals in the last 7 days already (max_per_week {g.max_per_week})"
+        )
     if g.min_gap_minutes > 0:
         last = proposals.last_created(store)
         if last is not None:
@@ -160,8 +170,15 @@ def check_rate(store: Store, settings: Settings, now: datetime) -> Decision:
     return PASS
 
 
-def before_judge(store: Store, settings: Settings, kind: str, entity_ids: list[int], text: str, now: datetime,
-                 reads: WakeReads | None = None) -> Decision:
+def before_judge(
+    store: Store,
+    settings: Settings,
+    kind: str,
+    entity_ids: list[int],
+    text: str,
+    now: datetime,
+    reads: WakeReads | None = None,
+) -> Decision:
     """Checks 1-3; `reads` (a WakeReads for this wake, at this `now`) saves their queries."""
     if reads is not None and reads.now != now:
         reads = None
@@ -184,7 +201,9 @@ def after_judge(settings: Settings, score: float, veto: dict[str, str] | None = 
     return check_threshold(score, settings.gate.score_threshold)
 
 
-def record(store: Store, run_id: str, key: str, decision: Decision, stage: str, extra: dict[str, Any] | None = None) -> None:
+def record(
+    store: Store, run_id: str, key: str, decision: Decision, stage: str, extra: dict[str, Any] | None = None
+) -> None:
     """Append the decision to the event log (idempotent per run, candidate and stage)."""
     data = {"stage": stage, "dedupe_key": key, **decision.as_dict(), **(extra or {})}
     kind = "gate.passed" if decision.passed else "gate.suppressed"

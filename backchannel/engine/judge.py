@@ -58,9 +58,16 @@ class Judgement:
     veto: dict[str, str] | None = None  # {"check", "reason"}: silent whatever the score
 
     def as_dict(self) -> dict[str, Any]:
-        return {"score": round(self.score, 4), "signals": {k: round(v, 4) for k, v in self.signals.items()},
-                "reasons": self.reasons, "meeting": self.meeting, "signal": self.signal, "model": self.model,
-                "kind": self.kind, "veto": self.veto}
+        return {
+            "score": round(self.score, 4),
+            "signals": {k: round(v, 4) for k, v in self.signals.items()},
+            "reasons": self.reasons,
+            "meeting": self.meeting,
+            "signal": self.signal,
+            "model": self.model,
+            "kind": self.kind,
+            "veto": self.veto,
+        }
 
 
 def combine(s_meeting: float, s_signal: float, s_evidence: float) -> float:
@@ -113,8 +120,9 @@ def related_orgs(store: Store, entity_ids: list[int], evidence_ids: list[int]) -
     return sorted({int(r[0]) for r in rows if r[0] is not None})
 
 
-def _recent_signal(facts: WakeFacts, orgs: list[int],
-                   person: str | None = None) -> tuple[float, dict[str, Any] | None, str | None]:
+def _recent_signal(
+    facts: WakeFacts, orgs: list[int], person: str | None = None
+) -> tuple[float, dict[str, Any] | None, str | None]:
     """The freshest signal about `orgs` (or naming `person`) within SIGNAL_ZERO_D days:
     (strength, {"id", "title", "at"}, reason)."""
     if not orgs and not person:
@@ -124,12 +132,19 @@ def _recent_signal(facts: WakeFacts, orgs: list[int],
     if not row:
         return 0.0, None, None
     days = max((now - row[2]).total_seconds() / 86400, 0.0)
-    return signal_strength(days), {"id": row[0], "title": row[1], "at": row[2].isoformat()}, \
-        f"signal '{row[1]}' {days:.1f} days old"
+    return (
+        signal_strength(days),
+        {"id": row[0], "title": row[1], "at": row[2].isoformat()},
+        f"signal '{row[1]}' {days:.1f} days old",
+    )
 
 
-def facts_for(store: Store, now: datetime, candidates: list[tuple[str, list[int], list[dict[str, Any]]]],
-              scopes: list[str] | None = None) -> WakeFacts:
+def facts_for(
+    store: Store,
+    now: datetime,
+    candidates: list[tuple[str, list[int], list[dict[str, Any]]]],
+    scopes: list[str] | None = None,
+) -> WakeFacts:
     """What `offline` reads, for a wake's (kind, sorted entity ids, evidence) candidates:
     read once for all of them (judge_facts.py), not once per candidate; `scopes` (`[scope]
     sweep`) limits the assertions and turns those reads count."""
@@ -139,9 +154,19 @@ def facts_for(store: Store, now: datetime, candidates: list[tuple[str, list[int]
     return facts
 
 
-def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any]], now: datetime,
-            horizon_days: float = 14.0, context: dict[str, Any] | None = None, kind: str | None = None,
-            weights: Any = None, facts: WakeFacts | None = None, path: list[int] | None = None) -> Judgement:
+def offline(
+    store: Store,
+    *,
+    entity_ids: list[int],
+    evidence: list[dict[str, Any]],
+    now: datetime,
+    horizon_days: float = 14.0,
+    context: dict[str, Any] | None = None,
+    kind: str | None = None,
+    weights: Any = None,
+    facts: WakeFacts | None = None,
+    path: list[int] | None = None,
+) -> Judgement:
     """Score a candidate from the store alone. `now` is naive UTC. With a `kind` that
     has priors (judge_kinds.PRIORS), that kind's features and model decide, and a
     veto (ambiguous link, low trust, meeting near) says why it must stay silent;
@@ -191,10 +216,12 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
         view = judge_kinds.commitment(facts, evidence, horizon_days, meeting_strength)
         meeting = None  # the meeting that matters is the recipient's (in the reasons), not any entity's
     else:
+
         def signal_of(person: int) -> tuple[float, str | None]:
             name = facts.names([person]).get(int(person))
-            got = _recent_signal(facts, judge_kinds.organisations_of(store, person),
-                                 name if name and " " in name else None)
+            got = _recent_signal(
+                facts, judge_kinds.organisations_of(store, person), name if name and " " in name else None
+            )
             nonlocal signal
             signal = got[1] or signal
             return got[0], got[2]
@@ -204,8 +231,15 @@ def offline(store: Store, *, entity_ids: list[int], evidence: list[dict[str, Any
     if kind in ("commitment", "reconnect"):
         reasons = [r for r in reasons if not r.startswith("meeting '")]
     score = 0.0 if view.veto else judge_kinds.score(kind, view.features, weights)
-    return Judgement(score, view.features, reasons + view.reasons, meeting, signal, kind=kind,
-                     veto=({"check": view.veto[0], "reason": view.veto[1]} if view.veto else None))
+    return Judgement(
+        score,
+        view.features,
+        reasons + view.reasons,
+        meeting,
+        signal,
+        kind=kind,
+        veto=({"check": view.veto[0], "reason": view.veto[1]} if view.veto else None),
+    )
 
 
 def _ago(days: float) -> str:
@@ -238,31 +272,53 @@ def why_now(j: Judgement, evidence: list[dict[str, Any]], now: datetime, tz: str
         said = datetime.fromisoformat(said) if isinstance(said, str) else said
         # A date that is only the transcript file's mtime is said to be one, never passed off as the meeting's.
         guess = ", the transcript file's date: the meeting's is unknown" if oldest.get("date_origin") == "mtime" else ""
-        lines.append(f"{oldest.get('speaker') or 'Someone'} said it {_ago((now - said).total_seconds() / 86400)} "
-                     f"({said:%Y-%m-%d}{guess}).")
+        lines.append(
+            f"{oldest.get('speaker') or 'Someone'} said it {_ago((now - said).total_seconds() / 86400)} "
+            f"({said:%Y-%m-%d}{guess})."
+        )
     return lines
 
 
-def _path(judgement: Judgement, evidence: list[dict[str, Any]], kind: str, candidate: Any,
-          names: dict[int, str] | None) -> Any:
+def _path(
+    judgement: Judgement, evidence: list[dict[str, Any]], kind: str, candidate: Any, names: dict[int, str] | None
+) -> Any:
     from backchannel.agent.work import path_of
     from backchannel.graph.types import Candidate, Evidence
 
     ev = [Evidence.from_dict(e) for e in evidence if e.get("assertion_id", e.get("id")) is not None]
-    c = candidate if candidate is not None else Candidate(kind=kind, entities=[], path=[], evidence_ids=[],
-                                                         score=judgement.score, why="")
+    c = (
+        candidate
+        if candidate is not None
+        else Candidate(kind=kind, entities=[], path=[], evidence_ids=[], score=judgement.score, why="")
+    )
     return path_of(c, names or {}, judgement.reasons, judgement, evidence=ev)
 
 
 def _reviewed(judgement: Judgement, verdict: Any, by: str) -> Judgement:
     """The model may lower the score or veto, never raise it above the offline score."""
     new = min(judgement.score, max(0.0, float(verdict.score))) if verdict.worth_it else 0.0
-    return Judgement(new, judgement.signals, judgement.reasons + [f"model: {verdict.reason}"],
-                     judgement.meeting, judgement.signal, by, judgement.kind, judgement.veto)
+    return Judgement(
+        new,
+        judgement.signals,
+        judgement.reasons + [f"model: {verdict.reason}"],
+        judgement.meeting,
+        judgement.signal,
+        by,
+        judgement.kind,
+        judgement.veto,
+    )
 
 
-def decide(judgement: Judgement, *, gateway: Any, evidence: list[dict[str, Any]], kind: str, run_id: str | None,
-           candidate: Any = None, names: dict[int, str] | None = None) -> Judgement:
+def decide(
+    judgement: Judgement,
+    *,
+    gateway: Any,
+    evidence: list[dict[str, Any]],
+    kind: str,
+    run_id: str | None,
+    candidate: Any = None,
+    names: dict[int, str] | None = None,
+) -> Judgement:
     """The kind's agent judges (agent/work.py): with its model when `gateway` serves the
     judge role, seeing only the path (excerpts, names, the reasons above); offline, its
     registered implementation is this offline judgement, returned as it is. A vetoed
@@ -282,9 +338,16 @@ def decide(judgement: Judgement, *, gateway: Any, evidence: list[dict[str, Any]]
     return judgement if by == "offline" else _reviewed(judgement, verdict, by)
 
 
-def with_model(judgement: Judgement, *, gateway: Any, evidence: list[dict[str, Any]],
-               kind: str, run_id: str | None, candidate: Any = None,
-               names: dict[int, str] | None = None) -> Judgement:
+def with_model(
+    judgement: Judgement,
+    *,
+    gateway: Any,
+    evidence: list[dict[str, Any]],
+    kind: str,
+    run_id: str | None,
+    candidate: Any = None,
+    names: dict[int, str] | None = None,
+) -> Judgement:
     """Let the configured model review the offline judgement (the kind agent's judge,
     completed by the model whatever the configuration says), seeing only the evidence
     excerpts and the signal summaries. It may lower the score or veto, never raise it."""

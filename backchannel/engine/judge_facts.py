@@ -35,8 +35,11 @@ def promise_key(promise: dict[str, Any]) -> tuple[int, datetime, int] | None:
     if subject is None or not said:
         return None
     recipient = promise.get("recipient_id")
-    return (int(subject), datetime.fromisoformat(said) if isinstance(said, str) else said,
-            int(recipient) if recipient is not None else -1)
+    return (
+        int(subject),
+        datetime.fromisoformat(said) if isinstance(said, str) else said,
+        int(recipient) if recipient is not None else -1,
+    )
 
 
 class WakeFacts:
@@ -80,7 +83,8 @@ class WakeFacts:
     def owner(self) -> int | None:
         if self._owner is _UNREAD:
             row = self.store.con.execute(
-                "SELECT id FROM entities WHERE is_owner AND merged_into IS NULL LIMIT 1").fetchone()
+                "SELECT id FROM entities WHERE is_owner AND merged_into IS NULL LIMIT 1"
+            ).fetchone()
             self._owner = int(row[0]) if row else None
         return self._owner
 
@@ -90,10 +94,14 @@ class WakeFacts:
         if not ids:
             return None
         if self._meetings is None:
-            self._meetings = [(r[0], r[1], r[2], [int(a) for a in (r[3] or []) if a is not None])
-                              for r in self.store.con.execute(
-                                  """SELECT uid, starts_at, summary, attendee_ids FROM calendar_events
-                                     WHERE starts_at >= ? ORDER BY starts_at, uid""", [self.now]).fetchall()]
+            self._meetings = [
+                (r[0], r[1], r[2], [int(a) for a in (r[3] or []) if a is not None])
+                for r in self.store.con.execute(
+                    """SELECT uid, starts_at, summary, attendee_ids FROM calendar_events
+                                     WHERE starts_at >= ? ORDER BY starts_at, uid""",
+                    [self.now],
+                ).fetchall()
+            ]
         want = {int(i) for i in ids}
         until = self.now + timedelta(days=days)
         for m in self._meetings:
@@ -112,9 +120,10 @@ class WakeFacts:
         """(id, title, when) of the freshest signal within the window about one of `orgs`,
         or whose title or summary names `person` (compared lower-cased)."""
         if self._signals is None:
-            self._signals = [(r[0], r[1], r[2], {int(o) for o in (r[3] or []) if o is not None}, r[4])
-                             for r in self.store.con.execute(
-                                 """SELECT id, title, seen, org_ids, text FROM (
+            self._signals = [
+                (r[0], r[1], r[2], {int(o) for o in (r[3] or []) if o is not None}, r[4])
+                for r in self.store.con.execute(
+                    """SELECT id, title, seen, org_ids, text FROM (
                                         SELECT id, title, org_ids, lower(title || ' ' || coalesce(summary, '')) AS text,
                                                -- a publication date ahead of now is a wrong date: no fresh news
                                                CASE WHEN published_at > $ahead THEN NULL
@@ -122,8 +131,9 @@ class WakeFacts:
                                         FROM signals)
                                     WHERE seen >= $since AND seen <= $ahead
                                     ORDER BY seen DESC, id""",
-                                 {"since": self.now - timedelta(days=SIGNAL_WINDOW_D),
-                                  "ahead": self.now + timedelta(days=1)}).fetchall()]
+                    {"since": self.now - timedelta(days=SIGNAL_WINDOW_D), "ahead": self.now + timedelta(days=1)},
+                ).fetchall()
+            ]
         want = {int(o) for o in orgs} or {-1}
         needle = person.lower() if person is not None else None
         for sid, title, seen, about, text in self._signals:
@@ -139,8 +149,11 @@ class WakeFacts:
         missing = wanted - self._names.keys()
         if missing:
             missing |= self._want_names - self._names.keys()
-            got = dict(self.store.con.execute("SELECT id, name FROM entities WHERE id = ANY(?::BIGINT[])",
-                                              [sorted(missing)]).fetchall())
+            got = dict(
+                self.store.con.execute(
+                    "SELECT id, name FROM entities WHERE id = ANY(?::BIGINT[])", [sorted(missing)]
+                ).fetchall()
+            )
             self._names.update({i: got.get(i) for i in missing})
         return {i: n for i in wanted if (n := self._names[i]) is not None}
 
@@ -164,19 +177,28 @@ class WakeFacts:
             for p in people:
                 self._ties[p] = (0, 0, None)
             if owner is not None:
-                links = dict(self.store.con.execute(
-                    """SELECT CASE WHEN subject_id = $o THEN object_id ELSE subject_id END, count(*)
+                links = dict(
+                    self.store.con.execute(
+                        """SELECT CASE WHEN subject_id = $o THEN object_id ELSE subject_id END, count(*)
                        FROM assertions WHERE superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')
                          AND ((subject_id = $o AND object_id = ANY($p::BIGINT[]))
                               OR (object_id = $o AND subject_id = ANY($p::BIGINT[])))
                          AND (source_id IS NULL OR $sc::VARCHAR[] IS NULL OR source_id IN (SELECT id FROM sources WHERE list_contains($sc::VARCHAR[], coalesce(scope, 'default'))))
-                       GROUP BY 1""", {"o": owner, "p": people, "sc": self.scopes}).fetchall())
-                met = {int(r[0]): (int(r[1]), r[2]) for r in self.store.con.execute(
-                    """SELECT u.speaker_id, count(DISTINCT u.source_id), max(s.meeting_date)
+                       GROUP BY 1""",
+                        {"o": owner, "p": people, "sc": self.scopes},
+                    ).fetchall()
+                )
+                met = {
+                    int(r[0]): (int(r[1]), r[2])
+                    for r in self.store.con.execute(
+                        """SELECT u.speaker_id, count(DISTINCT u.source_id), max(s.meeting_date)
                        FROM utterances u JOIN sources s ON s.id = u.source_id
                        WHERE u.speaker_id = ANY($p::BIGINT[]) AND ($sc::VARCHAR[] IS NULL OR list_contains($sc::VARCHAR[], coalesce(s.scope, 'default')))
                          AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = $o)
-                       GROUP BY 1""", {"o": owner, "p": people, "sc": self.scopes}).fetchall()}
+                       GROUP BY 1""",
+                        {"o": owner, "p": people, "sc": self.scopes},
+                    ).fetchall()
+                }
                 for p in people:
                     n, last = met.get(p, (0, None))
                     self._ties[p] = (int(links.get(p, 0)), n, last)
@@ -193,14 +215,20 @@ class WakeFacts:
                 self._talks[p] = []
             if owner is not None:
                 for p, when in self.store.con.execute(
-                        """SELECT DISTINCT u.speaker_id, s.meeting_date FROM utterances u
+                    """SELECT DISTINCT u.speaker_id, s.meeting_date FROM utterances u
                            JOIN sources s ON s.id = u.source_id
                            WHERE u.speaker_id = ANY($p::BIGINT[]) AND s.meeting_date <= $now
                              AND s.meeting_date >= $since AND ($sc::VARCHAR[] IS NULL OR list_contains($sc::VARCHAR[], coalesce(s.scope, 'default')))
                              AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = $o)
                            ORDER BY 2 DESC""",
-                        {"o": owner, "p": people, "now": self.now, "sc": self.scopes,
-                         "since": self.now - timedelta(days=RECENT_TALK_D)}).fetchall():
+                    {
+                        "o": owner,
+                        "p": people,
+                        "now": self.now,
+                        "sc": self.scopes,
+                        "since": self.now - timedelta(days=RECENT_TALK_D),
+                    },
+                ).fetchall():
                     self._talks[int(p)].append(when)
         return self._talks[person]
 
@@ -212,8 +240,10 @@ class WakeFacts:
         owner = self.owner()
         if owner is None:
             return []
-        rows = [(int(r[0]), str(r[1] or ""), int(r[2]), r[3]) for r in self.store.con.execute(
-            """SELECT id, object_literal, subject_id, said_at FROM assertions
+        rows = [
+            (int(r[0]), str(r[1] or ""), int(r[2]), r[3])
+            for r in self.store.con.execute(
+                """SELECT id, object_literal, subject_id, said_at FROM assertions
                WHERE superseded_at IS NULL AND predicate = 'committed_to' AND said_at <= $now
                  AND ((subject_id = $o AND recipient_id = $p) OR (subject_id = $p AND recipient_id = $o))
                  AND (CASE WHEN valid_to IS NOT NULL THEN valid_to >= $today
@@ -221,8 +251,16 @@ class WakeFacts:
                  AND (source_id IS NULL OR $sc::VARCHAR[] IS NULL OR source_id IN
                       (SELECT id FROM sources WHERE list_contains($sc::VARCHAR[], coalesce(scope, 'default'))))
                ORDER BY said_at DESC""",
-            {"o": owner, "p": int(person), "now": self.now, "today": self.now.date(), "sc": self.scopes,
-             "since": self.now - timedelta(days=OPEN_PROMISE_D)}).fetchall()]
+                {
+                    "o": owner,
+                    "p": int(person),
+                    "now": self.now,
+                    "today": self.now.date(),
+                    "sc": self.scopes,
+                    "since": self.now - timedelta(days=OPEN_PROMISE_D),
+                },
+            ).fetchall()
+        ]
         done = kept.kept_promises(self.store, [r[0] for r in rows]) if rows else {}
         return [r for r in rows if r[0] not in done]
 
@@ -232,12 +270,16 @@ class WakeFacts:
         if person not in self._spoken:
             people = sorted({person} | (self._want_people - self._spoken.keys()))
             owner = self.owner()
-            got = {int(r[0]): (r[1], int(r[2] or 0)) for r in self.store.con.execute(
-                """SELECT u.speaker_id, max(s.meeting_date), count(DISTINCT u.source_id) FILTER (WHERE u.source_id IN
+            got = {
+                int(r[0]): (r[1], int(r[2] or 0))
+                for r in self.store.con.execute(
+                    """SELECT u.speaker_id, max(s.meeting_date), count(DISTINCT u.source_id) FILTER (WHERE u.source_id IN
                           (SELECT source_id FROM utterances WHERE speaker_id = $o))
                    FROM utterances u JOIN sources s ON s.id = u.source_id
                    WHERE u.speaker_id = ANY($p::BIGINT[]) AND ($sc::VARCHAR[] IS NULL OR list_contains($sc::VARCHAR[], coalesce(s.scope, 'default'))) GROUP BY u.speaker_id""",
-                {"p": people, "o": owner if owner is not None else -1, "sc": self.scopes}).fetchall()}
+                    {"p": people, "o": owner if owner is not None else -1, "sc": self.scopes},
+                ).fetchall()
+            }
             for p in people:
                 self._spoken[p] = got.get(p, (None, 0))
         return self._spoken[person]

@@ -47,6 +47,8 @@ SILENCE_FULL_DAYS = 180  # silent this long: silence = 1
 DUE_AHEAD_FULL_D, DUE_AHEAD_ZERO_D, OVERDUE_MAX_D = 7, 21, 14
 SOCIAL = ("knows", "worked_with", "introduced")
 ORG_KIND = 2  # graph/index.py's code for an organisation entity
+
+
 @dataclass
 class KindView:
     features: dict[str, float]
@@ -100,8 +102,9 @@ def direct_tie(facts: WakeFacts, target: int) -> str | None:
     return f"you already know {name}: {'; '.join(said)}; no introduction through someone else is needed"
 
 
-def introduction(evidence: list[dict[str, Any]], base: dict[str, float], facts: WakeFacts | None = None,
-                 target: int | None = None) -> KindView:
+def introduction(
+    evidence: list[dict[str, Any]], base: dict[str, float], facts: WakeFacts | None = None, target: int | None = None
+) -> KindView:
     feats = {"meeting": base["meeting"], "signal": base["signal"], "evidence": base["evidence"]}
     tied = direct_tie(facts, target) if facts is not None and target is not None else None
     if tied:
@@ -110,16 +113,25 @@ def introduction(evidence: list[dict[str, Any]], base: dict[str, float], facts: 
         return KindView({**feats, "trust": 0.0}, ["no evidence"], ("low_trust", "no evidence behind the path"))
     for e in evidence:
         if "ambiguous_reference" in _reasons(e):
-            return KindView({**feats, "trust": 0.0}, [], (
-                "ambiguous_link", f"the link '{_quote(e)}' (#{e.get('assertion_id')}) names a person memory cannot "
-                "tell apart from another with the same name; no introduction is built on it"))
+            return KindView(
+                {**feats, "trust": 0.0},
+                [],
+                (
+                    "ambiguous_link",
+                    f"the link '{_quote(e)}' (#{e.get('assertion_id')}) names a person memory cannot "
+                    "tell apart from another with the same name; no introduction is built on it",
+                ),
+            )
     weakest = min(evidence, key=trust_of)
     t = trust_of(weakest)
     feats["trust"] = t
     why = f"weakest link trust {t:.2f}" + (f" ({', '.join(_reasons(weakest))})" if _reasons(weakest) else "")
     if t < LINK_TRUST_FLOOR:
-        return KindView(feats, [why], ("low_trust", f"{why} below {LINK_TRUST_FLOOR}: '{_quote(weakest)}' "
-                                                    f"(#{weakest.get('assertion_id')})"))
+        return KindView(
+            feats,
+            [why],
+            ("low_trust", f"{why} below {LINK_TRUST_FLOOR}: '{_quote(weakest)}' (#{weakest.get('assertion_id')})"),
+        )
     return KindView(feats, [why])
 
 
@@ -127,22 +139,31 @@ def brief(facts: WakeFacts, entity_ids: list[int], evidence: list[dict[str, Any]
     trusted = {e.get("assertion_id") for e in evidence if trust_of(e) >= TRUSTED}
     # What links them to the owner counts too (the brief's text leaves it out: the owner knows it).
     owner_id = facts.owner()
-    shared = facts.store.scalar(
-        f"""SELECT count(*) FROM assertions WHERE superseded_at IS NULL AND predicate IN {SOCIAL}
+    shared = (
+        facts.store.scalar(
+            f"""SELECT count(*) FROM assertions WHERE superseded_at IS NULL AND predicate IN {SOCIAL}
             AND coalesce(trust, confidence) >= ? AND ((list_contains(?, subject_id) AND object_id = ?)
                  OR (subject_id = ? AND list_contains(?, object_id)))""",
-        [TRUSTED, [int(i) for i in entity_ids], owner_id, owner_id, [int(i) for i in entity_ids]]) if owner_id else 0
+            [TRUSTED, [int(i) for i in entity_ids], owner_id, owner_id, [int(i) for i in entity_ids]],
+        )
+        if owner_id
+        else 0
+    )
     n = len(trusted) + int(shared or 0)
     mean = sum(trust_of(e) for e in evidence) / len(evidence) if evidence else 0.0
     feats = {"meeting": base["meeting"], "knowledge": min(n, KNOWN_FACTS) / KNOWN_FACTS, "trust": mean}
-    reasons = [f"{n} trusted fact(s) about them ({len(trusted)} of {len(evidence)} in the brief, "
-               f"{int(shared or 0)} linking them to you)"]
+    reasons = [
+        f"{n} trusted fact(s) about them ({len(trusted)} of {len(evidence)} in the brief, "
+        f"{int(shared or 0)} linking them to you)"
+    ]
     # What a brief is for: what you and they said to each other lately, and what is open between you.
     talks = sorted({t for i in entity_ids for t in facts.talks(int(i)) if t is not None}, reverse=True)
     recency = sum(0.5 ** (max((facts.now - t).total_seconds() / 86400, 0.0) / TALK_HALF_LIFE_D) for t in talks)
     feats["conversation"] = min(1.0, recency)
-    reasons.append(f"{len(talks)} conversation(s) with you in the last {RECENT_TALK_D} days"
-                   + (f", the latest on {talks[0]:%Y-%m-%d}" if talks else ""))
+    reasons.append(
+        f"{len(talks)} conversation(s) with you in the last {RECENT_TALK_D} days"
+        + (f", the latest on {talks[0]:%Y-%m-%d}" if talks else "")
+    )
     promises = {p for i in entity_ids for p in facts.open_promises(int(i))}
     feats["promises"] = min(1.0, float(len(promises)))
     owner = facts.owner()
@@ -156,8 +177,11 @@ def brief(facts: WakeFacts, entity_ids: list[int], evidence: list[dict[str, Any]
     if m is None:
         return KindView(feats, reasons, ("no_meeting", "no upcoming meeting with them: a brief prepares a meeting"))
     if m[0] > BRIEF_HOURS:
-        return KindView(feats, reasons, ("too_early", f"the meeting '{m[1]}' is {m[0]:.0f} h away; a brief comes "
-                                                      f"within {BRIEF_HOURS} h of it"))
+        return KindView(
+            feats,
+            reasons,
+            ("too_early", f"the meeting '{m[1]}' is {m[0]:.0f} h away; a brief comes within {BRIEF_HOURS} h of it"),
+        )
     return KindView(feats, reasons)
 
 
@@ -170,8 +194,9 @@ def _due_strength(due: date, today: date) -> float:
     return max(0.0, 1 - (ahead - DUE_AHEAD_FULL_D) / (DUE_AHEAD_ZERO_D - DUE_AHEAD_FULL_D))
 
 
-def commitment(facts: WakeFacts, evidence: list[dict[str, Any]], horizon_days: float,
-               meeting_strength: Any) -> KindView:
+def commitment(
+    facts: WakeFacts, evidence: list[dict[str, Any]], horizon_days: float, meeting_strength: Any
+) -> KindView:
     p = promise_of(evidence)
     if p is None:
         return KindView({"due": 0.0, "meeting": 0.0, "recipient": 0.0, "trust": 0.0}, ["no promise in evidence"])
@@ -214,8 +239,9 @@ def _kept(facts: WakeFacts, promise: dict[str, Any]) -> str | None:
     key = promise_key(promise)
     if key is None:
         return None
-    found = kept.keeping_turn(facts.later_turns(*key), key[0], promise.get("literal") or promise.get("quote") or "",
-                              key[2])
+    found = kept.keeping_turn(
+        facts.later_turns(*key), key[0], promise.get("literal") or promise.get("quote") or "", key[2]
+    )
     if found is None:
         return None
     text, when, speaker = found
@@ -239,7 +265,9 @@ def strongest_links(store: Store, evidence_ids: list[int]) -> list[int]:
                    any_value(ev.t)
             FROM ev JOIN assertions a ON a.predicate IN {SOCIAL} AND a.superseded_at IS NULL
                  AND ((a.subject_id = ev.s AND a.object_id = ev.o) OR (a.subject_id = ev.o AND a.object_id = ev.s))
-            GROUP BY ev.id""", [ids]).fetchall()
+            GROUP BY ev.id""",
+        [ids],
+    ).fetchall()
     better = {int(r[0]): int(r[1]) for r in rows if r[2] is not None and r[3] is not None and r[2] > r[3]}
     return list(dict.fromkeys(better.get(i, i) for i in ids))
 
@@ -299,8 +327,14 @@ def reconnect(facts: WakeFacts, entity_ids: list[int], evidence: list[dict[str, 
         return KindView(feats, ["nobody to reconnect with"])
     m = facts.next_meeting([person], RECONNECT_QUIET_DAYS)
     if m:
-        return KindView(feats, [], ("meeting_soon", f"you meet them in {m[0]:.0f} h ('{m[1]}'): the brief before "
-                                                    "that meeting covers it, not a reconnect"))
+        return KindView(
+            feats,
+            [],
+            (
+                "meeting_soon",
+                f"you meet them in {m[0]:.0f} h ('{m[1]}'): the brief before that meeting covers it, not a reconnect",
+            ),
+        )
     said, linked = _history(facts.store, person, facts.owner())
     spoke, met = facts.spoken(person)
     last = max([t for t in (said, spoke) if t is not None], default=None)

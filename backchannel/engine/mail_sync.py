@@ -90,15 +90,17 @@ def _save_state(store: Store, account: str, folder: str, **values: Any) -> None:
     if folder_state(store, account, folder) is None:
         store.con.execute("INSERT INTO mail_sync_state (account, folder) VALUES (?, ?)", [account, folder])
     sets = ", ".join(f"{k} = ?" for k in values)
-    store.con.execute(f"UPDATE mail_sync_state SET {sets} WHERE account = ? AND folder = ?",
-                      [*values.values(), account, folder])
+    store.con.execute(
+        f"UPDATE mail_sync_state SET {sets} WHERE account = ? AND folder = ?", [*values.values(), account, folder]
+    )
 
 
 def _record_error(store: Store, origin: str, error: str, message_id: str | None = None) -> None:
     store.con.execute(
         """INSERT INTO mail_errors (origin, message_id, error, seen_at) VALUES (?, ?, ?, ?)
            ON CONFLICT (origin) DO UPDATE SET error = excluded.error, seen_at = excluded.seen_at""",
-        [origin, message_id, error[:2000], utcnow()])
+        [origin, message_id, error[:2000], utcnow()],
+    )
 
 
 def status(store: Store, settings: Settings) -> dict[str, Any]:
@@ -106,29 +108,47 @@ def status(store: Store, settings: Settings) -> dict[str, Any]:
     and the latest per-message errors."""
     folders = store.query(
         """SELECT account, folder, uidvalidity, last_uid, messages, failed, last_sync_at, last_error
-           FROM mail_sync_state ORDER BY account, folder""")
+           FROM mail_sync_state ORDER BY account, folder"""
+    )
     for f in folders:
         f["last_sync_at"] = f["last_sync_at"].isoformat() if f["last_sync_at"] else None
     errors = store.query("SELECT origin, error, seen_at FROM mail_errors ORDER BY seen_at DESC LIMIT 10")
     for e in errors:
         e["seen_at"] = e["seen_at"].isoformat()
-    return {"configured": configured(settings), "account": account_name(settings) if configured(settings) else None,
-            "folders": folders, "recent_errors": errors,
-            "messages": int(store.scalar("SELECT count(*) FROM mail_messages") or 0)}
+    return {
+        "configured": configured(settings),
+        "account": account_name(settings) if configured(settings) else None,
+        "folders": folders,
+        "recent_errors": errors,
+        "messages": int(store.scalar("SELECT count(*) FROM mail_messages") or 0),
+    }
 
 
 # -- sync ---------------------------------------------------------------------------
 
 
-def sync(store: Store, settings: Settings, paths: Paths, *, gateway: Any = None, run_id: str | None = None,
-         checkpoint: Callable[[], None] | None = None, crashpoint: Callable[[str], None] | None = None
-         ) -> dict[str, Any]:
+def sync(
+    store: Store,
+    settings: Settings,
+    paths: Paths,
+    *,
+    gateway: Any = None,
+    run_id: str | None = None,
+    checkpoint: Callable[[], None] | None = None,
+    crashpoint: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Sync every configured folder once; returns counts and errors (never raises for
     the server's or a message's failures)."""
     account = account_name(settings)
     m = settings.mail
-    summary: dict[str, Any] = {"account": account, "ingested": 0, "skipped": 0, "failed": 0, "folders": {},
-                               "errors": []}
+    summary: dict[str, Any] = {
+        "account": account,
+        "ingested": 0,
+        "skipped": 0,
+        "failed": 0,
+        "folders": {},
+        "errors": [],
+    }
     try:
         client = connect(settings, paths)
     except MailSyncError as exc:
@@ -142,8 +162,19 @@ def sync(store: Store, settings: Settings, paths: Paths, *, gateway: Any = None,
         for folder in m.folders:
             try:
                 with store.single_threaded():  # ~15 small statements per message: see Store.single_threaded
-                    done = _sync_folder(store, settings, client, account, folder, budget, summary, gateway=gateway,
-                                        run_id=run_id, checkpoint=checkpoint, crashpoint=crashpoint)
+                    done = _sync_folder(
+                        store,
+                        settings,
+                        client,
+                        account,
+                        folder,
+                        budget,
+                        summary,
+                        gateway=gateway,
+                        run_id=run_id,
+                        checkpoint=checkpoint,
+                        crashpoint=crashpoint,
+                    )
                 budget -= done
             except (TimeoutError, MailSyncError, OSError) as exc:
                 _folder_failed(store, account, folder, exc, summary)
@@ -167,9 +198,20 @@ def _folder_failed(store: Store, account: str, folder: str, exc: Exception, summ
     summary["errors"].append(why)
 
 
-def _sync_folder(store: Store, settings: Settings, client: Any, account: str, folder: str, budget: int,
-                 summary: dict[str, Any], *, gateway: Any, run_id: str | None,
-                 checkpoint: Callable[[], None] | None, crashpoint: Callable[[str], None] | None) -> int:
+def _sync_folder(
+    store: Store,
+    settings: Settings,
+    client: Any,
+    account: str,
+    folder: str,
+    budget: int,
+    summary: dict[str, Any],
+    *,
+    gateway: Any,
+    run_id: str | None,
+    checkpoint: Callable[[], None] | None,
+    crashpoint: Callable[[str], None] | None,
+) -> int:
     from backchannel.extraction.mail.batch import batchable, ingest_messages
 
     m = settings.mail
@@ -181,9 +223,11 @@ def _sync_folder(store: Store, settings: Settings, client: Any, account: str, fo
     if state is None or state["uidvalidity"] != uidvalidity:
         with store.transaction():
             if state is not None:
-                store.append_event("mail.uidvalidity_changed", {"account": account, "folder": folder,
-                                                                "old": state["uidvalidity"], "new": uidvalidity},
-                                   run_id=run_id)
+                store.append_event(
+                    "mail.uidvalidity_changed",
+                    {"account": account, "folder": folder, "old": state["uidvalidity"], "new": uidvalidity},
+                    run_id=run_id,
+                )
             _save_state(store, account, folder, uidvalidity=uidvalidity, last_uid=0)
         last_uid = 0
     # "UID n:*" always answers the highest UID, even below n: filter.
@@ -194,7 +238,7 @@ def _sync_folder(store: Store, settings: Settings, client: Any, account: str, fo
     # with a model, one message at a time.
     group_size = step if batchable(settings, gateway) else 1
     for i in range(0, len(uids), step):
-        batch = uids[i:i + step]
+        batch = uids[i : i + step]
         sizes = client.fetch(batch, ["RFC822.SIZE"])
         wanted = [u for u in batch if int(sizes.get(u, {}).get(b"RFC822.SIZE", 0)) <= limit]
         bodies = client.fetch(wanted, ["BODY.PEEK[]"]) if wanted else {}
@@ -202,19 +246,36 @@ def _sync_folder(store: Store, settings: Settings, client: Any, account: str, fo
         for j in range(0, len(batch), group_size):
             if checkpoint is not None:
                 checkpoint()
-            group, messages = batch[j:j + group_size], []
+            group, messages = batch[j : j + group_size], []
             for uid in group:
                 raw = bodies.get(uid, {}).get(b"BODY[]") if uid in wanted else None
                 if raw is not None:
                     messages.append((uid, (f"imap:{account}/{folder}/{uidvalidity}/{uid}", _reader(bytes(raw)))))
-            outcomes = dict(zip((u for u, _m in messages),
-                                ingest_messages(store, settings, [m for _u, m in messages], gateway=gateway,
-                                                run_id=run_id, max_bytes=limit, size=group_size)))
+            outcomes = dict(
+                zip(
+                    (u for u, _m in messages),
+                    ingest_messages(
+                        store,
+                        settings,
+                        [m for _u, m in messages],
+                        gateway=gateway,
+                        run_id=run_id,
+                        max_bytes=limit,
+                        size=group_size,
+                    ),
+                )
+            )
             for uid in group:
                 if uid not in wanted:
                     size = int(sizes.get(uid, {}).get(b"RFC822.SIZE", 0))
-                    done.append((uid, "failed", f"too large: {size / 1e6:.1f} MB; messages up to "
-                                                f"{limit / 1e6:.0f} MB are read ([mail] max_message_mb); not downloaded"))
+                    done.append(
+                        (
+                            uid,
+                            "failed",
+                            f"too large: {size / 1e6:.1f} MB; messages up to "
+                            f"{limit / 1e6:.0f} MB are read ([mail] max_message_mb); not downloaded",
+                        )
+                    )
                 elif uid not in outcomes:  # expunged between SEARCH and FETCH
                     done.append((uid, "skipped", None))
                 elif outcomes[uid].status == "deferred":
@@ -240,8 +301,14 @@ def _reader(raw: bytes) -> Callable[[], bytes]:
     return lambda: raw
 
 
-def _advance(store: Store, account: str, folder: str, uidvalidity: int, done: list[tuple[int, str, str | None]],
-             counts: dict[str, int]) -> None:
+def _advance(
+    store: Store,
+    account: str,
+    folder: str,
+    uidvalidity: int,
+    done: list[tuple[int, str, str | None]],
+    counts: dict[str, int],
+) -> None:
     """Move the folder's `last_uid` past `done` (read in UID order, their messages committed),
     recording each failed message's error, in one transaction."""
     if not done:
@@ -253,8 +320,15 @@ def _advance(store: Store, account: str, folder: str, uidvalidity: int, done: li
         store.con.execute(
             """UPDATE mail_sync_state SET last_uid = ?, last_sync_at = ?, last_error = NULL,
                    messages = messages + ?, failed = failed + ? WHERE account = ? AND folder = ?""",
-            [done[-1][0], utcnow(), sum(s == "ingested" for _u, s, _e in done),
-             sum(s not in ("ingested", "skipped") for _u, s, _e in done), account, folder])
+            [
+                done[-1][0],
+                utcnow(),
+                sum(s == "ingested" for _u, s, _e in done),
+                sum(s not in ("ingested", "skipped") for _u, s, _e in done),
+                account,
+                folder,
+            ],
+        )
     for _uid, status, _error in done:
         counts[status if status in counts else "failed"] += 1
 
@@ -267,8 +341,15 @@ def handle_wake(ctx: Any) -> None:
     if not configured(ctx.settings):
         ctx.outcome.status, ctx.outcome.reason = "closed", "no IMAP account configured ([mail] host is not set)"
         return
-    summary = sync(ctx.store, ctx.settings, ctx.paths, gateway=ctx.gateway, run_id=ctx.run_id,
-                   checkpoint=ctx.checkpoint, crashpoint=crash_point)
+    summary = sync(
+        ctx.store,
+        ctx.settings,
+        ctx.paths,
+        gateway=ctx.gateway,
+        run_id=ctx.run_id,
+        checkpoint=ctx.checkpoint,
+        crashpoint=crash_point,
+    )
     runs.step(ctx.store, ctx.run_id, "mail.synced", summary)
     ctx.outcome.detail["mail"] = summary
     if summary["errors"]:

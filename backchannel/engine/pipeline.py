@@ -61,9 +61,16 @@ class RunOutcome:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "kind": self.kind, "status": self.status, "reason": self.reason,
-                "proposals": self.proposals, "suppressed": self.suppressed, "candidates": self.candidates,
-                "detail": self.detail}
+        return {
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "status": self.status,
+            "reason": self.reason,
+            "proposals": self.proposals,
+            "suppressed": self.suppressed,
+            "candidates": self.candidates,
+            "detail": self.detail,
+        }
 
 
 @dataclass
@@ -98,6 +105,7 @@ def make_gateway(store: Store, settings: Settings, paths: Paths) -> Any:
     if all(v == "offline" for v in (m.extract, m.sweep, m.draft)):
         return None
     from backchannel.agent import models
+
     return models.Gateway(settings, store, paths)
 
 
@@ -112,11 +120,20 @@ def _erase_configured_withdrawals(ctx: _Ctx) -> None:
         ctx.outcome.detail["rewrite"] = True
 
 
-def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, run_id: str | None = None,
-                  gateway: Any = None, cancel: threading.Event | None = None,
-                  inbox_finish: Callable[..., Any] | None = None, now: datetime | None = None,
-                  abandon: threading.Event | None = None,
-                  inbox_defer: Callable[..., Any] | None = None) -> RunOutcome:
+def run_wake_once(
+    store: Store,
+    settings: Settings,
+    paths: Paths,
+    wake: Any,
+    *,
+    run_id: str | None = None,
+    gateway: Any = None,
+    cancel: threading.Event | None = None,
+    inbox_finish: Callable[..., Any] | None = None,
+    now: datetime | None = None,
+    abandon: threading.Event | None = None,
+    inbox_defer: Callable[..., Any] | None = None,
+) -> RunOutcome:
     """Handle one wake as one run, start to finish. `run_id` resumes an unfinished run.
     `inbox_finish(path, ok, error)` moves an inbox file (default: triggers.inbox.finish);
     `inbox_defer(path, retry_after_s)` leaves one in the inbox while the model budget is spent.
@@ -142,7 +159,9 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
         _erase_configured_withdrawals(ctx)
         HANDLERS.get(w.kind, _unknown)(ctx)
     except Interrupted:
-        runs.step(store, rid, "run.interrupted", {"at": utcnow().isoformat()}, key=f"{rid}:interrupted:{utcnow().isoformat()}")
+        runs.step(
+            store, rid, "run.interrupted", {"at": utcnow().isoformat()}, key=f"{rid}:interrupted:{utcnow().isoformat()}"
+        )
         out.status, out.reason = "interrupted", "the daemon stopped; the run resumes at the next start"
         log(logger, 20, "run interrupted", run_id=rid)
         return out
@@ -161,8 +180,16 @@ def run_wake_once(store: Store, settings: Settings, paths: Paths, wake: Any, *, 
         return out
     crash_point("run.before_finish")
     runs.finish(store, rid, out.status, out.reason)
-    log(logger, 20, "run finished", run_id=rid, status=out.status, proposals=out.proposals,
-        suppressed=len(out.suppressed), candidates=out.candidates)
+    log(
+        logger,
+        20,
+        "run finished",
+        run_id=rid,
+        status=out.status,
+        proposals=out.proposals,
+        suppressed=len(out.suppressed),
+        candidates=out.candidates,
+    )
     return out
 
 
@@ -186,10 +213,18 @@ def _inbox(ctx: _Ctx) -> None:
         ctx.outcome.status, ctx.outcome.reason = "closed", f"{path} is gone (already moved?)"
         return
     from backchannel.extraction import ingest
+
     try:
         # strict: a link, FIFO or hard link swapped in since the trigger looked is still refused.
-        result = ingest.ingest_file(ctx.store, ctx.settings, path, gateway=ctx.gateway, run_id=ctx.run_id,
-                                    strict=True, max_bytes=int(ctx.settings.inbox.max_file_mb * 1_000_000))
+        result = ingest.ingest_file(
+            ctx.store,
+            ctx.settings,
+            path,
+            gateway=ctx.gateway,
+            run_id=ctx.run_id,
+            strict=True,
+            max_bytes=int(ctx.settings.inbox.max_file_mb * 1_000_000),
+        )
         status, error, detail = result.status, result.error, result.to_dict()
     except Exception as exc:  # noqa: BLE001 - a bug in one file's ingest must not wedge the inbox
         _rollback_quietly(ctx.store)
@@ -213,6 +248,7 @@ def _inbox(ctx: _Ctx) -> None:
         dest = ctx.inbox_finish(path, ok, error)
     else:
         from backchannel.triggers import inbox as triggers_inbox
+
         dest = triggers_inbox.finish(path, ok, error, inbox_dir(ctx.settings, ctx.paths))
     crash_point("inbox.after_move")
     if status == "ingested" and detail.get("source_id"):
@@ -222,6 +258,7 @@ def _inbox(ctx: _Ctx) -> None:
     if status == "ingested":
         # What this meeting taught may make an earlier signal or an upcoming meeting relevant.
         from backchannel.engine.reevaluate import after_ingest
+
         after_ingest(ctx, detail.get("source_id"))
     if not ok:
         # The file failed (it is in failed/ with its .error.txt); say so in status and trace.
@@ -236,8 +273,12 @@ def _calendar(ctx: _Ctx) -> None:
     _withdraw_from_invites(ctx, upcoming)
     rows = upsert_events(ctx.store, [e.to_dict() for e in upcoming.events], upcoming.calendar)
     resolved = sum(1 for r in rows if r["attendee_ids"])
-    runs.step(ctx.store, ctx.run_id, "calendar.upserted",
-              {"events": len(rows), "with_known_attendees": resolved, "errors": upcoming.errors})
+    runs.step(
+        ctx.store,
+        ctx.run_id,
+        "calendar.upserted",
+        {"events": len(rows), "with_known_attendees": resolved, "errors": upcoming.errors},
+    )
     ctx.outcome.detail["calendar"] = {"events": len(rows), "with_known_attendees": resolved}
 
 
@@ -288,6 +329,7 @@ def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
     payload; one that is not a signal raises PayloadError."""
     from backchannel.engine.signal_reading import news_source_id
     from backchannel.triggers import signals as signals_mod
+
     sig = Signal.from_payload(p)
     published = sig.published_at.isoformat() if sig.published_at else None
     out = {"id": sig.id, "title": sig.title, "summary": sig.summary, "url": sig.url, "published_at": published}
@@ -297,21 +339,31 @@ def store_signal(store: Store, p: dict[str, Any]) -> dict[str, Any]:
     own = news_source_id({**out, "source": sig.source})
     matches = signals_mod.match_org_details(f"{sig.title} {sig.summary}", signals.organisations(store, besides=own))
     org_ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
-    signals.insert(store, sig.id, source=sig.source, title=sig.title or "(untitled)",
-                   summary=sig.summary, url=sig.url, published_at=parse_naive_utc(published),
-                   org_ids=org_ids, org_matches_json=json.dumps([m.to_dict() for m in matches]))
+    signals.insert(
+        store,
+        sig.id,
+        source=sig.source,
+        title=sig.title or "(untitled)",
+        summary=sig.summary,
+        url=sig.url,
+        published_at=parse_naive_utc(published),
+        org_ids=org_ids,
+        org_matches_json=json.dumps([m.to_dict() for m in matches]),
+    )
     return {**out, "org_ids": org_ids, "org_matches": [m.to_dict() for m in matches]}
 
 
 def _signal(ctx: _Ctx) -> None:
     from backchannel.engine import signal_reading
+
     sig = store_signal(ctx.store, ctx.wake.payload)
     runs.step(ctx.store, ctx.run_id, "signal.stored", sig)
     crash_point("signal.after_store")
     # The item read like speech: its people, roles and organisations become assertions of a
     # news source (once, by content); then the organisations other sources talk about.
-    read = signal_reading.read_signal(ctx.store, ctx.settings, {**ctx.wake.payload, **sig},
-                                      gateway=ctx.gateway, run_id=ctx.run_id, now=ctx.now)
+    read = signal_reading.read_signal(
+        ctx.store, ctx.settings, {**ctx.wake.payload, **sig}, gateway=ctx.gateway, run_id=ctx.run_id, now=ctx.now
+    )
     runs.step(ctx.store, ctx.run_id, "signal.read", read)
     ctx.outcome.detail["signal_source"] = read
     crash_point("signal.after_read")
@@ -341,6 +393,7 @@ def _sweep(ctx: _Ctx) -> None:
 
 def _graph_api(store: Store, settings: Settings) -> Any:
     from backchannel.graph import api as api_mod
+
     return api_mod.GraphAPI(store, settings, scopes=settings.scope.sweep)
 
 
@@ -348,15 +401,18 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
     """The sweep step, or its recorded result when this run already swept (`tag` tells
     apart several sweeps of one run: those an ingest's re-evaluation starts)."""
     from backchannel.graph import types
+
     name = f"sweep.done:{tag}" if tag else "sweep.done"
     done = runs.done_step(ctx.store, ctx.run_id, name)
     if done is not None:
         return [types.Candidate.from_dict(c) for c in done.get("candidates", [])]
     from backchannel.agent import sweeper
     from backchannel.graph.edge_guard import GuardedAPI
+
     api = GuardedAPI(_graph_api(ctx.store, ctx.settings), ctx.settings.edges.program)  # the program edge
-    result = sweeper.sweep(context, api=api, settings=ctx.settings,
-                           paths=ctx.paths, gateway=ctx.gateway, run_id=ctx.run_id)
+    result = sweeper.sweep(
+        context, api=api, settings=ctx.settings, paths=ctx.paths, gateway=ctx.gateway, run_id=ctx.run_id
+    )
     if ctx.abandon is not None and ctx.abandon.is_set():
         raise Interrupted()  # the daemon killed the sandbox to exit: a cut-short sweep is no result
     stats = dict(getattr(result, "sandbox_stats", None) or {})
@@ -370,15 +426,30 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
     touched = int(stats.get("assertions_touched") or stats.get("rows") or 0)
     with ctx.store.transaction():
         runs.add_counts(ctx.store, ctx.run_id, touched=touched)
-        runs.step(ctx.store, ctx.run_id, "sweep.done", key=f"{ctx.run_id}:{name}", data={
-            "context": context, "skill": getattr(result, "skill", None), "code": getattr(result, "code", None),
-            "attempts": getattr(result, "attempts", None), "sandbox_stats": stats,
-            "errors": list(getattr(result, "errors", None) or []),
-            "candidates": [c.to_dict() for c in cands],
-        })
+        runs.step(
+            ctx.store,
+            ctx.run_id,
+            "sweep.done",
+            key=f"{ctx.run_id}:{name}",
+            data={
+                "context": context,
+                "skill": getattr(result, "skill", None),
+                "code": getattr(result, "code", None),
+                "attempts": getattr(result, "attempts", None),
+                "sandbox_stats": stats,
+                "errors": list(getattr(result, "errors", None) or []),
+                "candidates": [c.to_dict() for c in cands],
+            },
+        )
         seq = ctx.store.scalar("SELECT seq FROM events WHERE key = ?", [f"{ctx.run_id}:{name}"])
-        api.record(ctx.store, ctx.run_id, getattr(result, "skill", None), stats,
-                   [i for c in cands for i in (c.evidence_ids or [])], seq)
+        api.record(
+            ctx.store,
+            ctx.run_id,
+            getattr(result, "skill", None),
+            stats,
+            [i for c in cands for i in (c.evidence_ids or [])],
+            seq,
+        )
     crash_point("sweep.after_commit")
     if api.stopped:
         raise EdgeStopped("program", api.stopped)
@@ -401,7 +472,9 @@ def load_evidence_many(store: Store, candidates: list[Any]) -> list[list[dict[st
                       a.trust_reasons, a.recipient_id, a.subject_id, a.object_id, a.valid_to, a.object_literal AS literal,
                       s.meeting_date_origin AS date_origin
                FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
-               WHERE a.id = ANY(?::BIGINT[])""", [wanted]):
+               WHERE a.id = ANY(?::BIGINT[])""",
+            [wanted],
+        ):
             r["said_at"] = r["said_at"].isoformat() if r["said_at"] else None
             r["valid_to"] = r["valid_to"].isoformat() if r.get("valid_to") else None
             r["trust_reasons"] = list(r.get("trust_reasons") or [])
@@ -417,17 +490,31 @@ def load_evidence_many(store: Store, candidates: list[Any]) -> list[list[dict[st
     return out
 
 
-def _draft(ctx: _Ctx, candidate: Any, evidence: list[dict[str, Any]],
-           context: dict[str, Any]) -> tuple[dict[str, Any], int]:
+def _draft(
+    ctx: _Ctx, candidate: Any, evidence: list[dict[str, Any]], context: dict[str, Any]
+) -> tuple[dict[str, Any], int]:
     """The drafter role on one candidate, with the evidence this run loaded:
     (title/body/action, evidence excerpts that reached a model)."""
     from backchannel.agent import drafter
-    d = drafter.draft(candidate, evidence=evidence, context=context, store=ctx.store, settings=ctx.settings,
-                      gateway=ctx.gateway, run_id=ctx.run_id)
+
+    d = drafter.draft(
+        candidate,
+        evidence=evidence,
+        context=context,
+        store=ctx.store,
+        settings=ctx.settings,
+        gateway=ctx.gateway,
+        run_id=ctx.run_id,
+    )
     errors = list(getattr(d, "errors", None) or [])
     if errors:
-        runs.step(ctx.store, ctx.run_id, "draft.notes", {"errors": errors},
-                  key=f"{ctx.run_id}:draftnotes:" + gate.dedupe_key(candidate.kind, candidate.entities))
+        runs.step(
+            ctx.store,
+            ctx.run_id,
+            "draft.notes",
+            {"errors": errors},
+            key=f"{ctx.run_id}:draftnotes:" + gate.dedupe_key(candidate.kind, candidate.entities),
+        )
     sent = len(d.candidate.evidence)  # passed to the drafter (a template offline, else the draft model)
     return {"title": d.title, "body": d.body, "action": d.action, "drafted_by": d.drafted_by}, sent
 
@@ -441,37 +528,63 @@ def _action_hash(action: Any) -> str | None:
     return action_hash(action)
 
 
-def create_proposal(ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[str, Any]],
-                    draft: dict[str, Any], score: float) -> str | None:
+def create_proposal(
+    ctx: _Ctx, candidate: Any, dkey: str, evidence: list[dict[str, Any]], draft: dict[str, Any], score: float
+) -> str | None:
     """Insert the pending proposal, its event and its outbox rows in one transaction.
     Returns None when this run already created one for the dedupe key (a resumption)."""
     store = ctx.store
-    ev_json = [{k: e.get(k) for k in ("assertion_id", "quote", "speaker", "said_at", "source_id", "source_title",
-                                      "date_origin")}
-               for e in evidence]
+    ev_json = [
+        {
+            k: e.get(k)
+            for k in ("assertion_id", "quote", "speaker", "said_at", "source_id", "source_title", "date_origin")
+        }
+        for e in evidence
+    ]
     action = draft.get("action")
     from backchannel.memory import scopes
 
     # A channel never carries evidence from a scope it may not see ([scope] channels).
-    channels, withheld = scopes.channels_for(ctx.settings.scope, list(ctx.settings.delivery.channels),
-                                             scopes.scopes_of(store, [e.get("source_id") for e in evidence]))
+    channels, withheld = scopes.channels_for(
+        ctx.settings.scope,
+        list(ctx.settings.delivery.channels),
+        scopes.scopes_of(store, [e.get("source_id") for e in evidence]),
+    )
     with store.transaction():
         if store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{ctx.run_id}:{dkey}"]):
             return None
         pid = proposals.next_id(store)
         proposals.insert_pending(
-            store, pid, run_id=ctx.run_id, dedupe_key=dkey, kind=candidate.kind,
+            store,
+            pid,
+            run_id=ctx.run_id,
+            dedupe_key=dkey,
+            kind=candidate.kind,
             entity_ids=sorted({int(e) for e in candidate.entities}),
-            title=str(draft.get("title") or candidate.kind), body=str(draft.get("body") or candidate.why),
-            score=float(score), why=candidate.why, evidence_json=json.dumps(ev_json, default=str),
-            action_json=json.dumps(action, default=str) if action else None, action_hash=_action_hash(action),
-            now=utcnow())
-        store.append_event("proposal.created", {"proposal_id": pid, "dedupe_key": dkey, "score": score,
-                                                "channels": channels, "withheld_by_scope": withheld},
-                           run_id=ctx.run_id,
-                           key=f"proposal:{ctx.run_id}:{dkey}")
+            title=str(draft.get("title") or candidate.kind),
+            body=str(draft.get("body") or candidate.why),
+            score=float(score),
+            why=candidate.why,
+            evidence_json=json.dumps(ev_json, default=str),
+            action_json=json.dumps(action, default=str) if action else None,
+            action_hash=_action_hash(action),
+            now=utcnow(),
+        )
+        store.append_event(
+            "proposal.created",
+            {
+                "proposal_id": pid,
+                "dedupe_key": dkey,
+                "score": score,
+                "channels": channels,
+                "withheld_by_scope": withheld,
+            },
+            run_id=ctx.run_id,
+            key=f"proposal:{ctx.run_id}:{dkey}",
+        )
         if channels:
             from backchannel.delivery import outbox
+
             outbox.enqueue(store, pid, channels, settings=ctx.settings)
     crash_point("proposal.after_commit")
     return pid
@@ -500,8 +613,13 @@ def _sweep_and_propose(ctx: _Ctx, context: dict[str, Any], tag: str | None = Non
         runs.add_counts(ctx.store, ctx.run_id, excerpts=excerpts_sent)
 
 
-def _gate_judge_propose(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], texts: list[str],
-                        context: dict[str, Any], held: runs.HeldEvents) -> int:
+def _gate_judge_propose(
+    ctx: _Ctx,
+    ranked: list[tuple[Any, list[dict[str, Any]]]],
+    texts: list[str],
+    context: dict[str, Any],
+    held: runs.HeldEvents,
+) -> int:
     """Each candidate through gate, judge, gate, draft and proposal; returns the
     evidence excerpts that reached a model. Gate and judge records go to `held`."""
     # Nothing below writes assertions or entities: the judge's reads of the in-memory graph
@@ -509,20 +627,33 @@ def _gate_judge_propose(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]
     # rejection memory's caches are checked once, not at each candidate's check.
     from backchannel.graph.index import IndexCache
     from backchannel.memory import rejections
+
     with IndexCache.unchanged_during(ctx.store), rejections.unchanged_during(ctx.store):
         return _each_candidate(ctx, ranked, texts, context, held)
 
 
-def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], texts: list[str],
-                    context: dict[str, Any], held: runs.HeldEvents) -> int:
+def _each_candidate(
+    ctx: _Ctx,
+    ranked: list[tuple[Any, list[dict[str, Any]]]],
+    texts: list[str],
+    context: dict[str, Any],
+    held: runs.HeldEvents,
+) -> int:
     excerpts_sent = 0
-    made = {str(k) for (k,) in ctx.store.con.execute(  # proposals this run made before a crash
-        "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [ctx.run_id]).fetchall()}
+    made = {
+        str(k)
+        for (k,) in ctx.store.con.execute(  # proposals this run made before a crash
+            "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [ctx.run_id]
+        ).fetchall()
+    }
     weights_by_kind: dict[str, Any] = {}  # feedback does not change during a wake: fitted once per kind
     # What the gate and the judge read from the store, read once for the whole wake.
-    facts = judge.facts_for(ctx.store, ctx.now,
-                            [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked],
-                            ctx.settings.scope.sweep)
+    facts = judge.facts_for(
+        ctx.store,
+        ctx.now,
+        [(c.kind, sorted({int(e) for e in c.entities}), ev) for c, ev in ranked],
+        ctx.settings.scope.sweep,
+    )
     reads = gate.WakeReads(ctx.store, ctx.settings, ctx.now, [gate.dedupe_key(c.kind, c.entities) for c, _ in ranked])
 
     def weights_of(kind: str) -> Any:
@@ -548,20 +679,40 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         # The judge's and the drafter's model edges are written after this row (offline: none).
         mark = edges.last_id(ctx.store) if ctx.gateway is not None else None
         try:
-            j = judge.offline(ctx.store, entity_ids=ids, evidence=evidence, now=ctx.now,
-                              horizon_days=ctx.settings.calendar.horizon_days, context=context, kind=cand.kind,
-                              weights=weights_of(cand.kind), facts=facts, path=list(cand.path or []))
+            j = judge.offline(
+                ctx.store,
+                entity_ids=ids,
+                evidence=evidence,
+                now=ctx.now,
+                horizon_days=ctx.settings.calendar.horizon_days,
+                context=context,
+                kind=cand.kind,
+                weights=weights_of(cand.kind),
+                facts=facts,
+                path=list(cand.path or []),
+            )
             if j.veto is None:  # the kind's agent decides: its model, else the offline judgement above
                 by_model = ctx.gateway is not None and ctx.gateway.available("judge")
                 if by_model:
                     excerpts_sent += min(len(evidence), judge.MAX_EXCERPTS)
-                j = judge.decide(j, gateway=ctx.gateway if by_model else None, evidence=evidence, kind=cand.kind,
-                                 run_id=ctx.run_id, candidate=cand,
-                                 names=facts.names(ids) if by_model else None)
+                j = judge.decide(
+                    j,
+                    gateway=ctx.gateway if by_model else None,
+                    evidence=evidence,
+                    kind=cand.kind,
+                    run_id=ctx.run_id,
+                    candidate=cand,
+                    names=facts.names(ids) if by_model else None,
+                )
         except Exception as exc:  # noqa: BLE001 - when the judge fails, the default is silence
             reason = str(exc) if isinstance(exc, judge.JudgeError) else f"judge error: {type(exc).__name__}: {exc}"
-            runs.step(held, ctx.run_id, "judge.failed", {"dedupe_key": dkey, "reason": reason},
-                      key=f"{ctx.run_id}:judge:{dkey}")
+            runs.step(
+                held,
+                ctx.run_id,
+                "judge.failed",
+                {"dedupe_key": dkey, "reason": reason},
+                key=f"{ctx.run_id}:judge:{dkey}",
+            )
             ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "judge", "reason": reason})
             log(logger, 30, "judge failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             _stop_at_edge(ctx, mark, dkey)
@@ -569,8 +720,9 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
         if mark is not None:  # the judge's model edge, if it crossed one, is this candidate's
             edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey)
         d = gate.after_judge(ctx.settings, j.score, j.veto)
-        runs.step(held, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()},
-                  key=f"{ctx.run_id}:judge:{dkey}")
+        runs.step(
+            held, ctx.run_id, "judge.scored", {"dedupe_key": dkey, **j.as_dict()}, key=f"{ctx.run_id}:judge:{dkey}"
+        )
         gate.record(held, ctx.run_id, dkey, d, "after_judge", {"score": round(j.score, 4)})
         if not d.passed:
             ctx.outcome.suppressed.append({"dedupe_key": dkey, **d.as_dict()})
@@ -582,8 +734,13 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             drafted, sent = _draft(ctx, cand, evidence, context)
         except Exception as exc:  # noqa: BLE001 - a failed draft is silence too
             reason = f"draft failed: {type(exc).__name__}: {exc}"
-            runs.step(held, ctx.run_id, "draft.failed", {"dedupe_key": dkey, "reason": reason},
-                      key=f"{ctx.run_id}:draft:{dkey}")
+            runs.step(
+                held,
+                ctx.run_id,
+                "draft.failed",
+                {"dedupe_key": dkey, "reason": reason},
+                key=f"{ctx.run_id}:draft:{dkey}",
+            )
             ctx.outcome.suppressed.append({"dedupe_key": dkey, "passed": False, "check": "draft", "reason": reason})
             log(logger, 30, "draft failed; staying silent", run_id=ctx.run_id, dedupe_key=dkey, reason=reason)
             _stop_at_edge(ctx, mark, dkey)
@@ -599,8 +756,15 @@ def _each_candidate(ctx: _Ctx, ranked: list[tuple[Any, list[dict[str, Any]]]], t
             edges.tag(ctx.store, ctx.run_id, mark, dedupe_key=dkey, proposal_id=pid)
         if pid:
             ctx.outcome.proposals.append(pid)
-            log(logger, 20, "proposal created", run_id=ctx.run_id, proposal_id=pid, dedupe_key=dkey,
-                score=round(j.score, 3))
+            log(
+                logger,
+                20,
+                "proposal created",
+                run_id=ctx.run_id,
+                proposal_id=pid,
+                dedupe_key=dkey,
+                score=round(j.score, 3),
+            )
     return excerpts_sent
 
 
@@ -618,6 +782,7 @@ def _stop_at_edge(ctx: _Ctx, mark: int | None, dkey: str) -> None:
 
 def _mail(ctx: _Ctx) -> None:
     from backchannel.engine.mail_sync import handle_wake
+
     handle_wake(ctx)  # IMAP sync (issue 14)
 
 

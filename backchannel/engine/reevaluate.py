@@ -38,8 +38,7 @@ def _touched(store: Store, source_id: str | None) -> set[int]:
     """Entities the new source's assertions are about (subject or object)."""
     if not source_id:
         return set()
-    rows = store.con.execute(
-        "SELECT subject_id, object_id FROM assertions WHERE source_id = ?", [source_id]).fetchall()
+    rows = store.con.execute("SELECT subject_id, object_id FROM assertions WHERE source_id = ?", [source_id]).fetchall()
     return {int(x) for r in rows for x in r if x is not None}
 
 
@@ -47,6 +46,7 @@ def after_ingest(ctx: Any, source_id: str | None) -> None:
     """Re-link recent signals and re-match upcoming meetings; sweep what became relevant.
     A failure here is recorded in the run and never undoes the ingest."""
     from backchannel.engine import pipeline
+
     try:
         touched = _touched(ctx.store, source_id)
         meetings = _meetings(ctx, pipeline, touched)  # first: a signal's sweep then sees who is met soon
@@ -62,23 +62,32 @@ def after_ingest(ctx: Any, source_id: str | None) -> None:
         pipeline._sweep_and_propose(ctx, context, tag)
 
 
-def _signals(ctx: Any, pipeline: Any, touched: set[int],
-             new_source: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+def _signals(
+    ctx: Any, pipeline: Any, touched: set[int], new_source: str | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     from backchannel.triggers import signals as signals_mod
+
     store = ctx.store
     rows = signals.recent(store, ctx.now - timedelta(days=judge.SIGNAL_ZERO_D))
     if not rows:
         return []
     from backchannel.engine import signal_reading
+
     orgs = signals.organisations(store)
     own = signals.news_only_organisations(store)  # a news item never links to what only it named
-    said_here = "\n".join(r[0] for r in store.con.execute(
-        "SELECT text FROM utterances WHERE source_id = ?", [new_source]).fetchall()) if new_source else ""
+    said_here = (
+        "\n".join(
+            r[0] for r in store.con.execute("SELECT text FROM utterances WHERE source_id = ?", [new_source]).fetchall()
+        )
+        if new_source
+        else ""
+    )
     out = []
     for r in rows:
         mine = own.get(signal_reading.news_source_id(r) or "", set())
-        matches = signals_mod.match_org_details(f"{r['title']} {r['summary'] or ''}",
-                                                [o for o in orgs if o[0] not in mine])
+        matches = signals_mod.match_org_details(
+            f"{r['title']} {r['summary'] or ''}", [o for o in orgs if o[0] not in mine]
+        )
         ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE})
         old = sorted(int(i) for i in (r["org_ids"] or []))
         gained = sorted(set(ids) - set(old))
@@ -92,11 +101,21 @@ def _signals(ctx: Any, pipeline: Any, touched: set[int],
         if not ids or not (gained or set(ids) & touched):
             continue
         why = f"now linked to {gained}" if gained else "the new meeting talks about its organisations"
-        runs.step(store, ctx.run_id, "reevaluate.signal", {"signal": r["id"], "title": r["title"], "org_ids": ids,
-                                                           "gained": gained, "why": why},
-                  key=f"{ctx.run_id}:reevaluate:signal:{r['id']}")
-        sig = {"id": r["id"], "title": r["title"], "summary": r["summary"], "url": r["url"],
-               "published_at": r["published_at"].isoformat() if r["published_at"] else None, "org_ids": ids}
+        runs.step(
+            store,
+            ctx.run_id,
+            "reevaluate.signal",
+            {"signal": r["id"], "title": r["title"], "org_ids": ids, "gained": gained, "why": why},
+            key=f"{ctx.run_id}:reevaluate:signal:{r['id']}",
+        )
+        sig = {
+            "id": r["id"],
+            "title": r["title"],
+            "summary": r["summary"],
+            "url": r["url"],
+            "published_at": r["published_at"].isoformat() if r["published_at"] else None,
+            "org_ids": ids,
+        }
         context: dict[str, Any] = {"wake": "signal", "signal": sig, "reevaluated": why}
         soon = calendar.imminent_attendees(store, ctx.now, max(ctx.settings.calendar.lead_hours, judge.MEETING_FULL_H))
         if soon:
@@ -126,11 +145,25 @@ def _meetings(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dic
         if not ids or not soon or not (gained or set(ids) & touched):
             continue
         why = f"attendees now known: {gained}" if gained else "the new meeting talks about its attendees"
-        runs.step(store, ctx.run_id, "reevaluate.meeting", {"uid": r["uid"], "summary": r["summary"],
-                                                            "attendee_ids": ids, "gained": gained, "why": why},
-                  key=f"{ctx.run_id}:reevaluate:meeting:{r['uid']}:{r['starts_at'].isoformat()}")
-        event = {"uid": r["uid"], "starts_at": r["starts_at"].isoformat(), "summary": r["summary"],
-                 "location": r["location"], "attendees": names, "attendee_ids": ids}
-        out.append((f"meeting:{r['uid']}:{r['starts_at']:%Y%m%d%H%M}",
-                    {"wake": "meeting_soon", "event": event, "reevaluated": why}))
+        runs.step(
+            store,
+            ctx.run_id,
+            "reevaluate.meeting",
+            {"uid": r["uid"], "summary": r["summary"], "attendee_ids": ids, "gained": gained, "why": why},
+            key=f"{ctx.run_id}:reevaluate:meeting:{r['uid']}:{r['starts_at'].isoformat()}",
+        )
+        event = {
+            "uid": r["uid"],
+            "starts_at": r["starts_at"].isoformat(),
+            "summary": r["summary"],
+            "location": r["location"],
+            "attendees": names,
+            "attendee_ids": ids,
+        }
+        out.append(
+            (
+                f"meeting:{r['uid']}:{r['starts_at']:%Y%m%d%H%M}",
+                {"wake": "meeting_soon", "event": event, "reevaluated": why},
+            )
+        )
     return out

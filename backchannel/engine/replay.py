@@ -54,8 +54,11 @@ def snapshot(store: Store, dest: Path) -> None:
 def _has(store: Store, table: str, column: str | None = None) -> bool:
     if column is None:
         return bool(store.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]))
-    return bool(store.scalar("SELECT count(*) FROM information_schema.columns WHERE table_name = ? AND column_name = ?",
-                             [table, column]))
+    return bool(
+        store.scalar(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = ? AND column_name = ?", [table, column]
+        )
+    )
 
 
 def rewind(store: Store, at: datetime, first_seq: int | None) -> list[str]:
@@ -73,7 +76,8 @@ def rewind(store: Store, at: datetime, first_seq: int | None) -> list[str]:
         if _has(store, "model_calls"):
             con.execute("DELETE FROM model_calls WHERE created_at >= ?", [at])
         if _has(store, "consent_withdrawals") and store.scalar(
-                "SELECT count(*) FROM consent_withdrawals WHERE withdrawn_at >= ?", [at]):
+            "SELECT count(*) FROM consent_withdrawals WHERE withdrawn_at >= ?", [at]
+        ):
             limits.append("people who withdrew consent after the run stay erased")
     return limits
 
@@ -86,24 +90,37 @@ def _rewind_memory(store: Store, at: datetime, limits: list[str]) -> None:
     unknown = store.scalar(
         "SELECT count(*) FROM assertions a WHERE superseded_at >= ? AND superseded_by IS NOT NULL"
         " AND NOT EXISTS (SELECT 1 FROM assertion_changes c WHERE c.assertion_id = a.id AND c.changed_at >= ?)"
-        + (" AND NOT EXISTS (SELECT 1 FROM assertion_closings k WHERE k.assertion_id = a.id AND k.closed_at >= ?)"
-           if closings else ""), [at, at, at] if closings else [at, at])
+        + (
+            " AND NOT EXISTS (SELECT 1 FROM assertion_closings k WHERE k.assertion_id = a.id AND k.closed_at >= ?)"
+            if closings
+            else ""
+        ),
+        [at, at, at] if closings else [at, at],
+    )
     if unknown:
-        limits.append(f"{unknown} assertion(s) closed by a later fact keep the end date it gave them"
-                      " (closings are recorded from migration 0260 on)")
+        limits.append(
+            f"{unknown} assertion(s) closed by a later fact keep the end date it gave them"
+            " (closings are recorded from migration 0260 on)"
+        )
     # Corrections and retractions after the run: the fields as they were, newest change first.
-    for aid, before in con.execute("SELECT assertion_id, before FROM assertion_changes WHERE changed_at >= ?"
-                                   " ORDER BY changed_at DESC, id DESC", [at]).fetchall():
+    for aid, before in con.execute(
+        "SELECT assertion_id, before FROM assertion_changes WHERE changed_at >= ? ORDER BY changed_at DESC, id DESC",
+        [at],
+    ).fetchall():
         fields = {k: v for k, v in json.loads(before).items() if k != "said_at"}
         if fields:
-            con.execute(f"UPDATE assertions SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
-                        [*fields.values(), aid])
+            con.execute(
+                f"UPDATE assertions SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?", [*fields.values(), aid]
+            )
     con.execute("DELETE FROM assertion_changes WHERE changed_at >= ?", [at])
     if closings:
-        con.execute("""UPDATE assertions a SET valid_to = c.valid_to_before FROM (
+        con.execute(
+            """UPDATE assertions a SET valid_to = c.valid_to_before FROM (
                            SELECT assertion_id, arg_min(valid_to_before, closed_at) AS valid_to_before
                            FROM assertion_closings WHERE closed_at >= ? GROUP BY assertion_id) c
-                       WHERE a.id = c.assertion_id""", [at])
+                       WHERE a.id = c.assertion_id""",
+            [at],
+        )
         con.execute("DELETE FROM assertion_closings WHERE closed_at >= ?", [at])
     con.execute("UPDATE assertions SET superseded_at = NULL, superseded_by = NULL WHERE superseded_at >= ?", [at])
     con.execute("DELETE FROM assertions WHERE recorded_at >= ?", [at])
@@ -124,15 +141,18 @@ def _rewind_memory(store: Store, at: datetime, limits: list[str]) -> None:
     else:
         old = store.scalar("SELECT count(*) FROM calendar_events WHERE seen_at >= ?", [at])
     if old:
-        limits.append(f"{old} calendar event(s) seen again after the run are kept as seen last"
-                      " (first sightings are recorded from migration 0260 on)")
+        limits.append(
+            f"{old} calendar event(s) seen again after the run are kept as seen last"
+            " (first sightings are recorded from migration 0260 on)"
+        )
 
 
 def _rewind_merges(store: Store, at: datetime, limits: list[str]) -> None:
     from backchannel.memory import merges
 
-    for (mid,) in store.con.execute("SELECT id FROM entity_merges WHERE merged_at >= ? AND undone_at IS NULL"
-                                    " ORDER BY merged_at DESC, id DESC", [at]).fetchall():
+    for (mid,) in store.con.execute(
+        "SELECT id FROM entity_merges WHERE merged_at >= ? AND undone_at IS NULL ORDER BY merged_at DESC, id DESC", [at]
+    ).fetchall():
         try:
             merges.split(store, int(mid), transaction=False)
         except Exception as exc:  # noqa: BLE001 - one merge that cannot be undone is a limit, not a failure
@@ -149,8 +169,11 @@ def _rewind_feedback(store: Store, at: datetime) -> None:
     con.execute("DELETE FROM proposals WHERE created_at >= ?", [at])
     changed = [r[0] for r in con.execute("SELECT id FROM proposals WHERE updated_at >= ?", [at]).fetchall()]
     for pid in changed:  # its status then: its last verdict before the run, else delivered or pending
-        verdict = store.scalar("SELECT verdict FROM feedback WHERE proposal_id = ? AND created_at < ?"
-                               " ORDER BY created_at DESC, id DESC LIMIT 1", [pid, at])
+        verdict = store.scalar(
+            "SELECT verdict FROM feedback WHERE proposal_id = ? AND created_at < ?"
+            " ORDER BY created_at DESC, id DESC LIMIT 1",
+            [pid, at],
+        )
         sent = store.scalar("SELECT count(*) FROM outbox WHERE proposal_id = ? AND sent_at < ?", [pid, at])
         status = _STATUS_OF_VERDICT.get(str(verdict), "delivered" if sent else "pending")
         con.execute("UPDATE proposals SET status = ? WHERE id = ?", [status, pid])
@@ -185,26 +208,37 @@ def outcome_of(store: Store, run_id: str) -> dict[str, Any]:
         if e["kind"] == "sweep.done":
             for c in data.get("candidates", []):
                 item = entry(dedupe_key(c.get("kind", "other"), c.get("entities") or []))
-                ids = c.get("evidence_ids") or [e.get("assertion_id") for e in c.get("evidence") or []
-                                                if isinstance(e, dict)]
-                item.update(kind=c.get("kind"), candidate_score=_round(c.get("score")), why=c.get("why"),
-                            evidence=sorted(int(i) for i in ids if i is not None))
+                ids = c.get("evidence_ids") or [
+                    e.get("assertion_id") for e in c.get("evidence") or [] if isinstance(e, dict)
+                ]
+                item.update(
+                    kind=c.get("kind"),
+                    candidate_score=_round(c.get("score")),
+                    why=c.get("why"),
+                    evidence=sorted(int(i) for i in ids if i is not None),
+                )
         elif e["kind"] in ("gate.passed", "gate.suppressed"):
             entry(data["dedupe_key"])[f"gate_{data.get('stage')}"] = _decision(data)
         elif e["kind"] == "judge.scored":
             item = entry(data["dedupe_key"])
             item["judge_score"] = _round(data.get("score"))
-            item["veto"] = (data.get("veto") or {}).get("check") if isinstance(data.get("veto"), dict) else data.get("veto")
+            item["veto"] = (
+                (data.get("veto") or {}).get("check") if isinstance(data.get("veto"), dict) else data.get("veto")
+            )
         elif e["kind"] in ("judge.failed", "draft.failed"):
             entry(data["dedupe_key"])[e["kind"].replace(".", "_")] = data.get("reason")
     for p in store.query("SELECT id, dedupe_key, title, body, score, action FROM proposals WHERE run_id = ?", [run_id]):
         item = entry(p["dedupe_key"])
-        item.update(proposal=p["id"], title=p["title"], body=p["body"],
-                    action=json.loads(p["action"]) if p["action"] else None)
+        item.update(
+            proposal=p["id"], title=p["title"], body=p["body"], action=json.loads(p["action"]) if p["action"] else None
+        )
     for item in by_key.values():
         item["decision"] = _final(item)
-    return {"status": run[0]["status"] if run else None, "reason": run[0]["reason"] if run else None,
-            "candidates": [by_key[k] for k in sorted(by_key)]}
+    return {
+        "status": run[0]["status"] if run else None,
+        "reason": run[0]["reason"] if run else None,
+        "candidates": [by_key[k] for k in sorted(by_key)],
+    }
 
 
 def _round(x: Any) -> float | None:
@@ -225,8 +259,18 @@ def _final(item: dict[str, Any]) -> str:
     return "not judged"
 
 
-COMPARED = ("candidate_score", "judge_score", "veto", "gate_before_judge", "gate_after_judge", "decision",
-            "title", "body", "action", "evidence")
+COMPARED = (
+    "candidate_score",
+    "judge_score",
+    "veto",
+    "gate_before_judge",
+    "gate_after_judge",
+    "decision",
+    "title",
+    "body",
+    "action",
+    "evidence",
+)
 
 
 def differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[dict[str, Any]]:
@@ -239,11 +283,20 @@ def differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[dict
         if key not in now or key not in was:
             side = "recorded" if key in was else "replayed"
             c = was.get(key) or now[key]
-            out.append({"dedupe_key": key, "only": side, "decision": c.get("decision"),
-                        "score": c.get("judge_score", c.get("candidate_score"))})
+            out.append(
+                {
+                    "dedupe_key": key,
+                    "only": side,
+                    "decision": c.get("decision"),
+                    "score": c.get("judge_score", c.get("candidate_score")),
+                }
+            )
             continue
-        changed = {f: {"recorded": was[key].get(f), "replayed": now[key].get(f)} for f in COMPARED
-                   if was[key].get(f) != now[key].get(f)}
+        changed = {
+            f: {"recorded": was[key].get(f), "replayed": now[key].get(f)}
+            for f in COMPARED
+            if was[key].get(f) != now[key].get(f)
+        }
         if changed:
             out.append({"dedupe_key": key, "fields": changed})
     if recorded.get("status") != replayed.get("status"):
@@ -278,8 +331,10 @@ def replay(store: Store, settings: Any, paths: Any, run_id: str) -> dict[str, An
         raise ReplayError(f"no run {run_id!r} (backchannel status lists recent runs)")
     run = rows[0]
     if run["wake_kind"] not in REPLAYABLE:
-        raise ReplayError(f"run {run_id} is a {run['wake_kind']!r} run; only runs that sweep can be replayed"
-                          f" ({', '.join(REPLAYABLE)})")
+        raise ReplayError(
+            f"run {run_id} is a {run['wake_kind']!r} run; only runs that sweep can be replayed"
+            f" ({', '.join(REPLAYABLE)})"
+        )
     if run["status"] == "running":
         raise ReplayError(f"run {run_id} has not finished")
     at = run["started_at"]
@@ -287,8 +342,11 @@ def replay(store: Store, settings: Any, paths: Any, run_id: str) -> dict[str, An
     first_seq = store.scalar("SELECT min(seq) FROM events WHERE run_id = ?", [run_id])
     recorded = outcome_of(store, run_id)
     then = json.loads(run["decided_by"]) if run.get("decided_by") else None
-    offline = settings.model_copy(update={"models": settings.models.model_copy(
-        update={"extract": "offline", "sweep": "offline", "draft": "offline"})})
+    offline = settings.model_copy(
+        update={
+            "models": settings.models.model_copy(update={"extract": "offline", "sweep": "offline", "draft": "offline"})
+        }
+    )
     limits: list[str] = []
     if clock is None:
         limits.append("the run predates the record of its clock: replayed at its start time")
@@ -301,12 +359,27 @@ def replay(store: Store, settings: Any, paths: Any, run_id: str) -> dict[str, An
         with Store.open(copy_path) as copy:
             try:
                 limits += rewind(copy, at, first_seq)
-                out = run_wake_once(copy, offline, paths, runs.WakeRecord(run["wake_kind"], None, payload),
-                                    now=clock or at, gateway=None)
+                out = run_wake_once(
+                    copy,
+                    offline,
+                    paths,
+                    runs.WakeRecord(run["wake_kind"], None, payload),
+                    now=clock or at,
+                    gateway=None,
+                )
                 replayed = outcome_of(copy, out.run_id)
             finally:
                 IndexCache.drop(copy)  # the copy's index is not reused
     diffs = differences(recorded, replayed)
-    return {"run_id": run_id, "wake_kind": run["wake_kind"], "as_of": at, "clock": clock or at,
-            "recorded": recorded, "replayed": replayed, "differences": diffs, "same": not diffs,
-            "settings_changed": _changed_settings(then, runs.decided_by(offline)), "limits": limits}
+    return {
+        "run_id": run_id,
+        "wake_kind": run["wake_kind"],
+        "as_of": at,
+        "clock": clock or at,
+        "recorded": recorded,
+        "replayed": replayed,
+        "differences": diffs,
+        "same": not diffs,
+        "settings_changed": _changed_settings(then, runs.decided_by(offline)),
+        "limits": limits,
+    }

@@ -27,8 +27,14 @@ from backchannel.memory.store import Store
 
 def cutoffs_for(settings: Settings, now: datetime) -> retention.Cutoffs:
     r = settings.retention
-    return retention.Cutoffs.of(now, utterances_days=r.utterances_days, assertions_days=r.assertions_days,
-                                proposals_days=r.proposals_days, runs_days=r.runs_days, keep_quotes=r.keep_quotes)
+    return retention.Cutoffs.of(
+        now,
+        utterances_days=r.utterances_days,
+        assertions_days=r.assertions_days,
+        proposals_days=r.proposals_days,
+        runs_days=r.runs_days,
+        keep_quotes=r.keep_quotes,
+    )
 
 
 def sweep(store: Store, settings: Settings, run_id: str, now: datetime) -> dict[str, Any]:
@@ -57,6 +63,7 @@ def sweep(store: Store, settings: Settings, run_id: str, now: datetime) -> dict[
 
 def unfinished_run(store: Store) -> str | None:
     """The id of a retention run a crash left running (the CLI resumes it)."""
-    rid = store.scalar("SELECT id FROM runs WHERE wake_kind = 'retention' AND status = 'running' "
-                       "ORDER BY started_at LIMIT 1")
+    rid = store.scalar(
+        "SELECT id FROM runs WHERE wake_kind = 'retention' AND status = 'running' ORDER BY started_at LIMIT 1"
+    )
     return str(rid) if rid else None

@@ -23,6 +23,7 @@ from backchannel.memory.store import Store, utcnow
 # Wakes whose handler is safe to run again: every write they make is keyed.
 REPLAYABLE = {"sweep", "manual", "meeting_soon", "signal", "calendar", "inbox", "retention"}
 
+
 def new_run_id() -> str:
     """'R' + time-ordered hex (ns clock) + 4 random hex digits."""
     return f"R{time.time_ns():016x}{secrets.token_hex(2)}"
@@ -43,8 +44,12 @@ class WakeRecord:
             return wake
         if isinstance(wake, dict):
             return cls(wake["kind"], wake.get("key"), dict(wake.get("payload") or {}), wake.get("created_at"))
-        return cls(wake.kind, getattr(wake, "key", None), dict(getattr(wake, "payload", None) or {}),
-                   getattr(wake, "created_at", None))
+        return cls(
+            wake.kind,
+            getattr(wake, "key", None),
+            dict(getattr(wake, "payload", None) or {}),
+            getattr(wake, "created_at", None),
+        )
 
 
 def decided_by(settings: Any) -> dict[str, Any]:
@@ -53,14 +58,19 @@ def decided_by(settings: Any) -> dict[str, Any]:
     from backchannel import __version__
 
     m, c = settings.models, settings.calendar
-    return {"code": __version__, "gate": settings.gate.model_dump(mode="json"),
-            "models": {"extract": m.extract, "sweep": m.sweep, "draft": m.draft},
-            "calendar": {"horizon_days": c.horizon_days, "lead_hours": c.lead_hours},
-            "scope": settings.scope.model_dump(mode="json"), "timezone": settings.owner.timezone}
+    return {
+        "code": __version__,
+        "gate": settings.gate.model_dump(mode="json"),
+        "models": {"extract": m.extract, "sweep": m.sweep, "draft": m.draft},
+        "calendar": {"horizon_days": c.horizon_days, "lead_hours": c.lead_hours},
+        "scope": settings.scope.model_dump(mode="json"),
+        "timezone": settings.owner.timezone,
+    }
 
 
-def start(store: Store, wake: WakeRecord, run_id: str | None = None, *, clock: datetime | None = None,
-          settings: Any = None) -> str:
+def start(
+    store: Store, wake: WakeRecord, run_id: str | None = None, *, clock: datetime | None = None, settings: Any = None
+) -> str:
     """Create the run row (status running) unless `run_id` already exists (a resumption).
     `clock`: the `now` the run decides with; `settings`: recorded as `decided_by`."""
     if run_id and store.scalar("SELECT 1 FROM runs WHERE id = ?", [run_id]):
@@ -74,8 +84,9 @@ def start(store: Store, wake: WakeRecord, run_id: str | None = None, *, clock: d
             " VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
             [run_id, wake.kind, wake.key, json.dumps(wake.payload, default=str), utcnow(), clock, basis],
         )
-        store.append_event("run.started", {"wake_kind": wake.kind, "wake_key": wake.key}, run_id=run_id,
-                           key=f"{run_id}:started")
+        store.append_event(
+            "run.started", {"wake_kind": wake.kind, "wake_key": wake.key}, run_id=run_id, key=f"{run_id}:started"
+        )
     return run_id
 
 
@@ -93,8 +104,9 @@ class HeldEvents:
         self.store = store
         self._held: dict[str, tuple[str, dict[str, Any] | None, str | None]] = {}  # key -> (kind, data, run_id)
 
-    def append_event(self, kind: str, data: dict[str, Any] | None = None, *, run_id: str | None = None,
-                     key: str | None = None) -> int | None:
+    def append_event(
+        self, kind: str, data: dict[str, Any] | None = None, *, run_id: str | None = None, key: str | None = None
+    ) -> int | None:
         if key is None:
             key = f"held:{run_id}:{kind}:{len(self._held)}:{secrets.token_hex(4)}"
         if key in self._held:
@@ -115,8 +127,12 @@ class HeldEvents:
 
     def _write(self, held: dict[str, tuple[str, dict[str, Any] | None, str | None]]) -> None:
         # One statement for all: inserted in the order they were held, so `seq` keeps it.
-        self.store.append_events([(kind, data, run_id, None if key.startswith("held:") else key)
-                                  for key, (kind, data, run_id) in held.items()])
+        self.store.append_events(
+            [
+                (kind, data, run_id, None if key.startswith("held:") else key)
+                for key, (kind, data, run_id) in held.items()
+            ]
+        )
 
 
 def step(store: Store, run_id: str, name: str, data: dict[str, Any] | None = None, *, key: str | None = None) -> bool:
@@ -146,8 +162,9 @@ def finish(store: Store, run_id: str, status: str = "done", reason: str | None =
             "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ? AND status = 'running'",
             [status, reason, utcnow(), run_id],
         )
-        store.append_event("run.finished", {"status": status, "reason": reason}, run_id=run_id,
-                           key=f"{run_id}:finished")
+        store.append_event(
+            "run.finished", {"status": status, "reason": reason}, run_id=run_id, key=f"{run_id}:finished"
+        )
 
 
 def unfinished(store: Store) -> list[dict[str, Any]]:
@@ -186,7 +203,8 @@ def pending_requests(store: Store) -> list[dict[str, Any]]:
     whose run finished is done with, so neither is handed out again."""
     rows = store.query(
         """SELECT e.data FROM events e WHERE e.kind = 'wake.requested'
-           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.wake_key = e.key) ORDER BY e.seq""")
+           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.wake_key = e.key) ORDER BY e.seq"""
+    )
     return [json.loads(r["data"]) for r in rows]
 
 

@@ -36,8 +36,9 @@ def transcript_of(sig: dict[str, Any], now: datetime | None = None) -> Any:
     published = sig.get("published_at")
     when = parse_naive_utc(published) if isinstance(published, str) else published
     when = as_naive_utc(when) if when else now
-    return news_transcript(sig.get("title") or "", sig.get("summary"), published=when,
-                           path=sig.get("url") or sig.get("source"))
+    return news_transcript(
+        sig.get("title") or "", sig.get("summary"), published=when, path=sig.get("url") or sig.get("source")
+    )
 
 
 def news_source_id(sig: dict[str, Any]) -> str | None:
@@ -46,8 +47,15 @@ def news_source_id(sig: dict[str, Any]) -> str | None:
     return source_id_for(t.content_hash()) if t.utterances else None
 
 
-def read_signal(store: Store, settings: Settings, sig: dict[str, Any], *, gateway: Any = None,
-                run_id: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+def read_signal(
+    store: Store,
+    settings: Settings,
+    sig: dict[str, Any],
+    *,
+    gateway: Any = None,
+    run_id: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Write the signal as a news source (once); what was read from it."""
     from backchannel.extraction import ingest
     from backchannel.extraction.news import extract_news
@@ -73,14 +81,26 @@ def read_signal(store: Store, settings: Settings, sig: dict[str, Any], *, gatewa
         # Nothing about people in it: no source (a feed's every item would be one), and the
         # same reading gives the same nothing when a resumed run reads it again.
         if stats is not None:
-            store.append_event("model_extraction", {"source_id": None, "signal": sig.get("id"), **stats},
-                               run_id=run_id, key=f"extract:{content_hash}")
+            store.append_event(
+                "model_extraction",
+                {"source_id": None, "signal": sig.get("id"), **stats},
+                run_id=run_id,
+                key=f"extract:{content_hash}",
+            )
         return {"source_id": None, "assertions": 0, "created": False}
-    written = write_source(store, t, extracted, owner_names=names, extractor=extractor, content_hash=content_hash,
-                           resolve_extra=ingest._resolve_extra(settings, gateway, run_id))
+    written = write_source(
+        store,
+        t,
+        extracted,
+        owner_names=names,
+        extractor=extractor,
+        content_hash=content_hash,
+        resolve_extra=ingest._resolve_extra(settings, gateway, run_id),
+    )
     if stats is not None and written.created:
-        store.append_event("model_extraction", {"source_id": written.source_id, **stats}, run_id=run_id,
-                           key=f"extract:{content_hash}")
+        store.append_event(
+            "model_extraction", {"source_id": written.source_id, **stats}, run_id=run_id, key=f"extract:{content_hash}"
+        )
     return {"source_id": written.source_id, "assertions": written.assertions, "created": written.created}
 
 
@@ -106,7 +126,9 @@ def organisations_discussed(store: Store, sig: dict[str, Any], *, source_id: str
             found = entities.find(store, name, "organisation")
             org_id = found[0].id if found else entities.create(store, name, "organisation", source_id=said[0][0]).id
             if all(o["org_id"] != org_id for o in out):
-                out.append({"name": name, "org_id": org_id, "created": not found, "said_in": [list(x) for x in said[:20]]})
+                out.append(
+                    {"name": name, "org_id": org_id, "created": not found, "said_in": [list(x) for x in said[:20]]}
+                )
             break
     return out
 
@@ -136,11 +158,16 @@ def link_discussed(store: Store, sig: dict[str, Any], *, source_id: str | None =
         found = organisations_discussed(store, sig, source_id=source_id)
         if not found:
             return None
-        matches = signals_mod.match_org_details(f"{sig.get('title') or ''} {sig.get('summary') or ''}",
-                                                signal_table.organisations(store, besides=news_source_id(sig)))
+        matches = signals_mod.match_org_details(
+            f"{sig.get('title') or ''} {sig.get('summary') or ''}",
+            signal_table.organisations(store, besides=news_source_id(sig)),
+        )
         # The discussed ones count even when this news item made them known first.
-        ids = sorted({m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE}
-                     | {int(o["org_id"]) for o in found} | {int(i) for i in sig.get("org_ids") or []})
+        ids = sorted(
+            {m.org_id for m in matches if m.confidence >= signals_mod.MIN_MATCH_CONFIDENCE}
+            | {int(o["org_id"]) for o in found}
+            | {int(i) for i in sig.get("org_ids") or []}
+        )
         gained = sorted(set(ids) - {int(i) for i in sig.get("org_ids") or []})
         if not gained:
             return None
@@ -157,7 +184,9 @@ def _people_named(store: Store, sig: dict[str, Any]) -> list[str]:
         return []
     rows = store.con.execute(
         """SELECT DISTINCT e.name FROM assertions a JOIN entities e ON e.id IN (a.subject_id, a.object_id)
-           WHERE a.source_id = ? AND e.kind = 'person'""", [sid]).fetchall()
+           WHERE a.source_id = ? AND e.kind = 'person'""",
+        [sid],
+    ).fetchall()
     return [str(r[0]) for r in rows]
 
 
@@ -169,10 +198,15 @@ def _people_among(store: Store, groups: list[list[str]]) -> set[str]:
     out = {k for k, found in known.items() if any(e.kind == "person" for e in found)}
     single = sorted({norm_name(n) for n in forms if " " not in n} - {""})
     if single:
-        out |= {str(r[0]) for r in store.con.execute(
-            """SELECT DISTINCT split_part(norm, ' ', 1) FROM entities
+        out |= {
+            str(r[0])
+            for r in store.con.execute(
+                """SELECT DISTINCT split_part(norm, ' ', 1) FROM entities
                WHERE kind = 'person' AND merged_into IS NULL AND contains(norm, ' ')
-                 AND split_part(norm, ' ', 1) = ANY(?::VARCHAR[])""", [single]).fetchall()}
+                 AND split_part(norm, ' ', 1) = ANY(?::VARCHAR[])""",
+                [single],
+            ).fetchall()
+        }
     return out
 
 
@@ -180,4 +214,4 @@ _SENTENCE_OPEN = re.compile(r"(?:^|[.!?…]\s+|[\"“(]\s*)$")
 
 
 def _opens_sentence(text: str, pos: int) -> bool:
-    return _SENTENCE_OPEN.search(text[max(0, pos - 4):pos]) is not None
+    return _SENTENCE_OPEN.search(text[max(0, pos - 4) : pos]) is not None

@@ -91,7 +91,9 @@ def _flagged_event(store: Store, settings: Settings, when: datetime | None) -> s
         return None  # a date without a time: no slot to match
     rows = store.con.execute(
         "SELECT summary FROM calendar_events WHERE starts_at - INTERVAL 15 MINUTE <= ? "
-        "AND coalesce(ends_at, starts_at + INTERVAL 1 HOUR) >= ?", [utc, utc]).fetchall()
+        "AND coalesce(ends_at, starts_at + INTERVAL 1 HOUR) >= ?",
+        [utc, utc],
+    ).fetchall()
     for (summary,) in rows:
         if summary and any(m in summary.casefold() for m in markers):
             return str(summary)
@@ -112,8 +114,9 @@ def scope_for(settings: Settings, path: Path) -> str:
     return settings.scope.default
 
 
-def admit(store: Store, settings: Settings, transcript: Transcript, path: Path,
-          owner_names: list[str]) -> tuple[Transcript, Admission]:
+def admit(
+    store: Store, settings: Settings, transcript: Transcript, path: Path, owner_names: list[str]
+) -> tuple[Transcript, Admission]:
     """The transcript as it may be stored, or NoCapture with the reason."""
     admission = Admission(scope=scope_for(settings, path))
     reason = no_capture_reason(store, settings, transcript, path)
@@ -154,15 +157,22 @@ def admit(store: Store, settings: Settings, transcript: Transcript, path: Path,
 def _with(t: Transcript, utterances: list, *, participants: list[str], title: str | None = None) -> Transcript:
     for i, u in enumerate(utterances):
         u.idx = i
-    return Transcript(utterances=utterances, format=t.format, title=title if title is not None else t.title,
-                      meeting_date=t.meeting_date, meeting_date_origin=t.meeting_date_origin,
-                      participants=participants, path=t.path)
+    return Transcript(
+        utterances=utterances,
+        format=t.format,
+        title=title if title is not None else t.title,
+        meeting_date=t.meeting_date,
+        meeting_date_origin=t.meeting_date_origin,
+        participants=participants,
+        path=t.path,
+    )
 
 
 def mark(store: Store, source_id: str, admission: Admission) -> None:
     """Record the source's consent state and scope (after its row is written)."""
-    store.con.execute("UPDATE sources SET consent = ?, scope = ? WHERE id = ?",
-                      [admission.consent, admission.scope, source_id])
+    store.con.execute(
+        "UPDATE sources SET consent = ?, scope = ? WHERE id = ?", [admission.consent, admission.scope, source_id]
+    )
 
 
 __all__ = ["Admission", "NoCapture", "admit", "mark", "no_capture_reason", "scope_for"]
@@ -197,8 +207,9 @@ def admit_mail(store: Store, settings: Settings, transcript: Transcript, data: b
         if names:
             with store.transaction():
                 person = consent.withdraw(store, names, via="mail_header")
-                store.append_event("consent.withdrawn", {"person": person, "names_hashed": len(names),
-                                                         "via": "mail_header"})
+                store.append_event(
+                    "consent.withdrawn", {"person": person, "names_hashed": len(names), "via": "mail_header"}
+                )
         raise NoCapture(origin, f"its sender withdrew consent ({flag[1]}); nothing of it was stored")
     if flag:
         raise NoCapture(origin, f"no-capture message ({flag[1]}); nothing of it was stored")
@@ -206,7 +217,9 @@ def admit_mail(store: Store, settings: Settings, transcript: Transcript, data: b
     admission = Admission(scope=settings.scope.default)
     if not m:
         return admission
-    if sender is not None and (m.is_withdrawn(getattr(sender, "addr", None)) or m.is_withdrawn(getattr(sender, "name", None))):
+    if sender is not None and (
+        m.is_withdrawn(getattr(sender, "addr", None)) or m.is_withdrawn(getattr(sender, "name", None))
+    ):
         raise NoCapture(origin, "its sender withdrew consent; nothing of it was stored")
     changed = False
     for u in transcript.utterances:

@@ -61,8 +61,11 @@ def expand_paths(paths: Iterable[str | Path], passed_over: list[Path] | None = N
                 if any(part.startswith(".") or part in _IGNORED_DIRS for part in rel):
                     continue
                 suffix = f.suffix.lower()
-                if (f.is_file() and (suffix in TRANSCRIPT_SUFFIXES or suffix in MAIL_SUFFIXES)
-                        and not f.name.endswith(".error.txt")):
+                if (
+                    f.is_file()
+                    and (suffix in TRANSCRIPT_SUFFIXES or suffix in MAIL_SUFFIXES)
+                    and not f.name.endswith(".error.txt")
+                ):
                     if not_a_meeting(f.name):
                         if passed_over is not None:
                             passed_over.append(f)
@@ -76,9 +79,18 @@ def owner_names(settings: Settings) -> list[str]:
     return [settings.owner.name, *settings.owner.aliases]
 
 
-def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=None, run_id: str | None = None,
-                strict: bool = False, max_bytes: int | None = None, given_date: datetime | None = None,
-                given_origin: str = "given") -> IngestOutcome:
+def ingest_file(
+    store: Store,
+    settings: Settings,
+    path: str | Path,
+    *,
+    gateway=None,
+    run_id: str | None = None,
+    strict: bool = False,
+    max_bytes: int | None = None,
+    given_date: datetime | None = None,
+    given_origin: str = "given",
+) -> IngestOutcome:
     """`strict` and `max_bytes` (default: parse.MAX_FILE_BYTES) as for `parse_file`;
     the inbox passes strict=True: a file nobody named is never read through a link.
     `given_date` (`ingest --date`) dates a file whose content and name carry no date.
@@ -92,8 +104,9 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
     if is_mail_file(path):  # email: one source per message (an mbox holds many)
         return ingest_mail_file(store, settings, path, gateway=gateway, run_id=run_id, strict=strict)
     try:
-        transcript = parse_file(path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES, given_date=given_date,
-                                given_origin=given_origin)
+        transcript = parse_file(
+            path, strict=strict, max_bytes=max_bytes or MAX_FILE_BYTES, given_date=given_date, given_origin=given_origin
+        )
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     except OSError as exc:
@@ -106,21 +119,31 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     content_hash = transcript.content_hash()
-    when = {"meeting_date": transcript.meeting_date.isoformat() if transcript.meeting_date else None,
-            "date_origin": transcript.meeting_date_origin,
-            "file_date": transcript.file_date.isoformat() if transcript.file_date else None}
+    when = {
+        "meeting_date": transcript.meeting_date.isoformat() if transcript.meeting_date else None,
+        "date_origin": transcript.meeting_date_origin,
+        "file_date": transcript.file_date.isoformat() if transcript.file_date else None,
+    }
     known = existing_source(store, content_hash)
     if known:
         from backchannel.extraction.redate import redate_source
 
         redated = redate_source(store, known, transcript, owner_names=names)
-        return IngestOutcome(str(path), "skipped", source_id=known, title=transcript.title,
-                             error=None, redated=redated, **when)
+        return IngestOutcome(
+            str(path), "skipped", source_id=known, title=transcript.title, error=None, redated=redated, **when
+        )
     try:
         extracted, intros, extractor, stats = _extract(transcript, settings, names, gateway=gateway, run_id=run_id)
-        result = write_source(store, transcript, extracted, owner_names=names, extractor=extractor,
-                              self_intros=intros, content_hash=content_hash,
-                              resolve_extra=_resolve_extra(settings, gateway, run_id))
+        result = write_source(
+            store,
+            transcript,
+            extracted,
+            owner_names=names,
+            extractor=extractor,
+            self_intros=intros,
+            content_hash=content_hash,
+            resolve_extra=_resolve_extra(settings, gateway, run_id),
+        )
     except QuoteMismatch as exc:
         return IngestOutcome(str(path), "failed", error=f"internal extractor error: {exc}")
     except TranscriptError as exc:
@@ -131,9 +154,15 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
             raise
         if gateway_error == "budget" and "per-run" in str(exc):
             # Each file is its own run: waiting will not make it fit.
-            return IngestOutcome(str(path), "failed", title=transcript.title, error=(
-                f"this transcript needs more than the per-run model budget ({exc}); raise "
-                "[models.budget] per_run_tokens / per_run_cost_usd and drop it in the inbox again"))
+            return IngestOutcome(
+                str(path),
+                "failed",
+                title=transcript.title,
+                error=(
+                    f"this transcript needs more than the per-run model budget ({exc}); raise "
+                    "[models.budget] per_run_tokens / per_run_cost_usd and drop it in the inbox again"
+                ),
+            )
         if gateway_error == "budget":
             return IngestOutcome(str(path), "deferred", error=f"model budget spent: {exc}", title=transcript.title)
         return IngestOutcome(str(path), "failed", error=f"model extraction failed: {exc}", title=transcript.title)
@@ -146,15 +175,30 @@ def ingest_file(store: Store, settings: Settings, path: str | Path, *, gateway=N
         capture.mark(store, result.source_id, admission)
     if stats is not None and result.created:
         # What the model proposed and the code dropped (invented quotes, pronouns), for audit.
-        store.append_event("model_extraction", {"source_id": result.source_id, **stats}, run_id=run_id,
-                           key=f"extract:{content_hash}")
-    return IngestOutcome(str(path), status, source_id=result.source_id, assertions=result.assertions,
-                         title=transcript.title, rejected_quotes=stats and stats["rejected_quotes"], **when)
+        store.append_event(
+            "model_extraction", {"source_id": result.source_id, **stats}, run_id=run_id, key=f"extract:{content_hash}"
+        )
+    return IngestOutcome(
+        str(path),
+        status,
+        source_id=result.source_id,
+        assertions=result.assertions,
+        title=transcript.title,
+        rejected_quotes=stats and stats["rejected_quotes"],
+        **when,
+    )
 
 
-def ingest_files(store: Store, settings: Settings, paths: Iterable[str | Path], *, gateway=None,
-                 run_id: str | None = None, given_date: datetime | None = None,
-                 file_dates: dict[str, datetime] | None = None) -> list[IngestOutcome]:
+def ingest_files(
+    store: Store,
+    settings: Settings,
+    paths: Iterable[str | Path],
+    *,
+    gateway=None,
+    run_id: str | None = None,
+    given_date: datetime | None = None,
+    file_dates: dict[str, datetime] | None = None,
+) -> list[IngestOutcome]:
     """`ingest_file` for each path, outcomes in order (`backchannel ingest`); a run of
     single-message email files (a Maildir's) goes in batches, several messages to a
     transaction (mail_ingest.ingest_mail_files).
@@ -187,8 +231,7 @@ def ingest_files(store: Store, settings: Settings, paths: Iterable[str | Path], 
                 continue
         if own is None:
             own, origin = given_date, "given"
-        out.append(ingest_file(store, settings, p, gateway=gateway, run_id=run_id, given_date=own,
-                               given_origin=origin))
+        out.append(ingest_file(store, settings, p, gateway=gateway, run_id=run_id, given_date=own, given_origin=origin))
     out += ingest_mail_files(store, settings, run, gateway=gateway, run_id=run_id)
     return out
 

@@ -47,11 +47,54 @@ from backchannel.memory.text import norm_name
 
 ANSWER_MAX_TOKENS = 4096
 # English, French and Japanese: a model answering in the transcript's language may write "je" or "私".
-FIRST_PERSON = {"i", "me", "myself", "my", "mine", "speaker", "the speaker", "je", "moi", "j'", "私", "僕", "俺",
-                "わたし", "ぼく", "わたくし"}
-UNRESOLVABLE = {"we", "us", "you", "he", "him", "she", "her", "they", "them", "it", "someone", "somebody",
-                "nous", "vous", "tu", "il", "elle", "ils", "elles", "on", "quelqu'un",
-                "私たち", "我々", "あなた", "彼", "彼女", "彼ら", "誰か"}
+FIRST_PERSON = {
+    "i",
+    "me",
+    "myself",
+    "my",
+    "mine",
+    "speaker",
+    "the speaker",
+    "je",
+    "moi",
+    "j'",
+    "私",
+    "僕",
+    "俺",
+    "わたし",
+    "ぼく",
+    "わたくし",
+}
+UNRESOLVABLE = {
+    "we",
+    "us",
+    "you",
+    "he",
+    "him",
+    "she",
+    "her",
+    "they",
+    "them",
+    "it",
+    "someone",
+    "somebody",
+    "nous",
+    "vous",
+    "tu",
+    "il",
+    "elle",
+    "ils",
+    "elles",
+    "on",
+    "quelqu'un",
+    "私たち",
+    "我々",
+    "あなた",
+    "彼",
+    "彼女",
+    "彼ら",
+    "誰か",
+}
 # Facts that hold from a date on: only the start of a dated phrase is theirs.
 START_ONLY = {"works_at", "has_title"}
 # Facts whose date phrase says when they end (a departure, a due date).
@@ -74,11 +117,19 @@ class ModelExtraction:
 
     def stats(self, max_rejected: int = 50) -> dict[str, Any]:
         """The counts (and the first dropped items) as JSON, for the event log."""
-        return {"chunks": self.chunks, "calls": self.calls, "assertions": len(self.assertions),
-                "rejected_quotes": self.rejected_quotes, "unresolved": self.unresolved,
-                "stance_dropped": self.stance_dropped, "claim_dropped": self.claim_dropped,
-                "failed_chunks": self.failed_chunks, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "rejected": self.rejected[:max_rejected]}
+        return {
+            "chunks": self.chunks,
+            "calls": self.calls,
+            "assertions": len(self.assertions),
+            "rejected_quotes": self.rejected_quotes,
+            "unresolved": self.unresolved,
+            "stance_dropped": self.stance_dropped,
+            "claim_dropped": self.claim_dropped,
+            "failed_chunks": self.failed_chunks,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "rejected": self.rejected[:max_rejected],
+        }
 
 
 @functools.cache
@@ -92,9 +143,12 @@ def build_messages(transcript: Transcript, chunk: Chunk, parts: int, owner_names
     system = load_prompt("extract_system.md").substitute(predicates=vocab)
     when = transcript.meeting_date.date().isoformat() if transcript.meeting_date else "unknown"
     user = load_prompt("extract_user.md").substitute(
-        title=transcript.title or "(untitled)", meeting_date=when,
+        title=transcript.title or "(untitled)",
+        meeting_date=when,
         participants=", ".join(transcript.participants or transcript.speakers()) or "unknown",
-        owner=", ".join(owner_names) or "unknown", part=chunk.number + 1, parts=parts,
+        owner=", ".join(owner_names) or "unknown",
+        part=chunk.number + 1,
+        parts=parts,
         utterances=chunk.render(),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -185,13 +239,15 @@ class _Checker:
         self.seen: set[tuple] = set()
 
     def _reject(self, why: str, item: ModelAssertion) -> None:
-        self.out.rejected.append({"why": why, "utterance": item.utterance, "quote": item.quote,
-                                  "predicate": item.predicate})
+        self.out.rejected.append(
+            {"why": why, "utterance": item.utterance, "quote": item.quote, "predicate": item.predicate}
+        )
 
     def add(self, item: ModelAssertion, chunk: Chunk) -> None:
         by_idx = {u.idx: u for u in chunk.utterances}
-        order = ([by_idx[item.utterance]] if item.utterance in by_idx else []) + \
-                [u for u in chunk.utterances if u.idx != item.utterance]
+        order = ([by_idx[item.utterance]] if item.utterance in by_idx else []) + [
+            u for u in chunk.utterances if u.idx != item.utterance
+        ]
         found = None
         for u in order:
             span = locate_quote(item.quote, u.text)
@@ -209,28 +265,58 @@ class _Checker:
         if item.predicate in LITERAL_PREDICATES:
             literal = literal or item.object
             obj = None
-        if subject is None or (item.predicate not in LITERAL_PREDICATES and obj is None) or \
-                (item.predicate in LITERAL_PREDICATES and not literal):
+        if (
+            subject is None
+            or (item.predicate not in LITERAL_PREDICATES and obj is None)
+            or (item.predicate in LITERAL_PREDICATES and not literal)
+        ):
             self.out.unresolved += 1
             self._reject("unresolvable subject or object", item)
             return
         phrase = item.date_phrase if item.date_phrase and _phrase_in(item.date_phrase, u.text) else None
         valid_from, valid_to = _dates(item.predicate, phrase, self.transcript.meeting_date)
-        key = (u.idx, start, end, item.predicate, norm_name(subject.name), obj and norm_name(obj.name),
-               literal, item.qualifier)
+        key = (
+            u.idx,
+            start,
+            end,
+            item.predicate,
+            norm_name(subject.name),
+            obj and norm_name(obj.name),
+            literal,
+            item.qualifier,
+        )
         if key in self.seen:  # the same fact from two overlapping chunks
             return
         self.seen.add(key)
-        self.out.assertions.append(ExtractedAssertion(
-            subject=subject, predicate=item.predicate, utterance_idx=u.idx, span_start=start, span_end=end,
-            quote=u.text[start:end], object=obj, object_literal=literal if obj is None else None,
-            qualifier=item.qualifier, valid_from=valid_from, valid_to=valid_to, date_phrase=phrase,
-            modality=item.modality, confidence=item.confidence, stance=item.stance,
-        ))
+        self.out.assertions.append(
+            ExtractedAssertion(
+                subject=subject,
+                predicate=item.predicate,
+                utterance_idx=u.idx,
+                span_start=start,
+                span_end=end,
+                quote=u.text[start:end],
+                object=obj,
+                object_literal=literal if obj is None else None,
+                qualifier=item.qualifier,
+                valid_from=valid_from,
+                valid_to=valid_to,
+                date_phrase=phrase,
+                modality=item.modality,
+                confidence=item.confidence,
+                stance=item.stance,
+            )
+        )
 
 
-def extract_with_model(transcript: Transcript, *, gateway: Gateway, run_id: str | None,
-                       owner_names: Sequence[str] = (), strict: bool = True) -> ModelExtraction:
+def extract_with_model(
+    transcript: Transcript,
+    *,
+    gateway: Gateway,
+    run_id: str | None,
+    owner_names: Sequence[str] = (),
+    strict: bool = True,
+) -> ModelExtraction:
     """Every verified assertion the extract model finds in `transcript` (see the module docstring)."""
     ms = gateway.settings.models
     chunks = chunk_utterances(transcript.utterances, ms.chunk_tokens, ms.chunk_overlap_utterances)
@@ -241,8 +327,9 @@ def extract_with_model(transcript: Transcript, *, gateway: Gateway, run_id: str 
         for chunk in chunks:
             messages = build_messages(transcript, chunk, len(chunks), owner_names)
             try:
-                c = gateway.complete("extract", messages, run_id=run_id, response_model=ExtractionAnswer,
-                                     max_tokens=ANSWER_MAX_TOKENS)
+                c = gateway.complete(
+                    "extract", messages, run_id=run_id, response_model=ExtractionAnswer, max_tokens=ANSWER_MAX_TOKENS
+                )
             except BudgetExhausted:
                 raise
             except (InvalidOutput, ModelError):
@@ -273,20 +360,30 @@ def shared_passes(transcript: Transcript, out: ModelExtraction, owner_names: Seq
         b = apply_stance(a)
         if b is None:
             out.stance_dropped += 1
-            out.rejected.append({"why": f"stance {a.stance}", "utterance": a.utterance_idx, "quote": a.quote,
-                                 "predicate": a.predicate})
+            out.rejected.append(
+                {"why": f"stance {a.stance}", "utterance": a.utterance_idx, "quote": a.quote, "predicate": a.predicate}
+            )
         else:
             kept.append(b)
-    known = frozenset(n for n in (norm_name(x) for x in (*transcript.speakers(), *transcript.participants,
-                                                          *owner_names) if x) if n)
+    known = frozenset(
+        n for n in (norm_name(x) for x in (*transcript.speakers(), *transcript.participants, *owner_names) if x) if n
+    )
     qualified = qualify_claims(transcript, kept, known)
     survivors = {id(a) for a in qualified}
     for a in kept:
-        if id(a) not in survivors and not any(q.utterance_idx == a.utterance_idx and q.span_start == a.span_start
-                                              and q.predicate == a.predicate for q in qualified):
+        if id(a) not in survivors and not any(
+            q.utterance_idx == a.utterance_idx and q.span_start == a.span_start and q.predicate == a.predicate
+            for q in qualified
+        ):
             out.claim_dropped += 1
-            out.rejected.append({"why": "claim pass (negation, condition, retraction or unattributable quote)",
-                                 "utterance": a.utterance_idx, "quote": a.quote, "predicate": a.predicate})
+            out.rejected.append(
+                {
+                    "why": "claim pass (negation, condition, retraction or unattributable quote)",
+                    "utterance": a.utterance_idx,
+                    "quote": a.quote,
+                    "predicate": a.predicate,
+                }
+            )
     # Whom each promise was made to, from the meeting around it (as for the offline rules).
     return resolve_recipients(transcript, qualified, owner_names)
 
@@ -294,4 +391,4 @@ def shared_passes(transcript: Transcript, out: ModelExtraction, owner_names: Seq
 def quote_is_verbatim(a: ExtractedAssertion, utterances: dict[int, Utterance]) -> bool:
     """The writer's invariant, for tests and audits."""
     u = utterances.get(a.utterance_idx)
-    return u is not None and u.text[a.span_start:a.span_end] == a.quote and bool(re.sub(r"\W", "", a.quote))
+    return u is not None and u.text[a.span_start : a.span_end] == a.quote and bool(re.sub(r"\W", "", a.quote))

@@ -54,56 +54,72 @@ _PREMOD = rf"(?:(?:former|ex-?)\s*(?:{ORG}\s+)?(?:[a-z][a-z-]+\s+){{1,2}}(?=[A-Z
 _ORG_TITLE_PERSON = re.compile(
     rf"(?P<former>\b(?:[Ff]ormer|[Ee]x-?)\s*)?(?<![\w-]){_ORG_TEXT}\s+(?P<title>(?:[a-z][a-z-]+\s+){{0,3}}"
     rf"(?:[A-Z]{{2,5}}|{_HEADS}))\s+{_PERSON}(?P<rest>\s+(?:steps\s+down|stepped\s+down|departs|departed|resigns"
-    rf"|resigned|leaves|left|quits|quit|exits|retires|is\s+leaving|will\s+(?:leave|depart|retire|step\s+down))\b)?")
+    rf"|resigned|leaves|left|quits|quit|exits|retires|is\s+leaving|will\s+(?:leave|depart|retire|step\s+down))\b)?"
+)
 # "Stratford Hotels says its chief people officer, Gemma Royce, has left the company"
 _SAYS_ITS = re.compile(
     rf"{_ORG_TEXT}\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its\s+(?P<title>[^,]{{2,50}}),\s+"
     rf"{_PERSON},\s+(?:has|had|will)\s+(?P<verb>left|resigned|stepped\s+down|departed|leave|resign|step\s+down|depart"
-    rf"|retire|retired)")
+    rf"|retire|retired)"
+)
 # "Dr. Kwesi Mensah, formerly of IBM Research," : a past employer.
 _FORMERLY = re.compile(rf"{_PERSON},\s+(?:formerly|previously|most\s+recently)\s+(?:of|at|with)\s+{_ORG_TEXT}")
 
 # "Kenji Sato (has been) appointed/named/promoted (to) Chief Digital Officer at/of Mirai Bank"
 _APPOINTED = re.compile(
     rf"{_PERSON},?\s+{_AUX}(?:appointed|named|promoted|elevated|tapped|hired|elected|confirmed)\s+"
-    rf"(?:as\s+|to\s+(?:the\s+role\s+of\s+)?)?{_TITLE_TEXT}\s+(?:at|of|for|with)\s+{_ORG_TEXT}")
+    rf"(?:as\s+|to\s+(?:the\s+role\s+of\s+)?)?{_TITLE_TEXT}\s+(?:at|of|for|with)\s+{_ORG_TEXT}"
+)
 # "Mirai Bank appoints/names/hires/taps Kenji Sato as (its new) Chief Digital Officer"
 _HIRES = re.compile(
     rf"{_ORG_TEXT}\s+{_AUX}(?:appoints|appointed|names|named|hires|hired|taps|tapped|promotes|promoted|picks|picked"
     rf"|welcomes|welcomed|recruits|recruited|poaches|poached|elects|elected)\s+{_PREMOD}{_PERSON},?\s+(?:(?:as|to)\s+)?"
-    rf"{_TITLE_TEXT}{_END}")
+    rf"{_TITLE_TEXT}{_END}"
+)
 # "Jane Doe joins/to join/has joined Acme (as head of sales)"
 _JOINS = re.compile(
     rf"{_PERSON},?\s+(?:joins|joined|has\s+joined|to\s+join|will\s+join|is\s+joining|moves\s+to|moved\s+to"
-    rf"|heads\s+to|jumps\s+to|signs\s+with|signed\s+with)\s+{_DESCRIPTOR}{_ORG_TEXT}(?:\s+as\s+{_TITLE_TEXT}{_END})?")
+    rf"|heads\s+to|jumps\s+to|signs\s+with|signed\s+with)\s+{_DESCRIPTOR}{_ORG_TEXT}(?:\s+as\s+{_TITLE_TEXT}{_END})?"
+)
 # "Jane Doe leaves/quits/exits/departs/steps down from Acme", "Jane Doe steps down as CEO of Acme"
 _LEAVES = re.compile(
     rf"{_PERSON},?\s+(?:leaves|left|has\s+left|to\s+leave|will\s+leave|quits|quit|exits|exited|departs(?:\s+from)?"
     rf"|departed(?:\s+from)?|resigns\s+from|resigned\s+from|retires\s+from|retired\s+from|is\s+leaving"
     rf"|steps\s+down\s+from|stepped\s+down\s+from|(?:steps|stepped)\s+down\s+as\s+{_TITLE_TEXT}\s+(?:of|at))\s+"
-    rf"{_ORG_TEXT}")
+    rf"{_ORG_TEXT}"
+)
 # The same constructions in French: "Marie Dupont nommée directrice financière d'Acme",
 # "Acme recrute Paul Girard comme DSI", "Sophie Martin rejoint Globex en tant que DG",
 # "Paul Girard quitte Globex"; titles from the French lexicon (offline_fr.py).
 _FR_TITLE = rf"(?:(?:le|la|l['’]|un|une|son|sa|leur|nouveau|nouvelle)\s*)*{FR_TITLE}"
 _FR_APPOINTED = re.compile(
     rf"{_PERSON},?\s+(?:(?:a\s+été|est|vient\s+d['’]être)\s+)?(?:nommée?|promue?|désignée?|élue?|choisie?)\s+"
-    rf"(?:au\s+poste\s+de\s+|comme\s+|en\s+tant\s+que\s+)?{_FR_TITLE}{FR_OF}(?P<org>{ORG_FR})")
+    rf"(?:au\s+poste\s+de\s+|comme\s+|en\s+tant\s+que\s+)?{_FR_TITLE}{FR_OF}(?P<org>{ORG_FR})"
+)
 _FR_HIRES = re.compile(
     rf"(?P<org>{ORG_FR})\s+(?:nomme|a\s+nommé|recrute|a\s+recruté|choisit|a\s+choisi|embauche|a\s+embauché"
     rf"|promeut|a\s+promu|accueille)\s+{_PERSON}\s+(?:au\s+poste\s+de\s+|comme\s+|en\s+tant\s+que\s+|à\s+la\s+tête"
-    rf"\s+de\s+)?{_FR_TITLE}")
+    rf"\s+de\s+)?{_FR_TITLE}"
+)
 _FR_JOINS = re.compile(
     rf"{_PERSON},?\s+(?:rejoint|a\s+rejoint|va\s+rejoindre|intègre|a\s+intégré)\s+(?:la\s+|le\s+|l['’])?(?P<org>{ORG_FR})"
-    rf"(?:\s+(?:en\s+tant\s+que|comme|au\s+poste\s+de)\s+{_FR_TITLE})?")
+    rf"(?:\s+(?:en\s+tant\s+que|comme|au\s+poste\s+de)\s+{_FR_TITLE})?"
+)
 _FR_LEAVES = re.compile(
-    rf"{_PERSON},?\s+(?:quitte|a\s+quitté|va\s+quitter|démissionne\s+de|part\s+de)\s+(?:la\s+|le\s+|l['’])?(?P<org>{ORG_FR})")
-_FR_NOT_A_FACT = re.compile(r"(?<![\w'’])(?:ne|n['’]|pas|jamais|dément|démenti|rumeurs?|pourrait|pourraient|serait"
-                            r"|seraient|si|envisage|envisagerait)(?![\w'’])", re.I)
+    rf"{_PERSON},?\s+(?:quitte|a\s+quitté|va\s+quitter|démissionne\s+de|part\s+de)\s+(?:la\s+|le\s+|l['’])?(?P<org>{ORG_FR})"
+)
+_FR_NOT_A_FACT = re.compile(
+    r"(?<![\w'’])(?:ne|n['’]|pas|jamais|dément|démenti|rumeurs?|pourrait|pourraient|serait"
+    r"|seraient|si|envisage|envisagerait)(?![\w'’])",
+    re.I,
+)
 
 # Said of the organisation, a negation or a conditional: the headline is not the fact.
-_NOT_A_FACT = re.compile(r"\b(?:not|never|denies|denied|rumou?r(?:s|ed)?|reportedly|could|may|might|would"
-                         r"|if|whether|considers|considering|eyes|eyeing|in\s+talks|set\s+to)\b", re.I)
+_NOT_A_FACT = re.compile(
+    r"\b(?:not|never|denies|denied|rumou?r(?:s|ed)?|reportedly|could|may|might|would"
+    r"|if|whether|considers|considering|eyes|eyeing|in\s+talks|set\s+to)\b",
+    re.I,
+)
 
 
 def news_transcript(title: str, summary: str | None, *, published: datetime | None, path: str | None) -> Transcript:
@@ -112,8 +128,15 @@ def news_transcript(title: str, summary: str | None, *, published: datetime | No
     if len(texts) == 2 and texts[1].startswith(texts[0]):
         texts = texts[1:]  # a feed whose summary repeats its title
     utterances = [Utterance(i, None, t) for i, t in enumerate(texts)]
-    return Transcript(utterances, NEWS_FORMAT, title=title.strip() or None, meeting_date=published,
-                      meeting_date_origin="given" if published else None, participants=[], path=path)
+    return Transcript(
+        utterances,
+        NEWS_FORMAT,
+        title=title.strip() or None,
+        meeting_date=published,
+        meeting_date_origin="given" if published else None,
+        participants=[],
+        path=path,
+    )
 
 
 def headline_facts(transcript: Transcript) -> list[ExtractedAssertion]:
@@ -149,8 +172,9 @@ _ENGLISH = ((_APPOINTED, "works_at"), (_HIRES, "works_at"), (_JOINS, "works_at")
 _FRENCH = ((_FR_APPOINTED, "works_at"), (_FR_HIRES, "works_at"), (_FR_JOINS, "works_at"), (_FR_LEAVES, "left"))
 
 
-def _facts_in(idx: int, text: str, s0: int, s1: int, anchor: date | None,
-              french: bool | None = False) -> list[ExtractedAssertion]:
+def _facts_in(
+    idx: int, text: str, s0: int, s1: int, anchor: date | None, french: bool | None = False
+) -> list[ExtractedAssertion]:
     out: list[ExtractedAssertion] = []
     taken: list[tuple[int, int]] = []
     grammars = _FRENCH if french else _ENGLISH if french is False else _FRENCH + _ENGLISH
@@ -208,7 +232,7 @@ def _premodified(idx: int, text: str, s0: int, s1: int, anchor: date | None) -> 
 
 def _extend_quote(a: ExtractedAssertion, text: str, end: int) -> None:
     a.span_end = max(a.span_end, end)
-    a.quote = text[a.span_start:a.span_end]
+    a.quote = text[a.span_start : a.span_end]
 
 
 def _trailing_person(raw: str) -> str | None:
@@ -243,10 +267,19 @@ def _fact(m: re.Match, predicate: str, idx: int, text: str, anchor: date | None)
     end = max(org_end, m.end("title") if title else org_end, m.end("person"))
     left = predicate == "left"
     return ExtractedAssertion(
-        subject=Mention(person, "person"), predicate=predicate, utterance_idx=idx, span_start=m.start(),
-        span_end=end, quote=text[m.start():end], object=Mention(org, "organisation"),
-        qualifier=None if left else title, valid_from=None if left else anchor,
-        valid_to=anchor if left else None, modality="reported", confidence=0.7)
+        subject=Mention(person, "person"),
+        predicate=predicate,
+        utterance_idx=idx,
+        span_start=m.start(),
+        span_end=end,
+        quote=text[m.start() : end],
+        object=Mention(org, "organisation"),
+        qualifier=None if left else title,
+        valid_from=None if left else anchor,
+        valid_to=anchor if left else None,
+        modality="reported",
+        confidence=0.7,
+    )
 
 
 def extract_news(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> list[ExtractedAssertion]:
@@ -258,8 +291,10 @@ def extract_news(transcript: Transcript, *, owner_names: Sequence[str] = ()) -> 
     # "Acme names Jane Doe in lawsuit" as employment. Headlines get the exact register below.
     spoken = offline.extract(transcript, owner_names=owner_names, meaning=False)
     headlines = qualify_claims(transcript, headline_facts(transcript), frozenset())
-    seen = {(a.utterance_idx, a.subject.name.casefold(), a.predicate,
-             a.object.name.casefold() if a.object else None) for a in spoken}
+    seen = {
+        (a.utterance_idx, a.subject.name.casefold(), a.predicate, a.object.name.casefold() if a.object else None)
+        for a in spoken
+    }
     out = list(spoken)
     for a in headlines:
         key = (a.utterance_idx, a.subject.name.casefold(), a.predicate, a.object.name.casefold() if a.object else None)

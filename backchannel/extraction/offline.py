@@ -69,25 +69,112 @@ __all__ = ["extract", "organisation_aliases", "self_introductions"]
 _SELF_TRIGGERS = ("i'm", "i’m", "i 'm", "i am", "my name", "this is")
 # Lowercased substrings that must occur in a sentence before a rule runs on it.
 _RULES = (
-    (("is ", "'s ", "’s ", "'m ", "’m ", " am ", " was ", " been ", "became", "become", "appointed", "named",
-      "promoted", "hired as", "elected", "took over", "taken over", "stepped up", "started as"), rule_copula),
+    (
+        (
+            "is ",
+            "'s ",
+            "’s ",
+            "'m ",
+            "’m ",
+            " am ",
+            " was ",
+            " been ",
+            "became",
+            "become",
+            "appointed",
+            "named",
+            "promoted",
+            "hired as",
+            "elected",
+            "took over",
+            "taken over",
+            "stepped up",
+            "started as",
+        ),
+        rule_copula,
+    ),
     ((" of ", " at "), rule_inverse),
     (("work", "join", "left", "quit", "moved to", "retired", "resigned", "started at", "been at"), rule_employ),
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
-    (("know", "met ", "friend", "introduced", "spoke", "talked", "talking", "chatted", "chatting",
-      "speaking", "from ", "hello to", "hi to", "my best", "my regards", "my love", "my greetings"), rule_knows),
+    (
+        (
+            "know",
+            "met ",
+            "friend",
+            "introduced",
+            "spoke",
+            "talked",
+            "talking",
+            "chatted",
+            "chatting",
+            "speaking",
+            "from ",
+            "hello to",
+            "hi to",
+            "my best",
+            "my regards",
+            "my love",
+            "my greetings",
+        ),
+        rule_knows,
+    ),
     (("my ",), rule_my_ties),
-    (("'ll", "’ll", "will ", "shall", "going to", "let me", "gonna", "gon na", "happy to", "glad to",
-      "pleased to", "i can "), rule_commitment),
+    (
+        (
+            "'ll",
+            "’ll",
+            "will ",
+            "shall",
+            "going to",
+            "let me",
+            "gonna",
+            "gon na",
+            "happy to",
+            "glad to",
+            "pleased to",
+            "i can ",
+        ),
+        rule_commitment,
+    ),
     # offline_pledges.py: a promise by its frame ("we'll be setting a minimum standard"), after rule_commitment
-    (("'ll", "’ll", "will ", "shall", "going to", "gonna", "gon na", "happy to", "glad to", "pleased to",
-      "look forward", "next step"), rule_pledge),
+    (
+        (
+            "'ll",
+            "’ll",
+            "will ",
+            "shall",
+            "going to",
+            "gonna",
+            "gon na",
+            "happy to",
+            "glad to",
+            "pleased to",
+            "look forward",
+            "next step",
+        ),
+        rule_pledge,
+    ),
     (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
     # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
     ((" from ",), rule_from_org),
-    (("from ", "used to be", "spent ", "'s ", "’s ", "calling", "reached", "joined", "teaching", "lecturing",
-      "nursing", "consulting"), rule_moves),
+    (
+        (
+            "from ",
+            "used to be",
+            "spent ",
+            "'s ",
+            "’s ",
+            "calling",
+            "reached",
+            "joined",
+            "teaching",
+            "lecturing",
+            "nursing",
+            "consulting",
+        ),
+        rule_moves,
+    ),
     (("our ", "my ", "their ", "your ", ", the ", "'s ", "’s "), rule_possessive_title),
     (("i chair", "i lead", "i run", "i head", "i manage", "i also", "i currently", "i now", "i still"), rule_i_lead),
     # offline_named_titles.py: "Chair Dai Lloyd", "a researcher named X", "X, who chairs the Y group"
@@ -99,8 +186,9 @@ _ROLE_RULES = (rule_copula, rule_employ, rule_moves)
 _RULES_RX = tuple((re.compile("|".join(map(re.escape, triggers))), rule) for triggers, rule in _RULES)
 _SELF_RX = re.compile("|".join(map(re.escape, _SELF_TRIGGERS)))
 # A chair introducing a panel: commas may separate title from organisation.
-_WITNESS_RX = re.compile("welcome|with us|joined by|witness|panel|introduce|pleased to have|we have here"
-                         "|evidence from|;")
+_WITNESS_RX = re.compile(
+    "welcome|with us|joined by|witness|panel|introduce|pleased to have|we have here|evidence from|;"
+)
 
 
 def _known_people(transcript: Transcript, owner_names: Sequence[str]) -> frozenset[str]:
@@ -113,8 +201,9 @@ def _anchor(transcript: Transcript):
     return d.date() if d is not None else None
 
 
-def extract(transcript: Transcript, *, owner_names: Sequence[str] = (),
-            meaning: bool = True) -> list[ExtractedAssertion]:
+def extract(
+    transcript: Transcript, *, owner_names: Sequence[str] = (), meaning: bool = True
+) -> list[ExtractedAssertion]:
     """Every assertion the rules and the meaning stage find in `transcript`, in utterance
     order, deduplicated.
 
@@ -134,8 +223,20 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = (),
         for s0, s1 in sentences(text):
             low = text[s0:s1].lower()
             if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
-                run_japanese_rules(dict(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
-                                        out=out, known_people=known, context_before=before, speakers=speakers))
+                run_japanese_rules(
+                    dict(
+                        utt_idx=u.idx,
+                        speaker=u.speaker,
+                        text=text,
+                        s0=s0,
+                        s1=s1,
+                        anchor=anchor,
+                        out=out,
+                        known_people=known,
+                        context_before=before,
+                        speakers=speakers,
+                    )
+                )
                 continue
             french = looks_french(text[s0:s1])
             if french is None:  # too short to tell: the utterance's language
@@ -143,11 +244,31 @@ def extract(transcript: Transcript, *, owner_names: Sequence[str] = (),
                     utterance_french = bool(looks_french(text[:400]))
                 french = utterance_french
             if french:  # French sentences get the French rules only (offline_fr.py)
-                run_french_rules(FrCtx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor,
-                                       out=out, known_people=known))
+                run_french_rules(
+                    FrCtx(
+                        utt_idx=u.idx,
+                        speaker=u.speaker,
+                        text=text,
+                        s0=s0,
+                        s1=s1,
+                        anchor=anchor,
+                        out=out,
+                        known_people=known,
+                    )
+                )
                 continue
-            ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=anchor, out=out,
-                      known_people=known, context_before=before, speakers=speakers)
+            ctx = Ctx(
+                utt_idx=u.idx,
+                speaker=u.speaker,
+                text=text,
+                s0=s0,
+                s1=s1,
+                anchor=anchor,
+                out=out,
+                known_people=known,
+                context_before=before,
+                speakers=speakers,
+            )
             if "," in low:
                 rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
             for rx, rule in _RULES_RX:
@@ -171,8 +292,14 @@ def _dedupe(items: list[ExtractedAssertion]) -> list[ExtractedAssertion]:
     seen = set()
     kept = []
     for a in items:
-        key = (a.utterance_idx, norm_name(a.subject.name), a.predicate,
-               norm_name(a.object.name) if a.object else None, a.object_literal, a.qualifier)
+        key = (
+            a.utterance_idx,
+            norm_name(a.subject.name),
+            a.predicate,
+            norm_name(a.object.name) if a.object else None,
+            a.object_literal,
+            a.qualifier,
+        )
         if key in seen:
             continue
         seen.add(key)
@@ -192,8 +319,12 @@ def self_introductions(transcript: Transcript) -> dict[str, str]:
             continue
         text = u.text
         prev = transcript.utterances[u.idx - 1] if u.idx > 0 else None
-        table = table_intro_name(text, u.speaker, " ".join(said[:-1]) if len(said) > 1 else "",
-                                 asked_name=prev is not None and prev.speaker != u.speaker and asks_name(prev.text))
+        table = table_intro_name(
+            text,
+            u.speaker,
+            " ".join(said[:-1]) if len(said) > 1 else "",
+            asked_name=prev is not None and prev.speaker != u.speaker and asks_name(prev.text),
+        )
         if table and not same_person(table[0], u.speaker):
             found[u.speaker] = table[0]  # around a table: "Ben Kowalski. I'm a senior engineer"
             continue
@@ -201,8 +332,7 @@ def self_introductions(transcript: Transcript) -> dict[str, str]:
             low = text[s0:s1].lower()
             if not _SELF_RX.search(low):
                 continue
-            got = self_intro_name(Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=None,
-                                      out=[]))
+            got = self_intro_name(Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=s0, s1=s1, anchor=None, out=[]))
             if got and not same_person(got[0], u.speaker):
                 found[u.speaker] = got[0]
                 break

@@ -35,14 +35,15 @@ def redate_source(store: Store, source_id: str, transcript: Transcript, *, owner
         return None
     if old == new:  # same day, better origin: only the origin changes
         sources.set_date_origin(store, source_id, new_origin)
-        return {"from": _iso(old), "from_origin": old_origin, "to": _iso(new), "to_origin": new_origin,
-                "assertions": 0}
+        return {"from": _iso(old), "from_origin": old_origin, "to": _iso(new), "to_origin": new_origin, "assertions": 0}
     dated = _phrase_dates(transcript, extractor, owner_names)
     with store.transaction():
         sources.set_date(store, source_id, new, new_origin)
         rows = store.con.execute(
             "SELECT id, predicate, utterance_idx, span_start, span_end, date_phrase FROM assertions "
-            "WHERE source_id = ? ORDER BY id", [source_id]).fetchall()
+            "WHERE source_id = ? ORDER BY id",
+            [source_id],
+        ).fetchall()
         assertions.set_said_at(store, source_id, new)
         moved = 0
         for aid, predicate, u_idx, start, end, phrase in rows:
@@ -55,10 +56,19 @@ def redate_source(store: Store, source_id: str, transcript: Transcript, *, owner
         ids = [r[0] for r in rows]
         if ids:
             supersede.apply(store, ids)
-        change = {"from": _iso(old), "from_origin": old_origin, "to": _iso(new), "to_origin": new_origin,
-                  "assertions": len(ids), "relative_dates": moved}
-        store.append_event("source_redated", {"source_id": source_id, "path": transcript.path, **change},
-                           key=f"redate:{source_id}:{_iso(new)}:{new_origin}")
+        change = {
+            "from": _iso(old),
+            "from_origin": old_origin,
+            "to": _iso(new),
+            "to_origin": new_origin,
+            "assertions": len(ids),
+            "relative_dates": moved,
+        }
+        store.append_event(
+            "source_redated",
+            {"source_id": source_id, "path": transcript.path, **change},
+            key=f"redate:{source_id}:{_iso(new)}:{new_origin}",
+        )
     return change
 
 
@@ -69,11 +79,16 @@ def stored_transcript(store: Store, source_id: str) -> Transcript | None:
     src = store.query("SELECT title, format, path, participants FROM sources WHERE id = ?", [source_id])
     if not src:
         return None
-    rows = store.con.execute("SELECT idx, speaker, text, start_s, end_s FROM utterances WHERE source_id = ? "
-                             "ORDER BY idx", [source_id]).fetchall()
-    return Transcript(utterances=[Utterance(i, spk, text, start, end) for i, spk, text, start, end in rows],
-                      format=src[0]["format"], title=src[0]["title"], path=src[0]["path"],
-                      participants=list(src[0]["participants"] or []))
+    rows = store.con.execute(
+        "SELECT idx, speaker, text, start_s, end_s FROM utterances WHERE source_id = ? ORDER BY idx", [source_id]
+    ).fetchall()
+    return Transcript(
+        utterances=[Utterance(i, spk, text, start, end) for i, spk, text, start, end in rows],
+        format=src[0]["format"],
+        title=src[0]["title"],
+        path=src[0]["path"],
+        participants=list(src[0]["participants"] or []),
+    )
 
 
 def redate_stored(store: Store, source_id: str, when: datetime, *, owner_names: list[str]) -> dict | None:
@@ -113,11 +128,12 @@ def _phrase_dates(transcript: Transcript, extractor: str | None, owner_names: li
 
         def offline_dates(predicate, phrase, u_idx, start, end):
             return by_key.get((predicate, u_idx, start, end)) or by_key.get((predicate, u_idx, phrase))
+
         return offline_dates
     # A model's assertions: its phrase, resolved the way model extraction resolves it (no model call).
     from backchannel.extraction import model as model_extract
 
-
     def model_dates(predicate, phrase, u_idx, start, end):
         return model_extract._dates(predicate, phrase, transcript.meeting_date)
+
     return model_dates

@@ -19,18 +19,26 @@ from backchannel.extraction.resolve.entities import is_anonymous_seat, looks_lik
 from backchannel.memory.text import norm_name
 
 # A title or file name that says the recording is a message left, not a conversation.
-_VOICEMAIL_NAME = re.compile(r"voice[\s_-]?mail|voice[\s_-]?message|answering[\s_-]?machine|messagerie\s+vocale"
-                             r"|message\s+vocal|répondeur", re.I)
+_VOICEMAIL_NAME = re.compile(
+    r"voice[\s_-]?mail|voice[\s_-]?message|answering[\s_-]?machine|messagerie\s+vocale"
+    r"|message\s+vocal|répondeur",
+    re.I,
+)
 # What a message left on a machine sounds like; only trusted on a one-speaker recording.
 _VOICEMAIL_TEXT = re.compile(
     r"\b(?:this\s+is\s+a\s+(?:voice\s?)?message\s+for|leave\s+(?:me\s+|us\s+)?a\s+message|after\s+the\s+(?:tone|beep)"
     r"|you(?:['’]ve|\s+have)\s+reached|sorry\s+(?:I|we)\s+missed\s+(?:you|your\s+call)|just\s+leaving\s+(?:you\s+)?a"
     r"\s+(?:quick\s+)?message|je\s+vous\s+laisse\s+un\s+message|je\s+te\s+laisse\s+un\s+message"
-    r"|(?:après|au)\s+(?:le\s+)?bip)\b", re.I)
+    r"|(?:après|au)\s+(?:le\s+)?bip)\b",
+    re.I,
+)
 # Seat labels whose voice nobody identified even if it names itself: a caller's "this is
 # Dana from Acme" is the caller's own claim.
-_CALLER_LABEL = re.compile(r"^(?:caller|unknown|voice|anonymous|unidentified|inbound|outbound|appelant|inconnu"
-                           r"|correspondant|anonyme)\b", re.I)
+_CALLER_LABEL = re.compile(
+    r"^(?:caller|unknown|voice|anonymous|unidentified|inbound|outbound|appelant|inconnu"
+    r"|correspondant|anonyme)\b",
+    re.I,
+)
 # Text that asks the memory to believe it: an instruction to the system, not testimony.
 _SELF_VERIFYING = re.compile(
     r"\b(?:record|recorded|mark|marked|log|logged|store|stored|save|saved|flag|flagged|note|noted|treat|treated"
@@ -48,7 +56,8 @@ _SELF_VERIFYING = re.compile(
     r"|certain|officiel|fiable)"
     r"|\b(?:note|message|instruction|instructions)\s+(?:pour|à)\s+(?:l['’])?(?:ia|assistant|assistante|système|modèle|bot)\b"
     r"|\bignorez?\s+(?:toutes\s+)?les\s+instructions\s+(?:précédentes|ci-dessus)",
-    re.I)
+    re.I,
+)
 
 
 @dataclass

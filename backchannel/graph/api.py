@@ -27,9 +27,25 @@ if TYPE_CHECKING:
 SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
 KIND_NAMES = {0: None, 1: "person", 2: "organisation", 3: "role"}
-API_METHODS = ("me", "now", "resolve", "entity", "assertions_about", "links", "between", "network", "paths",
-               "mentions_of", "upcoming_events", "recent_signals", "evidence", "subjects_of", "addressed_as",
-               "conversations", "kept")
+API_METHODS = (
+    "me",
+    "now",
+    "resolve",
+    "entity",
+    "assertions_about",
+    "links",
+    "between",
+    "network",
+    "paths",
+    "mentions_of",
+    "upcoming_events",
+    "recent_signals",
+    "evidence",
+    "subjects_of",
+    "addressed_as",
+    "conversations",
+    "kept",
+)
 _HONORIFIC = r"(?:(?:Mr|Madam|Madame|Mrs|Ms|Mister)\.?\s+)?"
 _BODY_STOP = {"the", "of", "on", "for", "and", "a", "an", "in", "at", "to", "meeting", "meetings", "session"}
 OPENING_TURNS = 3  # a meeting names the body it is a meeting of in its first turns ("Welcome to the ... Committee")
@@ -76,8 +92,9 @@ def _id_list(ids: Any, what: str = "entity_ids") -> list[int]:
 class GraphAPI:
     """Served to sandboxed programs through `rpc_methods()`."""
 
-    def __init__(self, store: Store, settings: Any = None, *, now: datetime | None = None,
-                 scopes: list[str] | None = None):
+    def __init__(
+        self, store: Store, settings: Any = None, *, now: datetime | None = None, scopes: list[str] | None = None
+    ):
         self.store = store
         self.settings = settings
         self.scopes = scopes  # the source scopes this reader may see ([scope]); None: all
@@ -139,15 +156,25 @@ class GraphAPI:
         for i, r in enumerate(rows.tolist()):
             s, o, spk = int(idx.subj[r]), int(idx.obj[r]), int(idx.spk[r])
             q, lit = int(idx.qual[r]), int(idx.lit[r])
-            out.append({
-                "id": int(idx.aid[r]), "subject": s, "subject_name": names[s] if s < idx.n_nodes else None,
-                "predicate": idx.preds[idx.pred[r]], "object": o if o >= 0 else None,
-                "object_name": names[o] if 0 <= o < idx.n_nodes else None,
-                "literal": idx.lits[lit] if lit >= 0 else None, "qualifier": idx.quals[q] if q >= 0 else None,
-                "speaker": spk if spk >= 0 else None, "speaker_name": names[spk] if 0 <= spk < idx.n_nodes else None,
-                "said_at": said[i], "valid_from": vf[i], "valid_to": vt[i],
-                "confidence": round(float(idx.conf[r]), 3), "modality": MODALITIES[int(idx.modality[r])],
-            })
+            out.append(
+                {
+                    "id": int(idx.aid[r]),
+                    "subject": s,
+                    "subject_name": names[s] if s < idx.n_nodes else None,
+                    "predicate": idx.preds[idx.pred[r]],
+                    "object": o if o >= 0 else None,
+                    "object_name": names[o] if 0 <= o < idx.n_nodes else None,
+                    "literal": idx.lits[lit] if lit >= 0 else None,
+                    "qualifier": idx.quals[q] if q >= 0 else None,
+                    "speaker": spk if spk >= 0 else None,
+                    "speaker_name": names[spk] if 0 <= spk < idx.n_nodes else None,
+                    "said_at": said[i],
+                    "valid_from": vf[i],
+                    "valid_to": vt[i],
+                    "confidence": round(float(idx.conf[r]), 3),
+                    "modality": MODALITIES[int(idx.modality[r])],
+                }
+            )
         return out
 
     def _entity_dict(self, eid: int) -> dict[str, Any]:
@@ -175,8 +202,14 @@ class GraphAPI:
             if (s, o) in left and left[(s, o)] >= idx.said[r]:
                 continue
             q = int(idx.qual[r])
-            out.setdefault(s, []).append({"org": o, "org_name": idx.name(o), "title": idx.quals[q] if q >= 0 else None,
-                                          "assertion": int(idx.aid[r])})
+            out.setdefault(s, []).append(
+                {
+                    "org": o,
+                    "org_name": idx.name(o),
+                    "title": idx.quals[q] if q >= 0 else None,
+                    "assertion": int(idx.aid[r]),
+                }
+            )
         return out
 
     # -- the API ------------------------------------------------------------------
@@ -185,7 +218,8 @@ class GraphAPI:
         idx = self.index
         if idx.owner is None:
             row = self.store.con.execute(
-                "SELECT id FROM entities WHERE is_owner AND merged_into IS NULL ORDER BY id LIMIT 1").fetchone()
+                "SELECT id FROM entities WHERE is_owner AND merged_into IS NULL ORDER BY id LIMIT 1"
+            ).fetchone()
             if row is None:
                 raise GraphAPIError("no owner entity in memory")
             return {"id": int(row[0]), "name": idx.name(int(row[0])), "kind": "person"}
@@ -210,7 +244,7 @@ class GraphAPI:
             for sep in (" of ", " at ", " @ "):
                 if sep in text.lower():
                     i = text.lower().index(sep)
-                    roles = self._role_holders(text[:i], text[i + len(sep):])
+                    roles = self._role_holders(text[:i], text[i + len(sep) :])
                     if roles:
                         return roles
         found = [] if org is not None else self._by_name(text, kind)
@@ -225,7 +259,8 @@ class GraphAPI:
                LEFT JOIN aliases a ON a.entity_id = e.id
                WHERE e.merged_into IS NULL AND (e.norm = ? OR a.norm = ?
                      OR e.norm LIKE ? OR a.norm LIKE ? OR e.norm LIKE ? OR a.norm LIKE ?)""",
-            [n, n, n, n, n + " %", n + " %", "% " + n, "% " + n]).fetchall()
+            [n, n, n, n, n + " %", n + " %", "% " + n, "% " + n],
+        ).fetchall()
         idx = self.index
         kinds = {v: k for k, v in KIND_NAMES.items()}
         best: dict[int, bool] = {}
@@ -234,8 +269,9 @@ class GraphAPI:
             if kind and (eid >= idx.n_nodes or int(idx.kind[eid]) != kinds.get(kind)):
                 continue
             best[eid] = best.get(eid, False) or bool(exact)
-        ranked = sorted(best, key=lambda e: (not best[e], -int(idx.indptr[e + 1] - idx.indptr[e])
-                                             if e < idx.n_nodes else 0, e))
+        ranked = sorted(
+            best, key=lambda e: (not best[e], -int(idx.indptr[e + 1] - idx.indptr[e]) if e < idx.n_nodes else 0, e)
+        )
         out = []
         for eid in ranked[:MAX_NAME_MATCHES]:
             d = self._entity_dict(eid)
@@ -315,19 +351,29 @@ class GraphAPI:
         aliases: dict[int, list[str]] = {}
         if len(nodes):
             for eid, alias in self.store.con.execute(
-                    "SELECT entity_id, alias FROM aliases WHERE list_contains(?, entity_id) ORDER BY alias",
-                    [nodes.tolist()]).fetchall():
+                "SELECT entity_id, alias FROM aliases WHERE list_contains(?, entity_id) ORDER BY alias",
+                [nodes.tolist()],
+            ).fetchall():
                 aliases.setdefault(int(eid), []).append(alias)
         out = []
         for eid in nodes.tolist():
             d = self._entity_dict(eid)
-            d.update(is_owner=eid == idx.owner, aliases=aliases.get(eid, []),
-                     degree=int(idx.indptr[eid + 1] - idx.indptr[eid]), roles=roles.get(eid, []))
+            d.update(
+                is_owner=eid == idx.owner,
+                aliases=aliases.get(eid, []),
+                degree=int(idx.indptr[eid + 1] - idx.indptr[eid]),
+                roles=roles.get(eid, []),
+            )
             out.append(d)
         return out
 
-    def assertions_about(self, entity_ids: list[int], predicates: list[str] | None = None,
-                         since: str | int | None = None, as_of: str | None = None) -> list[dict]:
+    def assertions_about(
+        self,
+        entity_ids: list[int],
+        predicates: list[str] | None = None,
+        since: str | int | None = None,
+        as_of: str | None = None,
+    ) -> list[dict]:
         """Assertions whose subject or object is one of `entity_ids`, most recent first.
         `predicates` filters (e.g. ["works_at", "committed_to"]); `since`: said on or after
         (ISO date, or an int = that many days ago); `as_of`: true at that date (valid_from..valid_to)
@@ -367,10 +413,19 @@ class GraphAPI:
         spk, conf = idx.spk[rows].tolist(), idx.conf[rows].tolist()
         preds, quals = idx.preds, idx.quals
         return [
-            {"id": aid[i], "from": frm[i], "to": other[i], "predicate": preds[pred[i]],
-             "dir": "out" if dirs[i] == 1 else "in", "qualifier": quals[qual[i]] if qual[i] >= 0 else None,
-             "speaker": spk[i] if spk[i] >= 0 else None, "said_at": said[i], "valid_from": vf[i],
-             "valid_to": vt[i], "confidence": round(conf[i], 3)}
+            {
+                "id": aid[i],
+                "from": frm[i],
+                "to": other[i],
+                "predicate": preds[pred[i]],
+                "dir": "out" if dirs[i] == 1 else "in",
+                "qualifier": quals[qual[i]] if qual[i] >= 0 else None,
+                "speaker": spk[i] if spk[i] >= 0 else None,
+                "said_at": said[i],
+                "valid_from": vf[i],
+                "valid_to": vt[i],
+                "confidence": round(conf[i], 3),
+            }
             for i in range(len(aid))
         ]
 
@@ -428,8 +483,14 @@ class GraphAPI:
                FROM utterances u JOIN sources s ON s.id = u.source_id
                WHERE u.speaker_id IS NOT NULL AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], coalesce(s.scope, 'default')))
                  AND u.source_id IN (SELECT source_id FROM utterances WHERE speaker_id = ?)
-               GROUP BY 1""", [self.scopes, self.scopes, me]).fetchall():
-            bump(int(idx.canon[spk]) if spk < idx.n_nodes else int(spk), int(last) if last is not None else int(NO_TIME), int(shared))
+               GROUP BY 1""",
+            [self.scopes, self.scopes, me],
+        ).fetchall():
+            bump(
+                int(idx.canon[spk]) if spk < idx.n_nodes else int(spk),
+                int(last) if last is not None else int(NO_TIME),
+                int(shared),
+            )
         hop_of = {c: 1 for c in strength}
         if hops == 2 and strength:
             first = np.array(sorted(strength), dtype=np.int64)
@@ -443,13 +504,26 @@ class GraphAPI:
         out: list[dict[str, Any]] = []
         for eid, n in strength.items():
             t = max(seen[eid], int(idx.last_spoke[eid]))
-            out.append({"id": eid, "name": idx.name(eid), "hops": hop_of[eid], "strength": n,
-                        "last_seen": iso_times(np.array([t]))[0]})
+            out.append(
+                {
+                    "id": eid,
+                    "name": idx.name(eid),
+                    "hops": hop_of[eid],
+                    "strength": n,
+                    "last_seen": iso_times(np.array([t]))[0],
+                }
+            )
         out.sort(key=lambda c: (c["hops"], -c["strength"], c["id"]))
         return out
 
-    def paths(self, from_ids: list[int], to_ids: list[int], max_hops: int = 3,
-              predicates: list[str] | None = None, limit: int = 50) -> list[dict]:
+    def paths(
+        self,
+        from_ids: list[int],
+        to_ids: list[int],
+        max_hops: int = 3,
+        predicates: list[str] | None = None,
+        limit: int = 50,
+    ) -> list[dict]:
         """Simple paths (no entity twice) of 1..max_hops links from any of `from_ids` to any
         of `to_ids`, over entity-to-entity assertions (only `predicates` if given, e.g.
         ["knows", "worked_with", "introduced"]). Shortest first, then most recent evidence;
@@ -461,8 +535,12 @@ class GraphAPI:
         idx = self.index
         pmask = idx.pred_mask(predicates)
         found, scanned = pathsearch.simple_paths(
-            idx, idx.node_array(_id_list(from_ids, "from_ids")), idx.node_array(_id_list(to_ids, "to_ids")),
-            max_hops, pmask)
+            idx,
+            idx.node_array(_id_list(from_ids, "from_ids")),
+            idx.node_array(_id_list(to_ids, "to_ids")),
+            max_hops,
+            pmask,
+        )
         self._touched += scanned
         limit = max(0, int(limit))
         if len(found) > 4 * limit:  # shaping costs a gather per link: pre-cut to the shortest
@@ -479,10 +557,16 @@ class GraphAPI:
         shaped.sort(key=lambda t: (t[0], t[1], t[2]))
         out = []
         for _, _, nodes, edges in shaped[:limit]:
-            out.append({"nodes": nodes, "names": [idx.name(n) for n in nodes], "hops": len(nodes) - 1,
-                        "edges": [idx.aid[e].tolist() for e in edges],
-                        "predicates": [idx.preds[idx.pred[e[0]]] for e in edges],
-                        "qualifiers": [idx.quals[idx.qual[e[0]]] if idx.qual[e[0]] >= 0 else None for e in edges]})
+            out.append(
+                {
+                    "nodes": nodes,
+                    "names": [idx.name(n) for n in nodes],
+                    "hops": len(nodes) - 1,
+                    "edges": [idx.aid[e].tolist() for e in edges],
+                    "predicates": [idx.preds[idx.pred[e[0]]] for e in edges],
+                    "qualifiers": [idx.quals[idx.qual[e[0]]] if idx.qual[e[0]] >= 0 else None for e in edges],
+                }
+            )
         return out
 
     def mentions_of(self, entity_ids: list[int], predicates: list[str] | None = None) -> list[dict]:
@@ -490,8 +574,11 @@ class GraphAPI:
         of them and whose speaker is someone else, most recent first (same fields as
         `assertions_about`; "speaker" / "speaker_name" say who mentioned them)."""
         targets = set(_id_list(entity_ids))
-        return [a for a in self.assertions_about(list(targets), predicates)
-                if a["speaker"] is not None and a["speaker"] not in targets]
+        return [
+            a
+            for a in self.assertions_about(list(targets), predicates)
+            if a["speaker"] is not None and a["speaker"] not in targets
+        ]
 
     def upcoming_events(self, days: int = 14) -> list[dict]:
         """Calendar events starting within `days` from now, soonest first:
@@ -501,12 +588,14 @@ class GraphAPI:
         rows = self.store.query(
             "SELECT uid, starts_at, ends_at, summary, location, attendees, attendee_ids FROM calendar_events"
             " WHERE starts_at >= ? AND starts_at <= ? ORDER BY starts_at",
-            [start, start + timedelta(days=float(days))])
+            [start, start + timedelta(days=float(days))],
+        )
         for r in rows:
             r["starts_at"] = r["starts_at"].isoformat() if r["starts_at"] else None
             r["ends_at"] = r["ends_at"].isoformat() if r["ends_at"] else None
-            r["attendee_ids"] = [int(self.index.canon[i]) if i < self.index.n_nodes else int(i)
-                                 for i in r["attendee_ids"]]
+            r["attendee_ids"] = [
+                int(self.index.canon[i]) if i < self.index.n_nodes else int(i) for i in r["attendee_ids"]
+            ]
         return rows
 
     def recent_signals(self, days: int = 30, org_ids: list[int] | None = None) -> list[dict]:
@@ -516,7 +605,9 @@ class GraphAPI:
         since = self._now_dt() - timedelta(days=float(days))
         rows = self.store.query(
             "SELECT id, title, summary, url, published_at, org_ids FROM signals"
-            " WHERE coalesce(published_at, seen_at) >= ? ORDER BY coalesce(published_at, seen_at) DESC", [since])
+            " WHERE coalesce(published_at, seen_at) >= ? ORDER BY coalesce(published_at, seen_at) DESC",
+            [since],
+        )
         wanted = set(_id_list(org_ids, "org_ids")) if org_ids is not None else None
         out = []
         for r in rows:
@@ -541,9 +632,15 @@ class GraphAPI:
         for aid, k in sorted(kept_promises(self.store, ids).items()):
             spk = k["speaker_id"]
             spk = int(idx.canon[spk]) if spk is not None and 0 <= spk < idx.n_nodes else spk
-            out.append({"id": aid, "quote": k["quote"], "speaker": spk,
-                        "speaker_name": idx.name(spk) if spk is not None else None,
-                        "date": k["date"].isoformat(timespec="seconds") if k["date"] else None})
+            out.append(
+                {
+                    "id": aid,
+                    "quote": k["quote"],
+                    "speaker": spk,
+                    "speaker_name": idx.name(spk) if spk is not None else None,
+                    "date": k["date"].isoformat(timespec="seconds") if k["date"] else None,
+                }
+            )
         return out
 
     def conversations(self, entity_ids: list[int], days: int = 90, limit: int = 5) -> list[dict]:
@@ -570,7 +667,8 @@ class GraphAPI:
                FROM theirs t JOIN sources s ON s.id = t.source_id
                WHERE s.meeting_date <= ? AND s.meeting_date >= ? AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], coalesce(s.scope, 'default')))
                ORDER BY s.meeting_date DESC, t.source_id""",
-            [owner, alias_ids, now, now - timedelta(days=float(days)), self.scopes, self.scopes]).fetchall()
+            [owner, alias_ids, now, now - timedelta(days=float(days)), self.scopes, self.scopes],
+        ).fetchall()
         out: list[dict[str, Any]] = []
         per: dict[int, int] = {}
         for spk, src, title, when, turns, words in rows:
@@ -579,9 +677,16 @@ class GraphAPI:
                 continue
             per[person] = per.get(person, 0) + 1
             text = " ".join(str(words or "").split())
-            out.append({"person": person, "source_id": src, "title": title,
-                        "date": when.isoformat(timespec="seconds") if when else None, "turns": int(turns),
-                        "last_words": text if len(text) <= 160 else text[:157] + "..."})
+            out.append(
+                {
+                    "person": person,
+                    "source_id": src,
+                    "title": title,
+                    "date": when.isoformat(timespec="seconds") if when else None,
+                    "turns": int(turns),
+                    "last_words": text if len(text) <= 160 else text[:157] + "...",
+                }
+            )
         return out
 
     def addressed_as(self, title: str, naming: str | None = None, limit: int = 10) -> list[dict]:
@@ -601,10 +706,14 @@ class GraphAPI:
         # The title opening a turn ("Thank you, Chair.", "Okay. Mr. Chair, I ..."): said to whoever
         # just spoke and handed over the floor. Mid-turn ("My last question, Chair, is") may be said
         # to someone who did not speak last, and is not read.
-        vocative = re.compile(r"^\W*(?:(?:okay|ok|yes|well|right|so|sorry|and|good\s+(?:morning|afternoon|evening))"
-                              r"[,.!]?\s+){0,3}(?:(?:thank\s+you(?:\s+(?:very\s+much|so\s+much))?|thanks)[,.!]?\s+)?"
-                              + _HONORIFIC + re.escape(spoken).replace("\\ ", r"\s+") + r"\s*(?:[,.;:!?\u2014\u2013]|$)",
-                              re.I)
+        vocative = re.compile(
+            r"^\W*(?:(?:okay|ok|yes|well|right|so|sorry|and|good\s+(?:morning|afternoon|evening))"
+            r"[,.!]?\s+){0,3}(?:(?:thank\s+you(?:\s+(?:very\s+much|so\s+much))?|thanks)[,.!]?\s+)?"
+            + _HONORIFIC
+            + re.escape(spoken).replace("\\ ", r"\s+")
+            + r"\s*(?:[,.;:!?\u2014\u2013]|$)",
+            re.I,
+        )
         params: list[Any] = [f"%{spoken.lower()}%"]
         where = "lower(text) LIKE ?"
         body: list[str] = []  # the words naming the body, each found as a word start in one sentence
@@ -615,8 +724,12 @@ class GraphAPI:
             named_in = " AND ".join("lower(text) LIKE ?" for _ in body)
             where = f"source_id IN (SELECT DISTINCT source_id FROM utterances WHERE {named_in}) AND {where}"
             params = [f"%{w}%" for w in body] + params
-        sources = [r[0] for r in self.store.con.execute(
-            f"SELECT DISTINCT source_id FROM utterances WHERE {where} LIMIT {ADDRESSED_MAX_SOURCES}", params).fetchall()]
+        sources = [
+            r[0]
+            for r in self.store.con.execute(
+                f"SELECT DISTINCT source_id FROM utterances WHERE {where} LIMIT {ADDRESSED_MAX_SOURCES}", params
+            ).fetchall()
+        ]
         if not sources:
             return []
         starts = [re.compile(r"(?<![^\W_])" + re.escape(w)) for w in body]
@@ -632,7 +745,9 @@ class GraphAPI:
         rows = self.store.con.execute(
             """SELECT u.source_id, u.speaker_id, u.text, s.title FROM utterances u JOIN sources s ON s.id = u.source_id
                WHERE list_contains(?, u.source_id) AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], coalesce(s.scope, 'default')))
-               ORDER BY u.source_id, u.idx""", [sources, self.scopes, self.scopes]).fetchall()
+               ORDER BY u.source_id, u.idx""",
+            [sources, self.scopes, self.scopes],
+        ).fetchall()
         found: dict[int, dict[str, Any]] = {}
         named: dict[str, list[tuple[int | None, str]]] = {}
         last: tuple[str, int] | None = None  # (source, the last speaker seen there)
@@ -649,9 +764,19 @@ class GraphAPI:
             if body and src not in opened:
                 continue  # a body named later ("a letter from me to the Business Committee") is not the meeting's
             if last and last[0] == src and spk != last[1] and vocative.search(text):
-                d = found.setdefault(last[1], {"id": last[1], "name": idx.name(last[1]), "times": 0, "sources": [],
-                                               "quote": text[:200], "quote_speaker": idx.name(spk) if spk is not None
-                                               else None, "quote_source": src_title, "_src": set()})
+                d = found.setdefault(
+                    last[1],
+                    {
+                        "id": last[1],
+                        "name": idx.name(last[1]),
+                        "times": 0,
+                        "sources": [],
+                        "quote": text[:200],
+                        "quote_speaker": idx.name(spk) if spk is not None else None,
+                        "quote_source": src_title,
+                        "_src": set(),
+                    },
+                )
                 d["times"] += 1
                 if src not in d["_src"]:
                     d["_src"].add(src)
@@ -681,7 +806,8 @@ class GraphAPI:
                FROM assertions a LEFT JOIN entities e ON e.id = a.speaker_id
                LEFT JOIN sources s ON s.id = a.source_id WHERE list_contains(?, a.id)
                  AND (a.source_id IS NULL OR ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], s.scope))""",
-            [ids, self.scopes, self.scopes])
+            [ids, self.scopes, self.scopes],
+        )
         self._touched += len(rows)
         by_id = {r["assertion_id"]: r for r in rows}
         out = []

@@ -74,8 +74,9 @@ class GuardedAPI:
             self.total_calls += 1
             if lim.max_api_calls is not None and self.total_calls > lim.max_api_calls:
                 self.total_calls -= 1
-                self._refuse(edges.over("program", "max_api_calls", self.total_calls + 1, lim.max_api_calls,
-                                        "API calls") or "")
+                self._refuse(
+                    edges.over("program", "max_api_calls", self.total_calls + 1, lim.max_api_calls, "API calls") or ""
+                )
             self.calls[name] += 1
             try:
                 value = fn(*args, **kwargs)
@@ -84,8 +85,10 @@ class GuardedAPI:
                 self.touched += n
                 self._pending_touched += n
             if lim.max_assertions is not None and self.touched > lim.max_assertions:
-                self._refuse(edges.over("program", "max_assertions", self.touched, lim.max_assertions,
-                                        "assertions touched") or "")
+                self._refuse(
+                    edges.over("program", "max_assertions", self.touched, lim.max_assertions, "assertions touched")
+                    or ""
+                )
             return value
 
         return call
@@ -103,22 +106,46 @@ class GuardedAPI:
         return None
 
     # -- the record ----------------------------------------------------------
-    def crossing(self, run_id: str | None, skill: str | None, stats: dict[str, Any],
-                 evidence_ids: list[int], event_seq: int | None = None) -> Crossing:
+    def crossing(
+        self,
+        run_id: str | None,
+        skill: str | None,
+        stats: dict[str, Any],
+        evidence_ids: list[int],
+        event_seq: int | None = None,
+    ) -> Crossing:
         actor = "generated program" if skill in (None, "generated") else f"skill {skill}"
-        c = Crossing("program", actor, "graph API", list(self.limits.may_reach or API_METHODS),
-                     sorted(self.calls), run_id=run_id, bytes=self.bytes,
-                     spent={"api_calls": self.total_calls, "calls_by_method": dict(self.calls),
-                            "refused": self.refused, "assertions_touched": self.touched,
-                            **{k: stats[k] for k in ("rows_returned", "cpu_s", "wall_s", "runs") if k in stats}},
-                     evidence={"assertions": sorted({int(i) for i in evidence_ids})})
+        c = Crossing(
+            "program",
+            actor,
+            "graph API",
+            list(self.limits.may_reach or API_METHODS),
+            sorted(self.calls),
+            run_id=run_id,
+            bytes=self.bytes,
+            spent={
+                "api_calls": self.total_calls,
+                "calls_by_method": dict(self.calls),
+                "refused": self.refused,
+                "assertions_touched": self.touched,
+                **{k: stats[k] for k in ("rows_returned", "cpu_s", "wall_s", "runs") if k in stats},
+            },
+            evidence={"assertions": sorted({int(i) for i in evidence_ids})},
+        )
         if event_seq is not None:
             c.evidence["events"] = [int(event_seq)]
         if self.stopped:
             c.stop(self.stopped)
         return c
 
-    def record(self, store: Store, run_id: str | None, skill: str | None, stats: dict[str, Any],
-               evidence_ids: list[int], event_seq: int | None = None) -> None:
+    def record(
+        self,
+        store: Store,
+        run_id: str | None,
+        skill: str | None,
+        stats: dict[str, Any],
+        evidence_ids: list[int],
+        event_seq: int | None = None,
+    ) -> None:
         """Write this sweep's program edge row (in the caller's transaction, if one is open)."""
         edges.record(store.con, self.crossing(run_id, skill, stats, evidence_ids, event_seq))

@@ -32,8 +32,9 @@ def _problem(message: str, **ctx: Any) -> PydanticCustomError:
 
 def _one_of(what: str, value: Any, choices: Any) -> Any:
     if not isinstance(value, str) or value not in choices:  # a list is not even hashable
-        raise _problem("{what} {value} is not one of {choices}", what=what, value=repr(value),
-                       choices=", ".join(choices))
+        raise _problem(
+            "{what} {value} is not one of {choices}", what=what, value=repr(value), choices=", ".join(choices)
+        )
     return value
 
 
@@ -198,8 +199,10 @@ def content(raw: dict[str, Any], row: AssertionRow) -> dict[str, Any]:
     return out
 
 
-_MISSING = {("entity", "id"): 'entity needs an "id" (a reference used by assertion lines)',
-            ("entity", "name"): 'entity needs a "name"'}
+_MISSING = {
+    ("entity", "id"): 'entity needs an "id" (a reference used by assertion lines)',
+    ("entity", "name"): 'entity needs a "name"',
+}
 
 
 def _where(loc: tuple[Any, ...]) -> str:

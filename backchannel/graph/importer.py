@@ -97,12 +97,12 @@ def parse_lines(lines: Iterable[str]) -> tuple[dict[str, tuple[int, EntityRow]],
                 continue
             assertions.append((n, row, line_key(content(d, row))))
         else:
-            problems.append(f"line {n}: \"type\" must be \"entity\" or \"assertion\", got {kind!r}")
+            problems.append(f'line {n}: "type" must be "entity" or "assertion", got {kind!r}')
     refs = set(entities) | {OWNER_REF}
     for n, row, _ in assertions:
         for field_name, v in row.refs().items():
             if str(v) not in refs:
-                problems.append(f"line {n}: {field_name} {v!r} is not an entity id declared in the file (or \"me\")")
+                problems.append(f'line {n}: {field_name} {v!r} is not an entity id declared in the file (or "me")')
     if problems:
         # In file order (the checks run in two passes); stable within a line.
         problems.sort(key=lambda p: int(p.split(":", 1)[0].split()[1]))
@@ -118,13 +118,15 @@ def line_key(d: dict[str, Any]) -> str:
     return "import:sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
-def _resolve_entities(store: Store, specs: dict[str, tuple[int, EntityRow]], owner: int,
-                      report: ImportReport) -> dict[str, int]:
+def _resolve_entities(
+    store: Store, specs: dict[str, tuple[int, EntityRow]], owner: int, report: ImportReport
+) -> dict[str, int]:
     known: dict[tuple[str, str], int] = {}
     for eid, kind, n in store.con.execute(
-            "SELECT e.id, e.kind, a.norm FROM entities e JOIN aliases a ON a.entity_id = e.id"
-            " WHERE e.merged_into IS NULL UNION SELECT id, kind, norm FROM entities WHERE merged_into IS NULL"
-            " ORDER BY 1 DESC").fetchall():
+        "SELECT e.id, e.kind, a.norm FROM entities e JOIN aliases a ON a.entity_id = e.id"
+        " WHERE e.merged_into IS NULL UNION SELECT id, kind, norm FROM entities WHERE merged_into IS NULL"
+        " ORDER BY 1 DESC"
+    ).fetchall():
         known[(n, kind)] = int(eid)  # lowest id wins: rows come highest first
     out = {OWNER_REF: owner}
     for ref, (_, d) in specs.items():
@@ -156,15 +158,22 @@ def _source_for(store: Store, ev: EvidenceRow, cache: dict[tuple, str], report: 
     content_hash = hashlib.sha256(f"import\x1f{title}\x1f{ev.source_date or ''}".encode()).hexdigest()
     sid = "S" + content_hash[:12]
     if not sources_table.exists(store, sid):
-        sources_table.insert_imported(store, sid, content_hash=content_hash, title=title,
-                                      meeting_date=ev.source_date or ev.said_at)
+        sources_table.insert_imported(
+            store, sid, content_hash=content_hash, title=title, meeting_date=ev.source_date or ev.said_at
+        )
         report.sources_created += 1
     cache[key] = sid
     return sid
 
 
-def import_jsonl(store: Store, lines: Iterable[str], *, owner_name: str = "Me",
-                 owner_aliases: list[str] | tuple[str, ...] = (), source_file: str | None = None) -> ImportReport:
+def import_jsonl(
+    store: Store,
+    lines: Iterable[str],
+    *,
+    owner_name: str = "Me",
+    owner_aliases: list[str] | tuple[str, ...] = (),
+    source_file: str | None = None,
+) -> ImportReport:
     """Validate then import `lines` in one transaction. Raises ImportFailed on any problem."""
     specs, assertion_lines = parse_lines(lines)
     report = ImportReport()
@@ -172,8 +181,14 @@ def import_jsonl(store: Store, lines: Iterable[str], *, owner_name: str = "Me",
         owner = ents.ensure_owner(store, owner_name, list(owner_aliases)).id
         ref_ids = _resolve_entities(store, specs, owner, report)
         keys = [k for _, _, k in assertion_lines]
-        seen = {r[0] for r in store.con.execute(
-            "SELECT key FROM import_keys WHERE list_contains(?, key)", [keys]).fetchall()} if keys else set()
+        seen = (
+            {
+                r[0]
+                for r in store.con.execute("SELECT key FROM import_keys WHERE list_contains(?, key)", [keys]).fetchall()
+            }
+            if keys
+            else set()
+        )
         todo, fresh = [], set()
         for n, row, k in assertion_lines:
             if k in seen or k in fresh:
@@ -185,16 +200,28 @@ def import_jsonl(store: Store, lines: Iterable[str], *, owner_name: str = "Me",
             names = {ref: d.name for ref, (_, d) in specs.items()}
             names[OWNER_REF] = owner_name
             _write_assertions(store, todo, ref_ids, names, source_file, report)
-        store.append_event("import.assertions", {
-            "file": source_file, "imported": report.assertions_imported, "skipped": report.assertions_skipped,
-            "entities_created": report.entities_created, "entities_matched": report.entities_matched})
+        store.append_event(
+            "import.assertions",
+            {
+                "file": source_file,
+                "imported": report.assertions_imported,
+                "skipped": report.assertions_skipped,
+                "entities_created": report.entities_created,
+                "entities_matched": report.entities_matched,
+            },
+        )
     return report
 
 
-def _write_assertions(store: Store, todo: list[tuple[int, AssertionRow, str]], ref_ids: dict[str, int],
-                      names: dict[str, str], source_file: str | None, report: ImportReport) -> None:
-    ids = [r[0] for r in store.con.execute(
-        "SELECT nextval('assertion_ids') FROM range(?)", [len(todo)]).fetchall()]
+def _write_assertions(
+    store: Store,
+    todo: list[tuple[int, AssertionRow, str]],
+    ref_ids: dict[str, int],
+    names: dict[str, str],
+    source_file: str | None,
+    report: ImportReport,
+) -> None:
+    ids = [r[0] for r in store.con.execute("SELECT nextval('assertion_ids') FROM range(?)", [len(todo)]).fetchall()]
     sources: dict[tuple, str] = {}
     next_idx: dict[str, int] = {}
     utter, rows = [], []
@@ -206,8 +233,9 @@ def _write_assertions(store: Store, todo: list[tuple[int, AssertionRow, str]], r
         uidx = start = end = None
         if sid and quote:
             if sid not in next_idx:
-                next_idx[sid] = int(store.scalar(
-                    "SELECT coalesce(max(idx) + 1, 0) FROM utterances WHERE source_id = ?", [sid]))
+                next_idx[sid] = int(
+                    store.scalar("SELECT coalesce(max(idx) + 1, 0) FROM utterances WHERE source_id = ?", [sid])
+                )
             uidx = next_idx[sid]
             next_idx[sid] += 1
             text = ev.text or quote
@@ -216,22 +244,69 @@ def _write_assertions(store: Store, todo: list[tuple[int, AssertionRow, str]], r
             label = names.get(str(ev.speaker)) if ev.speaker is not None else None
             utter.append((sid, uidx, label, spk, None, None, text))
         obj = d.object
-        rows.append((
-            aid, ref_ids[str(d.subject)], d.predicate, ref_ids[str(obj)] if obj is not None else None,
-            d.object_literal, d.qualifier, spk, ev.said_at, d.valid_from,
-            d.valid_to, utcnow(), d.confidence, d.stated_modality(),
-            sid, uidx, start, end, quote, d.date_phrase, d.extractor or "import",
-            trust_score(d.confidence, ["imported"]), ["imported"], d.superseded_at))
+        rows.append(
+            (
+                aid,
+                ref_ids[str(d.subject)],
+                d.predicate,
+                ref_ids[str(obj)] if obj is not None else None,
+                d.object_literal,
+                d.qualifier,
+                spk,
+                ev.said_at,
+                d.valid_from,
+                d.valid_to,
+                utcnow(),
+                d.confidence,
+                d.stated_modality(),
+                sid,
+                uidx,
+                start,
+                end,
+                quote,
+                d.date_phrase,
+                d.extractor or "import",
+                trust_score(d.confidence, ["imported"]),
+                ["imported"],
+                d.superseded_at,
+            )
+        )
     assertion_table.insert_utterances(store, utter)
     assertion_table.insert_assertions(
         store,
-        ["id", "subject_id", "predicate", "object_id", "object_literal", "qualifier", "speaker_id", "said_at",
-         "valid_from", "valid_to", "recorded_at", "confidence", "modality", "source_id", "utterance_idx",
-         "span_start", "span_end", "quote", "date_phrase", "extractor", "trust", "trust_reasons", "superseded_at"],
-        rows)
+        [
+            "id",
+            "subject_id",
+            "predicate",
+            "object_id",
+            "object_literal",
+            "qualifier",
+            "speaker_id",
+            "said_at",
+            "valid_from",
+            "valid_to",
+            "recorded_at",
+            "confidence",
+            "modality",
+            "source_id",
+            "utterance_idx",
+            "span_start",
+            "span_end",
+            "quote",
+            "date_phrase",
+            "extractor",
+            "trust",
+            "trust_reasons",
+            "superseded_at",
+        ],
+        rows,
+    )
     now = utcnow()
-    store.insert_rows("import_keys", ["key", "assertion_id", "source_file", "line", "imported_at"],
-                      [(k, aid, source_file, n, now) for aid, (n, _, k) in zip(ids, todo)])
+    store.insert_rows(
+        "import_keys",
+        ["key", "assertion_id", "source_file", "line", "imported_at"],
+        [(k, aid, source_file, n, now) for aid, (n, _, k) in zip(ids, todo)],
+    )
     report.assertions_imported += len(todo)
     report.assertion_ids.extend(ids)
     touched = sorted(set(sources.values()))
@@ -255,16 +330,26 @@ def export_jsonl(store: Store) -> list[str]:
         key = f"{e['kind']}:{e['name']}"  # readable, and stable across stores
         ref[e["id"]] = key if key not in used else f"{key}#{e['id']}"
         used.add(ref[e["id"]])
-        lines.append(json.dumps({"type": "entity", "id": ref[e["id"]], "kind": e["kind"], "name": e["name"],
-                                 "aliases": [a for a in (e["aliases"] or []) if a != e["name"]]},
-                                ensure_ascii=False))
+        lines.append(
+            json.dumps(
+                {
+                    "type": "entity",
+                    "id": ref[e["id"]],
+                    "kind": e["kind"],
+                    "name": e["name"],
+                    "aliases": [a for a in (e["aliases"] or []) if a != e["name"]],
+                },
+                ensure_ascii=False,
+            )
+        )
     rows = store.query(
         """SELECT a.id, a.subject_id, a.predicate, a.object_id, a.object_literal, a.qualifier, a.speaker_id,
                   a.said_at, a.valid_from, a.valid_to, a.confidence, a.modality, a.quote, a.date_phrase,
                   s.title AS source, s.meeting_date AS source_date, u.text
            FROM assertions a LEFT JOIN sources s ON s.id = a.source_id
            LEFT JOIN utterances u ON u.source_id = a.source_id AND u.idx = a.utterance_idx
-           WHERE a.superseded_at IS NULL ORDER BY a.id""")
+           WHERE a.superseded_at IS NULL ORDER BY a.id"""
+    )
     for r in rows:
         if r["subject_id"] not in ref or (r["object_id"] is not None and r["object_id"] not in ref):
             continue  # points at a merged-away entity; its live twin carries the fact

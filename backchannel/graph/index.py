@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 NO_TIME = np.int64(-(2**62))  # said_at unknown
 NO_DAY = np.int32(-(2**31))  # valid_from / valid_to unknown
 # A modality is stored as its position in MODALITIES (the last one is the fallback).
-_MODALITY_CODE = ("(CASE a.modality " + " ".join(f"WHEN '{m}' THEN {i}" for i, m in enumerate(MODALITIES[:-1]))
-                  + f" ELSE {len(MODALITIES) - 1} END)")
+_MODALITY_CODE = (
+    "(CASE a.modality "
+    + " ".join(f"WHEN '{m}' THEN {i}" for i, m in enumerate(MODALITIES[:-1]))
+    + f" ELSE {len(MODALITIES) - 1} END)"
+)
 
 
 @dataclass(frozen=True)
@@ -52,11 +55,17 @@ def signature(store: Store) -> Signature:
 
 
 def _strings(store: Store, column: str) -> list[str]:
-    return [r[0] for r in store.con.execute(
-        f"SELECT DISTINCT {column} FROM assertions WHERE {column} IS NOT NULL ORDER BY 1").fetchall()]
+    return [
+        r[0]
+        for r in store.con.execute(
+            f"SELECT DISTINCT {column} FROM assertions WHERE {column} IS NOT NULL ORDER BY 1"
+        ).fetchall()
+    ]
 
 
-_CODE = "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS v, generate_subscripts(?::VARCHAR[], 1) - 1 AS c) {a} ON {a}.v = a.{col}"
+_CODE = (
+    "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS v, generate_subscripts(?::VARCHAR[], 1) - 1 AS c) {a} ON {a}.v = a.{col}"
+)
 
 
 class GraphIndex:
@@ -96,8 +105,21 @@ class GraphIndex:
         self.build_s = 0.0
         self._scoped: dict[tuple[str, ...], GraphIndex] = {}
 
-    _ROW_ARRAYS = ("aid", "subj", "obj", "spk", "pred", "qual", "lit", "said", "vfrom", "vto", "conf", "modality",
-                   "alive")
+    _ROW_ARRAYS = (
+        "aid",
+        "subj",
+        "obj",
+        "spk",
+        "pred",
+        "qual",
+        "lit",
+        "said",
+        "vfrom",
+        "vto",
+        "conf",
+        "modality",
+        "alive",
+    )
 
     def scoped(self, store: Store, scopes: Iterable[str]) -> GraphIndex:
         """This index without the assertions whose source is outside `scopes` (a reader's
@@ -141,13 +163,16 @@ class GraphIndex:
             " a.superseded_at IS NULL AS alive,"
             " a.source_id IN (SELECT id FROM sources WHERE format = 'news') AS news"
             " FROM assertions a "
-            + _CODE.format(a="p", col="predicate") + " "
-            + _CODE.format(a="q", col="qualifier") + " "
+            + _CODE.format(a="p", col="predicate")
+            + " "
+            + _CODE.format(a="q", col="qualifier")
+            + " "
             + _CODE.format(a="l", col="object_literal")
             + " ORDER BY a.id"
         )
         cols = store.con.execute(
-            sql, [self.preds, self.preds, self.quals, self.quals, self.lits, self.lits]).fetchnumpy()
+            sql, [self.preds, self.preds, self.quals, self.quals, self.lits, self.lits]
+        ).fetchnumpy()
 
         def arr(name: str, dtype: Any) -> np.ndarray:
             return np.asarray(np.ma.getdata(cols[name]), dtype=dtype)
@@ -182,7 +207,8 @@ class GraphIndex:
         stops being alive, whatever older rows said."""
         rows = store.con.execute(
             "SELECT subject_id, object_id FROM assertions WHERE stance = 'ended' AND object_id IS NOT NULL"
-            " AND superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')").fetchall()
+            " AND superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')"
+        ).fetchall()
         if not rows:
             return
         pairs = {frozenset((int(self.canon[a]), int(self.canon[b]))) for a, b in rows}
@@ -193,7 +219,8 @@ class GraphIndex:
 
     def _load_entities(self, store: Store) -> None:
         rows = store.con.execute(
-            "SELECT id, kind, name, is_owner, coalesce(merged_into, -1) FROM entities ORDER BY id").fetchall()
+            "SELECT id, kind, name, is_owner, coalesce(merged_into, -1) FROM entities ORDER BY id"
+        ).fetchall()
         top = max([r[0] for r in rows] + [int(self.subj_max(store))], default=0)
         self.n_nodes = top + 1
         self.kind = np.zeros(self.n_nodes, dtype=np.int8)  # 0 unknown, 1 person, 2 organisation, 3 role
@@ -217,8 +244,13 @@ class GraphIndex:
 
     @staticmethod
     def subj_max(store: Store) -> int:
-        return store.scalar("SELECT greatest(coalesce(max(subject_id), 0), coalesce(max(object_id), 0),"
-                            " coalesce(max(speaker_id), 0)) FROM assertions") or 0
+        return (
+            store.scalar(
+                "SELECT greatest(coalesce(max(subject_id), 0), coalesce(max(object_id), 0),"
+                " coalesce(max(speaker_id), 0)) FROM assertions"
+            )
+            or 0
+        )
 
     def _canon(self, ids: np.ndarray) -> np.ndarray:
         ok = (ids >= 0) & (ids < self.n_nodes)
@@ -275,8 +307,9 @@ class GraphIndex:
         offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
         return offsets + np.arange(total, dtype=np.int64)
 
-    def keep(self, pos: np.ndarray, pmask: np.ndarray | None, *, alive_only: bool = True,
-             entity_edges: bool = False) -> np.ndarray:
+    def keep(
+        self, pos: np.ndarray, pmask: np.ndarray | None, *, alive_only: bool = True, entity_edges: bool = False
+    ) -> np.ndarray:
         """Filter CSR positions by predicate, liveness and (optionally) entity objects."""
         rows = self.adj_row[pos]
         ok = np.ones(len(pos), dtype=bool)

@@ -23,18 +23,68 @@ if TYPE_CHECKING:
     from backchannel.memory.store import Store
 
 LATER_TURNS = 400  # a promise's later turns read, in meeting order, to find it kept
-DONE = re.compile(r"\b(?:sent|shared|emailed|mailed|forwarded|attached|delivered|uploaded|done|finished|"
-                  r"envoy[ée]e?s?|transmis|partag[ée]e?s?)\b", re.I)
-RECEIVED = re.compile(r"\b(?:got|received|receiving|arrived|came\s+through|came\s+in|have\s+it|had\s+it|"
-                      r"(?:thanks|thank\s+you|cheers|merci)\s+(?:\w+\s+){0,2}(?:for|pour)|"
-                      r"re[çc]u(?:e|s|es)?|bien\s+arriv[ée]e?s?)\b", re.I)
-NOT_YET = re.compile(r"\b(?:not|never|yet\s+to|still\s+waiting|waiting\s+for|no\s+sign|pas|jamais|toujours\s+pas)\b"
-                     r"|n['’]t\b|\?\s*$", re.I)
+DONE = re.compile(
+    r"\b(?:sent|shared|emailed|mailed|forwarded|attached|delivered|uploaded|done|finished|"
+    r"envoy[ée]e?s?|transmis|partag[ée]e?s?)\b",
+    re.I,
+)
+RECEIVED = re.compile(
+    r"\b(?:got|received|receiving|arrived|came\s+through|came\s+in|have\s+it|had\s+it|"
+    r"(?:thanks|thank\s+you|cheers|merci)\s+(?:\w+\s+){0,2}(?:for|pour)|"
+    r"re[çc]u(?:e|s|es)?|bien\s+arriv[ée]e?s?)\b",
+    re.I,
+)
+NOT_YET = re.compile(
+    r"\b(?:not|never|yet\s+to|still\s+waiting|waiting\s+for|no\s+sign|pas|jamais|toujours\s+pas)\b"
+    r"|n['’]t\b|\?\s*$",
+    re.I,
+)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
-TOPIC_STOP = {"send", "will", "with", "your", "that", "this", "from", "about", "next", "week", "by", "the", "you",
-              "envoie", "vous", "pour", "avec", "thanks", "thank", "have", "them", "they", "their", "tomorrow",
-              "today", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "demain",
-              "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "also", "just", "over"}
+TOPIC_STOP = {
+    "send",
+    "will",
+    "with",
+    "your",
+    "that",
+    "this",
+    "from",
+    "about",
+    "next",
+    "week",
+    "by",
+    "the",
+    "you",
+    "envoie",
+    "vous",
+    "pour",
+    "avec",
+    "thanks",
+    "thank",
+    "have",
+    "them",
+    "they",
+    "their",
+    "tomorrow",
+    "today",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "demain",
+    "lundi",
+    "mardi",
+    "mercredi",
+    "jeudi",
+    "vendredi",
+    "samedi",
+    "dimanche",
+    "also",
+    "just",
+    "over",
+}
 
 Turn = tuple[str, datetime, "int | None"]  # (text, meeting date, speaker id)
 PromiseKey = tuple[int, datetime, int]  # (maker, said at, recipient or -1)
@@ -65,8 +115,11 @@ def keeping_turn(turns: list[Turn], maker: int, promised: str, recipient: int = 
             continue
         least = 1 if speaker is not None and speaker == recipient else len(words)
         for sentence in _SENTENCE.findall(text):
-            if (RECEIVED.search(sentence) or DONE.search(sentence)) and not NOT_YET.search(sentence) \
-                    and on_topic(sentence, least):
+            if (
+                (RECEIVED.search(sentence) or DONE.search(sentence))
+                and not NOT_YET.search(sentence)
+                and on_topic(sentence, least)
+            ):
                 return sentence.strip(), when, speaker
     return None
 
@@ -90,7 +143,8 @@ def later_turns(store: Store, keys: list[PromiseKey]) -> dict[PromiseKey, list[T
             QUALIFY row_number() OVER (PARTITION BY src.k
                                        ORDER BY src.meeting_date, u.source_id, u.idx) <= {LATER_TURNS}
             ORDER BY src.k, src.meeting_date, u.source_id, u.idx""",
-        [list(range(len(keys))), [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]]).fetchall()
+        [list(range(len(keys))), [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]],
+    ).fetchall()
     for k, text, date, speaker in rows:
         out[keys[int(k)]].append((text, date, int(speaker) if speaker is not None else None))
     return out
@@ -105,7 +159,9 @@ def kept_promises(store: Store, assertion_ids: list[int]) -> dict[int, dict[str,
     rows = store.con.execute(
         """SELECT id, subject_id, said_at, coalesce(recipient_id, -1), coalesce(object_literal, quote, '')
            FROM assertions WHERE id = ANY(?::BIGINT[]) AND predicate = 'committed_to'
-             AND subject_id IS NOT NULL AND said_at IS NOT NULL""", [ids]).fetchall()
+             AND subject_id IS NOT NULL AND said_at IS NOT NULL""",
+        [ids],
+    ).fetchall()
     keys = {int(r[0]): (int(r[1]), r[2], int(r[3])) for r in rows}
     turns = later_turns(store, list(dict.fromkeys(keys.values())))
     out = {}

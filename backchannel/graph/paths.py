@@ -17,7 +17,9 @@ FAR = np.int8(127)
 MAX_PATHS = 100_000  # hard ceiling before sorting, whatever `limit` says
 
 
-def target_distances(idx: GraphIndex, targets: np.ndarray, depth: int, pmask: np.ndarray | None) -> tuple[np.ndarray, int]:
+def target_distances(
+    idx: GraphIndex, targets: np.ndarray, depth: int, pmask: np.ndarray | None
+) -> tuple[np.ndarray, int]:
     """Hop distance to the nearest target (FAR beyond `depth`), and entries scanned."""
     dist = np.full(idx.n_nodes, FAR, dtype=np.int8)
     dist[targets] = 0
@@ -35,8 +37,9 @@ def target_distances(idx: GraphIndex, targets: np.ndarray, depth: int, pmask: np
     return dist, scanned
 
 
-def simple_paths(idx: GraphIndex, sources: np.ndarray, targets: np.ndarray, max_hops: int,
-                 pmask: np.ndarray | None) -> tuple[list[list[int]], int]:
+def simple_paths(
+    idx: GraphIndex, sources: np.ndarray, targets: np.ndarray, max_hops: int, pmask: np.ndarray | None
+) -> tuple[list[list[int]], int]:
     """Every simple path (no entity twice) of 1..max_hops links from a source to a
     target, as entity id lists; and the number of index entries scanned."""
     if max_hops < 1 or len(sources) == 0 or len(targets) == 0:

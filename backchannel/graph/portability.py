@@ -29,9 +29,25 @@ from backchannel.memory.store import Store
 from backchannel.memory.text import norm_name
 
 EXTRA_TYPES = ("proposal", "feedback", "suppression")
-PARQUET_TABLES = ("sources", "utterances", "entities", "aliases", "entity_merges", "assertions", "assertion_changes",
-                  "proposals", "feedback", "suppressions", "outbox", "runs", "events", "model_calls",
-                  "calendar_events", "signals", "consent_withdrawals")
+PARQUET_TABLES = (
+    "sources",
+    "utterances",
+    "entities",
+    "aliases",
+    "entity_merges",
+    "assertions",
+    "assertion_changes",
+    "proposals",
+    "feedback",
+    "suppressions",
+    "outbox",
+    "runs",
+    "events",
+    "model_calls",
+    "calendar_events",
+    "signals",
+    "consent_withdrawals",
+)
 
 
 def _iso(v: Any) -> Any:
@@ -59,8 +75,15 @@ def export_lines(store: Store, scopes: list[str] | None = None) -> list[str]:
     for e in ents.all_entities(store):
         if ref.get(e["id"]) == OWNER_REF:
             continue
-        lines.append({"type": "entity", "id": ref[e["id"]], "kind": e["kind"], "name": e["name"],
-                      "aliases": [a for a in (e["aliases"] or []) if a != e["name"]]})
+        lines.append(
+            {
+                "type": "entity",
+                "id": ref[e["id"]],
+                "kind": e["kind"],
+                "name": e["name"],
+                "aliases": [a for a in (e["aliases"] or []) if a != e["name"]],
+            }
+        )
     where = "" if scopes is None else " AND (a.source_id IS NULL OR list_contains($1, s.scope))"
     rows = store.query(
         f"""SELECT a.id, a.subject_id, a.predicate, a.object_id, a.object_literal, a.qualifier, a.speaker_id,
@@ -68,7 +91,9 @@ def export_lines(store: Store, scopes: list[str] | None = None) -> list[str]:
                   a.superseded_at, a.extractor, s.title AS source, s.meeting_date AS source_date, u.text
            FROM assertions a LEFT JOIN sources s ON s.id = a.source_id
            LEFT JOIN utterances u ON u.source_id = a.source_id AND u.idx = a.utterance_idx
-           WHERE true{where} ORDER BY a.id""", [scopes] if scopes is not None else [])
+           WHERE true{where} ORDER BY a.id""",
+        [scopes] if scopes is not None else [],
+    )
     for r in rows:
         if r["subject_id"] not in ref or (r["object_id"] is not None and r["object_id"] not in ref):
             continue  # points at a merged-away entity; its live twin carries the fact
@@ -84,22 +109,61 @@ def export_lines(store: Store, scopes: list[str] | None = None) -> list[str]:
 
 def _feedback_lines(store: Store, ref: dict[int, str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for p in store.query("SELECT id, kind, entity_ids, title, body, score, why, CAST(evidence AS VARCHAR) AS evidence,"
-                         " CAST(action AS VARCHAR) AS action, status, created_at, updated_at FROM proposals ORDER BY id"):
-        out.append({"type": "proposal", "id": p["id"], "kind": p["kind"],
-                    "entities": [ref[i] for i in p["entity_ids"] if i in ref], "title": p["title"], "body": p["body"],
-                    "score": p["score"], "why": p["why"], "evidence": json.loads(p["evidence"] or "[]"),
-                    "action": json.loads(p["action"]) if p["action"] else None, "status": p["status"],
-                    "created_at": _iso(p["created_at"]), "updated_at": _iso(p["updated_at"])})
-    for f in store.query("SELECT id, proposal_id, verdict, reason, scope, until, via, created_at FROM feedback ORDER BY id"):
-        out.append({"type": "feedback", "id": f["id"], "proposal": f["proposal_id"], "verdict": f["verdict"],
-                    "reason": f["reason"], "scope": f["scope"], "until": _iso(f["until"]), "via": f["via"],
-                    "created_at": _iso(f["created_at"])})
-    for s in store.query("SELECT id, scope, proposal_id, kind, entity_ids, reason, until, created_at, lifted_at "
-                         "FROM suppressions ORDER BY id"):
-        out.append({"type": "suppression", "id": s["id"], "scope": s["scope"], "proposal": s["proposal_id"],
-                    "kind": s["kind"], "entities": [ref[i] for i in s["entity_ids"] if i in ref], "reason": s["reason"],
-                    "until": _iso(s["until"]), "created_at": _iso(s["created_at"]), "lifted_at": _iso(s["lifted_at"])})
+    for p in store.query(
+        "SELECT id, kind, entity_ids, title, body, score, why, CAST(evidence AS VARCHAR) AS evidence,"
+        " CAST(action AS VARCHAR) AS action, status, created_at, updated_at FROM proposals ORDER BY id"
+    ):
+        out.append(
+            {
+                "type": "proposal",
+                "id": p["id"],
+                "kind": p["kind"],
+                "entities": [ref[i] for i in p["entity_ids"] if i in ref],
+                "title": p["title"],
+                "body": p["body"],
+                "score": p["score"],
+                "why": p["why"],
+                "evidence": json.loads(p["evidence"] or "[]"),
+                "action": json.loads(p["action"]) if p["action"] else None,
+                "status": p["status"],
+                "created_at": _iso(p["created_at"]),
+                "updated_at": _iso(p["updated_at"]),
+            }
+        )
+    for f in store.query(
+        "SELECT id, proposal_id, verdict, reason, scope, until, via, created_at FROM feedback ORDER BY id"
+    ):
+        out.append(
+            {
+                "type": "feedback",
+                "id": f["id"],
+                "proposal": f["proposal_id"],
+                "verdict": f["verdict"],
+                "reason": f["reason"],
+                "scope": f["scope"],
+                "until": _iso(f["until"]),
+                "via": f["via"],
+                "created_at": _iso(f["created_at"]),
+            }
+        )
+    for s in store.query(
+        "SELECT id, scope, proposal_id, kind, entity_ids, reason, until, created_at, lifted_at "
+        "FROM suppressions ORDER BY id"
+    ):
+        out.append(
+            {
+                "type": "suppression",
+                "id": s["id"],
+                "scope": s["scope"],
+                "proposal": s["proposal_id"],
+                "kind": s["kind"],
+                "entities": [ref[i] for i in s["entity_ids"] if i in ref],
+                "reason": s["reason"],
+                "until": _iso(s["until"]),
+                "created_at": _iso(s["created_at"]),
+                "lifted_at": _iso(s["lifted_at"]),
+            }
+        )
     return out
 
 
@@ -109,10 +173,18 @@ _SCOPED_TABLES = {
     "sources": "SELECT * FROM sources WHERE list_contains({scopes}, scope)",
     "utterances": "SELECT u.* FROM utterances u JOIN sources s ON s.id = u.source_id WHERE list_contains({scopes}, s.scope)",
     "assertions": "SELECT a.* FROM assertions a LEFT JOIN sources s ON s.id = a.source_id "
-                  "WHERE a.source_id IS NULL OR list_contains({scopes}, s.scope)",
+    "WHERE a.source_id IS NULL OR list_contains({scopes}, s.scope)",
 }
-_UNSCOPED_ONLY = {"proposals", "feedback", "suppressions", "outbox", "runs", "events", "model_calls",
-                  "assertion_changes"}
+_UNSCOPED_ONLY = {
+    "proposals",
+    "feedback",
+    "suppressions",
+    "outbox",
+    "runs",
+    "events",
+    "model_calls",
+    "assertion_changes",
+}
 
 
 def _sql_list(values: list[str]) -> str:
@@ -153,8 +225,9 @@ def export_all(store: Store, directory: Path, scopes: list[str] | None = None) -
     return {"directory": str(directory), "jsonl": str(path), "lines": kinds, "parquet": tables}
 
 
-def import_all(store: Store, lines: Iterable[str], *, owner_name: str, owner_aliases: list[str],
-               source_file: str | None = None) -> dict[str, Any]:
+def import_all(
+    store: Store, lines: Iterable[str], *, owner_name: str, owner_aliases: list[str], source_file: str | None = None
+) -> dict[str, Any]:
     """Import an `export --all` file (see the module doc). Raises ImportFailed on a bad line."""
     core, extra, problems = [], [], []
     for n, raw in enumerate(lines, 1):
@@ -182,8 +255,7 @@ def import_all(store: Store, lines: Iterable[str], *, owner_name: str, owner_ali
     if problems:
         raise ImportFailed(problems)
     with store.batch():  # one transaction: the importer's joins it, so a failure anywhere keeps nothing
-        report = import_jsonl(store, core, owner_name=owner_name, owner_aliases=owner_aliases,
-                              source_file=source_file)
+        report = import_jsonl(store, core, owner_name=owner_name, owner_aliases=owner_aliases, source_file=source_file)
         out = {**report.to_dict(), "proposals_imported": 0, "feedback_imported": 0, "suppressions_imported": 0}
         ids = _entity_ids(store, refs)
         pmap: dict[str, str] = {}
@@ -207,8 +279,10 @@ def _entity_ids(store: Store, refs: dict[str, tuple[str, str] | None]) -> dict[s
                 out[ref] = owner.id
             continue
         name, kind = spec
-        eid = store.scalar("SELECT id FROM entities WHERE norm = ? AND kind = ? AND merged_into IS NULL ORDER BY id "
-                           "LIMIT 1", [norm_name(name), kind])
+        eid = store.scalar(
+            "SELECT id FROM entities WHERE norm = ? AND kind = ? AND merged_into IS NULL ORDER BY id LIMIT 1",
+            [norm_name(name), kind],
+        )
         if eid is not None:
             out[ref] = int(eid)
     return out
@@ -232,16 +306,30 @@ def _proposal(store: Store, d: dict[str, Any], ids: dict[str, int], out: dict[st
     entity_ids = sorted(ids[str(r)] for r in d.get("entities") or [] if str(r) in ids)
     evidence = [dict(e) for e in d.get("evidence") or [] if isinstance(e, dict)]
     for e in evidence:  # the cited assertions' new ids, through the importer's keys
-        new = store.scalar("SELECT assertion_id FROM import_keys WHERE key = ?", [f"import:backchannel:{e.get('assertion_id')}"])
+        new = store.scalar(
+            "SELECT assertion_id FROM import_keys WHERE key = ?", [f"import:backchannel:{e.get('assertion_id')}"]
+        )
         if new is not None:
             e["assertion_id"] = int(new)
     store.con.execute(
         """INSERT INTO proposals (id, run_id, dedupe_key, kind, entity_ids, title, body, score, why, evidence, action,
                                   status, created_at, updated_at) VALUES (?, 'import', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [pid, f"{d['kind']}:{','.join(map(str, entity_ids))}", d["kind"], entity_ids, d.get("title") or "",
-         d.get("body") or "", float(d.get("score") or 0), d.get("why"), json.dumps(evidence),
-         json.dumps(d["action"]) if d.get("action") else None, d.get("status") or "pending", d.get("created_at"),
-         d.get("updated_at") or d.get("created_at")])
+        [
+            pid,
+            f"{d['kind']}:{','.join(map(str, entity_ids))}",
+            d["kind"],
+            entity_ids,
+            d.get("title") or "",
+            d.get("body") or "",
+            float(d.get("score") or 0),
+            d.get("why"),
+            json.dumps(evidence),
+            json.dumps(d["action"]) if d.get("action") else None,
+            d.get("status") or "pending",
+            d.get("created_at"),
+            d.get("updated_at") or d.get("created_at"),
+        ],
+    )
     store.append_event("import.row", {"id": pid}, key=key + ":id")
     out["proposals_imported"] += 1
     return pid
@@ -251,19 +339,40 @@ def _feedback(store: Store, d: dict[str, Any], pmap: dict[str, str], out: dict[s
     pid = pmap.get(str(d.get("proposal")))
     if pid is None or not _once(store, f"import:feedback:{d.get('id')}:{d.get('created_at')}"):
         return
-    store.con.execute("INSERT INTO feedback (proposal_id, verdict, reason, scope, until, via, created_at) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?)", [pid, d["verdict"], d.get("reason"), d.get("scope"),
-                                                       d.get("until"), d.get("via") or "import", d.get("created_at")])
+    store.con.execute(
+        "INSERT INTO feedback (proposal_id, verdict, reason, scope, until, via, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            pid,
+            d["verdict"],
+            d.get("reason"),
+            d.get("scope"),
+            d.get("until"),
+            d.get("via") or "import",
+            d.get("created_at"),
+        ],
+    )
     out["feedback_imported"] += 1
 
 
-def _suppression(store: Store, d: dict[str, Any], ids: dict[str, int], pmap: dict[str, str],
-                 out: dict[str, Any]) -> None:
+def _suppression(
+    store: Store, d: dict[str, Any], ids: dict[str, int], pmap: dict[str, str], out: dict[str, Any]
+) -> None:
     if not _once(store, f"import:suppression:{d.get('id')}:{d.get('created_at')}"):
         return
     entity_ids = sorted(ids[str(r)] for r in d.get("entities") or [] if str(r) in ids)
-    store.con.execute("INSERT INTO suppressions (scope, proposal_id, kind, entity_ids, reason, until, created_at, "
-                      "lifted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                      [d["scope"], pmap.get(str(d.get("proposal"))), d.get("kind"), entity_ids, d.get("reason"),
-                       d.get("until"), d.get("created_at"), d.get("lifted_at")])
+    store.con.execute(
+        "INSERT INTO suppressions (scope, proposal_id, kind, entity_ids, reason, until, created_at, "
+        "lifted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            d["scope"],
+            pmap.get(str(d.get("proposal"))),
+            d.get("kind"),
+            entity_ids,
+            d.get("reason"),
+            d.get("until"),
+            d.get("created_at"),
+            d.get("lifted_at"),
+        ],
+    )
     out["suppressions_imported"] += 1

@@ -11,13 +11,13 @@ from backchannel.core.vocabulary import CANDIDATE_KINDS
 from backchannel.graph.api import API_METHODS, GraphAPI
 from backchannel.graph.types import Candidate
 
-HEADER = '''# The program runs in a sandbox. Globals: `api` (the graph API below; every call is
+HEADER = """# The program runs in a sandbox. Globals: `api` (the graph API below; every call is
 # a read-only query of the user's memory), `context` (a dict: the question or wake),
 # and `Candidate`. Assign the answer to `result`: a list of candidates, each
 # Candidate(kind=..., entities=[ids], path=[ids], evidence=[assertion ids], score=0..1, why="...")
 # or the equivalent dict. Entity and assertion ids are ints. Calls take whole lists:
 # pass every id of a frontier in one call rather than calling once per id.
-'''
+"""
 
 
 def _signature(name: str) -> str:
@@ -43,8 +43,10 @@ def method_stub(name: str) -> str:
 def candidate_stub() -> str:
     doc = inspect.getdoc(Candidate) or ""
     names = [f.name for f in fields(Candidate) if f.name not in ("evidence", "extra", "evidence_ids")]
-    return (f"# Candidate fields: {', '.join(names)}, evidence (assertion ids).\n"
-            f"# kind is one of {', '.join(CANDIDATE_KINDS)}. {' '.join(doc.split())}")
+    return (
+        f"# Candidate fields: {', '.join(names)}, evidence (assertion ids).\n"
+        f"# kind is one of {', '.join(CANDIDATE_KINDS)}. {' '.join(doc.split())}"
+    )
 
 
 def api_stubs(methods: tuple[str, ...] | list[str] | None = None) -> str:

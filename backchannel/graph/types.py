@@ -118,9 +118,16 @@ class Candidate:
         for extra_id in _ids(d.get("evidence_ids"), "evidence_ids"):
             if extra_id not in ev_ids:
                 ev_ids.append(extra_id)
-        return {"kind": d.get("kind"), "entities": d.get("entities"), "score": score, "why": d.get("why"),
-                "path": d.get("path"), "evidence_ids": list(dict.fromkeys(ev_ids)), "evidence": evidence,
-                "extra": d.get("extra")}
+        return {
+            "kind": d.get("kind"),
+            "entities": d.get("entities"),
+            "score": score,
+            "why": d.get("why"),
+            "path": d.get("path"),
+            "evidence_ids": list(dict.fromkeys(ev_ids)),
+            "evidence": evidence,
+            "extra": d.get("extra"),
+        }
 
     @field_validator("kind", mode="before")
     @classmethod

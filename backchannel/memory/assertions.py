@@ -35,8 +35,9 @@ def set_said_at(store: Store, source_id: str, said_at: Any) -> None:
 
 def set_validity(store: Store, assertion_id: int, valid_from: Any, valid_to: Any) -> None:
     """A relative date phrase computed again against a new meeting date."""
-    store.con.execute("UPDATE assertions SET valid_from = ?, valid_to = ? WHERE id = ?",
-                      [valid_from, valid_to, assertion_id])
+    store.con.execute(
+        "UPDATE assertions SET valid_from = ?, valid_to = ? WHERE id = ?", [valid_from, valid_to, assertion_id]
+    )
 
 
 def close(store: Store, assertion_id: int, end: date | None, superseded_by: int) -> None:
@@ -44,9 +45,11 @@ def close(store: Store, assertion_id: int, end: date | None, superseded_by: int)
     the first supersession time is kept."""
     now = utcnow()
     # The end it had before, for a replay of a run that saw it open (engine/replay.py).
-    store.con.execute("INSERT INTO assertion_closings (assertion_id, valid_to_before, closed_at)"
-                      " SELECT id, valid_to, ? FROM assertions WHERE id = ? AND superseded_at IS NULL",
-                      [now, assertion_id])
+    store.con.execute(
+        "INSERT INTO assertion_closings (assertion_id, valid_to_before, closed_at)"
+        " SELECT id, valid_to, ? FROM assertions WHERE id = ? AND superseded_at IS NULL",
+        [now, assertion_id],
+    )
     store.con.execute(
         "UPDATE assertions SET valid_to = ?, superseded_at = coalesce(superseded_at, ?), superseded_by = ?"
         " WHERE id = ?",

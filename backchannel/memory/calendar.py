@@ -56,7 +56,8 @@ def resolve_attendee(store: Store, attendee: Any, owner_id: int | None = None) -
                 """SELECT DISTINCT e.id FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
                    WHERE e.kind = 'person' AND e.merged_into IS NULL AND e.id IS DISTINCT FROM ?
                      AND (starts_with(e.norm, ?) OR starts_with(a.norm, ?))""",
-                [owner_id, n + " ", n + " "]).fetchall()
+                [owner_id, n + " ", n + " "],
+            ).fetchall()
             if len(rows) == 1:
                 return int(rows[0][0])
     return None
@@ -84,10 +85,16 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
                 email, person = _attendee_name_email(a)[1], resolve(a)
                 if email and person is not None:
                     entities.add_alias(store, person, email)  # how an approved message reaches them
-            row = {"uid": str(ev.get("uid")), "starts_at": parse_naive_utc(ev.get("starts_at") or ev.get("start")),
-                   "ends_at": parse_naive_utc(ev.get("ends_at") or ev.get("end")), "summary": ev.get("summary"),
-                   "location": ev.get("location"), "attendees": names, "attendee_ids": ids,
-                   "calendar": ev.get("calendar") or calendar}
+            row = {
+                "uid": str(ev.get("uid")),
+                "starts_at": parse_naive_utc(ev.get("starts_at") or ev.get("start")),
+                "ends_at": parse_naive_utc(ev.get("ends_at") or ev.get("end")),
+                "summary": ev.get("summary"),
+                "location": ev.get("location"),
+                "attendees": names,
+                "attendee_ids": ids,
+                "calendar": ev.get("calendar") or calendar,
+            }
             if row["starts_at"] is None:
                 continue
             store.con.execute(
@@ -96,8 +103,18 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
                    ON CONFLICT (uid, starts_at) DO UPDATE SET ends_at = excluded.ends_at, summary = excluded.summary,
                        location = excluded.location, attendees = excluded.attendees,
                        attendee_ids = excluded.attendee_ids, calendar = excluded.calendar, seen_at = excluded.seen_at""",
-                [row["uid"], row["starts_at"], row["ends_at"], row["summary"], row["location"], names, ids,
-                 row["calendar"], utcnow(), utcnow()],
+                [
+                    row["uid"],
+                    row["starts_at"],
+                    row["ends_at"],
+                    row["summary"],
+                    row["location"],
+                    names,
+                    ids,
+                    row["calendar"],
+                    utcnow(),
+                    utcnow(),
+                ],
             )
             out.append(row)
     return out
@@ -105,8 +122,9 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
 
 def set_attendee_ids(store: Store, uid: str, starts_at: datetime, ids: list[int]) -> None:
     """Attendees matched again (daemon/reevaluate.py): the caller's transaction, if any."""
-    store.con.execute("UPDATE calendar_events SET attendee_ids = ? WHERE uid = ? AND starts_at = ?",
-                      [ids, uid, starts_at])
+    store.con.execute(
+        "UPDATE calendar_events SET attendee_ids = ? WHERE uid = ? AND starts_at = ?", [ids, uid, starts_at]
+    )
 
 
 def attendee_ids_of(store: Store, uid: str, starts_at: datetime) -> list[int] | None:
@@ -120,7 +138,8 @@ def between(store: Store, start: datetime, end: datetime) -> list[dict[str, Any]
     return store.query(
         """SELECT uid, starts_at, ends_at, summary, location, attendees, attendee_ids FROM calendar_events
            WHERE starts_at >= ? AND starts_at <= ? ORDER BY starts_at""",
-        [start, end])
+        [start, end],
+    )
 
 
 def imminent_attendees(store: Store, now: datetime, lead_hours: float) -> list[int]:

@@ -48,8 +48,9 @@ class Matcher:
         if not name or not self:
             return False
         bare = re.sub(r"\s*[(\[].*$", "", name).strip()
-        return any(name_hash(n) in self.full or name_hash(n) in self.speaker_only
-                   for n in {name, bare} if n) or bool(self.spans(name))
+        return any(name_hash(n) in self.full or name_hash(n) in self.speaker_only for n in {name, bare} if n) or bool(
+            self.spans(name)
+        )
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of every withdrawn name or address in `text`, longest first at each place."""
@@ -94,15 +95,18 @@ def withdraw(store: Store, names: Iterable[str], *, first_names: Iterable[str] =
     names = [n for n in dict.fromkeys(n.strip() for n in names) if len(norm_name(n)) >= 2]
     if not names:
         raise ValueError("a withdrawal needs a name or an address")
-    existing = store.scalar("SELECT person FROM consent_withdrawals WHERE list_contains(?, name_hash) LIMIT 1",
-                            [[name_hash(n) for n in names]])
+    existing = store.scalar(
+        "SELECT person FROM consent_withdrawals WHERE list_contains(?, name_hash) LIMIT 1",
+        [[name_hash(n) for n in names]],
+    )
     person = existing or "C" + secrets.token_hex(6)
     tag = label(names[0])
     now = utcnow()
     rows = [(name_hash(n), person, tag, False, via, now) for n in names]
     rows += [(name_hash(f), person, tag, True, via, now) for f in first_names if len(norm_name(f)) >= 3]
     store.con.executemany(
-        "INSERT INTO consent_withdrawals VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name_hash) DO NOTHING", rows)
+        "INSERT INTO consent_withdrawals VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name_hash) DO NOTHING", rows
+    )
     return person
 
 
@@ -111,4 +115,5 @@ def withdrawals(store: Store) -> list[dict[str, Any]]:
     return store.query(
         """SELECT person, any_value(label) AS label, count(*) FILTER (WHERE NOT speaker_only) AS names,
                   min(withdrawn_at) AS withdrawn_at, string_agg(DISTINCT via, ',') AS via
-           FROM consent_withdrawals GROUP BY person ORDER BY min(withdrawn_at)""")
+           FROM consent_withdrawals GROUP BY person ORDER BY min(withdrawn_at)"""
+    )

@@ -103,18 +103,49 @@ class Crossing:
         return self
 
 
-_COLUMNS = ("run_id", "edge", "actor", "target", "may_reach", "reached", "excerpts", "bytes", "tokens", "spent",
-            "evidence", "dedupe_key", "proposal_id", "outcome", "reason", "created_at")
+_COLUMNS = (
+    "run_id",
+    "edge",
+    "actor",
+    "target",
+    "may_reach",
+    "reached",
+    "excerpts",
+    "bytes",
+    "tokens",
+    "spent",
+    "evidence",
+    "dedupe_key",
+    "proposal_id",
+    "outcome",
+    "reason",
+    "created_at",
+)
 
 
 def record(con: Any, c: Crossing) -> int:
     """Write one edge row with `con` (a connection or cursor); returns its id."""
-    values = [c.run_id, c.edge, c.actor[:200], c.target[:200], [str(x) for x in c.may_reach],
-              [str(x) for x in c.reached], int(c.excerpts), int(c.bytes), int(c.tokens),
-              json.dumps(c.spent, default=str), json.dumps(c.evidence, default=str), c.dedupe_key, c.proposal_id,
-              c.outcome, (c.reason or "")[:1000] or None, utcnow()]
-    row = con.execute(f"INSERT INTO edges ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
-                      " RETURNING id", values).fetchone()
+    values = [
+        c.run_id,
+        c.edge,
+        c.actor[:200],
+        c.target[:200],
+        [str(x) for x in c.may_reach],
+        [str(x) for x in c.reached],
+        int(c.excerpts),
+        int(c.bytes),
+        int(c.tokens),
+        json.dumps(c.spent, default=str),
+        json.dumps(c.evidence, default=str),
+        c.dedupe_key,
+        c.proposal_id,
+        c.outcome,
+        (c.reason or "")[:1000] or None,
+        utcnow(),
+    ]
+    row = con.execute(
+        f"INSERT INTO edges ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)}) RETURNING id", values
+    ).fetchone()
     return int(row[0])
 
 
@@ -126,8 +157,11 @@ def last_id(store: Store) -> int:
 def tag(store: Store, run_id: str, after: int, *, dedupe_key: str, proposal_id: str | None = None) -> None:
     """Mark the run's rows written after row `after` as serving one candidate (its judge
     and draft calls), so a proposal's trace shows its own edges."""
-    store.con.execute("UPDATE edges SET dedupe_key = coalesce(dedupe_key, ?), proposal_id = coalesce(proposal_id, ?)"
-                      " WHERE run_id = ? AND id > ?", [dedupe_key, proposal_id, run_id, int(after)])
+    store.con.execute(
+        "UPDATE edges SET dedupe_key = coalesce(dedupe_key, ?), proposal_id = coalesce(proposal_id, ?)"
+        " WHERE run_id = ? AND id > ?",
+        [dedupe_key, proposal_id, run_id, int(after)],
+    )
 
 
 def _rows(store: Store, where: str, params: list[Any]) -> list[dict[str, Any]]:
@@ -155,13 +189,17 @@ def for_proposal(store: Store, run_id: str, proposal_id: str, dedupe_key: str) -
     sweep's program and model), and those that served this one (judge, draft, delivery)."""
     if not has_table(store):
         return []
-    return _rows(store, "(run_id = ? AND dedupe_key IS NULL AND proposal_id IS NULL)"
-                        " OR (run_id = ? AND dedupe_key = ?) OR proposal_id = ?",
-                 [run_id, run_id, dedupe_key, proposal_id])
+    return _rows(
+        store,
+        "(run_id = ? AND dedupe_key IS NULL AND proposal_id IS NULL)"
+        " OR (run_id = ? AND dedupe_key = ?) OR proposal_id = ?",
+        [run_id, run_id, dedupe_key, proposal_id],
+    )
 
 
 def stopped(store: Store, run_id: str, after: int = 0) -> dict[str, Any] | None:
     """The run's first stopped edge row (after row `after`), if one was."""
-    rows = _rows(store, "run_id = ? AND id > ? AND outcome = 'stopped'", [run_id, int(after)]) \
-        if has_table(store) else []
+    rows = (
+        _rows(store, "run_id = ? AND id > ? AND outcome = 'stopped'", [run_id, int(after)]) if has_table(store) else []
+    )
     return rows[0] if rows else None

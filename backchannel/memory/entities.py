@@ -60,7 +60,9 @@ def find_by_first_name(store: Store, first: str) -> list[Entity]:
         return []
     rows = store.con.execute(
         """SELECT id, kind, name, is_owner FROM entities
-           WHERE kind = 'person' AND merged_into IS NULL AND starts_with(norm, ?) ORDER BY id""", [n + " "]).fetchall()
+           WHERE kind = 'person' AND merged_into IS NULL AND starts_with(norm, ?) ORDER BY id""",
+        [n + " "],
+    ).fetchall()
     return [_row(r) for r in rows]
 
 
@@ -94,7 +96,8 @@ def create(store: Store, name: str, kind: str, *, source_id: str | None = None, 
     if n:  # a new entity has no alias yet: no look-up, no ON CONFLICT (each costs a statement per email)
         store.con.execute(
             "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES (?, ?, ?, ?, ?)",
-            [eid, name, n, source_id, utcnow()])
+            [eid, name, n, source_id, utcnow()],
+        )
     return Entity(eid, kind, name, is_owner)
 
 
@@ -123,13 +126,19 @@ def insert_aliases(store: Store, rows: list[tuple[Any, ...]], *, skip_existing: 
         return
     store.con.execute(
         "INSERT INTO aliases (entity_id, alias, norm, source_id, created_at) VALUES "
-        + ", ".join("(?, ?, ?, ?, ?)" for _ in rows) + " ON CONFLICT DO NOTHING",
-        [v for row in rows for v in row])
+        + ", ".join("(?, ?, ?, ?, ?)" for _ in rows)
+        + " ON CONFLICT DO NOTHING",
+        [v for row in rows for v in row],
+    )
 
 
 def aliases(store: Store, entity_id: int) -> list[str]:
-    return [r[0] for r in store.con.execute(
-        "SELECT alias FROM aliases WHERE entity_id = ? ORDER BY created_at, alias", [entity_id]).fetchall()]
+    return [
+        r[0]
+        for r in store.con.execute(
+            "SELECT alias FROM aliases WHERE entity_id = ? ORDER BY created_at, alias", [entity_id]
+        ).fetchall()
+    ]
 
 
 def owner(store: Store) -> Entity | None:
@@ -146,7 +155,8 @@ def ensure_owner(store: Store, name: str, alias_list: list[str] | tuple[str, ...
     rows = store.con.execute(
         """SELECT e.id, e.kind, e.name, e.is_owner, a.norm FROM entities e
            LEFT JOIN aliases a ON a.entity_id = e.id
-           WHERE e.is_owner AND e.merged_into IS NULL""").fetchall()
+           WHERE e.is_owner AND e.merged_into IS NULL"""
+    ).fetchall()
     first = min((row[0] for row in rows), default=None)  # the oldest owner, as owner() picks
     r = next((row for row in rows if row[0] == first), None)
     if r is not None:

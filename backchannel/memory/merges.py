@@ -50,8 +50,16 @@ def _ids(store: Store, sql: str, params: list[Any]) -> list[int]:
     return [r[0] for r in store.con.execute(sql, params).fetchall()]
 
 
-def merge(store: Store, keep_id: int, merge_id: int, method: str = "user", reason: str | None = None,
-          score: float | None = None, *, transaction: bool = True) -> int:
+def merge(
+    store: Store,
+    keep_id: int,
+    merge_id: int,
+    method: str = "user",
+    reason: str | None = None,
+    score: float | None = None,
+    *,
+    transaction: bool = True,
+) -> int:
     """Merge entity `merge_id` into `keep_id`; returns the id of the entity_merges row.
 
     Pass transaction=False when already inside the caller's transaction.
@@ -65,23 +73,35 @@ def merge(store: Store, keep_id: int, merge_id: int, method: str = "user", reaso
         if gone["is_owner"]:
             raise MergeError(f"{gone['name']} is the owner: merge the other entity into it instead")
         moved: dict[str, Any] = {
-            "aliases": [r[0] for r in store.con.execute(
-                "SELECT norm FROM aliases WHERE entity_id = ? AND norm NOT IN"
-                " (SELECT norm FROM aliases WHERE entity_id = ?) ORDER BY norm", [merge_id, keep_id]).fetchall()],
+            "aliases": [
+                r[0]
+                for r in store.con.execute(
+                    "SELECT norm FROM aliases WHERE entity_id = ? AND norm NOT IN"
+                    " (SELECT norm FROM aliases WHERE entity_id = ?) ORDER BY norm",
+                    [merge_id, keep_id],
+                ).fetchall()
+            ],
             "subject": _ids(store, "SELECT id FROM assertions WHERE subject_id = ? ORDER BY id", [merge_id]),
             "object": _ids(store, "SELECT id FROM assertions WHERE object_id = ? ORDER BY id", [merge_id]),
             "speaker": _ids(store, "SELECT id FROM assertions WHERE speaker_id = ? ORDER BY id", [merge_id]),
-            "utterances": [list(r) for r in store.con.execute(
-                "SELECT source_id, idx FROM utterances WHERE speaker_id = ? ORDER BY source_id, idx",
-                [merge_id]).fetchall()],
+            "utterances": [
+                list(r)
+                for r in store.con.execute(
+                    "SELECT source_id, idx FROM utterances WHERE speaker_id = ? ORDER BY source_id, idx", [merge_id]
+                ).fetchall()
+            ],
         }
         if moved["aliases"]:
-            store.con.execute("UPDATE aliases SET entity_id = ? WHERE entity_id = ? AND norm IN "
-                              "(SELECT unnest(?::VARCHAR[]))", [keep_id, merge_id, moved["aliases"]])
+            store.con.execute(
+                "UPDATE aliases SET entity_id = ? WHERE entity_id = ? AND norm IN (SELECT unnest(?::VARCHAR[]))",
+                [keep_id, merge_id, moved["aliases"]],
+            )
         for col in ("subject", "object", "speaker"):
             if moved[col]:
-                store.con.execute(f"UPDATE assertions SET {col}_id = ? WHERE id IN (SELECT unnest(?::BIGINT[]))",
-                                  [keep_id, moved[col]])
+                store.con.execute(
+                    f"UPDATE assertions SET {col}_id = ? WHERE id IN (SELECT unnest(?::BIGINT[]))",
+                    [keep_id, moved[col]],
+                )
         if moved["utterances"]:
             store.con.execute("UPDATE utterances SET speaker_id = ? WHERE speaker_id = ?", [keep_id, merge_id])
         store.con.execute("UPDATE entities SET merged_into = ? WHERE id = ?", [keep_id, merge_id])
@@ -91,8 +111,10 @@ def merge(store: Store, keep_id: int, merge_id: int, method: str = "user", reaso
             " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [keep_id, merge_id, method, score, reason, json.dumps(moved), utcnow()],
         )
-        store.append_event("entity_merged", {"merge_id": mid, "kept_id": keep_id, "merged_id": merge_id,
-                                             "method": method, "reason": reason})
+        store.append_event(
+            "entity_merged",
+            {"merge_id": mid, "kept_id": keep_id, "merged_id": merge_id, "method": method, "reason": reason},
+        )
         return int(mid)
 
 
@@ -103,8 +125,12 @@ def _supersede_after_merge(store: Store, keep_id: int, moved_ids: list[int]) -> 
     restores it exactly."""
     from backchannel.memory import supersede
 
-    ids = _ids(store, "SELECT id FROM assertions WHERE (object_id = ? OR subject_id = ?)"
-                      " AND predicate IN ('works_at', 'left') ORDER BY id", [keep_id, keep_id])
+    ids = _ids(
+        store,
+        "SELECT id FROM assertions WHERE (object_id = ? OR subject_id = ?)"
+        " AND predicate IN ('works_at', 'left') ORDER BY id",
+        [keep_id, keep_id],
+    )
     if not set(ids) & set(moved_ids):
         return []
     cols = "id, CAST(valid_to AS VARCHAR), CAST(superseded_at AS VARCHAR), superseded_by"
@@ -127,8 +153,9 @@ def find_merge(store: Store, entity_id_or_merge_id: int | str) -> dict[str, Any]
         return rows[0]
     if not ref.isdigit():
         raise MergeError(f"expected an entity id or a merge id like M3, got {ref!r}")
-    rows = store.query("SELECT * FROM entity_merges WHERE merged_id = ? AND undone_at IS NULL"
-                       " ORDER BY id DESC LIMIT 1", [int(ref)])
+    rows = store.query(
+        "SELECT * FROM entity_merges WHERE merged_id = ? AND undone_at IS NULL ORDER BY id DESC LIMIT 1", [int(ref)]
+    )
     if not rows:
         raise MergeError(f"entity {ref} is not merged into anything (to split a merge by its id, write M<id>)")
     return rows[0]
@@ -143,20 +170,27 @@ def split(store: Store, entity_id_or_merge_id: int | str, *, transaction: bool =
             raise MergeError(f"entity {keep_id} was merged again later: split that merge first")
         moved = json.loads(m["moved"]) if isinstance(m["moved"], str) else m["moved"]
         if moved["aliases"]:
-            store.con.execute("UPDATE aliases SET entity_id = ? WHERE entity_id = ? AND norm IN "
-                              "(SELECT unnest(?::VARCHAR[]))", [gone_id, keep_id, moved["aliases"]])
+            store.con.execute(
+                "UPDATE aliases SET entity_id = ? WHERE entity_id = ? AND norm IN (SELECT unnest(?::VARCHAR[]))",
+                [gone_id, keep_id, moved["aliases"]],
+            )
         for col in ("subject", "object", "speaker"):
             if moved[col]:
                 store.con.execute(
                     f"UPDATE assertions SET {col}_id = ? WHERE {col}_id = ? AND id IN (SELECT unnest(?::BIGINT[]))",
-                    [gone_id, keep_id, moved[col]])
+                    [gone_id, keep_id, moved[col]],
+                )
         for source_id, idx in moved["utterances"]:
-            store.con.execute("UPDATE utterances SET speaker_id = ? WHERE source_id = ? AND idx = ? AND speaker_id = ?",
-                              [gone_id, source_id, idx, keep_id])
+            store.con.execute(
+                "UPDATE utterances SET speaker_id = ? WHERE source_id = ? AND idx = ? AND speaker_id = ?",
+                [gone_id, source_id, idx, keep_id],
+            )
         for aid, valid_to, superseded_at, superseded_by in moved.get("supersession", []):
             # What the merge closed (the two were one holder of a title), opened again as it was.
-            store.con.execute("UPDATE assertions SET valid_to = ?, superseded_at = ?, superseded_by = ? WHERE id = ?",
-                              [valid_to, superseded_at, superseded_by, aid])
+            store.con.execute(
+                "UPDATE assertions SET valid_to = ?, superseded_at = ?, superseded_by = ? WHERE id = ?",
+                [valid_to, superseded_at, superseded_by, aid],
+            )
         store.con.execute("UPDATE entities SET merged_into = NULL WHERE id = ?", [gone_id])
         store.con.execute("UPDATE entity_merges SET undone_at = ? WHERE id = ?", [utcnow(), m["id"]])
         store.append_event("entity_split", {"merge_id": m["id"], "kept_id": keep_id, "restored_id": gone_id})
@@ -185,6 +219,7 @@ def resolve_ref(store: Store, ref: str) -> int:
     if not found:
         raise MergeError(f"no entity named {ref!r}")
     if len(found) > 1:
-        raise MergeError(f"{ref!r} names {len(found)} entities ("
-                         + ", ".join(f"{e.id}: {e.name}" for e in found) + "); use the id")
+        raise MergeError(
+            f"{ref!r} names {len(found)} entities (" + ", ".join(f"{e.id}: {e.name}" for e in found) + "); use the id"
+        )
     return found[0].id

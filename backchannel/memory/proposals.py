@@ -27,16 +27,44 @@ def next_id(store: Store) -> str:
     return f"P-{store.scalar('SELECT nextval(?)', ['proposal_numbers'])}"
 
 
-def insert_pending(store: Store, pid: str, *, run_id: str, dedupe_key: str, kind: str, entity_ids: list[int],
-                   title: str, body: str, score: float, why: str, evidence_json: str, action_json: str | None,
-                   action_hash: str | None, now: datetime) -> None:
+def insert_pending(
+    store: Store,
+    pid: str,
+    *,
+    run_id: str,
+    dedupe_key: str,
+    kind: str,
+    entity_ids: list[int],
+    title: str,
+    body: str,
+    score: float,
+    why: str,
+    evidence_json: str,
+    action_json: str | None,
+    action_hash: str | None,
+    now: datetime,
+) -> None:
     """A new pending proposal (the caller holds the transaction with its event and outbox rows)."""
     store.con.execute(
         """INSERT INTO proposals (id, run_id, dedupe_key, kind, entity_ids, title, body, score, why, evidence,
                action, action_hash, status, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)""",
-        [pid, run_id, dedupe_key, kind, entity_ids, title, body, score, why, evidence_json, action_json,
-         action_hash, now, now],
+        [
+            pid,
+            run_id,
+            dedupe_key,
+            kind,
+            entity_ids,
+            title,
+            body,
+            score,
+            why,
+            evidence_json,
+            action_json,
+            action_hash,
+            now,
+            now,
+        ],
     )
 
 
@@ -47,14 +75,17 @@ def set_status(store: Store, pid: str, status: str) -> None:
 
 def set_action(store: Store, pid: str, action_json: str, action_hash: str) -> None:
     """The outbound action as the owner edited and approved it."""
-    store.con.execute("UPDATE proposals SET action = ?, action_hash = ?, updated_at = ? WHERE id = ?",
-                      [action_json, action_hash, utcnow(), pid])
+    store.con.execute(
+        "UPDATE proposals SET action = ?, action_hash = ?, updated_at = ? WHERE id = ?",
+        [action_json, action_hash, utcnow(), pid],
+    )
 
 
 def end_snooze(store: Store, pid: str, now: datetime) -> None:
     """A snooze whose time came: pending again (only if still snoozed)."""
-    store.con.execute("UPDATE proposals SET status = 'pending', updated_at = ? WHERE id = ? AND status = 'snoozed'",
-                      [now, pid])
+    store.con.execute(
+        "UPDATE proposals SET status = 'pending', updated_at = ? WHERE id = ? AND status = 'snoozed'", [now, pid]
+    )
 
 
 def mark_sent(store: Store, pid: str) -> None:
@@ -64,8 +95,9 @@ def mark_sent(store: Store, pid: str) -> None:
 
 def mark_delivered(store: Store, pid: str) -> None:
     """Every channel told the owner (only a pending proposal becomes delivered)."""
-    store.con.execute("UPDATE proposals SET status = 'delivered', updated_at = ? WHERE id = ? AND status = 'pending'",
-                      [utcnow(), pid])
+    store.con.execute(
+        "UPDATE proposals SET status = 'delivered', updated_at = ? WHERE id = ? AND status = 'pending'", [utcnow(), pid]
+    )
 
 
 # -- plain reads -------------------------------------------------------------
@@ -96,10 +128,14 @@ def id_for(store: Store, run_id: str, dedupe_key: str) -> str | None:
 def newest_with_keys(store: Store, keys: list[str], since: datetime) -> dict[str, tuple[Any, ...]]:
     """For each dedupe key, (id, status, created_at) of its newest proposal since `since`
     (one query for a wake's candidates; the gate's per-wake reads)."""
-    return {r[0]: tuple(r[1:]) for r in store.con.execute(
-        """SELECT dedupe_key, id, status, created_at FROM proposals WHERE dedupe_key = ANY(?) AND created_at >= ?
+    return {
+        r[0]: tuple(r[1:])
+        for r in store.con.execute(
+            """SELECT dedupe_key, id, status, created_at FROM proposals WHERE dedupe_key = ANY(?) AND created_at >= ?
            QUALIFY row_number() OVER (PARTITION BY dedupe_key ORDER BY created_at DESC, id DESC) = 1""",
-        [keys, since]).fetchall()}
+            [keys, since],
+        ).fetchall()
+    }
 
 
 def count_since(store: Store, since: datetime) -> int | None:
@@ -113,11 +149,16 @@ def last_created(store: Store) -> datetime | None:
 
 
 def counts_by_status(store: Store) -> dict[str, int]:
-    return {r["status"]: int(r["n"]) for r in store.query(
-        "SELECT status, count(*) AS n FROM proposals GROUP BY status ORDER BY status")}
+    return {
+        r["status"]: int(r["n"])
+        for r in store.query("SELECT status, count(*) AS n FROM proposals GROUP BY status ORDER BY status")
+    }
 
 
 def about_entities(store: Store, ids: list[int]) -> list[dict[str, Any]]:
     """Proposals that name any of `ids` (a privacy export)."""
-    return store.query("SELECT id, kind, title, status, created_at FROM proposals "
-                       "WHERE list_has_any(entity_ids, ?) ORDER BY created_at", [ids])
+    return store.query(
+        "SELECT id, kind, title, status, created_at FROM proposals "
+        "WHERE list_has_any(entity_ids, ?) ORDER BY created_at",
+        [ids],
+    )

@@ -19,8 +19,17 @@ from backchannel.memory import entities
 from backchannel.memory.store import Store, StoreError, utcnow
 
 CORRECTABLE = ("predicate", "object_id", "object_literal", "qualifier", "valid_from", "valid_to", "subject_id")
-_COPIED = ("subject_id", "predicate", "object_id", "object_literal", "qualifier", "valid_from", "valid_to",
-           "modality", "recipient_id")
+_COPIED = (
+    "subject_id",
+    "predicate",
+    "object_id",
+    "object_literal",
+    "qualifier",
+    "valid_from",
+    "valid_to",
+    "modality",
+    "recipient_id",
+)
 
 
 class RectifyError(StoreError):
@@ -41,12 +50,14 @@ def _current(store: Store, assertion_id: int) -> dict[str, Any]:
 def _before(row: dict[str, Any]) -> str:
     # The fields, not the quote: the words stay on the superseded row itself, where erasure and
     # the retention sweep find them; the history holds no text of anyone's.
-    return json.dumps({k: row[k] for k in (*CORRECTABLE, "speaker_id", "said_at", "confidence", "source_id")},
-                      default=str)
+    return json.dumps(
+        {k: row[k] for k in (*CORRECTABLE, "speaker_id", "said_at", "confidence", "source_id")}, default=str
+    )
 
 
-def correct(store: Store, assertion_id: int, changes: dict[str, Any], *, owner_name: str, reason: str | None,
-            via: str) -> int:
+def correct(
+    store: Store, assertion_id: int, changes: dict[str, Any], *, owner_name: str, reason: str | None, via: str
+) -> int:
     """Supersede `assertion_id` by a copy with `changes` (keys of CORRECTABLE); returns the new id."""
     unknown = set(changes) - set(CORRECTABLE)
     if unknown:
@@ -63,17 +74,33 @@ def correct(store: Store, assertion_id: int, changes: dict[str, Any], *, owner_n
             new["object_id"] = None
         me = entities.owner(store)
         now = utcnow()
-        new.update(speaker_id=me.id if me else None, said_at=now, recorded_at=now, confidence=1.0, trust=1.0,
-                   trust_reasons=["owner_correction"], extractor="owner", quote=None, span_start=None, span_end=None,
-                   date_phrase=None, modality="stated" if old["modality"] != "commitment" else "commitment")
+        new.update(
+            speaker_id=me.id if me else None,
+            said_at=now,
+            recorded_at=now,
+            confidence=1.0,
+            trust=1.0,
+            trust_reasons=["owner_correction"],
+            extractor="owner",
+            quote=None,
+            span_start=None,
+            span_end=None,
+            date_phrase=None,
+            modality="stated" if old["modality"] != "commitment" else "commitment",
+        )
         cols = list(new)
-        new_id = store.scalar(f"INSERT INTO assertions ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
-                              " RETURNING id", [new[c] for c in cols])
-        store.con.execute("UPDATE assertions SET superseded_at = ?, superseded_by = ? WHERE id = ?",
-                          [now, new_id, assertion_id])
+        new_id = store.scalar(
+            f"INSERT INTO assertions ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) RETURNING id",
+            [new[c] for c in cols],
+        )
+        store.con.execute(
+            "UPDATE assertions SET superseded_at = ?, superseded_by = ? WHERE id = ?", [now, new_id, assertion_id]
+        )
         _record(store, assertion_id, "correct", int(new_id), reason, owner_name, via, _before(old))
-        store.append_event("assertion.corrected", {"assertion_id": assertion_id, "new_id": int(new_id),
-                                                   "fields": sorted(changes), "via": via})
+        store.append_event(
+            "assertion.corrected",
+            {"assertion_id": assertion_id, "new_id": int(new_id), "fields": sorted(changes), "via": via},
+        )
     return int(new_id)
 
 
@@ -83,17 +110,29 @@ def retract(store: Store, assertion_id: int, *, owner_name: str, reason: str, vi
         raise RectifyError("a retraction needs a reason")
     with store.transaction():
         old = _current(store, assertion_id)
-        store.con.execute("UPDATE assertions SET superseded_at = ?, valid_to = coalesce(valid_to, ?) WHERE id = ?",
-                          [utcnow(), date.today() if old["valid_to"] is None else old["valid_to"], assertion_id])
+        store.con.execute(
+            "UPDATE assertions SET superseded_at = ?, valid_to = coalesce(valid_to, ?) WHERE id = ?",
+            [utcnow(), date.today() if old["valid_to"] is None else old["valid_to"], assertion_id],
+        )
         _record(store, assertion_id, "retract", None, reason, owner_name, via, _before(old))
         store.append_event("assertion.retracted", {"assertion_id": assertion_id, "via": via})
 
 
-def _record(store: Store, assertion_id: int, action: str, new_id: int | None, reason: str | None,
-            owner_name: str, via: str, before: str) -> None:
+def _record(
+    store: Store,
+    assertion_id: int,
+    action: str,
+    new_id: int | None,
+    reason: str | None,
+    owner_name: str,
+    via: str,
+    before: str,
+) -> None:
     store.con.execute(
         "INSERT INTO assertion_changes (assertion_id, action, new_id, reason, changed_by, via, before, changed_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [assertion_id, action, new_id, reason, owner_name, via, before, utcnow()])
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [assertion_id, action, new_id, reason, owner_name, via, before, utcnow()],
+    )
 
 
 def history(store: Store, assertion_id: int) -> list[dict[str, Any]]:
@@ -102,10 +141,14 @@ def history(store: Store, assertion_id: int) -> list[dict[str, Any]]:
     while frontier:
         rows = store.con.execute(
             "SELECT assertion_id, new_id FROM assertion_changes WHERE list_contains($1, assertion_id) "
-            "OR list_contains($1, new_id)", [frontier]).fetchall()
+            "OR list_contains($1, new_id)",
+            [frontier],
+        ).fetchall()
         found = {x for r in rows for x in r if x is not None} - chain
         chain |= found
         frontier = sorted(found)
-    return store.query("SELECT id, assertion_id, action, new_id, reason, changed_by, via, before, changed_at "
-                       "FROM assertion_changes WHERE list_contains(?, assertion_id) ORDER BY changed_at, id",
-                       [sorted(chain)])
+    return store.query(
+        "SELECT id, assertion_id, action, new_id, reason, changed_by, via, before, changed_at "
+        "FROM assertion_changes WHERE list_contains(?, assertion_id) ORDER BY changed_at, id",
+        [sorted(chain)],
+    )

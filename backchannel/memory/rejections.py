@@ -57,8 +57,13 @@ class Suppression:
         return self.reason
 
     def as_dict(self) -> dict[str, Any]:
-        return {"reason": self.reason, "scope": self.scope, "proposal_id": self.proposal_id,
-                "similarity": self.similarity, "until": self.until.isoformat() if self.until else None}
+        return {
+            "reason": self.reason,
+            "scope": self.scope,
+            "proposal_id": self.proposal_id,
+            "similarity": self.similarity,
+            "until": self.until.isoformat() if self.until else None,
+        }
 
 
 def proposal_text(proposal: dict[str, Any]) -> str:
@@ -156,10 +161,11 @@ def _explain(store: Store, row: dict[str, Any]) -> str:
     until = f" until {_day(row['until'])}" if row.get("until") else ""
     when = f"dismissed {_day(row['created_at'])}{until}"
     if row["scope"] == "this":
-        return f"suppressed: same {row['kind']} as {row['proposal_id']} ({_names(store, row['entity_ids'])}), {when}{why}"
+        return (
+            f"suppressed: same {row['kind']} as {row['proposal_id']} ({_names(store, row['entity_ids'])}), {when}{why}"
+        )
     if row["scope"] == "entity":
-        return (f"suppressed: anything about {_names(store, row['entity_ids'])} "
-                f"(from {row['proposal_id']}), {when}{why}")
+        return f"suppressed: anything about {_names(store, row['entity_ids'])} (from {row['proposal_id']}), {when}{why}"
     return f"suppressed: every {row['kind']} proposal (from {row['proposal_id']}), {when}{why}"
 
 
@@ -183,7 +189,8 @@ def _suppressions(store: Store) -> _Suppressions:
     if snap is not None and _trusted(store, "suppressions"):
         return snap
     version = store.aggregate(
-        "SELECT count(*), count(lifted_at), max(id), max(created_at), max(lifted_at) FROM suppressions")
+        "SELECT count(*), count(lifted_at), max(id), max(created_at), max(lifted_at) FROM suppressions"
+    )
     snap = _SUPPRESSIONS.setdefault((id(store.con), str(store.path)), _Suppressions())
     if snap.version == version:
         _checked(store, "suppressions")
@@ -274,14 +281,15 @@ def _fill_missing(store: Store) -> None:
     if not rows or store.read_only:
         return
     for i in range(0, len(rows), 256):
-        part = rows[i:i + 256]
+        part = rows[i : i + 256]
         vecs = embed([r["text"] for r in part])
         # One statement per batch (atomic on its own): the gate may call this inside or outside a transaction.
         values = ", ".join("(?, ?::FLOAT[384])" for _ in part)
         store.con.execute(
             f"""UPDATE rejection_embeddings SET vector = v.vec FROM (VALUES {values}) AS v(pid, vec)
                 WHERE rejection_embeddings.proposal_id = v.pid""",
-            [x for r, vec in zip(part, vecs) for x in (r["proposal_id"], vec.tolist())])
+            [x for r, vec in zip(part, vecs) for x in (r["proposal_id"], vec.tolist())],
+        )
 
 
 def _matrix(store: Store) -> _Matrix:
@@ -303,7 +311,8 @@ def _matrix(store: Store) -> _Matrix:
         # coalesce: fetchnumpy masks NULLs, and "for good" must compare as the far future.
         """SELECT proposal_id, coalesce(reason, '') AS reason, dismissed_at,
                   coalesce(until, TIMESTAMP '9999-12-31') AS until, kind, vector FROM rejection_embeddings
-           WHERE vector IS NOT NULL ORDER BY dismissed_at, proposal_id""").fetchnumpy()
+           WHERE vector IS NOT NULL ORDER BY dismissed_at, proposal_id"""
+    ).fetchnumpy()
     n = len(res["proposal_id"])
     m.ids = [str(x) for x in res["proposal_id"]]
     m.meta = [{"reason": res["reason"][i], "dismissed_at": res["dismissed_at"][i]} for i in range(n)]
@@ -318,8 +327,9 @@ def _matrix(store: Store) -> _Matrix:
     return m
 
 
-def check_semantic(store: Store, candidate_text: str, now: datetime,
-                   threshold: float = DEFAULT_THRESHOLD, kind: str | None = None) -> Suppression | None:
+def check_semantic(
+    store: Store, candidate_text: str, now: datetime, threshold: float = DEFAULT_THRESHOLD, kind: str | None = None
+) -> Suppression | None:
     """The nearest active dismissal (of the same kind, when `kind` is given) at or
     above `threshold`, explained; None when there is none."""
     import numpy as np
@@ -346,12 +356,24 @@ def check_semantic(store: Store, candidate_text: str, now: datetime,
     dismissed = np.datetime64(meta["dismissed_at"], "us").item()  # a datetime at microsecond precision
     reason = meta["reason"]
     tail = f": {reason}" if reason else ""
-    return Suppression(f"suppressed: {score:.2f} similar to {pid}, dismissed {_day(dismissed)}{tail}",
-                       "semantic", pid, round(score, 4), None)
+    return Suppression(
+        f"suppressed: {score:.2f} similar to {pid}, dismissed {_day(dismissed)}{tail}",
+        "semantic",
+        pid,
+        round(score, 4),
+        None,
+    )
 
 
-def check(store: Store, candidate_text: str, kind: str, entity_ids: list[int], now: datetime | None = None,
-          *, threshold: float | None = None) -> Suppression | None:
+def check(
+    store: Store,
+    candidate_text: str,
+    kind: str,
+    entity_ids: list[int],
+    now: datetime | None = None,
+    *,
+    threshold: float | None = None,
+) -> Suppression | None:
     """The gate's hook: a Suppression when the candidate matches a past dismissal, else None.
 
     Structured suppressions are checked first (exact and cheap), then semantic
@@ -362,27 +384,41 @@ def check(store: Store, candidate_text: str, kind: str, entity_ids: list[int], n
     if hit is not None:
         return hit
     try:
-        return check_semantic(store, candidate_text, now, DEFAULT_THRESHOLD if threshold is None else threshold,
-                              kind=kind)
+        return check_semantic(
+            store, candidate_text, now, DEFAULT_THRESHOLD if threshold is None else threshold, kind=kind
+        )
     except Exception as exc:  # noqa: BLE001 - a broken model must not let dismissed proposals back in
         # Silence is the default: when the memory cannot tell, the candidate waits.
-        return Suppression(f"suppressed: the rejection memory could not check ({type(exc).__name__}: {exc}); "
-                           "silence is the default", "error")
+        return Suppression(
+            f"suppressed: the rejection memory could not check ({type(exc).__name__}: {exc}); silence is the default",
+            "error",
+        )
 
 
 # -- recording ---------------------------------------------------------------
 def lift(store: Store, proposal_id: str, now: datetime | None = None) -> int:
     """Forget a dismissal (the owner accepted the proposal after all); returns the suppressions lifted."""
-    n = len(store.con.execute(
-        "UPDATE suppressions SET lifted_at = ? WHERE proposal_id = ? AND lifted_at IS NULL RETURNING id",
-        [now or utcnow(), proposal_id]).fetchall())
+    n = len(
+        store.con.execute(
+            "UPDATE suppressions SET lifted_at = ? WHERE proposal_id = ? AND lifted_at IS NULL RETURNING id",
+            [now or utcnow(), proposal_id],
+        ).fetchall()
+    )
     store.con.execute("DELETE FROM rejection_embeddings WHERE proposal_id = ?", [proposal_id])
     return n
 
 
-def remember_dismissal(store: Store, proposal: dict[str, Any], *, scope: str, reason: str | None,
-                       until: datetime | None, feedback_id: int | None, entity_ids: list[int] | None = None,
-                       now: datetime | None = None) -> list[int]:
+def remember_dismissal(
+    store: Store,
+    proposal: dict[str, Any],
+    *,
+    scope: str,
+    reason: str | None,
+    until: datetime | None,
+    feedback_id: int | None,
+    entity_ids: list[int] | None = None,
+    now: datetime | None = None,
+) -> list[int]:
     """Record the structured suppression(s) and the text for the semantic net.
     Call inside the dismissal's transaction. Returns the suppression ids."""
     now = now or utcnow()
@@ -397,14 +433,18 @@ def remember_dismissal(store: Store, proposal: dict[str, Any], *, scope: str, re
         raise ValueError(f"scope must be this, entity or kind, not {scope!r}")
     made = []
     for ents in targets:
-        made.append(store.scalar(
-            """INSERT INTO suppressions (scope, proposal_id, kind, entity_ids, reason, until, feedback_id, created_at)
+        made.append(
+            store.scalar(
+                """INSERT INTO suppressions (scope, proposal_id, kind, entity_ids, reason, until, feedback_id, created_at)
                VALUES (?, ?, ?, ?::BIGINT[], ?, ?, ?, ?) RETURNING id""",
-            [scope, proposal["id"], proposal["kind"], ents, reason, until, feedback_id, now]))
+                [scope, proposal["id"], proposal["kind"], ents, reason, until, feedback_id, now],
+            )
+        )
     store.con.execute(
         """INSERT INTO rejection_embeddings (proposal_id, kind, entity_ids, text, vector, reason, dismissed_at, until)
            VALUES (?, ?, ?::BIGINT[], ?, NULL, ?, ?, ?)
            ON CONFLICT (proposal_id) DO UPDATE SET reason = excluded.reason, dismissed_at = excluded.dismissed_at,
                                                    until = excluded.until""",
-        [proposal["id"], proposal["kind"], ids, proposal_text(proposal), reason, now, until])
+        [proposal["id"], proposal["kind"], ids, proposal_text(proposal), reason, now, until],
+    )
     return made

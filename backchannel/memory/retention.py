@@ -44,14 +44,29 @@ class Cutoffs:
     def from_dict(cls, d: dict[str, Any]) -> Cutoffs:
         def when(v: Any) -> datetime | None:
             return datetime.fromisoformat(v) if v else None
-        return cls(when(d.get("utterances")), when(d.get("assertions")), when(d.get("proposals")),
-                   when(d.get("runs")), bool(d.get("keep_quotes", True)))
+
+        return cls(
+            when(d.get("utterances")),
+            when(d.get("assertions")),
+            when(d.get("proposals")),
+            when(d.get("runs")),
+            bool(d.get("keep_quotes", True)),
+        )
 
     @classmethod
-    def of(cls, now: datetime, *, utterances_days: int | None, assertions_days: int | None,
-           proposals_days: int | None, runs_days: int | None, keep_quotes: bool = True) -> Cutoffs:
+    def of(
+        cls,
+        now: datetime,
+        *,
+        utterances_days: int | None,
+        assertions_days: int | None,
+        proposals_days: int | None,
+        runs_days: int | None,
+        keep_quotes: bool = True,
+    ) -> Cutoffs:
         def cut(days: int | None) -> datetime | None:
             return None if days is None else now - timedelta(days=days)
+
         return cls(cut(utterances_days), cut(assertions_days), cut(proposals_days), cut(runs_days), keep_quotes)
 
 
@@ -76,8 +91,11 @@ def _count(store: Store, sql: str, params: list[Any] | None = None) -> int:
 
 def _trim_utterances(store: Store, cutoff: datetime, keep_quotes: bool) -> dict[str, int]:
     con = store.con
-    con.execute("CREATE OR REPLACE TEMP TABLE retention_sources AS SELECT id FROM sources "
-                "WHERE ingested_at <= ? AND utterances_trimmed_at IS NULL", [cutoff])
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE retention_sources AS SELECT id FROM sources "
+        "WHERE ingested_at <= ? AND utterances_trimmed_at IS NULL",
+        [cutoff],
+    )
     n_sources = _count(store, "SELECT count(*) FROM retention_sources")
     if not n_sources:
         return {"sources_trimmed": 0, "utterances_deleted": 0, "utterances_kept_as_quotes": 0}
@@ -97,10 +115,13 @@ def _trim_utterances(store: Store, cutoff: datetime, keep_quotes: bool) -> dict[
             SELECT *, coalesce(sum(e - s + {sep}) OVER (PARTITION BY source_id, idx ORDER BY s, e
                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ns
             FROM spans""")
-        con.execute("""CREATE OR REPLACE TEMP TABLE retention_text AS
+        con.execute(
+            """CREATE OR REPLACE TEMP TABLE retention_text AS
             SELECT p.source_id, p.idx, string_agg(substring(u.text, p.s + 1, p.e - p.s), ? ORDER BY p.s, p.e) AS text
             FROM retention_pieces p JOIN utterances u ON u.source_id = p.source_id AND u.idx = p.idx
-            GROUP BY p.source_id, p.idx""", [SEPARATOR])
+            GROUP BY p.source_id, p.idx""",
+            [SEPARATOR],
+        )
         con.execute("""UPDATE assertions SET span_start = p.ns, span_end = p.ns + (p.e - p.s)
             FROM retention_pieces p WHERE assertions.source_id = p.source_id AND assertions.utterance_idx = p.idx
               AND assertions.span_start = p.s AND assertions.span_end = p.e""")
@@ -114,8 +135,10 @@ def _trim_utterances(store: Store, cutoff: datetime, keep_quotes: bool) -> dict[
             con.execute(f"DROP TABLE {table}")
     else:
         con.execute("DELETE FROM utterances WHERE source_id IN (SELECT id FROM retention_sources)")
-        con.execute("UPDATE assertions SET quote = NULL, span_start = NULL, span_end = NULL "
-                    "WHERE source_id IN (SELECT id FROM retention_sources)")
+        con.execute(
+            "UPDATE assertions SET quote = NULL, span_start = NULL, span_end = NULL "
+            "WHERE source_id IN (SELECT id FROM retention_sources)"
+        )
     con.execute("""UPDATE sources SET utterances_trimmed_at = now()::TIMESTAMP,
                        utterance_count = (SELECT count(*) FROM utterances u WHERE u.source_id = sources.id)
                    WHERE id IN (SELECT id FROM retention_sources)""")
@@ -125,7 +148,8 @@ def _trim_utterances(store: Store, cutoff: datetime, keep_quotes: bool) -> dict[
 
 def _expire_assertions(store: Store, cutoff: datetime) -> int:
     con = store.con
-    con.execute("""CREATE OR REPLACE TEMP TABLE retention_expired AS
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE retention_expired AS
         SELECT a.id FROM assertions a
         WHERE coalesce(a.said_at, a.recorded_at) < ? AND a.extractor <> 'owner'
           AND NOT EXISTS (
@@ -134,14 +158,19 @@ def _expire_assertions(store: Store, cutoff: datetime) -> int:
                 AND b.object_id IS NOT DISTINCT FROM a.object_id
                 AND b.object_literal IS NOT DISTINCT FROM a.object_literal
                 AND b.source_id IS DISTINCT FROM a.source_id
-                AND coalesce(b.said_at, b.recorded_at) >= ?)""", [cutoff, cutoff])
+                AND coalesce(b.said_at, b.recorded_at) >= ?)""",
+        [cutoff, cutoff],
+    )
     n = _count(store, "SELECT count(*) FROM retention_expired")
     if n:
         con.execute("DELETE FROM import_keys WHERE assertion_id IN (SELECT id FROM retention_expired)")
-        con.execute("DELETE FROM assertion_changes WHERE assertion_id IN (SELECT id FROM retention_expired) "
-                    "OR new_id IN (SELECT id FROM retention_expired)")
-        con.execute("UPDATE assertions SET superseded_by = NULL "
-                    "WHERE superseded_by IN (SELECT id FROM retention_expired)")
+        con.execute(
+            "DELETE FROM assertion_changes WHERE assertion_id IN (SELECT id FROM retention_expired) "
+            "OR new_id IN (SELECT id FROM retention_expired)"
+        )
+        con.execute(
+            "UPDATE assertions SET superseded_by = NULL WHERE superseded_by IN (SELECT id FROM retention_expired)"
+        )
         con.execute("DELETE FROM assertions WHERE id IN (SELECT id FROM retention_expired)")
         con.execute("""UPDATE sources SET assertion_count = (SELECT count(*) FROM assertions a
                                                              WHERE a.source_id = sources.id)""")
@@ -161,9 +190,14 @@ def _delete_proposals(store: Store, cutoff: datetime) -> int:
 
 def _delete_runs(store: Store, cutoff: datetime, keep_run: str | None) -> int:
     con = store.con
-    ids = [r[0] for r in con.execute(
-        "SELECT id FROM runs WHERE status <> 'running' AND coalesce(finished_at, started_at) < ? AND id IS DISTINCT FROM ?"
-        " AND id NOT IN (SELECT run_id FROM proposals)", [cutoff, keep_run]).fetchall()]
+    ids = [
+        r[0]
+        for r in con.execute(
+            "SELECT id FROM runs WHERE status <> 'running' AND coalesce(finished_at, started_at) < ? AND id IS DISTINCT FROM ?"
+            " AND id NOT IN (SELECT run_id FROM proposals)",
+            [cutoff, keep_run],
+        ).fetchall()
+    ]
     if ids:
         con.execute("DELETE FROM events WHERE list_contains(?, run_id)", [ids])
         con.execute("DELETE FROM model_calls WHERE list_contains(?, run_id)", [ids])

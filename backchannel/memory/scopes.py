@@ -19,17 +19,26 @@ def reader_scopes(settings: ScopeSettings, reader: str) -> list[str] | None:
 
 def out_of_scope_assertions(store: Store, scopes: Sequence[str]) -> list[int]:
     """Ids of the assertions whose source is in none of `scopes`."""
-    return [r[0] for r in store.con.execute(
-        "SELECT a.id FROM assertions a JOIN sources s ON s.id = a.source_id "
-        "WHERE NOT list_contains(?, coalesce(s.scope, 'default')) ORDER BY a.id", [list(scopes)]).fetchall()]
+    return [
+        r[0]
+        for r in store.con.execute(
+            "SELECT a.id FROM assertions a JOIN sources s ON s.id = a.source_id "
+            "WHERE NOT list_contains(?, coalesce(s.scope, 'default')) ORDER BY a.id",
+            [list(scopes)],
+        ).fetchall()
+    ]
 
 
 def scopes_of(store: Store, source_ids: Iterable[str | None]) -> set[str]:
     ids = sorted({s for s in source_ids if s})
     if not ids:
         return set()
-    return {str(r[0]) for r in store.con.execute(
-        "SELECT DISTINCT coalesce(scope, 'default') FROM sources WHERE list_contains(?, id)", [ids]).fetchall()}
+    return {
+        str(r[0])
+        for r in store.con.execute(
+            "SELECT DISTINCT coalesce(scope, 'default') FROM sources WHERE list_contains(?, id)", [ids]
+        ).fetchall()
+    }
 
 
 def channels_for(settings: ScopeSettings, channels: Sequence[str], cited: set[str]) -> tuple[list[str], list[str]]:

@@ -27,15 +27,25 @@ def organisations(store: Store, *, besides: str | None = None) -> list[tuple[int
 
 def _only_from(store: Store, source_id: str) -> set[int]:
     """Organisations first seen in `source_id` and in no assertion of another source."""
-    first = {int(r[0]) for r in store.con.execute(
-        """SELECT e.id FROM entities e JOIN aliases f ON f.entity_id = e.id AND f.norm = e.norm
-           WHERE e.kind = 'organisation' AND f.source_id = ?""", [source_id]).fetchall()}
+    first = {
+        int(r[0])
+        for r in store.con.execute(
+            """SELECT e.id FROM entities e JOIN aliases f ON f.entity_id = e.id AND f.norm = e.norm
+           WHERE e.kind = 'organisation' AND f.source_id = ?""",
+            [source_id],
+        ).fetchall()
+    }
     if not first:
         return set()
-    elsewhere = {int(r[0]) for r in store.con.execute(
-        """SELECT x.subject_id FROM assertions x WHERE x.source_id <> ? AND x.subject_id = ANY(?::BIGINT[])
+    elsewhere = {
+        int(r[0])
+        for r in store.con.execute(
+            """SELECT x.subject_id FROM assertions x WHERE x.source_id <> ? AND x.subject_id = ANY(?::BIGINT[])
            UNION SELECT x.object_id FROM assertions x WHERE x.source_id <> ? AND x.object_id = ANY(?::BIGINT[])""",
-        [source_id, sorted(first), source_id, sorted(first)]).fetchall() if r[0] is not None}
+            [source_id, sorted(first), source_id, sorted(first)],
+        ).fetchall()
+        if r[0] is not None
+    }
     return first - elsewhere
 
 
@@ -47,15 +57,17 @@ def news_only_organisations(store: Store) -> dict[str, set[int]]:
            JOIN sources s ON s.id = f.source_id AND s.format = 'news'
            WHERE e.kind = 'organisation' AND e.merged_into IS NULL
              AND NOT EXISTS (SELECT 1 FROM assertions x WHERE (x.subject_id = e.id OR x.object_id = e.id)
-                             AND x.source_id <> f.source_id)""").fetchall()
+                             AND x.source_id <> f.source_id)"""
+    ).fetchall()
     out: dict[str, set[int]] = {}
     for sid, eid in rows:
         out.setdefault(str(sid), set()).add(int(eid))
     return out
 
 
-def utterances_saying(store: Store, names: list[str], *, source_id: str | None = None,
-                      limit: int = 500) -> list[tuple[str, int, str | None, str]]:
+def utterances_saying(
+    store: Store, names: list[str], *, source_id: str | None = None, limit: int = 500
+) -> list[tuple[str, int, str | None, str]]:
     """(source_id, idx, speaker, text) of utterances of sources other than news items
     (of `source_id` only, when given) whose text holds one of `names` as written (case
     kept: a proper name), a coarse filter the caller checks word by word."""
@@ -64,11 +76,15 @@ def utterances_saying(store: Store, names: list[str], *, source_id: str | None =
     import re
 
     pattern = "|".join(re.escape(n) for n in names)
-    return [(str(r[0]), int(r[1]), r[2], str(r[3])) for r in store.con.execute(
-        """SELECT u.source_id, u.idx, u.speaker, u.text FROM utterances u JOIN sources s ON s.id = u.source_id
+    return [
+        (str(r[0]), int(r[1]), r[2], str(r[3]))
+        for r in store.con.execute(
+            """SELECT u.source_id, u.idx, u.speaker, u.text FROM utterances u JOIN sources s ON s.id = u.source_id
            WHERE s.format <> 'news' AND (CAST(? AS VARCHAR) IS NULL OR u.source_id = ?)
              AND regexp_matches(u.text, ?) ORDER BY u.source_id, u.idx LIMIT ?""",
-        [source_id, source_id, pattern, limit]).fetchall()]
+            [source_id, source_id, pattern, limit],
+        ).fetchall()
+    ]
 
 
 def stored(store: Store, sid: str) -> dict[str, Any] | None:
@@ -79,8 +95,18 @@ def stored(store: Store, sid: str) -> dict[str, Any] | None:
     return {"org_ids": sorted(int(i) for i in (row[0] or [])), "org_matches": row[1]}
 
 
-def insert(store: Store, sid: str, *, source: str, title: str, summary: Any, url: Any,
-           published_at: datetime | None, org_ids: list[int], org_matches_json: str) -> None:
+def insert(
+    store: Store,
+    sid: str,
+    *,
+    source: str,
+    title: str,
+    summary: Any,
+    url: Any,
+    published_at: datetime | None,
+    org_ids: list[int],
+    org_matches_json: str,
+) -> None:
     """The signal, once: a second insert of the same id changes nothing. One transaction."""
     with store.transaction():
         store.con.execute(
@@ -92,8 +118,10 @@ def insert(store: Store, sid: str, *, source: str, title: str, summary: Any, url
 
 def relink(store: Store, sid: str, org_ids: list[int], org_matches_json: str) -> None:
     """New organisations found in an old signal."""
-    store.con.execute("UPDATE signals SET org_ids = ?, org_matches = ?, relinked_at = ? WHERE id = ?",
-                      [org_ids, org_matches_json, utcnow(), sid])
+    store.con.execute(
+        "UPDATE signals SET org_ids = ?, org_matches = ?, relinked_at = ? WHERE id = ?",
+        [org_ids, org_matches_json, utcnow(), sid],
+    )
 
 
 def recent(store: Store, since: datetime) -> list[dict[str, Any]]:
@@ -101,4 +129,5 @@ def recent(store: Store, since: datetime) -> list[dict[str, Any]]:
     return store.query(
         """SELECT id, title, summary, url, published_at, org_ids FROM signals
            WHERE coalesce(published_at, seen_at) >= ? ORDER BY coalesce(published_at, seen_at) DESC""",
-        [since])
+        [since],
+    )

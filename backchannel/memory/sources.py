@@ -12,19 +12,59 @@ from typing import Any
 from backchannel.memory.store import Store, utcnow
 
 
-def insert_ingested(store: Store, sid: str, *, content_hash: str, path: str | None, title: str | None,
-                    format: str, meeting_date: date | datetime | None, meeting_date_origin: str | None,  # noqa: A002
-                    participants: list[str], utterance_count: int, extractor: str, trust_reasons: list[str],
-                    assertion_count: int) -> None:
+def insert_ingested(
+    store: Store,
+    sid: str,
+    *,
+    content_hash: str,
+    path: str | None,
+    title: str | None,
+    format: str,
+    meeting_date: date | datetime | None,
+    meeting_date_origin: str | None,  # noqa: A002
+    participants: list[str],
+    utterance_count: int,
+    extractor: str,
+    trust_reasons: list[str],
+    assertion_count: int,
+) -> None:
     """A transcript's row, written last with its counts (one INSERT, no UPDATE: nobody sees
     the assertions without their source). In a `Store.batch()` (email) the row is held and
     inserted with the batch's others at its commit; `Store.held_value` finds it meanwhile."""
     store.insert_rows(
-        "sources", ["id", "content_hash", "path", "title", "format", "meeting_date", "meeting_date_origin",
-                    "participants", "utterance_count", "extractor", "ingested_at", "trust_reasons",
-                    "assertion_count"],
-        [(sid, content_hash, path, title, format, meeting_date, meeting_date_origin, participants,
-          utterance_count, extractor, utcnow(), trust_reasons, assertion_count)],
+        "sources",
+        [
+            "id",
+            "content_hash",
+            "path",
+            "title",
+            "format",
+            "meeting_date",
+            "meeting_date_origin",
+            "participants",
+            "utterance_count",
+            "extractor",
+            "ingested_at",
+            "trust_reasons",
+            "assertion_count",
+        ],
+        [
+            (
+                sid,
+                content_hash,
+                path,
+                title,
+                format,
+                meeting_date,
+                meeting_date_origin,
+                participants,
+                utterance_count,
+                extractor,
+                utcnow(),
+                trust_reasons,
+                assertion_count,
+            )
+        ],
         defer=True,
     )
 
@@ -34,7 +74,8 @@ def insert_imported(store: Store, sid: str, *, content_hash: str, title: str, me
     store.con.execute(
         "INSERT INTO sources (id, content_hash, title, format, meeting_date, meeting_date_origin, extractor,"
         " ingested_at) VALUES (?, ?, ?, 'import', ?, 'import', 'import', ?)",
-        [sid, content_hash, title, meeting_date, utcnow()])
+        [sid, content_hash, title, meeting_date, utcnow()],
+    )
 
 
 def recount(store: Store, ids: list[str]) -> None:
@@ -43,7 +84,9 @@ def recount(store: Store, ids: list[str]) -> None:
         """UPDATE sources SET
                utterance_count = (SELECT count(*) FROM utterances u WHERE u.source_id = sources.id),
                assertion_count = (SELECT count(*) FROM assertions a WHERE a.source_id = sources.id)
-           WHERE list_contains(?, id)""", [ids])
+           WHERE list_contains(?, id)""",
+        [ids],
+    )
 
 
 def set_path(store: Store, sid: str, new: str, old: str) -> None:
@@ -56,8 +99,9 @@ def set_date_origin(store: Store, sid: str, origin: str) -> None:
 
 
 def set_date(store: Store, sid: str, meeting_date: Any, origin: str) -> None:
-    store.con.execute("UPDATE sources SET meeting_date = ?, meeting_date_origin = ? WHERE id = ?",
-                      [meeting_date, origin, sid])
+    store.con.execute(
+        "UPDATE sources SET meeting_date = ?, meeting_date_origin = ? WHERE id = ?", [meeting_date, origin, sid]
+    )
 
 
 def exists(store: Store, sid: str) -> bool:

@@ -72,7 +72,10 @@ class Store:
         if read_only and not path.exists():
             raise StoreError(f"no database at {path}; run `backchannel init` first")
         path.parent.mkdir(parents=True, exist_ok=True)
-        config: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "autoinstall_known_extensions": "false",
+            "autoload_known_extensions": "false",
+        }
         try:
             if not read_only and path.with_name(path.name + ".rewrite-pending").exists():
                 # An erasure committed but the file was not rewritten yet (a crash): finish it first.
@@ -82,9 +85,7 @@ class Store:
             con = duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():
-                raise StoreLocked(
-                    f"{path} is held by another process (is the daemon running?): {exc}"
-                ) from None
+                raise StoreLocked(f"{path} is held by another process (is the daemon running?): {exc}") from None
             raise StoreError(f"cannot open {path}: {exc}") from None
         con.execute("SET TimeZone = 'UTC'")
         store = cls(con, path, read_only)
@@ -225,8 +226,9 @@ class Store:
             raise StoreError(f"an aggregate query returned no row: {sql[:80]}")
         return tuple(row)
 
-    def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                    defer: bool = False) -> None:
+    def insert_rows(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, defer: bool = False
+    ) -> None:
         """Bulk insert in one statement, the rows passed as one list per column and unnested
         (`INSERT ... SELECT unnest(?::T[]), ...`): ~9x less CPU than a multi-row VALUES of the
         same rows (a parameter per value), the rows in their order (ids from a DEFAULT sequence
@@ -245,8 +247,9 @@ class Store:
         if any(len(r) != len(columns) for r in rows):
             raise StoreError(f"insert into {table}: a row does not have the {len(columns)} columns {list(columns)}")
         unnested = ", ".join(f"unnest(?::{types[c]}[])" for c in columns)
-        self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {unnested}",
-                         [list(values) for values in zip(*rows)])
+        self.con.execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) SELECT {unnested}", [list(values) for values in zip(*rows)]
+        )
 
     def _column_types(self, table: str) -> dict[str, str]:
         """Column -> the SQL type its values are passed as (an ENUM as VARCHAR: the insert
@@ -254,15 +257,24 @@ class Store:
         if table not in self._types:
             rows = self.con.execute(
                 "SELECT column_name, data_type FROM information_schema.columns"
-                " WHERE table_schema = 'main' AND table_name = ?", [table]).fetchall()
+                " WHERE table_schema = 'main' AND table_name = ?",
+                [table],
+            ).fetchall()
             if not rows:
                 raise StoreError(f"no table {table}")
             self._types[table] = {c: ("VARCHAR" if t.startswith("ENUM(") else t) for c, t in rows}
         return self._types[table]
 
     # -- the event log ----------------------------------------------------
-    def append_event(self, kind: str, data: dict[str, Any] | None = None, *, run_id: str | None = None,
-                     key: str | None = None, defer: bool = False) -> int | None:
+    def append_event(
+        self,
+        kind: str,
+        data: dict[str, Any] | None = None,
+        *,
+        run_id: str | None = None,
+        key: str | None = None,
+        defer: bool = False,
+    ) -> int | None:
         """Append to the event log. With an idempotency `key`, a second append of the
         same key is a no-op and returns None. `defer`: inside `batch()`, appended with the
         batch's other events just before its commit (returns None)."""
@@ -287,8 +299,10 @@ class Store:
         params: list[Any] = []
         for kind, data, run_id, key in rows:
             params += [now, run_id, kind, key, json.dumps(data or {}, default=str)]
-        self.con.execute(f"INSERT INTO events (occurred_at, run_id, kind, key, data) VALUES {values}"
-                         " ON CONFLICT (key) DO NOTHING", params)
+        self.con.execute(
+            f"INSERT INTO events (occurred_at, run_id, kind, key, data) VALUES {values} ON CONFLICT (key) DO NOTHING",
+            params,
+        )
 
     def events(self, run_id: str | None = None, kind: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
         where, params = [], []

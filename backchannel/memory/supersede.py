@@ -22,9 +22,11 @@ from typing import Any
 from backchannel.memory import assertions
 from backchannel.memory.store import Store, utcnow
 
-_COLS = ("id, subject_id, predicate, object_id, object_literal, qualifier, speaker_id, said_at, valid_from,"
-         " valid_to, superseded_at, superseded_by, confidence, modality, source_id, utterance_idx, quote,"
-         " date_phrase")
+_COLS = (
+    "id, subject_id, predicate, object_id, object_literal, qualifier, speaker_id, said_at, valid_from,"
+    " valid_to, superseded_at, superseded_by, confidence, modality, source_id, utterance_idx, quote,"
+    " date_phrase"
+)
 
 
 def _start(row: dict[str, Any]) -> date | None:
@@ -60,11 +62,19 @@ def _title_holders(store: Store, a: dict[str, Any], titled: list[dict[str, Any]]
     titled works_at rows of `a`'s organisation, already read (else they are read here)."""
     n = 0
     if titled is None:
-        titled = _rows(store, "predicate = 'works_at' AND object_id = ? AND qualifier IS NOT NULL"
-                              " AND subject_id <> ? AND id <> ?", [a["object_id"], a["subject_id"], a["id"]])
-    others = [r for r in titled
-              if r["object_id"] == a["object_id"] and r["subject_id"] != a["subject_id"] and r["id"] != a["id"]
-              and _norm_q(r["qualifier"]) == _norm_q(a["qualifier"])]
+        titled = _rows(
+            store,
+            "predicate = 'works_at' AND object_id = ? AND qualifier IS NOT NULL AND subject_id <> ? AND id <> ?",
+            [a["object_id"], a["subject_id"], a["id"]],
+        )
+    others = [
+        r
+        for r in titled
+        if r["object_id"] == a["object_id"]
+        and r["subject_id"] != a["subject_id"]
+        and r["id"] != a["id"]
+        and _norm_q(r["qualifier"]) == _norm_q(a["qualifier"])
+    ]
     a_start = _start(a)
     if a_start is None:
         return 0
@@ -82,8 +92,9 @@ def _title_holders(store: Store, a: dict[str, Any], titled: list[dict[str, Any]]
 def _departure(store: Store, a: dict[str, Any]) -> int:
     end = a["valid_to"] or _start(a)
     n = 0
-    for o in _rows(store, "predicate = 'works_at' AND subject_id = ? AND object_id = ?",
-                   [a["subject_id"], a["object_id"]]):
+    for o in _rows(
+        store, "predicate = 'works_at' AND subject_id = ? AND object_id = ?", [a["subject_id"], a["object_id"]]
+    ):
         o_start = _start(o)
         if end is not None and o_start is not None and o_start <= end:
             n += _close(store, o, a, end)
@@ -99,11 +110,17 @@ def apply_source(store: Store, source_id: str, titled_objects: Sequence[int] = (
     """`apply` for every assertion of one source just written. `titled_objects`: the
     organisations its titled works_at name; their other title holders come in the same
     query (one, not two per source: an email signature is a titled works_at)."""
-    rows = _rows(store, "(source_id = ? AND object_id IS NOT NULL AND predicate IN ('works_at', 'left'))"
-                        " OR (predicate = 'works_at' AND qualifier IS NOT NULL AND list_contains(?, object_id))",
-                 [source_id, sorted(set(titled_objects))])
-    new = [r for r in rows if r["source_id"] == source_id and r["object_id"] is not None
-           and r["predicate"] in ("works_at", "left")]
+    rows = _rows(
+        store,
+        "(source_id = ? AND object_id IS NOT NULL AND predicate IN ('works_at', 'left'))"
+        " OR (predicate = 'works_at' AND qualifier IS NOT NULL AND list_contains(?, object_id))",
+        [source_id, sorted(set(titled_objects))],
+    )
+    new = [
+        r
+        for r in rows
+        if r["source_id"] == source_id and r["object_id"] is not None and r["predicate"] in ("works_at", "left")
+    ]
     # Dicts shared between `new` and `titled`: a close made for one is seen by the next, as a
     # fresh read would see it.
     titled = [r for r in rows if r["predicate"] == "works_at" and r["qualifier"] is not None]
@@ -115,8 +132,14 @@ def apply(store: Store, assertion_ids: Sequence[int]) -> int:
     assertions were closed. Runs inside the caller's transaction (the writer's)."""
     if not assertion_ids:
         return 0
-    return _apply_rows(store, _rows(store, "id IN (SELECT unnest(?::BIGINT[])) AND object_id IS NOT NULL"
-                                           " AND predicate IN ('works_at', 'left')", [list(assertion_ids)]))
+    return _apply_rows(
+        store,
+        _rows(
+            store,
+            "id IN (SELECT unnest(?::BIGINT[])) AND object_id IS NOT NULL AND predicate IN ('works_at', 'left')",
+            [list(assertion_ids)],
+        ),
+    )
 
 
 def _apply_rows(store: Store, new: list[dict[str, Any]], titled: list[dict[str, Any]] | None = None) -> int:
@@ -151,7 +174,10 @@ def as_of(store: Store, predicate: str, object_id: int, qualifier: str | None, w
 
 def history(store: Store, predicate: str, object_id: int, qualifier: str | None = None) -> list[dict[str, Any]]:
     """Every holder over time, oldest first, superseded ones included."""
-    rows = [r for r in _rows(store, "predicate = ? AND object_id = ?", [predicate, object_id])
-            if qualifier is None or _norm_q(r["qualifier"]) == _norm_q(qualifier)]
+    rows = [
+        r
+        for r in _rows(store, "predicate = ? AND object_id = ?", [predicate, object_id])
+        if qualifier is None or _norm_q(r["qualifier"]) == _norm_q(qualifier)
+    ]
     rows.sort(key=lambda r: (_start(r) or date.min, r["id"]))
     return rows

@@ -24,9 +24,13 @@ def pending(store: Store, names: Iterable[str]) -> list[str]:
     wanted = [n.strip() for n in names if len(norm_name(n or "")) >= 2]
     if not wanted:
         return []
-    known = {r[0] for r in store.con.execute(
-        "SELECT name_hash FROM consent_withdrawals WHERE list_contains(?, name_hash)",
-        [[consent.name_hash(n) for n in wanted]]).fetchall()}
+    known = {
+        r[0]
+        for r in store.con.execute(
+            "SELECT name_hash FROM consent_withdrawals WHERE list_contains(?, name_hash)",
+            [[consent.name_hash(n) for n in wanted]],
+        ).fetchall()
+    }
     return [n for n in dict.fromkeys(wanted) if consent.name_hash(n) not in known]
 
 
@@ -56,8 +60,10 @@ def withdraw_and_erase(store: Store, names: list[str], *, via: str) -> dict[str,
         counts[f"text_{k}"] = counts.get(f"text_{k}", 0) + v
     with store.transaction():
         person = consent.withdraw(store, all_names, first_names=first_names, via=via)
-        store.append_event("consent.withdrawn", {"person": person, "names_hashed": len(set(all_names)), "via": via,
-                                                 "entities_erased": counts["entities"]})
+        store.append_event(
+            "consent.withdrawn",
+            {"person": person, "names_hashed": len(set(all_names)), "via": via, "entities_erased": counts["entities"]},
+        )
     return counts
 
 

@@ -65,8 +65,7 @@ def op(name: str | None = None, *, read: bool, on_reader: bool | None = None) ->
     def register(fn: F) -> F:
         key = name or fn.__name__
         if key in REGISTRY and REGISTRY[key].fn is not fn:
-            raise RuntimeError(f"operation {key!r} registered twice: {REGISTRY[key].fn.__module__} "
-                               f"and {fn.__module__}")
+            raise RuntimeError(f"operation {key!r} registered twice: {REGISTRY[key].fn.__module__} and {fn.__module__}")
         REGISTRY[key] = Op(key, fn, read, read if on_reader is None else on_reader)
         return fn
 
@@ -93,6 +92,7 @@ def operations() -> dict[str, Op]:
             ties_ops,
             timeline_ops,
         )
+
         _loaded = True
     return REGISTRY
 

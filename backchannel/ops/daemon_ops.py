@@ -31,8 +31,12 @@ def spend_today(env: OpEnv) -> dict[str, Any]:
     from backchannel.agent import budget
 
     s = budget.spent(env.store, since=budget.day_start())
-    return {"calls": s.calls, "tokens": s.tokens, "cost_usd": round(s.cost_usd, 6),
-            "budget_usd": env.settings.models.budget.per_day_cost_usd}
+    return {
+        "calls": s.calls,
+        "tokens": s.tokens,
+        "cost_usd": round(s.cost_usd, 6),
+        "budget_usd": env.settings.models.budget.per_day_cost_usd,
+    }
 
 
 @op(read=True)
@@ -80,11 +84,18 @@ def _upcoming_meetings(env: OpEnv, limit: int = 5) -> list[dict[str, Any]]:
     now = db_now()
     rows = env.store.query(
         """SELECT summary, starts_at, len(attendee_ids) AS known_attendees FROM calendar_events
-           WHERE starts_at >= ? ORDER BY starts_at LIMIT ?""", [now, int(limit)])
-    return [{"summary": r["summary"], "starts_at": r["starts_at"].isoformat(),
-             "known_attendees": int(r["known_attendees"]),
-             "wakes_at": (r["starts_at"] - lead).isoformat() if r["known_attendees"] else None}
-            for r in rows]
+           WHERE starts_at >= ? ORDER BY starts_at LIMIT ?""",
+        [now, int(limit)],
+    )
+    return [
+        {
+            "summary": r["summary"],
+            "starts_at": r["starts_at"].isoformat(),
+            "known_attendees": int(r["known_attendees"]),
+            "wakes_at": (r["starts_at"] - lead).isoformat() if r["known_attendees"] else None,
+        }
+        for r in rows
+    ]
 
 
 def _planned_wakes(env: OpEnv) -> list[dict[str, Any]]:
@@ -146,8 +157,9 @@ def proposal(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the user's 
     r = _get(env, id)
     out = _proposal_row(r, full=True)
     ids = out["entity_ids"] or [-1]
-    out["entities"] = env.store.query("SELECT id, kind, name FROM entities WHERE list_contains(?, id) ORDER BY id",
-                                      [ids])
+    out["entities"] = env.store.query(
+        "SELECT id, kind, name FROM entities WHERE list_contains(?, id) ORDER BY id", [ids]
+    )
     out["evidence_trust"] = _evidence_trust(env.store, r)
     return out
 
@@ -157,13 +169,17 @@ def _model_calls(store: Store, run_id: str) -> list[dict[str, Any]]:
         return []
     return store.query(
         """SELECT role, model, attempt, repair, prompt_tokens, completion_tokens, cost_usd, latency_ms, outcome,
-                  error, created_at FROM model_calls WHERE run_id = ? ORDER BY id""", [run_id])
+                  error, created_at FROM model_calls WHERE run_id = ? ORDER BY id""",
+        [run_id],
+    )
 
 
 def _spend(calls: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"calls": len(calls),
-            "tokens": sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls),
-            "cost_usd": round(sum(c["cost_usd"] or 0 for c in calls), 6)}
+    return {
+        "calls": len(calls),
+        "tokens": sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls),
+        "cost_usd": round(sum(c["cost_usd"] or 0 for c in calls), 6),
+    }
 
 
 def _ingest_step(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -173,8 +189,20 @@ def _ingest_step(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     if done is None:
         return None
     moved: dict[str, Any] = next((e["data"] for e in events if e["kind"] == "inbox.moved"), {})
-    out = {k: done.get(k) for k in ("path", "status", "source_id", "assertions", "error", "title", "meeting_date",
-                                    "date_origin", "redated")}
+    out = {
+        k: done.get(k)
+        for k in (
+            "path",
+            "status",
+            "source_id",
+            "assertions",
+            "error",
+            "title",
+            "meeting_date",
+            "date_origin",
+            "redated",
+        )
+    }
     out["duplicate_of"] = done.get("source_id") if done.get("status") == "skipped" else None
     out["moved_to"] = moved.get("to")
     return out
@@ -194,27 +222,44 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
     from backchannel.engine.gate import dedupe_key
 
     by_key: dict[str, dict[str, Any]] = {}
-    ungated = ("answered, not gated: `ask` shows answers and proposes nothing" if run_d["wake_kind"] == "ask"
-               else "not gated (run unfinished?)")
+    ungated = (
+        "answered, not gated: `ask` shows answers and proposes nothing"
+        if run_d["wake_kind"] == "ask"
+        else "not gated (run unfinished?)"
+    )
     # An ingest's re-evaluation may sweep several times in one run (engine/reevaluate.py).
     swept = [c for e in events if e["kind"] == "sweep.done" for c in e["data"].get("candidates", [])]
     for c in swept:
         k = dedupe_key(c.get("kind") or "?", c.get("entities") or [])
-        by_key[k] = {"dedupe_key": k, "kind": c.get("kind"), "why": c.get("why"), "score": c.get("score"),
-                     "gate": [], "judge": None, "proposal": None, "outcome": ungated}
+        by_key[k] = {
+            "dedupe_key": k,
+            "kind": c.get("kind"),
+            "why": c.get("why"),
+            "score": c.get("score"),
+            "gate": [],
+            "judge": None,
+            "proposal": None,
+            "outcome": ungated,
+        }
     for e in events:
         d, k = e["data"], e["data"].get("dedupe_key")
         if k is None:
             continue
         c = by_key.setdefault(k, {"dedupe_key": k, "gate": [], "judge": None, "proposal": None})
         if e["kind"].startswith("gate."):
-            c["gate"].append({"stage": d.get("stage"), "passed": d.get("passed"), "check": d.get("check"),
-                              "reason": d.get("reason")})
+            c["gate"].append(
+                {"stage": d.get("stage"), "passed": d.get("passed"), "check": d.get("check"), "reason": d.get("reason")}
+            )
             if not d.get("passed"):
                 c["outcome"] = f"suppressed by {d.get('check')}: {d.get('reason')}"
         elif e["kind"] == "judge.scored":
-            c["judge"] = {"score": d.get("score"), "signals": d.get("signals"), "model": d.get("model"),
-                          "reasons": d.get("reasons"), "veto": d.get("veto")}
+            c["judge"] = {
+                "score": d.get("score"),
+                "signals": d.get("signals"),
+                "model": d.get("model"),
+                "reasons": d.get("reasons"),
+                "veto": d.get("veto"),
+            }
         elif e["kind"] in ("judge.failed", "draft.failed"):
             c["outcome"] = f"silent: {d.get('reason')}"
         elif e["kind"] == "proposal.created":
@@ -227,10 +272,19 @@ def run_trace(env: OpEnv, run_id: str) -> dict[str, Any]:
         "run": {k: run_d.get(k) for k in ("id", "status", "reason", "started_at", "finished_at")},
         "trigger": {"kind": run_d.get("wake_kind"), "key": run_d.get("wake_key"), "payload": run_d.get("wake_payload")},
         "ingest": _ingest_step(events),
-        "sweep": {"skill": sweep.get("skill"), "attempts": sweep.get("attempts"), "errors": sweep.get("errors"),
-                  "candidates": len(sweep.get("candidates", []))} if sweep else None,
-        "sandbox": {"stats": sweep.get("sandbox_stats") or {}, "assertions_touched": run_d.get("assertions_touched", 0),
-                    "excerpts_sent": run_d.get("excerpts_sent", 0)},
+        "sweep": {
+            "skill": sweep.get("skill"),
+            "attempts": sweep.get("attempts"),
+            "errors": sweep.get("errors"),
+            "candidates": len(sweep.get("candidates", [])),
+        }
+        if sweep
+        else None,
+        "sandbox": {
+            "stats": sweep.get("sandbox_stats") or {},
+            "assertions_touched": run_d.get("assertions_touched", 0),
+            "excerpts_sent": run_d.get("excerpts_sent", 0),
+        },
         "candidates": list(by_key.values()),
         "model_calls": calls,
         "spend": _spend(calls),
@@ -258,36 +312,63 @@ def trace(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002
     events = store.events(run_id=run_id, limit=10_000)
     sweep: dict[str, Any] = next((e["data"] for e in events if e["kind"] == "sweep.done"), {})
     dkey = p["dedupe_key"]
-    gate_events = [{"kind": e["kind"], "at": e["occurred_at"], **e["data"]} for e in events
-                   if e["kind"].startswith("gate.") and e["data"].get("dedupe_key") == dkey]
-    other_gate = [{"kind": e["kind"], **e["data"]} for e in events
-                  if e["kind"] == "gate.suppressed" and e["data"].get("dedupe_key") != dkey]
-    judgement = next((e["data"] for e in events if e["kind"] == "judge.scored" and e["data"].get("dedupe_key") == dkey),
-                     None)
+    gate_events = [
+        {"kind": e["kind"], "at": e["occurred_at"], **e["data"]}
+        for e in events
+        if e["kind"].startswith("gate.") and e["data"].get("dedupe_key") == dkey
+    ]
+    other_gate = [
+        {"kind": e["kind"], **e["data"]}
+        for e in events
+        if e["kind"] == "gate.suppressed" and e["data"].get("dedupe_key") != dkey
+    ]
+    judgement = next(
+        (e["data"] for e in events if e["kind"] == "judge.scored" and e["data"].get("dedupe_key") == dkey), None
+    )
     calls = _model_calls(store, run_id)
     delivery: list[dict[str, Any]] = []
     if _has_table(store, "outbox"):
         delivery = store.query(
             """SELECT channel, status, attempts, last_error, message_id, created_at, sent_at FROM outbox
-               WHERE proposal_id = ? ORDER BY id""", [p["id"]])
+               WHERE proposal_id = ? ORDER BY id""",
+            [p["id"]],
+        )
     feedback: list[dict[str, Any]] = []
     if _has_table(store, "feedback"):
-        feedback = store.query("SELECT verdict, reason, scope, via, created_at FROM feedback WHERE proposal_id = ? "
-                               "ORDER BY id", [p["id"]])
-    candidate = next((c for c in sweep.get("candidates", [])
-                      if sorted({int(e) for e in c.get("entities", [])}) == [int(e) for e in (p["entity_ids"] or [])]
-                      and c.get("kind") == p["kind"]), None)
+        feedback = store.query(
+            "SELECT verdict, reason, scope, via, created_at FROM feedback WHERE proposal_id = ? ORDER BY id", [p["id"]]
+        )
+    candidate = next(
+        (
+            c
+            for c in sweep.get("candidates", [])
+            if sorted({int(e) for e in c.get("entities", [])}) == [int(e) for e in (p["entity_ids"] or [])]
+            and c.get("kind") == p["kind"]
+        ),
+        None,
+    )
     return {
         "proposal": _proposal_row(p, full=True),
-        "trigger": {"kind": run_d.get("wake_kind"), "key": run_d.get("wake_key"), "payload": run_d.get("wake_payload"),
-                    "context": sweep.get("context")},
+        "trigger": {
+            "kind": run_d.get("wake_kind"),
+            "key": run_d.get("wake_key"),
+            "payload": run_d.get("wake_payload"),
+            "context": sweep.get("context"),
+        },
         "run": {k: run_d.get(k) for k in ("id", "status", "reason", "started_at", "finished_at")},
-        "sweep": {"skill": sweep.get("skill"), "code": sweep.get("code"), "attempts": sweep.get("attempts"),
-                  "errors": sweep.get("errors"), "candidates": len(sweep.get("candidates", [])),
-                  "candidate": candidate},
-        "sandbox": {"stats": sweep.get("sandbox_stats") or {},
-                    "assertions_touched": run_d.get("assertions_touched", 0),
-                    "excerpts_sent": run_d.get("excerpts_sent", 0)},
+        "sweep": {
+            "skill": sweep.get("skill"),
+            "code": sweep.get("code"),
+            "attempts": sweep.get("attempts"),
+            "errors": sweep.get("errors"),
+            "candidates": len(sweep.get("candidates", [])),
+            "candidate": candidate,
+        },
+        "sandbox": {
+            "stats": sweep.get("sandbox_stats") or {},
+            "assertions_touched": run_d.get("assertions_touched", 0),
+            "excerpts_sent": run_d.get("excerpts_sent", 0),
+        },
         "judge": judgement,
         "gate": gate_events,
         "other_suppressions_in_run": other_gate,
@@ -340,6 +421,8 @@ def wake(env: OpEnv, kind: str) -> dict[str, Any]:
             raise OpError(str(exc)) from None
     from backchannel.engine.pipeline import collect_wakes, run_wake_once
 
-    outcomes = [run_wake_once(env.store, env.settings, env.paths, w).to_dict()
-                for w in collect_wakes(env.settings, env.paths, kind)]
+    outcomes = [
+        run_wake_once(env.store, env.settings, env.paths, w).to_dict()
+        for w in collect_wakes(env.settings, env.paths, kind)
+    ]
     return {"ran_in_process": True, "runs": outcomes}

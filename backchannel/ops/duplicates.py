@@ -21,8 +21,30 @@ from typing import Any
 
 from backchannel.memory.store import Store
 
-_HONORIFICS = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "hon", "honourable",
-               "honorable", "the", "rt", "right", "lord", "lady", "rev", "reverend", "cllr", "councillor"}
+_HONORIFICS = {
+    "mr",
+    "mrs",
+    "ms",
+    "miss",
+    "mx",
+    "dr",
+    "prof",
+    "professor",
+    "sir",
+    "dame",
+    "hon",
+    "honourable",
+    "honorable",
+    "the",
+    "rt",
+    "right",
+    "lord",
+    "lady",
+    "rev",
+    "reverend",
+    "cllr",
+    "councillor",
+}
 _POSTNOMINALS = {"am", "ms", "mp", "msp", "mla", "mep", "qc", "kc", "phd", "obe", "mbe", "cbe", "jr", "sr"}
 _BRACKET = re.compile(r"\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*")
 _SPELLING = 92
@@ -60,9 +82,14 @@ def find_duplicates(store: Store, *, limit: int = 200) -> list[dict[str, Any]]:
                   (SELECT count(*) FROM assertions s WHERE s.subject_id = e.id OR s.object_id = e.id)
            FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
            WHERE e.merged_into IS NULL AND e.kind IN ('person', 'organisation')
-           GROUP BY e.id, e.kind, e.name, e.is_owner""").fetchall()
-    apart = {tuple(sorted(p)) for p in store.con.execute(
-        "SELECT kept_id, merged_id FROM entity_merges WHERE undone_at IS NOT NULL").fetchall()}
+           GROUP BY e.id, e.kind, e.name, e.is_owner"""
+    ).fetchall()
+    apart = {
+        tuple(sorted(p))
+        for p in store.con.execute(
+            "SELECT kept_id, merged_id FROM entity_merges WHERE undone_at IS NOT NULL"
+        ).fetchall()
+    }
     info = {r[0]: {"id": r[0], "name": r[2], "kind": r[1], "assertions": int(r[5]), "owner": bool(r[3])} for r in rows}
     names = {r[0]: [r[2], *[a for a in (r[4] or []) if a != r[2]]] for r in rows}
     found: dict[tuple[int, int], dict[str, Any]] = {}
@@ -84,7 +111,7 @@ def find_duplicates(store: Store, *, limit: int = 200) -> list[dict[str, Any]]:
         if len({eid for eid, _n in group}) > _MAX_SAME_NAME:
             continue  # a name this common ("John Smith" twenty times) is many people, not one
         for i, (a, na) in enumerate(group):
-            for b, nb in group[i + 1:]:
+            for b, nb in group[i + 1 :]:
                 if a != b and not _seats_apart(na, nb):
                     add(a, b, "honorific", f'"{na}" and "{nb}" are one name once titles and brackets are dropped', 1.0)
     # acronym: an all-capitals name or alias spelling the initials of the other organisation's name
@@ -112,24 +139,50 @@ def find_duplicates(store: Store, *, limit: int = 200) -> list[dict[str, Any]]:
         if len(ids) > _FUZZY_MAX:
             continue
         bases = [base_name(info[i]["name"])[0] for i in ids]
-        for i, j_scores in enumerate(process.cdist(bases, bases, scorer=fuzz.ratio, score_cutoff=_SPELLING,
-                                                   dtype="uint8")):
+        for i, j_scores in enumerate(
+            process.cdist(bases, bases, scorer=fuzz.ratio, score_cutoff=_SPELLING, dtype="uint8")
+        ):
             for j in j_scores.nonzero()[0]:
                 j = int(j)
-                if j > i and bases[i] != bases[j] and len(bases[i]) >= 5 and len(bases[j]) >= 5 \
-                        and not _seats_apart(info[ids[i]]["name"], info[ids[j]]["name"]):
+                if (
+                    j > i
+                    and bases[i] != bases[j]
+                    and len(bases[i]) >= 5
+                    and len(bases[j]) >= 5
+                    and not _seats_apart(info[ids[i]]["name"], info[ids[j]]["name"])
+                ):
                     a, b = ids[i], ids[j]
-                    add(a, b, "spelling", f'"{info[a]["name"]}" and "{info[b]["name"]}" differ by a few letters',
-                        float(j_scores[j]) / 100 * 0.9)
+                    add(
+                        a,
+                        b,
+                        "spelling",
+                        f'"{info[a]["name"]}" and "{info[b]["name"]}" differ by a few letters',
+                        float(j_scores[j]) / 100 * 0.9,
+                    )
     out = []
     for (a, b), f in found.items():
         ea, eb = info[a], info[b]
-        keep, other = sorted((ea, eb), key=lambda e: (not e["owner"], -e["assertions"], "(" in e["name"],
-                                                      -len(base_name(e["name"])[0]), len(e["name"]), e["id"]))
+        keep, other = sorted(
+            (ea, eb),
+            key=lambda e: (
+                not e["owner"],
+                -e["assertions"],
+                "(" in e["name"],
+                -len(base_name(e["name"])[0]),
+                len(e["name"]),
+                e["id"],
+            ),
+        )
         if f["why"] == "acronym":  # the full name is the one to keep, the acronym becomes its alias
             keep, other = sorted((ea, eb), key=lambda e: (not e["owner"], e["name"].isupper(), -e["assertions"]))
-        out.append({"keep": {k: keep[k] for k in ("id", "name", "kind", "assertions")},
-                    "other": {k: other[k] for k in ("id", "name", "kind", "assertions")},
-                    "why": f["why"], "detail": f["detail"], "score": round(f["score"], 3)})
+        out.append(
+            {
+                "keep": {k: keep[k] for k in ("id", "name", "kind", "assertions")},
+                "other": {k: other[k] for k in ("id", "name", "kind", "assertions")},
+                "why": f["why"],
+                "detail": f["detail"],
+                "score": round(f["score"], 3),
+            }
+        )
     out.sort(key=lambda d: (-d["score"], d["keep"]["name"]))
     return out[:limit]

@@ -13,8 +13,15 @@ OUTCOMES = ("ok", "failed", "stopped")
 
 
 @op(read=False)
-def record_mcp_edge(env: OpEnv, operation: str, outcome: str, reason: str | None = None, excerpts: int = 0,
-                    bytes: int = 0, run_id: str | None = None) -> dict[str, Any]:  # noqa: A002 - the column's name
+def record_mcp_edge(
+    env: OpEnv,
+    operation: str,
+    outcome: str,
+    reason: str | None = None,
+    excerpts: int = 0,
+    bytes: int = 0,
+    run_id: str | None = None,
+) -> dict[str, Any]:  # noqa: A002 - the column's name
     """One MCP call across the MCP edge (web/mcp_edge.py writes it); only the operations
     the MCP server calls, only the mcp edge."""
     if operation not in MCP_OPERATIONS:
@@ -24,9 +31,17 @@ def record_mcp_edge(env: OpEnv, operation: str, outcome: str, reason: str | None
     if run_id is not None and not env.store.scalar("SELECT 1 FROM runs WHERE id = ?", [run_id]):
         run_id = None
     lim = env.settings.edges.mcp.may_reach
-    c = edges.Crossing("mcp", "mcp client", operation, list(lim) if lim is not None else list(MCP_OPERATIONS),
-                       [] if outcome == "stopped" else [operation], run_id=run_id, excerpts=max(0, int(excerpts)),
-                       bytes=max(0, int(bytes)), evidence={"runs": [run_id]} if run_id else {}, outcome=outcome,
-                       reason=reason)
+    c = edges.Crossing(
+        "mcp",
+        "mcp client",
+        operation,
+        list(lim) if lim is not None else list(MCP_OPERATIONS),
+        [] if outcome == "stopped" else [operation],
+        run_id=run_id,
+        excerpts=max(0, int(excerpts)),
+        bytes=max(0, int(bytes)),
+        evidence={"runs": [run_id]} if run_id else {},
+        outcome=outcome,
+        reason=reason,
+    )
     return {"id": edges.record(env.store.con, c)}
-

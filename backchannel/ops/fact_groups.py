@@ -14,8 +14,15 @@ from typing import Any
 
 def fact_key(a: dict[str, Any]) -> tuple[Any, ...]:
     literal = re.sub(r"\s+", " ", str(a.get("object_literal") or "")).strip().casefold()
-    return (a.get("subject_id"), a.get("predicate"), a.get("object_id"), literal,
-            str(a.get("qualifier") or "").casefold(), a.get("recipient_id"), bool(a.get("superseded_at")))
+    return (
+        a.get("subject_id"),
+        a.get("predicate"),
+        a.get("object_id"),
+        literal,
+        str(a.get("qualifier") or "").casefold(),
+        a.get("recipient_id"),
+        bool(a.get("superseded_at")),
+    )
 
 
 def group_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -52,17 +52,36 @@ def parse_until(env: OpEnv, value: str | None, *, required: bool = False) -> dat
     return until
 
 
-def _record(env: OpEnv, p: dict[str, Any], verdict: str, *, via: str, reason: str | None = None,
-            scope: str | None = None, until: datetime | None = None, action: dict[str, Any] | None = None,
-            action_hash: str | None = None) -> int:
+def _record(
+    env: OpEnv,
+    p: dict[str, Any],
+    verdict: str,
+    *,
+    via: str,
+    reason: str | None = None,
+    scope: str | None = None,
+    until: datetime | None = None,
+    action: dict[str, Any] | None = None,
+    action_hash: str | None = None,
+) -> int:
     now = utcnow()
     fid = env.store.scalar(
         """INSERT INTO feedback (proposal_id, verdict, reason, scope, until, action, action_hash, via, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
-        [p["id"], verdict, reason, scope, until, json.dumps(action) if action else None, action_hash, via, now])
-    env.store.append_event(f"feedback.{verdict}", {"proposal_id": p["id"], "reason": reason, "scope": scope,
-                                                  "until": until, "via": via, "action_hash": action_hash},
-                           run_id=p.get("run_id"))
+        [p["id"], verdict, reason, scope, until, json.dumps(action) if action else None, action_hash, via, now],
+    )
+    env.store.append_event(
+        f"feedback.{verdict}",
+        {
+            "proposal_id": p["id"],
+            "reason": reason,
+            "scope": scope,
+            "until": until,
+            "via": via,
+            "action_hash": action_hash,
+        },
+        run_id=p.get("run_id"),
+    )
     return int(fid)
 
 
@@ -84,8 +103,15 @@ def _entity_ids(env: OpEnv, p: dict[str, Any], entity: str | None) -> list[int] 
 
 
 @op(read=False)
-def dismiss(env: OpEnv, id: str, reason: str | None = None, scope: str = "this", until: str | None = None,
-            entity: str | None = None, via: str = "cli") -> dict[str, Any]:
+def dismiss(
+    env: OpEnv,
+    id: str,
+    reason: str | None = None,
+    scope: str = "this",
+    until: str | None = None,
+    entity: str | None = None,
+    via: str = "cli",
+) -> dict[str, Any]:
     """Dismiss a proposal and remember it: structured suppression by scope, and its
     text for the semantic net."""
     from backchannel.delivery.outbox import cancel_pending
@@ -101,13 +127,20 @@ def dismiss(env: OpEnv, id: str, reason: str | None = None, scope: str = "this",
     reason = (reason or "").strip() or None
     with env.store.transaction():
         fid = _record(env, p, "dismiss", via=via, reason=reason, scope=scope, until=until_at)
-        sids = remember_dismissal(env.store, p, scope=scope, reason=reason, until=until_at, feedback_id=fid,
-                                  entity_ids=narrowed)
+        sids = remember_dismissal(
+            env.store, p, scope=scope, reason=reason, until=until_at, feedback_id=fid, entity_ids=narrowed
+        )
         _set_status(env, p["id"], "dismissed")
         cancel_pending(env.store, p["id"], "dismissed")
     _refit(env, p["kind"])
-    return {"id": p["id"], "status": "dismissed", "scope": scope, "reason": reason, "until": until_at,
-            "suppressions": sids}
+    return {
+        "id": p["id"],
+        "status": "dismissed",
+        "scope": scope,
+        "reason": reason,
+        "until": until_at,
+        "suppressions": sids,
+    }
 
 
 def _refit(env: OpEnv, kind: str) -> None:
@@ -165,14 +198,26 @@ def proposal_action(env: OpEnv, id: str) -> dict[str, Any]:
     p = _proposal(env, id)
     if not p["action"]:
         raise OpError(f"{p['id']} has no outbound action to approve")
-    return {"id": p["id"], "status": p["status"], "title": p["title"], "action": p["action"],
-            "action_hash": action_hash(p["action"]), "stored_hash": p.get("action_hash"),
-            "problem": problem(p["action"])}
+    return {
+        "id": p["id"],
+        "status": p["status"],
+        "title": p["title"],
+        "action": p["action"],
+        "action_hash": action_hash(p["action"]),
+        "stored_hash": p.get("action_hash"),
+        "problem": problem(p["action"]),
+    }
 
 
 @op(read=False)
-def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[str, Any] | None = None,
-            via: str = "cli", send: bool = True) -> dict[str, Any]:
+def approve(
+    env: OpEnv,
+    id: str,
+    expected_hash: str | None = None,
+    action: dict[str, Any] | None = None,
+    via: str = "cli",
+    send: bool = True,
+) -> dict[str, Any]:
     """Approve the exact outbound payload whose sha256 is `expected_hash`, then queue
     it (and, with `send`, try it at once) over the harness's own email channel.
 
@@ -191,29 +236,40 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
     if not expected_hash:
         raise OpError("approval needs the sha256 of the payload being approved")
     if not env.settings.delivery.email.host:
-        raise OpError("approved messages go out through your own mail server, and none is configured: "
-                      "set [delivery.email] host, sender and username (password in the secrets folder), "
-                      "then approve again")
+        raise OpError(
+            "approved messages go out through your own mail server, and none is configured: "
+            "set [delivery.email] host, sender and username (password in the secrets folder), "
+            "then approve again"
+        )
     payload = dict(action) if action is not None else p["action"]
     try:
         validate_action(payload)
     except ValueError as exc:
-        fix = ("fix it in the editor and approve again" if action is not None
-               else f"run `backchannel approve {p['id']} --edit` to correct the To: line (or the draft), then approve")
+        fix = (
+            "fix it in the editor and approve again"
+            if action is not None
+            else f"run `backchannel approve {p['id']} --edit` to correct the To: line (or the draft), then approve"
+        )
         raise OpError(f"cannot approve this draft: {exc}; {fix}") from None
     h = action_hash(payload)
     if h != expected_hash:
-        raise OpError(f"the draft changed since it was shown (sha256 {h[:12]}…, approved {expected_hash[:12]}…); "
-                      f"look at it again and re-approve")
+        raise OpError(
+            f"the draft changed since it was shown (sha256 {h[:12]}…, approved {expected_hash[:12]}…); "
+            f"look at it again and re-approve"
+        )
     if action is None and p.get("action_hash") and p["action_hash"] != h:
         raise OpError(f"{p['id']}'s stored hash does not match its payload; refusing to approve")
-    if env.store.scalar("SELECT 1 FROM outbox WHERE proposal_id = ? AND channel = 'action' AND status IN ('sent', 'sending')",
-                        [p["id"]]):
+    if env.store.scalar(
+        "SELECT 1 FROM outbox WHERE proposal_id = ? AND channel = 'action' AND status IN ('sent', 'sending')", [p["id"]]
+    ):
         raise OpError(f"{p['id']}'s action was already sent")
     with env.store.transaction():
         if action is not None and payload != p["action"]:
-            env.store.append_event("proposal.action_edited", {"proposal_id": p["id"], "before": p["action"],
-                                                              "after": payload, "hash": h}, run_id=p.get("run_id"))
+            env.store.append_event(
+                "proposal.action_edited",
+                {"proposal_id": p["id"], "before": p["action"], "after": payload, "hash": h},
+                run_id=p.get("run_id"),
+            )
             proposals.set_action(env.store, p["id"], json.dumps(payload), h)
         # An earlier approval of another payload that has not gone out yet is void now.
         cancel_superseded_actions(env.store, p["id"], h)
@@ -223,8 +279,14 @@ def approve(env: OpEnv, id: str, expected_hash: str | None = None, action: dict[
         _set_status(env, p["id"], "approved")
         key = enqueue_action(env.store, p["id"], h)
     _refit(env, p["kind"])
-    out: dict[str, Any] = {"id": p["id"], "status": "approved", "action_hash": h, "to": payload["to"],
-                           "delivery": key, "sent": False}
+    out: dict[str, Any] = {
+        "id": p["id"],
+        "status": "approved",
+        "action_hash": h,
+        "to": payload["to"],
+        "delivery": key,
+        "sent": False,
+    }
     if send:
         for r in deliver_keys(env.store, env.settings, env.paths, [key]):
             out["sent"] = r.ok
@@ -253,51 +315,77 @@ def stats(env: OpEnv, days: int = 30) -> dict[str, Any]:
     """Proposals per day, acceptance and dismissal rates, suppressions by reason."""
     since = utcnow() - timedelta(days=int(days))
     s = env.store
-    per_day = s.query("""SELECT CAST(created_at AS DATE) AS day, count(*) AS proposals FROM proposals
-                         WHERE created_at >= ? GROUP BY 1 ORDER BY 1""", [since])
+    per_day = s.query(
+        """SELECT CAST(created_at AS DATE) AS day, count(*) AS proposals FROM proposals
+                         WHERE created_at >= ? GROUP BY 1 ORDER BY 1""",
+        [since],
+    )
     total = int(s.scalar("SELECT count(*) FROM proposals WHERE created_at >= ?", [since]) or 0)
-    verdicts = {r["verdict"]: int(r["n"]) for r in s.query(
-        """SELECT f.verdict, count(DISTINCT f.proposal_id) AS n FROM feedback f
-           JOIN proposals p ON p.id = f.proposal_id WHERE p.created_at >= ? GROUP BY 1""", [since])}
+    verdicts = {
+        r["verdict"]: int(r["n"])
+        for r in s.query(
+            """SELECT f.verdict, count(DISTINCT f.proposal_id) AS n FROM feedback f
+           JOIN proposals p ON p.id = f.proposal_id WHERE p.created_at >= ? GROUP BY 1""",
+            [since],
+        )
+    }
     # Rates count each proposal once, by the user's latest word on it (they may change their mind).
-    latest = {r["verdict"]: int(r["n"]) for r in s.query(
-        """SELECT verdict, count(*) AS n FROM (
+    latest = {
+        r["verdict"]: int(r["n"])
+        for r in s.query(
+            """SELECT verdict, count(*) AS n FROM (
                SELECT f.proposal_id, arg_max(f.verdict, f.id) AS verdict FROM feedback f
                JOIN proposals p ON p.id = f.proposal_id
                WHERE p.created_at >= ? AND f.verdict IN ('accept', 'approve', 'dismiss') GROUP BY 1)
-           GROUP BY 1""", [since])}
+           GROUP BY 1""",
+            [since],
+        )
+    }
     accepted = latest.get("accept", 0) + latest.get("approve", 0)
     dismissed = latest.get("dismiss", 0)
     gate = s.query(
         """SELECT coalesce(json_extract_string(data, '$.check'), 'unknown') AS check, count(*) AS n
-           FROM events WHERE kind = 'gate.suppressed' AND occurred_at >= ? GROUP BY 1 ORDER BY 2 DESC""", [since])
+           FROM events WHERE kind = 'gate.suppressed' AND occurred_at >= ? GROUP BY 1 ORDER BY 2 DESC""",
+        [since],
+    )
     rejection = s.query(
         """SELECT CASE WHEN r LIKE '%similar to%' THEN 'semantic' WHEN r LIKE '%anything about%' THEN 'entity'
                        WHEN r LIKE '%every %proposal%' THEN 'kind' WHEN r LIKE '%same %' THEN 'this'
                        ELSE 'other' END AS scope, count(*) AS n
            FROM (SELECT json_extract_string(data, '$.reason') AS r FROM events
                  WHERE kind = 'gate.suppressed' AND json_extract_string(data, '$.check') = 'rejection'
-                   AND occurred_at >= ?) GROUP BY 1 ORDER BY 2 DESC""", [since])
+                   AND occurred_at >= ?) GROUP BY 1 ORDER BY 2 DESC""",
+        [since],
+    )
     reasons = s.query(
         """SELECT coalesce(reason, '(no reason)') AS reason, scope, count(*) AS n FROM feedback
-           WHERE verdict = 'dismiss' AND created_at >= ? GROUP BY ALL ORDER BY n DESC LIMIT 20""", [since])
+           WHERE verdict = 'dismiss' AND created_at >= ? GROUP BY ALL ORDER BY n DESC LIMIT 20""",
+        [since],
+    )
     active = s.query(
         """SELECT scope, count(*) AS n FROM suppressions WHERE lifted_at IS NULL AND (until IS NULL OR until > ?)
-           GROUP BY 1 ORDER BY 1""", [utcnow()])
+           GROUP BY 1 ORDER BY 1""",
+        [utcnow()],
+    )
     per_kind = {}
     for r in s.query(
-            """SELECT p.kind, count(*) AS proposals,
+        """SELECT p.kind, count(*) AS proposals,
                       count(*) FILTER (WHERE v.verdict IN ('accept', 'approve')) AS accepted,
                       count(*) FILTER (WHERE v.verdict = 'dismiss') AS dismissed
                FROM proposals p LEFT JOIN (
                    SELECT proposal_id, arg_max(verdict, id) AS verdict FROM feedback
                    WHERE verdict IN ('accept', 'approve', 'dismiss') GROUP BY 1) v ON v.proposal_id = p.id
-               WHERE p.created_at >= ? GROUP BY 1 ORDER BY 1""", [since]):
+               WHERE p.created_at >= ? GROUP BY 1 ORDER BY 1""",
+        [since],
+    ):
         judged = int(r["accepted"]) + int(r["dismissed"])
         # Precision from feedback: of the proposals the owner judged, the share they found useful.
-        per_kind[r["kind"]] = {"proposals": int(r["proposals"]), "accepted": int(r["accepted"]),
-                               "dismissed": int(r["dismissed"]),
-                               "precision": round(int(r["accepted"]) / judged, 4) if judged else None}
+        per_kind[r["kind"]] = {
+            "proposals": int(r["proposals"]),
+            "accepted": int(r["accepted"]),
+            "dismissed": int(r["dismissed"]),
+            "precision": round(int(r["accepted"]) / judged, 4) if judged else None,
+        }
     from backchannel.engine import calibrate
 
     return {
@@ -329,7 +417,8 @@ def suppressed_since(env: OpEnv, proposal: dict[str, Any], limit: int = 20) -> l
              AND (json_extract_string(data, '$.dedupe_key') = ?
                   OR regexp_matches(json_extract_string(data, '$.reason'), ?))
            ORDER BY seq DESC LIMIT ?""",
-        [proposal.get("run_id"), dkey, rf"\b{pid}\b", int(limit)])
+        [proposal.get("run_id"), dkey, rf"\b{pid}\b", int(limit)],
+    )
     out = []
     for r in rows:
         at = r.pop("occurred_at")

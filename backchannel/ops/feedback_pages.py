@@ -64,15 +64,33 @@ def handle_get(store: Store, settings: Settings, paths: Paths, token: str) -> tu
     claim, p = got
     v = view(settings, paths, p)
     if _stale_approval(claim, p):
-        return _page(409, "The draft changed", "This link approved an earlier version of the draft. "
-                     f"Run `backchannel approve {p['id']}` to see and approve the current one.", p=v)
+        return _page(
+            409,
+            "The draft changed",
+            "This link approved an earlier version of the draft. "
+            f"Run `backchannel approve {p['id']}` to see and approve the current one.",
+            p=v,
+        )
     if p["status"] == DONE_STATUS[claim.verdict] or p["status"] in ("sent", "expired"):
         return _page(200, f"{p['id']} is already {p['status']}", "Nothing to do.", p=v)
     if claim.verdict == "approve" and v["action_problem"]:
-        return _page(409, "This draft cannot be sent as it stands", f"{v['action_problem']}. Run "
-                     f"`backchannel approve {p['id']} --edit` and put their address in the To: line.", p=v)
-    return _page(200, f"{BUTTONS[claim.verdict]}: {p['id']}?", "Nothing changes until you confirm.",
-                 p=v, form=True, verdict=claim.verdict, token=token, form_action="", button=BUTTONS[claim.verdict])
+        return _page(
+            409,
+            "This draft cannot be sent as it stands",
+            f"{v['action_problem']}. Run `backchannel approve {p['id']} --edit` and put their address in the To: line.",
+            p=v,
+        )
+    return _page(
+        200,
+        f"{BUTTONS[claim.verdict]}: {p['id']}?",
+        "Nothing changes until you confirm.",
+        p=v,
+        form=True,
+        verdict=claim.verdict,
+        token=token,
+        form_action="",
+        button=BUTTONS[claim.verdict],
+    )
 
 
 def handle_post(store: Store, settings: Settings, paths: Paths, form: dict[str, str]) -> tuple[int, str]:
@@ -93,10 +111,12 @@ def handle_post(store: Store, settings: Settings, paths: Paths, form: dict[str, 
     try:
         if claim.verdict == "dismiss":
             scope = form.get("scope") or "this"
-            out = ops.dismiss(env, p["id"], reason=form.get("reason"), scope=scope, until=form.get("until") or None,
-                              via="link")
+            out = ops.dismiss(
+                env, p["id"], reason=form.get("reason"), scope=scope, until=form.get("until") or None, via="link"
+            )
             msg = f"Dismissed ({scope}). It will not be proposed again" + (
-                f" until {form['until']}." if form.get("until") else ".")
+                f" until {form['until']}." if form.get("until") else "."
+            )
         elif claim.verdict == "accept":
             out = ops.accept(env, p["id"], via="link")
             msg = "Accepted. Thank you: this teaches backchannel what is worth your time."
@@ -105,8 +125,11 @@ def handle_post(store: Store, settings: Settings, paths: Paths, form: dict[str, 
             msg = f"Snoozed until {form.get('until')}."
         else:
             out = ops.approve(env, p["id"], expected_hash=claim.action_hash, via="link")
-            msg = (f"Approved and sent to {out['to']}." if out.get("sent")
-                   else f"Approved; sending to {out['to']} is queued ({out.get('detail') or 'will retry'}).")
+            msg = (
+                f"Approved and sent to {out['to']}."
+                if out.get("sent")
+                else f"Approved; sending to {out['to']} is queued ({out.get('detail') or 'will retry'})."
+            )
     except OpError as exc:
         return _page(400, "Not done", str(exc))
     return _page(200, f"{out['id']}: {out['status']}", msg)

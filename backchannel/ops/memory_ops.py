@@ -31,8 +31,13 @@ ASSERTION_JOINS = """
 
 
 @op(read=False)
-def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
-           file_dates: dict[str, str] | None = None, scope: str | None = None) -> dict[str, Any]:
+def ingest(
+    env: OpEnv,
+    paths: list[str],
+    meeting_date: str | None = None,
+    file_dates: dict[str, str] | None = None,
+    scope: str | None = None,
+) -> dict[str, Any]:
     """Ingest files (absolute paths); returns {"ingested", "skipped", "failed", "results"}.
     `meeting_date` (YYYY-MM-DD, `ingest --date`) dates the files whose content and name carry no date;
     `file_dates` ({absolute path: YYYY-MM-DD}, `ingest --date FILE=DATE`) one file each.
@@ -50,8 +55,9 @@ def ingest(env: OpEnv, paths: list[str], meeting_date: str | None = None,
     if scope is not None:
         if not scope.strip():
             raise OpError("--scope needs a word (work, personal, a client's name)")
-        settings = settings.model_copy(update={"scope": settings.scope.model_copy(
-            update={"default": scope.strip(), "folders": {}})})
+        settings = settings.model_copy(
+            update={"scope": settings.scope.model_copy(update={"default": scope.strip(), "folders": {}})}
+        )
     results = ingest_files(env.store, settings, paths, gateway=gateway, given_date=given, file_dates=own)
     if any(r.redated for r in results):
         _dates_moved(env)
@@ -97,8 +103,10 @@ def source_redate(env: OpEnv, ref: str, meeting_date: str) -> dict[str, Any]:
         raise OpError(str(exc).replace("--date", "the date")) from None
     src = _find_source(env, ref)
     if src["format"] in ("import", "email"):
-        raise OpError(f"{src['id']} is {'an import' if src['format'] == 'import' else 'an email'}: its date comes "
-                      "with it and is not changed here")
+        raise OpError(
+            f"{src['id']} is {'an import' if src['format'] == 'import' else 'an email'}: its date comes "
+            "with it and is not changed here"
+        )
     changed = redate_stored(env.store, src["id"], when, owner_names=owner_names(env.settings))
     if changed:
         _dates_moved(env)
@@ -152,15 +160,26 @@ def owner_presence(env: OpEnv) -> dict[str, Any]:
     total = env.store.scalar("SELECT count(*) FROM sources WHERE format NOT IN ('import', 'email')") or 0
     spoken = 0
     if me is not None:
-        spoken = env.store.scalar(
-            "SELECT count(DISTINCT u.source_id) FROM utterances u JOIN sources s ON s.id = u.source_id "
-            "WHERE u.speaker_id = ? AND s.format NOT IN ('import', 'email')", [me.id]) or 0
+        spoken = (
+            env.store.scalar(
+                "SELECT count(DISTINCT u.source_id) FROM utterances u JOIN sources s ON s.id = u.source_id "
+                "WHERE u.speaker_id = ? AND s.format NOT IN ('import', 'email')",
+                [me.id],
+            )
+            or 0
+        )
     speakers = env.store.query(
         """SELECT e.name, count(DISTINCT u.source_id) AS sources FROM utterances u JOIN entities e ON e.id = u.speaker_id
            WHERE e.merged_into IS NULL AND NOT e.is_owner GROUP BY e.name ORDER BY sources DESC, count(*) DESC
-           LIMIT 5""")
-    return {"owner": me.name if me else env.settings.owner.name, "sources": int(total), "spoken_in": int(spoken),
-            "speakers": speakers, "config": str(env.paths.config_file)}
+           LIMIT 5"""
+    )
+    return {
+        "owner": me.name if me else env.settings.owner.name,
+        "sources": int(total),
+        "spoken_in": int(spoken),
+        "speakers": speakers,
+        "config": str(env.paths.config_file),
+    }
 
 
 def owner_absent_note(presence: dict[str, Any]) -> str | None:
@@ -169,12 +188,14 @@ def owner_absent_note(presence: dict[str, Any]) -> str | None:
         return None
     seen = ", ".join(f'"{s["name"]}"' for s in presence["speakers"][:3])
     first = presence["speakers"][0]["name"] if presence["speakers"] else "Speaker 1"
-    return (f"note: you ({presence['owner']}) speak in none of the {presence['sources']} meetings, so nothing is "
-            "proposed for you from them (introductions, reminders and briefs start from what you said and "
-            f"heard). If you are one of the speakers{' (' + seen + ')' if seen else ''}: "
-            f"`backchannel entities merge \"{presence['owner']}\" \"{first}\"` makes what they said yours, and "
-            f"the name under [owner] aliases in {presence['config']} (or `backchannel init --alias NAME` on a "
-            "new setup) attributes it in later meetings.")
+    return (
+        f"note: you ({presence['owner']}) speak in none of the {presence['sources']} meetings, so nothing is "
+        "proposed for you from them (introductions, reminders and briefs start from what you said and "
+        f"heard). If you are one of the speakers{' (' + seen + ')' if seen else ''}: "
+        f'`backchannel entities merge "{presence["owner"]}" "{first}"` makes what they said yours, and '
+        f"the name under [owner] aliases in {presence['config']} (or `backchannel init --alias NAME` on a "
+        "new setup) attributes it in later meetings."
+    )
 
 
 def _source_suggestion(env: OpEnv, ref: str) -> str:
@@ -183,17 +204,19 @@ def _source_suggestion(env: OpEnv, ref: str) -> str:
 
     from backchannel.ops.near_names import near_names
 
-    titles = [r[0] for r in env.store.con.execute("SELECT DISTINCT title FROM sources WHERE title IS NOT NULL")
-              .fetchall()]
-    close = process.extract(ref, titles, scorer=fuzz.WRatio, processor=utils.default_process, limit=3,
-                            score_cutoff=86)
+    titles = [
+        r[0] for r in env.store.con.execute("SELECT DISTINCT title FROM sources WHERE title IS NOT NULL").fetchall()
+    ]
+    close = process.extract(ref, titles, scorer=fuzz.WRatio, processor=utils.default_process, limit=3, score_cutoff=86)
     if close:
         return "; did you mean the meeting " + " or ".join(f'"{t}"' for t, _s, _i in close) + "?"
     exact = entity_repo.find(env.store, ref)
     names = [e.name for e in exact] or [n["name"] for n in near_names(env.store, ref, limit=3)]
     if names:
-        return (f"; {' or '.join(repr(n) for n in names)} is in memory as a person or organisation: "
-                f"`backchannel assertions --about \"{names[0]}\"`")
+        return (
+            f"; {' or '.join(repr(n) for n in names)} is in memory as a person or organisation: "
+            f'`backchannel assertions --about "{names[0]}"`'
+        )
     return ""
 
 
@@ -227,7 +250,9 @@ def _also_in(env: OpEnv, source_id: str) -> dict[str, list[str]]:
             AND b.recipient_id IS NOT DISTINCT FROM a.recipient_id
             AND (b.superseded_at IS NULL) = (a.superseded_at IS NULL)
             AND b.source_id <> a.source_id
-           WHERE a.source_id = ? GROUP BY a.id""", [source_id]).fetchall()
+           WHERE a.source_id = ? GROUP BY a.id""",
+        [source_id],
+    ).fetchall()
     return {str(aid): list(others) for aid, others in rows}
 
 
@@ -242,9 +267,15 @@ def _ambiguous_references(env: OpEnv, src: dict[str, Any]) -> dict[str, list[str
 
 
 @op(read=True)
-def assertions(env: OpEnv, about: str | None = None, predicate: str | None = None,
-               include_superseded: bool = True, limit: int = 1000, as_of: str | None = None,
-               min_trust: float | None = None) -> list[dict[str, Any]]:
+def assertions(
+    env: OpEnv,
+    about: str | None = None,
+    predicate: str | None = None,
+    include_superseded: bool = True,
+    limit: int = 1000,
+    as_of: str | None = None,
+    min_trust: float | None = None,
+) -> list[dict[str, Any]]:
     """Assertions with evidence. `as_of` (YYYY-MM-DD) keeps those that held on that day
     (started on or before it, by valid_from else said_at, and not ended by then), the
     same rule as memory.supersede.as_of: "who was CIO of Acme in 2024?"."""

@@ -42,11 +42,19 @@ def usage(env: OpEnv, days: int = 7) -> dict[str, Any]:
             "prompt_tokens": sum(r["prompt_tokens"] for r in rows),
             "completion_tokens": sum(r["completion_tokens"] for r in rows),
             # None when no call had a known price: unknown is not free
-            "cost_usd": (sum(r["cost_usd"] for r in rows if r["cost_usd"] is not None)
-                         if any(r["cost_usd"] is not None for r in rows) else None),
+            "cost_usd": (
+                sum(r["cost_usd"] for r in rows if r["cost_usd"] is not None)
+                if any(r["cost_usd"] is not None for r in rows)
+                else None
+            ),
         },
-        "today": {"calls": today.calls, "tokens": today.tokens, "cost_usd": today.cost_usd,
-                  "per_day_tokens": b.per_day_tokens, "per_day_cost_usd": b.per_day_cost_usd},
+        "today": {
+            "calls": today.calls,
+            "tokens": today.tokens,
+            "cost_usd": today.cost_usd,
+            "per_day_tokens": b.per_day_tokens,
+            "per_day_cost_usd": b.per_day_cost_usd,
+        },
     }
 
 
@@ -62,8 +70,14 @@ def entities_merge(env: OpEnv, keep: str, merge: str, reason: str | None = None)
     except merges.MergeError as exc:
         raise OpError(str(exc)) from None
     row = env.store.query("SELECT moved FROM entity_merges WHERE id = ?", [mid])[0]
-    return {"merge_id": f"M{mid}", "kept_id": keep_id, "merged_id": merge_id, "moved": row["moved"],
-            "kept_name": _name(env, keep_id), "merged_name": _name(env, merge_id)}
+    return {
+        "merge_id": f"M{mid}",
+        "kept_id": keep_id,
+        "merged_id": merge_id,
+        "moved": row["moved"],
+        "kept_name": _name(env, keep_id),
+        "merged_name": _name(env, merge_id),
+    }
 
 
 def _name(env: OpEnv, entity_id: int) -> str | None:
@@ -80,5 +94,9 @@ def entities_split(env: OpEnv, ref: str) -> dict[str, Any]:
         restored = merges.split(env.store, f"M{m['id']}")
     except merges.MergeError as exc:
         raise OpError(str(exc)) from None
-    return {"merge_id": f"M{m['id']}", "restored_id": restored, "kept_id": m["kept_id"],
-            "restored_name": _name(env, restored)}
+    return {
+        "merge_id": f"M{m['id']}",
+        "restored_id": restored,
+        "kept_id": m["kept_id"],
+        "restored_name": _name(env, restored),
+    }

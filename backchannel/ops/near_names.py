@@ -28,15 +28,17 @@ def near_names(store: Store, text: str, *, limit: int = 5) -> list[dict[str, Any
         return []
     rows = store.con.execute(
         """SELECT e.id, e.kind, e.name, a.alias FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
-           WHERE e.merged_into IS NULL""").fetchall()
+           WHERE e.merged_into IS NULL"""
+    ).fetchall()
     labels: list[tuple[int, str, str, str]] = []
     for eid, kind, name, alias in rows:
         labels.append((eid, kind, name, name))
         if alias and alias != name:
             labels.append((eid, kind, name, alias))
     choices = [utils.default_process(label) for _eid, _kind, _name, label in labels]
-    found = process.extract(query, choices, scorer=fuzz.WRatio, processor=None, limit=limit * 8,
-                            score_cutoff=_MIN_SCORE)
+    found = process.extract(
+        query, choices, scorer=fuzz.WRatio, processor=None, limit=limit * 8, score_cutoff=_MIN_SCORE
+    )
     best: dict[int, dict[str, Any]] = {}
     for _choice, score, i in found:
         eid, kind, name, label = labels[i]
@@ -49,8 +51,14 @@ def near_names(store: Store, text: str, *, limit: int = 5) -> list[dict[str, Any
             # or hold the words asked for.
             if not set(query.split()) <= set(choices[i].split()):
                 continue
-        item = {"id": eid, "kind": kind, "name": name, "via": label if label != name else None,
-                "seat": is_seat, "score": round(float(score), 1)}
+        item = {
+            "id": eid,
+            "kind": kind,
+            "name": name,
+            "via": label if label != name else None,
+            "seat": is_seat,
+            "score": round(float(score), 1),
+        }
         if eid not in best or item["score"] > best[eid]["score"]:
             best[eid] = item
     return sorted(best.values(), key=lambda d: (-d["score"], d["name"]))[:limit]

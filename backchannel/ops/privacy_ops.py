@@ -24,8 +24,10 @@ def find_one(env: OpEnv, ref: str) -> entity_repo.Entity:
 
         raise OpError(f"no entity named {ref!r}{suggestion(env.store, ref)} (see `backchannel entities`)")
     if len(found) > 1:
-        raise OpError(f"{ref!r} names {len(found)} entities; use an id: "
-                      + ", ".join(f"{e.id} ({e.kind} {e.name})" for e in found))
+        raise OpError(
+            f"{ref!r} names {len(found)} entities; use an id: "
+            + ", ".join(f"{e.id} ({e.kind} {e.name})" for e in found)
+        )
     return found[0]
 
 
@@ -48,23 +50,35 @@ def export_entity(env: OpEnv, ref: str, reader: str = "export") -> dict[str, Any
         f"SELECT {ASSERTION_COLUMNS}, src.title AS source_title {ASSERTION_JOINS} WHERE (list_contains($1, a.subject_id) "
         "OR list_contains($1, a.object_id) OR list_contains($1, a.speaker_id) OR list_contains($1, a.recipient_id)) "
         f"AND {in_scope.format(col='a.source_id', scope='src.scope')} ORDER BY a.said_at NULLS LAST, a.id",
-        [ids, scopes])
+        [ids, scopes],
+    )
     said = store.query(
         "SELECT u.source_id, s.title, s.meeting_date, u.idx, u.speaker, u.start_s, u.end_s, u.text "
         "FROM utterances u JOIN sources s ON s.id = u.source_id WHERE list_contains($1, u.speaker_id) "
         f"AND {in_scope.format(col='u.source_id', scope='s.scope')} "
-        "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx", [ids, scopes])
-    record_access(env, reader, ids, assertions=len(assertions),
-                  excerpts=sum(1 for a in assertions if a.get("quote")) if reader == "mcp" else 0,
-                  detail={"mcp": "MCP about", "web": "web page"}.get(reader, "export"))
+        "ORDER BY s.meeting_date NULLS LAST, u.source_id, u.idx",
+        [ids, scopes],
+    )
+    record_access(
+        env,
+        reader,
+        ids,
+        assertions=len(assertions),
+        excerpts=sum(1 for a in assertions if a.get("quote")) if reader == "mcp" else 0,
+        detail={"mcp": "MCP about", "web": "web page"}.get(reader, "export"),
+    )
     return {
         "entity": {"id": e.id, "kind": e.kind, "name": e.name, "is_owner": e.is_owner},
-        "aliases": store.query("SELECT alias, source_id, created_at FROM aliases WHERE list_contains(?, entity_id) "
-                               "ORDER BY created_at", [ids]),
+        "aliases": store.query(
+            "SELECT alias, source_id, created_at FROM aliases WHERE list_contains(?, entity_id) ORDER BY created_at",
+            [ids],
+        ),
         "merges": store.query(
             "SELECT m.*, k.name AS kept_name, g.name AS merged_name FROM entity_merges m "
             "LEFT JOIN entities k ON k.id = m.kept_id LEFT JOIN entities g ON g.id = m.merged_id "
-            "WHERE list_contains($1, m.kept_id) OR list_contains($1, m.merged_id) ORDER BY m.id", [ids]),
+            "WHERE list_contains($1, m.kept_id) OR list_contains($1, m.merged_id) ORDER BY m.id",
+            [ids],
+        ),
         "assertions": assertions,
         "utterances": said,
         "proposals": proposals.about_entities(store, ids),
@@ -137,8 +151,9 @@ def retention_sweep(env: OpEnv) -> dict[str, Any]:
 
     resume = unfinished_run(env.store)
     if resume:
-        out = run_wake_once(env.store, env.settings, env.paths, {"kind": "retention", "key": None, "payload": {}},
-                            run_id=resume)
+        out = run_wake_once(
+            env.store, env.settings, env.paths, {"kind": "retention", "key": None, "payload": {}}, run_id=resume
+        )
     else:
         now = aware_now()
         wake = Wake("retention", key=f"retention:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
@@ -172,7 +187,15 @@ def import_all(env: OpEnv, file: str) -> dict[str, Any]:
     except OSError as exc:
         raise OpError(f"cannot read {file}: {exc.strerror or exc}") from None
     try:
-        return {"file": file, **read_all(env.store, lines, owner_name=env.settings.owner.name,
-                                         owner_aliases=list(env.settings.owner.aliases), source_file=file)}
+        return {
+            "file": file,
+            **read_all(
+                env.store,
+                lines,
+                owner_name=env.settings.owner.name,
+                owner_aliases=list(env.settings.owner.aliases),
+                source_file=file,
+            ),
+        }
     except ImportFailed as exc:
         raise OpError(f"{file}: nothing imported: {exc}") from None

@@ -38,10 +38,19 @@ def _day(value: str | None, field: str) -> date | None:
 
 
 @op(read=False)
-def correct_assertion(env: OpEnv, assertion_id: int, object: str | None = None,  # noqa: A002
-                      literal: str | None = None, qualifier: str | None = None, predicate: str | None = None,
-                      subject: str | None = None, valid_from: str | None = None, valid_to: str | None = None,
-                      reason: str | None = None, via: str = "cli") -> dict[str, Any]:
+def correct_assertion(
+    env: OpEnv,
+    assertion_id: int,
+    object: str | None = None,  # noqa: A002
+    literal: str | None = None,
+    qualifier: str | None = None,
+    predicate: str | None = None,
+    subject: str | None = None,
+    valid_from: str | None = None,
+    valid_to: str | None = None,
+    reason: str | None = None,
+    via: str = "cli",
+) -> dict[str, Any]:
     """Supersede an assertion by the owner's corrected version; returns both ids."""
     from backchannel.core.vocabulary import PREDICATES
 
@@ -64,11 +73,13 @@ def correct_assertion(env: OpEnv, assertion_id: int, object: str | None = None, 
     if valid_to is not None:
         changes["valid_to"] = _day(valid_to or None, "--valid-to")
     if not changes:
-        raise OpError("say what to correct: --object, --literal, --qualifier, --predicate, --subject, "
-                      "--valid-from or --valid-to")
+        raise OpError(
+            "say what to correct: --object, --literal, --qualifier, --predicate, --subject, --valid-from or --valid-to"
+        )
     try:
-        new_id = rectify.correct(env.store, int(assertion_id), changes, owner_name=env.settings.owner.name,
-                                 reason=reason, via=via)
+        new_id = rectify.correct(
+            env.store, int(assertion_id), changes, owner_name=env.settings.owner.name, reason=reason, via=via
+        )
     except rectify.RectifyError as exc:
         raise OpError(str(exc)) from None
     return {"corrected": int(assertion_id), "new_id": new_id, "fields": sorted(changes)}
@@ -105,16 +116,22 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
     store = env.store
     ids = {e.id} | {r[0] for r in store.con.execute("SELECT id FROM entities WHERE merged_into = ?", [e.id]).fetchall()}
     idl = sorted(ids)
-    aids = {r[0] for r in store.con.execute(
-        "SELECT id FROM assertions WHERE list_contains($1, subject_id) OR list_contains($1, object_id) "
-        "OR list_contains($1, speaker_id) OR list_contains($1, recipient_id)", [idl]).fetchall()}
+    aids = {
+        r[0]
+        for r in store.con.execute(
+            "SELECT id FROM assertions WHERE list_contains($1, subject_id) OR list_contains($1, object_id) "
+            "OR list_contains($1, speaker_id) OR list_contains($1, recipient_id)",
+            [idl],
+        ).fetchall()
+    }
     per_run: dict[str, dict[str, Any]] = {}
 
     def touch(run_id: str) -> dict[str, Any]:
         return per_run.setdefault(run_id, {"programs": set(), "excerpts": 0, "proposals": [], "per_candidate": []})
 
     for run_id, data in store.con.execute(
-            "SELECT run_id, CAST(data AS VARCHAR) FROM events WHERE run_id IS NOT NULL ORDER BY seq").fetchall():
+        "SELECT run_id, CAST(data AS VARCHAR) FROM events WHERE run_id IS NOT NULL ORDER BY seq"
+    ).fetchall():
         try:
             d = json.loads(data) if data else {}
         except ValueError:
@@ -128,7 +145,8 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
             if not isinstance(c, dict):
                 continue
             ev = list(c.get("evidence_ids") or []) or [
-                x.get("assertion_id") if isinstance(x, dict) else x for x in c.get("evidence") or []]
+                x.get("assertion_id") if isinstance(x, dict) else x for x in c.get("evidence") or []
+            ]
             # The drafter is shown a candidate's first MAX_EXCERPTS excerpts, one call per candidate.
             mine = [x for x in ev[:MAX_EXCERPTS] if x in aids]
             per_candidate.append(len(mine))
@@ -141,33 +159,57 @@ def audit(env: OpEnv, ref: str) -> dict[str, Any]:
                 r["per_candidate"] = per_candidate
             if d.get("skill"):
                 r["programs"].add(str(d["skill"]))
-    for p in store.query("SELECT id, run_id, kind, entity_ids, CAST(evidence AS VARCHAR) AS evidence, status "
-                         "FROM proposals ORDER BY created_at"):
+    for p in store.query(
+        "SELECT id, run_id, kind, entity_ids, CAST(evidence AS VARCHAR) AS evidence, status "
+        "FROM proposals ORDER BY created_at"
+    ):
         ev = [x.get("assertion_id") for x in json.loads(p["evidence"] or "[]") if isinstance(x, dict)]
         mine = [x for x in ev if x in aids]
         if mine or set(p["entity_ids"]) & ids:
             r = touch(p["run_id"])
             r["proposals"].append({"id": p["id"], "kind": p["kind"], "status": p["status"], "excerpts": len(mine)})
-    run_rows = {r["id"]: r for r in store.query(
-        "SELECT id, wake_kind, status, started_at, assertions_touched, excerpts_sent FROM runs "
-        "WHERE list_contains(?, id)", [sorted(per_run)])}
-    calls = store.query("SELECT id, run_id, role, model, attempt, repair, outcome, prompt_tokens, completion_tokens,"
-                        " created_at "
-                        "FROM model_calls WHERE list_contains(?, run_id) ORDER BY id", [sorted(per_run)])
+    run_rows = {
+        r["id"]: r
+        for r in store.query(
+            "SELECT id, wake_kind, status, started_at, assertions_touched, excerpts_sent FROM runs "
+            "WHERE list_contains(?, id)",
+            [sorted(per_run)],
+        )
+    }
+    calls = store.query(
+        "SELECT id, run_id, role, model, attempt, repair, outcome, prompt_tokens, completion_tokens,"
+        " created_at "
+        "FROM model_calls WHERE list_contains(?, run_id) ORDER BY id",
+        [sorted(per_run)],
+    )
     runs_out = []
     for rid, r in sorted(per_run.items(), key=lambda kv: str(run_rows.get(kv[0], {}).get("started_at") or "")):
         mine_calls = _attribute(r, [c for c in calls if c["run_id"] == rid], run_rows.get(rid, {}).get("wake_kind"))
-        runs_out.append({"run_id": rid, **{k: v for k, v in run_rows.get(rid, {}).items() if k != "id"},
-                         "programs": sorted(r["programs"]), "proposals": r["proposals"], "model_calls": mine_calls,
-                         "excerpts_to_model": sum(c["excerpts_about_them"] for c in mine_calls)})
+        runs_out.append(
+            {
+                "run_id": rid,
+                **{k: v for k, v in run_rows.get(rid, {}).items() if k != "id"},
+                "programs": sorted(r["programs"]),
+                "proposals": r["proposals"],
+                "model_calls": mine_calls,
+                "excerpts_to_model": sum(c["excerpts_about_them"] for c in mine_calls),
+            }
+        )
     channels = store.query(
         """SELECT o.proposal_id, o.channel, o.status, o.sent_at FROM outbox o JOIN proposals p ON p.id = o.proposal_id
-           WHERE list_has_any(p.entity_ids, ?) ORDER BY o.id""", [idl])
+           WHERE list_has_any(p.entity_ids, ?) ORDER BY o.id""",
+        [idl],
+    )
     access = _access(env, ids)
-    return {"entity": {"id": e.id, "name": e.name, "kind": e.kind}, "assertions": len(aids), "runs": runs_out,
-            "model_calls": sum(len(r["model_calls"]) for r in runs_out),
-            "excerpts_to_models": sum(r["excerpts_to_model"] for r in runs_out),
-            "channels": channels, "access": access}
+    return {
+        "entity": {"id": e.id, "name": e.name, "kind": e.kind},
+        "assertions": len(aids),
+        "runs": runs_out,
+        "model_calls": sum(len(r["model_calls"]) for r in runs_out),
+        "excerpts_to_models": sum(r["excerpts_to_model"] for r in runs_out),
+        "channels": channels,
+        "access": access,
+    }
 
 
 def _attribute(r: dict[str, Any], calls: list[dict[str, Any]], wake_kind: str | None) -> list[dict[str, Any]]:
@@ -196,8 +238,9 @@ def _attribute(r: dict[str, Any], calls: list[dict[str, Any]], wake_kind: str | 
 ACCESS_FILE = "access.jsonl"
 
 
-def record_access(env: OpEnv, kind: str, entity_ids: list[int], *, assertions: int = 0, excerpts: int = 0,
-                  detail: str | None = None) -> None:
+def record_access(
+    env: OpEnv, kind: str, entity_ids: list[int], *, assertions: int = 0, excerpts: int = 0, detail: str | None = None
+) -> None:
     """An export, an MCP read or a web page that read facts about these entities (empty: about
     everyone), appended to `<state dir>/access.jsonl` (0600): a read operation never writes the
     store, and the line holds entity ids and counts, never a name, so an erasure leaves nothing
@@ -207,8 +250,19 @@ def record_access(env: OpEnv, kind: str, entity_ids: list[int], *, assertions: i
 
     from backchannel.memory.store import utcnow
 
-    line = _json.dumps({"accessed_at": utcnow().isoformat(), "kind": kind, "entity_ids": sorted(entity_ids),
-                        "assertions": assertions, "excerpts": excerpts, "detail": detail}) + "\n"
+    line = (
+        _json.dumps(
+            {
+                "accessed_at": utcnow().isoformat(),
+                "kind": kind,
+                "entity_ids": sorted(entity_ids),
+                "assertions": assertions,
+                "excerpts": excerpts,
+                "detail": detail,
+            }
+        )
+        + "\n"
+    )
     try:
         fd = os.open(env.paths.state_dir / ACCESS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

@@ -37,10 +37,14 @@ def search(env: OpEnv, query: str, limit: int = 50) -> dict[str, Any]:
            WHERE e.merged_into IS NULL
              AND (e.name ILIKE $1 ESCAPE '\\'
                   OR EXISTS (SELECT 1 FROM aliases x WHERE x.entity_id = e.id AND x.alias ILIKE $1 ESCAPE '\\'))
-           GROUP BY ALL ORDER BY assertion_count DESC, e.name LIMIT $2""", [pattern, limit])
+           GROUP BY ALL ORDER BY assertion_count DESC, e.name LIMIT $2""",
+        [pattern, limit],
+    )
     assertions = env.store.query(
         f"""SELECT {ASSERTION_COLUMNS}, src.title AS source_title {ASSERTION_JOINS}
             WHERE a.quote ILIKE $1 ESCAPE '\\' OR s.name ILIKE $1 ESCAPE '\\' OR o.name ILIKE $1 ESCAPE '\\'
                OR a.object_literal ILIKE $1 ESCAPE '\\'
-            ORDER BY a.said_at DESC NULLS LAST, a.id DESC LIMIT $2""", [pattern, limit])
+            ORDER BY a.said_at DESC NULLS LAST, a.id DESC LIMIT $2""",
+        [pattern, limit],
+    )
     return {"query": q, "entities": entities, "assertions": assertions}

@@ -29,8 +29,10 @@ def iso(value: Any) -> str | None:
 
 def _live_ids(env: OpEnv) -> dict[int, int]:
     """{entity id: the entity it lives on as} for every merged-away entity (merges may chain)."""
-    merged = {int(r["id"]): int(r["merged_into"]) for r in
-              env.store.query("SELECT id, merged_into FROM entities WHERE merged_into IS NOT NULL")}
+    merged = {
+        int(r["id"]): int(r["merged_into"])
+        for r in env.store.query("SELECT id, merged_into FROM entities WHERE merged_into IS NOT NULL")
+    }
     out = {}
     for eid in merged:
         seen, cur = {eid}, merged[eid]
@@ -48,7 +50,9 @@ def _links_touching(env: OpEnv, ids: list[int]) -> list[dict[str, Any]]:
     return env.store.query(
         f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE a.object_id IS NOT NULL AND a.superseded_at IS NULL "
         f"AND a.predicate IN ({marks}) AND (list_contains($1, a.subject_id) OR list_contains($1, a.object_id)) "
-        "ORDER BY a.said_at NULLS LAST, a.id", [ids])
+        "ORDER BY a.said_at NULLS LAST, a.id",
+        [ids],
+    )
 
 
 def _merged_into_each(env: OpEnv, live: dict[int, int], ids: set[int]) -> list[int]:
@@ -57,10 +61,22 @@ def _merged_into_each(env: OpEnv, live: dict[int, int], ids: set[int]) -> list[i
 
 
 def _edge(a: dict[str, Any], s: int, o: int) -> dict[str, Any]:
-    return {"id": f"a{a['id']}", "assertion_id": a["id"], "source": s, "target": o, "predicate": a["predicate"],
-            "trust": round(float(a["trust"] or 0.0), 3), "quote": a["quote"], "speaker": a["speaker"],
-            "said_at": iso(a["said_at"]), "qualifier": a["qualifier"], "modality": a["modality"],
-            "date_origin": a["date_origin"], "file_dated": a["date_origin"] in FILE_DATED, "count": 1}
+    return {
+        "id": f"a{a['id']}",
+        "assertion_id": a["id"],
+        "source": s,
+        "target": o,
+        "predicate": a["predicate"],
+        "trust": round(float(a["trust"] or 0.0), 3),
+        "quote": a["quote"],
+        "speaker": a["speaker"],
+        "said_at": iso(a["said_at"]),
+        "qualifier": a["qualifier"],
+        "modality": a["modality"],
+        "date_origin": a["date_origin"],
+        "file_dated": a["date_origin"] in FILE_DATED,
+        "count": 1,
+    }
 
 
 def _owner(env: OpEnv) -> dict[str, Any] | None:
@@ -80,13 +96,27 @@ def _met_edges(env: OpEnv, owner_id: int, people: list[int]) -> list[dict[str, A
            WHERE me.speaker_id = ? AND list_contains(?, o.speaker_id)
            QUALIFY row_number() OVER (PARTITION BY o.speaker_id ORDER BY s.meeting_date DESC NULLS LAST, s.id DESC) = 1
            ORDER BY other""",
-        [owner_id, people])
-    return [{"id": f"met{owner_id}-{r['other']}", "assertion_id": None, "source": owner_id, "target": int(r["other"]),
-             "predicate": "met", "trust": 1.0, "quote": f"in '{r['title']}'" + (
-                 f" and {r['meetings'] - 1} other meeting(s)" if r["meetings"] > 1 else ""),
-             "speaker": None, "said_at": iso(r["meeting_date"]), "qualifier": None, "modality": None,
-             "date_origin": r["meeting_date_origin"], "file_dated": r["meeting_date_origin"] in FILE_DATED,
-             "count": int(r["meetings"])} for r in rows]
+        [owner_id, people],
+    )
+    return [
+        {
+            "id": f"met{owner_id}-{r['other']}",
+            "assertion_id": None,
+            "source": owner_id,
+            "target": int(r["other"]),
+            "predicate": "met",
+            "trust": 1.0,
+            "quote": f"in '{r['title']}'" + (f" and {r['meetings'] - 1} other meeting(s)" if r["meetings"] > 1 else ""),
+            "speaker": None,
+            "said_at": iso(r["meeting_date"]),
+            "qualifier": None,
+            "modality": None,
+            "date_origin": r["meeting_date_origin"],
+            "file_dated": r["meeting_date_origin"] in FILE_DATED,
+            "count": int(r["meetings"]),
+        }
+        for r in rows
+    ]
 
 
 def _titles(env: OpEnv, live: dict[int, int], ids: list[int]) -> dict[int, str]:
@@ -95,12 +125,21 @@ def _titles(env: OpEnv, live: dict[int, int], ids: list[int]) -> dict[int, str]:
         """SELECT subject_id, predicate, coalesce(object_literal, qualifier) AS title FROM assertions
            WHERE superseded_at IS NULL AND list_contains(?, subject_id)
              AND (predicate = 'has_title' OR (predicate = 'works_at' AND qualifier IS NOT NULL))
-           ORDER BY predicate = 'has_title', said_at NULLS FIRST, id""", [_merged_into_each(env, live, set(ids))])
+           ORDER BY predicate = 'has_title', said_at NULLS FIRST, id""",
+        [_merged_into_each(env, live, set(ids))],
+    )
     return {live.get(int(r["subject_id"]), int(r["subject_id"])): r["title"] for r in rows if r["title"]}
 
 
-def _graph(env: OpEnv, live: dict[int, int], edges: dict[tuple, dict[str, Any]], hop: dict[int, int],
-           center: list[int], max_nodes: int, owner: dict[str, Any] | None) -> dict[str, Any]:
+def _graph(
+    env: OpEnv,
+    live: dict[int, int],
+    edges: dict[tuple, dict[str, Any]],
+    hop: dict[int, int],
+    center: list[int],
+    max_nodes: int,
+    owner: dict[str, Any] | None,
+) -> dict[str, Any]:
     """Nodes ranked (hop, -trust, -recency), capped at max_nodes; edges between kept nodes."""
     best: dict[int, tuple[float, str]] = {}
     for e in edges.values():
@@ -115,22 +154,40 @@ def _graph(env: OpEnv, live: dict[int, int], edges: dict[tuple, dict[str, Any]],
         return (hop[n], n != owner_id, -t, newest, n)
 
     ordered = sorted(hop, key=rank)
-    kept = ordered[:max(max_nodes, len(center))]
-    left_out = ordered[len(kept):]
+    kept = ordered[: max(max_nodes, len(center))]
+    left_out = ordered[len(kept) :]
     ids = list(kept)
-    rows = {int(r["id"]): r for r in env.store.query(
-        "SELECT id, name, kind, is_owner FROM entities WHERE list_contains(?, id)", [ids])}
+    rows = {
+        int(r["id"]): r
+        for r in env.store.query("SELECT id, name, kind, is_owner FROM entities WHERE list_contains(?, id)", [ids])
+    }
     titles = _titles(env, live, ids)
-    nodes = [{"id": n, "name": rows[n]["name"], "kind": rows[n]["kind"], "is_owner": bool(rows[n]["is_owner"]),
-              "hop": hop[n], "center": n in center, "title": titles.get(n),
-              "trust": round(best.get(n, (0.0, ""))[0], 3), "last_said": best.get(n, (0.0, ""))[1] or None}
-             for n in kept if n in rows]
+    nodes = [
+        {
+            "id": n,
+            "name": rows[n]["name"],
+            "kind": rows[n]["kind"],
+            "is_owner": bool(rows[n]["is_owner"]),
+            "hop": hop[n],
+            "center": n in center,
+            "title": titles.get(n),
+            "trust": round(best.get(n, (0.0, ""))[0], 3),
+            "last_said": best.get(n, (0.0, ""))[1] or None,
+        }
+        for n in kept
+        if n in rows
+    ]
     keep = {n["id"] for n in nodes}
     kept_edges = [e for e in edges.values() if e["source"] in keep and e["target"] in keep]
     for e in kept_edges:
         e["owners_tie"] = owner_id is not None and owner_id in (e["source"], e["target"])
-    return {"nodes": nodes, "edges": kept_edges, "more": len(left_out), "total_nodes": len(ordered),
-            "owner_id": owner_id}
+    return {
+        "nodes": nodes,
+        "edges": kept_edges,
+        "more": len(left_out),
+        "total_nodes": len(ordered),
+        "owner_id": owner_id,
+    }
 
 
 class _Ties:
@@ -217,8 +274,10 @@ def proposal_path(env: OpEnv, id: str) -> dict[str, Any]:  # noqa: A002 - the us
     p = proposal(env, id)
     live = _live_ids(env)
     ids = [int(x["assertion_id"]) for x in p.get("evidence") or [] if isinstance(x, dict) and x.get("assertion_id")]
-    rows = env.store.query(f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE list_contains(?, a.id) "
-                           "AND a.object_id IS NOT NULL", [ids or [-1]])
+    rows = env.store.query(
+        f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE list_contains(?, a.id) AND a.object_id IS NOT NULL",
+        [ids or [-1]],
+    )
     ties = _Ties(live)
     about = [live.get(i, i) for i in p["entity_ids"]]
     hop = {n: 0 for n in about}

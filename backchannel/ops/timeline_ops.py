@@ -47,11 +47,14 @@ def entity_timeline(env: OpEnv, ref: str) -> dict[str, Any]:
     from backchannel.engine.judge_facts import WakeFacts
 
     e = find_one(env, ref)
-    ids = [e.id] + [r[0] for r in env.store.con.execute("SELECT id FROM entities WHERE merged_into = ?",
-                                                         [e.id]).fetchall()]
+    ids = [e.id] + [
+        r[0] for r in env.store.con.execute("SELECT id FROM entities WHERE merged_into = ?", [e.id]).fetchall()
+    ]
     rows = env.store.query(
         f"SELECT {ASSERTION_COLUMNS} {ASSERTION_JOINS} WHERE list_contains($1, a.subject_id) "
-        "OR list_contains($1, a.object_id) ORDER BY a.said_at NULLS LAST, a.id LIMIT ?", [ids, MAX_ITEMS])
+        "OR list_contains($1, a.object_id) ORDER BY a.said_at NULLS LAST, a.id LIMIT ?",
+        [ids, MAX_ITEMS],
+    )
     now = db_now()
     facts = WakeFacts(env.store, now)
     items = []
@@ -61,18 +64,34 @@ def entity_timeline(env: OpEnv, ref: str) -> dict[str, Any]:
             state, kept = promise_state(facts, a, now.date())
             promise = {"due": iso(_day(a["valid_to"])), "state": state, "kept": kept}
         obj = a["object"] or a["object_literal"] or ""
-        items.append({
-            "id": a["id"], "predicate": a["predicate"], "subject": a["subject"], "object": obj,
-            "subject_id": a["subject_id"], "object_id": a["object_id"],
-            "fact": f"{a['subject']} {a['predicate'].replace('_', ' ')} {obj}".strip()
-                    + (f" ({a['qualifier']})" if a["qualifier"] else ""),
-            "said_at": iso(a["said_at"]), "valid_from": iso(_day(a["valid_from"])),
-            "valid_to": None if promise else iso(_day(a["valid_to"])),
-            "superseded_at": iso(a["superseded_at"]), "speaker": a["speaker"], "quote": a["quote"],
-            "trust": round(float(a["trust"] or 0.0), 3), "date_origin": a["date_origin"],
-            "file_dated": a["date_origin"] in FILE_DATED, "promise": promise})
-    return {"entity": {"id": e.id, "name": e.name, "kind": e.kind}, "today": now.date().isoformat(),
-            "items": items, "truncated": len(rows) >= MAX_ITEMS}
+        items.append(
+            {
+                "id": a["id"],
+                "predicate": a["predicate"],
+                "subject": a["subject"],
+                "object": obj,
+                "subject_id": a["subject_id"],
+                "object_id": a["object_id"],
+                "fact": f"{a['subject']} {a['predicate'].replace('_', ' ')} {obj}".strip()
+                + (f" ({a['qualifier']})" if a["qualifier"] else ""),
+                "said_at": iso(a["said_at"]),
+                "valid_from": iso(_day(a["valid_from"])),
+                "valid_to": None if promise else iso(_day(a["valid_to"])),
+                "superseded_at": iso(a["superseded_at"]),
+                "speaker": a["speaker"],
+                "quote": a["quote"],
+                "trust": round(float(a["trust"] or 0.0), 3),
+                "date_origin": a["date_origin"],
+                "file_dated": a["date_origin"] in FILE_DATED,
+                "promise": promise,
+            }
+        )
+    return {
+        "entity": {"id": e.id, "name": e.name, "kind": e.kind},
+        "today": now.date().isoformat(),
+        "items": items,
+        "truncated": len(rows) >= MAX_ITEMS,
+    }
 
 
 @op(read=True)

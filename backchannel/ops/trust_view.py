@@ -26,11 +26,22 @@ def evidence_trust(store: Store, assertion_ids: Iterable[Any]) -> list[dict[str,
         """SELECT a.id, s.name AS subject, a.predicate, coalesce(o.name, a.object_literal) AS object, a.quote,
                   coalesce(a.trust, a.confidence) AS trust, coalesce(a.trust_reasons, []) AS trust_reasons
            FROM assertions a JOIN entities s ON s.id = a.subject_id LEFT JOIN entities o ON o.id = a.object_id
-           WHERE list_contains(?, a.id)""", [ids])
+           WHERE list_contains(?, a.id)""",
+        [ids],
+    )
     by_id = {r["id"]: r for r in rows}
-    return [{"assertion_id": i, "fact": f"{by_id[i]['subject']} {by_id[i]['predicate']} {by_id[i]['object'] or ''}".strip(),
-             "quote": by_id[i]["quote"], "trust": by_id[i]["trust"], "trust_reasons": list(by_id[i]["trust_reasons"]),
-             "why": describe(by_id[i]["trust_reasons"])} for i in ids if i in by_id]
+    return [
+        {
+            "assertion_id": i,
+            "fact": f"{by_id[i]['subject']} {by_id[i]['predicate']} {by_id[i]['object'] or ''}".strip(),
+            "quote": by_id[i]["quote"],
+            "trust": by_id[i]["trust"],
+            "trust_reasons": list(by_id[i]["trust_reasons"]),
+            "why": describe(by_id[i]["trust_reasons"]),
+        }
+        for i in ids
+        if i in by_id
+    ]
 
 
 def candidate_evidence_ids(candidate: dict[str, Any]) -> list[Any]:
@@ -45,5 +56,7 @@ def candidates_evidence_trust(store: Store, candidates: Iterable[dict[str, Any]]
     """dedupe key -> evidence_trust of that candidate, for a run's trace."""
     from backchannel.engine.gate import dedupe_key
 
-    return {dedupe_key(c.get("kind") or "?", c.get("entities") or []): evidence_trust(store, candidate_evidence_ids(c))
-            for c in candidates}
+    return {
+        dedupe_key(c.get("kind") or "?", c.get("entities") or []): evidence_trust(store, candidate_evidence_ids(c))
+        for c in candidates
+    }

@@ -21,16 +21,26 @@ DEFAULT_API = "backchannel.graph.api:GraphAPI"  # what --help shows; imported pl
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m backchannel.sandbox",
-                                     description="Run a program in the backchannel sandbox.")
+    parser = argparse.ArgumentParser(
+        prog="python -m backchannel.sandbox", description="Run a program in the backchannel sandbox."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run FILE.py against the store under BACKCHANNEL_HOME")
     run.add_argument("file", help="the program (a .py file, or - for stdin)")
     run.add_argument("--json", action="store_true", help="print one line of compact JSON")
-    run.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE",
-                     help="an entry of the program's `context` (repeatable)")
-    run.add_argument("--api", default=DEFAULT_API, metavar="MODULE:FACTORY",
-                     help="the API object to serve, built as FACTORY(store, settings)")
+    run.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an entry of the program's `context` (repeatable)",
+    )
+    run.add_argument(
+        "--api",
+        default=DEFAULT_API,
+        metavar="MODULE:FACTORY",
+        help="the API object to serve, built as FACTORY(store, settings)",
+    )
     return parser.parse_args(argv)
 
 
@@ -48,8 +58,13 @@ def _context(pairs: list[str]) -> dict[str, Any]:
 
 
 def _failure(error: str) -> dict[str, Any]:
-    return {"ok": False, "result": None, "error": error, "output": "",
-            "stats": {"api_calls": 0, "assertions_touched": 0, "cpu_s": 0.0, "wall_s": 0.0, "max_rss_mb": 0.0}}
+    return {
+        "ok": False,
+        "result": None,
+        "error": error,
+        "output": "",
+        "stats": {"api_calls": 0, "assertions_touched": 0, "cpu_s": 0.0, "wall_s": 0.0, "max_rss_mb": 0.0},
+    }
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:

@@ -140,8 +140,10 @@ def plain(value: Any, depth: int = 0, where: str = "result") -> Any:
         except TypeError:
             return items
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(object.__getattribute__(value, f.name), depth + 1, f"{where}.{f.name}")
-                for f in dataclasses.fields(value)}
+        return {
+            f.name: plain(object.__getattribute__(value, f.name), depth + 1, f"{where}.{f.name}")
+            for f in dataclasses.fields(value)
+        }
     import datetime as _dt
 
     if isinstance(value, (_dt.date, _dt.time)):
@@ -190,8 +192,9 @@ def make_import(allowed: dict[str, Any]) -> Callable[..., Any]:
     """`allowed` maps module names to the views the program may have."""
     internal = internal_views()
 
-    def sandbox_import(name: str, globals: object = None, locals: object = None, fromlist: Any = (),
-                       level: int = 0) -> Any:
+    def sandbox_import(
+        name: str, globals: object = None, locals: object = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
         if not level and name in internal:
             # C code imports these lazily through __import__ (datetime.strptime).
             return internal[name]
@@ -224,8 +227,7 @@ def make_builtins(allowed: dict[str, Any], restricted: bool) -> dict[str, Any]:
 def make_api(methods: list[str], call: Callable[[str, tuple, dict], Any]) -> object:
     """The `api` global: one stub per method the parent serves."""
     doc = "The graph API, served by the parent. Methods: " + ", ".join(methods)
-    ns: dict[str, Any] = {"__slots__": (), "__doc__": doc,
-          "__repr__": lambda self: f"<api: {', '.join(methods)}>"}
+    ns: dict[str, Any] = {"__slots__": (), "__doc__": doc, "__repr__": lambda self: f"<api: {', '.join(methods)}>"}
 
     def missing(self: object, name: str) -> Any:
         raise AttributeError(f"api has no method {name!r}; available: {', '.join(methods)}")
@@ -250,9 +252,15 @@ def make_caller(chan: Channel) -> Callable[[str, tuple, dict], Any]:
     def call(name: str, args: tuple, kwargs: dict) -> Any:
         seq[0] += 1
         try:
-            frame = _rpc.encode({"t": "call", "id": seq[0], "m": name,
-                                 "a": plain(list(args), where="args"),
-                                 "k": plain(dict(kwargs), where="kwargs")})
+            frame = _rpc.encode(
+                {
+                    "t": "call",
+                    "id": seq[0],
+                    "m": name,
+                    "a": plain(list(args), where="args"),
+                    "k": plain(dict(kwargs), where="kwargs"),
+                }
+            )
         except (TypeError, ValueError) as exc:
             raise TypeError(f"api.{name}: arguments must be JSON values ({exc})") from None
         chan.send(frame)
@@ -427,9 +435,11 @@ def _refusal(reason: str | None, isolation: list, limits: dict) -> str | None:
     if reason is None:
         return None
     if not limits.get("allow_unisolated"):
-        return (f"no OS isolation for generated code: {reason}. Run the daemon as root, enable "
-                "unprivileged user namespaces, or set [sandbox] allow_unisolated = true to accept "
-                "landlock (read-only) and seccomp without namespaces")
+        return (
+            f"no OS isolation for generated code: {reason}. Run the daemon as root, enable "
+            "unprivileged user namespaces, or set [sandbox] allow_unisolated = true to accept "
+            "landlock (read-only) and seccomp without namespaces"
+        )
     missing = _limits.unisolated_walls(isolation)
     if missing is not None:
         return f"no OS isolation for generated code: {reason}; allow_unisolated is set, but {missing}"
@@ -480,8 +490,7 @@ def main() -> None:
     isolation += ["rlimit_" + n for n in _limits.set_rlimits(limits)]
     if language:
         isolation += ["audit_hook", "ast", "builtins"]
-    chan.send(_rpc.encode({"t": "ready", "isolation": isolation,
-                           "startup_s": round(time.perf_counter() - _T0, 6)}))
+    chan.send(_rpc.encode({"t": "ready", "isolation": isolation, "startup_s": round(time.perf_counter() - _T0, 6)}))
     if refusal is not None:
         finish({"t": "done", "ok": False, "kind": "isolation", "error": refusal})
 
@@ -493,13 +502,18 @@ def main() -> None:
     try:
         code = prepare(source, check=language)
     except SyntaxError as exc:
-        finish({"t": "done", "ok": False, "kind": "syntax",
-                "error": f"SyntaxError: {exc.msg} (line {exc.lineno})"})
+        finish({"t": "done", "ok": False, "kind": "syntax", "error": f"SyntaxError: {exc.msg} (line {exc.lineno})"})
     except _policy.PolicyViolation as exc:
         finish({"t": "done", "ok": False, "kind": "policy", "error": f"policy: {exc}"})
     except (ValueError, RecursionError, MemoryError) as exc:
-        finish({"t": "done", "ok": False, "kind": "syntax",
-                "error": f"cannot parse the program: {type(exc).__name__}: {exc}"})
+        finish(
+            {
+                "t": "done",
+                "ok": False,
+                "kind": "syntax",
+                "error": f"cannot parse the program: {type(exc).__name__}: {exc}",
+            }
+        )
     env = {
         "__builtins__": program_builtins,
         "__name__": "program",
@@ -521,14 +535,19 @@ def main() -> None:
         except BaseException:  # noqa: BLE001
             finish({"t": "done", "ok": False, "kind": "exception", "error": type(exc).__name__})
     try:
-        frame = _rpc.encode({"t": "done", "ok": True, "result": plain(value), "rss_mb": peak_mb(),
-                             "cpu_s": _cpu_s()})
+        frame = _rpc.encode({"t": "done", "ok": True, "result": plain(value), "rss_mb": peak_mb(), "cpu_s": _cpu_s()})
     except BaseException as exc:  # noqa: BLE001
         finish({"t": "done", "ok": False, "kind": "result", "error": f"result is not JSON-serialisable: {exc}"})
     cap = int(limits["max_result_bytes"])
     if len(frame) - 40 > cap:
-        finish({"t": "done", "ok": False, "kind": "result",
-                "error": f"result is {len(frame)} bytes, over the limit of {cap} (max_result_bytes)"})
+        finish(
+            {
+                "t": "done",
+                "ok": False,
+                "kind": "result",
+                "error": f"result is {len(frame)} bytes, over the limit of {cap} (max_result_bytes)",
+            }
+        )
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -543,7 +562,16 @@ if __name__ == "__main__":
         main()
     except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
         try:
-            os.write(int(sys.argv[1]), _rpc.encode({"t": "done", "ok": False, "kind": "internal",
-                                                   "error": f"sandbox child failed: {type(exc).__name__}: {exc}"}))
+            os.write(
+                int(sys.argv[1]),
+                _rpc.encode(
+                    {
+                        "t": "done",
+                        "ok": False,
+                        "kind": "internal",
+                        "error": f"sandbox child failed: {type(exc).__name__}: {exc}",
+                    }
+                ),
+            )
         finally:
             os._exit(2)

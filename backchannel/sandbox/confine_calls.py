@@ -95,8 +95,9 @@ class CtypesCalls:
         opts = f"size={size_kb}k,nr_inodes={nr_inodes},mode=0700"
         if owner >= 0:
             opts += f",uid={owner},gid={owner}"
-        self._check(self._libc.mount(b"tmpfs", os.fsencode(target), b"tmpfs",
-                                     MS_NOSUID | MS_NODEV | MS_NOEXEC, opts.encode()))
+        self._check(
+            self._libc.mount(b"tmpfs", os.fsencode(target), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts.encode())
+        )
 
     def drop_capabilities(self) -> None:
         ct = self._ct
@@ -115,8 +116,9 @@ class CtypesCalls:
         abi = self._libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ct.c_size_t(0), ct.c_uint32(1))
         return max(0, abi)
 
-    def landlock_restrict(self, fs: int, net: int, scoped: int, size: int, dir_fd: int,
-                          allowed: int = (1 << 64) - 1) -> None:
+    def landlock_restrict(
+        self, fs: int, net: int, scoped: int, size: int, dir_fd: int, allowed: int = (1 << 64) - 1
+    ) -> None:
         ct, syscall = self._ct, self._libc.syscall
         attr = (ct.c_uint64 * 3)(fs, net, scoped)
         ruleset = syscall(SYS_LANDLOCK_CREATE_RULESET, ct.byref(attr), ct.c_size_t(size), ct.c_uint32(0))

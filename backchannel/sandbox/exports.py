@@ -20,17 +20,69 @@ import types
 from typing import Any
 
 # Modules whose functions never belong in a view, whatever re-exports them.
-DANGEROUS_MODULES: frozenset[str] = frozenset({
-    "os", "posix", "nt", "sys", "builtins", "io", "_io", "importlib", "_imp", "gc", "marshal", "pickle",
-    "ctypes", "_ctypes", "subprocess", "_posixsubprocess", "socket", "_socket", "signal", "_signal",
-    "_thread", "threading", "inspect", "code", "codeop", "pty", "shutil", "tempfile", "resource",
-    "fcntl", "mmap", "select", "atexit", "faulthandler", "tracemalloc", "types",
-})
+DANGEROUS_MODULES: frozenset[str] = frozenset(
+    {
+        "os",
+        "posix",
+        "nt",
+        "sys",
+        "builtins",
+        "io",
+        "_io",
+        "importlib",
+        "_imp",
+        "gc",
+        "marshal",
+        "pickle",
+        "ctypes",
+        "_ctypes",
+        "subprocess",
+        "_posixsubprocess",
+        "socket",
+        "_socket",
+        "signal",
+        "_signal",
+        "_thread",
+        "threading",
+        "inspect",
+        "code",
+        "codeop",
+        "pty",
+        "shutil",
+        "tempfile",
+        "resource",
+        "fcntl",
+        "mmap",
+        "select",
+        "atexit",
+        "faulthandler",
+        "tracemalloc",
+        "types",
+    }
+)
 # builtins that read files, run code or reach attributes by a computed name.
-DANGEROUS_BUILTINS: frozenset[str] = frozenset({
-    "open", "exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "vars", "globals",
-    "locals", "dir", "input", "breakpoint", "help", "memoryview", "exit", "quit",
-})
+DANGEROUS_BUILTINS: frozenset[str] = frozenset(
+    {
+        "open",
+        "exec",
+        "eval",
+        "compile",
+        "__import__",
+        "getattr",
+        "setattr",
+        "delattr",
+        "vars",
+        "globals",
+        "locals",
+        "dir",
+        "input",
+        "breakpoint",
+        "help",
+        "memoryview",
+        "exit",
+        "quit",
+    }
+)
 
 
 def _owner(value: Any) -> str | None:

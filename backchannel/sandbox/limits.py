@@ -52,8 +52,13 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-NAMESPACES = (("mountns", CLONE_NEWNS), ("netns", CLONE_NEWNET), ("ipcns", CLONE_NEWIPC),
-              ("pidns", CLONE_NEWPID), ("utsns", CLONE_NEWUTS))
+NAMESPACES = (
+    ("mountns", CLONE_NEWNS),
+    ("netns", CLONE_NEWNET),
+    ("ipcns", CLONE_NEWIPC),
+    ("pidns", CLONE_NEWPID),
+    ("utsns", CLONE_NEWUTS),
+)
 PR_SET_NO_NEW_PRIVS = confine_calls.PR_SET_NO_NEW_PRIVS
 NOBODY = 65534
 # PID 1 of a namespace ignores SIGXCPU's default action, so the program's process
@@ -185,8 +190,10 @@ class Confinement:
             try:
                 calls.unshare_namespaces(CLONE_NEWUSER | flags)
             except OSError as exc:
-                self.reason = (f"the daemon runs as uid {uid} and cannot create a user namespace: "
-                               f"unshare(CLONE_NEWUSER) failed: {exc.strerror} (errno {exc.errno})")
+                self.reason = (
+                    f"the daemon runs as uid {uid} and cannot create a user namespace: "
+                    f"unshare(CLONE_NEWUSER) failed: {exc.strerror} (errno {exc.errno})"
+                )
             else:
                 self.applied += ["userns"] + [name for name, _ in NAMESPACES]
                 try:
@@ -258,8 +265,9 @@ class Confinement:
         return applied, self.reason
 
 
-def confine(workdir: str, limits: dict[str, Any],
-            before_lock_down: Callable[[], None] = lambda: None) -> tuple[list[str], str | None]:
+def confine(
+    workdir: str, limits: dict[str, Any], before_lock_down: Callable[[], None] = lambda: None
+) -> tuple[list[str], str | None]:
     """Both steps of Confinement; `before_lock_down` runs in the process that will
     run the program, while the host's files are still visible."""
     confinement = Confinement()

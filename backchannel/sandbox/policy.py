@@ -14,35 +14,119 @@ import ast
 import string
 
 # Modules a program may import; their submodules are preloaded by the child.
-ALLOWED_MODULES: frozenset[str] = frozenset({
-    "math", "statistics", "itertools", "functools", "collections", "datetime", "json", "re",
-    "heapq", "bisect", "dataclasses", "typing", "operator", "string", "textwrap", "random",
-    "decimal", "fractions",
-})
+ALLOWED_MODULES: frozenset[str] = frozenset(
+    {
+        "math",
+        "statistics",
+        "itertools",
+        "functools",
+        "collections",
+        "datetime",
+        "json",
+        "re",
+        "heapq",
+        "bisect",
+        "dataclasses",
+        "typing",
+        "operator",
+        "string",
+        "textwrap",
+        "random",
+        "decimal",
+        "fractions",
+    }
+)
 
 # Builtins a program may not name at all: they read files, run new code, or turn
 # a computed string into an attribute access.
-FORBIDDEN_NAMES: frozenset[str] = frozenset({
-    "getattr", "setattr", "delattr", "vars", "globals", "locals", "dir", "open",
-    "exec", "eval", "compile", "input", "breakpoint", "help", "memoryview", "exit", "quit",
-    "copyright", "credits", "license",
-})
+FORBIDDEN_NAMES: frozenset[str] = frozenset(
+    {
+        "getattr",
+        "setattr",
+        "delattr",
+        "vars",
+        "globals",
+        "locals",
+        "dir",
+        "open",
+        "exec",
+        "eval",
+        "compile",
+        "input",
+        "breakpoint",
+        "help",
+        "memoryview",
+        "exit",
+        "quit",
+        "copyright",
+        "credits",
+        "license",
+    }
+)
 
 # Attribute names that reach frames, code objects or a generic attribute getter.
 # They do not start with an underscore, so the dunder rule alone would miss them.
-FORBIDDEN_ATTRS: frozenset[str] = frozenset({
-    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "cr_origin",
-    "ag_frame", "ag_code", "ag_await", "tb_frame", "tb_next", "f_back", "f_globals", "f_locals",
-    "f_builtins", "f_code", "f_trace", "co_code", "co_consts", "co_names", "func_globals",
-    "format_map", "vformat", "get_field", "attrgetter", "methodcaller", "Formatter", "mro",
-})
+FORBIDDEN_ATTRS: frozenset[str] = frozenset(
+    {
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "cr_origin",
+        "ag_frame",
+        "ag_code",
+        "ag_await",
+        "tb_frame",
+        "tb_next",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "co_code",
+        "co_consts",
+        "co_names",
+        "func_globals",
+        "format_map",
+        "vformat",
+        "get_field",
+        "attrgetter",
+        "methodcaller",
+        "Formatter",
+        "mro",
+    }
+)
 
 # Dunder methods a program may define on its own classes (defining them grants nothing).
-DEFINABLE_DUNDERS: frozenset[str] = frozenset({
-    "__init__", "__post_init__", "__repr__", "__str__", "__eq__", "__ne__", "__lt__", "__le__",
-    "__gt__", "__ge__", "__hash__", "__len__", "__iter__", "__next__", "__contains__",
-    "__getitem__", "__setitem__", "__bool__", "__add__", "__sub__", "__mul__", "__radd__",
-})
+DEFINABLE_DUNDERS: frozenset[str] = frozenset(
+    {
+        "__init__",
+        "__post_init__",
+        "__repr__",
+        "__str__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__len__",
+        "__iter__",
+        "__next__",
+        "__contains__",
+        "__getitem__",
+        "__setitem__",
+        "__bool__",
+        "__add__",
+        "__sub__",
+        "__mul__",
+        "__radd__",
+    }
+)
 
 
 class PolicyViolation(Exception):
@@ -70,8 +154,12 @@ class _Checker(ast.NodeVisitor):
     def _check_attr(self, node: ast.AST, attr: str, receiver: ast.AST | None = None) -> None:
         if attr.startswith("_"):
             # super().__init__(...) is the one underscore attribute ordinary code needs.
-            if (attr in ("__init__", "__post_init__") and isinstance(receiver, ast.Call)
-                    and isinstance(receiver.func, ast.Name) and receiver.func.id == "super"):
+            if (
+                attr in ("__init__", "__post_init__")
+                and isinstance(receiver, ast.Call)
+                and isinstance(receiver.func, ast.Name)
+                and receiver.func.id == "super"
+            ):
                 return
             self._bad(node, f"attribute '{attr}' is not allowed (no underscore attributes)")
         elif attr in FORBIDDEN_ATTRS:

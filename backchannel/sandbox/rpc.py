@@ -30,8 +30,7 @@ from typing import Any
 _ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 # Error kinds a child may report in a "done" frame.
-CHILD_ERROR_KINDS = frozenset({"syntax", "policy", "exception", "memory", "result", "api", "internal",
-                               "isolation"})
+CHILD_ERROR_KINDS = frozenset({"syntax", "policy", "exception", "memory", "result", "api", "internal", "isolation"})
 
 
 class ProtocolError(Exception):

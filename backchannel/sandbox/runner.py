@@ -49,8 +49,7 @@ class SandboxResult:
     output: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "result": self.result, "error": self.error, "stats": self.stats,
-                "output": self.output}
+        return {"ok": self.ok, "result": self.result, "error": self.error, "stats": self.stats, "output": self.output}
 
 
 def jsonable(value: Any) -> Any:
@@ -114,11 +113,23 @@ class _Session:
         self.limits = limits
         self.limits_key = rpc.encode(_limits_dict(limits))
         self.stats: dict[str, Any] = {
-            "api_calls": 0, "api_errors": 0, "assertions_touched": 0, "rows_returned": 0,
-            "cpu_s": 0.0, "wall_s": 0.0, "max_rss_mb": 0.0, "startup_s": None, "start_s": None,
-            "api_s": 0.0, "output_bytes": 0, "output_truncated": False, "prestarted": False,
-            "isolation": ["fresh_process", "empty_env", "new_session", "temp_cwd"], "error_kind": None,
-            "exit": None, "pid": None,
+            "api_calls": 0,
+            "api_errors": 0,
+            "assertions_touched": 0,
+            "rows_returned": 0,
+            "cpu_s": 0.0,
+            "wall_s": 0.0,
+            "max_rss_mb": 0.0,
+            "startup_s": None,
+            "start_s": None,
+            "api_s": 0.0,
+            "output_bytes": 0,
+            "output_truncated": False,
+            "prestarted": False,
+            "isolation": ["fresh_process", "empty_env", "new_session", "temp_cwd"],
+            "error_kind": None,
+            "exit": None,
+            "pid": None,
         }
         self.api: Any = None
         self.methods: dict[str, Callable[..., Any]] = {}
@@ -153,8 +164,9 @@ class _Session:
         """A spare never used: kill it and remove its directory."""
         self._teardown()
 
-    def run(self, code: str, api: Any, methods: dict[str, Callable[..., Any]],
-            context: dict[str, Any]) -> SandboxResult:
+    def run(
+        self, code: str, api: Any, methods: dict[str, Callable[..., Any]], context: dict[str, Any]
+    ) -> SandboxResult:
         self.t0 = time.perf_counter()
         self.api, self.methods = api, methods
         self.take_touched = getattr(api, "take_touched", None) if api is not None else None
@@ -188,8 +200,15 @@ class _Session:
                 pass
         argv = [sys.executable or "python3", "-I", "-S", "-X", "utf8", CHILD_SCRIPT, str(from_child_w)]
         self.proc = subprocess.Popen(
-            argv, stdin=to_child_r, stdout=out_w, stderr=out_w, pass_fds=(from_child_w,),
-            env={}, cwd=self.tmpdir, start_new_session=True, close_fds=True,
+            argv,
+            stdin=to_child_r,
+            stdout=out_w,
+            stderr=out_w,
+            pass_fds=(from_child_w,),
+            env={},
+            cwd=self.tmpdir,
+            start_new_session=True,
+            close_fds=True,
         )
         self.pgid = self.stats["pid"] = self.proc.pid
         with _live_lock:
@@ -417,8 +436,9 @@ class _Session:
             self.ready_at = time.perf_counter()
             # Spawn to ready, as the parent sees it; a spare's ready frame waits in
             # the pipe until its run, so the child's own count stands for it then.
-            self.stats["startup_s"] = round(float(msg["startup_s"]) if self.stats["prestarted"]
-                                            else self.ready_at - self.spawned_at, 4)
+            self.stats["startup_s"] = round(
+                float(msg["startup_s"]) if self.stats["prestarted"] else self.ready_at - self.spawned_at, 4
+            )
             self.stats["isolation"] += msg["isolation"]
             self.stats["isolation_mode"] = isolation_mode(self.stats["isolation"])
         elif kind == "started":
@@ -500,7 +520,8 @@ class _Session:
             return "killed", f"the program was killed by {self._exit_text()}"
         tail = bytes(self.output[-500:]).decode("utf-8", "replace").strip()
         return "crash", f"the sandbox child ended ({self._exit_text()}) without a result" + (
-            f": {tail}" if tail else "")
+            f": {tail}" if tail else ""
+        )
 
     def _result(self) -> SandboxResult:
         self.stats["wall_s"] = round(time.perf_counter() - self.t0, 4)
@@ -521,12 +542,17 @@ class _Session:
 
 
 def _early_failure(kind: str, error: str) -> SandboxResult:
-    return SandboxResult(False, None, error, {"api_calls": 0, "assertions_touched": 0, "cpu_s": 0.0,
-                                              "wall_s": 0.0, "max_rss_mb": 0.0, "error_kind": kind})
+    return SandboxResult(
+        False,
+        None,
+        error,
+        {"api_calls": 0, "assertions_touched": 0, "cpu_s": 0.0, "wall_s": 0.0, "max_rss_mb": 0.0, "error_kind": kind},
+    )
 
 
-def _execute(code: str, api: Any, limits: SandboxSettings | None, context: dict[str, Any] | None,
-             session_class: type[_Session]) -> SandboxResult:
+def _execute(
+    code: str, api: Any, limits: SandboxSettings | None, context: dict[str, Any] | None, session_class: type[_Session]
+) -> SandboxResult:
     limits = limits or SandboxSettings()
     if not isinstance(code, str):
         return _early_failure("internal", "the program must be a str")
@@ -541,8 +567,11 @@ def _execute(code: str, api: Any, limits: SandboxSettings | None, context: dict[
             return _early_failure("syntax", f"cannot parse the program: {type(exc).__name__}: {exc}")
     try:
         methods = dict(api.rpc_methods()) if api is not None else {}
-        methods = {k: v for k, v in methods.items() if isinstance(k, str) and k.isidentifier()
-                   and not k.startswith("_") and callable(v)}
+        methods = {
+            k: v
+            for k, v in methods.items()
+            if isinstance(k, str) and k.isidentifier() and not k.startswith("_") and callable(v)
+        }
     except Exception as exc:  # noqa: BLE001 - the caller's api object, reported not raised
         return _early_failure("internal", f"api.rpc_methods() failed: {type(exc).__name__}: {exc}")
     try:
@@ -559,8 +588,9 @@ def _execute(code: str, api: Any, limits: SandboxSettings | None, context: dict[
             spare.refill()
 
 
-def run_program(code: str, api: Any = None, limits: SandboxSettings | None = None, *,
-                context: dict[str, Any] | None = None) -> SandboxResult:
+def run_program(
+    code: str, api: Any = None, limits: SandboxSettings | None = None, *, context: dict[str, Any] | None = None
+) -> SandboxResult:
     """Run `code` in a fresh sandboxed child with `api` served to it.
 
     The program sees globals `api` (the methods of `api.rpc_methods()`),
@@ -643,8 +673,11 @@ class _Spare:
             except Exception:  # noqa: BLE001 - no spare: runs start cold, as without one
                 continue
             with self.lock:
-                kept = self.session is None and self.wanted is not None and \
-                    rpc.encode(_limits_dict(self.wanted)) == session.limits_key
+                kept = (
+                    self.session is None
+                    and self.wanted is not None
+                    and rpc.encode(_limits_dict(self.wanted)) == session.limits_key
+                )
                 if kept:
                     self.session = session
             if not kept:  # stopped, or the limits changed while it started

@@ -43,13 +43,23 @@ class Skill:
     keywords: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
-        return {"name": self.name, "doc": self.doc, "params": self.params, "origin": self.origin,
-                "kind": self.kind, "wakes": list(self.wakes)}
+        return {
+            "name": self.name,
+            "doc": self.doc,
+            "params": self.params,
+            "origin": self.origin,
+            "kind": self.kind,
+            "wakes": list(self.wakes),
+        }
 
     def prompt_doc(self) -> str:
         """What a model reads about this skill: its doc, its params and its program."""
-        params = "\n".join(f"#   {k} (default {v.get('default')!r}): {v.get('doc', '')}" for k, v in self.params.items())
-        return f"# Skill `{self.name}`: {self.doc}\n# Parameters (in `context`):\n{params}\n{self.source_code.strip()}\n"
+        params = "\n".join(
+            f"#   {k} (default {v.get('default')!r}): {v.get('doc', '')}" for k, v in self.params.items()
+        )
+        return (
+            f"# Skill `{self.name}`: {self.doc}\n# Parameters (in `context`):\n{params}\n{self.source_code.strip()}\n"
+        )
 
     def context_for(self, args: dict[str, Any] | None = None, base: dict[str, Any] | None = None) -> dict[str, Any]:
         """The `context` the program sees: the defaults, then `base` (the wake), then `args`."""
@@ -57,8 +67,10 @@ class Skill:
         ctx.update(base or {})
         unknown = set(args or {}) - set(self.params)
         if unknown:
-            raise SkillError(f"skill {self.name!r} has no parameter {', '.join(sorted(unknown))}"
-                             f" (it takes: {', '.join(self.params) or 'none'})")
+            raise SkillError(
+                f"skill {self.name!r} has no parameter {', '.join(sorted(unknown))}"
+                f" (it takes: {', '.join(self.params) or 'none'})"
+            )
         for k, v in (args or {}).items():
             # A list parameter given one value (`--arg attendees="Kay Martin"`) means a list of one;
             # a bare string would otherwise be walked character by character.
@@ -102,17 +114,27 @@ def parse_skill(text: str, origin: str) -> Skill:
     for listed in ("WAKES", "KEYWORDS"):
         got = values.get(listed)
         if got is not None and (not isinstance(got, (tuple, list)) or not all(isinstance(x, str) for x in got)):
-            raise SkillError(f"{origin}: {listed} must be a tuple of strings, e.g. {listed} = (\"signal\",)")
+            raise SkillError(f'{origin}: {listed} must be a tuple of strings, e.g. {listed} = ("signal",)')
     doc = (ast.get_docstring(tree) or "").strip()
-    return Skill(name=values["NAME"], doc=" ".join(doc.split("\n\n")[0].split()), params=params,
-                 source_code=values["PROGRAM"], origin=origin, kind=str(values.get("KIND") or "other"),
-                 wakes=tuple(values.get("WAKES") or ()), keywords=tuple(values.get("KEYWORDS") or ()))
+    return Skill(
+        name=values["NAME"],
+        doc=" ".join(doc.split("\n\n")[0].split()),
+        params=params,
+        source_code=values["PROGRAM"],
+        origin=origin,
+        kind=str(values.get("KIND") or "other"),
+        wakes=tuple(values.get("WAKES") or ()),
+        keywords=tuple(values.get("KEYWORDS") or ()),
+    )
 
 
 def _builtin_files() -> list[tuple[str, str]]:
     pkg = resources.files("backchannel.skills")
-    return sorted((p.name, p.read_text(encoding="utf-8")) for p in pkg.iterdir()
-                  if p.name.endswith(".py") and not p.name.startswith("_"))
+    return sorted(
+        (p.name, p.read_text(encoding="utf-8"))
+        for p in pkg.iterdir()
+        if p.name.endswith(".py") and not p.name.startswith("_")
+    )
 
 
 _NAME_LINE = re.compile(r"^NAME\s*=\s*[\"']([^\"']+)[\"']", re.MULTILINE)
@@ -217,5 +239,13 @@ def _wake_order(skills: list[Skill], wake: str) -> list[Skill]:
     return sorted(skills, key=lambda s: (order.index(s.name) if s.name in order else len(order), s.name))
 
 
-__all__ = ["WAKE_SKILLS", "Skill", "SkillError", "broken_skills", "get_skill", "list_skills", "parse_skill",
-           "relevant_skills"]
+__all__ = [
+    "WAKE_SKILLS",
+    "Skill",
+    "SkillError",
+    "broken_skills",
+    "get_skill",
+    "list_skills",
+    "parse_skill",
+    "relevant_skills",
+]

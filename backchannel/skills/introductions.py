@@ -10,18 +10,33 @@ signals; with `via_ids` (a meeting's attendees) only those people introduce.
 NAME = "introductions"
 KIND = "introduction"
 WAKES = ("signal", "meeting_soon")
-KEYWORDS = ("introduce", "introduction", "intro", "reach", "connect", "who knows", "path to", "get to",
-            "in touch", "warm")
+KEYWORDS = (
+    "introduce",
+    "introduction",
+    "intro",
+    "reach",
+    "connect",
+    "who knows",
+    "path to",
+    "get to",
+    "in touch",
+    "warm",
+)
 PARAMS = {
     "target": {"default": None, "doc": 'a person, an organisation or a role, e.g. "CIO of Acme"'},
-    "org_ids": {"default": None, "list": True,
-                "doc": "organisation ids to reach (their current people are the targets)"},
+    "org_ids": {
+        "default": None,
+        "list": True,
+        "doc": "organisation ids to reach (their current people are the targets)",
+    },
     "via_ids": {"default": None, "list": True, "doc": "only these people may introduce (e.g. a meeting's attendees)"},
     "max_hops": {"default": 3, "doc": "longest path from me to the target, in links"},
     "signal_days": {"default": 30, "doc": "without a target: organisations in signals of the last N days"},
-    "incoming": {"default": False,
-                 "doc": "also everyone memory links to the target directly (knows, worked with, introduced), "
-                        "not only paths from me: 'who knows X?'"},
+    "incoming": {
+        "default": False,
+        "doc": "also everyone memory links to the target directly (knows, worked with, introduced), "
+        "not only paths from me: 'who knows X?'",
+    },
 }
 
 PROGRAM = r'''

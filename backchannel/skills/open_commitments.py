@@ -9,8 +9,19 @@ later meeting says it was done or arrived (`api.kept`: "got the deck, thanks").
 NAME = "open_commitments"
 KIND = "commitment"
 WAKES = ("sweep",)
-KEYWORDS = ("commitment", "committed", "promise", "promised", "owe", "follow up", "follow-up", "todo", "to do",
-            "pending", "open")
+KEYWORDS = (
+    "commitment",
+    "committed",
+    "promise",
+    "promised",
+    "owe",
+    "follow up",
+    "follow-up",
+    "todo",
+    "to do",
+    "pending",
+    "open",
+)
 PARAMS = {
     "person_ids": {"default": None, "list": True, "doc": "whose commitments (default: me and my contacts)"},
     "people": {"default": None, "list": True, "doc": 'whose commitments, by name ("me" is the owner)'},
@@ -20,7 +31,7 @@ PARAMS = {
     "limit": {"default": 20, "doc": "at most this many candidates"},
 }
 
-PROGRAM = r'''
+PROGRAM = r"""
 import datetime
 import re
 
@@ -166,4 +177,4 @@ if not result:
     else:
         print(f"nothing found: {len(said)} commitment(s) by {who}, none open: past due by more than "
               f"{overdue_days} days, older than {max_age} days without a due date, or followed up or kept since")
-'''
+"""

@@ -12,13 +12,34 @@ said about it. When nothing is found the program prints "nothing found: why".
 NAME = "pre_meeting_brief"
 KIND = "brief"
 WAKES = ("meeting_soon",)
-KEYWORDS = ("brief", "meeting", "prepare", "prep", "attendees", "who am i meeting", "know about", "background",
-            "tell me about", "who is", "who's", "works at", "work at", "works for", "work for", "who works",
-            "people at", "staff", "employ")
+KEYWORDS = (
+    "brief",
+    "meeting",
+    "prepare",
+    "prep",
+    "attendees",
+    "who am i meeting",
+    "know about",
+    "background",
+    "tell me about",
+    "who is",
+    "who's",
+    "works at",
+    "work at",
+    "works for",
+    "work for",
+    "who works",
+    "people at",
+    "staff",
+    "employ",
+)
 PARAMS = {
     "attendee_ids": {"default": None, "list": True, "doc": "entity ids of the people to brief on"},
-    "attendees": {"default": None, "list": True,
-                  "doc": 'names of the people (or roles, e.g. "CIO of Acme", or organisations) to brief on'},
+    "attendees": {
+        "default": None,
+        "list": True,
+        "doc": 'names of the people (or roles, e.g. "CIO of Acme", or organisations) to brief on',
+    },
     "days": {"default": 7, "doc": "without attendees: the next calendar event within N days"},
     "max_facts": {"default": 6, "doc": "facts (evidence) per person"},
 }

@@ -8,15 +8,28 @@ current title. One "reconnect" candidate per contact silent for `weeks` or more.
 NAME = "stale_relationships"
 KIND = "reconnect"
 WAKES = ("sweep",)
-KEYWORDS = ("stale", "silent", "lost touch", "reconnect", "haven't talked", "not talked", "haven't spoken",
-            "not spoken", "not heard", "gone quiet", "catch up", "neglect", "relationship")
+KEYWORDS = (
+    "stale",
+    "silent",
+    "lost touch",
+    "reconnect",
+    "haven't talked",
+    "not talked",
+    "haven't spoken",
+    "not spoken",
+    "not heard",
+    "gone quiet",
+    "catch up",
+    "neglect",
+    "relationship",
+)
 PARAMS = {
     "weeks": {"default": 8, "doc": "silent for at least this many weeks"},
     "min_strength": {"default": 1, "doc": "ignore contacts with fewer shared links/meetings"},
     "limit": {"default": 10, "doc": "at most this many candidates"},
 }
 
-PROGRAM = r'''
+PROGRAM = r"""
 import datetime
 
 me = api.me()["id"]
@@ -67,4 +80,4 @@ if not result:
               "introduced, or who spoke in a meeting you spoke in)")
     else:
         print(f"nothing found: none of your {len(contacts)} contacts has been silent for {weeks:g} weeks or more")
-'''
+"""

@@ -55,8 +55,15 @@ def fetch_source(source: str, timeout_s: float = 20.0) -> bytes:
     on failure."""
     if source.startswith(("http://", "https://")):
         try:
-            resp = http_client.request("GET", source, headers={"User-Agent": "backchannel-calendar"}, timeout=timeout_s,
-                                max_bytes=MAX_BYTES, max_redirects=REDIRECTS, any_host=True)
+            resp = http_client.request(
+                "GET",
+                source,
+                headers={"User-Agent": "backchannel-calendar"},
+                timeout=timeout_s,
+                max_bytes=MAX_BYTES,
+                max_redirects=REDIRECTS,
+                any_host=True,
+            )
         except http_client.ResponseTooLarge:
             raise ValueError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB") from None
         except http_client.HTTPClientError as exc:  # a refused redirect
@@ -209,7 +216,9 @@ def _expand_by_series(
             if len(out.errors) < MAX_ERRORS:
                 out.errors.append(f"{source}: skipped event {uid}: {type(exc).__name__}: {exc}"[:500])
     if not failed:  # the whole failed but no single series did: still say so
-        out.errors.append(f"{source}: cannot expand the calendar as a whole: {type(first_error).__name__}: {first_error}"[:500])
+        out.errors.append(
+            f"{source}: cannot expand the calendar as a whole: {type(first_error).__name__}: {first_error}"[:500]
+        )
 
 
 def parse_calendar(data: bytes, source: str, now: datetime, horizon_days: int, tz: ZoneInfo) -> CalendarLoad:
@@ -373,7 +382,10 @@ class CalendarTrigger:
         while True:
             tick = max(0.05, min(60.0, self._settings.refresh_s))
             try:
-                due = self._last_refresh is None or self._clock.monotonic() - self._last_refresh >= self._settings.refresh_s
+                due = (
+                    self._last_refresh is None
+                    or self._clock.monotonic() - self._last_refresh >= self._settings.refresh_s
+                )
                 if due:
                     await self.refresh()
                 else:

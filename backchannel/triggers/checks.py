@@ -17,8 +17,11 @@ def problems(settings: Settings) -> list[str]:
     from backchannel.triggers.schedule import build_triggers as build_schedule
 
     out: list[str] = []
-    zones = {"[owner] timezone": settings.owner.timezone, "[schedule] timezone": settings.schedule.timezone,
-             "[calendar] timezone": settings.calendar.timezone}
+    zones = {
+        "[owner] timezone": settings.owner.timezone,
+        "[schedule] timezone": settings.schedule.timezone,
+        "[calendar] timezone": settings.calendar.timezone,
+    }
     owner_ok = True
     for key, name in zones.items():
         if name is None:

@@ -218,7 +218,9 @@ class InboxTrigger:
         self._deferred: dict[Path, float] = {}
 
     @classmethod
-    def from_settings(cls, settings: InboxSettings, inbox_dir: Path, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK) -> InboxTrigger:
+    def from_settings(
+        cls, settings: InboxSettings, inbox_dir: Path, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK
+    ) -> InboxTrigger:
         return cls(
             inbox_dir,
             queue,

@@ -19,8 +19,10 @@ log = logging.getLogger(__name__)
 
 
 def configured(settings: RetentionSettings) -> bool:
-    return any(v is not None for v in (settings.utterances_days, settings.assertions_days,
-                                       settings.proposals_days, settings.runs_days))
+    return any(
+        v is not None
+        for v in (settings.utterances_days, settings.assertions_days, settings.proposals_days, settings.runs_days)
+    )
 
 
 def retention_key(when: datetime) -> str:
@@ -28,8 +30,9 @@ def retention_key(when: datetime) -> str:
 
 
 class RetentionTrigger:
-    def __init__(self, settings: RetentionSettings, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK,
-                 timezone: str = "UTC") -> None:
+    def __init__(
+        self, settings: RetentionSettings, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK, timezone: str = "UTC"
+    ) -> None:
         self.settings = settings
         self._queue = queue
         self._clock = clock
@@ -43,8 +46,12 @@ class RetentionTrigger:
         return fire.astimezone(UTC) if fire else None
 
     def fire(self, when: datetime) -> Wake:
-        wake = Wake("retention", key=retention_key(when), payload={"reason": "schedule", "scheduled": when.isoformat()},
-                    created_at=self._clock.now())
+        wake = Wake(
+            "retention",
+            key=retention_key(when),
+            payload={"reason": "schedule", "scheduled": when.isoformat()},
+            created_at=self._clock.now(),
+        )
         enqueue(self._queue, wake)
         self.fired += 1
         return wake

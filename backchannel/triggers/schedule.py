@@ -121,7 +121,9 @@ def build_triggers(settings: ScheduleSettings, tz: ZoneInfo) -> list[tuple[str, 
     return triggers
 
 
-def fire_times_between(trigger: BaseTrigger, since: datetime, until: datetime, limit: int = _MAX_COUNT) -> list[datetime]:
+def fire_times_between(
+    trigger: BaseTrigger, since: datetime, until: datetime, limit: int = _MAX_COUNT
+) -> list[datetime]:
     """Fire times of `trigger` in (since, until], at most `limit` of them (the
     earliest); callers that need the latest use `last_fire_between`."""
     out: list[datetime] = []
@@ -312,8 +314,19 @@ class ScheduleTrigger:
                 extra={"reason": reason, "missed": missed, "latest": latest.isoformat(), "late_s": late},
             )
             return None
-        log.info("catching up on missed sweeps", extra={"reason": reason, "missed": missed, "latest": latest.isoformat()})
-        return self._emit(latest, {"scheduled_for": latest.isoformat(), "job": "catch-up", "catch_up": True, "missed": missed, "reason": reason})
+        log.info(
+            "catching up on missed sweeps", extra={"reason": reason, "missed": missed, "latest": latest.isoformat()}
+        )
+        return self._emit(
+            latest,
+            {
+                "scheduled_for": latest.isoformat(),
+                "job": "catch-up",
+                "catch_up": True,
+                "missed": missed,
+                "reason": reason,
+            },
+        )
 
     def check_wallclock(self) -> Wake | None:
         """One look at the clocks. When wall time advanced much more than
@@ -342,4 +355,12 @@ class ScheduleTrigger:
                 log.exception("wall-clock check failed")
 
 
-__all__ = ["ScheduleTrigger", "sweep_key", "build_triggers", "fire_times_between", "last_fire_between", "cron_trigger", "crontab_weekdays"]
+__all__ = [
+    "ScheduleTrigger",
+    "sweep_key",
+    "build_triggers",
+    "fire_times_between",
+    "last_fire_between",
+    "cron_trigger",
+    "crontab_weekdays",
+]

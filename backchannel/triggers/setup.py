@@ -92,13 +92,18 @@ class Triggers:
         """What `backchannel status` shows about the triggers."""
         return {
             "next_sweeps": [t.isoformat() for t in self.schedule.next_fire_times()],
-            "inbox": None if self.inbox is None else {
-                "path": str(self.inbox.inbox_dir), "watch": self.inbox.observer_kind, "pending": self.inbox.pending,
+            "inbox": None
+            if self.inbox is None
+            else {
+                "path": str(self.inbox.inbox_dir),
+                "watch": self.inbox.observer_kind,
+                "pending": self.inbox.pending,
             },
             "calendar": {"events": len(self.calendar.events), "errors": list(self.calendar.errors)},
             "signals": {"errors": list(self.signals.errors[-10:])},
-            "mail": None if self.mail is None or not self.mail.active else {
-                "every_s": self.mail.settings.sync_interval_s, "wakes": self.mail.fired},
+            "mail": None
+            if self.mail is None or not self.mail.active
+            else {"every_s": self.mail.settings.sync_interval_s, "wakes": self.mail.fired},
         }
 
 

@@ -179,13 +179,15 @@ def scan_drop_dir(
 
 # Words that continue an organisation's proper name: "Lumen Health Ventures" is
 # another organisation than "Lumen Health", "Acme Capital" than "Acme".
-ORG_CONTINUATION = frozenset("""
+ORG_CONTINUATION = frozenset(
+    """
 ventures venture capital partners partnership foundation fund funds holdings holding group bank trust
 labs lab systems technologies technology tech solutions consulting media pharma pharmaceuticals logistics
 motors airlines airways hospital hospitals university institute insurance financial finance properties
 realty studios studio energy health healthcare networks network software services industries international
 global foods retail investments investment securities asset assets management advisors advisory
-""".split())
+""".split()
+)
 MIN_MATCH_CONFIDENCE = 0.5  # below this a match is recorded, not linked
 _WORD_RX = re.compile(r"[^\W_]+(?:&[^\W_]+)*")  # "AT&T" is one word; "ex-AT&T" and "Acme's" are two
 
@@ -224,7 +226,7 @@ def match_org_details(signal_text: str, orgs: list[tuple[int, list[str]]]) -> li
                 continue  # cheap test first: most organisations are absent
             k = len(needle)
             for i in range(len(norms) - k + 1):
-                if norms[i:i + k] == needle:
+                if norms[i : i + k] == needle:
                     spans.append((i, i + k, org_id, name))
     spans.sort(key=lambda s: (-(s[1] - s[0]), s[0]))
     taken: set[int] = set()
@@ -262,7 +264,9 @@ class SignalTrigger:
     for each signal not seen before by this process (the daemon's log makes it
     once across restarts)."""
 
-    def __init__(self, settings: SignalSettings, drop_dir: Path | str | None, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self, settings: SignalSettings, drop_dir: Path | str | None, queue: asyncio.Queue, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self._settings = settings
         self.drop_dir = Path(drop_dir) if drop_dir is not None else None
         self._queue = queue

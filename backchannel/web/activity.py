@@ -40,5 +40,8 @@ async def usage(request: Request) -> Response:
 
 
 def routes() -> list[Route]:
-    return [Route("/activity", activity, methods=["GET"]), Route("/trace/{ref}", trace, methods=["GET"]),
-            Route("/usage", usage, methods=["GET"])]
+    return [
+        Route("/activity", activity, methods=["GET"]),
+        Route("/trace/{ref}", trace, methods=["GET"]),
+        Route("/usage", usage, methods=["GET"]),
+    ]

@@ -34,8 +34,8 @@ SECURITY_HEADERS = {
     # Scripts and styles only from this app's own static files (no inline script, nothing from
     # another origin); forms post only to this app.
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-                               "form-action 'self'; "
-                               "frame-ancestors 'none'; base-uri 'none'",
+    "form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",  # a login link in the address bar must not leak
@@ -82,8 +82,9 @@ def validity(a: dict[str, Any]) -> str:
 
 
 def _templates() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True, trim_blocks=True, lstrip_blocks=True
+    )
     env.filters["short"] = _short
     env.filters["day"] = lambda v: _short(v, 10)
     env.filters["said_when"] = said_when
@@ -104,9 +105,17 @@ def render(request: Request, template: str, status_code: int = 200, **context: A
     flash = list(s.flash) if s else []
     if s:
         s.flash.clear()
-    html = state(request).templates.get_template(template).render(
-        request_path=request.url.path, csrf=s.csrf if s else "", logged_in=bool(s and s.authenticated),
-        flash=flash, **context)
+    html = (
+        state(request)
+        .templates.get_template(template)
+        .render(
+            request_path=request.url.path,
+            csrf=s.csrf if s else "",
+            logged_in=bool(s and s.authenticated),
+            flash=flash,
+            **context,
+        )
+    )
     return HTMLResponse(html, status_code=status_code)
 
 
@@ -178,10 +187,12 @@ class Guard(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         st = state(request)
-        request.state.session = st.auth.session_from_cookie(request.cookies.get(cookie_name(request))) \
-            if st.auth else None
-        public = any(request.url.path == p or (p.endswith("/") and request.url.path.startswith(p))
-                     for p in PUBLIC_PATHS)
+        request.state.session = (
+            st.auth.session_from_cookie(request.cookies.get(cookie_name(request))) if st.auth else None
+        )
+        public = any(
+            request.url.path == p or (p.endswith("/") and request.url.path.startswith(p)) for p in PUBLIC_PATHS
+        )
         if request.method == "POST":
             origin = request.headers.get("origin")
             if origin and origin != "null" and (urlsplit(origin).hostname or "").lower() not in st.allowed_hosts:
@@ -212,12 +223,18 @@ def page_auth(request: Request) -> Auth:
 
 def set_session_cookie(request: Request, response: Response, s: Session) -> None:
     auth = page_auth(request)
-    response.set_cookie(cookie_name(request), auth.cookie_value(s), max_age=int(auth.session_s), path="/",
-                        httponly=True, samesite="strict", secure=False)  # loopback http: no TLS to require
+    response.set_cookie(
+        cookie_name(request),
+        auth.cookie_value(s),
+        max_age=int(auth.session_s),
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=False,
+    )  # loopback http: no TLS to require
 
 
-def build_app(ops: Any, settings: Any, paths: Any, api_token: str, *, daemon: Any = None,
-              pages: bool = True) -> Any:
+def build_app(ops: Any, settings: Any, paths: Any, api_token: str, *, daemon: Any = None, pages: bool = True) -> Any:
     """The one app. `ops` runs the operations behind the pages and the feedback links;
     `daemon` (with `call_op` and `info`), when given, serves the local API too; `pages`
     adds the web app's pages (without them: the feedback links, and the API)."""
@@ -225,13 +242,27 @@ def build_app(ops: Any, settings: Any, paths: Any, api_token: str, *, daemon: An
     from backchannel.web.guards import ListenerGuard, allowed_hosts
     from backchannel.web.local_api import LocalApi
 
-    auth = Auth(paths.state_dir, api_token, session_hours=settings.web.session_hours,
-                link_minutes=settings.web.login_link_minutes) if pages else None
+    auth = (
+        Auth(
+            paths.state_dir,
+            api_token,
+            session_hours=settings.web.session_hours,
+            link_minutes=settings.web.login_link_minutes,
+        )
+        if pages
+        else None
+    )
     routes: list[Any] = [*feedback_links.routes()]
     if pages:
-        routes += [*login.routes(), *proposals.routes(), *memory.routes(), *graph_view.routes(),
-                   *activity.routes(), *rights.routes(),
-                   Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
+        routes += [
+            *login.routes(),
+            *proposals.routes(),
+            *memory.routes(),
+            *graph_view.routes(),
+            *activity.routes(),
+            *rights.routes(),
+            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        ]
     site = Starlette(routes=routes, middleware=[Middleware(Guard)])
     hosts = allowed_hosts(settings)
     site.state.web = WebState(ops=ops, auth=auth, settings=settings, templates=_templates(), allowed_hosts=hosts)

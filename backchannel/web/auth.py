@@ -104,7 +104,7 @@ class Auth:
             if now - s.created > self.session_s:
                 del self.sessions[sid]
         anonymous = [s for s in self.sessions.values() if not s.authenticated]
-        for s in sorted(anonymous, key=lambda s: s.created)[:max(0, len(anonymous) - MAX_ANONYMOUS)]:
+        for s in sorted(anonymous, key=lambda s: s.created)[: max(0, len(anonymous) - MAX_ANONYMOUS)]:
             del self.sessions[s.sid]
         for n, until in list(self.used_nonces.items()):
             if until < now:
@@ -131,5 +131,8 @@ class Auth:
 
     @staticmethod
     def csrf_ok(session: Session | None, submitted: str | None) -> bool:
-        return session is not None and bool(submitted) and hmac.compare_digest(session.csrf.encode(),
-                                                                                  str(submitted).encode())
+        return (
+            session is not None
+            and bool(submitted)
+            and hmac.compare_digest(session.csrf.encode(), str(submitted).encode())
+        )

@@ -24,8 +24,15 @@ GRAPH_NODES = 40  # on an entity's page; the full page of ties draws up to FULL_
 FULL_GRAPH_NODES = 200
 TIMELINE_ROWS = 80  # the most recent ones; the lists above hold them all
 
-PREDICATE_WORDS = {"works_at": "works at", "left": "left", "worked_with": "worked with", "knows": "knows",
-                   "introduced": "introduced", "mentioned_with": "mentioned with", "met": "met"}
+PREDICATE_WORDS = {
+    "works_at": "works at",
+    "left": "left",
+    "worked_with": "worked with",
+    "knows": "knows",
+    "introduced": "introduced",
+    "mentioned_with": "mentioned with",
+    "met": "met",
+}
 
 
 def data_block(value: Any) -> Markup:
@@ -39,8 +46,14 @@ def _tie_rows(graph: dict[str, Any]) -> list[dict[str, Any]]:
     names = {n["id"]: n["name"] for n in graph["nodes"]}
     rows = []
     for e in sorted(graph["edges"], key=lambda e: (-e["trust"], e["said_at"] or "")):
-        rows.append({**e, "source_name": names.get(e["source"]), "target_name": names.get(e["target"]),
-                     "words": PREDICATE_WORDS.get(e["predicate"], e["predicate"].replace("_", " "))})
+        rows.append(
+            {
+                **e,
+                "source_name": names.get(e["source"]),
+                "target_name": names.get(e["target"]),
+                "words": PREDICATE_WORDS.get(e["predicate"], e["predicate"].replace("_", " ")),
+            }
+        )
     return rows
 
 
@@ -81,8 +94,16 @@ def timeline_layout(tl: dict[str, Any], rows: int = TIMELINE_ROWS) -> dict[str, 
     today = date.fromisoformat(tl["today"])
     days: list[date] = [today]
     for it in items:
-        days += [d for d in (_day(it["said_at"]), _day(it["valid_from"]), _day(it["valid_to"]),
-                             _day((it["promise"] or {}).get("due"))) if d]
+        days += [
+            d
+            for d in (
+                _day(it["said_at"]),
+                _day(it["valid_from"]),
+                _day(it["valid_to"]),
+                _day((it["promise"] or {}).get("due")),
+            )
+            if d
+        ]
     lo, hi = min(days), max(days)
     pad = max(timedelta(days=15), (hi - lo) * 0.04)
     lo, hi = lo - pad, hi + pad
@@ -104,8 +125,13 @@ def timeline_layout(tl: dict[str, Any], rows: int = TIMELINE_ROWS) -> dict[str, 
             right = max(ends) + 10
             # The state's words go right of the marks, or left of them where the chart ends.
             text_x, anchor = (right, "start") if right + STATE_TEXT_PX <= CHART_X1 + 30 else (min(ends) - 10, "end")
-            row["promise"] = {"state": it["promise"]["state"], "due_x": x(due) if due else None,
-                              "due": it["promise"]["due"], "text_x": text_x, "anchor": anchor}
+            row["promise"] = {
+                "state": it["promise"]["state"],
+                "due_x": x(due) if due else None,
+                "due": it["promise"]["due"],
+                "text_x": text_x,
+                "anchor": anchor,
+            }
         else:
             known_from = start or said
             known_to = end or max(said, known_from)
@@ -127,11 +153,21 @@ def timeline_layout(tl: dict[str, Any], rows: int = TIMELINE_ROWS) -> dict[str, 
             if d >= lo:
                 ticks.append({"x": x(d), "label": d.strftime("%b %Y")})
             d = date(d.year + d.month // 12, d.month % 12 + 1, 1)
-        ticks = ticks[::max(1, -(-len(ticks) // 8))]
-    return {"width": CHART_X1 + 30, "height": TOP + len(items) * ROW_H + 34, "ticks": ticks,
-            "today_x": x(today), "today": tl["today"], "rows": out_rows, "x0": CHART_X0, "x1": CHART_X1,
-            "label_x": LABEL_X, "lead": LEAD_PX, "hidden": len(tl["items"]) - len(items),
-            "axis_y": TOP - 10}
+        ticks = ticks[:: max(1, -(-len(ticks) // 8))]
+    return {
+        "width": CHART_X1 + 30,
+        "height": TOP + len(items) * ROW_H + 34,
+        "ticks": ticks,
+        "today_x": x(today),
+        "today": tl["today"],
+        "rows": out_rows,
+        "x0": CHART_X0,
+        "x1": CHART_X1,
+        "label_x": LABEL_X,
+        "lead": LEAD_PX,
+        "hidden": len(tl["items"]) - len(items),
+        "axis_y": TOP - 10,
+    }
 
 
 async def entity_drawings(request: Request, eid: int) -> dict[str, Any]:
@@ -139,11 +175,14 @@ async def entity_drawings(request: Request, eid: int) -> dict[str, Any]:
     its list) and `tl` (the timeline's layout, None when nothing was said)."""
     both = await call(request, "entity_drawings", ref=str(eid), max_nodes=GRAPH_NODES)
     graph, tl = both["ties"], both["timeline"]
-    return {"ties": ties_context(graph, f"/memory/{eid}/ties" if graph["more"] else None),
-            "tl": timeline_layout(tl) if tl["items"] else None}
+    return {
+        "ties": ties_context(graph, f"/memory/{eid}/ties" if graph["more"] else None),
+        "tl": timeline_layout(tl) if tl["items"] else None,
+    }
 
 
 # --- the page of all ties -------------------------------------------------------------
+
 
 @handler
 async def all_ties(request: Request) -> Response:

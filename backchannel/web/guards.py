@@ -39,8 +39,10 @@ Scope = dict[str, Any]
 def allowed_hosts(settings: Any) -> set[str]:
     """The host names a browser may send for this server: loopback, the configured
     `[api] host` and `[web] host`, and the host of `[delivery] public_base_url`."""
-    names = set(LOOPBACK_NAMES) | {(settings.api.host or "").strip("[]").lower(),
-                                   (settings.web.host or "").strip("[]").lower()}
+    names = set(LOOPBACK_NAMES) | {
+        (settings.api.host or "").strip("[]").lower(),
+        (settings.web.host or "").strip("[]").lower(),
+    }
     if settings.delivery.public_base_url:
         names.add((urlsplit(settings.delivery.public_base_url).hostname or "").lower())
     return names - {""}
@@ -69,9 +71,18 @@ def body_limits(path: str) -> tuple[int, float]:
 async def send_json(send: Any, status: int, obj: Any, default: Any = None) -> None:
     """`default` turns what JSON cannot carry into what it can (dates, for the API)."""
     body = json.dumps(obj, default=default, ensure_ascii=False).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                (b"x-content-type-options", b"nosniff"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

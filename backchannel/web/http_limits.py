@@ -47,8 +47,10 @@ def protocol_class(limits: Limits) -> type[H11Protocol]:
 
 def _raw_response(status: int, reason: str, error: str) -> bytes:
     body = json.dumps({"ok": False, "error": error}).encode()
-    return (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            "connection: close\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    ).encode() + body
 
 
 class GuardedH11Protocol(H11Protocol):

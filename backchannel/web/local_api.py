@@ -53,8 +53,9 @@ class LocalApi:
         if path == "/health":
             if method != "GET":
                 return await send_json(send, 405, {"ok": False, "error": "use GET"})
-            return await send_json(send, 200, {"ok": True, "pid": os.getpid(),
-                                               "uptime_s": self.daemon.info()["uptime_s"]})
+            return await send_json(
+                send, 200, {"ok": True, "pid": os.getpid(), "uptime_s": self.daemon.info()["uptime_s"]}
+            )
         if method != "POST":
             return await send_json(send, 405, {"ok": False, "error": "use POST"})
         body = await read_body(receive, body_limits(path)[1])  # its length was checked by the guard

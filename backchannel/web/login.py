@@ -75,5 +75,8 @@ async def logout(request: Request) -> Response:
 
 
 def routes() -> list[Route]:
-    return [Route("/login", login_page, methods=["GET"]), Route("/login", login_post, methods=["POST"]),
-            Route("/logout", logout, methods=["POST"])]
+    return [
+        Route("/login", login_page, methods=["GET"]),
+        Route("/login", login_post, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+    ]

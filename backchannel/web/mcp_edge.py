@@ -13,10 +13,20 @@ from backchannel.memory import edges
 from backchannel.web.bridge import OpFailed
 
 
-async def _record(ops: Any, operation: str, outcome: str, reason: str | None, excerpts: int, size: int,
-                  run_id: str | None) -> None:
-    await ops.call("record_mcp_edge", {"operation": operation, "outcome": outcome, "reason": reason,
-                                       "excerpts": excerpts, "bytes": size, "run_id": run_id})
+async def _record(
+    ops: Any, operation: str, outcome: str, reason: str | None, excerpts: int, size: int, run_id: str | None
+) -> None:
+    await ops.call(
+        "record_mcp_edge",
+        {
+            "operation": operation,
+            "outcome": outcome,
+            "reason": reason,
+            "excerpts": excerpts,
+            "bytes": size,
+            "run_id": run_id,
+        },
+    )
 
 
 async def cross(ops: Any, settings: Any, operation: str, args: dict[str, Any]) -> Any:
@@ -32,8 +42,9 @@ async def cross(ops: Any, settings: Any, operation: str, args: dict[str, Any]) -
         await _record(ops, operation, "failed", str(exc), 0, 0, None)
         raise
     excerpts, size = edges.count_quotes(result), edges.json_bytes(result)
-    reason = (edges.over("mcp", "max_excerpts", excerpts, lim.max_excerpts, "evidence quotes")
-              or edges.over("mcp", "max_bytes", size, lim.max_bytes, "answer bytes"))
+    reason = edges.over("mcp", "max_excerpts", excerpts, lim.max_excerpts, "evidence quotes") or edges.over(
+        "mcp", "max_bytes", size, lim.max_bytes, "answer bytes"
+    )
     run_id = result.get("run_id") if isinstance(result, dict) and isinstance(result.get("run_id"), str) else None
     await _record(ops, operation, "stopped" if reason else "ok", reason, excerpts, size, run_id)
     if reason:

@@ -30,9 +30,14 @@ def _fact(a: dict[str, Any]) -> dict[str, Any]:
     return {
         "assertion_id": a["id"],
         "statement": " ".join(x for x in (a["subject"], a["predicate"].replace("_", " "), obj) if x),
-        "quote": a["quote"], "speaker": a.get("speaker"), "said_at": a.get("said_at"),
-        "valid_from": a.get("valid_from"), "valid_to": a.get("valid_to"), "superseded_at": a.get("superseded_at"),
-        "modality": a.get("modality"), "source_id": a.get("source_id"),
+        "quote": a["quote"],
+        "speaker": a.get("speaker"),
+        "said_at": a.get("said_at"),
+        "valid_from": a.get("valid_from"),
+        "valid_to": a.get("valid_to"),
+        "superseded_at": a.get("superseded_at"),
+        "modality": a.get("modality"),
+        "source_id": a.get("source_id"),
     }
 
 
@@ -46,7 +51,8 @@ def about_entity(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "entity": data["entity"],
         "aliases": sorted({a["alias"] for a in data["aliases"]}),
-        "current_facts": current[:MAX_ITEMS], "superseded_facts": superseded[:MAX_ITEMS],
+        "current_facts": current[:MAX_ITEMS],
+        "superseded_facts": superseded[:MAX_ITEMS],
         "said_about_others": [_fact(a) for a in said][:MAX_ITEMS],
         "utterances_spoken": len(data["utterances"]),
         "proposals": data["proposals"][:MAX_ITEMS],
@@ -100,8 +106,11 @@ def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
     async def search_memory(query: str, limit: int = 20) -> dict[str, Any]:
         """Find people and organisations by name or alias, and statements whose quote mentions the text."""
         found = await call("search", query=query, limit=max(1, min(limit, MAX_ITEMS)))
-        return {"query": found["query"], "entities": found["entities"],
-                "assertions": [_fact(a) | {"source_title": a.get("source_title")} for a in found["assertions"]]}
+        return {
+            "query": found["query"],
+            "entities": found["entities"],
+            "assertions": [_fact(a) | {"source_title": a.get("source_title")} for a in found["assertions"]],
+        }
 
     @server.tool(annotations=read_only)
     async def about(name_or_id: str) -> dict[str, Any]:
@@ -114,8 +123,17 @@ def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
         """Ask the memory a question ("who can introduce me to the CIO of Acme?"): a program walks the
         graph in the sandbox; ranked answers come back with their evidence. Records a run; sends nothing."""
         out = await call("ask", question=question, reader="mcp")
-        keep = ("run_id", "question", "skill", "candidates", "why_nothing", "errors", "status",
-                "assertions_touched", "excerpts_sent")
+        keep = (
+            "run_id",
+            "question",
+            "skill",
+            "candidates",
+            "why_nothing",
+            "errors",
+            "status",
+            "assertions_touched",
+            "excerpts_sent",
+        )
         return {k: out.get(k) for k in keep}
 
     @server.tool(annotations=read_only)
@@ -125,10 +143,15 @@ def build_server(ctx: Any, ops: Any, **fastmcp_args: Any) -> Any:
         return json_list(await call("proposals", status=status, limit=max(1, min(limit, MAX_ITEMS))))
 
     if ctx.settings.mcp.allow_feedback:
+
         @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False))
-        async def give_feedback(proposal_id: str, verdict: Literal["accept", "dismiss", "snooze"],
-                                reason: str | None = None, scope: Literal["this", "entity", "kind"] = "this",
-                                until: str | None = None) -> dict[str, Any]:
+        async def give_feedback(
+            proposal_id: str,
+            verdict: Literal["accept", "dismiss", "snooze"],
+            reason: str | None = None,
+            scope: Literal["this", "entity", "kind"] = "this",
+            until: str | None = None,
+        ) -> dict[str, Any]:
             """Answer a proposal for the user: accept, dismiss (reason and scope teach what not to propose
             again; until = YYYY-MM-DD limits it), or snooze until a date. Approving a draft, which sends it,
             is only possible in the CLI or the web app."""
@@ -177,11 +200,16 @@ def serve_http(ctx: Any, ops: Any, host: str, port: int, token: str) -> None:
 
     sock = bind(host, port)
     # Stateless JSON answers: each request stands alone (no session or event stream to keep open).
-    server = build_server(ctx, ops, log_level="WARNING", host=host, port=sock.getsockname()[1], stateless_http=True,
-                          json_response=True)
+    server = build_server(
+        ctx, ops, log_level="WARNING", host=host, port=sock.getsockname()[1], stateless_http=True, json_response=True
+    )
     app = BearerGuard(server.streamable_http_app(), token)
-    print(f"backchannel MCP (streamable HTTP) at {base_url(sock)}/mcp; send Authorization: Bearer "
-          f"<the token in {ctx.paths.api_token_file}>", file=sys.stderr, flush=True)
+    print(
+        f"backchannel MCP (streamable HTTP) at {base_url(sock)}/mcp; send Authorization: Bearer "
+        f"<the token in {ctx.paths.api_token_file}>",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         # The local server's head limits and connection cap; FastMCP starts its session manager in the lifespan.
         uvicorn.Server(config(app, Limits(max_connections=MAX_TCP_CONNECTIONS), lifespan="auto")).run(sockets=[sock])
@@ -202,9 +230,16 @@ class BearerGuard:
             auth = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
             if not bearer_ok(auth, self.token):
                 body = b'{"error": "missing or wrong bearer token"}'
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)

@@ -26,12 +26,23 @@ async def memory(request: Request) -> Response:
     kind = request.query_params.get("kind") or None
     if q:
         found = await call(request, "search", query=q, limit=100)
-        return render(request, "memory.html", title=f"Search: {q}", q=q, kind=kind, kinds=ENTITY_KINDS, found=found,
-                      entities=None)
+        return render(
+            request, "memory.html", title=f"Search: {q}", q=q, kind=kind, kinds=ENTITY_KINDS, found=found, entities=None
+        )
     rows = await call(request, "entities", kind=kind)
     pairs = await call(request, "entity_duplicates", limit=50)
-    return render(request, "memory.html", title="Memory", q="", kind=kind, kinds=ENTITY_KINDS, found=None,
-                  entities=rows[:MAX_LISTED], total=len(rows), duplicates=pairs)
+    return render(
+        request,
+        "memory.html",
+        title="Memory",
+        q="",
+        kind=kind,
+        kinds=ENTITY_KINDS,
+        found=None,
+        entities=rows[:MAX_LISTED],
+        total=len(rows),
+        duplicates=pairs,
+    )
 
 
 def _timeline_key(a: dict) -> str:
@@ -49,21 +60,33 @@ async def entity(request: Request) -> Response:
     about.sort(key=_timeline_key)
     said = [a for a in data["assertions"] if a["speaker_id"] == me and me not in (a["subject_id"], a["object_id"])]
     # One fact said in several meetings is one item with its sources; then a page of each list.
-    lists = {"current": group_facts([a for a in about if not a["superseded_at"]]),
-             "superseded": group_facts([a for a in about if a["superseded_at"]]),
-             "timeline": group_facts(about), "said": group_facts(said)}
+    lists = {
+        "current": group_facts([a for a in about if not a["superseded_at"]]),
+        "superseded": group_facts([a for a in about if a["superseded_at"]]),
+        "timeline": group_facts(about),
+        "said": group_facts(said),
+    }
     pages = max(1, *(-(-len(v) // FACTS_PER_PAGE) for v in lists.values()))
     try:
         page = min(max(1, int(request.query_params.get("page") or 1)), pages)
     except ValueError:
         raise OpFailed("page must be a whole number") from None
     start = (page - 1) * FACTS_PER_PAGE
-    shown: dict[str, Any] = {k: v[start:start + FACTS_PER_PAGE] for k, v in lists.items()}
-    return render(request, "entity.html", title=data["entity"]["name"], e=data["entity"], data=data,
-                  **shown, counts={k: len(v) for k, v in lists.items()}, page=page, pages=pages,
-                  per_page=FACTS_PER_PAGE,
-                  merges=[m for m in data["merges"] if m["kept_id"] == me and not m["undone_at"]],
-                  **await graph_view.entity_drawings(request, me))
+    shown: dict[str, Any] = {k: v[start : start + FACTS_PER_PAGE] for k, v in lists.items()}
+    return render(
+        request,
+        "entity.html",
+        title=data["entity"]["name"],
+        e=data["entity"],
+        data=data,
+        **shown,
+        counts={k: len(v) for k, v in lists.items()},
+        page=page,
+        pages=pages,
+        per_page=FACTS_PER_PAGE,
+        merges=[m for m in data["merges"] if m["kept_id"] == me and not m["undone_at"]],
+        **await graph_view.entity_drawings(request, me),
+    )
 
 
 @handler
@@ -74,8 +97,12 @@ async def merge(request: Request) -> Response:
     if not other:
         raise OpFailed("name the entity to merge into this one (a name, an alias or an id)")
     result = await call(request, "entities_merge", keep=str(eid), merge=other, reason=f.get("reason") or None)
-    flash(request, "ok", f"Merged {result.get('merged_name') or other} into this entity ({result['merge_id']}); "
-                         "split it out again below if that was wrong.")
+    flash(
+        request,
+        "ok",
+        f"Merged {result.get('merged_name') or other} into this entity ({result['merge_id']}); "
+        "split it out again below if that was wrong.",
+    )
     return see_other(f"/memory/{result['kept_id']}")
 
 
@@ -83,8 +110,11 @@ async def merge(request: Request) -> Response:
 async def split(request: Request) -> Response:
     f = await form(request)
     result = await call(request, "entities_split", ref=(f.get("merge") or "").strip())
-    flash(request, "ok", f"Split {result['merge_id']}: {result.get('restored_name') or result['restored_id']} "
-                         "is its own entity again.")
+    flash(
+        request,
+        "ok",
+        f"Split {result['merge_id']}: {result.get('restored_name') or result['restored_id']} is its own entity again.",
+    )
     return see_other(f"/memory/{result['restored_id']}")
 
 

@@ -32,8 +32,17 @@ async def listing(request: Request) -> Response:
 async def _detail(request: Request, pid: str, status_code: int = 200, **extra: Any) -> Response:
     p = await call(request, "proposal", id=pid)
     draft = await call(request, "proposal_action", id=pid) if p.get("action") else None
-    return render(request, "proposal.html", status_code, title=f"{p['id']}: {p['title']}", p=p, draft=draft,
-                  scopes=SCOPES, ties=await graph_view.proposal_path(request, p), **extra)
+    return render(
+        request,
+        "proposal.html",
+        status_code,
+        title=f"{p['id']}: {p['title']}",
+        p=p,
+        draft=draft,
+        scopes=SCOPES,
+        ties=await graph_view.proposal_path(request, p),
+        **extra,
+    )
 
 
 @handler
@@ -72,8 +81,9 @@ async def accept(request: Request) -> Response:
 @handler
 async def dismiss(request: Request) -> Response:
     f = await form(request)
-    return await _verdict(request, "dismiss", reason=f.get("reason") or None, scope=f.get("scope") or "this",
-                          until=f.get("until") or None)
+    return await _verdict(
+        request, "dismiss", reason=f.get("reason") or None, scope=f.get("scope") or "this", until=f.get("until") or None
+    )
 
 
 @handler
@@ -112,8 +122,16 @@ async def edit(request: Request) -> Response:
     except ValueError as exc:
         return await _detail(request, pid, 400, error=f"the edited draft cannot be used: {exc}")
     p = await call(request, "proposal", id=pid)
-    return render(request, "approve_review.html", title=f"Review {p['id']}", p=p, action=action,
-                  action_json=json.dumps(action, ensure_ascii=False), hash=action_hash(action), problem=problem(action))
+    return render(
+        request,
+        "approve_review.html",
+        title=f"Review {p['id']}",
+        p=p,
+        action=action,
+        action_json=json.dumps(action, ensure_ascii=False),
+        hash=action_hash(action),
+        problem=problem(action),
+    )
 
 
 def routes() -> list[Route]:

@@ -33,8 +33,9 @@ async def correct(request: Request) -> Response:
     changes = {k: f[k].strip() for k in CORRECTABLE if (f.get(k) or "").strip()}
     if not changes:
         raise OpFailed("say what is right: a title (qualifier), an object, a literal or dates")
-    out = await call(request, "correct_assertion", assertion_id=aid, reason=f.get("reason") or None, via="web",
-                     **changes)
+    out = await call(
+        request, "correct_assertion", assertion_id=aid, reason=f.get("reason") or None, via="web", **changes
+    )
     flash(request, "ok", f"#{aid} corrected: superseded by #{out['new_id']} ({', '.join(out['fields'])}).")
     return see_other(_back(f))
 

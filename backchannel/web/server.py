@@ -78,9 +78,18 @@ def config(app: Any, limits: Limits, lifespan: Literal["auto", "on", "off"] = "o
     # Our own logger reports errors; uvicorn's access log would only repeat every URL (and
     # a feedback link's token). The head limits sit in the protocol; h11's own buffer cap
     # is set above ours so that ours answers first, with a clear message.
-    return uvicorn.Config(app, http=protocol_class(limits), h11_max_incomplete_event_size=limits.max_head_bytes + 1024,
-                          log_config=None, log_level="warning", access_log=False, lifespan=lifespan,
-                          server_header=False, proxy_headers=False, timeout_graceful_shutdown=3)
+    return uvicorn.Config(
+        app,
+        http=protocol_class(limits),
+        h11_max_incomplete_event_size=limits.max_head_bytes + 1024,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan=lifespan,
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=3,
+    )
 
 
 class QuietServer(uvicorn.Server):
@@ -135,4 +144,3 @@ def serve_here(app: Any, sock: socket.socket) -> None:
         uvicorn.Server(config(app, Limits(max_connections=MAX_TCP_CONNECTIONS))).run(sockets=[sock])
     finally:
         sock.close()
-

@@ -21,10 +21,33 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BANK = HERE.parent.parent / "backchannel" / "extraction" / "meaning" / "bank"
 SEED = 18
-OPENERS = ["So ", "Yeah, ", "Honestly, ", "Right, so ", "Okay, so ", "Well, ", "Actually, ", "Oh, ", "And ",
-           "I mean, ", "Look, ", "Basically ", "See, ", "Um, "]
-CLOSERS = [", to be honest", ", yeah", ", if that makes sense", ", you know", " as well", ", basically", ", right",
-           " actually", ", anyway"]
+OPENERS = [
+    "So ",
+    "Yeah, ",
+    "Honestly, ",
+    "Right, so ",
+    "Okay, so ",
+    "Well, ",
+    "Actually, ",
+    "Oh, ",
+    "And ",
+    "I mean, ",
+    "Look, ",
+    "Basically ",
+    "See, ",
+    "Um, ",
+]
+CLOSERS = [
+    ", to be honest",
+    ", yeah",
+    ", if that makes sense",
+    ", you know",
+    " as well",
+    ", basically",
+    ", right",
+    " actually",
+    ", anyway",
+]
 FILLERS = ["uh", "um", "like", "you know", "er", "sort of", "I mean"]
 
 
@@ -40,7 +63,9 @@ def variants(text: str, rng: random.Random) -> list[str]:
         out.append(" ".join(words[:n]) + ", " + " ".join(words))
     # an opening or a closing word
     lead = rng.choice(OPENERS)
-    first = words[0] if words[0] in ("I", "I'm", "I'll", "I've", "I'd") or words[0].startswith("{") else words[0].lower()
+    first = (
+        words[0] if words[0] in ("I", "I'm", "I'll", "I've", "I'd") or words[0].startswith("{") else words[0].lower()
+    )
     out.append(lead + " ".join([first, *words[1:]]) + rng.choice(["", "", rng.choice(CLOSERS)]))
     rng.shuffle(out)
     return out[:2]
@@ -79,8 +104,15 @@ def main() -> None:
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
     total = sum(len(r) for r in by_relation.values())
-    print(json.dumps({"examples": total, "sentences": total // 3,
-                      "per_relation": {k: len(v) for k, v in sorted(by_relation.items())}}))
+    print(
+        json.dumps(
+            {
+                "examples": total,
+                "sentences": total // 3,
+                "per_relation": {k: len(v) for k, v in sorted(by_relation.items())},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -76,8 +76,12 @@ def _names(slot: mentions.Slot, kind: str, name: str, speaker: str | None) -> bo
 
 def _same_relation(read: str, want: str) -> bool:
     # a past works_at at X is implied by a worked_with "at X" (the evaluation counts it found with it)
-    return read == want or {read, want} == {"works_at", "left"} or (want == "has_title" and read == "works_at") or (
-        want in ("works_at", "left") and read == "worked_with")
+    return (
+        read == want
+        or {read, want} == {"works_at", "left"}
+        or (want == "has_title" and read == "works_at")
+        or (want in ("works_at", "left") and read == "worked_with")
+    )
 
 
 def bucket(item: dict, f: dict) -> tuple[str, dict]:
@@ -103,16 +107,30 @@ def bucket(item: dict, f: dict) -> tuple[str, dict]:
     if not hits:
         return "stage:no_mention", {"candidates": [c.masked for c in cands]}
     readings = classify([fill(c.masked) for c in hits])
-    shown = [{"masked": c.masked, "relation": r.relation, "p": round(r.relation_p, 2), "stance": r.stance,
-              "stance_p": round(r.stance_p, 2)} for c, r in zip(hits, readings)]
+    shown = [
+        {
+            "masked": c.masked,
+            "relation": r.relation,
+            "p": round(r.relation_p, 2),
+            "stance": r.stance,
+            "stance_p": round(r.stance_p, 2),
+        }
+        for c, r in zip(hits, readings)
+    ]
     right = [r for r in readings if _same_relation(r.relation, f["predicate"])]
     if not right:
         return "head:relation", {"read": shown}
     sure = [r for r in right if r.relation_p >= stage._MIN.get(r.relation, stage.RELATION_MIN)]
     if not sure:
         return "head:confidence", {"read": shown}
-    kept = [r for r in sure if not (r.stance_p >= stage.STANCE_MIN and (
-        r.stance in NOT_FACT_STANCES or (r.stance == "knows_of" and r.relation in ("knows", "worked_with"))))]
+    kept = [
+        r
+        for r in sure
+        if not (
+            r.stance_p >= stage.STANCE_MIN
+            and (r.stance in NOT_FACT_STANCES or (r.stance == "knows_of" and r.relation in ("knows", "worked_with")))
+        )
+    ]
     if not kept:
         # the head read the labelled stance and the stage's policy dropped it (knowing *of* someone)
         right_stance = any(r.stance == f["stance"] for r in sure)
@@ -148,14 +166,24 @@ def main(argv: list[str] | None = None) -> int:
             counts[b] += 1
             per_predicate.setdefault(f["predicate"], Counter())[b] += 1
             if a.show:
-                shown.append({"id": item["id"], "fact": {k: f[k] for k in ("predicate", "subject", "stance")},
-                              "bucket": b, **info})
+                shown.append(
+                    {
+                        "id": item["id"],
+                        "fact": {k: f[k] for k in ("predicate", "subject", "stance")},
+                        "bucket": b,
+                        **info,
+                    }
+                )
     total = sum(counts.values())
     stage_share = sum(v for k, v in counts.items() if k.startswith("stage:")) / total if total else None
-    out = {"split": str(a.items) if a.items else a.split, "facts_to_store": to_store, "missed": total,
-           "buckets": dict(counts.most_common()),
-           "stage_share": round(stage_share, 3) if stage_share is not None else None,
-           "per_predicate": {p: dict(c.most_common()) for p, c in sorted(per_predicate.items())}}
+    out = {
+        "split": str(a.items) if a.items else a.split,
+        "facts_to_store": to_store,
+        "missed": total,
+        "buckets": dict(counts.most_common()),
+        "stage_share": round(stage_share, 3) if stage_share is not None else None,
+        "per_predicate": {p: dict(c.most_common()) for p, c in sorted(per_predicate.items())},
+    }
     if a.show:
         out["misses"] = shown
     print(json.dumps(out, indent=1, ensure_ascii=False))

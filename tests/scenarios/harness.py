@@ -89,8 +89,20 @@ END:VEVENT
 
 _DAY = re.compile(r"\{\{day:([+-]?\d+)\}\}")
 _JOUR = re.compile(r"\{\{jour:([+-]?\d+)\}\}")
-_MOIS = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre",
-         "décembre")
+_MOIS = (
+    "janvier",
+    "février",
+    "mars",
+    "avril",
+    "mai",
+    "juin",
+    "juillet",
+    "août",
+    "septembre",
+    "octobre",
+    "novembre",
+    "décembre",
+)
 
 
 class StoryError(Exception):
@@ -125,11 +137,15 @@ class StoryResult:
         return not self.missed and not self.false_alarms
 
     def summary(self) -> dict[str, Any]:
-        return {"story": self.story.name, "about": self.story.about, "ok": self.ok,
-                "proposals": [f"{p['kind']}: {', '.join(p['entities'])}" for p in self.proposals],
-                "missed": [f"{e['kind']}: {', '.join(e.get('entities') or [])}" for e in self.missed],
-                "false_alarms": [f"{p['kind']}: {', '.join(p['entities'])}" for p in self.false_alarms],
-                "seconds": round(self.seconds, 2)}
+        return {
+            "story": self.story.name,
+            "about": self.story.about,
+            "ok": self.ok,
+            "proposals": [f"{p['kind']}: {', '.join(p['entities'])}" for p in self.proposals],
+            "missed": [f"{e['kind']}: {', '.join(e.get('entities') or [])}" for e in self.missed],
+            "false_alarms": [f"{p['kind']}: {', '.join(p['entities'])}" for p in self.false_alarms],
+            "seconds": round(self.seconds, 2),
+        }
 
 
 def load_stories(folder: Path = STORIES) -> list[Story]:
@@ -160,10 +176,17 @@ def _ics(story: Story, now: datetime) -> str:
             email = email.rstrip(">").strip() or f"{'.'.join(name.lower().split())}@example.org"
             cn = name.strip() or email
             attendees.append(f"ATTENDEE;CN={cn}:mailto:{email}" if name.strip() else f"ATTENDEE:mailto:{email}")
-        events.append(ICS_EVENT.format(uid=f"{story.name}-{i}@stories", stamp=now.strftime(fmt),
-                                       start=start.strftime(fmt), end=(start + timedelta(hours=1)).strftime(fmt),
-                                       summary=ev.get("summary") or "Meeting", owner=OWNER,
-                                       attendees="\n".join(attendees)))
+        events.append(
+            ICS_EVENT.format(
+                uid=f"{story.name}-{i}@stories",
+                stamp=now.strftime(fmt),
+                start=start.strftime(fmt),
+                end=(start + timedelta(hours=1)).strftime(fmt),
+                summary=ev.get("summary") or "Meeting",
+                owner=OWNER,
+                attendees="\n".join(attendees),
+            )
+        )
     return "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//backchannel//stories//EN\n" + "".join(events) + "END:VCALENDAR\n"
 
 
@@ -177,9 +200,15 @@ def prepare_home(story: Story, home: Path, now: datetime) -> dict[str, Path]:
     has_cal = bool(story.data.get("calendar"))
     if has_cal:
         calendar.write_text(_ics(story, now), encoding="utf-8")
-    (home / "config.toml").write_text(CONFIG.format(
-        owner=OWNER, calendar=json.dumps(str(calendar)) if has_cal else "", signals=signals,
-        lead_hours=float(story.data.get("lead_hours", 72))), encoding="utf-8")
+    (home / "config.toml").write_text(
+        CONFIG.format(
+            owner=OWNER,
+            calendar=json.dumps(str(calendar)) if has_cal else "",
+            signals=signals,
+            lead_hours=float(story.data.get("lead_hours", 72)),
+        ),
+        encoding="utf-8",
+    )
     return {"calendar": calendar, "signals": signals, "staged": staged}
 
 
@@ -190,8 +219,9 @@ def _meeting_file(story: Story, i: int, m: dict[str, Any], now: datetime, staged
     # {{day:+N}}: the day N days from now, written as people say it ("December 4").
     text = _DAY.sub(lambda d: f"{now + timedelta(days=int(d[1])):%B} {(now + timedelta(days=int(d[1]))).day}", text)
     # {{jour:+N}}: the same in French ("4 décembre").
-    text = _JOUR.sub(lambda d: f"{(now + timedelta(days=int(d[1]))).day} "
-                               f"{_MOIS[(now + timedelta(days=int(d[1]))).month - 1]}", text)
+    text = _JOUR.sub(
+        lambda d: f"{(now + timedelta(days=int(d[1]))).day} {_MOIS[(now + timedelta(days=int(d[1]))).month - 1]}", text
+    )
     if not text.endswith("\n"):
         text += "\n"
     path = staged / f"{i:02d}" / name
@@ -204,8 +234,13 @@ def _drop_signals(story: Story, now: datetime, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for i, s in enumerate(story.data.get("signals") or []):
         at = now - timedelta(days=float(s.get("days_ago", 0)))
-        doc = {"title": s["title"], "summary": s.get("summary", ""), "source": "story feed",
-               "url": f"https://news.example.org/{story.name}/{i}", "published_at": at.isoformat()}
+        doc = {
+            "title": s["title"],
+            "summary": s.get("summary", ""),
+            "source": "story feed",
+            "url": f"https://news.example.org/{story.name}/{i}",
+            "published_at": at.isoformat(),
+        }
         (folder / f"{i:02d}.json").write_text(json.dumps(doc), encoding="utf-8")
 
 
@@ -253,9 +288,18 @@ def run_story(story: Story, home: Path) -> StoryResult:
                 wakes = collect_wakes(settings, paths, "sweep")
             for w in wakes:
                 out = run_wake_once(store, settings, paths, w)
-                result.runs.append({"step": step, "wake": out.kind, "run_id": out.run_id, "status": out.status,
-                                    "reason": out.reason, "proposals": list(out.proposals),
-                                    "suppressed": len(out.suppressed), "candidates": out.candidates})
+                result.runs.append(
+                    {
+                        "step": step,
+                        "wake": out.kind,
+                        "run_id": out.run_id,
+                        "status": out.status,
+                        "reason": out.reason,
+                        "proposals": list(out.proposals),
+                        "suppressed": len(out.suppressed),
+                        "candidates": out.candidates,
+                    }
+                )
                 if out.status == "failed":
                     raise StoryError(f"{story.name}: {out.kind} wake failed: {out.reason}")
         result.proposals = _proposals(store)
@@ -275,10 +319,18 @@ def _proposals(store: Any) -> list[dict[str, Any]]:
         names = store.query(
             """SELECT e.id, e.name, list(a.alias) FILTER (WHERE a.alias IS NOT NULL) AS aliases
                FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
-               WHERE list_contains(?, e.id) GROUP BY e.id, e.name ORDER BY e.name""", [ids or [-1]])
-        out.append({"id": r["id"], "kind": r["kind"], "entities": [n["name"] for n in names],
-                    "names": {n["name"].casefold() for n in names}
-                    | {str(a).casefold() for n in names for a in (n["aliases"] or [])}})
+               WHERE list_contains(?, e.id) GROUP BY e.id, e.name ORDER BY e.name""",
+            [ids or [-1]],
+        )
+        out.append(
+            {
+                "id": r["id"],
+                "kind": r["kind"],
+                "entities": [n["name"] for n in names],
+                "names": {n["name"].casefold() for n in names}
+                | {str(a).casefold() for n in names for a in (n["aliases"] or [])},
+            }
+        )
     return out
 
 
@@ -314,6 +366,7 @@ def score(result: StoryResult) -> None:
 
 def figures(results: list[StoryResult]) -> dict[str, Any]:
     """Precision, recall and false alarms, overall and per kind."""
+
     def ratio(a: int, b: int) -> float | None:
         return round(a / b, 3) if b else None
 
@@ -323,8 +376,14 @@ def figures(results: list[StoryResult]) -> dict[str, Any]:
         found = sum(1 for r in results for e, _ in r.matched if e["kind"] == k)
         proposed = sum(1 for r in results for p in r.proposals if p["kind"] == k)
         alarms = sum(1 for r in results for p in r.false_alarms if p["kind"] == k)
-        per_kind[k] = {"expected": expected, "found": found, "proposed": proposed, "false_alarms": alarms,
-                       "precision": ratio(proposed - alarms, proposed), "recall": ratio(found, expected)}
+        per_kind[k] = {
+            "expected": expected,
+            "found": found,
+            "proposed": proposed,
+            "false_alarms": alarms,
+            "precision": ratio(proposed - alarms, proposed),
+            "recall": ratio(found, expected),
+        }
     other = sorted({p["kind"] for r in results for p in r.proposals} - set(KINDS))
     for k in other:
         n = sum(1 for r in results for p in r.proposals if p["kind"] == k)
@@ -335,10 +394,16 @@ def figures(results: list[StoryResult]) -> dict[str, Any]:
     found = sum(len(r.matched) for r in results)
     silent = [r for r in results if not r.story.expect]
     return {
-        "stories": len(results), "stories_ok": sum(r.ok for r in results),
-        "precision": ratio(proposed - alarms, proposed), "recall": ratio(found, expected),
-        "expected": expected, "found": found, "proposed": proposed, "false_alarms": alarms,
-        "silent_stories": len(silent), "silent_stories_with_a_proposal": sum(1 for r in silent if r.proposals),
+        "stories": len(results),
+        "stories_ok": sum(r.ok for r in results),
+        "precision": ratio(proposed - alarms, proposed),
+        "recall": ratio(found, expected),
+        "expected": expected,
+        "found": found,
+        "proposed": proposed,
+        "false_alarms": alarms,
+        "silent_stories": len(silent),
+        "silent_stories_with_a_proposal": sum(1 for r in silent if r.proposals),
         "per_kind": per_kind,
         "seconds": round(sum(r.seconds for r in results), 2),
     }

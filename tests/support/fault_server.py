@@ -115,8 +115,9 @@ class FaultServer:
             return step
 
     @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, payload: dict[str, Any] | str,
-              headers: dict[str, str] | None = None) -> None:
+    def _send(
+        h: BaseHTTPRequestHandler, status: int, payload: dict[str, Any] | str, headers: dict[str, str] | None = None
+    ) -> None:
         data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
         try:
             h.send_response(status)
@@ -135,8 +136,7 @@ class FaultServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "fault-model"),
-            "choices": [{"index": 0, "finish_reason": finish,
-                         "message": {"role": "assistant", "content": content}}],
+            "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": content}}],
             # "usage": False in a step leaves usage out, as some local servers do
             **({} if step.get("usage") is False else {"usage": _usage_for(body, content, step)}),
         }
@@ -149,12 +149,31 @@ class FaultServer:
             content = json.dumps(content)
         if kind == "429":
             headers = {"Retry-After": str(step["retry_after"])} if "retry_after" in step else {}
-            self._send(h, 429, {"error": {"message": "rate limited (fault server)", "type": "rate_limit_error",
-                                          "code": "rate_limit_exceeded"}}, headers)
+            self._send(
+                h,
+                429,
+                {
+                    "error": {
+                        "message": "rate limited (fault server)",
+                        "type": "rate_limit_error",
+                        "code": "rate_limit_exceeded",
+                    }
+                },
+                headers,
+            )
         elif kind == "401":
             sent = (h.headers.get("Authorization") or "").removeprefix("Bearer ")
-            self._send(h, 401, {"error": {"message": f"Incorrect API key provided: {sent}",
-                                          "type": "invalid_request_error", "code": "invalid_api_key"}})
+            self._send(
+                h,
+                401,
+                {
+                    "error": {
+                        "message": f"Incorrect API key provided: {sent}",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
         elif kind == "500":
             self._send(h, 500, {"error": {"message": "internal error (fault server)", "type": "server_error"}})
         elif kind == "hang":

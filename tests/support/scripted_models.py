@@ -134,8 +134,12 @@ def _make_handler() -> Any:
     return ScriptedLLM()
 
 
-def register_scripted(script: list[dict[str, Any]] | str | Path | None = None, *, name: str = "default",
-                      responder: Responder | None = None) -> Script:
+def register_scripted(
+    script: list[dict[str, Any]] | str | Path | None = None,
+    *,
+    name: str = "default",
+    responder: Responder | None = None,
+) -> Script:
     """Register a script as model ``scripted/<name>`` and return it (its `.calls` record every call)."""
     global _handler
     plugins.register(sys.modules[__name__])

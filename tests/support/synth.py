@@ -33,25 +33,42 @@ class SynthGraph:
 
 def _insert_entities(store: Store, kinds: list[str], names: list[str]) -> list[int]:
     now = utcnow()
-    d = {"ord": np.arange(len(names)), "kind": np.array(kinds, dtype=object), "name": np.array(names, dtype=object),
-         "norm": np.array([norm_name(n) for n in names], dtype=object)}
+    d = {
+        "ord": np.arange(len(names)),
+        "kind": np.array(kinds, dtype=object),
+        "name": np.array(names, dtype=object),
+        "norm": np.array([norm_name(n) for n in names], dtype=object),
+    }
     store.con.register("synth_entities", d)
     try:
         first = store.scalar("SELECT coalesce(max(id), 0) FROM entities")
-        store.con.execute("INSERT INTO entities (kind, name, norm, created_at) "
-                          "SELECT kind, name, norm, ? FROM synth_entities ORDER BY ord", [now])
+        store.con.execute(
+            "INSERT INTO entities (kind, name, norm, created_at) "
+            "SELECT kind, name, norm, ? FROM synth_entities ORDER BY ord",
+            [now],
+        )
         rows = store.con.execute("SELECT id, name FROM entities WHERE id > ?", [first]).fetchall()
         by_name = {n: i for i, n in rows}
-        store.con.execute("INSERT INTO aliases (entity_id, alias, norm, created_at) "
-                          "SELECT e.id, e.name, e.norm, ? FROM entities e WHERE e.id > ? ON CONFLICT DO NOTHING",
-                          [now, first])
+        store.con.execute(
+            "INSERT INTO aliases (entity_id, alias, norm, created_at) "
+            "SELECT e.id, e.name, e.norm, ? FROM entities e WHERE e.id > ? ON CONFLICT DO NOTHING",
+            [now, first],
+        )
     finally:
         store.con.unregister("synth_entities")
     return [by_name[n] for n in names]
 
 
-def generate(store: Store, n_assertions: int, n_people: int | None = None, n_orgs: int | None = None, *,
-             contacts: int = 200, seed: int = 0, now: datetime | None = None) -> SynthGraph:
+def generate(
+    store: Store,
+    n_assertions: int,
+    n_people: int | None = None,
+    n_orgs: int | None = None,
+    *,
+    contacts: int = 200,
+    seed: int = 0,
+    now: datetime | None = None,
+) -> SynthGraph:
     """Add a synthetic graph of about `n_assertions` assertions to `store` (one transaction)."""
     rng = np.random.default_rng(seed)
     now = now or utcnow()
@@ -71,8 +88,9 @@ def generate(store: Store, n_assertions: int, n_people: int | None = None, n_org
         now_s = int((now - EPOCH).total_seconds())
         span = 3 * 365 * 86400
 
-        cols: dict[str, list[np.ndarray]] = {k: [] for k in (
-            "subj", "pred", "obj", "lit", "qual", "spk", "said", "vfrom", "vto", "conf", "modality")}
+        cols: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("subj", "pred", "obj", "lit", "qual", "spk", "said", "vfrom", "vto", "conf", "modality")
+        }
 
         def add(subj, pred, obj, lit, qual, spk, said, vfrom=None, vto=None, modality="stated"):
             n = len(subj)
@@ -93,17 +111,40 @@ def generate(store: Store, n_assertions: int, n_people: int | None = None, n_org
 
         # The seed story.
         add([me], "knows", [marc], None, None, [me], [now_s - 30 * 86400])
-        add([marc], "worked_with", [sophie], None, ["Globex"], [marc], [now_s - 425 * 86400],
-            [days(datetime(2016, 1, 1))], [days(datetime(2021, 12, 31))])
+        add(
+            [marc],
+            "worked_with",
+            [sophie],
+            None,
+            ["Globex"],
+            [marc],
+            [now_s - 425 * 86400],
+            [days(datetime(2016, 1, 1))],
+            [days(datetime(2021, 12, 31))],
+        )
         add([sophie], "works_at", [acme], None, ["CIO"], [marc], [now_s - 425 * 86400])
         # My network.
         rest = contact_ids[1:]
-        add(np.full(len(rest), me), "knows", rest, None, None, np.full(len(rest), me),
-            now_s - rng.integers(0, span, len(rest)))
+        add(
+            np.full(len(rest), me),
+            "knows",
+            rest,
+            None,
+            None,
+            np.full(len(rest), me),
+            now_s - rng.integers(0, span, len(rest)),
+        )
         # Everyone works somewhere.
         others = people[2:]
-        add(others, "works_at", rng.choice(orgs, len(others)), None, rng.choice(TITLES, len(others)),
-            rng.choice(people, len(others)), now_s - rng.integers(0, span, len(others)))
+        add(
+            others,
+            "works_at",
+            rng.choice(orgs, len(others)),
+            None,
+            rng.choice(TITLES, len(others)),
+            rng.choice(people, len(others)),
+            now_s - rng.integers(0, span, len(others)),
+        )
         add([marc], "works_at", [globex], None, ["VP Sales"], [marc], [now_s - 400 * 86400])
         done = sum(len(c) for c in cols["subj"])
         n = max(0, n_assertions - done)
@@ -127,13 +168,19 @@ def generate(store: Store, n_assertions: int, n_people: int | None = None, n_org
         n_src = max(1, total // 200)
         src_ids = np.array([f"Ssynth{seed:03d}{i:07d}" for i in range(n_src)], dtype=object)
         src_dates = now_s - rng.integers(0, span, n_src)
-        store.con.register("synth_sources", {
-            "id": src_ids, "title": np.array([f"Synthetic meeting {i}" for i in range(n_src)], dtype=object),
-            "date": src_dates})
+        store.con.register(
+            "synth_sources",
+            {
+                "id": src_ids,
+                "title": np.array([f"Synthetic meeting {i}" for i in range(n_src)], dtype=object),
+                "date": src_dates,
+            },
+        )
         store.con.execute(
             "INSERT INTO sources (id, content_hash, title, format, meeting_date, meeting_date_origin, extractor)"
             " SELECT id, 'synth:' || id, title, 'import', to_timestamp(date)::TIMESTAMP, 'import', 'synth'"
-            " FROM synth_sources ON CONFLICT DO NOTHING")
+            " FROM synth_sources ON CONFLICT DO NOTHING"
+        )
         store.con.unregister("synth_sources")
         cat["src"] = src_ids[rng.integers(0, n_src, total)]
         cat["quote"] = np.array([f"synthetic statement {i}" for i in range(total)], dtype=object)
@@ -151,12 +198,19 @@ def generate(store: Store, n_assertions: int, n_people: int | None = None, n_org
                           CASE WHEN vfrom < 0 THEN NULL ELSE DATE '1970-01-01' + vfrom::INTEGER END,
                           CASE WHEN vto < 0 THEN NULL ELSE DATE '1970-01-01' + vto::INTEGER END,
                           ?, conf, modality, src, quote, 'synth'
-                   FROM synth_assertions ORDER BY ord""", [utcnow()])
+                   FROM synth_assertions ORDER BY ord""",
+                [utcnow()],
+            )
         finally:
             store.con.unregister("synth_assertions")
-    return SynthGraph(owner=me, people=people, orgs=orgs, contacts=contact_ids,
-                      named={"Marc Dupont": marc, "Sophie Martin": sophie, "Acme": acme, "Globex": globex},
-                      assertions=total)
+    return SynthGraph(
+        owner=me,
+        people=people,
+        orgs=orgs,
+        contacts=contact_ids,
+        named={"Marc Dupont": marc, "Sophie Martin": sophie, "Acme": acme, "Globex": globex},
+        assertions=total,
+    )
 
 
 SEED_NOW = datetime(2025, 6, 2, 9, 0, 0)
@@ -174,48 +228,91 @@ def seed_story(store: Store, now: datetime = SEED_NOW) -> dict[str, int]:
     with store.transaction():
         me = ents.ensure_owner(store, "Me").id
         ids = {"Me": me}
-        for name, kind, aliases in (("Marc Dupont", "person", ["Marc"]), ("Sophie Martin", "person", ["Sophie"]),
-                                    ("Robert Petit", "person", []), ("Julie Bernard", "person", []),
-                                    ("Paul Durand", "person", ["Paul"]), ("Tom Blanc", "person", []),
-                                    ("Nina Roux", "person", ["Nina"]), ("Acme", "organisation", ["Acme Corp"]),
-                                    ("Globex", "organisation", []), ("Initech", "organisation", [])):
+        for name, kind, aliases in (
+            ("Marc Dupont", "person", ["Marc"]),
+            ("Sophie Martin", "person", ["Sophie"]),
+            ("Robert Petit", "person", []),
+            ("Julie Bernard", "person", []),
+            ("Paul Durand", "person", ["Paul"]),
+            ("Tom Blanc", "person", []),
+            ("Nina Roux", "person", ["Nina"]),
+            ("Acme", "organisation", ["Acme Corp"]),
+            ("Globex", "organisation", []),
+            ("Initech", "organisation", []),
+        ):
             ids[name] = ents.create(store, name, kind).id
             for a in aliases:
                 ents.add_alias(store, ids[name], a)
         meetings = [  # (source id, title, days ago, [(speaker, text)])
-            ("Sseedcoffee01", "Coffee with Marc", 425, [
-                ("Me", "Good to see you Marc, we should do this more often."),
-                ("Marc Dupont", "I worked with Sophie Martin at Globex from 2016 to 2021."),
-                ("Marc Dupont", "Sophie is the CIO of Acme now."),
-                ("Marc Dupont", "Robert Petit left Acme last year."),
-            ]),
-            ("Sseedsync0002", "Weekly sync with Paul and Marc", 5, [
-                ("Paul Durand", "I am the CFO at Acme, I will review the contract."),
-                ("Marc Dupont", "I will send you the pricing by Friday."),
-                ("Me", "Great, and I will share the deck."),
-            ]),
-            ("Sseedold00003", "Catch-up with Nina", 274, [
-                ("Nina Roux", "I worked with Robert Petit at Acme for years."),
-                ("Tom Blanc", "I worked with Sophie Martin at Initech."),
-                ("Julie Bernard", "I am the CIO at Initech."),
-            ]),
-            ("Sseedpaul0004", "Call with Paul", 20, [
-                ("Paul Durand", "I will review the contract next week."),
-            ]),
+            (
+                "Sseedcoffee01",
+                "Coffee with Marc",
+                425,
+                [
+                    ("Me", "Good to see you Marc, we should do this more often."),
+                    ("Marc Dupont", "I worked with Sophie Martin at Globex from 2016 to 2021."),
+                    ("Marc Dupont", "Sophie is the CIO of Acme now."),
+                    ("Marc Dupont", "Robert Petit left Acme last year."),
+                ],
+            ),
+            (
+                "Sseedsync0002",
+                "Weekly sync with Paul and Marc",
+                5,
+                [
+                    ("Paul Durand", "I am the CFO at Acme, I will review the contract."),
+                    ("Marc Dupont", "I will send you the pricing by Friday."),
+                    ("Me", "Great, and I will share the deck."),
+                ],
+            ),
+            (
+                "Sseedold00003",
+                "Catch-up with Nina",
+                274,
+                [
+                    ("Nina Roux", "I worked with Robert Petit at Acme for years."),
+                    ("Tom Blanc", "I worked with Sophie Martin at Initech."),
+                    ("Julie Bernard", "I am the CIO at Initech."),
+                ],
+            ),
+            (
+                "Sseedpaul0004",
+                "Call with Paul",
+                20,
+                [
+                    ("Paul Durand", "I will review the contract next week."),
+                ],
+            ),
         ]
         utt = {}
         for sid, title, ago, lines in meetings:
             store.con.execute(
                 "INSERT INTO sources (id, content_hash, title, format, meeting_date, meeting_date_origin,"
                 " participants, utterance_count, extractor) VALUES (?, ?, ?, 'text', ?, 'given', ?, ?, 'seed')",
-                [sid, "seed:" + sid, title, d(ago), sorted({s for s, _ in lines}), len(lines)])
+                [sid, "seed:" + sid, title, d(ago), sorted({s for s, _ in lines}), len(lines)],
+            )
             for i, (spk, text) in enumerate(lines):
-                store.con.execute("INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES (?, ?, ?, ?, ?)",
-                                  [sid, i, spk, ids[spk], text])
+                store.con.execute(
+                    "INSERT INTO utterances (source_id, idx, speaker, speaker_id, text) VALUES (?, ?, ?, ?, ?)",
+                    [sid, i, spk, ids[spk], text],
+                )
                 utt[(sid, i)] = (ids[spk], text, d(ago))
 
-        def fact(subj, pred, obj=None, *, lit=None, qual=None, src, idx, quote, vfrom=None, vto=None,
-                 modality="stated", superseded=False):
+        def fact(
+            subj,
+            pred,
+            obj=None,
+            *,
+            lit=None,
+            qual=None,
+            src,
+            idx,
+            quote,
+            vfrom=None,
+            vto=None,
+            modality="stated",
+            superseded=False,
+        ):
             spk, text, said = utt[(src, idx)]
             start = text.index(quote)
             return store.scalar(
@@ -223,50 +320,128 @@ def seed_story(store: Store, now: datetime = SEED_NOW) -> dict[str, int]:
                 " said_at, valid_from, valid_to, superseded_at, confidence, modality, source_id, utterance_idx,"
                 " span_start, span_end, quote, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0.8, ?, ?, ?, ?, ?, ?,"
                 " 'seed') RETURNING id",
-                [ids[subj], pred, ids[obj] if obj else None, lit, qual, spk, said, vfrom, vto,
-                 said if superseded else None, modality, src, idx, start, start + len(quote), quote])
+                [
+                    ids[subj],
+                    pred,
+                    ids[obj] if obj else None,
+                    lit,
+                    qual,
+                    spk,
+                    said,
+                    vfrom,
+                    vto,
+                    said if superseded else None,
+                    modality,
+                    src,
+                    idx,
+                    start,
+                    start + len(quote),
+                    quote,
+                ],
+            )
 
         c, s, n, p = "Sseedcoffee01", "Sseedsync0002", "Sseedold00003", "Sseedpaul0004"
         fact("Me", "knows", "Marc Dupont", src=c, idx=0, quote="Good to see you Marc")
-        fact("Marc Dupont", "worked_with", "Sophie Martin", qual="Globex", src=c, idx=1,
-             quote="I worked with Sophie Martin at Globex from 2016 to 2021",
-             vfrom=datetime(2016, 1, 1).date(), vto=datetime(2021, 12, 31).date())
+        fact(
+            "Marc Dupont",
+            "worked_with",
+            "Sophie Martin",
+            qual="Globex",
+            src=c,
+            idx=1,
+            quote="I worked with Sophie Martin at Globex from 2016 to 2021",
+            vfrom=datetime(2016, 1, 1).date(),
+            vto=datetime(2021, 12, 31).date(),
+        )
         fact("Sophie Martin", "works_at", "Acme", qual="CIO", src=c, idx=2, quote="Sophie is the CIO of Acme")
-        fact("Robert Petit", "works_at", "Acme", qual="CIO", src=c, idx=3, quote="Robert Petit left Acme",
-             vto=d(500).date(), superseded=True)
+        fact(
+            "Robert Petit",
+            "works_at",
+            "Acme",
+            qual="CIO",
+            src=c,
+            idx=3,
+            quote="Robert Petit left Acme",
+            vto=d(500).date(),
+            superseded=True,
+        )
         fact("Robert Petit", "left", "Acme", src=c, idx=3, quote="Robert Petit left Acme")
         fact("Paul Durand", "works_at", "Acme", qual="CFO", src=s, idx=0, quote="I am the CFO at Acme")
-        fact("Paul Durand", "committed_to", lit="review the contract", src=s, idx=0,
-             quote="I will review the contract", modality="commitment")
-        fact("Paul Durand", "committed_to", lit="review the contract", src=p, idx=0,
-             quote="I will review the contract", modality="commitment")
-        fact("Marc Dupont", "committed_to", lit="send you the pricing", src=s, idx=1,
-             quote="I will send you the pricing by Friday", vto=(now + timedelta(days=4)).date(),
-             modality="commitment")
-        fact("Me", "committed_to", lit="share the deck", src=s, idx=2, quote="I will share the deck",
-             modality="commitment")
+        fact(
+            "Paul Durand",
+            "committed_to",
+            lit="review the contract",
+            src=s,
+            idx=0,
+            quote="I will review the contract",
+            modality="commitment",
+        )
+        fact(
+            "Paul Durand",
+            "committed_to",
+            lit="review the contract",
+            src=p,
+            idx=0,
+            quote="I will review the contract",
+            modality="commitment",
+        )
+        fact(
+            "Marc Dupont",
+            "committed_to",
+            lit="send you the pricing",
+            src=s,
+            idx=1,
+            quote="I will send you the pricing by Friday",
+            vto=(now + timedelta(days=4)).date(),
+            modality="commitment",
+        )
+        fact(
+            "Me",
+            "committed_to",
+            lit="share the deck",
+            src=s,
+            idx=2,
+            quote="I will share the deck",
+            modality="commitment",
+        )
         fact("Me", "knows", "Paul Durand", src=s, idx=2, quote="Great")
-        fact("Nina Roux", "worked_with", "Robert Petit", qual="Acme", src=n, idx=0,
-             quote="I worked with Robert Petit at Acme")
+        fact(
+            "Nina Roux",
+            "worked_with",
+            "Robert Petit",
+            qual="Acme",
+            src=n,
+            idx=0,
+            quote="I worked with Robert Petit at Acme",
+        )
         fact("Me", "knows", "Nina Roux", src=n, idx=0, quote="I worked with Robert Petit")
-        fact("Tom Blanc", "worked_with", "Sophie Martin", qual="Initech", src=n, idx=1,
-             quote="I worked with Sophie Martin at Initech")
+        fact(
+            "Tom Blanc",
+            "worked_with",
+            "Sophie Martin",
+            qual="Initech",
+            src=n,
+            idx=1,
+            quote="I worked with Sophie Martin at Initech",
+        )
         fact("Julie Bernard", "works_at", "Initech", qual="CIO", src=n, idx=2, quote="I am the CIO at Initech")
         store.con.execute(
             "INSERT INTO calendar_events (uid, starts_at, ends_at, summary, attendees, attendee_ids, seen_at)"
             " VALUES ('lunch-marc', ?, ?, 'Lunch with Marc', ['Marc Dupont'], ?, ?)",
-            [now + timedelta(days=2), now + timedelta(days=2, hours=1), [ids["Marc Dupont"]], now])
+            [now + timedelta(days=2), now + timedelta(days=2, hours=1), [ids["Marc Dupont"]], now],
+        )
         store.con.execute(
             "INSERT INTO signals (id, source, title, summary, published_at, org_ids, seen_at)"
             " VALUES ('Gseedtender', 'seed', 'Acme publishes a tender for a data platform', NULL, ?, ?, ?)",
-            [now - timedelta(days=1), [ids["Acme"]], now])
+            [now - timedelta(days=1), [ids["Acme"]], now],
+        )
     return ids
 
 
 # The seed's own question, written the way naive generated code writes it: for each
 # person mentioning the target, for each link of that person, keep links into my
 # network. bench/traverse.py times it at 1M assertions; tests check it stays correct.
-SEED_PROGRAM = '''
+SEED_PROGRAM = """
 target = api.resolve("CIO", org="Acme")
 mine = {c["id"] for c in api.network()}
 keep = []
@@ -275,4 +450,4 @@ for m in api.mentions_of([t["id"] for t in target]):
         if link["to"] in mine:
             keep.append(link["id"])
 result = sorted(set(keep))
-'''
+"""

@@ -92,63 +92,128 @@ class DateRange:
 
 
 _MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
-    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
-    "december": 12, "dec": 12,
+    "january": 1,
+    "jan": 1,
+    "february": 2,
+    "feb": 2,
+    "march": 3,
+    "mar": 3,
+    "april": 4,
+    "apr": 4,
+    "may": 5,
+    "june": 6,
+    "jun": 6,
+    "july": 7,
+    "jul": 7,
+    "august": 8,
+    "aug": 8,
+    "september": 9,
+    "sept": 9,
+    "sep": 9,
+    "october": 10,
+    "oct": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
 }
 _WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
 _NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "thirty": 30, "forty": 40, "fifty": 50, "a couple of": 2, "a couple": 2, "couple of": 2,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
     # Vague counts: "a few weeks ago" is about three weeks ago (a documented guess, not a fact).
-    "a few": 3, "few": 3, "several": 3,
+    "a few": 3,
+    "few": 3,
+    "several": 3,
 }
 # Meteorological seasons (northern hemisphere): (first month, number of months).
 # Winter starts in December: "winter 2024" is December 2024 to February 2025.
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 
 # Case-sensitive month names: "may" and "march" are also verbs.
-_M = (r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December"
-      r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)(?:\.|(?!\w)))")
+_M = (
+    r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)(?:\.|(?!\w)))"
+)
 _WD = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _Y = r"(?:19|20)\d\d(?!\d)"
 _D = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
-_N = (r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|"
-      r"one|two|three|four|five|six|seven|eight|nine|ten|"
-      r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty)")
+_N = (
+    r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty)"
+)
 _UNIT = r"(?:day|week|month|year|decade)s?"
 
 # Point bodies, most specific first (the finder's alternation takes the first that fits).
 _STRONG = [
     # "Friday the 4th", "Friday 4 December", "Friday, December 4th": the Friday that is the 4th
-    ("wdd", rf"(?:(?:this|next|coming|this\s+coming)\s+)?(?P<wdw>{_WD}),?\s+(?:"
-            rf"(?:the\s+)?(?P<wdn>{_D})(?:\s+of)?\s+(?P<wdm>{_M})"
-            rf"|(?P<wdm2>{_M})\s+(?:the\s+)?(?P<wdn2>{_D})"
-            rf"|the\s+(?P<wdn3>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
-            rf"|(?P<wdn4>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)(?!\d))(?:,?\s+(?P<wdy>{_Y}))?"),
+    (
+        "wdd",
+        rf"(?:(?:this|next|coming|this\s+coming)\s+)?(?P<wdw>{_WD}),?\s+(?:"
+        rf"(?:the\s+)?(?P<wdn>{_D})(?:\s+of)?\s+(?P<wdm>{_M})"
+        rf"|(?P<wdm2>{_M})\s+(?:the\s+)?(?P<wdn2>{_D})"
+        rf"|the\s+(?P<wdn3>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
+        rf"|(?P<wdn4>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)(?!\d))(?:,?\s+(?P<wdy>{_Y}))?",
+    ),
     ("iso", rf"(?P<iy>{_Y})-(?P<im>0[1-9]|1[0-2])-(?P<id>0[1-9]|[12]\d|3[01])(?!\d)"),
     ("dmy", rf"(?:the\s+)?(?P<dd>{_D})(?:\s+of)?\s+(?P<dm>{_M})(?:,?\s+(?P<dy>{_Y}))?"),
     ("mdy", rf"(?P<mm>{_M})\s+(?:the\s+)?(?P<md>{_D})(?:,?\s+(?P<my>{_Y}))?"),
     ("my", rf"(?P<ym>{_M}),?\s+(?P<yy>{_Y})"),
-    ("reld", r"(?P<rel>(?:the\s+)?day\s+after\s+tomorrow|(?:the\s+)?day\s+before\s+yesterday"
-             r"|tomorrow|today|tonight|yesterday)"),
+    (
+        "reld",
+        r"(?P<rel>(?:the\s+)?day\s+after\s+tomorrow|(?:the\s+)?day\s+before\s+yesterday"
+        r"|tomorrow|today|tonight|yesterday)",
+    ),
     # Same-day deadlines: "by end of day", "by EOD", "close of business", "this afternoon".
-    ("eod", r"(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+|working\s+)?day|eod|cob|close\s+of\s+(?:business|play)"
-            r"|this\s+(?:morning|afternoon|evening)|later\s+today"
-            # "I'll call you back within the hour", "in an hour": later the same day
-            r"|within\s+(?:the\s+(?:next\s+)?|an\s+|one\s+)hour|in\s+an\s+hour(?:['’]s\s+time)?"),
+    (
+        "eod",
+        r"(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+|working\s+)?day|eod|cob|close\s+of\s+(?:business|play)"
+        r"|this\s+(?:morning|afternoon|evening)|later\s+today"
+        # "I'll call you back within the hour", "in an hour": later the same day
+        r"|within\s+(?:the\s+(?:next\s+)?|an\s+|one\s+)hour|in\s+an\s+hour(?:['’]s\s+time)?",
+    ),
     ("wkend", r"(?P<wo>this\s+|next\s+|last\s+|the\s+)weekend"),
     ("endm", rf"(?:the\s+)?end\s+of\s+(?P<em>{_M})"),
     ("endy", rf"(?:the\s+)?end\s+of\s+(?P<ey>{_Y})"),
     ("endp", r"(?:the\s+)?end\s+of\s+(?:the\s+)?(?P<eo>this\s+|next\s+|last\s+)?(?P<ep>week|month|year|quarter)"),
     ("inthis", r"(?P<el>earlier|later)\s+this\s+(?P<elp>week|month|year)"),
-    ("relp", rf"(?P<ro>last|this\s+past|this\s+coming|this|next|coming|the\s+following|following)"
-             rf"\s+(?P<rp>week|month|year|quarter|{_WD}|{_M})"),
-    ("season", r"(?:(?P<so>last|this\s+past|this\s+coming|this|next|coming)\s+(?P<sn>spring|summer|autumn|fall|winter)"
-               rf"|(?:the\s+)?(?P<sn2>spring|summer|autumn|fall|winter)(?:\s+of)?\s+(?P<sy>{_Y}))"),
+    (
+        "relp",
+        rf"(?P<ro>last|this\s+past|this\s+coming|this|next|coming|the\s+following|following)"
+        rf"\s+(?P<rp>week|month|year|quarter|{_WD}|{_M})",
+    ),
+    (
+        "season",
+        r"(?:(?P<so>last|this\s+past|this\s+coming|this|next|coming)\s+(?P<sn>spring|summer|autumn|fall|winter)"
+        rf"|(?:the\s+)?(?P<sn2>spring|summer|autumn|fall|winter)(?:\s+of)?\s+(?P<sy>{_Y}))",
+    ),
     ("ago", rf"(?P<an>{_N})\s+(?P<au>{_UNIT})\s+ago"),
     ("nth", r"the\s+(?P<nd>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"),
 ]
@@ -170,13 +235,16 @@ _RANGE_HEAD = re.compile(r"(?:from|between)\s+", re.I)
 _RANGE_SEP = re.compile(r"\s+(?:to|and|until|till|through)\s+|\s*[-–—]\s*", re.I)
 _BARE_YEARS = re.compile(rf"{_Y}\s*(?:[-–—]|\s(?:to|until|till)\s)\s*{_Y}", re.I)
 _DURATION = re.compile(
-    rf"(?:for|over|in|during)\s+(?:the\s+)?(?:(?P<pl>past|last)\s+)?(?:(?P<n>{_N})\s+)?(?P<u>{_UNIT})", re.I)
+    rf"(?:for|over|in|during)\s+(?:the\s+)?(?:(?P<pl>past|last)\s+)?(?:(?P<n>{_N})\s+)?(?P<u>{_UNIT})", re.I
+)
 _INN = re.compile(rf"(?P<w>in|within)\s+(?P<n>{_N})\s+(?P<u>{_UNIT})(?:['’]s)?(?:\s+time)?", re.I)
 _PREP_SPLIT = re.compile(rf"(?P<p>{_PREP})\s+(?P<body>.+)", re.I)
 # What may follow a duration and date it: a range, or a start or an end ("from 2014", "until 2019").
 _DURATION_TAIL = re.compile(
     rf"(?:(?:from|between)\s+.+\s+(?:to|and|until|till|through)\s+.+|{_Y}\s*(?:[-–—]|\s(?:to|until|till)\s)\s*{_Y}"
-    r"|(?:from|since|starting|until|till|through)\s+.+)", re.I)
+    r"|(?:from|since|starting|until|till|through)\s+.+)",
+    re.I,
+)
 
 
 def _strip_names(pattern: str) -> str:
@@ -217,8 +285,12 @@ def find_date_phrases(text: str) -> list[tuple[int, int, str]]:
     found = [(m.start(), m.end(), m.group(0)) for m in _FINDER.finditer(text)]
     out: list[tuple[int, int, str]] = []
     for a, b, p in found:
-        if out and _DURATION_HEAD.fullmatch(out[-1][2]) and _DURATION_GLUE.fullmatch(text, out[-1][1], a) \
-                and _DURATION_TAIL.fullmatch(" ".join(p.split())):
+        if (
+            out
+            and _DURATION_HEAD.fullmatch(out[-1][2])
+            and _DURATION_GLUE.fullmatch(text, out[-1][1], a)
+            and _DURATION_TAIL.fullmatch(" ".join(p.split()))
+        ):
             a0 = out.pop()[0]
             out.append((a0, b, text[a0:b]))
             continue
@@ -227,6 +299,7 @@ def find_date_phrases(text: str) -> list[tuple[int, int, str]]:
 
 
 # ---------------------------------------------------------------- arithmetic
+
 
 def _add_months(d: date, n: int) -> date:
     y, m = divmod(d.month - 1 + n, 12)
@@ -353,6 +426,7 @@ def _prev_weekday(anchor: date, wd: int) -> date:
 
 # ---------------------------------------------------------------- resolution
 
+
 def _point(body: str, anchor: date | None, past: bool = False) -> tuple[date | None, date | None] | None:
     """The period one point phrase names, or None when the body is not a date."""
     for name, rx in _BODIES:
@@ -401,8 +475,14 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
         return (None, None)
     if name == "reld":
         rel = " ".join(g("rel").lower().split()).removeprefix("the ")
-        delta = {"tomorrow": 1, "today": 0, "tonight": 0, "yesterday": -1,
-                 "day after tomorrow": 2, "day before yesterday": -2}[rel]
+        delta = {
+            "tomorrow": 1,
+            "today": 0,
+            "tonight": 0,
+            "yesterday": -1,
+            "day after tomorrow": 2,
+            "day before yesterday": -2,
+        }[rel]
         d = a + timedelta(days=delta)
         return (d, d)
     if name == "eod":
@@ -463,7 +543,7 @@ def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: 
 
 
 def _weekday_date(m: re.Match, a: date | None, past: bool) -> tuple[date | None, date | None] | None:
-    """"Friday the 4th": of the next two 4ths on or after the anchor (with `past`, the last two on
+    """ "Friday the 4th": of the next two 4ths on or after the anchor (with `past`, the last two on
     or before it), the one that falls on a Friday; neither does: the first of them. With
     a month ("Friday 4 December") the day and month decide and the weekday only confirms."""
     g = m.group
@@ -500,9 +580,9 @@ def _range(text: str, a: date | None, past: bool) -> tuple[date | None, date | N
     head = _RANGE_HEAD.match(text)
     if head is None and not _BARE_YEARS.fullmatch(text):
         return None
-    rest = text[head.end():] if head else text
+    rest = text[head.end() :] if head else text
     for sep in _RANGE_SEP.finditer(rest):
-        left, b = rest[:sep.start()], rest[sep.end():]
+        left, b = rest[: sep.start()], rest[sep.end() :]
         lp = _point(left, a, past)
         rp = (a, a) if re.fullmatch(_ENDPOINT_OR_NOW, b, re.I) else _point(b, a, past)
         if lp and rp and lp[0] and rp[1] and lp[0] > rp[1] and not past:
@@ -516,7 +596,9 @@ def _range(text: str, a: date | None, past: bool) -> tuple[date | None, date | N
 
 _DURATION_AND_RANGE = re.compile(
     rf"for\s+(?:the\s+(?:past|last)\s+)?(?P<n>{_N})\s+(?P<u>{_UNIT})(?![a-z])\s*(?:,|\(|[—–-]|:)?\s*"
-    r"(?:so\s+|that\s+is\s+|i\.e\.\s*)?(?P<rest>.+?)\)?", re.I)
+    r"(?:so\s+|that\s+is\s+|i\.e\.\s*)?(?P<rest>.+?)\)?",
+    re.I,
+)
 
 
 def _duration_range(rest: str, n: int, unit: str, a: date | None, past: bool) -> tuple[date | None, date | None]:
@@ -607,8 +689,11 @@ def _other_language(phrase: str, anchor: date | None, past: bool) -> DateRange |
     from backchannel.extraction.dates import fr as dates_fr
     from backchannel.extraction.dates import ja as dates_ja
 
-    english = dates_ja.to_english(phrase) if not phrase.isascii() and dates_ja.is_japanese(phrase) \
+    english = (
+        dates_ja.to_english(phrase)
+        if not phrase.isascii() and dates_ja.is_japanese(phrase)
         else dates_fr.to_english(phrase)
+    )
     if english is None or english == phrase:
         return None
     r = resolve_phrase(english, anchor, past=past)

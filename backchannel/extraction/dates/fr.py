@@ -21,25 +21,80 @@ import re
 __all__ = ["find_date_phrases_fr", "to_english"]
 
 _MONTHS_FR = {
-    "janvier": "January", "février": "February", "fevrier": "February", "mars": "March", "avril": "April",
-    "mai": "May", "juin": "June", "juillet": "July", "août": "August", "aout": "August",
-    "septembre": "September", "octobre": "October", "novembre": "November", "décembre": "December",
+    "janvier": "January",
+    "février": "February",
+    "fevrier": "February",
+    "mars": "March",
+    "avril": "April",
+    "mai": "May",
+    "juin": "June",
+    "juillet": "July",
+    "août": "August",
+    "aout": "August",
+    "septembre": "September",
+    "octobre": "October",
+    "novembre": "November",
+    "décembre": "December",
     "decembre": "December",
 }
-_WEEKDAYS_FR = {"lundi": "Monday", "mardi": "Tuesday", "mercredi": "Wednesday", "jeudi": "Thursday",
-                "vendredi": "Friday", "samedi": "Saturday", "dimanche": "Sunday"}
-_NUMBERS_FR = {
-    "un": "one", "une": "one", "deux": "two", "trois": "three", "quatre": "four", "cinq": "five", "six": "six",
-    "sept": "seven", "huit": "eight", "neuf": "nine", "dix": "ten", "onze": "eleven", "douze": "twelve",
-    "treize": "thirteen", "quatorze": "fourteen", "quinze": "fifteen", "seize": "sixteen", "vingt": "twenty",
-    "trente": "thirty", "quarante": "forty", "cinquante": "fifty", "quelques": "a few", "plusieurs": "several",
+_WEEKDAYS_FR = {
+    "lundi": "Monday",
+    "mardi": "Tuesday",
+    "mercredi": "Wednesday",
+    "jeudi": "Thursday",
+    "vendredi": "Friday",
+    "samedi": "Saturday",
+    "dimanche": "Sunday",
 }
-_UNITS_FR = {"jour": "days", "jours": "days", "semaine": "weeks", "semaines": "weeks", "mois": "months",
-             "an": "years", "ans": "years", "année": "years", "années": "years", "annee": "years",
-             "annees": "years", "décennie": "decades", "décennies": "decades"}
+_NUMBERS_FR = {
+    "un": "one",
+    "une": "one",
+    "deux": "two",
+    "trois": "three",
+    "quatre": "four",
+    "cinq": "five",
+    "six": "six",
+    "sept": "seven",
+    "huit": "eight",
+    "neuf": "nine",
+    "dix": "ten",
+    "onze": "eleven",
+    "douze": "twelve",
+    "treize": "thirteen",
+    "quatorze": "fourteen",
+    "quinze": "fifteen",
+    "seize": "sixteen",
+    "vingt": "twenty",
+    "trente": "thirty",
+    "quarante": "forty",
+    "cinquante": "fifty",
+    "quelques": "a few",
+    "plusieurs": "several",
+}
+_UNITS_FR = {
+    "jour": "days",
+    "jours": "days",
+    "semaine": "weeks",
+    "semaines": "weeks",
+    "mois": "months",
+    "an": "years",
+    "ans": "years",
+    "année": "years",
+    "années": "years",
+    "annee": "years",
+    "annees": "years",
+    "décennie": "decades",
+    "décennies": "decades",
+}
 _SEASONS_FR = {"printemps": "spring", "été": "summer", "ete": "summer", "automne": "autumn", "hiver": "winter"}
-_PERIODS_FR = {"semaine": "week", "mois": "month", "année": "year", "annee": "year", "an": "year",
-               "trimestre": "quarter"}
+_PERIODS_FR = {
+    "semaine": "week",
+    "mois": "month",
+    "année": "year",
+    "annee": "year",
+    "an": "year",
+    "trimestre": "quarter",
+}
 
 _A = r"['’]"
 _MO = "(?:" + "|".join(sorted(_MONTHS_FR, key=len, reverse=True)) + ")"
@@ -66,8 +121,10 @@ _STRONG = (
     rf"|(?:le\s+|l{_A})?{_SEASON}\s+(?:{_NEXT}|{_LAST})|cet?\s+{_SEASON}|(?:l{_A})?{_SEASON}\s+{_Y}"
 )
 _WEAK = rf"le\s+{_D}|{_WD}|{_MO}|{_Y}|(?:le\s+|l{_A})?{_SEASON}"
-_PREP = (rf"(?:depuis|d{_A}ici|avant|apr[èe]s|jusqu{_A}(?:à|au|en)|jusqu{_A}à\s+la|en|pour|d[èe]s|[àa]\s+partir\s+"
-         rf"(?:de|du|d{_A})|pendant|durant|au\s+cours\s+(?:de|du)|au|le)")
+_PREP = (
+    rf"(?:depuis|d{_A}ici|avant|apr[èe]s|jusqu{_A}(?:à|au|en)|jusqu{_A}à\s+la|en|pour|d[èe]s|[àa]\s+partir\s+"
+    rf"(?:de|du|d{_A})|pendant|durant|au\s+cours\s+(?:de|du)|au|le)"
+)
 _RANGE_EP = rf"(?:(?:le\s+)?{_D}\s+{_MO}(?:\s+{_Y})?|{_MO}\s+{_Y}|{_MO}|{_Y})"
 _FINDER = re.compile(
     r"(?<![\w-])(?:"
@@ -92,10 +149,18 @@ def find_date_phrases_fr(text: str) -> list[tuple[int, int, str]]:
 # ---------------------------------------------------------------- translation
 
 _PREP_EN = [
-    (r"depuis\s+", "since "), (rf"d{_A}ici\s+", "by "), (r"avant\s+", "before "), (r"apr[èe]s\s+", "after "),
-    (rf"jusqu{_A}(?:à\s+la|à|au|en)\s+", "until "), (r"en\s+", "in "), (r"pour\s+", "by "), (r"d[èe]s\s+", "from "),
-    (rf"[àa]\s+partir\s+(?:de|du|d{_A})\s*", "from "), (r"(?:pendant|durant|au\s+cours\s+(?:de|du))\s+", "during "),
-    (r"au\s+", "in "), (r"le\s+(?=\d)", "on "),
+    (r"depuis\s+", "since "),
+    (rf"d{_A}ici\s+", "by "),
+    (r"avant\s+", "before "),
+    (r"apr[èe]s\s+", "after "),
+    (rf"jusqu{_A}(?:à\s+la|à|au|en)\s+", "until "),
+    (r"en\s+", "in "),
+    (r"pour\s+", "by "),
+    (r"d[èe]s\s+", "from "),
+    (rf"[àa]\s+partir\s+(?:de|du|d{_A})\s*", "from "),
+    (r"(?:pendant|durant|au\s+cours\s+(?:de|du))\s+", "during "),
+    (r"au\s+", "in "),
+    (r"le\s+(?=\d)", "on "),
 ]
 _PREP_EN_RX = [(re.compile(p, re.I), en) for p, en in _PREP_EN]
 
@@ -125,9 +190,18 @@ def _body(b: str) -> str | None:
     """One point body in English, or None when it is not one."""
     b = " ".join(b.split())
     low = b.lower().replace("’", "'")
-    rel = {"demain": "tomorrow", "aujourd'hui": "today", "hier": "yesterday", "après-demain": "the day after tomorrow",
-           "apres-demain": "the day after tomorrow", "avant-hier": "the day before yesterday", "ce soir": "tonight",
-           "ce matin": "this morning", "cet après-midi": "this afternoon", "cet apres-midi": "this afternoon"}
+    rel = {
+        "demain": "tomorrow",
+        "aujourd'hui": "today",
+        "hier": "yesterday",
+        "après-demain": "the day after tomorrow",
+        "apres-demain": "the day after tomorrow",
+        "avant-hier": "the day before yesterday",
+        "ce soir": "tonight",
+        "ce matin": "this morning",
+        "cet après-midi": "this afternoon",
+        "cet apres-midi": "this afternoon",
+    }
     if low in rel:
         return rel[low]
     if re.fullmatch(r"(?:la\s+)?fin\s+de\s+(?:la\s+)?journ[ée]e", low):
@@ -152,8 +226,11 @@ def _body(b: str) -> str | None:
         return f"the end of {'next' if m.group(2) else 'the'} {period}"
     m = re.fullmatch(rf"({_WD})(?:\s+({_NEXT}|{_LAST}))?", low) or re.fullmatch(rf"ce\s+({_WD})", low)
     if m:
-        which = _which(m.group(2)) if m.lastindex and m.lastindex > 1 and m.group(2) else (
-            "this" if low.startswith("ce ") else "")
+        which = (
+            _which(m.group(2))
+            if m.lastindex and m.lastindex > 1 and m.group(2)
+            else ("this" if low.startswith("ce ") else "")
+        )
         return f"{which} {_WEEKDAYS_FR[m.group(1)]}".strip()
     m = re.fullmatch(rf"(la semaine|le mois|l'ann[ée]e|l'an|le trimestre)\s+({_NEXT}|{_LAST})", low)
     if m:
@@ -163,7 +240,8 @@ def _body(b: str) -> str | None:
     if m:
         return f"this {_PERIODS_FR[m.group(1)]}"
     m = re.fullmatch(rf"(?:le\s+|l')?({_SEASON})(?:\s+({_NEXT}|{_LAST}|{_Y}))?", low) or re.fullmatch(
-        rf"cet?\s+({_SEASON})()", low)
+        rf"cet?\s+({_SEASON})()", low
+    )
     if m:
         season = _SEASONS_FR[m.group(1)]
         tail = m.group(2)
@@ -185,8 +263,11 @@ def to_english(phrase: str) -> str | None:
     """The English phrase meaning the same as the French `phrase`, or None."""
     p = " ".join(phrase.split()).replace("’", "'")
     low = p.lower()
-    m = re.fullmatch(rf"(?:de|du|entre)\s+({_RANGE_EP})\s+(?:à|au|et|jusqu'(?:à|au|en))\s+({_RANGE_EP}|aujourd'hui"
-                     r"|maintenant)", low)
+    m = re.fullmatch(
+        rf"(?:de|du|entre)\s+({_RANGE_EP})\s+(?:à|au|et|jusqu'(?:à|au|en))\s+({_RANGE_EP}|aujourd'hui"
+        r"|maintenant)",
+        low,
+    )
     if m:
         left, right = _body(m.group(1)), m.group(2)
         right = "now" if right in ("aujourd'hui", "maintenant") else _body(right)
@@ -204,8 +285,9 @@ def to_english(phrase: str) -> str | None:
             return f"since {n} {unit} ago"
         head = {"dans": "in", "d'ici": "within"}.get(m.group(1), "for")
         return f"{head} {n} {unit}"
-    m = re.fullmatch(rf"(?:au cours des|ces|depuis les|pendant les|durant les) (?:({_NUM}) )?derni[èe]re?s ({_UNIT})",
-                     low)
+    m = re.fullmatch(
+        rf"(?:au cours des|ces|depuis les|pendant les|durant les) (?:({_NUM}) )?derni[èe]re?s ({_UNIT})", low
+    )
     if m:
         return f"over the last {_num(m.group(1)) if m.group(1) else 'few'} {_unit(m.group(2))}"
     m = re.fullmatch(rf"(?:au|en) ({_SEASON})", low)
@@ -214,7 +296,7 @@ def to_english(phrase: str) -> str | None:
     for rx, en in _PREP_EN_RX:
         m = rx.match(p)
         if m and m.end() < len(p):
-            body = _body(p[m.end():])
+            body = _body(p[m.end() :])
             if body is not None:
                 return en + body
     return _body(p)

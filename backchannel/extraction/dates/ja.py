@@ -22,21 +22,68 @@ def is_japanese(text: str) -> bool:
     """Whether `text` holds kana or kanji (cheap; ASCII text answers at C speed)."""
     return not text.isascii() and _KANA_KANJI.search(text) is not None
 
-_WEEKDAYS_JA = {"月": "Monday", "火": "Tuesday", "水": "Wednesday", "木": "Thursday", "金": "Friday", "土": "Saturday",
-                "日": "Sunday"}
-_MONTHS_EN = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-              "November", "December"]
+
+_WEEKDAYS_JA = {
+    "月": "Monday",
+    "火": "Tuesday",
+    "水": "Wednesday",
+    "木": "Thursday",
+    "金": "Friday",
+    "土": "Saturday",
+    "日": "Sunday",
+}
+_MONTHS_EN = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 _KANJI_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _NUM = r"(?:[0-9０-９]{1,4}|[一二三四五六七八九十]{1,3}|数)"
-_REL = {"去年": "last year", "昨年": "last year", "今年": "this year", "来年": "next year", "先週": "last week",
-        "今週": "this week", "来週": "next week", "先月": "last month", "今月": "this month", "来月": "next month",
-        "明日": "tomorrow", "あした": "tomorrow", "今日": "today", "きょう": "today", "昨日": "yesterday",
-        "きのう": "yesterday", "明後日": "the day after tomorrow", "あさって": "the day after tomorrow",
-        "一昨日": "the day before yesterday", "おととい": "the day before yesterday", "今週末": "this weekend",
-        "来週末": "next weekend", "月末": "the end of the month", "年末": "the end of the year",
-        "週末": "the weekend"}
-_UNIT = {"年": "years", "ヶ月": "months", "か月": "months", "カ月": "months", "ケ月": "months", "週間": "weeks",
-         "日": "days"}
+_REL = {
+    "去年": "last year",
+    "昨年": "last year",
+    "今年": "this year",
+    "来年": "next year",
+    "先週": "last week",
+    "今週": "this week",
+    "来週": "next week",
+    "先月": "last month",
+    "今月": "this month",
+    "来月": "next month",
+    "明日": "tomorrow",
+    "あした": "tomorrow",
+    "今日": "today",
+    "きょう": "today",
+    "昨日": "yesterday",
+    "きのう": "yesterday",
+    "明後日": "the day after tomorrow",
+    "あさって": "the day after tomorrow",
+    "一昨日": "the day before yesterday",
+    "おととい": "the day before yesterday",
+    "今週末": "this weekend",
+    "来週末": "next weekend",
+    "月末": "the end of the month",
+    "年末": "the end of the year",
+    "週末": "the weekend",
+}
+_UNIT = {
+    "年": "years",
+    "ヶ月": "months",
+    "か月": "months",
+    "カ月": "months",
+    "ケ月": "months",
+    "週間": "weeks",
+    "日": "days",
+}
 _UNIT_RX = r"(?:年|ヶ月|か月|カ月|ケ月|週間|日)"
 _WD = r"(?:[月火水木金土日])曜日?"
 _POINT = (

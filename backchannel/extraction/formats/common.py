@@ -16,9 +16,11 @@ from backchannel.memory.text import norm_space
 # The note may hold one nested parenthesis ("The Chair (Hon. Anthony Rota (Nipissing, Lib.))") and run
 # to 120 characters ("(Vice-President, Health Security Infrastructure Branch, Public Health Agency of Canada)").
 # After a comma, an office: "Kirsty Williams AM, Cabinet Secretary for Education" (is_name checks it).
-NAME_PATTERN = (r"[^\W\d_][\w'’.\-]*(?:[ \t]+[\w'’.\-&]+){0,4}"
-                r"(?:,[ \t]+[A-Z][\w'’.\-&]*(?:[ \t]+[\w'’.\-&]+){0,8})?"
-                r"(?:[ \t]*\((?=[^\n]{1,120}\))[^()\n]*(?:\([^()\n]*\)[^()\n]*)?\))?")
+NAME_PATTERN = (
+    r"[^\W\d_][\w'’.\-]*(?:[ \t]+[\w'’.\-&]+){0,4}"
+    r"(?:,[ \t]+[A-Z][\w'’.\-&]*(?:[ \t]+[\w'’.\-&]+){0,8})?"
+    r"(?:[ \t]*\((?=[^\n]{1,120}\))[^()\n]*(?:\([^()\n]*\)[^()\n]*)?\))?"
+)
 _SPEAKER_PREFIX = re.compile(
     rf"^[ \t]*(?:[-–—][ \t]+)?(?:\*\*|__)?\[?(?P<name>{NAME_PATTERN})\]?(?:\*\*|__)?[ \t]*:(?:\*\*|__)?(?:[ \t]+|$)(?P<rest>.*)$",
     re.DOTALL,
@@ -76,7 +78,8 @@ _MARKUP = re.compile(
     r"|[\[(](?:laugh(?:s|ter|ing)?|chuckles?|inaudible|unintelligible|crosstalk|cross-talk|overlapping|music|"
     r"applause|silence|noise|background\s+noise|pause|coughs?|cough(?:ing)?|sighs?|clears\s+throat|"
     r"indistinct|static|beep|phone\s+rings|rires?|inaudible|silence|bruit)(?:\s+[\d:.]+)?[\])]",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def strip_markup(text: str) -> str:

@@ -39,8 +39,9 @@ def read_manifest(path: Path) -> dict[str, datetime]:
     for key, value in data.items():
         when = parse_date_value(value)
         if when is None:
-            raise ManifestError(f"{path}: {key!r} = {value!r} is not a date (write 2026-03-05, "
-                                "2026-03-05T10:00:00 or \"5 March 2026\")")
+            raise ManifestError(
+                f'{path}: {key!r} = {value!r} is not a date (write 2026-03-05, 2026-03-05T10:00:00 or "5 March 2026")'
+            )
         out[Path(key).as_posix().lstrip("./") if key.startswith("./") else Path(key).as_posix()] = when
     return out
 

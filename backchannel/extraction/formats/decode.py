@@ -43,7 +43,7 @@ def decode_bytes(data: bytes, name: str | None = None) -> tuple[str, str]:
     Raises DecodeFailure naming the problem when no encoding fits."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
-            return _strict(data[len(bom):], encoding, name, "its byte order mark"), encoding
+            return _strict(data[len(bom) :], encoding, name, "its byte order mark"), encoding
     guessed = _nul_pattern(data)
     if guessed:
         return _strict(data, guessed, name, "its NUL byte pattern"), guessed
@@ -126,7 +126,8 @@ def _check_text(text: str, encoding: str, name: str | None) -> str:
         controls = len(_CONTROL.findall(sample))
         if controls / len(sample) > MAX_CONTROL_SHARE:
             raise DecodeFailure(
-                name, f"decodes as {encoding} but {controls} of the first {len(sample)} characters "
+                name,
+                f"decodes as {encoding} but {controls} of the first {len(sample)} characters "
                 "are control characters: a binary file, not a transcript",
             )
     return text

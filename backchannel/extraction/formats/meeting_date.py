@@ -15,9 +15,7 @@ from datetime import date, datetime
 MIN_YEAR, MAX_YEAR = 1970, 2100
 
 _HAS_YEAR = re.compile(r"(?<!\d)(19[7-9]\d|20\d\d|2100)(?!\d)")
-_HAS_MONTH_WORD = re.compile(
-    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b", re.IGNORECASE
-)
+_HAS_MONTH_WORD = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b", re.IGNORECASE)
 # A date in a file name: 2025-09-18, 2025_09_18, 2025.09.18 or 20250918, optionally
 # followed by a time (Zoom names recordings GMT20250918-100000).
 _NAME_DATE = re.compile(
@@ -184,11 +182,28 @@ def _plausible(dt: datetime) -> datetime | None:
 # name, `ingest --date`, then the file's modification time (a copy, a download or a
 # sync sets it, so it is a guess: every output that shows it says so).
 # `sources redate` ("user") outranks everything: the owner said so, about this one meeting.
-ORIGIN_RANK = {"user": 5, "front_matter": 4, "json": 4, "vtt_note": 4, "import": 4, "filename": 3, "given": 2,
-               "manifest": 2, "mtime": 1}
-ORIGIN_WORDS = {"front_matter": "the file's front matter", "json": "the file's metadata", "vtt_note": "a NOTE in the file",
-                "import": "the import", "filename": "the file name", "given": "ingest --date",
-                "manifest": "the dates manifest", "user": "sources redate", "mtime": "the file's mtime"}
+ORIGIN_RANK = {
+    "user": 5,
+    "front_matter": 4,
+    "json": 4,
+    "vtt_note": 4,
+    "import": 4,
+    "filename": 3,
+    "given": 2,
+    "manifest": 2,
+    "mtime": 1,
+}
+ORIGIN_WORDS = {
+    "front_matter": "the file's front matter",
+    "json": "the file's metadata",
+    "vtt_note": "a NOTE in the file",
+    "import": "the import",
+    "filename": "the file name",
+    "given": "ingest --date",
+    "manifest": "the dates manifest",
+    "user": "sources redate",
+    "mtime": "the file's mtime",
+}
 FALLBACK_NOTE = "file date, not the meeting's"
 UNKNOWN_NOTE = "date unknown"
 

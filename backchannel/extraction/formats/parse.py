@@ -34,8 +34,9 @@ from backchannel.extraction.formats.transcript import (
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
-def unreadable_reason(st: os.stat_result, max_bytes: int | None = MAX_FILE_BYTES, *,
-                      hard_links_ok: bool = False) -> str | None:
+def unreadable_reason(
+    st: os.stat_result, max_bytes: int | None = MAX_FILE_BYTES, *, hard_links_ok: bool = False
+) -> str | None:
     """Why a file with this (l)stat must not be read as a transcript; None: it may.
     Symbolic links, FIFOs, devices, sockets and hard links (a second name for a file
     someone else put elsewhere) are refused, as is anything over `max_bytes`."""
@@ -43,19 +44,36 @@ def unreadable_reason(st: os.stat_result, max_bytes: int | None = MAX_FILE_BYTES
     if stat.S_ISLNK(mode):
         return "a symbolic link: links are never followed here (copy the file itself)"
     if not stat.S_ISREG(mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                else "a socket" if stat.S_ISSOCK(mode) else "a directory" if stat.S_ISDIR(mode) else "special")
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a directory"
+            if stat.S_ISDIR(mode)
+            else "special"
+        )
         return f"not a regular file ({kind}): only plain transcript files are read"
     if st.st_nlink > 1 and not hard_links_ok:
         return f"a hard link ({st.st_nlink} names for one file): copy the file itself instead"
     if max_bytes is not None and st.st_size > max_bytes:
-        return (f"too large: {st.st_size / 1e6:.1f} MB; transcripts up to {max_bytes / 1e6:.1f} MB are read "
-                "(split it into parts)")
+        return (
+            f"too large: {st.st_size / 1e6:.1f} MB; transcripts up to {max_bytes / 1e6:.1f} MB are read "
+            "(split it into parts)"
+        )
     return None
 
 
-def parse_file(path: Path | str, *, strict: bool = False, max_bytes: int | None = MAX_FILE_BYTES,
-               given_date: datetime | None = None, given_origin: str = "given") -> Transcript:
+def parse_file(
+    path: Path | str,
+    *,
+    strict: bool = False,
+    max_bytes: int | None = MAX_FILE_BYTES,
+    given_date: datetime | None = None,
+    given_origin: str = "given",
+) -> Transcript:
     """Read and parse a transcript file; `given_date` (`ingest --date`) serves when neither
     the file nor its name carries a date, and its mtime is the date of last resort.
 
@@ -88,8 +106,14 @@ def parse_file(path: Path | str, *, strict: bool = False, max_bytes: int | None 
     return parse_bytes(data, str(path), st.st_mtime, given_date=given_date, given_origin=given_origin)
 
 
-def parse_bytes(data: bytes, name: str, mtime: float | None = None, *,
-                given_date: datetime | None = None, given_origin: str = "given") -> Transcript:
+def parse_bytes(
+    data: bytes,
+    name: str,
+    mtime: float | None = None,
+    *,
+    given_date: datetime | None = None,
+    given_origin: str = "given",
+) -> Transcript:
     """Parse a transcript's bytes. `name` (a file name or path) picks the format by its
     extension and may carry the meeting date; `mtime` is the date of last resort."""
     try:
@@ -100,8 +124,9 @@ def parse_bytes(data: bytes, name: str, mtime: float | None = None, *,
         raise MalformedTranscript(name, f"unexpected parser error ({type(e).__name__}: {e})") from e
 
 
-def _parse(data: bytes, name: str, mtime: float | None, given_date: datetime | None = None,
-           given_origin: str = "given") -> Transcript:
+def _parse(
+    data: bytes, name: str, mtime: float | None, given_date: datetime | None = None, given_origin: str = "given"
+) -> Transcript:
     base = PurePath(name).name
     text, _encoding = decode_bytes(data, name)
     # NFC before parsing, so a name written with combining accents matches like any other
@@ -134,9 +159,7 @@ def _parse_text(text: str, name: str, base: str) -> Parsed:
         fmt = sniff_format(text)
         if fmt is None:
             ext = PurePath(base).suffix or "(none)"
-            raise UnsupportedFormat(
-                name, f"unknown extension {ext} and the content is not WebVTT, SRT or JSON"
-            )
+            raise UnsupportedFormat(name, f"unknown extension {ext} and the content is not WebVTT, SRT or JSON")
         return PARSERS[fmt](text, name)
     try:
         return PARSERS[fmt](text, name)

@@ -40,7 +40,5 @@ def parse_srt(text: str, name: str | None = None) -> Parsed:
         body = _TAGS.sub("", sub.content)
         if "&" in body and ";" in body:
             body = html.unescape(body)  # some exporters escape like HTML
-        segments.extend(
-            segments_by_speaker(body, sub.start.total_seconds(), sub.end.total_seconds())
-        )
+        segments.extend(segments_by_speaker(body, sub.start.total_seconds(), sub.end.total_seconds()))
     return Parsed("srt", merge_runs(segments))

@@ -38,8 +38,10 @@ from backchannel.extraction.formats.meeting_date import parse_date_value
 # "Marc Dupont 1" at 2:45. An AM/PM after it makes it a clock time (a chat's), not an offset.
 _TS = r"(?<!\d)\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?(?![\d:])"
 _CLOCK = r"(?:[ \t]*(?P<ampm>[AaPp]\.?[Mm]\.?)(?![A-Za-z]))?"
-_LEAD_STAMP = re.compile(rf"^[ \t]*(?:\[(?P<a>{_TS}){_CLOCK}\]|\((?P<b>{_TS}){_CLOCK.replace('ampm', 'ampm_b')}\)"
-                         rf"|(?P<c>{_TS}){_CLOCK.replace('ampm', 'ampm_c')}(?=[ \t]))[ \t]*(?:[-–—|][ \t]*)?(?P<rest>.*)$")
+_LEAD_STAMP = re.compile(
+    rf"^[ \t]*(?:\[(?P<a>{_TS}){_CLOCK}\]|\((?P<b>{_TS}){_CLOCK.replace('ampm', 'ampm_b')}\)"
+    rf"|(?P<c>{_TS}){_CLOCK.replace('ampm', 'ampm_c')}(?=[ \t]))[ \t]*(?:[-–—|][ \t]*)?(?P<rest>.*)$"
+)
 _NAME_STAMP = re.compile(
     rf"^[ \t]*(?:\*\*|__)?(?P<name>{NAME_PATTERN})(?:\*\*|__)?[ \t]*(?:\[(?P<a>{_TS}){_CLOCK}\]"
     rf"|\((?P<b>{_TS}){_CLOCK.replace('ampm', 'ampm_b')}\)|(?P<c>{_TS}){_CLOCK.replace('ampm', 'ampm_c')})"
@@ -147,11 +149,11 @@ def _front_matter(lines: list[str], parsed: Parsed) -> int:
     end = next((i for i in range(first + 1, len(lines)) if lines[i].strip() in ("---", "...")), None)
     if end is None:
         return 0  # an opening rule with no closing one: a horizontal rule, not front matter
-    keys = {m["key"].strip().casefold() for m in map(_FRONT_KEY.match, lines[first + 1:end]) if m}
+    keys = {m["key"].strip().casefold() for m in map(_FRONT_KEY.match, lines[first + 1 : end]) if m}
     if not keys & {"title", *_DATE_KEYS, *_PEOPLE_KEYS}:
         return 0  # "---\nMarc: hi\n---": rules around speech, not front matter
     key = None
-    for line in lines[first + 1:end]:
+    for line in lines[first + 1 : end]:
         item = _LIST_ITEM.match(line)
         if item and key in _PEOPLE_KEYS:
             name = clean_speaker(item["item"].strip().strip("\"'"))

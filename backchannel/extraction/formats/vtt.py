@@ -42,9 +42,7 @@ _TIMING = re.compile(rf"^[ \t\f]*({_TS})[ \t\f]*-->[ \t\f]*({_TS})(?![0-9])")
 # up to `>` or the end of the cue (as the W3C tokenizer reads an unclosed tag); or a
 # closed timestamp tag `<00:00:01.000>`. A `<` before anything else ("revenue < 5M",
 # "<5M") is text.
-_TAG = re.compile(
-    r"<(?:(/?)([A-Za-z][^\s.>/]*)((?:\.[^\s.>]*)*)(?:[ \t\f\n]+([^>]*))?(?:>|$)|/>|[\d:.]+>)"
-)
+_TAG = re.compile(r"<(?:(/?)([A-Za-z][^\s.>/]*)((?:\.[^\s.>]*)*)(?:[ \t\f\n]+([^>]*))?(?:>|$)|/>|[\d:.]+>)")
 _META_LINE = re.compile(r"^(?P<key>[A-Za-z][\w -]{0,30}?)\s*[:=]\s*(?P<value>.+)$")
 
 
@@ -97,7 +95,7 @@ def cue_segments(cue: Cue) -> list[Segment]:
     pos = 0
     raw = cue.raw_text
     for m in _TAG.finditer(raw):
-        parts[-1][1].append(raw[pos:m.start()])
+        parts[-1][1].append(raw[pos : m.start()])
         pos = m.end()
         closing, tag, annotation = m.group(1), (m.group(2) or ""), m.group(4)
         if tag == "v" and not closing:

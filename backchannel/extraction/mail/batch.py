@@ -36,9 +36,16 @@ def batchable(settings: Settings, gateway) -> bool:
     return settings.models.extract == "offline" or gateway is None
 
 
-def ingest_messages(store: Store, settings: Settings, messages: Sequence[Message], *, gateway=None,
-                    run_id: str | None = None, max_bytes: int | None = None,
-                    size: int | None = None) -> list:
+def ingest_messages(
+    store: Store,
+    settings: Settings,
+    messages: Sequence[Message],
+    *,
+    gateway=None,
+    run_id: str | None = None,
+    max_bytes: int | None = None,
+    size: int | None = None,
+) -> list:
     """IngestOutcomes for `messages`, in order, written `size` (default BATCH_MESSAGES)
     to a transaction when `batchable`, else one per transaction."""
     size = BATCH_MESSAGES if size is None else max(1, size)
@@ -46,7 +53,7 @@ def ingest_messages(store: Store, settings: Settings, messages: Sequence[Message
         size = 1
     out: list = []
     for i in range(0, len(messages), size):
-        out += _batch(store, settings, messages[i:i + size], gateway=gateway, run_id=run_id, max_bytes=max_bytes)
+        out += _batch(store, settings, messages[i : i + size], gateway=gateway, run_id=run_id, max_bytes=max_bytes)
     return out
 
 

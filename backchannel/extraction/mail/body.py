@@ -24,7 +24,8 @@ MAX_SIGNATURE_LINES = 8
 
 _ATTRIBUTION = re.compile(
     r"^\s*(?:On\b.{0,240}?\bwrote|Le\b.{0,240}?\ba\s+écrit|Am\b.{0,240}?\bschrieb|El\b.{0,240}?\bescribió)\s*:\s*$",
-    re.I | re.S)
+    re.I | re.S,
+)
 _ORIGINAL = re.compile(r"^\s*-{2,}\s*Original Message\s*-{2,}\s*$", re.I)
 _FORWARD = re.compile(r"^\s*(?:-{2,}\s*Forwarded message\s*-{2,}|Begin forwarded message:)\s*$", re.I)
 _HEADER_LINE = re.compile(r"^\s*(From|Sent|Date|To|Cc|Subject|De|Envoyé|À|Objet)\s*:\s*(.*)$", re.I)
@@ -32,7 +33,9 @@ _SIG_DASHES = re.compile(r"^--\s?$")
 _CLOSING = re.compile(
     r"^\s*(?:best|best wishes|best regards|kind regards|warm regards|warmest regards|regards|many thanks|thanks"
     r"|thank you|thanks again|cheers|sincerely|yours sincerely|yours|all the best|take care|talk soon|br|cordialement"
-    r"|bien à vous|merci)\s*[,.!]?\s*$", re.I)
+    r"|bien à vous|merci)\s*[,.!]?\s*$",
+    re.I,
+)
 _NAME_ADDR = re.compile(r"([^,<>\"]+?)\s*\"?\s*<\s*([^<>@\s]+@[^<>\s]+)\s*>")
 _BARE_ADDR = re.compile(r"([\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)")
 
@@ -132,7 +135,7 @@ def _attribution_at(lines: list[str], i: int) -> tuple[str | None, int]:
     if not first or first.startswith(">") or not re.match(r"(?:On|Le|Am|El)\b", first):
         return None, 0
     for used in (1, 2, 3):
-        joined = " ".join(x.strip() for x in lines[i:i + used])
+        joined = " ".join(x.strip() for x in lines[i : i + used])
         if _ATTRIBUTION.match(joined):
             return _author_in(joined) or "", used
     return None, 0
@@ -162,7 +165,7 @@ def _is_outlook_header(lines: list[str], i: int) -> bool:
     m = _HEADER_LINE.match(lines[i])
     if not m or m.group(1).lower() not in ("from", "de"):
         return False
-    keys = {(_HEADER_LINE.match(x) or [None, ""])[1].lower() for x in lines[i + 1:i + 6] if _HEADER_LINE.match(x)}
+    keys = {(_HEADER_LINE.match(x) or [None, ""])[1].lower() for x in lines[i + 1 : i + 6] if _HEADER_LINE.match(x)}
     return bool(keys & {"sent", "date", "envoyé"}) and bool(keys & {"subject", "objet"})
 
 
@@ -189,21 +192,21 @@ def _own_blocks(lines: list[str], author: str | None) -> list[Block]:
 def _split_signature(lines: list[str], author: str | None) -> tuple[list[str], list[str]]:
     for k, line in enumerate(lines):
         if _SIG_DASHES.match(line):
-            return lines[:k], _trim(lines[k + 1:])
+            return lines[:k], _trim(lines[k + 1 :])
     last = len(lines) - 1
     while last >= 0 and not lines[last].strip():
         last -= 1
     for k in range(last, max(-1, last - 12), -1):
         if _CLOSING.match(lines[k]):
-            sig = _trim(lines[k + 1:])
+            sig = _trim(lines[k + 1 :])
             if sig and all(len(x) <= 80 for x in sig):
-                return lines[:k + 1], sig
+                return lines[: k + 1], sig
             return lines, []
     # No closing: a trailing block of short lines starting with the sender's own name.
     tail_start = last
     while tail_start > 0 and lines[tail_start - 1].strip():
         tail_start -= 1
-    tail = _trim(lines[tail_start:last + 1])
+    tail = _trim(lines[tail_start : last + 1])
     if author and 2 <= len(tail) <= 6 and all(len(x) <= 80 for x in tail) and _same_name(tail[0], author):
         return lines[:tail_start], tail
     return lines, []

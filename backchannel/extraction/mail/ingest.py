@@ -75,16 +75,20 @@ def _read_bytes(path: Path, limit: int) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise MailError(path, "not a regular file")
         if st.st_size > limit:
-            raise MailError(path, f"too large: {st.st_size / 1e6:.1f} MB; messages up to {limit / 1e6:.0f} MB are "
-                                  "read ([mail] max_message_mb); its attachments would not be kept anyway")
+            raise MailError(
+                path,
+                f"too large: {st.st_size / 1e6:.1f} MB; messages up to {limit / 1e6:.0f} MB are "
+                "read ([mail] max_message_mb); its attachments would not be kept anyway",
+            )
         return f.read(limit + 1)
 
 
 # -- ingesting ---------------------------------------------------------------------
 
 
-def ingest_mail_file(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None,
-                     strict: bool = False):
+def ingest_mail_file(
+    store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None, strict: bool = False
+):
     """An .eml or Maildir message file (one outcome), or an mbox file (one outcome that
     sums its messages; `ingest_mbox` gives them one by one). `strict` (the inbox): links,
     special files and hard links are refused, as for transcripts."""
@@ -130,8 +134,9 @@ def ingest_mbox(store: Store, settings: Settings, path: Path, *, gateway=None, r
     try:
         messages = [(f"{path}#{n}", _mbox_reader(box, key, n, f"{path}#{n}")) for n, key in enumerate(keys, 1)]
         for i in range(0, len(messages), BATCH_MESSAGES):
-            yield from ingest_messages(store, settings, messages[i:i + BATCH_MESSAGES], gateway=gateway,
-                                       run_id=run_id, max_bytes=limit)
+            yield from ingest_messages(
+                store, settings, messages[i : i + BATCH_MESSAGES], gateway=gateway, run_id=run_id, max_bytes=limit
+            )
     finally:
         box.close()
 
@@ -142,11 +147,13 @@ def _mbox_reader(box: mailbox.mbox, key, n: int, origin: str):
             return box.get_bytes(key)
         except Exception as exc:
             raise MailError(origin, f"cannot read message {n}: {exc}") from None
+
     return read
 
 
-def ingest_mail_files(store: Store, settings: Settings, paths: list[Path], *, gateway=None,
-                      run_id: str | None = None) -> list:
+def ingest_mail_files(
+    store: Store, settings: Settings, paths: list[Path], *, gateway=None, run_id: str | None = None
+) -> list:
     """Single-message files (Maildir messages, .eml), one outcome each, in order: written
     several to a transaction on one DuckDB thread when extraction is offline
     (mail_batch.py); else, or for one file, each as `ingest_mail_file` does."""
@@ -170,17 +177,28 @@ def summarise(path: str, outcomes: list):
     if failed:
         detail = "; ".join(f"{o.path.rsplit('#', 1)[-1]}: {o.error}" for o in failed[:20])
         more = f" (and {len(failed) - 20} more)" if len(failed) > 20 else ""
-        return IngestOutcome(path, "failed", assertions=total, title=title,
-                             error=f"{len(failed)} of {len(outcomes)} messages could not be read (the others are "
-                                   f"stored): message {detail}{more}")
+        return IngestOutcome(
+            path,
+            "failed",
+            assertions=total,
+            title=title,
+            error=f"{len(failed)} of {len(outcomes)} messages could not be read (the others are "
+            f"stored): message {detail}{more}",
+        )
     if not outcomes:
         return IngestOutcome(path, "failed", error="no message in this mbox file")
-    return IngestOutcome(path, "ingested" if new else "skipped", source_id=new[0].source_id if new else
-                         outcomes[0].source_id, assertions=total, title=title)
+    return IngestOutcome(
+        path,
+        "ingested" if new else "skipped",
+        source_id=new[0].source_id if new else outcomes[0].source_id,
+        assertions=total,
+        title=title,
+    )
 
 
-def known_message(store: Store, identity: str, addresses: list[str] = ()
-                  ) -> tuple[str | None, dict[str, str], set[tuple[int, str]]]:
+def known_message(
+    store: Store, identity: str, addresses: list[str] = ()
+) -> tuple[str | None, dict[str, str], set[tuple[int, str]]]:
     """(the source of a message with this identity, or None; {address: person name} for
     the addresses memory already knows; the (person id, address) aliases already stored),
     in one round trip."""
@@ -189,15 +207,24 @@ def known_message(store: Store, identity: str, addresses: list[str] = ()
                   (SELECT list(struct_pack(n := a.norm, name := e.name, id := e.id)) FROM aliases a
                    JOIN entities e ON e.id = a.entity_id
                    WHERE e.kind = 'person' AND e.merged_into IS NULL AND list_contains(?, a.norm))""",
-        [identity, sorted({norm_name(a) for a in addresses if a})]).fetchall()[0]
+        [identity, sorted({norm_name(a) for a in addresses if a})],
+    ).fetchall()[0]
     found = row[1] or []
     # A message written earlier in the same Store.batch() is held, not yet in the table.
     source = row[0] or store.held_value("mail_messages", "message_id", identity, "source_id")
     return source, {r["n"]: r["name"] for r in found}, {(int(r["id"]), r["n"]) for r in found}
 
 
-def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *, gateway=None,
-                   run_id: str | None = None, max_bytes: int | None = None):
+def ingest_message(
+    store: Store,
+    settings: Settings,
+    data: bytes,
+    origin: str,
+    *,
+    gateway=None,
+    run_id: str | None = None,
+    max_bytes: int | None = None,
+):
     """One message's bytes into memory; an IngestOutcome (path = `origin`)."""
     from backchannel.extraction import ingest as ingest_mod
     from backchannel.extraction.ingest import IngestOutcome
@@ -208,13 +235,14 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
     except TranscriptError as exc:
         return IngestOutcome(origin, "failed", error=exc.reason)
     identity = msg.identity()
-    known, names_by_addr, known_aliases = known_message(store, identity, [a.addr for a in (msg.sender, *msg.recipients()) if a])
+    known, names_by_addr, known_aliases = known_message(
+        store, identity, [a.addr for a in (msg.sender, *msg.recipients()) if a]
+    )
     if known:
         return IngestOutcome(origin, "skipped", source_id=known, title=msg.subject)
     owner = settings.owner
     try:
-        transcript = to_transcript(msg, origin, owner_name=owner.name, owner_email=owner.email,
-                                   tz=owner.timezone)
+        transcript = to_transcript(msg, origin, owner_name=owner.name, owner_email=owner.email, tz=owner.timezone)
     except TranscriptError as exc:
         return IngestOutcome(origin, "failed", error=exc.reason, title=msg.subject)
     _use_known_names(transcript, names_by_addr)
@@ -230,18 +258,25 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
     names = ingest_mod.owner_names(settings)
     try:
         extracted, intros, extractor, stats = ingest_mod._extract(
-            transcript.extraction_view(), settings, names, gateway=gateway, run_id=run_id)
+            transcript.extraction_view(), settings, names, gateway=gateway, run_id=run_id
+        )
         if extractor == "offline":
             extra = extract_mail_rules(transcript, transcript.kinds, _known(transcript, names))
         else:  # a model read the text; signatures are structure it is not shown
             sig = {i: k for i, k in transcript.kinds.items() if k == "signature"}
             extra = extract_mail_rules(transcript, sig)
         extracted = merge(extracted, extra)
-        result = write_source(store, transcript, extracted, owner_names=names, extractor=extractor,
-                              self_intros=intros, content_hash=content_hash,
-                              resolve_extra=ingest_mod._resolve_extra(settings, gateway, run_id),
-                              on_written=lambda sid, resolver: _record(store, transcript, sid, origin, resolver,
-                                                                        known_aliases))
+        result = write_source(
+            store,
+            transcript,
+            extracted,
+            owner_names=names,
+            extractor=extractor,
+            self_intros=intros,
+            content_hash=content_hash,
+            resolve_extra=ingest_mod._resolve_extra(settings, gateway, run_id),
+            on_written=lambda sid, resolver: _record(store, transcript, sid, origin, resolver, known_aliases),
+        )
     except QuoteMismatch as exc:
         return IngestOutcome(origin, "failed", error=f"internal extractor error: {exc}", title=transcript.title)
     except TranscriptError as exc:
@@ -256,9 +291,14 @@ def ingest_message(store: Store, settings: Settings, data: bytes, origin: str, *
         _record(store, transcript, result.source_id, origin)
     elif admission.consent != "ok":
         capture.mark(store, result.source_id, admission)  # in a batch, the row is held: the state shows after it
-    return IngestOutcome(origin, "ingested" if result.created else "skipped", source_id=result.source_id,
-                         assertions=result.assertions, title=transcript.title,
-                         rejected_quotes=stats and stats["rejected_quotes"])
+    return IngestOutcome(
+        origin,
+        "ingested" if result.created else "skipped",
+        source_id=result.source_id,
+        assertions=result.assertions,
+        title=transcript.title,
+        rejected_quotes=stats and stats["rejected_quotes"],
+    )
 
 
 def _known(transcript: MailTranscript, owner: list[str]) -> frozenset[str]:
@@ -283,8 +323,14 @@ def _use_known_names(transcript: MailTranscript, names_by_addr: dict[str, str]) 
     transcript.emails = {rename.get(k, k): v for k, v in transcript.emails.items()}
 
 
-def _record(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver=None,
-            known_aliases: set[tuple[int, str]] | None = None) -> None:
+def _record(
+    store: Store,
+    transcript: MailTranscript,
+    source_id: str,
+    origin: str,
+    resolver=None,
+    known_aliases: set[tuple[int, str]] | None = None,
+) -> None:
     """The message's row, and each address as an alias of the person it belongs to (how
     a calendar invitation's attendee, or an approved message, finds them). With the
     writer's `resolver`, inside the source's own transaction; without, its own (the
@@ -297,27 +343,59 @@ def _record(store: Store, transcript: MailTranscript, source_id: str, origin: st
         _record_rows(store, transcript, source_id, origin, resolver, known_aliases)
 
 
-def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origin: str, resolver,
-                 known_aliases: set[tuple[int, str]] | None = None) -> None:
+def _record_rows(
+    store: Store,
+    transcript: MailTranscript,
+    source_id: str,
+    origin: str,
+    resolver,
+    known_aliases: set[tuple[int, str]] | None = None,
+) -> None:
     msg = transcript.message
     if msg is None:
         return
     sent = msg.date
     if sent is not None:
         sent = as_naive_utc(sent)
-    row = (msg.identity(), source_id, msg.sender.addr if msg.sender else None,
-           [a.addr for a in msg.recipients() if a.addr], sent, msg.subject, origin, msg.attachments,
-           msg.html_only, utcnow())
+    row = (
+        msg.identity(),
+        source_id,
+        msg.sender.addr if msg.sender else None,
+        [a.addr for a in msg.recipients() if a.addr],
+        sent,
+        msg.subject,
+        origin,
+        msg.attachments,
+        msg.html_only,
+        utcnow(),
+    )
     if resolver is not None:
         # In the writer's transaction the identity was checked just before: a plain INSERT
         # (DuckDB's ON CONFLICT costs a lookup more), held to a Store.batch()'s commit if in one.
-        store.insert_rows("mail_messages", ["message_id", "source_id", "sender", "recipients", "sent_at", "subject",
-                                            "origin", "attachments", "html_only", "ingested_at"], [row], defer=True)
+        store.insert_rows(
+            "mail_messages",
+            [
+                "message_id",
+                "source_id",
+                "sender",
+                "recipients",
+                "sent_at",
+                "subject",
+                "origin",
+                "attachments",
+                "html_only",
+                "ingested_at",
+            ],
+            [row],
+            defer=True,
+        )
     else:  # the repair path may meet the row
         store.con.execute(
             """INSERT INTO mail_messages (message_id, source_id, sender, recipients, sent_at, subject, origin,
                    attachments, html_only, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-               ON CONFLICT (message_id) DO NOTHING""", list(row))
+               ON CONFLICT (message_id) DO NOTHING""",
+            list(row),
+        )
     pairs: dict[tuple[int, str], str] = {}
     for label, addr in transcript.emails.items():
         if resolver is not None:
@@ -333,11 +411,14 @@ def _record_rows(store: Store, transcript: MailTranscript, source_id: str, origi
         return
     now = utcnow()
     if known_aliases is None:  # one look-up for every address of the message, one insert for the new ones
-        have = set(store.con.execute(
-            "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)",
-            [sorted({n for _e, n in pairs})]).fetchall())
-        entities.insert_aliases(store, [(e, addr, n, source_id, now) for (e, n), addr in pairs.items()
-                                        if (e, n) not in have])
+        have = set(
+            store.con.execute(
+                "SELECT entity_id, norm FROM aliases WHERE list_contains(?, norm)", [sorted({n for _e, n in pairs})]
+            ).fetchall()
+        )
+        entities.insert_aliases(
+            store, [(e, addr, n, source_id, now) for (e, n), addr in pairs.items() if (e, n) not in have]
+        )
         return
     # The addresses were looked up with the Message-ID (known_message): no second look-up.
     # ON CONFLICT still guards an alias added since (by this source's resolver, say).

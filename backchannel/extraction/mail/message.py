@@ -80,8 +80,12 @@ class MailMessage:
         if self.message_id:
             return self.message_id
         h = hashlib.sha256()
-        for part in (self.sender.addr if self.sender else "", self.date.isoformat() if self.date else "",
-                     self.subject, self.body):
+        for part in (
+            self.sender.addr if self.sender else "",
+            self.date.isoformat() if self.date else "",
+            self.subject,
+            self.body,
+        ):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x1f")
         return "sha256:" + h.hexdigest()
@@ -90,8 +94,11 @@ class MailMessage:
 def parse_message(data: bytes, origin: str, *, max_bytes: int = MAX_MESSAGE_BYTES) -> MailMessage:
     """Parse one message's bytes; `origin` names it in errors (a path, `mbox#12`, `INBOX uid 7`)."""
     if len(data) > max_bytes:
-        raise MailError(origin, f"too large: {len(data) / 1e6:.1f} MB; messages up to {max_bytes / 1e6:.0f} MB are "
-                                "read ([mail] max_message_mb); its attachments would not be kept anyway")
+        raise MailError(
+            origin,
+            f"too large: {len(data) / 1e6:.1f} MB; messages up to {max_bytes / 1e6:.0f} MB are "
+            "read ([mail] max_message_mb); its attachments would not be kept anyway",
+        )
     if not data.strip():
         raise MailError(origin, "empty message")
     try:
@@ -125,8 +132,22 @@ def parse_message(data: bytes, origin: str, *, max_bytes: int = MAX_MESSAGE_BYTE
 # -- headers -----------------------------------------------------------------------
 
 
-_MAIL_HEADERS = {"from", "to", "cc", "subject", "date", "message-id", "received", "return-path", "mime-version",
-                 "content-type", "sender", "reply-to", "in-reply-to", "references"}
+_MAIL_HEADERS = {
+    "from",
+    "to",
+    "cc",
+    "subject",
+    "date",
+    "message-id",
+    "received",
+    "return-path",
+    "mime-version",
+    "content-type",
+    "sender",
+    "reply-to",
+    "in-reply-to",
+    "references",
+}
 
 
 def _header(msg: Message, name: str) -> str:
@@ -214,8 +235,10 @@ def _body(msg: Message, origin: str, defects: list[str]) -> tuple[str, bool, int
     if html_part is not None:
         return html_to_text(_text_of(html_part, origin)), True, attachments
     if defects:
-        raise MailError(origin, f"broken MIME ({', '.join(defects)}): no readable text part "
-                                "(a missing or wrong multipart boundary?)")
+        raise MailError(
+            origin,
+            f"broken MIME ({', '.join(defects)}): no readable text part (a missing or wrong multipart boundary?)",
+        )
     raise MailError(origin, f"no text/plain or text/html part to read ({attachments} other part(s) skipped)")
 
 
@@ -235,8 +258,9 @@ def _text_of(part: Message, origin: str) -> str:
         try:
             text = payload.decode("utf-8")
         except UnicodeDecodeError:
-            raise MailError(origin, f"unknown charset {charset!r} and the text is not UTF-8 either: "
-                                    "cannot read the body") from None
+            raise MailError(
+                origin, f"unknown charset {charset!r} and the text is not UTF-8 either: cannot read the body"
+            ) from None
     except UnicodeDecodeError:
         # Mislabelled (a 'us-ascii' part with UTF-8 in it is common): UTF-8, then Latin-1's
         # superset cp1252; never silently dropping the message.

@@ -23,26 +23,31 @@ from backchannel.extraction.mentions.names import NAME, org_name, parse_title, p
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx, sentences
 
-_PHONE_OR_LINK = re.compile(r"(?:\+?\d[\d\s().\-]{6,}\d|@|https?://|www\.|\b(?:tel|phone|mobile|fax|m|t|e)\s*[:.])",
-                            re.I)
+_PHONE_OR_LINK = re.compile(
+    r"(?:\+?\d[\d\s().\-]{6,}\d|@|https?://|www\.|\b(?:tel|phone|mobile|fax|m|t|e)\s*[:.])", re.I
+)
 _SPLIT_TITLE_ORG = re.compile(r"\s*(?:\||·|•|–|—|\s-\s|,|\bat\b|@)\s*")
 
 _MEET = re.compile(rf"(?P<a>{NAME})\s*,\s+(?:please\s+)?meet\s+(?P<b>{NAME})")
 _LOOP_IN = re.compile(
     rf"\b(?i:looping|loop|bringing|adding|copying|cc['’]?ing|cc-ing|ccing)\s+(?:in\s+)?(?P<b>{NAME})"
-    rf"|\b(?:[Ll]ooping|[Aa]dding|[Cc]opying)\s+(?P<b2>{NAME})\s+(?:in|here|to\s+this\s+thread)\b")
+    rf"|\b(?:[Ll]ooping|[Aa]dding|[Cc]opying)\s+(?P<b2>{NAME})\s+(?:in|here|to\s+this\s+thread)\b"
+)
 _INTRODUCE = re.compile(
     rf"\b(?:I['’]d\s+like\s+to|I\s+would\s+like\s+to|[Ll]et\s+me|[Aa]llow\s+me\s+to|I\s+want\s+to|"
     rf"[Hh]appy\s+to|[Gg]lad\s+to|I['’]m\s+happy\s+to|[Pp]leased\s+to)\s+introduce\s+(?:you\s+(?:both\s+)?to\s+)?"
-    rf"(?P<b>{NAME})|\b[Ii]ntroducing\s+(?P<b2>{NAME})")
+    rf"(?P<b>{NAME})|\b[Ii]ntroducing\s+(?P<b2>{NAME})"
+)
 _SUBJECTLESS_PROMISE = re.compile(
     r"[Ww]ill\s+(?P<verb>send|share|forward|circulate|follow\s+up|get\s+back\s+to\s+you|confirm|"
-    r"prepare|draft|book|schedule|set\s+up|introduce|deliver|provide|submit)\b(?P<rest>[^.;!?]*)")
+    r"prepare|draft|book|schedule|set\s+up|introduce|deliver|provide|submit)\b(?P<rest>[^.;!?]*)"
+)
 _TRIGGERS = re.compile(r"meet\s|loop|bringing|adding|copying|cc|introduc|^will ", re.I)
 
 
-def extract_mail_rules(transcript: Transcript, kinds: dict[int, str],
-                       known_people: frozenset[str] = frozenset()) -> list[ExtractedAssertion]:
+def extract_mail_rules(
+    transcript: Transcript, kinds: dict[int, str], known_people: frozenset[str] = frozenset()
+) -> list[ExtractedAssertion]:
     """The email-only rules over the utterances of `transcript` (kinds: utterance idx ->
     own, quote, forward, signature). Quotes of replies are not read."""
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
@@ -57,8 +62,16 @@ def extract_mail_rules(transcript: Transcript, kinds: dict[int, str],
         for s0, s1 in sentences(u.text):
             if not _TRIGGERS.search(u.text[s0:s1]):
                 continue
-            ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=u.text, s0=s0, s1=s1, anchor=anchor, out=out,
-                      known_people=known_people)
+            ctx = Ctx(
+                utt_idx=u.idx,
+                speaker=u.speaker,
+                text=u.text,
+                s0=s0,
+                s1=s1,
+                anchor=anchor,
+                out=out,
+                known_people=known_people,
+            )
             _introductions(ctx)
             _subjectless_promise(ctx)
     return out
@@ -102,11 +115,33 @@ def signature_facts(idx: int, author: str | None, text: str) -> list[ExtractedAs
     quote = text[start:end]
     me = Mention(name=author, kind="person", is_speaker=True)
     if org:
-        return [ExtractedAssertion(subject=me, predicate="works_at", utterance_idx=idx, span_start=start,
-                                   span_end=end, quote=quote, object=Mention(org, "organisation"), qualifier=title,
-                                   modality="stated", confidence=0.8)]
-    return [ExtractedAssertion(subject=me, predicate="has_title", utterance_idx=idx, span_start=start, span_end=end,
-                               quote=quote, object_literal=title, modality="stated", confidence=0.7)]
+        return [
+            ExtractedAssertion(
+                subject=me,
+                predicate="works_at",
+                utterance_idx=idx,
+                span_start=start,
+                span_end=end,
+                quote=quote,
+                object=Mention(org, "organisation"),
+                qualifier=title,
+                modality="stated",
+                confidence=0.8,
+            )
+        ]
+    return [
+        ExtractedAssertion(
+            subject=me,
+            predicate="has_title",
+            utterance_idx=idx,
+            span_start=start,
+            span_end=end,
+            quote=quote,
+            object_literal=title,
+            modality="stated",
+            confidence=0.7,
+        )
+    ]
 
 
 def _is_author(line: str, author: str) -> bool:
@@ -171,19 +206,36 @@ def _subjectless_promise(ctx: Ctx) -> None:
         if m.start("verb") < a < end:
             end = a
             break
-    words = ctx.text[m.start("verb"):end].strip(" ,—–-").split()
+    words = ctx.text[m.start("verb") : end].strip(" ,—–-").split()
     if not 2 <= len(words) <= 16:
         return
-    ctx.emit("committed_to", me, m.start(), m.end(), literal=" ".join(words), dr=dr,
-             valid_to=dr.end or dr.start, modality="commitment", confidence=0.6)
+    ctx.emit(
+        "committed_to",
+        me,
+        m.start(),
+        m.end(),
+        literal=" ".join(words),
+        dr=dr,
+        valid_to=dr.end or dr.start,
+        modality="commitment",
+        confidence=0.6,
+    )
 
 
 def merge(base: Sequence[ExtractedAssertion], extra: Sequence[ExtractedAssertion]) -> list[ExtractedAssertion]:
     """`base` then those of `extra` that say something `base` does not (same utterance,
     predicate, subject and object)."""
+
     def key(a: ExtractedAssertion) -> tuple:
-        return (a.utterance_idx, a.predicate, a.subject.name.casefold(), a.subject.is_speaker,
-                a.object.name.casefold() if a.object else None, a.object_literal)
+        return (
+            a.utterance_idx,
+            a.predicate,
+            a.subject.name.casefold(),
+            a.subject.is_speaker,
+            a.object.name.casefold() if a.object else None,
+            a.object_literal,
+        )
+
     seen = {key(a) for a in base}
     out = list(base)
     for a in extra:

@@ -45,8 +45,12 @@ class MailTranscript(Transcript):
         """The same transcript with only the utterances extraction reads (indices kept)."""
         return Transcript(
             utterances=[u for u in self.utterances if self.kinds.get(u.idx) in EXTRACTED_KINDS],
-            format=self.format, title=self.title, meeting_date=self.meeting_date,
-            meeting_date_origin=self.meeting_date_origin, participants=list(self.participants), path=self.path,
+            format=self.format,
+            title=self.title,
+            meeting_date=self.meeting_date,
+            meeting_date_origin=self.meeting_date_origin,
+            participants=list(self.participants),
+            path=self.path,
         )
 
 
@@ -63,8 +67,14 @@ def local_time(when: datetime | None, tz: str | None) -> datetime | None:
     return when.astimezone(zone).replace(tzinfo=None)
 
 
-def to_transcript(msg: MailMessage, origin: str, *, owner_name: str | None = None, owner_email: str | None = None,
-                  tz: str | None = None) -> MailTranscript:
+def to_transcript(
+    msg: MailMessage,
+    origin: str,
+    *,
+    owner_name: str | None = None,
+    owner_email: str | None = None,
+    tz: str | None = None,
+) -> MailTranscript:
     me = (owner_email or "").strip().lower()
     emails: dict[str, str] = {}
 

@@ -67,7 +67,14 @@ def classify(texts: Sequence[str], embed=None) -> list[Reading]:
     out = []
     for i in range(len(texts)):
         r, s = int(rel[i].argmax()), int(st[i].argmax())
-        out.append(Reading(rc[r], float(rel[i, r]), sc[s], float(st[i, s]),
-                           {c: float(st[i, j]) for j, c in enumerate(sc)},
-                           {c: float(rel[i, j]) for j, c in enumerate(rc)}))
+        out.append(
+            Reading(
+                rc[r],
+                float(rel[i, r]),
+                sc[s],
+                float(st[i, s]),
+                {c: float(st[i, j]) for j, c in enumerate(sc)},
+                {c: float(rel[i, j]) for j, c in enumerate(rc)},
+            )
+        )
     return out

@@ -29,8 +29,18 @@ def _balanced_weights(y: np.ndarray, n_classes: int) -> np.ndarray:
     return w / w.mean()
 
 
-def fit(kind: str, x: np.ndarray, y: np.ndarray, n_classes: int, *, seed: int, hidden: int = 64,
-        steps: int = 300, lr: float = 0.01, l2: float = 1e-4) -> dict[str, np.ndarray]:
+def fit(
+    kind: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    *,
+    seed: int,
+    hidden: int = 64,
+    steps: int = 300,
+    lr: float = 0.01,
+    l2: float = 1e-4,
+) -> dict[str, np.ndarray]:
     """A head of `kind` fitted to rows `x` (unit-length embeddings) and labels `y` (0..n_classes-1)."""
     x = np.ascontiguousarray(x, dtype=np.float64)
     if kind == "prototype":
@@ -46,8 +56,12 @@ def fit(kind: str, x: np.ndarray, y: np.ndarray, n_classes: int, *, seed: int, h
     if kind == "linear":
         params = {"W": rng.normal(0, 0.01, (x.shape[1], n_classes)), "b": np.zeros(n_classes)}
     elif kind == "mlp":
-        params = {"W1": rng.normal(0, np.sqrt(2.0 / x.shape[1]), (x.shape[1], hidden)), "b1": np.zeros(hidden),
-                  "W2": rng.normal(0, np.sqrt(1.0 / hidden), (hidden, n_classes)), "b2": np.zeros(n_classes)}
+        params = {
+            "W1": rng.normal(0, np.sqrt(2.0 / x.shape[1]), (x.shape[1], hidden)),
+            "b1": np.zeros(hidden),
+            "W2": rng.normal(0, np.sqrt(1.0 / hidden), (hidden, n_classes)),
+            "b2": np.zeros(n_classes),
+        }
     else:
         raise ValueError(f"unknown head kind {kind!r} (one of {KINDS})")
     m = {k: np.zeros_like(v) for k, v in params.items()}
@@ -61,13 +75,14 @@ def fit(kind: str, x: np.ndarray, y: np.ndarray, n_classes: int, *, seed: int, h
             g = grads[k] + (l2 * params[k] if k.startswith("W") else 0.0)
             m[k] = b1 * m[k] + (1 - b1) * g
             v2[k] = b2 * v2[k] + (1 - b2) * g * g
-            mh, vh = m[k] / (1 - b1 ** t), v2[k] / (1 - b2 ** t)
+            mh, vh = m[k] / (1 - b1**t), v2[k] / (1 - b2**t)
             params[k] = params[k] - step * mh / (np.sqrt(vh) + eps)
     return {k: v.astype(np.float32) for k, v in params.items()}
 
 
-def _grads(kind: str, p: dict[str, np.ndarray], x: np.ndarray, onehot: np.ndarray,
-           sw: np.ndarray) -> dict[str, np.ndarray]:
+def _grads(
+    kind: str, p: dict[str, np.ndarray], x: np.ndarray, onehot: np.ndarray, sw: np.ndarray
+) -> dict[str, np.ndarray]:
     if kind == "linear":
         d = (_softmax(x @ p["W"] + p["b"]) - onehot) * sw
         return {"W": x.T @ d, "b": d.sum(axis=0)}

@@ -45,8 +45,14 @@ PROMISE_MIN = 0.9  # the rules read most promises; a new one must be a clear rea
 # (bench/meaning_eval.py, swept in steps of 0.05 with every slot rule in place), never below 0.55.
 # Knowing someone is said in passing far more often than meant: a surer reading (0.75 cost a false
 # "knows" on the real committee meetings of bench/devset: "I think Kay mentioned a programme ...").
-_MIN = {"committed_to": PROMISE_MIN, "knows": 0.85, "has_title": 0.7, "worked_with": 0.55, "works_at": 0.6,
-        "left": RELATION_MIN}
+_MIN = {
+    "committed_to": PROMISE_MIN,
+    "knows": 0.85,
+    "has_title": 0.7,
+    "worked_with": 0.55,
+    "works_at": 0.6,
+    "left": RELATION_MIN,
+}
 # Those bars were set on sentences of conversation (the dev split's are under 200 characters); a longer
 # window (a committee answer running on) keeps the general bar: there the head is less sure of its reading.
 _SHORT = 200
@@ -60,62 +66,87 @@ _PROMISE_CUE = re.compile(
     r"(?:\s*,[^,.;?!]{1,30},)?\s*(?:is\s*,?|,)\s*(?:to\s+|I\s*(?:['’]ll|\s+will|\s+shall)\s+)?"  # a frame:
     # "what I'll do, Chair, is write ...", "what I will do is, I will send ..."
     r"|\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
-    r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to)\s+|\b[Ll]et\s+me\s+")
+    r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to)\s+|\b[Ll]et\s+me\s+"
+)
 # Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
-_UNSURE = re.compile(r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
-                     r"|want|hope)\b|\?", re.I)
+_UNSURE = re.compile(
+    r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
+    r"|want|hope)\b|\?",
+    re.I,
+)
 _OTHER_PROMISE = re.compile(
     rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|promised\s+to|has\s+agreed\s+to|agreed\s+to"
-    r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+")
-_SOFT = re.compile(r"(?:(?:uh|um|er|first|now|just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
-                   r"|try\s+to|make\s+sure\s+(?:to|that\s+I|I))\s+)*")
+    r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+"
+)
+_SOFT = re.compile(
+    r"(?:(?:uh|um|er|first|now|just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
+    r"|try\s+to|make\s+sure\s+(?:to|that\s+I|I))\s+)*"
+)
 _VERB = re.compile(r"(?P<verb>[a-z]{2,})\b")
 # Acts done in the meeting itself or no act at all: "I'll go first", "I'll be there", "let me think".
 _NOT_DELIVERABLE = frozenset(
     "be go see think say tell try keep leave stop come start pass hand begin just turn move continue wait sit stay "
     "answer ask pick jump add echo agree disagree mention speak talk explain repeat read show present walk take "
-    "let hear bring focus say".split())
+    "let hear bring focus say".split()
+)
 _EVERYDAY = frozenset("review check look consider reflect explore investigate think ponder revisit".split())
 _COURTESY = re.compile(r"\bmy\s+(?:love|best|regards|thanks|wishes|condolences|congratulations)\b", re.I)
-_EMPTY_OBJECT = frozenset("uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
-                          "now then too again soon".split())
+_EMPTY_OBJECT = frozenset(
+    "uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
+    "now then too again soon".split()
+)
 _PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
 _FIRST_SUBJECT = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself)\b")
 _WE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
 _BARE_AT = re.compile(r"\b(?:is|['’]s|am|['’]m|are|['’]re|was|were)\s+(?:now\s+)?(?:at|in)\s+(?:the\s+)?$")
-_POSSESSOR = re.compile(r"['’]s\s+(?!(?:a|an|the|my|our|your|been|not|got|over|at|with|now|still|also|just|really"
-                        r"|going|in|on|from|very|quite|one|like|always|never|back|done|left|joined|moved)\b)[a-z]")
+_POSSESSOR = re.compile(
+    r"['’]s\s+(?!(?:a|an|the|my|our|your|been|not|got|over|at|with|now|still|also|just|really"
+    r"|going|in|on|from|very|quite|one|like|always|never|back|done|left|joined|moved)\b)[a-z]"
+)
 _I_AM = re.compile(r"\bI(?:['’]m|\s+am)\b")
 # "I'm the acting product owner", "officially I'm platform architect", "I got elevated to principal
 # consultant": the speaker's own title now; the words between are few and no verb of another time
-_SELF_TITLE = re.compile(r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]ve\s+been)\s+(?:elevated|promoted|made"
-                         r"|appointed|named))\s+(?:(?:now|only|just|technically|officially|currently|basically"
-                         r"|actually|still|really|the|a|an|our|their|your|to|as|well|kind\s+of|sort\s+of)[\s,]+)*"
-                         r"(?!(?:going|gonna|not|never|leaving|off|out|in|at|on|from|with|here|there|sure|afraid|happy"
-                         r"|glad|sorry|\w+ing)\b)[a-z]", re.I)  # "I am asking the Minister": no title claimed
+_SELF_TITLE = re.compile(
+    r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]ve\s+been)\s+(?:elevated|promoted|made"
+    r"|appointed|named))\s+(?:(?:now|only|just|technically|officially|currently|basically"
+    r"|actually|still|really|the|a|an|our|their|your|to|as|well|kind\s+of|sort\s+of)[\s,]+)*"
+    r"(?!(?:going|gonna|not|never|leaving|off|out|in|at|on|from|with|here|there|sure|afraid|happy"
+    r"|glad|sorry|\w+ing)\b)[a-z]",
+    re.I,
+)  # "I am asking the Minister": no title claimed
 # Before an organisation: it is a former employer ("Ex-Goldman banker", "former Airbus engineer", "formerly of IBM
 # Research", "he is ex-Reliance").
-_FORMER_BEFORE = re.compile(r"(?:\b(?:ex-|former(?:ly)?\s+(?:of\s+|at\s+|with\s+)?(?:the\s+)?|previously\s+(?:been\s+)?(?:of|at|with)\s+"
-                            r"(?:the\s+)?|late\s+of\s+(?:the\s+)?))$", re.I)
+_FORMER_BEFORE = re.compile(
+    r"(?:\b(?:ex-|former(?:ly)?\s+(?:of\s+|at\s+|with\s+)?(?:the\s+)?|previously\s+(?:been\s+)?(?:of|at|with)\s+"
+    r"(?:the\s+)?|late\s+of\s+(?:the\s+)?))$",
+    re.I,
+)
 # Words of a tie that goes on, and of a departure still to come: the head reads both as "left".
 _USED_TO = re.compile(r"\bused\s+to\s+(?:be|work)\b", re.I)
 _STILL = re.compile(r"\b(?:still|remains?|remained|stays?|stayed|staying)\b", re.I)
-_WILL_LEAVE = re.compile(r"\b(?:will|['’]ll|shall|is\s+(?:going|set|due|expected|poised|about)\s+to|plans?\s+to"
-                         r"|intends?\s+to)\s+(?:\w+\s+)?(?:leave|depart|retire|step\s+down|quit|exit|resign|move)\b", re.I)
+_WILL_LEAVE = re.compile(
+    r"\b(?:will|['’]ll|shall|is\s+(?:going|set|due|expected|poised|about)\s+to|plans?\s+to"
+    r"|intends?\s+to)\s+(?:\w+\s+)?(?:leave|depart|retire|step\s+down|quit|exit|resign|move)\b",
+    re.I,
+)
 # A former employer said in passing ("X, formerly of IBM Research, as provost"): the slots read it
 # (_FORMER_BEFORE); the head reads the sentence without it.
 _FORMER_APPOSITION = re.compile(r",\s*(?:formerly|previously|late)\s+(?:of|at|with)\s+(?:the\s+)?\{O\}\s*(?=,)")
 # A hiring verb after an organisation: the person after it is the one hired ("Oakridge Foods promotes
 # Leticia Ramos to CFO, succeeding Neil Barker").
-_HIRES = re.compile(r"\s+(?:has\s+)?(?:hires|hired|names|named|appoints|appointed|promotes|promoted|taps|tapped"
-                    r"|brings\s+in|brought\s+in|poaches|poached)\s+$")
+_HIRES = re.compile(
+    r"\s+(?:has\s+)?(?:hires|hired|names|named|appoints|appointed|promotes|promoted|taps|tapped"
+    r"|brings\s+in|brought\s+in|poaches|poached)\s+$"
+)
 # A sentence in the form of a question: it opens (after an interjection) with an auxiliary, a wh-word
 # or "you ever"; "She's at Equinor, I think, something like that?" is a statement.
-_QUESTION = re.compile(r"(?:\s*(?:so|and|but|oh|um|uh|wait|well|hey|okay|ok|right|sorry)\b[\s,]*)*"
-                       r"(?:do|does|did|is|are|was|were|have|has|had|can|could|will|would|should|shall|may|might|am"
-                       r"|who|whom|what|where|when|why|how|which|whose|any|anyone|anybody|you\s+ever|ever|isn['’]t"
-                       r"|aren['’]t|didn['’]t|don['’]t|doesn['’]t|haven['’]t|hasn['’]t|won['’]t|wouldn['’]t|can['’]t)\b",
-                       re.I)
+_QUESTION = re.compile(
+    r"(?:\s*(?:so|and|but|oh|um|uh|wait|well|hey|okay|ok|right|sorry)\b[\s,]*)*"
+    r"(?:do|does|did|is|are|was|were|have|has|had|can|could|will|would|should|shall|may|might|am"
+    r"|who|whom|what|where|when|why|how|which|whose|any|anyone|anybody|you\s+ever|ever|isn['’]t"
+    r"|aren['’]t|didn['’]t|don['’]t|doesn['’]t|haven['’]t|hasn['’]t|won['’]t|wouldn['’]t|can['’]t)\b",
+    re.I,
+)
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
 _VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
@@ -139,13 +170,17 @@ class _Candidate:
 # named before, as "their" is).
 _PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Tt]hey|[Tt]heir|[Tt]hem|[Ii]ts|[Tt]here|[Ww]e|[Uu]s)\b")
 _AS_THEY = {"its": "their", "there": "their"}
-_THERE_PLACE = re.compile(r"\b(?:there\s+(?:is|are|was|were|['’]s|will|would|might|must|may|has|have|had|seems?)"
-                          r"|over\s+there\b(?!\s+since)|out\s+there|there\s+you\s+go)", re.I)
+_THERE_PLACE = re.compile(
+    r"\b(?:there\s+(?:is|are|was|were|['’]s|will|would|might|must|may|has|have|had|seems?)"
+    r"|over\s+there\b(?!\s+since)|out\s+there|there\s+you\s+go)",
+    re.I,
+)
 _RECENT = 2  # turns before this one whose mentions a pronoun may point back to
 
 
-def pronoun_refs(transcript: Transcript, known_people: frozenset[str],
-                 organisations: set[str] | None = None) -> dict[int, list[PronounRef]]:
+def pronoun_refs(
+    transcript: Transcript, known_people: frozenset[str], organisations: set[str] | None = None
+) -> dict[int, list[PronounRef]]:
     """{utterance: its resolved pronouns}: he/she/him/her to the one
     person named before (extraction/mentions.resolve_pronoun: never the speaker, never either person
     of a two-person meeting, left open when two fit), they/their/its/there to the one organisation
@@ -167,10 +202,20 @@ def pronoun_refs(transcript: Transcript, known_people: frozenset[str],
                 if word == "there" and _THERE_PLACE.match(u.text, pm.start()):
                     continue  # "there is", "out there": no place of work
                 before = [m for m in (*this_turn, *sm.mentions) if m.end <= pm.start()]
-                ref = resolve_pronoun(_AS_THEY.get(word, word), speaker=u.speaker, before=before, recent=recent,
-                                      people=people, start=pm.start())
-                if (ref.refers_to is None and len(ref.candidates) == 1 and organisations
-                        and norm_name(ref.candidates[0]) in organisations):
+                ref = resolve_pronoun(
+                    _AS_THEY.get(word, word),
+                    speaker=u.speaker,
+                    before=before,
+                    recent=recent,
+                    people=people,
+                    start=pm.start(),
+                )
+                if (
+                    ref.refers_to is None
+                    and len(ref.candidates) == 1
+                    and organisations
+                    and norm_name(ref.candidates[0]) in organisations
+                ):
                     # "Any movement at Redrow?" - "They've taken on ...": one word after "at" is no sure
                     # organisation to the mentions stage, but this meeting uses it as one (organisations_of)
                     ref = replace(ref, refers_to=ref.candidates[0], kind="organisation")
@@ -184,8 +229,11 @@ def pronoun_refs(transcript: Transcript, known_people: frozenset[str],
 
 def _resolved(c: _Candidate, kind: str, words: tuple[str, ...]) -> str | None:
     """The one name the window's pronouns among `words` resolve to, of `kind`; None when none or two."""
-    names = {norm_name(r.refers_to): r.refers_to for r in c.refs
-             if r.kind == kind and r.refers_to and r.pronoun.lower() in words and c.w0 <= r.start < c.w1}
+    names = {
+        norm_name(r.refers_to): r.refers_to
+        for r in c.refs
+        if r.kind == kind and r.refers_to and r.pronoun.lower() in words and c.w0 <= r.start < c.w1
+    }
     return next(iter(names.values())) if len(names) == 1 else None
 
 
@@ -198,14 +246,25 @@ def _as_slots(refs: Sequence[PronounRef], slots: Sequence[mentions.Slot] = ()) -
     """The pronouns written as slots for the head; not one whose person is named in the same window
     ("You should meet Ravinder Gill, he's the bloke who ...": the apposition already reads right)."""
     named = {norm_name(x.name) for x in slots}
-    return [mentions.Slot(r.start, r.end, r.refers_to, r.kind) for r in refs
-            if r.refers_to and r.kind in ("person", "organisation") and r.pronoun.lower() in _WRITTEN
-            and not (r.kind == "person" and any(mentions.same_person(r.refers_to, n) for n in named))]
+    return [
+        mentions.Slot(r.start, r.end, r.refers_to, r.kind)
+        for r in refs
+        if r.refers_to
+        and r.kind in ("person", "organisation")
+        and r.pronoun.lower() in _WRITTEN
+        and not (r.kind == "person" and any(mentions.same_person(r.refers_to, n) for n in named))
+    ]
+
+
 _THEY = ("they", "their", "them", "its", "there")
 
 
-def candidates(transcript: Transcript, known_people: frozenset[str], organisations: set[str],
-               refs: dict[int, list[PronounRef]] | None = None) -> list[_Candidate]:
+def candidates(
+    transcript: Transcript,
+    known_people: frozenset[str],
+    organisations: set[str],
+    refs: dict[int, list[PronounRef]] | None = None,
+) -> list[_Candidate]:
     """The English sentences worth reading for a relation or a promise."""
     out: list[_Candidate] = []
     refs = refs or {}
@@ -218,22 +277,29 @@ def candidates(transcript: Transcript, known_people: frozenset[str], organisatio
             sent = text[s0:s1]
             if is_japanese(sent) or looks_french(sent):
                 continue
-            slots = mentions.find(text, s0, s1, known_people=known_people, organisations=organisations,
-                                  speaker=u.speaker, names=names)
+            slots = mentions.find(
+                text, s0, s1, known_people=known_people, organisations=organisations, speaker=u.speaker, names=names
+            )
             people = [s for s in slots if s.kind == "person"]
             orgs = [s for s in slots if s.kind == "organisation"]
             first = u.speaker is not None and mentions.FIRST_PERSON.search(sent) is not None
             promise = (first and _PROMISE_CUE.search(sent) is not None) or (
-                bool(people) and _OTHER_PROMISE.search(sent) is not None)
+                bool(people) and _OTHER_PROMISE.search(sent) is not None
+            )
             titled = any(w.lower().strip(",.") in TITLE_HEADS for w in sent.split())
             sent_refs = tuple(r for r in refs.get(u.idx, ()) if s0 <= r.start < s1)
             # a person or an organisation said by a pronoun counts as named ("She's at Equinor", "they've
             # hired X as their COO"); a title said of oneself too ("I'm the interim head of finance")
-            people_too = bool(people) or any(r.kind == "person" and r.pronoun.lower() in _HE_SHE + ("we", "us")
-                                             for r in sent_refs)
+            people_too = bool(people) or any(
+                r.kind == "person" and r.pronoun.lower() in _HE_SHE + ("we", "us") for r in sent_refs
+            )
             orgs_too = bool(orgs) or any(r.kind == "organisation" for r in sent_refs)
-            if not (promise or (people_too and (first or len(people) > 1 or orgs_too or titled))
-                    or (orgs_too and (first or titled)) or (first and titled and _I_AM.search(sent))):
+            if not (
+                promise
+                or (people_too and (first or len(people) > 1 or orgs_too or titled))
+                or (orgs_too and (first or titled))
+                or (first and titled and _I_AM.search(sent))
+            ):
                 continue
             w0, w1 = s0, s1
             if s1 - s0 > _WINDOW:
@@ -242,22 +308,48 @@ def candidates(transcript: Transcript, known_people: frozenset[str], organisatio
                 w1 = min(s1, w0 + _WINDOW)
                 w0 = text.rfind(" ", s0, w0) + 1 if w0 > s0 else s0
                 slots = [s for s in slots if w0 <= s.start and s.end <= w1]
-            out.append(_Candidate(u.idx, u.speaker, text, s0, s1, w0, w1, slots,
-                                  mentions.masked(text, w0, w1, slots, _as_slots(sent_refs, slots)), sent_refs))
+            out.append(
+                _Candidate(
+                    u.idx,
+                    u.speaker,
+                    text,
+                    s0,
+                    s1,
+                    w0,
+                    w1,
+                    slots,
+                    mentions.masked(text, w0, w1, slots, _as_slots(sent_refs, slots)),
+                    sent_refs,
+                )
+            )
             if w0 == s0 and w1 == s1 and not sent.rstrip().endswith("?"):
                 for a, b in _parts(text, s0, s1, orgs):
                     part_slots = [x for x in slots if a <= x.start and x.end <= b]
-                    out.append(_Candidate(u.idx, u.speaker, text, a, b, a, b, part_slots,
-                                          mentions.masked(text, a, b, part_slots, _as_slots(sent_refs, part_slots)),
-                                          tuple(r for r in sent_refs if a <= r.start < b), part=True))
+                    out.append(
+                        _Candidate(
+                            u.idx,
+                            u.speaker,
+                            text,
+                            a,
+                            b,
+                            a,
+                            b,
+                            part_slots,
+                            mentions.masked(text, a, b, part_slots, _as_slots(sent_refs, part_slots)),
+                            tuple(r for r in sent_refs if a <= r.start < b),
+                            part=True,
+                        )
+                    )
     return out
 
 
 # Where one clause ends and the next begins, between two organisations of a sentence: "he's left
 # Telefónica, he's at Cellnex now", "I was at Natura before, and then Itaú hired her", "... at Telenor,
 # before he moved to Schibsted", "Ajay is in Deloitte — sorry, he is in EY".
-_CUT = re.compile(r",?\s*\b(?:and\s+then|and\s+now|then|before|earlier|after\s+that|but)\b\s*,?\s*"
-                  r"|\s+[—–-]\s+|,\s+(?=(?:he|she|they|I|we)(?:['’]\w+)?\b)")
+_CUT = re.compile(
+    r",?\s*\b(?:and\s+then|and\s+now|then|before|earlier|after\s+that|but)\b\s*,?\s*"
+    r"|\s+[—–-]\s+|,\s+(?=(?:he|she|they|I|we)(?:['’]\w+)?\b)"
+)
 
 
 def _parts(text: str, s0: int, s1: int, orgs: Sequence[mentions.Slot]) -> list[tuple[int, int]]:
@@ -287,7 +379,7 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     for s0, s1 in sentences(text):
         start = s0
         for m in re.finditer(r";\s*", text[s0:s1]):
-            if text[start:s0 + m.start()].strip():
+            if text[start : s0 + m.start()].strip():
                 out.append((start, s0 + m.start() + 1))
             start = s0 + m.end()
         if text[start:s1].strip():
@@ -295,12 +387,12 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: Sequence[ExtractedAssertion],
-         embed=None) -> tuple[list[ExtractedAssertion], list[ExtractedAssertion]]:
+def read(
+    transcript: Transcript, *, known_people: frozenset[str], rule_claims: Sequence[ExtractedAssertion], embed=None
+) -> tuple[list[ExtractedAssertion], list[ExtractedAssertion]]:
     """(the rules' claims with the stance of their sentence applied, the new claims of this stage)."""
     orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
-    orgs |= {norm_name(a.object.name) for a in rule_claims
-             if a.object is not None and a.object.kind == "organisation"}
+    orgs |= {norm_name(a.object.name) for a in rule_claims if a.object is not None and a.object.kind == "organisation"}
     cands = candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people, orgs))
     readings = classify([mentions.fluent(fill(_FORMER_APPOSITION.sub("", c.masked))) for c in cands], embed=embed)
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
@@ -308,7 +400,7 @@ def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: S
     kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
     new: list[ExtractedAssertion] = []
     for c, r in zip(cands, readings):
-        if _QUESTION.match(c.text, c.s0) and c.text[c.s0:c.s1].rstrip().endswith("?"):
+        if _QUESTION.match(c.text, c.s0) and c.text[c.s0 : c.s1].rstrip().endswith("?"):
             continue  # a question asserts nothing ("do you know X?"), whatever the head reads; a statement
             # said with a rising voice ("I think she's the COO at Pellston now?") is a hedge the stance reads
         bar = _MIN.get(r.relation, RELATION_MIN)
@@ -321,8 +413,9 @@ def read(transcript: Transcript, *, known_people: frozenset[str], rule_claims: S
     return kept_rules, new
 
 
-def _apply_stance(claims: Sequence[ExtractedAssertion], by_sentence: dict, transcript: Transcript,
-                  anchor: date | None) -> list[ExtractedAssertion]:
+def _apply_stance(
+    claims: Sequence[ExtractedAssertion], by_sentence: dict, transcript: Transcript, anchor: date | None
+) -> list[ExtractedAssertion]:
     """The rules' claims, each with the stance the head reads in its sentence."""
     index: dict[int, list[tuple[_Candidate, Reading]]] = {}
     for (utt, _s0), pair in by_sentence.items():
@@ -345,7 +438,9 @@ def _apply_stance(claims: Sequence[ExtractedAssertion], by_sentence: dict, trans
         # "I told them: ..." stays first-hand)
         # An ended tie takes a rule's claim away from introductions, so it needs the surer reading;
         # the stance head is weakest on that class (evalset dev: 1 of 3 ended ties right).
-        if (r.stance == "rumour" and r.stance_p >= STANCE_MIN) or (r.stance == "ended" and r.stance_p >= ENDED_RULE_CLAIM_MIN):
+        if (r.stance == "rumour" and r.stance_p >= STANCE_MIN) or (
+            r.stance == "ended" and r.stance_p >= ENDED_RULE_CLAIM_MIN
+        ):
             a = _with_stance(a, r.stance, anchor)
         out.append(a)
     return out
@@ -371,8 +466,9 @@ def _ctx(c: _Candidate, anchor: date | None, out: list[ExtractedAssertion]) -> C
     return Ctx(utt_idx=c.utt_idx, speaker=c.speaker, text=c.text, s0=c.s0, s1=c.s1, anchor=anchor, out=out)
 
 
-def _covered(rules: Sequence[ExtractedAssertion], c: _Candidate, predicate: str, subject: Mention,
-             obj: Mention | None) -> bool:
+def _covered(
+    rules: Sequence[ExtractedAssertion], c: _Candidate, predicate: str, subject: Mention, obj: Mention | None
+) -> bool:
     """Whether a rule already said this (same sentence, predicate, subject and object)."""
     for a in rules:
         if a.utterance_idx != c.utt_idx or not (c.s0 <= a.span_start < c.s1):
@@ -380,22 +476,27 @@ def _covered(rules: Sequence[ExtractedAssertion], c: _Candidate, predicate: str,
         if predicate == "committed_to" and a.predicate == "committed_to":
             return True
         if a.predicate in (predicate, "left" if predicate == "works_at" else predicate) and (
-                a.subject.is_speaker == subject.is_speaker and norm_name(a.subject.name) == norm_name(subject.name)
-                or a.subject.is_speaker and subject.is_speaker):
+            a.subject.is_speaker == subject.is_speaker
+            and norm_name(a.subject.name) == norm_name(subject.name)
+            or a.subject.is_speaker
+            and subject.is_speaker
+        ):
             if obj is None or a.object is None or norm_name(a.object.name) == norm_name(obj.name):
                 return True
     return False
 
 
-def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | None,
-          rules: Sequence[ExtractedAssertion]) -> list[ExtractedAssertion]:
+def _fill(
+    c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | None, rules: Sequence[ExtractedAssertion]
+) -> list[ExtractedAssertion]:
     out: list[ExtractedAssertion] = []
     ctx = _ctx(c, anchor, out)
     # a name addressed ("I'm sure, Suzy, that ...", "Thanks, Tom.") is the listener, not a party to the claim
-    people = [s for s in c.slots if s.kind == "person" and not _vocative(c, s)
-              and not _POSSESSOR.match(c.text, s.end)]  # "during Mario's turn": his turn, not him
+    people = [
+        s for s in c.slots if s.kind == "person" and not _vocative(c, s) and not _POSSESSOR.match(c.text, s.end)
+    ]  # "during Mario's turn": his turn, not him
     orgs = [s for s in c.slots if s.kind == "organisation"]
-    window = c.text[c.w0:c.w1]
+    window = c.text[c.w0 : c.w1]
     me = ctx.me()
     first = me is not None and _FIRST_SUBJECT.search(mentions.masked(c.text, c.w0, c.w1, c.slots)) is not None
     conf = round(min(0.75, 0.45 + 0.3 * r.relation_p), 3)
@@ -411,8 +512,12 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             subject, obj = me, _person(people[0])
         elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
             subject, obj = _person(people[0]), _person(people[1])
-        elif me is not None and not people and r.relation_p >= RELATION_MIN and (partner := _resolved(
-                c, "person", ("we", "us") + (_HE_SHE if first else ()))):
+        elif (
+            me is not None
+            and not people
+            and r.relation_p >= RELATION_MIN
+            and (partner := _resolved(c, "person", ("we", "us") + (_HE_SHE if first else ())))
+        ):
             # "She and I were on the same pod at Medtronic", "We were on the same team at Telenor":
             # the one person the pronoun points back to (mentions stage), never a guess
             subject, obj = me, Mention(name=partner, kind="person")
@@ -427,15 +532,27 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
         if subject is None or obj is None or _covered(rules, c, relation, subject, obj):
             return []
         dr = ctx.date_for(c.w0, c.w1, past=True)
-        ctx.emit(relation, subject, c.w0, c.w1, obj=obj, qualifier=orgs[0].name if orgs and relation == "worked_with"
-                 else None, dr=dr, valid_from=dr.start if dr else None,
-                 valid_to=(dr.end if dr and relation == "worked_with" else None), confidence=conf, quote_span=span)
+        ctx.emit(
+            relation,
+            subject,
+            c.w0,
+            c.w1,
+            obj=obj,
+            qualifier=orgs[0].name if orgs and relation == "worked_with" else None,
+            dr=dr,
+            valid_from=dr.start if dr else None,
+            valid_to=(dr.end if dr and relation == "worked_with" else None),
+            confidence=conf,
+            quote_span=span,
+        )
     elif relation in ("works_at", "left", "has_title"):
         # a slot filled from a pronoun is an inference: it needs the general bar, whatever the relation's
         # (the subject pronoun only: "Her brother Felix still works at Microsoft" is not about her)
         pointed = _resolved(c, "person", ("he", "she")) if r.relation_p >= RELATION_MIN else None
-        hired = next((p for p in people if orgs and orgs[0].end <= p.start
-                      and _HIRES.search(c.text[orgs[0].end:p.start])), None)
+        hired = next(
+            (p for p in people if orgs and orgs[0].end <= p.start and _HIRES.search(c.text[orgs[0].end : p.start])),
+            None,
+        )
         if hired is not None and len(people) > 1:
             subject = _person(hired)
         elif len(people) == 1 and not (first and _I_AM.search(window)):
@@ -451,8 +568,12 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
         if subject is None:
             return []
         title = find_title(c.text, c.w0, c.w1, c.slots)
-        if not orgs and not subject.is_speaker and r.relation_p >= RELATION_MIN and (
-                their := _resolved(c, "organisation", _THEY)):
+        if (
+            not orgs
+            and not subject.is_speaker
+            and r.relation_p >= RELATION_MIN
+            and (their := _resolved(c, "organisation", _THEY))
+        ):
             # "they've hired X as their COO", "he starts there in May": the organisation named before (not
             # the speaker's: "we've taken the step ... the skills that they need" is no employer of theirs)
             orgs = [mentions.Slot(c.w1, c.w1, their, "organisation")]
@@ -472,7 +593,8 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             # secretary") more than it found. The one kept: a title the speaker gives themself, "I'm
             # (the) TITLE", said as a fact of now (not "I will be", not "I was").
             if not (subject.is_speaker and title and _SELF_TITLE.search(mentions.fluent(window))) or _covered(
-                    rules, c, "has_title", subject, None):
+                rules, c, "has_title", subject, None
+            ):
                 return []
             ctx.emit("has_title", subject, c.w0, c.w1, literal=title, confidence=conf, quote_span=span)
         else:
@@ -492,14 +614,24 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
             org = Mention(name=orgs[0].name, kind="organisation")
             if title is None and _BARE_AT.search(c.text, max(c.w0, orgs[0].start - 16), orgs[0].start):
                 return []  # "Elena is at Gatwick": where someone stands, not whom they work for
-            if people and ";" in c.text[min(people[0].end, orgs[0].end):max(people[0].start, orgs[0].start)]:
+            if people and ";" in c.text[min(people[0].end, orgs[0].end) : max(people[0].start, orgs[0].start)]:
                 return []  # "X has stepped down as ...; she has joined Y": two clauses, two facts
             if _covered(rules, c, relation, subject, org):
                 return []
             dr = ctx.date_for(c.w0, c.w1, past=True)
-            ctx.emit(relation, subject, c.w0, c.w1, obj=org, qualifier=title if relation == "works_at" else None,
-                     dr=dr, valid_from=dr.start if dr and relation == "works_at" else None,
-                     valid_to=dr.end if dr and relation == "left" else None, confidence=conf, quote_span=span)
+            ctx.emit(
+                relation,
+                subject,
+                c.w0,
+                c.w1,
+                obj=org,
+                qualifier=title if relation == "works_at" else None,
+                dr=dr,
+                valid_from=dr.start if dr and relation == "works_at" else None,
+                valid_to=dr.end if dr and relation == "left" else None,
+                confidence=conf,
+                quote_span=span,
+            )
     elif relation == "committed_to":
         _promise(ctx, c, me, conf, rules)
     return [_with_stance(a, stance, anchor) if stance != "asserted" else a for a in out]
@@ -508,10 +640,10 @@ def _fill(c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | 
 def _vocative(c: _Candidate, slot: mentions.Slot) -> bool:
     """A name said to someone: opening the sentence before a comma ("Suzy, ..."), or set off by a
     comma after at most three words ("I'm sure, Suzy, that ...", "Thanks, Tom.")."""
-    after = c.text[slot.end:slot.end + 1]
+    after = c.text[slot.end : slot.end + 1]
     if after not in (",", "?", "!", ".") and slot.end < c.s1:
         return False
-    lead = c.text[c.s0:slot.start].rstrip()
+    lead = c.text[c.s0 : slot.start].rstrip()
     if not lead:
         return True
     return lead.endswith(",") and len(lead.split()) <= 3
@@ -535,7 +667,7 @@ def find_title(text: str, w0: int, w1: int, slots: Sequence[mentions.Slot]) -> s
     words = [(m.start(), m.end()) for m in re.finditer(r"[\w'’&.-]+", text[w0:w1])]
     best: tuple[int, str] | None = None
     for i, (a, b) in enumerate(words):
-        if text[w0 + a:w0 + b].lower().strip(".,") not in TITLE_HEADS:
+        if text[w0 + a : w0 + b].lower().strip(".,") not in TITLE_HEADS:
             continue
         for lo in range(max(0, i - 3), i + 1):
             for hi in range(i + 1, min(len(words), i + 5) + 1):
@@ -560,9 +692,32 @@ def _clean_title(surface: str) -> bool:
     for w in words:
         if w.lower() in ("of", "for"):
             break
-        if w[:1].isupper() and w.lower().strip(".") not in TITLE_HEADS and not w.isupper() and w.lower() not in (
-                "deputy", "vice", "senior", "junior", "general", "assistant", "principal", "managing", "executive",
-                "chief", "lead", "head", "first", "prime", "cabinet", "permanent", "interim", "acting"):
+        if (
+            w[:1].isupper()
+            and w.lower().strip(".") not in TITLE_HEADS
+            and not w.isupper()
+            and w.lower()
+            not in (
+                "deputy",
+                "vice",
+                "senior",
+                "junior",
+                "general",
+                "assistant",
+                "principal",
+                "managing",
+                "executive",
+                "chief",
+                "lead",
+                "head",
+                "first",
+                "prime",
+                "cabinet",
+                "permanent",
+                "interim",
+                "acting",
+            )
+        ):
             return False
     return True
 
@@ -604,14 +759,27 @@ def _promise_at(ctx: Ctx, c: _Candidate, m: re.Match, subject: Mention, conf: fl
         words.pop()
     if _COURTESY.search(" ".join(words)):
         return False  # "I'll send her my love": a courtesy, not a deliverable
-    if len(words) < 2 or all(w.lower() in _EMPTY_OBJECT for w in words[1:]) or (
-            words[0].lower() == "have" and words[1].lower() in ("a", "to")):
+    if (
+        len(words) < 2
+        or all(w.lower() in _EMPTY_OBJECT for w in words[1:])
+        or (words[0].lower() == "have" and words[1].lower() in ("a", "to"))
+    ):
         return False  # "do that", "have a go": no deliverable named
     literal = " ".join(words)
     dr = ctx.date_for(m.start(), c.w1)
     modality = "commitment"
-    ctx.emit("committed_to", subject, m.start(), c.w1, literal=literal, dr=dr, valid_to=dr.end if dr else None,
-             modality=modality, confidence=conf, quote_span=_quote(c))
+    ctx.emit(
+        "committed_to",
+        subject,
+        m.start(),
+        c.w1,
+        literal=literal,
+        dr=dr,
+        valid_to=dr.end if dr else None,
+        modality=modality,
+        confidence=conf,
+        quote_span=_quote(c),
+    )
     if not subject.is_speaker:
         ctx.out[-1] = replace(ctx.out[-1], trust_reasons=("second_hand",))
     return True

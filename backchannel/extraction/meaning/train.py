@@ -79,21 +79,30 @@ def cross_validate(x: np.ndarray, y: np.ndarray, n_classes: int, folds: np.ndarr
             params = heads.fit(kind, x[tr], y[tr], n_classes, seed=seed)
             pred[te] = heads.predict_proba(kind, params, x[te]).argmax(axis=1)
         per_class = [float((pred[y == c] == c).mean()) for c in range(n_classes) if (y == c).any()]
-        out[kind] = {"accuracy": round(float((pred == y).mean()), 4),
-                     "balanced_accuracy": round(float(np.mean(per_class)), 4)}
+        out[kind] = {
+            "accuracy": round(float((pred == y).mean()), 4),
+            "balanced_accuracy": round(float(np.mean(per_class)), 4),
+        }
     return out
 
 
-def train(rows: list[dict], *, folds: int = 5, seed: int = SEED, fillers: dict[str, str] | None = None,
-          embed=None) -> tuple[dict[str, np.ndarray], dict]:
+def train(
+    rows: list[dict], *, folds: int = 5, seed: int = SEED, fillers: dict[str, str] | None = None, embed=None
+) -> tuple[dict[str, np.ndarray], dict]:
     """(arrays for head.npz, provenance for head.json) trained on `rows`."""
     if embed is None:
         from backchannel.embedding import embed
     x = embed([fill(r["text"], fillers) for r in rows])
     fold_ids = grouped_folds([r["base"] for r in rows], folds, seed)
     arrays: dict[str, np.ndarray] = {}
-    meta: dict = {"seed": seed, "examples": len(rows), "sentences": len({r["base"] for r in rows}),
-                  "folds": folds, "fillers": fillers or FILLERS, "tasks": {}}
+    meta: dict = {
+        "seed": seed,
+        "examples": len(rows),
+        "sentences": len({r["base"] for r in rows}),
+        "folds": folds,
+        "fillers": fillers or FILLERS,
+        "tasks": {},
+    }
     for task, classes in (("relation", RELATIONS), ("stance", STANCES)):
         y = np.array([classes.index(r[task]) for r in rows])
         cv = cross_validate(x, y, len(classes), fold_ids, seed)
@@ -110,6 +119,7 @@ def train(rows: list[dict], *, folds: int = 5, seed: int = SEED, fillers: dict[s
 def _cached_embed(path: Path):
     """An embed() that keeps every vector it computed in `path` (an .npz of texts and vectors) and
     embeds only the texts it has not seen: a bank grown by a few sentences re-embeds only those."""
+
     def embed(texts: list[str]) -> np.ndarray:
         known: dict[str, np.ndarray] = {}
         if path.exists():
@@ -123,6 +133,7 @@ def _cached_embed(path: Path):
             keep = sorted(known)
             np.savez(path, texts=np.array(keep), x=np.stack([known[t] for t in keep]).astype(np.float32))
         return np.stack([known[t] for t in texts]).astype(np.float32)
+
     return embed
 
 
@@ -133,8 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE, help="where head.npz and head.json go (default: the package)")
     ap.add_argument("--limit", type=int, default=0, help="train on the first N examples only (a quick check)")
     ap.add_argument("--fillers", choices=("words", "brackets"), default="words")
-    ap.add_argument("--cache", type=Path, default=None,
-                    help="keep the embeddings in this .npz file; only sentences not in it are embedded")
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="keep the embeddings in this .npz file; only sentences not in it are embedded",
+    )
     a = ap.parse_args(argv)
     t0 = time.monotonic()
     rows = load_bank()
@@ -145,9 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     if a.cache is not None:
         embed = _cached_embed(a.cache)
     arrays, meta = train(rows, folds=a.folds, seed=a.seed, fillers=fillers, embed=embed)
-    meta.update({"bank_sha256": bank_hash(), "embedding_model": EMBEDDING_MODEL,
-                 "trained_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                 "seconds": round(time.monotonic() - t0, 1), "limit": a.limit or None})
+    meta.update(
+        {
+            "bank_sha256": bank_hash(),
+            "embedding_model": EMBEDDING_MODEL,
+            "trained_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "seconds": round(time.monotonic() - t0, 1),
+            "limit": a.limit or None,
+        }
+    )
     a.out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(a.out / "head.npz", **arrays)
     (a.out / "head.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")

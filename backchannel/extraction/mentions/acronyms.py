@@ -20,12 +20,45 @@ from backchannel.extraction.mentions.names import NATIONALITIES, ORG_HEADS, STOP
 
 _ACRONYM = re.compile(r"(?<![\w&.-])([A-Z][A-Z&]{1,6})(?![\w&-])")
 # A capitalised run: "Welsh Local Government Association", "Association of Directors of Education in Wales".
-_CAP_RUN = re.compile(r"(?<![\w'’-])[A-Z][\w’'-]*(?:\s+(?:(?:of|for|and|&|in|on|the|de|du|des|la|le)\s+)*"
-                      r"[A-Z][\w’'-]*){1,8}")
+_CAP_RUN = re.compile(
+    r"(?<![\w'’-])[A-Z][\w’'-]*(?:\s+(?:(?:of|for|and|&|in|on|the|de|du|des|la|le)\s+)*"
+    r"[A-Z][\w’'-]*){1,8}"
+)
 _ORG_LEADS = NATIONALITIES | {"new", "national", "royal", "united", "general", "first"}  # "Welsh Government"
 _SKIPPABLE = {"of", "for", "and", "&", "in", "on", "the", "de", "du", "des", "la", "le"}
-_NOT_ACRONYMS = {"OK", "TV", "AM", "PM", "MS", "MP", "II", "III", "IV", "UK", "US", "USA", "EU", "ID", "FAQ", "CV",
-                 "PR", "PS", "VS", "AI", "IT", "HR", "QA", "PDF", "CEO", "CTO", "CIO", "CFO", "COO", "VP", "I"}
+_NOT_ACRONYMS = {
+    "OK",
+    "TV",
+    "AM",
+    "PM",
+    "MS",
+    "MP",
+    "II",
+    "III",
+    "IV",
+    "UK",
+    "US",
+    "USA",
+    "EU",
+    "ID",
+    "FAQ",
+    "CV",
+    "PR",
+    "PS",
+    "VS",
+    "AI",
+    "IT",
+    "HR",
+    "QA",
+    "PDF",
+    "CEO",
+    "CTO",
+    "CIO",
+    "CFO",
+    "COO",
+    "VP",
+    "I",
+}
 
 
 def _matches(acronym: str, words: list[str]) -> bool:
@@ -54,13 +87,21 @@ def _long_forms(text: str):
         words = m.group(0).split()
         while words and words[0].lower() in STOP and words[0].lower() not in _ORG_LEADS:
             words = words[1:]  # "And the Education Workforce Council": a sentence opener is no part of it
-        starts = [0] + [j for j in range(1, len(words)) if words[j][:1].isupper() and (
-            words[j - 1].lower() in ("and", "&") or words[j - 1].lower() == "the" and j > 1
-            and words[j - 2].lower() in ("and", "&"))]
+        starts = [0] + [
+            j
+            for j in range(1, len(words))
+            if words[j][:1].isupper()
+            and (
+                words[j - 1].lower() in ("and", "&")
+                or words[j - 1].lower() == "the"
+                and j > 1
+                and words[j - 2].lower() in ("and", "&")
+            )
+        ]
         for j in starts:
             yield from _org_forms(words[j:])
             if j:  # and the name before "and (the)"
-                yield from _org_forms(words[:j - 2 if words[j - 1].lower() == "the" else j - 1])
+                yield from _org_forms(words[: j - 2 if words[j - 1].lower() == "the" else j - 1])
 
 
 def _org_forms(words: list[str]):

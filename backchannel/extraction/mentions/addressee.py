@@ -41,8 +41,10 @@ from backchannel.extraction.rules.en.commitments import ADDRESSEE, NEXT_MEETING
 from backchannel.extraction.rules.en.relations import WE_PARTNER
 from backchannel.extraction.rules.fr.commitments import NEXT_MEETING_FR
 
-_OPENERS = (r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course"
-            r"|oui|merci|bon|alors|parfait|bien\s+sûr|d['’]accord|et|bonjour|salut)\s*,?\s+)?")
+_OPENERS = (
+    r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course"
+    r"|oui|merci|bon|alors|parfait|bien\s+sûr|d['’]accord|et|bonjour|salut)\s*,?\s+)?"
+)
 _VOCATIVE_OPEN = re.compile(rf"(?:^|(?<=[.!?])\s+){_OPENERS}(?P<v>{NAME})\s*[,!]")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _VOCATIVE_CLOSE = re.compile(rf",\s*(?P<v>{NAME})\s*(?:[.!]|$)")
@@ -50,19 +52,25 @@ _REQUEST = re.compile(
     r"\?|\b(?:can|could|would|will)\s+you\b|\bplease\b|\b(?:send|forward|share|email|give)\s+(?:me|us)\b"
     r"|\bI(?:['’]d|\s+would)\s+(?:love|like|appreciate)\b|\b(?:I|we)\s+need\b|\bdo\s+you\s+have\b"
     r"|\b(?:pouvez|pourriez|peux|pourrais)[- ](?:vous|tu)\b|\bs['’]il\s+(?:vous|te)\s+pla[iî]t\b"
-    r"|ください|いただけ|もらえ|お願い|？", re.I)
+    r"|ください|いただけ|もらえ|お願い|？",
+    re.I,
+)
 _NEXT_MEETING_SAID = re.compile(
     r"\b(?:next\s+(?:meeting|call|catch-?up|session|sync|check-?in)|meet\s+again|see\s+you|speak\s+(?:again|then)"
     r"|talk\s+(?:again|then)|same\s+time|prochaine\s+réunion|prochain\s+(?:rendez-vous|point|appel)|on\s+se\s+voit"
-    r"|on\s+se\s+revoit|à\s+(?:jeudi|lundi|mardi|mercredi|vendredi|la\s+semaine\s+prochaine))\b", re.I)
+    r"|on\s+se\s+revoit|à\s+(?:jeudi|lundi|mardi|mercredi|vendredi|la\s+semaine\s+prochaine))\b",
+    re.I,
+)
 
 
-def resolve_recipients(transcript: Transcript, extracted: list[ExtractedAssertion],
-                       owner_names: Sequence[str] = ()) -> list[ExtractedAssertion]:
+def resolve_recipients(
+    transcript: Transcript, extracted: list[ExtractedAssertion], owner_names: Sequence[str] = ()
+) -> list[ExtractedAssertion]:
     """`extracted` with every commitment's "you" resolved (or dropped) and "before our
     next meeting" dated when the transcript says when that is."""
-    if not any(a.predicate == "committed_to" or a.object is not None and a.object.kind == WE_PARTNER
-               for a in extracted):
+    if not any(
+        a.predicate == "committed_to" or a.object is not None and a.object.kind == WE_PARTNER for a in extracted
+    ):
         return extracted
     by_idx = {u.idx: u for u in transcript.utterances}
     order = {u.idx: i for i, u in enumerate(transcript.utterances)}
@@ -82,8 +90,11 @@ def resolve_recipients(transcript: Transcript, extracted: list[ExtractedAssertio
         if r is not None and r.kind == ADDRESSEE or r is None and a.subject.is_speaker:
             r = _addressee(transcript, by_idx, order, people, a, owner_names)
         due = a.valid_to
-        if due is None and a.date_phrase and (NEXT_MEETING.fullmatch(a.date_phrase)
-                                              or NEXT_MEETING_FR.fullmatch(a.date_phrase)):
+        if (
+            due is None
+            and a.date_phrase
+            and (NEXT_MEETING.fullmatch(a.date_phrase) or NEXT_MEETING_FR.fullmatch(a.date_phrase))
+        ):
             if next_meeting is None:
                 next_meeting = _next_meeting_date(transcript) or False
             due = next_meeting or None
@@ -100,8 +111,14 @@ def _meeting_people(transcript: Transcript) -> list[str]:
     return people
 
 
-def _addressee(transcript: Transcript, by_idx: dict, order: dict[int, int], people: list[str],
-               a: ExtractedAssertion, owner_names: Sequence[str]) -> Mention | None:
+def _addressee(
+    transcript: Transcript,
+    by_idx: dict,
+    order: dict[int, int],
+    people: list[str],
+    a: ExtractedAssertion,
+    owner_names: Sequence[str],
+) -> Mention | None:
     u = by_idx[a.utterance_idx]
     speaker = u.speaker
     if not speaker:
@@ -132,9 +149,18 @@ def _we_partner(transcript: Transcript, by_idx: dict, people: list[str], a: Extr
         return _as_mention(named, people, u.speaker)
     # A third person named in the turns just before is who "we" takes in ("- I had lunch with
     # Priya Nair. - We worked together at Globex."): that one person, or nobody when several are.
-    ref = resolve_pronoun("we", speaker=u.speaker, before=[], people=people,
-                          recent=[m for t in _turns_before(transcript, u.idx) for m in mentions_in(t, 0, len(t))
-                                  if m.kind != "person" or not any(same_person(m.name, p) for p in people)])
+    ref = resolve_pronoun(
+        "we",
+        speaker=u.speaker,
+        before=[],
+        people=people,
+        recent=[
+            m
+            for t in _turns_before(transcript, u.idx)
+            for m in mentions_in(t, 0, len(t))
+            if m.kind != "person" or not any(same_person(m.name, p) for p in people)
+        ],
+    )
     if ref.candidates and not any(same_person(c, p) for c in ref.candidates for p in people):
         return Mention(name=ref.refers_to, kind="person") if ref.refers_to else None
     others = [p for p in people if not same_person(p, u.speaker)]
@@ -144,7 +170,7 @@ def _we_partner(transcript: Transcript, by_idx: dict, people: list[str], a: Extr
 def _turns_before(transcript: Transcript, idx: int, n: int = 2) -> list[str]:
     """The text of the `n` utterances before utterance `idx`."""
     pos = next((i for i, u in enumerate(transcript.utterances) if u.idx == idx), 0)
-    return [u.text or "" for u in transcript.utterances[max(0, pos - n):pos]]
+    return [u.text or "" for u in transcript.utterances[max(0, pos - n) : pos]]
 
 
 def _vocative(text: str, start: int, end: int, speaker: str) -> str | None:

@@ -23,25 +23,36 @@ from backchannel.extraction.result import ExtractedAssertion, Mention
 
 # Post-nominals that are an office, and the office.
 OFFICE_POSTNOMINALS = {
-    "AM": "Assembly Member", "MS": "Member of the Senedd", "MP": "Member of Parliament",
-    "MSP": "Member of the Scottish Parliament", "MLA": "Member of the Legislative Assembly",
-    "MEP": "Member of the European Parliament", "TD": "Teachta Dála",
+    "AM": "Assembly Member",
+    "MS": "Member of the Senedd",
+    "MP": "Member of Parliament",
+    "MSP": "Member of the Scottish Parliament",
+    "MLA": "Member of the Legislative Assembly",
+    "MEP": "Member of the European Parliament",
+    "TD": "Teachta Dála",
 }
 _OTHER_POSTNOMINALS = {"OBE", "MBE", "CBE", "QC", "KC", "PhD", "FRS", "Jr", "Sr"}
-_HONORIFIC = re.compile(r"^(?:(?:the\s+)?(?:right\s+|rt\.?\s+)?hon(?:ou?rable)?\.?|mr|mrs|ms|miss|mx|dr|prof"
-                        r"|professor|sir|dame|lord|lady|senator|sen|councillor|cllr)\.?\s+", re.I)
+_HONORIFIC = re.compile(
+    r"^(?:(?:the\s+)?(?:right\s+|rt\.?\s+)?hon(?:ou?rable)?\.?|mr|mrs|ms|miss|mx|dr|prof"
+    r"|professor|sir|dame|lord|lady|senator|sen|councillor|cllr)\.?\s+",
+    re.I,
+)
 # "The Chair (Hon. X (...))", "The Acting Chair (Mr. X)", "The Speaker (Hon. X)", "Madam Chair (X)"
 _SEAT_WITH_NAME = re.compile(
     r"^(?:the\s+|madam\s+|mister\s+|mr\.?\s+)?(?P<seat>(?:acting\s+|deputy\s+|vice[- ])?(?:chair(?:man|woman|person)?"
-    r"|speaker|president|clerk|moderator|convener|convenor))\s*\((?P<inner>.+)\)\s*$", re.I)
+    r"|speaker|president|clerk|moderator|convener|convenor))\s*\((?P<inner>.+)\)\s*$",
+    re.I,
+)
 # Words that name a seat, not a person: "Speaker 2", "Grad C", "Caller 1", "Intervenant 1", "Host".
-SEAT_WORDS = frozenset("""
+SEAT_WORDS = frozenset(
+    """
 speaker participant spk person unknown guest caller interviewer interviewee moderator host attendee user voice
 member chair witness agent customer client operator presenter narrator audience panelist panellist reporter
 student grad phd postdoc professor prof doctor patient teacher judge clerk interpreter translator everyone all
 intervenant intervenante locuteur locutrice orateur oratrice interlocuteur interlocutrice animateur animatrice
 journaliste invité invitée participante client cliente agente conseiller conseillère marketing user interface
-""".split())
+""".split()
+)
 _PAREN_TAIL = re.compile(r"\s*\((?P<note>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
 
 
@@ -80,7 +91,7 @@ def parse_label(label: str) -> tuple[str | None, str | None, list[str], str | No
     note = None
     p = _PAREN_TAIL.search(s)
     if p and p.start() > 0:
-        note, s = p.group("note").strip(), s[:p.start()]
+        note, s = p.group("note").strip(), s[: p.start()]
     elif "," in s:
         head, _, tail = s.partition(",")
         if tail.strip() and person_name(_strip_person(head)[0]):
@@ -146,12 +157,32 @@ def label_facts(transcript: Transcript) -> list[ExtractedAssertion]:
             continue
         me = Mention(name=label, kind="person", is_speaker=True)
 
-        def emit(predicate: str, *, literal: str | None = None, org: str | None = None, qualifier: str | None = None,
-                 me: Mention = me, idx: int = u.idx, label: str = label) -> None:
-            out.append(ExtractedAssertion(
-                subject=me, predicate=predicate, utterance_idx=idx, span_start=0, span_end=len(label),
-                quote=label, object=Mention(org, "organisation") if org else None, object_literal=literal,
-                qualifier=qualifier, modality="stated", confidence=0.8, quote_in_label=True))
+        def emit(
+            predicate: str,
+            *,
+            literal: str | None = None,
+            org: str | None = None,
+            qualifier: str | None = None,
+            me: Mention = me,
+            idx: int = u.idx,
+            label: str = label,
+        ) -> None:
+            out.append(
+                ExtractedAssertion(
+                    subject=me,
+                    predicate=predicate,
+                    utterance_idx=idx,
+                    span_start=0,
+                    span_end=len(label),
+                    quote=label,
+                    object=Mention(org, "organisation") if org else None,
+                    object_literal=literal,
+                    qualifier=qualifier,
+                    modality="stated",
+                    confidence=0.8,
+                    quote_in_label=True,
+                )
+            )
 
         if seat:
             emit("has_title", literal=" ".join(seat.lower().split()))

@@ -30,8 +30,10 @@ HONORIFIC = r"(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Professor|Sir|Dame|Lord|Lady)\.?"
 _NOT_I = r"(?!I\b)"
 NAME = rf"(?<![\w'’-])(?:{HONORIFIC}\s+)?{CAP}(?:\s+(?:{PARTICLE}\s+){{0,2}}{_NOT_I}{CAP}){{0,3}}(?![\w-])"
 _ORG_SUFFIX_RX = r"(?:Inc|Ltd|LLC|LLP|plc|PLC|GmbH|SA|AG|SAS|SARL|NV|BV|Co|Corp|Corporation|Group|Holdings)"
-ORG = (rf"(?<![\w'’-])(?:[Tt]he\s+)?{CAP}(?:\s+(?:(?:of|for|and|&|in|de|du|des|the)\s+){{0,2}}{_NOT_I}{CAP}){{0,7}}"
-       rf"(?:,?\s+{_ORG_SUFFIX_RX}\b)?(?![\w-])")
+ORG = (
+    rf"(?<![\w'’-])(?:[Tt]he\s+)?{CAP}(?:\s+(?:(?:of|for|and|&|in|de|du|des|the)\s+){{0,2}}{_NOT_I}{CAP}){{0,7}}"
+    rf"(?:,?\s+{_ORG_SUFFIX_RX}\b)?(?![\w-])"
+)
 
 NAME_RX = re.compile(NAME)
 ORG_RX = re.compile(ORG)
@@ -42,7 +44,8 @@ _HONORIFICS = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir"
 # Words that start a capitalised run but are not names. The last lines are prepositions and
 # imperative verbs that open a sentence: "Ask Sophie Martin about it" is about Sophie Martin, and
 # taken as part of the name they would swallow the capitalised word into it.
-STOP = set("""
+STOP = set(
+    """
 i i'm i've i'll i'd me my mine we we're we've we'll us our ours you you're your yours he he's him his she she's her
 hers it it's its they they're them their theirs this that these those there here what who whom whose which when
 where why how so and but or if then than also just yes yeah yep no nope not okay ok well oh um uh hmm right sure
@@ -66,16 +69,20 @@ unlike through via per including except despite regarding around between among a
 within across toward towards upon near outside inside throughout alongside beside below above along amid
 ask call email e-mail text message ping phone ring contact invite remind introduce thank welcome congratulate
 cc loop reach send tell meet
-""".split())
-NATIONALITIES = set("""
+""".split()
+)
+NATIONALITIES = set(
+    """
 english british welsh scottish irish french german spanish italian american canadian dutch swiss belgian european
 chinese japanese indian australian portuguese polish russian greek swedish danish norwegian finnish
-""".split())
+""".split()
+)
 STOP |= NATIONALITIES
 _ORG_LEAD_OK = NATIONALITIES | {"new", "first", "national", "general", "old", "united", "royal", "the"}
 
 # Capitalised words that head an organisation's name or end it.
-ORG_HEADS = set("""
+ORG_HEADS = set(
+    """
 university bank ministry department association council institute institution society federation union
 commission committee office board agency service services chamber college school centre center foundation trust
 authority museum hospital church academy court government parliament assembly bureau division network alliance
@@ -85,19 +92,23 @@ systems solutions technologies technology partners capital ventures industries h
 sa ag sas sarl nv bv co corp agency executive directorate inspectorate regulator trust cymru
 logistics pharma pharmaceuticals biotech robotics dynamics motors airlines airways analytics software
 electronics telecom telecoms insurance brewery studios
-""".split())
+""".split()
+)
 # Single capitalised words that are topics or departments, not employers ("director of Education").
-NOT_ORGS = STOP | set("""
+NOT_ORGS = STOP | set(
+    """
 education sales marketing engineering finance operations product products research development policy
 communications learning hr it technology strategy design legal procurement wales england scotland ireland
 britain europe london paris curriculum assessment health welsh english bill act the
 berlin madrid rome tokyo dublin edinburgh cardiff swansea manchester birmingham glasgow bristol leeds brussels
 amsterdam geneva zurich munich lyon boston chicago toronto montreal sydney france germany spain italy canada
 america usa uk us eu india china japan australia ottawa quebec wales
-""".split())
+""".split()
+)
 
 # Title vocabulary: a title phrase must contain one of these heads.
-TITLE_HEADS = set("""
+TITLE_HEADS = set(
+    """
 officer executive director manager head chief president vice-president vp chair chairman chairwoman chairperson
 principal minister secretary advisor adviser engineer developer designer consultant analyst partner founder
 co-founder cofounder owner lead leader architect scientist researcher professor lecturer teacher headteacher
@@ -105,35 +116,119 @@ counsel lawyer solicitor barrister attorney accountant controller treasurer edit
 co-ordinator administrator specialist associate intern assistant representative commissioner ambassador governor
 mayor prosecutor inspector superintendent dean provost chancellor registrar nurse physician surgeon clerk trustee
 economist strategist planner buyer recruiter ceo cto cio cfo coo cmo ciso cdo cpo cro md gm svp evp
-""".split()) | {"journalist", "reporter", "auditor", "correspondent", "pharmacist", "paralegal"}  # issue 11
+""".split()
+) | {"journalist", "reporter", "auditor", "correspondent", "pharmacist", "paralegal"}  # issue 11
 # Adjectives that make "X is a great engineer" an opinion, not a title.
-_EVALUATIVE = set("good great nice best better bad terrible brilliant amazing real true fantastic excellent "
-                  "awful lovely kind sort bit lot wonderful fine decent fair".split())
+_EVALUATIVE = set(
+    "good great nice best better bad terrible brilliant amazing real true fantastic excellent "
+    "awful lovely kind sort bit lot wonderful fine decent fair".split()
+)
 _TITLE_OK = TITLE_HEADS | {"of", "for", "and", "the", "in", "deputy", "vice", "first", "second", "third", "members"}
-_TITLE_PARTICIPLES = {"managing", "acting", "consulting", "leading", "founding", "visiting", "supervising",
-                      "presiding", "reporting", "retired", "elected", "appointed", "marketing", "engineering",
-                      "operating", "accounting", "nursing", "teaching", "training", "learning", "programming",
-                      "publishing", "recruiting", "purchasing", "planning", "licensed", "chartered", "certified"}
-_TITLE_DROP_TAIL = {"now", "here", "there", "too", "again", "then", "today", "so", "though", "anyway", "already",
-                    "yet", "actually", "really", "instead", "also", "over", "out", "down", "up"}
+_TITLE_PARTICIPLES = {
+    "managing",
+    "acting",
+    "consulting",
+    "leading",
+    "founding",
+    "visiting",
+    "supervising",
+    "presiding",
+    "reporting",
+    "retired",
+    "elected",
+    "appointed",
+    "marketing",
+    "engineering",
+    "operating",
+    "accounting",
+    "nursing",
+    "teaching",
+    "training",
+    "learning",
+    "programming",
+    "publishing",
+    "recruiting",
+    "purchasing",
+    "planning",
+    "licensed",
+    "chartered",
+    "certified",
+}
+_TITLE_DROP_TAIL = {
+    "now",
+    "here",
+    "there",
+    "too",
+    "again",
+    "then",
+    "today",
+    "so",
+    "though",
+    "anyway",
+    "already",
+    "yet",
+    "actually",
+    "really",
+    "instead",
+    "also",
+    "over",
+    "out",
+    "down",
+    "up",
+}
 # Heads that, alone and with no organisation, are too often not a job ("the lead in the play").
-WEAK_HEADS = {"lead", "leader", "partner", "owner", "associate", "assistant", "specialist", "representative",
-              "producer", "buyer", "planner", "head", "chief", "executive", "member", "governor"}
+WEAK_HEADS = {
+    "lead",
+    "leader",
+    "partner",
+    "owner",
+    "associate",
+    "assistant",
+    "specialist",
+    "representative",
+    "producer",
+    "buyer",
+    "planner",
+    "head",
+    "chief",
+    "executive",
+    "member",
+    "governor",
+}
 _TITLE_DROP_LEAD = {"the", "a", "an", "our", "their", "its", "his", "her", "my", "your", "new", "current", "now"}
 
 _CANON = {
-    "chief executive": "CEO", "chief executive officer": "CEO", "ceo": "CEO",
-    "chief information officer": "CIO", "cio": "CIO",
-    "chief technology officer": "CTO", "chief technical officer": "CTO", "cto": "CTO",
-    "chief financial officer": "CFO", "chief finance officer": "CFO", "cfo": "CFO",
-    "chief operating officer": "COO", "coo": "COO",
-    "chief marketing officer": "CMO", "cmo": "CMO",
-    "chief information security officer": "CISO", "ciso": "CISO",
-    "chief data officer": "CDO", "chief digital officer": "CDO", "cdo": "CDO",
-    "chief product officer": "CPO", "chief revenue officer": "CRO",
-    "vice president": "VP", "vice-president": "VP", "vp": "VP",
-    "chair": "chair", "chairman": "chair", "chairwoman": "chair", "chairperson": "chair",
-    "managing director": "managing director", "md": "managing director",
+    "chief executive": "CEO",
+    "chief executive officer": "CEO",
+    "ceo": "CEO",
+    "chief information officer": "CIO",
+    "cio": "CIO",
+    "chief technology officer": "CTO",
+    "chief technical officer": "CTO",
+    "cto": "CTO",
+    "chief financial officer": "CFO",
+    "chief finance officer": "CFO",
+    "cfo": "CFO",
+    "chief operating officer": "COO",
+    "coo": "COO",
+    "chief marketing officer": "CMO",
+    "cmo": "CMO",
+    "chief information security officer": "CISO",
+    "ciso": "CISO",
+    "chief data officer": "CDO",
+    "chief digital officer": "CDO",
+    "cdo": "CDO",
+    "chief product officer": "CPO",
+    "chief revenue officer": "CRO",
+    "vice president": "VP",
+    "vice-president": "VP",
+    "vp": "VP",
+    "chair": "chair",
+    "chairman": "chair",
+    "chairwoman": "chair",
+    "chairperson": "chair",
+    "managing director": "managing director",
+    "md": "managing director",
 }
 
 CANONICAL_TITLES = _CANON  # surface title (lowercased) -> canonical title: the exact titles lexicon
@@ -216,7 +311,8 @@ def parse_title(raw: str) -> tuple[str, str, bool] | None:
             return None  # "professor Wealer": a name follows the title
     lead = lows[0]
     if (lead.endswith(("ing", "ed")) and lead not in TITLE_HEADS and lead not in _TITLE_PARTICIPLES) or any(
-            w.endswith(("'s", "’s")) for w in lows[:first_prep]):
+        w.endswith(("'s", "’s")) for w in lows[:first_prep]
+    ):
         return None  # "asking the Prime Minister", "Canada's biggest producer"
     if any(w in _EVALUATIVE for w in lows):
         return None
@@ -256,8 +352,13 @@ def org_name(raw: str, *, lenient: bool = False) -> str | None:
     s = raw.strip(" ,;:")
     if lenient:
         words = s.split()
-        if (len(words) >= 2 and words[0][:1].isupper() and words[-1].lower().strip(".") in ORG_HEADS
-                and words[0].lower() not in STOP and len(words) <= 8):
+        if (
+            len(words) >= 2
+            and words[0][:1].isupper()
+            and words[-1].lower().strip(".") in ORG_HEADS
+            and words[0].lower() not in STOP
+            and len(words) <= 8
+        ):
             return s.rstrip(".")
     toks = s.split()
     if toks and toks[0] in ("the", "The"):
@@ -299,14 +400,17 @@ def org_name(raw: str, *, lenient: bool = False) -> str | None:
 
 # A name of two or more words ending in a nation's name is a public body ("Health Canada",
 # "Education Scotland", "Sport England"), not a person: surnames of that shape are rare.
-NATION_TAILS = frozenset("canada wales england scotland ireland britain france germany spain italy australia "
-                         "india japan europe".split())
+NATION_TAILS = frozenset(
+    "canada wales england scotland ireland britain france germany spain italy australia india japan europe".split()
+)
 
 
 def looks_like_org(name: str) -> bool:
     """An organisation beyond doubt: a head/suffix word, a nation as the last of several
     words, or an acronym of 2-6 capitals."""
     words = name.split()
-    return any(w.lower().strip(".,") in ORG_HEADS for w in words) or (
-        len(words) > 1 and words[-1].lower().strip(".,") in NATION_TAILS) or (
-        len(words) == 1 and 2 <= len(name) <= 6 and name.isupper() and name.isalpha())
+    return (
+        any(w.lower().strip(".,") in ORG_HEADS for w in words)
+        or (len(words) > 1 and words[-1].lower().strip(".,") in NATION_TAILS)
+        or (len(words) == 1 and 2 <= len(name) <= 6 and name.isupper() and name.isalpha())
+    )

@@ -92,7 +92,13 @@ _KANA = {
     **dict(zip("バビブベボ", ["ba", "bi", "bu", "be", "bo"], strict=True)),
     **dict(zip("パピプペポ", ["pa", "pi", "pu", "pe", "po"], strict=True)),
     **dict(zip("マミムメモ", ["ma", "mi", "mu", "me", "mo"], strict=True)),
-    "ヤ": "ya", "ユ": "yu", "ヨ": "yo", "ワ": "wa", "ヲ": "o", "ン": "n", "ヴ": "vu",
+    "ヤ": "ya",
+    "ユ": "yu",
+    "ヨ": "yo",
+    "ワ": "wa",
+    "ヲ": "o",
+    "ン": "n",
+    "ヴ": "vu",
     **dict(zip("ラリルレロ", ["ra", "ri", "ru", "re", "ro"], strict=True)),
 }
 _SMALL = {"ャ": "ya", "ュ": "yu", "ョ": "yo"}

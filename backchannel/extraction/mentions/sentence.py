@@ -30,18 +30,25 @@ _ORG_BEFORE = re.compile(
     r"|joins|left|leaving|leaves|quit|with\s+the|for\s+the|of\s+the|over\s+at"
     r"|to\s+join|formerly\s+of|named\s+by|hired\s+by|poached\s+by|employed\s+by|works?\s+for|working\s+for"
     r"|worked\s+for|(?:firm|lender|insurer|bank|group|company|start-?up|retailer|maker|carmaker|consultancy))\s+"
-    r"(?:the\s+)?|\bex-)$", re.I)
+    r"(?:the\s+)?|\bex-)$",
+    re.I,
+)
 # After a capitalised run: it hires or names someone ("Acme appoints", "Acme named Jo Bloggs", never "Jo
 # Bloggs named acting CEO"), or it is the employer before a title and a name ("Former Equifax CIO Tamsin
 # Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
-_ORG_AFTER = re.compile(r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
-                        r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
-                        r"|poached)|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
-                        r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
-                        r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z]))")
+_ORG_AFTER = re.compile(
+    r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
+    r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
+    r"|poached)|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
+    r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
+    r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z]))"
+)
 _FORMER_LEAD = re.compile(r"(?:[Ee]x-|[Ff]ormer(?:ly)?\s+)")
-_PORTFOLIO_BEFORE = re.compile(r"\b(?:minister|secretary|department|ministry|director|head|chair|committee|office"
-                               r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
+_PORTFOLIO_BEFORE = re.compile(
+    r"\b(?:minister|secretary|department|ministry|director|head|chair|committee|office"
+    r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$",
+    re.I,
+)
 FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
 SINGULAR_FIRST = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b")
 
@@ -69,14 +76,15 @@ def organisations_of(texts: list[str]) -> set[str]:
             raw = m.group(0)
             if raw.lower() in TITLE_HEADS:
                 continue
-            if (_ORG_BEFORE.search(text, max(0, m.start() - 24), m.start()) or looks_like_org(raw)
-                    or _ORG_AFTER.match(text[m.end():m.end() + 30])):
+            if (
+                _ORG_BEFORE.search(text, max(0, m.start() - 24), m.start())
+                or looks_like_org(raw)
+                or _ORG_AFTER.match(text[m.end() : m.end() + 30])
+            ):
                 org = _org_at(text, m.start(), len(text))
                 if org:
                     out.add(norm_name(org))
     return out
-
-
 
 
 def first_names(texts: list[str], organisations: set[str] | None = None) -> dict[str, str | None]:
@@ -87,8 +95,12 @@ def first_names(texts: list[str], organisations: set[str] | None = None) -> dict
     for text in texts:
         for m in NAME_RX.finditer(text):
             name = person_name(m.group(0))
-            if name and len(name.split()) > 1 and not looks_like_org(name) and norm_name(name) not in (
-                    organisations or ()):
+            if (
+                name
+                and len(name.split()) > 1
+                and not looks_like_org(name)
+                and norm_name(name) not in (organisations or ())
+            ):
                 for word in {norm_name(name.split()[0]), norm_name(name.split()[-1])}:
                     had = out.get(word, name)
                     if had is not None and norm_name(had) != norm_name(name):
@@ -98,8 +110,16 @@ def first_names(texts: list[str], organisations: set[str] | None = None) -> dict
     return out
 
 
-def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisations: set[str],
-         speaker: str | None, names: dict[str, str | None] | None = None) -> list[Slot]:
+def find(
+    text: str,
+    s0: int,
+    s1: int,
+    *,
+    known_people: frozenset[str],
+    organisations: set[str],
+    speaker: str | None,
+    names: dict[str, str | None] | None = None,
+) -> list[Slot]:
     """The people and organisations named in text[s0:s1], in order (the speaker's own name left out)."""
     slots: list[Slot] = []
     pos = s0
@@ -111,18 +131,22 @@ def find(text: str, s0: int, s1: int, *, known_people: frozenset[str], organisat
         raw, start, stop = m.group(0), m.start(), s1
         lead = _FORMER_LEAD.match(raw)
         if lead and lead.end() < len(raw) - 1:  # "Ex-Goldman banker", "Former Unilever CFO": the name follows
-            raw, start = raw[lead.end():], start + lead.end()
+            raw, start = raw[lead.end() :], start + lead.end()
         # "Former Unilever CFO Dana Whitt" is one capitalised run: an organisation, a title, a person
         cut = next((w for w in re.finditer(r"\S+", raw) if w.start() > 0 and w.group(0).lower() in TITLE_HEADS), None)
         if cut is not None:
-            raw, pos = raw[:cut.start()].rstrip(), start + cut.end()
+            raw, pos = raw[: cut.start()].rstrip(), start + cut.end()
             stop = start + len(raw)
         key = norm_name(raw)
         before = _ORG_BEFORE.search(text, max(0, start - 24), start)
         if raw.lower() in TITLE_HEADS:
             continue
-        if key not in known_people and (before or key in organisations or looks_like_org(raw)
-                                        or _ORG_AFTER.match(text[start + len(raw):start + len(raw) + 30])):
+        if key not in known_people and (
+            before
+            or key in organisations
+            or looks_like_org(raw)
+            or _ORG_AFTER.match(text[start + len(raw) : start + len(raw) + 30])
+        ):
             org = _org_at(text, start, stop)
             if org and len(org) > 2 and org.lower() not in STOP:
                 end = start + len(org) if text.startswith(org, start) else start + len(raw)
@@ -176,17 +200,25 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
     out: list[str] = []
     pos = s0
     people: dict[str, int] = {}
-    spans = sorted([*slots, *(p for p in pronouns if s0 <= p.start and p.end <= s1
-                              and not any(x.start < p.end and p.start < x.end for x in slots))],
-                   key=lambda x: x.start)
+    spans = sorted(
+        [
+            *slots,
+            *(
+                p
+                for p in pronouns
+                if s0 <= p.start and p.end <= s1 and not any(x.start < p.end and p.start < x.end for x in slots)
+            ),
+        ],
+        key=lambda x: x.start,
+    )
     for sl in spans:
         if sl.start < pos:
             continue
-        out.append(text[pos:sl.start])
-        said = text[sl.start:sl.end].lower()
+        out.append(text[pos : sl.start])
+        said = text[sl.start : sl.end].lower()
         if sl.kind == "organisation":
             out.append("{O}'s" if said in ("their", "its") else "{O}")
-            if said == "they" and (have := re.match(r"['’](ve|re|ll|d)\b", text[sl.end:sl.end + 3])):
+            if said == "they" and (have := re.match(r"['’](ve|re|ll|d)\b", text[sl.end : sl.end + 3])):
                 out.append({"ve": " have", "re": " are", "ll": " will", "d": " had"}[have.group(1)])
                 pos = sl.end + have.end()
                 continue
@@ -219,4 +251,3 @@ def fluent(text: str) -> str:
     text = _FILLER.sub("", text)
     text = _REPEAT.sub(r"\1", text)
     return _SPACES.sub(lambda m: " " if m.group(0).startswith("  ") else "", text).lstrip(" ,.;").rstrip(" ,")
-

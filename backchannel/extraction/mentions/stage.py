@@ -166,26 +166,38 @@ class KnownNames:
 
 # Common first names that are one gender beyond doubt; names used for both (Alex, Sam, Kim,
 # Jordan, Robin, Charlie, Andrea, ...) are left out on purpose: they fit any pronoun.
-_FEMALE = set("""
+_FEMALE = set(
+    """
 anna ana anne annie alice amelia amy aisha ayesha beatriz carla carmen caroline catherine charlotte chloe
 claire clara daniela diana elena eleanor elisa elizabeth ella emily emma eva fatima fiona grace hannah helen
 ines irene isabel isabelle itziar jane jennifer jessica julia julie karen kate katherine laura lena linda
 lisa lucia lucy maria marie martha mary megan mei mia michelle monica nadia natalia natasha nicole nina olivia
 paula priya rachel rebecca rosa ruth sakura sara sarah sofia sophie susan tanya teresa valentina victoria
 yuki zoe zara ingrid greta agnieszka camille chantal elodie amelie margaux
-""".split())
-_MALE = set("""
+""".split()
+)
+_MALE = set(
+    """
 adam ahmed alan albert alejandro alessandro andrew antonio arjun ben benjamin brian carlos charles chris
 christopher daniel david dmitri edward eric erik felix francesco frank george hans harry henry hiroshi ian
 ivan jack jacob james javier jean john jonathan jorge jose joseph juan kenji kevin klaus lars leo liam lucas
 luis marc marco marcus mark martin matthew michael miguel mohammed muhammad nathan nick nicolas oliver omar
 oscar pablo patrick paul pedro peter pierre rafael rahul ravi richard robert roberto ryan samuel sean
 sebastian simon stefan stephen steven thomas tim timothy tom tomas victor william yusuf
-""".split())
+""".split()
+)
 # Lexicon first names that are also everyday words opening a sentence ("Mark it done", "Frank talk").
 _ALSO_WORDS = {"mark", "frank", "grace", "nick", "jack"}
-PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m",
-                   "she": "f", "her": "f", "hers": "f", "herself": "f"}
+PRONOUN_GENDER = {
+    "he": "m",
+    "him": "m",
+    "his": "m",
+    "himself": "m",
+    "she": "f",
+    "her": "f",
+    "hers": "f",
+    "herself": "f",
+}
 
 
 def gender_of(name: str) -> str | None:
@@ -203,16 +215,33 @@ def gender_of(name: str) -> str | None:
 _NOT_A_PERSON_WORD = re.compile(
     r"\b(?:(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve|Thirteen|Fourteen|Fifteen|Sixteen"
     r"|Seventeen|Eighteen|Nineteen|Twenty|Thirty|Forty|Fifty|Hundred|Thousand|Million|Billion)"
-    r"|Pounds?|Euros?|Dollars?|Pence|Cents?|[A-Z]-[a-z]+)\b")
+    r"|Pounds?|Euros?|Dollars?|Pence|Cents?|[A-Z]-[a-z]+)\b"
+)
 _PEOPLES = {n + "s" for n in NATIONALITIES if n.endswith("an")} | {"brits", "scots", "danes", "swedes", "poles"}
 # Nouns that end capitalised phrases which are no one's name ("United States", "White Paper").
-_NOT_NAME_NOUNS = {"states", "kingdom", "republic", "peoples", "relations", "paper", "papers", "interface", "station",
-                   "ready", "work", "reaction", "affairs", "rights", "nations"}
+_NOT_NAME_NOUNS = {
+    "states",
+    "kingdom",
+    "republic",
+    "peoples",
+    "relations",
+    "paper",
+    "papers",
+    "interface",
+    "station",
+    "ready",
+    "work",
+    "reaction",
+    "affairs",
+    "rights",
+    "nations",
+}
 # A vocative: a name after a greeting or thanks that opens a sentence ("No worries Nadia.",
 # "Thanks, Nadia,"), or a first name alone closing one ("Thanks for coming, Nadia.").
 VOCATIVE_OPENING = re.compile(
     r"(?:^|(?<=[.!?])\s+)(?i:thanks|thank\s+you|cheers|hi|hey|hello|morning|ok|okay|right|yes|yeah|no\s+worries"
-    rf"|sorry|well|sure|great)\s*,?\s+(?P<v>{NAME})\s*[,.!?]")
+    rf"|sorry|well|sure|great)\s*,?\s+(?P<v>{NAME})\s*[,.!?]"
+)
 VOCATIVE_CLOSING = re.compile(r",\s*(?P<v>" + CAP + r")\s*[.!?]")
 # Before a name, these make it a place of work; the second set only for a one-word name.
 _WORKPLACE_PREP = re.compile(r"\b(?:at|joined|left)\s+(?:the\s+)?$", re.I)
@@ -220,11 +249,44 @@ _AT_WORK = re.compile(r"\b(?:at|joined)\s+(?:the\s+)?$", re.I)  # not "left": "l
 _ORG_PREP = re.compile(r"\b(?:for|of|from|in|the)\s+$", re.I)
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")
 _ORGISH_NEXT = re.compile(r"\s+(?:Inc|Ltd|LLC|GmbH|Group|Bank|University|Council|Ministry|College)\b")
-_TITLE_LEFT = {"chief", "deputy", "vice", "senior", "junior", "principal", "lead", "executive", "general",
-               "managing", "acting", "assistant", "associate", "head", "regional", "global", "technical",
-               "finance", "sales", "product", "marketing", "engineering", "data", "research", "design",
-               "operations", "programme", "program", "project", "account", "policy", "interim", "founding"}
-_TITLE_WORDS = TITLE_HEADS | _TITLE_LEFT | {w for k in CANONICAL_TITLES for w in k.replace("-", " ").split()} - {"of", "for"}
+_TITLE_LEFT = {
+    "chief",
+    "deputy",
+    "vice",
+    "senior",
+    "junior",
+    "principal",
+    "lead",
+    "executive",
+    "general",
+    "managing",
+    "acting",
+    "assistant",
+    "associate",
+    "head",
+    "regional",
+    "global",
+    "technical",
+    "finance",
+    "sales",
+    "product",
+    "marketing",
+    "engineering",
+    "data",
+    "research",
+    "design",
+    "operations",
+    "programme",
+    "program",
+    "project",
+    "account",
+    "policy",
+    "interim",
+    "founding",
+}
+_TITLE_WORDS = (
+    TITLE_HEADS | _TITLE_LEFT | {w for k in CANONICAL_TITLES for w in k.replace("-", " ").split()} - {"of", "for"}
+)
 _COMPLEMENT_STOP = {"at", "in", "the", "and", "with", "for", "of", "on", "to", "from", "is", "was", "a", "an"}
 _WORD = re.compile(r"[A-Za-z][\w-]*")
 
@@ -248,8 +310,10 @@ def _all_organisation_spans(text: str) -> tuple[tuple[int, int, str], ...]:
         start = m.start() + raw.find(org) if org in raw else m.start()
         parts = org.split(" and ")
         if len(parts) == 2 and all(looks_like_org(x) for x in parts):  # "Halden Robotics and Orla Insurance"
-            out += [(start, start + len(parts[0]), parts[0]),
-                    (start + len(org) - len(parts[1]), start + len(org), parts[1])]
+            out += [
+                (start, start + len(parts[0]), parts[0]),
+                (start + len(org) - len(parts[1]), start + len(org), parts[1]),
+            ]
             continue
         out.append((start, start + len(org), org))
     return tuple(out)
@@ -265,13 +329,19 @@ def _weak_opener(text: str, start: int, name: str, known: KnownNames, said: Sequ
     key = norm_name(name)
     if gender_of(name) is not None and key not in _ALSO_WORDS:
         return False  # "Greta sent the file": a first name of the lexicon opens sentences as a name
-    return (" " not in name and key not in known.people and key not in known.speakers
-            and key not in known.first_names() and not any(norm_name(n).split()[0] == key for n in said if n)
-            and _SENTENCE_START.search(text, max(0, start - 4), start) is not None)
+    return (
+        " " not in name
+        and key not in known.people
+        and key not in known.speakers
+        and key not in known.first_names()
+        and not any(norm_name(n).split()[0] == key for n in said if n)
+        and _SENTENCE_START.search(text, max(0, start - 4), start) is not None
+    )
 
 
-def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
-                said: Sequence[str] = ()) -> list[EntityMention]:
+def mentions_in(
+    text: str, lo: int, hi: int, known: KnownNames | None = None, said: Sequence[str] = ()
+) -> list[EntityMention]:
     """People, organisations and titles named in text[lo:hi], in order of position."""
     known = known or KnownNames()
     orgs = []
@@ -286,18 +356,19 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
     for a, b, n in orgs:
         in_memory = norm_name(n) in known.organisations
         acronym_only = " " not in n and n.isupper()
-        confirmed = in_memory or looks_like_org(n) and not acronym_only or bool(
-            _WORKPLACE_PREP.search(text, max(0, a - 12), a))
-        found.append(EntityMention(n, "organisation", a, b, text[a:b], "memory" if in_memory else "text",
-                                   confirmed))
+        confirmed = (
+            in_memory or looks_like_org(n) and not acronym_only or bool(_WORKPLACE_PREP.search(text, max(0, a - 12), a))
+        )
+        found.append(EntityMention(n, "organisation", a, b, text[a:b], "memory" if in_memory else "text", confirmed))
     for m in ORG_RX.finditer(text, lo, hi):  # an organisation memory knows, without a head word ("Globex")
         org = org_name(m.group(0))
         if org and norm_name(org) in known.organisations and not looks_like_org(org) and org in m.group(0):
             a = m.start() + m.group(0).find(org)
             if not _inside(orgs, a, a + len(org)) and norm_name(org) not in known.people:
                 orgs.append((a, a + len(org), org))
-                found.append(EntityMention(known.organisations[norm_name(org)], "organisation", a, a + len(org),
-                                           org, "memory"))
+                found.append(
+                    EntityMention(known.organisations[norm_name(org)], "organisation", a, a + len(org), org, "memory")
+                )
     for m in NAME_RX.finditer(text, lo, hi):
         name = person_name(m.group(0))
         if name is None:
@@ -308,14 +379,29 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
         if _inside(orgs, a, b) or any((x, y) == (a, b) for x, y, _n in orgs) or key in known.organisations:
             continue  # "Montreal" of "the Bank of Montreal"; "Globex" known as a company
         person_known = key in known.people or key in known.speakers
-        if _ORGISH_NEXT.match(text, b) or not person_known and (
+        if (
+            _ORGISH_NEXT.match(text, b)
+            or not person_known
+            and (
                 _WORKPLACE_PREP.search(text, max(0, a - 12), a)
-                or " " not in name and _ORG_PREP.search(text, max(0, a - 12), a)):
+                or " " not in name
+                and _ORG_PREP.search(text, max(0, a - 12), a)
+            )
+        ):
             if _WORKPLACE_PREP.search(text, max(0, a - 12), a) and key not in known.people:
                 # "joined Orbis Freight", "at Globex": a place of work; sure of it when two words or more
                 orgs.append((a, b, name))
-                found.append(EntityMention(name, "organisation", a, b, name, "text",
-                                           " " in name and _AT_WORK.search(text, max(0, a - 12), a) is not None))
+                found.append(
+                    EntityMention(
+                        name,
+                        "organisation",
+                        a,
+                        b,
+                        name,
+                        "text",
+                        " " in name and _AT_WORK.search(text, max(0, a - 12), a) is not None,
+                    )
+                )
             continue  # "at Globex", "joined Initech", "a spreadsheet from Contoso": a place, not a person
         if _weak_opener(text, a, name, known, said):
             continue
@@ -323,14 +409,23 @@ def mentions_in(text: str, lo: int, hi: int, known: KnownNames | None = None,
         if " " not in key:
             full = known.full_name(name, said) or known.people.get(key) or name
         kf = norm_name(full)
-        source = "speaker" if kf in known.speakers or key in known.speakers else \
-            "memory" if kf in known.memory or key in known.memory else "text"
-        if _NOT_A_PERSON_WORD.search(name) or any(t.lower() in NOT_ORGS or t.lower() in _PEOPLES
-                                                   or t.lower() in _NOT_NAME_NOUNS for t in name.split()):
+        source = (
+            "speaker"
+            if kf in known.speakers or key in known.speakers
+            else "memory"
+            if kf in known.memory or key in known.memory
+            else "text"
+        )
+        if _NOT_A_PERSON_WORD.search(name) or any(
+            t.lower() in NOT_ORGS or t.lower() in _PEOPLES or t.lower() in _NOT_NAME_NOUNS for t in name.split()
+        ):
             continue  # "Seventeen Pounds", "Euros", "A-levels"; "Wales", "Industrial Design": a place or topic
         confirmed = " " in name or source != "text" or full != name or gender_of(name) is not None
-        vocative = any(v.start("v") <= a < v.end("v") for rx in (VOCATIVE_OPENING, VOCATIVE_CLOSING)
-                       for v in rx.finditer(text, max(lo, a - 40), min(hi, b + 3)))
+        vocative = any(
+            v.start("v") <= a < v.end("v")
+            for rx in (VOCATIVE_OPENING, VOCATIVE_CLOSING)
+            for v in rx.finditer(text, max(lo, a - 40), min(hi, b + 3))
+        )
         found.append(EntityMention(full, "person", a, b, name, source, confirmed, vocative))
     for a, b in _title_runs(text, lo, hi):
         got = parse_title(text[a:b])
@@ -354,7 +449,7 @@ def _title_runs(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
             i += 1
             continue
         j = i
-        while j + 1 < len(words) and words[j + 1][2] in _TITLE_WORDS and text[words[j][1]:words[j + 1][0]].isspace():
+        while j + 1 < len(words) and words[j + 1][2] in _TITLE_WORDS and text[words[j][1] : words[j + 1][0]].isspace():
             j += 1
         heads = [k for k in range(i, j + 1) if words[k][2] in TITLE_HEADS]
         if not heads:
@@ -363,8 +458,12 @@ def _title_runs(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
         end = heads[-1]
         if end + 2 < len(words) and words[end + 1][2] in ("of", "for") and words[end + 2][2] not in _COMPLEMENT_STOP:
             end += 2
-            if end + 1 < len(words) and words[end + 1][2] not in _COMPLEMENT_STOP \
-                    and text[words[end][1]:words[end + 1][0]] == " " and words[end + 1][2] not in TITLE_HEADS:
+            if (
+                end + 1 < len(words)
+                and words[end + 1][2] not in _COMPLEMENT_STOP
+                and text[words[end][1] : words[end + 1][0]] == " "
+                and words[end + 1][2] not in TITLE_HEADS
+            ):
                 end += 1
         out.append((words[i][0], words[end][1]))
         i = max(j, end) + 1
@@ -373,8 +472,9 @@ def _title_runs(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------- pronouns
 
-_PRONOUN_RX = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|he|him|his|she|her|hers|they|them|their|theirs)\b",
-                         re.I)
+_PRONOUN_RX = re.compile(
+    r"\b(?:I|me|my|mine|myself|we|us|our|ours|he|him|his|she|her|hers|they|them|their|theirs)\b", re.I
+)
 _FIRST_SINGULAR = {"i", "me", "my", "mine", "myself"}
 _FIRST_PLURAL = {"we", "us", "our", "ours"}
 _THIRD_PLURAL = {"they", "them", "their", "theirs"}
@@ -392,9 +492,15 @@ def _same(a: str, b: str) -> bool:
     return bool(n) and ta[:n] == tb[:n]
 
 
-def resolve_pronoun(pronoun: str, *, speaker: str | None, before: Sequence[EntityMention],
-                    recent: Sequence[EntityMention] = (), people: Sequence[str] = (),
-                    start: int = 0) -> PronounRef:
+def resolve_pronoun(
+    pronoun: str,
+    *,
+    speaker: str | None,
+    before: Sequence[EntityMention],
+    recent: Sequence[EntityMention] = (),
+    people: Sequence[str] = (),
+    start: int = 0,
+) -> PronounRef:
     """Whom `pronoun` means (see the module docstring); None when nothing exact decides."""
     p = pronoun.lower()
     end = start + len(pronoun)
@@ -451,8 +557,9 @@ def _two_people(people: tuple[str, ...]) -> tuple[str, ...]:
 _RECENT_TURNS = 2
 
 
-def known_names(transcript, store=None, *, owner_names: Sequence[str] = (),
-                attendees: Sequence[str] = ()) -> KnownNames:
+def known_names(
+    transcript, store=None, *, owner_names: Sequence[str] = (), attendees: Sequence[str] = ()
+) -> KnownNames:
     """What the meeting (labels, participants, attendees, the owner) and memory know by name."""
     meeting = [n for n in (*transcript.speakers(), *transcript.participants, *attendees) if n]
     people: dict[str, str] = {}
@@ -462,7 +569,8 @@ def known_names(transcript, store=None, *, owner_names: Sequence[str] = (),
             """SELECT e.kind, e.name, e.norm, list(a.norm) FILTER (WHERE a.norm IS NOT NULL)
                FROM entities e LEFT JOIN aliases a ON a.entity_id = e.id
                WHERE e.merged_into IS NULL AND e.kind IN ('person', 'organisation')
-               GROUP BY e.kind, e.name, e.norm""").fetchall()
+               GROUP BY e.kind, e.name, e.norm"""
+        ).fetchall()
         for kind, name, norm, alias_norms in rows:
             into = people if kind == "person" else orgs
             for key in {norm, *(alias_norms or [])}:
@@ -475,8 +583,9 @@ def known_names(transcript, store=None, *, owner_names: Sequence[str] = (),
     return KnownNames(people=people, organisations=orgs, speakers=speakers, meeting=tuple(meeting), memory=memory)
 
 
-def find_mentions(transcript, store=None, *, owner_names: Sequence[str] = (),
-                  attendees: Sequence[str] = ()) -> list[SentenceMentions]:
+def find_mentions(
+    transcript, store=None, *, owner_names: Sequence[str] = (), attendees: Sequence[str] = ()
+) -> list[SentenceMentions]:
     """Every English sentence's mentions and pronouns (see the module docstring)."""
     from backchannel.extraction.rules.core import sentences
     from backchannel.extraction.rules.ja.relations import is_japanese
@@ -498,11 +607,18 @@ def find_mentions(transcript, store=None, *, owner_names: Sequence[str] = (),
             for pm in _PRONOUN_RX.finditer(text, s0, s1):
                 if pm.group(0) == "I" or pm.group(0).lower() != "i":
                     before = [m for m in (*this_turn, *found) if m.end <= pm.start()]
-                    sm.pronouns.append(resolve_pronoun(pm.group(0), speaker=u.speaker, before=before,
-                                                       recent=recent, people=people, start=pm.start()))
+                    sm.pronouns.append(
+                        resolve_pronoun(
+                            pm.group(0),
+                            speaker=u.speaker,
+                            before=before,
+                            recent=recent,
+                            people=people,
+                            start=pm.start(),
+                        )
+                    )
             this_turn.extend(found)
             said.extend(m.name for m in found if m.kind == "person" and " " in m.name)
             out.append(sm)
         turns.append(this_turn)
     return out
-

@@ -35,9 +35,28 @@ _GENERIC_LABEL = re.compile(
 )
 _LABEL_NOTE = re.compile(r"\s*\(.*\)\s*$")  # a trailing "(riding, party)" or "(title)" after a name
 _ROLE_WORDS = {
-    "project manager", "marketing", "marketing expert", "user interface", "industrial designer",
-    "professor", "phd", "grad", "postdoc", "chairman", "chair", "the chair", "clerk", "presenter",
-    "narrator", "audience", "everyone", "all", "crowd", "group", "team", "unknown",
+    "project manager",
+    "marketing",
+    "marketing expert",
+    "user interface",
+    "industrial designer",
+    "professor",
+    "phd",
+    "grad",
+    "postdoc",
+    "chairman",
+    "chair",
+    "the chair",
+    "clerk",
+    "presenter",
+    "narrator",
+    "audience",
+    "everyone",
+    "all",
+    "crowd",
+    "group",
+    "team",
+    "unknown",
 }
 
 
@@ -73,7 +92,9 @@ def looks_like_person_name(label: str) -> bool:
     if norm_name(s) in _ROLE_WORDS or len(s.split()) > 4 or s.split()[0].lower() == "the":
         return False  # "The Acting Chair", "The Clerk": a seat, not a name
     words = [w for w in re.split(r"[\s\-]+", s) if w]
-    return all(w[0].isupper() or w.lower() in {"de", "van", "von", "da", "di", "le", "la", "du", "del", "der"} for w in words)
+    return all(
+        w[0].isupper() or w.lower() in {"de", "van", "von", "da", "di", "le", "la", "du", "del", "der"} for w in words
+    )
 
 
 @dataclass
@@ -111,7 +132,9 @@ class SourceResolver:
             rows = self.store.con.execute(
                 """SELECT split_part(norm, ' ', 1) AS first, id, kind, name, is_owner FROM entities
                    WHERE kind = 'person' AND merged_into IS NULL AND contains(norm, ' ')
-                     AND list_contains(?, split_part(norm, ' ', 1)) ORDER BY id""", [firsts]).fetchall()
+                     AND list_contains(?, split_part(norm, ' ', 1)) ORDER BY id""",
+                [firsts],
+            ).fetchall()
             for first, *rest in rows:
                 self._by_first[first].append(entities.Entity(rest[0], rest[1], rest[2], bool(rest[3])))
 
@@ -171,8 +194,11 @@ class SourceResolver:
         """The one label of this meeting that names who holds this seat ("The Chair" ->
         "The Chair (Hon. Anthony Rota (...))"); None when none or several do."""
         seat = norm_name(label)
-        holders = {lab for lab in self.labels if lab != label and norm_name(_LABEL_NOTE.sub("", lab)) == seat
-                   and label_person(lab) is not None}
+        holders = {
+            lab
+            for lab in self.labels
+            if lab != label and norm_name(_LABEL_NOTE.sub("", lab)) == seat and label_person(lab) is not None
+        }
         people = {norm_name(label_person(lab) or "") for lab in holders}
         return sorted(holders)[0] if len(people) == 1 else None
 
@@ -266,8 +292,11 @@ class SourceResolver:
         said here; else, among the people memory knows by it (alias or full name), the one
         present here or the only one. Several and nothing to choose: the most recent, recorded
         as ambiguous. None: nobody by that first name (plain alias matching decides)."""
-        here = {norm_name(p): p for p in self.meeting_names if " " in norm_name(p)
-                and norm_name(p).split(" ")[0] == first and norm_name(p) not in self.owner_norms}
+        here = {
+            norm_name(p): p
+            for p in self.meeting_names
+            if " " in norm_name(p) and norm_name(p).split(" ")[0] == first and norm_name(p) not in self.owner_norms
+        }
         if len(here) == 1:
             eid = self.mention(next(iter(here.values())), "person")
             self._alias(eid, surface)

@@ -127,16 +127,19 @@ def _template(name: str) -> Template:
     return Template((resources.files("backchannel.extraction") / "prompts" / name).read_text(encoding="utf-8"))
 
 
-def model_layer(store: Store, name: str, kind: str, cands: list[Candidate], gateway: Any,
-                run_id: str | None) -> tuple[int | None, float]:
+def model_layer(
+    store: Store, name: str, kind: str, cands: list[Candidate], gateway: Any, run_id: str | None
+) -> tuple[int | None, float]:
     from backchannel.agent.models import GatewayError
     from backchannel.agent.schemas import ResolutionAnswer
 
-    listing = "\n".join(f"- id {c.entity_id}: {c.name}" + (f" (also: {', '.join(c.names)})" if c.names else "")
-                        for c in cands)
-    messages = [{"role": "system", "content": _template("resolve_system.md").template},
-                {"role": "user", "content": _template("resolve_user.md").substitute(
-                    name=name, kind=kind, candidates=listing)}]
+    listing = "\n".join(
+        f"- id {c.entity_id}: {c.name}" + (f" (also: {', '.join(c.names)})" if c.names else "") for c in cands
+    )
+    messages = [
+        {"role": "system", "content": _template("resolve_system.md").template},
+        {"role": "user", "content": _template("resolve_user.md").substitute(name=name, kind=kind, candidates=listing)},
+    ]
     try:
         c = gateway.complete("resolve", messages, run_id=run_id, response_model=ResolutionAnswer, max_tokens=200)
     except GatewayError as exc:
@@ -151,8 +154,9 @@ def model_layer(store: Store, name: str, kind: str, cands: list[Candidate], gate
     return None, answer.confidence
 
 
-def resolve_extra(store: Store, name: str, kind: str, *, gateway: Any = None,
-                  run_id: str | None = None) -> tuple[int | None, str, float]:
+def resolve_extra(
+    store: Store, name: str, kind: str, *, gateway: Any = None, run_id: str | None = None
+) -> tuple[int | None, str, float]:
     """(entity id or None, method, score) for a surface name that exact and alias
     matching did not resolve. method is fuzzy, embedding, model or none."""
     n = norm_name(name)

@@ -54,8 +54,9 @@ from backchannel.extraction.rules.core import Ctx, same_person, sentences
 from backchannel.memory.text import norm_name
 
 
-def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
-                   known_people: frozenset[str] = frozenset()) -> list[ExtractedAssertion]:
+def qualify_claims(
+    transcript: Transcript, items: list[ExtractedAssertion], known_people: frozenset[str] = frozenset()
+) -> list[ExtractedAssertion]:
     """`items` with negated, hypothetical and retracted claims removed, hedges marked, and
     quoted speech attributed to whoever is quoted."""
     by_idx = {u.idx: u for u in transcript.utterances}
@@ -64,8 +65,11 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
     # is one long text, and most turns hold no claim, no retraction and no quote.
     spans = _SentenceCache(by_idx)
     cancelled = _retracted_sentences(transcript, spans)
-    frames = {u.idx: _frames(u, spans[u.idx], transcript, order, known_people) for u in transcript.utterances
-              if u.text and _may_quote(u.text)}
+    frames = {
+        u.idx: _frames(u, spans[u.idx], transcript, order, known_people)
+        for u in transcript.utterances
+        if u.text and _may_quote(u.text)
+    }
     out = []
     for a in items:
         u = by_idx.get(a.utterance_idx)
@@ -75,7 +79,7 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
         s0, s1 = _sentence_of(spans[u.idx], u.text, a.span_start)
         sent = u.text[s0:s1]
         core = _core_end(u.text, a)
-        if (u.idx, s0) in cancelled or SARCASM_OPEN.match(sent) or RETRACT_TAIL.search(u.text[min(core, s1):s1]):
+        if (u.idx, s0) in cancelled or SARCASM_OPEN.match(sent) or RETRACT_TAIL.search(u.text[min(core, s1) : s1]):
             continue
         # Offsets below are within the sentence; hedges blanked so they read as neither
         # negation ("I'm not sure") nor condition ("if I remember correctly").
@@ -84,13 +88,22 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
         clause = _clause_start(masked, rel)
         # An ended tie ("I'd never work with X again", meaning/stage.py) is said with a negation:
         # the negation ends the tie, it does not deny that there was one.
-        if a.predicate != "committed_to" and a.stance != "ended" and (
-                NEGATION.search(masked, clause, rel) or HYPOTHETICAL.search(masked, clause, rel)):
+        if (
+            a.predicate != "committed_to"
+            and a.stance != "ended"
+            and (NEGATION.search(masked, clause, rel) or HYPOTHETICAL.search(masked, clause, rel))
+        ):
             continue
         if HEDGE.search(sent) and "hedged" not in a.trust_reasons:
             a = replace(a, trust_reasons=(*a.trust_reasons, "hedged"))
-        frame = next((f for f in frames.get(u.idx, []) if f.body_start <= core < f.end
-                      or (core == a.span_end and f.body_start < core <= f.end)), None)
+        frame = next(
+            (
+                f
+                for f in frames.get(u.idx, [])
+                if f.body_start <= core < f.end or (core == a.span_end and f.body_start < core <= f.end)
+            ),
+            None,
+        )
         if frame is not None:
             a = _reported(a, frame)
             if a is None:
@@ -101,6 +114,7 @@ def qualify_claims(transcript: Transcript, items: list[ExtractedAssertion],
 
 # ---------------------------------------------------------------- positions
 
+
 def _sentence_of(spans: list[tuple[int, int]], text: str, pos: int) -> tuple[int, int]:
     """The sentence (of `spans`, those of `text`) that holds `pos`, or the next one."""
     i = bisect_right(spans, (pos, len(text) + 1)) - 1
@@ -108,7 +122,7 @@ def _sentence_of(spans: list[tuple[int, int]], text: str, pos: int) -> tuple[int
         return spans[i]
     if i + 1 < len(spans):
         return spans[i + 1]
-    return (spans[-1] if spans else (0, len(text)))
+    return spans[-1] if spans else (0, len(text))
 
 
 def _core_end(text: str, a: ExtractedAssertion) -> int:
@@ -179,12 +193,14 @@ def _previous_turn(utts: list[Utterance], k: int) -> Utterance | None:
 
 # ---------------------------------------------------------------- reported speech
 
+
 def _may_quote(text: str) -> bool:
     """A cheap test before the frame search: quote marks, or a say-verb frame."""
-    if any(q in text for q in "\"“«"):
+    if any(q in text for q in '"“«'):
         return True
     return SAY_HINT.search(text.lower()) is not None and (
-        FRAME.search(text) is not None or ANY_DIRECT.search(text) is not None)
+        FRAME.search(text) is not None or ANY_DIRECT.search(text) is not None
+    )
 
 
 class _Frame:
@@ -196,11 +212,11 @@ class _Frame:
         self.start, self.body_start, self.end, self.who, self.direct = start, body_start, end, who, direct
 
 
-def _frames(u: Utterance, sents: list[tuple[int, int]], transcript: Transcript, order: list[int],
-            known: frozenset[str]) -> list[_Frame]:
+def _frames(
+    u: Utterance, sents: list[tuple[int, int]], transcript: Transcript, order: list[int], known: frozenset[str]
+) -> list[_Frame]:
     text = u.text
-    ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=0, s1=len(text), anchor=None, out=[],
-              known_people=known)
+    ctx = Ctx(utt_idx=u.idx, speaker=u.speaker, text=text, s0=0, s1=len(text), anchor=None, out=[], known_people=known)
     out: list[_Frame] = []
     for m in FRAME.finditer(text):
         raw = m.group("who")
@@ -220,8 +236,11 @@ def _frames(u: Utterance, sents: list[tuple[int, int]], transcript: Transcript, 
         if opened:
             close = QUOTE_CLOSE.search(text, m.end())
             end = close.start() if close else len(text)
-        who = None if norm_name(raw) in NOBODY_IN_PARTICULAR else _speaker_of_frame(
-            ctx, raw, m.start(), transcript, order)
+        who = (
+            None
+            if norm_name(raw) in NOBODY_IN_PARTICULAR
+            else _speaker_of_frame(ctx, raw, m.start(), transcript, order)
+        )
         out.append(_Frame(m.start(), m.end(), max(end, m.end()), who, direct))
     # A direct quote after a say-verb whose sayer is no name ("someone at the bar said: I ..."):
     # its first person is nobody we know.
@@ -239,8 +258,10 @@ def _frames(u: Utterance, sents: list[tuple[int, int]], transcript: Transcript, 
     return out
 
 
-_CLAUSE_OPENERS = re.compile(r"\s*(?:I|he|she|they|we|it|there|the|a|an|his|her|their|my|our|je|j['’]|il|elle|ils"
-                             r"|elles|on|nous|le|la|les|l['’]|un|une|" + NAME + r")\b")
+_CLAUSE_OPENERS = re.compile(
+    r"\s*(?:I|he|she|they|we|it|there|the|a|an|his|her|their|my|our|je|j['’]|il|elle|ils"
+    r"|elles|on|nous|le|la|les|l['’]|un|une|" + NAME + r")\b"
+)
 
 
 def _starts_clause(text: str, pos: int) -> bool:
@@ -258,7 +279,7 @@ def _speaker_of_frame(ctx: Ctx, raw: str, pos: int, transcript: Transcript, orde
     # "She told the whole room: ..." right after a turn that named her.
     k = order.index(ctx.utt_idx)
     names = set()
-    for u in transcript.utterances[max(0, k - 2):k]:
+    for u in transcript.utterances[max(0, k - 2) : k]:
         for m in NAME_RX.finditer(u.text or ""):
             n = person_name(m.group(0))
             if n and not (ctx.speaker and same_person(n, ctx.speaker)):

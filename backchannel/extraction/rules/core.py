@@ -25,9 +25,50 @@ from backchannel.extraction.mentions.stage import (
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.memory.text import norm_name
 
-_ABBREV = {"dr", "mr", "mrs", "ms", "prof", "st", "inc", "ltd", "co", "corp", "jr", "sr", "vs", "no", "e.g", "i.e",
-           "etc", "hon", "rt", "mt", "gen", "sen", "rep", "gov", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
-           "sep", "sept", "oct", "nov", "dec", "mx", "messrs", "approx", "dept", "fig", "al"}
+_ABBREV = {
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "prof",
+    "st",
+    "inc",
+    "ltd",
+    "co",
+    "corp",
+    "jr",
+    "sr",
+    "vs",
+    "no",
+    "e.g",
+    "i.e",
+    "etc",
+    "hon",
+    "rt",
+    "mt",
+    "gen",
+    "sen",
+    "rep",
+    "gov",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "mx",
+    "messrs",
+    "approx",
+    "dept",
+    "fig",
+    "al",
+}
 _SENT_END = re.compile(r"[.!?…]+(?=[\s\"'”’)\]]|$)")
 _PREV_WORD = re.compile(r"([\w.]+)$")
 _CLAUSE_STOP = re.compile(r"[;:]")
@@ -97,7 +138,7 @@ class Ctx:
 
     @property
     def sent(self) -> str:
-        return self.text[self.s0:self.s1]
+        return self.text[self.s0 : self.s1]
 
     # ------------------------------------------------------------ mentions
 
@@ -121,10 +162,14 @@ class Ctx:
         spans = [sp for sp in organisation_spans(self.text, self.s0, self.s1) if name in sp[2]]
         if not spans:
             return False
-        hits = [m.start() for m in re.finditer(r"(?<![\w'’-])" + re.escape(name) + r"(?![\w-])", self.text[:self.s1])
-                if m.start() >= self.s0]
+        hits = [
+            m.start()
+            for m in re.finditer(r"(?<![\w'’-])" + re.escape(name) + r"(?![\w-])", self.text[: self.s1])
+            if m.start() >= self.s0
+        ]
         return bool(hits) and all(
-            any(a <= h and h + len(name) <= b and (a, b) != (h, h + len(name)) for a, b, _o in spans) for h in hits)
+            any(a <= h and h + len(name) <= b and (a, b) != (h, h + len(name)) for a, b, _o in spans) for h in hits
+        )
 
     def by_surname(self, surname: str) -> Mention | None:
         """The one speaker of this meeting whose name ends with `surname`, by their name
@@ -144,8 +189,11 @@ class Ctx:
 
     def weak_name(self, name: str, start: int, text: str | None = None) -> bool:
         """A one-word name that opens its sentence ("Funny story, ...") may be no name at all."""
-        return " " not in name and norm_name(name) not in self.known_people and _SENTENCE_START.search(
-            self.text if text is None else text, max(0, start - 4), start) is not None
+        return (
+            " " not in name
+            and norm_name(name) not in self.known_people
+            and _SENTENCE_START.search(self.text if text is None else text, max(0, start - 4), start) is not None
+        )
 
     def _named(self, start: int, end: int, text: str, strict: bool) -> list[tuple[str, str, bool]]:
         """(normalised, name, weak) of every person (not the speaker) named in text[start:end]."""
@@ -153,8 +201,11 @@ class Ctx:
         orgs = organisation_spans(text, max(0, start - 60), end)
         for m in NAME_RX.finditer(text, start, end):
             n = person_name(m.group(0))
-            if not n or _followed_by_org_word(text, m.end()) or _ORG_BEFORE.search(
-                    text, max(0, m.start() - 12), m.start()):
+            if (
+                not n
+                or _followed_by_org_word(text, m.end())
+                or _ORG_BEFORE.search(text, max(0, m.start() - 12), m.start())
+            ):
                 continue
             if any(a <= m.start() and m.end() <= b for a, b, _o in orgs):
                 continue  # "Montreal" of "the Bank of Montreal": a fragment of an organisation
@@ -165,19 +216,21 @@ class Ctx:
                 continue  # "Happy to.", "Glad to hear it", "Most of them": an adjective, not a rival name
             found.append((norm_name(n), n, weak))
         if strict:  # a weak one-word name said elsewhere as a place of work ("at Globex") is no person
-            found = [f for f in found if not f[2] or not re.search(
-                r"\b(?:at|joined|left)\s+" + re.escape(f[1]) + r"\b", text)]
+            found = [
+                f
+                for f in found
+                if not f[2] or not re.search(r"\b(?:at|joined|left)\s+" + re.escape(f[1]) + r"\b", text)
+            ]
         return found
 
     def _one(self, found: list[tuple[str, str, bool]], strict: bool) -> Mention | None:
-        for pool in ((found,) if strict else (found, [f for f in found if not f[2]])):
+        for pool in (found,) if strict else (found, [f for f in found if not f[2]]):
             distinct = {k: n for k, n, _w in pool}
             if len(distinct) == 1:
                 return self.person(next(iter(distinct.values())))
         return None
 
-    def the_one_person(self, start: int, end: int, text: str | None = None, *,
-                       strict: bool = False) -> Mention | None:
+    def the_one_person(self, start: int, end: int, text: str | None = None, *, strict: bool = False) -> Mention | None:
         """The single person (not the speaker) named in text[start:end] (this utterance's
         text unless `text` is given); a sentence-initial one-word name only counts when
         nobody else is named. `strict`: every name counts (across turns a guess is worse
@@ -198,8 +251,12 @@ class Ctx:
 
         start = max(0, pos - _REACH)
         # Whom this turn speaks to ("No worries, Nadia.", "Thanks for coming, Nadia.") is "you", not "she".
-        addressed = {norm_name(n) for rx in (VOCATIVE_OPENING, VOCATIVE_CLOSING)
-                     for m in rx.finditer(self.text, start, pos) if (n := person_name(m.group("v")))}
+        addressed = {
+            norm_name(n)
+            for rx in (VOCATIVE_OPENING, VOCATIVE_CLOSING)
+            for m in rx.finditer(self.text, start, pos)
+            if (n := person_name(m.group("v")))
+        }
 
         def fits(f: tuple[str, str, bool]) -> bool:
             if gender and gender_of(f[1]) not in (None, gender):
@@ -207,8 +264,11 @@ class Ctx:
             return not any(same_person(f[1], p) for p in two) and f[0] not in addressed
 
         found = self._one([f for f in self._named(start, pos, self.text, False) if fits(f)], False)
-        if found is None and self.context_before and not any(
-                person_name(m.group(0)) for m in NAME_RX.finditer(self.text, start, pos)):
+        if (
+            found is None
+            and self.context_before
+            and not any(person_name(m.group(0)) for m in NAME_RX.finditer(self.text, start, pos))
+        ):
             cb = self.context_before
             return self._one([f for f in self._named(0, len(cb), cb, True) if fits(f)], True)
         return found
@@ -223,10 +283,10 @@ class Ctx:
         account manager"); when this utterance names none before it, the one named in the
         turns just before ("We're talking to Hooli." / "Their head of partnerships is Rosa
         Diaz"); None when there is none, or more than one, or the name is a person's."""
-        here = self._orgs_named(self.text[max(0, pos - _THEIR_REACH):pos])
+        here = self._orgs_named(self.text[max(0, pos - _THEIR_REACH) : pos])
         if here:
             return Mention(here.pop(), "organisation") if len(here) == 1 else None
-        if self.context_before and not self._orgs_named(self.text[max(0, pos - _REACH):pos]):
+        if self.context_before and not self._orgs_named(self.text[max(0, pos - _REACH) : pos]):
             before = self._orgs_named(self.context_before)
             if len(before) == 1:
                 return Mention(before.pop(), "organisation")
@@ -241,8 +301,11 @@ class Ctx:
             if org is None or org.split()[0].lower() in STOP:
                 continue
             key = norm_name(org)
-            if key in self.known_people or key in first_names or (
-                    not looks_like_org(org) and person_name(org) and len(org.split()) > 1):
+            if (
+                key in self.known_people
+                or key in first_names
+                or (not looks_like_org(org) and person_name(org) and len(org.split()) > 1)
+            ):
                 continue
             if self.speaker and same_person(org, self.speaker):
                 continue
@@ -256,8 +319,9 @@ class Ctx:
             self._dates = [(self.s0 + a, self.s0 + b, p) for a, b, p in find_date_phrases(self.sent)]
         return self._dates
 
-    def date_for(self, start: int, end: int, *, near: int | None = None, limit: int | None = None,
-                 past: bool = False) -> DateRange | None:
+    def date_for(
+        self, start: int, end: int, *, near: int | None = None, limit: int | None = None, past: bool = False
+    ) -> DateRange | None:
         """The date phrase that belongs to the match [start, end): the first one
         inside or after it in the same clause, else the last one before it.
         With `near`, only a phrase starting within `near` characters after the match;
@@ -313,10 +377,23 @@ class Ctx:
 
     # ------------------------------------------------------------ emission
 
-    def emit(self, predicate: str, subject: Mention, start: int, end: int, *, obj: Mention | None = None,
-             literal: str | None = None, qualifier: str | None = None, dr: DateRange | None = None,
-             valid_from: date | None = None, valid_to: date | None = None, modality: str | None = None,
-             confidence: float = 0.6, quote_span: tuple[int, int] | None = None) -> None:
+    def emit(
+        self,
+        predicate: str,
+        subject: Mention,
+        start: int,
+        end: int,
+        *,
+        obj: Mention | None = None,
+        literal: str | None = None,
+        qualifier: str | None = None,
+        dr: DateRange | None = None,
+        valid_from: date | None = None,
+        valid_to: date | None = None,
+        modality: str | None = None,
+        confidence: float = 0.6,
+        quote_span: tuple[int, int] | None = None,
+    ) -> None:
         if obj is not None and obj.is_speaker and subject.is_speaker:
             return
         if obj is not None and same_person(obj.name, subject.name):
@@ -326,18 +403,36 @@ class Ctx:
             # "I'll send you a spreadsheet from 2011": a year said in passing is no due date; a
             # later phrase of the same clause that can be one is ("... from 2011 by Friday").
             due_before = valid_to
-            dr = next((r for r in (resolve_phrase(p, self.anchor) for x, _y, p in self.dates() if a <= x < b)
-                       if r.phrase != dr.phrase and can_be_due(r, self.anchor) and (r.end or r.start)), None)
+            dr = next(
+                (
+                    r
+                    for r in (resolve_phrase(p, self.anchor) for x, _y, p in self.dates() if a <= x < b)
+                    if r.phrase != dr.phrase and can_be_due(r, self.anchor) and (r.end or r.start)
+                ),
+                None,
+            )
             if due_before is not None:
                 valid_to = (dr.end or dr.start) if dr else None
         if modality is None:
             modality = "stated" if subject.is_speaker else "reported"
-        self.out.append(ExtractedAssertion(
-            subject=subject, predicate=predicate, utterance_idx=self.utt_idx, span_start=a, span_end=b,
-            quote=self.text[a:b], object=obj, object_literal=literal, qualifier=qualifier,
-            valid_from=valid_from, valid_to=valid_to, date_phrase=dr.phrase if dr else None,
-            modality=modality, confidence=confidence,
-        ))
+        self.out.append(
+            ExtractedAssertion(
+                subject=subject,
+                predicate=predicate,
+                utterance_idx=self.utt_idx,
+                span_start=a,
+                span_end=b,
+                quote=self.text[a:b],
+                object=obj,
+                object_literal=literal,
+                qualifier=qualifier,
+                valid_from=valid_from,
+                valid_to=valid_to,
+                date_phrase=dr.phrase if dr else None,
+                modality=modality,
+                confidence=confidence,
+            )
+        )
 
 
 _TITLE_ABBREV = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame"}

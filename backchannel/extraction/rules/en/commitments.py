@@ -49,15 +49,19 @@ _DELIVER_VERBS = (
     r"|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
     r"|deliver|provide|submit|organi[sz]e"
     # issue 11: what real meetings promise (ministers, committees, research groups)
-    r"|publish|issue|release|order|bring\s+forward|make\s+sure|ensure")
+    r"|publish|issue|release|order|bring\s+forward|make\s+sure|ensure"
+)
 # Verbs of keeping in touch: a promise only with a due date or a real topic.
 _SOCIAL_VERBS = (
     rf"follow\s+up|work\s+(?:closely\s+)?with{_TO_PERSON}|(?:get|come|report)\s+back\s+to{_TO_PERSON}"
     rf"|(?:reach\s+out\s+to|contact|call|ring|phone){_TO_PERSON}"
-    r"|let\s+(?:you|\w+)\s+know|drop\s+\w+\s+a\s+(?:line|note|email)")
+    r"|let\s+(?:you|\w+)\s+know|drop\s+\w+\s+a\s+(?:line|note|email)"
+)
 # Everyday verbs that make a promise only with a due date ("I'll check it by Monday").
-_WEAK_VERBS = (r"check|look\s+into|find\s+out|review|update|finish|complete|fix|sort\s+out|talk\s+to|speak\s+to"
-               r"|ask|write|do|get|pick\s+up")
+_WEAK_VERBS = (
+    r"check|look\s+into|find\s+out|review|update|finish|complete|fix|sort\s+out|talk\s+to|speak\s+to"
+    r"|ask|write|do|get|pick\s+up"
+)
 # Verbs whose object may be a bare noun ("publish guidance", "order laptops", "bring forward legislation").
 _BARE_OBJECT_VERBS = re.compile(r"publish|issue|release|order|bring\s+forward|send\s+(?:out|around|round)", re.I)
 _BARE_OBJECT = re.compile(r"\s+(?!(?:later|soon|too|then|now|again|tomorrow|today|it|that|this|them)\b)[a-z][a-z-]{2,}")
@@ -66,52 +70,74 @@ _BARE_OBJECT = re.compile(r"\s+(?!(?:later|soon|too|then|now|again|tomorrow|toda
 _INQUIRY = re.compile(r"look\s+into|find\s+out", re.I)
 _INQUIRY_TOPIC = re.compile(
     r"\s+(?:(?:what|how|why|whether|where|who|which|when)\b|(?:the|this|that|these|those|your|our|his|her|their)"
-    r"\s+(?:particular\s+|specific\s+|individual\s+)?(?!(?:one|ones|thing|things|stuff|bit)\b)[a-z][\w-]{2,})")
-_MODAL = (r"\s?(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]re\s+going\s+to"
-          r"|\s+are\s+going\s+to|\s+is\s+going\s+to|\s?['’]s\s+going\s+to"
-          r"|\s?['’](?:m|re|s)\s+gon\s?na|\s+(?:am|are|is)\s+gon\s?na"
-          # an offer made gladly: "I'm happy to look into it", "we'll be glad to send it"
-          r"|\s?(?:['’]m|['’]re|\s+am|\s+are|['’]ll\s+be|\s+will\s+be)\s+(?:very\s+|quite\s+|more\s+than\s+|really\s+)?"
-          r"(?:happy|glad|pleased)\s+to)")
+    r"\s+(?:particular\s+|specific\s+|individual\s+)?(?!(?:one|ones|thing|things|stuff|bit)\b)[a-z][\w-]{2,})"
+)
+_MODAL = (
+    r"\s?(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]re\s+going\s+to"
+    r"|\s+are\s+going\s+to|\s+is\s+going\s+to|\s?['’]s\s+going\s+to"
+    r"|\s?['’](?:m|re|s)\s+gon\s?na|\s+(?:am|are|is)\s+gon\s?na"
+    # an offer made gladly: "I'm happy to look into it", "we'll be glad to send it"
+    r"|\s?(?:['’]m|['’]re|\s+am|\s+are|['’]ll\s+be|\s+will\s+be)\s+(?:very\s+|quite\s+|more\s+than\s+|really\s+)?"
+    r"(?:happy|glad|pleased)\s+to)"
+)
 # "Marc said he'd send ...", "Marc promised to send ...": someone else's promise, told by the speaker.
-_REPORTED = (rf"(?P<rep>{NAME})\s+(?:said|promised|agreed|told\s+(?:me|us|you))\s+(?:that\s+)?"
-             r"(?:he|she)\s?(?:['’]d|['’]ll|\s+would|\s+will)"
-             rf"|(?P<prom>{NAME}|\bI|\b[Ww]e)\s+(?:promised|agreed|offered)\s+"
-             rf"(?:(?P<pto>you|me|us|him|her|{NAME})\s+)?to")
+_REPORTED = (
+    rf"(?P<rep>{NAME})\s+(?:said|promised|agreed|told\s+(?:me|us|you))\s+(?:that\s+)?"
+    r"(?:he|she)\s?(?:['’]d|['’]ll|\s+would|\s+will)"
+    rf"|(?P<prom>{NAME}|\bI|\b[Ww]e)\s+(?:promised|agreed|offered)\s+"
+    rf"(?:(?P<pto>you|me|us|him|her|{NAME})\s+)?to"
+)
 _PROMISE = (
     r"\s+(?:(?:definitely|certainly|just|also|then|personally|quickly|make\s+sure\s+to|try\s+and|try\s+to)\s+)*"
     rf"(?P<verb>(?P<deliver>{_DELIVER_VERBS})|(?P<social>{_SOCIAL_VERBS})|(?P<weak>{_WEAK_VERBS}))"
-    rf"\b(?P<rest>[^.;!?]*)")
+    rf"\b(?P<rest>[^.;!?]*)"
+)
 _COMMIT = re.compile(
     # "My producer, Tariq Aziz, will follow up with you": a name in apposition keeps its comma
     rf"(?:(?P<subj>\b[Ii]|\b[Ww]e|\b[Hh]e|\b[Ss]he|{NAME})(?:(?<=[a-z]),(?=\s+will\b))?{_MODAL}|\b(?P<letme>[Ll]et\s+me)"
     # an offer of a deliverable: "I can send you the deck", "I can certainly provide a printed copy"
     r"|\b(?P<can>I)\s+can(?:\s+(?:certainly|definitely|also|easily))?(?=\s+(?:" + _DELIVER_VERBS + r")\b))"
-    rf"{_PROMISE}")
+    rf"{_PROMISE}"
+)
 # Reported promises are rarer and their pattern dearer: offline.py runs them only after their own triggers.
 _COMMIT_REPORTED = re.compile(rf"(?:{_REPORTED}){_PROMISE}")
-_HEDGE = re.compile(r"\b(?:if|maybe|perhaps|probably|might|unless|whether|hopefully|would|could|not|never|say|says|"
-                    r"said|wonder|suppose)\b|n['’]t\b", re.I)
-_OBJECT_START = re.compile(r"\s+(?:you|him|her|them|us|me|it|this|that|the|a|an|our|my|your|his|their|some|those|"
-                           rf"these|over|to|with|on|up|back|everyone|everybody|he|she|they|we|whoever|{NAME})\b")
+_HEDGE = re.compile(
+    r"\b(?:if|maybe|perhaps|probably|might|unless|whether|hopefully|would|could|not|never|say|says|"
+    r"said|wonder|suppose)\b|n['’]t\b",
+    re.I,
+)
+_OBJECT_START = re.compile(
+    r"\s+(?:you|him|her|them|us|me|it|this|that|the|a|an|our|my|your|his|their|some|those|"
+    rf"these|over|to|with|on|up|back|everyone|everybody|he|she|they|we|whoever|{NAME})\b"
+)
 _PROMISE_CUT = re.compile(
     # a quote mark ends the promise; an apostrophe of "he's", "we'll" (even spaced: "he 's") does not
     r"['’](?!(?:s|ll|re|m|ve|d|t)\b)|[\"“”‘]|-\s|\s+or\b|,\s*(?:and|but|so|then|because|which|okay|ok|alright|right)\b"
-    r"|\s+(?:and\s+then|so\s+that|because|but)\b|\s+(?:okay|ok|alright|yeah|right)\s*$")
+    r"|\s+(?:and\s+then|so\s+that|because|but)\b|\s+(?:okay|ok|alright|yeah|right)\s*$"
+)
 _FILLER_END = re.compile(
     r"(?:\s+(?:as\s+well|too|then|okay|ok|alright|yeah|right|please|again|now|later|soon|sometime"
-    r"|at\s+some\s+point|when\s+I\s+can|in\s+a\s+bit|in\s+a\s+while))+\s*$")
+    r"|at\s+some\s+point|when\s+I\s+can|in\s+a\s+bit|in\s+a\s+while))+\s*$"
+)
 # A social verb's topic: "get back to you on the pricing"; "on that", "about it" are no topic.
-_TOPIC = re.compile(r"\b(?:about|on|regarding|re|with)\s+(?!(?:it|that|this|them|those|these|things?|stuff|"
-                    r"everything|something|anything)\b)(?:the\s+|our\s+|your\s+|my\s+)?[\w-]{3,}", re.I)
+_TOPIC = re.compile(
+    r"\b(?:about|on|regarding|re|with)\s+(?!(?:it|that|this|them|those|these|things?|stuff|"
+    r"everything|something|anything)\b)(?:the\s+|our\s+|your\s+|my\s+)?[\w-]{3,}",
+    re.I,
+)
 # Objects that are courtesies, not deliverables.
-_SMALL_TALK_OBJECT = re.compile(r"\b(?:my|our)\s+(?:best|love|regards|thanks|condolences|congratulations|wishes)\b"
-                                r"|\b(?:love|regards|greetings|best\s+wishes|thoughts|prayers)\b", re.I)
+_SMALL_TALK_OBJECT = re.compile(
+    r"\b(?:my|our)\s+(?:best|love|regards|thanks|condolences|congratulations|wishes)\b"
+    r"|\b(?:love|regards|greetings|best\s+wishes|thoughts|prayers)\b",
+    re.I,
+)
 # "before our next meeting", "before we meet again", "by next time": due at the next meeting.
 NEXT_MEETING = re.compile(
     r"\b(?:before|by|for|ahead\s+of|prior\s+to)\s+(?:our|the|your)\s+next\s+(?:meeting|call|catch-?up|session|sync"
     r"|check-?in|conversation|chat)\b|\bbefore\s+we\s+(?:next\s+)?(?:meet|speak|talk)(?:\s+again|\s+next)?\b"
-    r"|\b(?:by|before)\s+next\s+time\b", re.I)
+    r"|\b(?:by|before)\s+next\s+time\b",
+    re.I,
+)
 # Whom a deliverable goes to: the word right after the verb ("send Fatima the quote",
 # "send you the deck"), or "to/with X" later ("share the deck with Fatima").
 _DIRECT_TO = re.compile(rf"\s+(?P<r>you|me|us|him|her|them|{NAME})\b")
@@ -164,13 +190,13 @@ def _who(ctx: Ctx, subj: Mention, m: re.Match, word: str) -> Mention | None:
 
 
 def rule_commitment(ctx: Ctx) -> None:
-    """"I'll send you X", "Marc will send you X", "let me draft X"."""
+    """ "I'll send you X", "Marc will send you X", "let me draft X"."""
     if not ctx.sent.rstrip().endswith("?"):
         _promises(ctx, _COMMIT.finditer(ctx.text, ctx.s0, ctx.s1))
 
 
 def rule_reported_commitment(ctx: Ctx) -> None:
-    """"Marc said he'd send me X", "Marc promised Carol to draft X", "I promised to send X"."""
+    """ "Marc said he'd send me X", "Marc promised Carol to draft X", "I promised to send X"."""
     if not ctx.sent.rstrip().endswith("?"):
         _promises(ctx, _COMMIT_REPORTED.finditer(ctx.text, ctx.s0, ctx.s1))
 
@@ -188,8 +214,11 @@ def _promises(ctx: Ctx, matches) -> None:
         verb = m.group("verb").lower()
         bare_verb = " ".join(verb.split())
         inquiry = _INQUIRY.fullmatch(bare_verb) is not None and _INQUIRY_TOPIC.match(ctx.text, rest_start) is not None
-        if not _OBJECT_START.match(ctx.text, rest_start) and not verb.startswith(("get back", "follow")) and not (
-                inquiry or _BARE_OBJECT_VERBS.fullmatch(bare_verb) and _BARE_OBJECT.match(ctx.text, rest_start)):
+        if (
+            not _OBJECT_START.match(ctx.text, rest_start)
+            and not verb.startswith(("get back", "follow"))
+            and not (inquiry or _BARE_OBJECT_VERBS.fullmatch(bare_verb) and _BARE_OBJECT.match(ctx.text, rest_start))
+        ):
             continue
         dr = ctx.date_for(m.start("verb"), m.end())
         promise_end = m.end()
@@ -214,7 +243,7 @@ def _promises(ctx: Ctx, matches) -> None:
             if inquiry and dr is None and cut.group(0).startswith("-"):
                 continue  # "look into how you daisy - ...": a topic broken off is no topic said
             promise_end = cut.start()
-        promise = _FILLER_END.sub("", ctx.text[m.start("verb"):promise_end]).strip(" ,—–-")
+        promise = _FILLER_END.sub("", ctx.text[m.start("verb") : promise_end]).strip(" ,—–-")
         words = promise.split()
         longest = 20 if bare_verb in ("make sure", "ensure") else 16  # "make sure that <a whole clause>"
         if len(words) < 2 or len(words) > longest or _SMALL_TALK_OBJECT.search(promise):
@@ -223,8 +252,17 @@ def _promises(ctx: Ctx, matches) -> None:
             continue
         due = dr.end or dr.start if dr else None
         before = len(ctx.out)
-        ctx.emit("committed_to", subj, m.start(), m.end(), literal=" ".join(words), dr=dr, valid_to=due,
-                 modality="commitment", confidence=0.6 if dr else 0.5)
+        ctx.emit(
+            "committed_to",
+            subj,
+            m.start(),
+            m.end(),
+            literal=" ".join(words),
+            dr=dr,
+            valid_to=due,
+            modality="commitment",
+            confidence=0.6 if dr else 0.5,
+        )
         if len(ctx.out) > before:
             made = ctx.out[-1]
             made.recipient = _recipient(ctx, subj, m, promise_end)

@@ -30,23 +30,53 @@ from backchannel.extraction.mentions.names import (
 from backchannel.extraction.rules.core import Ctx
 
 # Titles that are used as a form of address before a name.
-_TITLE_WORD = (r"(?:Prime\s+|Deputy\s+|First\s+)?Minister|Chair(?:man|woman|person)?|Senator|Councillor|Mayor"
-               r"|Governor|Commissioner|Judge|Chancellor|President")
+_TITLE_WORD = (
+    r"(?:Prime\s+|Deputy\s+|First\s+)?Minister|Chair(?:man|woman|person)?|Senator|Councillor|Mayor"
+    r"|Governor|Commissioner|Judge|Chancellor|President"
+)
 # The space may be lost in transcription ("MinisterGuilbeault, MinisterMcKenna").
 _TITLE_BEFORE_NAME = re.compile(rf"(?<![\w'’-])(?P<t>{_TITLE_WORD})(?:\s+(?P<x>{NAME})|(?P<glued>{CAP}))")
-_NAMED = re.compile(rf"\b(?:an?|the|our|their)\s+(?P<t>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}})\s+(?:named|called)\s+"
-                    rf"(?P<x>{NAME})")
-_WHO_CHAIRS = re.compile(rf"(?P<x>{NAME})\s*,\s+who\s+(?:also\s+|currently\s+|now\s+)?(?P<v>chairs|leads|heads)\s+"
-                         r"(?P<what>(?:the|our|a)\s+[^,.;:!?()]{3,80})")
+_NAMED = re.compile(
+    rf"\b(?:an?|the|our|their)\s+(?P<t>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}})\s+(?:named|called)\s+"
+    rf"(?P<x>{NAME})"
+)
+_WHO_CHAIRS = re.compile(
+    rf"(?P<x>{NAME})\s*,\s+who\s+(?:also\s+|currently\s+|now\s+)?(?P<v>chairs|leads|heads)\s+"
+    r"(?P<what>(?:the|our|a)\s+[^,.;:!?()]{3,80})"
+)
 _UM = r"(?:\s+(?:um|uh|er|erm))?"
-_MY_ROLE = re.compile(rf"\b(?:[Ii]n\s+my{_UM}\s+(?:role|capacity)\s+as|\bI\s+speak\s+as|\b[Ss]peaking\s+as){_UM}\s+"
-                      r"(?P<t>(?:an?\s+|the\s+)?[\w-]+(?:\s+[\w-]+){0,3})")
-_ITS_ME = re.compile(r"(?:^|[,.;]\s*|\b[Aa]nd\s+)(?P<t>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3})\s*,\s*"
-                     r"(?:it['’]s|that['’]s|it\s+is|that\s+is)\s+me\b")
+_MY_ROLE = re.compile(
+    rf"\b(?:[Ii]n\s+my{_UM}\s+(?:role|capacity)\s+as|\bI\s+speak\s+as|\b[Ss]peaking\s+as){_UM}\s+"
+    r"(?P<t>(?:an?\s+|the\s+)?[\w-]+(?:\s+[\w-]+){0,3})"
+)
+_ITS_ME = re.compile(
+    r"(?:^|[,.;]\s*|\b[Aa]nd\s+)(?P<t>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3})\s*,\s*"
+    r"(?:it['’]s|that['’]s|it\s+is|that\s+is)\s+me\b"
+)
 _ROLE_OF_VERB = {"chairs": "chair", "leads": "lead", "heads": "head"}
 
-TRIGGERS = ("in my", "speak as", "speaking as", "'s me", "’s me", "is me", "minister", "chair", "senator ", "councillor ", "mayor ", "governor ", "commissioner ", "judge ",
-            "chancellor ", "president ", " named ", " called ", "who leads", "who heads")
+TRIGGERS = (
+    "in my",
+    "speak as",
+    "speaking as",
+    "'s me",
+    "’s me",
+    "is me",
+    "minister",
+    "chair",
+    "senator ",
+    "councillor ",
+    "mayor ",
+    "governor ",
+    "commissioner ",
+    "judge ",
+    "chancellor ",
+    "president ",
+    " named ",
+    " called ",
+    "who leads",
+    "who heads",
+)
 
 
 def _person(ctx: Ctx, raw: str):
@@ -66,8 +96,14 @@ def rule_named_title(ctx: Ctx) -> None:
             who = _person(ctx, m.group("x"))
         if who is not None:
             title = " ".join(m.group("t").split())
-            ctx.emit("has_title", who, m.start(), m.end(), literal=title.lower() if title.startswith("Chair")
-                     else title, confidence=0.55)
+            ctx.emit(
+                "has_title",
+                who,
+                m.start(),
+                m.end(),
+                literal=title.lower() if title.startswith("Chair") else title,
+                confidence=0.55,
+            )
     for m in _NAMED.finditer(ctx.text, ctx.s0, ctx.s1):
         parsed = parse_title(m.group("t"))
         if parsed is None or parsed[2] or not strong_title(parsed[0]):
@@ -79,8 +115,14 @@ def rule_named_title(ctx: Ctx) -> None:
         who = _person(ctx, m.group("x"))
         what = m.group("what").strip()
         if who is not None and len(what.split()) <= 12:
-            ctx.emit("has_title", who, m.start(), m.end(),
-                     literal=f"{_ROLE_OF_VERB[m.group('v')]} of {what}", confidence=0.55)
+            ctx.emit(
+                "has_title",
+                who,
+                m.start(),
+                m.end(),
+                literal=f"{_ROLE_OF_VERB[m.group('v')]} of {what}",
+                confidence=0.55,
+            )
 
 
 # Seat titles of a project team that are no title heads elsewhere ("an expert" alone is praise).
@@ -95,7 +137,7 @@ def _my_title(raw: str) -> str | None:
     heads = [i for i, w in enumerate(lows) if w in TITLE_HEADS or w in _TEAM_HEADS]
     if not heads:
         return None
-    words, lows = words[:heads[0] + 1], lows[:heads[0] + 1]
+    words, lows = words[: heads[0] + 1], lows[: heads[0] + 1]
     while words and (lows[0] in ("a", "an", "the", "um", "uh") or lows[0] in STOP):
         words, lows = words[1:], lows[1:]  # "and marketing expert, it's me"
     if not words or any(w in _PRAISE for w in lows):

@@ -37,8 +37,10 @@ _END = r"(?=\s*(?:[,.;:!?)\]—–]|$|\s+(?:who|will|is|was|has|had|said|says|as
 
 # ---------------------------------------------------------------- "X from Y"
 
-_FROM_ORG = re.compile(rf"(?P<name>{NAME})\s*,?\s+from\s+(?:the\s+)?(?P<org>{ORG})"
-                       rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|who|is|was|will|has|here|joined|I)\b))")
+_FROM_ORG = re.compile(
+    rf"(?P<name>{NAME})\s*,?\s+from\s+(?:the\s+)?(?P<org>{ORG})"
+    rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|who|is|was|will|has|here|joined|I)\b))"
+)
 
 
 def asks_name(text: str) -> bool:
@@ -53,9 +55,12 @@ def rule_from_org(ctx: Ctx) -> None:
         org = org_name(m.group("org"))
         if subj is None or org is None or norm_name(org) in ctx.known_people:
             continue
-        before = ctx.text[max(ctx.s0, m.start() - 20):m.start()].lower()
-        if re.search(r"\b(?:questions?|apologies|absence|letter|email|call|message|note|hello|hi|greetings)\s+"
-                     r"(?:now\s+)?(?:for\s+absence\s+)?$", before):
+        before = ctx.text[max(ctx.s0, m.start() - 20) : m.start()].lower()
+        if re.search(
+            r"\b(?:questions?|apologies|absence|letter|email|call|message|note|hello|hi|greetings)\s+"
+            r"(?:now\s+)?(?:for\s+absence\s+)?$",
+            before,
+        ):
             continue  # "questions now from Dawn Bowden" is who asks, not where they work
         if not (subj.is_speaker or looks_like_org(org)):
             continue  # "John Smith from Texas": a place is no employer
@@ -70,21 +75,32 @@ _SUBJ = rf"(?P<subj>{NAME}|\bI\b|\b[Ss]he\b|\b[Hh]e\b)"
 _JOINED_FROM = re.compile(
     rf"{_SUBJ}(?:\s*,\s*who)?\s+(?:(?:just|recently|only|actually)\s+)*(?:joined(?:\s+us)?|came(?:\s+over)?"
     rf"|moved(?:\s+over)?|(?:has|have|['’]ve)\s+(?:just\s+)?(?:joined|come(?:\s+over)?))(?:\s+here)?\s+from\s+"
-    rf"(?:the\s+)?(?P<org>{ORG})")
+    rf"(?:the\s+)?(?P<org>{ORG})"
+)
 _USED_TO_BE = re.compile(rf"{_SUBJ}\s+used\s+to\s+be\s+(?:at|with)\s+(?:the\s+)?(?P<org>{ORG})")
-_SPENT_AT = re.compile(rf"{_SUBJ}\s+spent\s+(?:(?:\w+|\d+)\s+){{1,3}}?(?:years?|months?)\s+(?:at|with)\s+(?:the\s+)?"
-                       rf"(?P<org>{ORG})")
-_TEACHING_AT = re.compile(rf"{_SUBJ}\s?(?:['’]s|\s+is|['’]m|\s+am)\s+(?:now\s+|still\s+|currently\s+)?"
-                          rf"(?:teaching|lecturing|nursing|consulting)\s+at\s+(?:the\s+)?(?P<org>{ORG})")
-_CALLING = re.compile(rf"\b(?:[Tt]hank\s+you|[Tt]hanks)\s+for\s+calling\s+(?:the\s+)?(?P<org>{ORG})"
-                      rf"|\b[Yy]ou['’]ve\s+reached\s+(?:the\s+)?(?P<org2>{ORG})")
+_SPENT_AT = re.compile(
+    rf"{_SUBJ}\s+spent\s+(?:(?:\w+|\d+)\s+){{1,3}}?(?:years?|months?)\s+(?:at|with)\s+(?:the\s+)?"
+    rf"(?P<org>{ORG})"
+)
+_TEACHING_AT = re.compile(
+    rf"{_SUBJ}\s?(?:['’]s|\s+is|['’]m|\s+am)\s+(?:now\s+|still\s+|currently\s+)?"
+    rf"(?:teaching|lecturing|nursing|consulting)\s+at\s+(?:the\s+)?(?P<org>{ORG})"
+)
+_CALLING = re.compile(
+    rf"\b(?:[Tt]hank\s+you|[Tt]hanks)\s+for\s+calling\s+(?:the\s+)?(?P<org>{ORG})"
+    rf"|\b[Yy]ou['’]ve\s+reached\s+(?:the\s+)?(?P<org2>{ORG})"
+)
 # "Thanks for calling Mum" / "you've reached Monica and Chandler's" are no employer: a desk must follow.
-_DESK = re.compile(r"\s+(?:customer\s+)?(?:support|service|services|help\s*desk|helpdesk|helpline|sales|billing|"
-                   r"reception|care|technical|tech|team|desk|line)\b", re.I)
+_DESK = re.compile(
+    r"\s+(?:customer\s+)?(?:support|service|services|help\s*desk|helpdesk|helpline|sales|billing|"
+    r"reception|care|technical|tech|team|desk|line)\b",
+    re.I,
+)
 _JOINED_AS = re.compile(
     rf"{_SUBJ}(?:\s*,\s*who)?\s+(?:has\s+|had\s+|['’]s\s+)?(?:just\s+|recently\s+)?joined\s+(?:us|the\s+(?:board|team|company|firm)"
     rf"|(?P<org>{ORG}))?(?:\s+(?:in|last|this)\s+\w+)?\s+as\s+(?:a|an|the|our)\s+(?P<title>[a-zA-Z][\w-]*(?:\s+[a-zA-Z][\w-]*){{0,4}}?)"
-    rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|in|last|this)\b))")
+    rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|in|last|this)\b))"
+)
 _IS_AT_NOW = re.compile(rf"{_SUBJ}\s?['’]s\s+(?P<now1>now\s+)?at\s+(?:the\s+)?(?P<org>{ORG})(?P<now2>\s+now)?")
 
 
@@ -116,8 +132,17 @@ def rule_moves(ctx: Ctx) -> None:
         org = org_name(m.group("org")) if m.group("org") else None
         if org and norm_name(org) not in ctx.known_people:
             dr = ctx.date_for(m.start(), m.end(), past=True)
-            ctx.emit("works_at", subj, m.start(), m.end(), obj=Mention(org, "organisation"), qualifier=title[1],
-                     dr=dr, valid_from=dr.start if dr else None, confidence=0.55)
+            ctx.emit(
+                "works_at",
+                subj,
+                m.start(),
+                m.end(),
+                obj=Mention(org, "organisation"),
+                qualifier=title[1],
+                dr=dr,
+                valid_from=dr.start if dr else None,
+                confidence=0.55,
+            )
         else:
             ctx.emit("has_title", subj, m.start(), m.end(), literal=title[1], confidence=0.55)
     for rx in (_JOINED_FROM, _USED_TO_BE, _SPENT_AT, _TEACHING_AT, _IS_AT_NOW):
@@ -135,33 +160,41 @@ def rule_moves(ctx: Ctx) -> None:
                 ctx.emit("works_at", subj, m.start(), m.end(), obj=o, confidence=0.55)
             else:
                 dr = ctx.date_for(m.start(), m.end(), past=True)
-                ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=dr.point if dr else None,
-                         confidence=0.55)
+                ctx.emit(
+                    "left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=dr.point if dr else None, confidence=0.55
+                )
 
 
 # ---------------------------------------------------------------- titles given by a possessive
 
 _POSS_TITLE_NAME = re.compile(
     rf"\b(?P<poss>[Oo]ur|[Mm]y|[Tt]heir|[Yy]our)\s+(?:new\s+|current\s+)?(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)"
-    rf"\s*,\s*(?P<name>{NAME}){_END}")
+    rf"\s*,\s*(?P<name>{NAME}){_END}"
+)
 _NAME_POSS_TITLE = re.compile(
     rf"(?P<name>{NAME})\s*,\s*(?P<poss>our|my|their|your|the)\s+(?:new\s+|current\s+)?"
-    rf"(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)(?=\s*(?:[,.;:!?)]|$))")
+    rf"(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)(?=\s*(?:[,.;:!?)]|$))"
+)
 
 
 _ORG_TITLE_NAME = re.compile(
     rf"(?P<org>{ORG})['’]s\s+(?:new\s+|current\s+)?(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)"
-    rf"\s*,\s*(?P<name>{NAME}){_END}")
+    rf"\s*,\s*(?P<name>{NAME}){_END}"
+)
 _POSS_TITLE_IS_NAME = re.compile(
     rf"\b(?P<poss>[Oo]ur|[Mm]y|[Tt]heir)\s+(?:new\s+|current\s+)?(?P<title>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,5}}?)"
-    rf"\s+(?:is|['’]s)\s+(?:now\s+)?(?P<name>{NAME})(?=\s*(?:[,.;:!?]|$|\s+(?:who|and)\b))")
-_UNIT = (r"team|group|network|unit|department|division|committee|board|office|programme|program|project|lab|"
-         r"laboratory|practice|service|function|panel|forum|council|association|taskforce|task\s+force|branch|"
-         r"directorate|squad|chapter|guild|desk|region|business|company|organisation|organization")
+    rf"\s+(?:is|['’]s)\s+(?:now\s+)?(?P<name>{NAME})(?=\s*(?:[,.;:!?]|$|\s+(?:who|and)\b))"
+)
+_UNIT = (
+    r"team|group|network|unit|department|division|committee|board|office|programme|program|project|lab|"
+    r"laboratory|practice|service|function|panel|forum|council|association|taskforce|task\s+force|branch|"
+    r"directorate|squad|chapter|guild|desk|region|business|company|organisation|organization"
+)
 _I_LEAD = re.compile(
     rf"\bI\s+(?:(?:also|currently|now|still)\s+)?(?P<verb>chair|lead|run|head(?:\s+up)?|manage)\s+(?:the\s+|our\s+|a\s+)?"
     rf"(?P<what>(?:[\w'’-]+\s+){{0,4}}?(?:{_UNIT})(?:\s+(?:on|for|of)\s+[\w'’ -]{{2,40}}?)?)"
-    rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|across|in|at|which|that|so|here|there|now|too)\b))")
+    rf"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|across|in|at|which|that|so|here|there|now|too)\b))"
+)
 _VERB_TITLE = {"chair": "chair", "lead": "head", "run": "head", "head": "head", "head up": "head", "manage": "manager"}
 
 
@@ -209,8 +242,15 @@ def rule_possessive_title(ctx: Ctx) -> None:
             ctx.emit("has_title", subj, m.start(), m.end(), literal=title, confidence=0.55)
             org = _their_org(ctx, m.start()) if m.group("poss").lower() == "their" else None
             if org is not None:  # "We spoke to Greenleaf. Their COO, Ben Archer, ...": Greenleaf's COO
-                ctx.emit("works_at", subj, m.start(), m.end(), obj=Mention(org, "organisation"), qualifier=title,
-                         confidence=0.5)
+                ctx.emit(
+                    "works_at",
+                    subj,
+                    m.start(),
+                    m.end(),
+                    obj=Mention(org, "organisation"),
+                    qualifier=title,
+                    confidence=0.5,
+                )
     for m in _ORG_TITLE_NAME.finditer(ctx.text, ctx.s0, ctx.s1):
         got = _titled(ctx, m)  # "Estyn's chief inspector, Owen Evans", "Acme's CEO, Jane Doe"
         org = org_name(m.group("org"))
@@ -219,8 +259,9 @@ def rule_possessive_title(ctx: Ctx) -> None:
         first_names = {k.split()[0] for k in ctx.known_people}
         if not looks_like_org(org) and (" " in org or norm_name(org) in ctx.known_people | first_names):
             continue  # "Ross Geller's personal physician, Dr. X", "Marc's manager, Paul": a person's, not a firm's
-        ctx.emit("works_at", got[0], m.start(), m.end(), obj=Mention(org, "organisation"), qualifier=got[1],
-                 confidence=0.5)
+        ctx.emit(
+            "works_at", got[0], m.start(), m.end(), obj=Mention(org, "organisation"), qualifier=got[1], confidence=0.5
+        )
 
 
 def our_people(transcript: Transcript, out: list[ExtractedAssertion]) -> list[ExtractedAssertion]:
@@ -245,31 +286,64 @@ def our_people(transcript: Transcript, out: list[ExtractedAssertion]) -> list[Ex
                         continue
                     got = _titled(ctx, m)
                     if got:
-                        ctx.emit("works_at", got[0], m.start(), m.end(), obj=Mention(org, "organisation"),
-                                 qualifier=got[1], confidence=0.5)
+                        ctx.emit(
+                            "works_at",
+                            got[0],
+                            m.start(),
+                            m.end(),
+                            obj=Mention(org, "organisation"),
+                            qualifier=got[1],
+                            confidence=0.5,
+                        )
     return extra
 
 
 # ---------------------------------------------------------------- introductions around a table
 
-_OPENERS = (r"(?i:(?:hi|hello|hey|morning|good\s+(?:morning|afternoon|evening)|yes|yeah|okay|ok|and|so|um|uh|right|sure)"
-            r"\b[\s,.!]*)*")
+_OPENERS = (
+    r"(?i:(?:hi|hello|hey|morning|good\s+(?:morning|afternoon|evening)|yes|yeah|okay|ok|and|so|um|uh|right|sure)"
+    r"\b[\s,.!]*)*"
+)
 _TABLE_INTRO = re.compile(
-    rf"^\s*{_OPENERS}(?i:(?:everyone|all|everybody)\b[\s,.!]*)?(?P<name>{NAME})(?=\s*(?:[,.;]|$|\s+(?:here|from|speaking)\b))")
+    rf"^\s*{_OPENERS}(?i:(?:everyone|all|everybody)\b[\s,.!]*)?(?P<name>{NAME})(?=\s*(?:[,.;]|$|\s+(?:here|from|speaking)\b))"
+)
 
 
 _AFTER_OWN_NAME = re.compile(
     r"\s*[,.;]\s*I(?:['’]m|\s+am)\b|\s*,\s*I(?:\s+just|\s+work|\s+run|\s+lead|\s+head|\s+joined|\s+look\s+after|['’]ve\s+been)\b"
-    r"|\s*,?\s*(?:from\s+(?:the\s+)?[A-Z]|here\b|speaking\b)")
+    r"|\s*,?\s*(?:from\s+(?:the\s+)?[A-Z]|here\b|speaking\b)"
+)
 _HONORIFICS = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady"}  # vocatives
-_NOT_INTRO_WORDS = {"bye", "goodbye", "good-bye", "poor", "easy", "meeting", "oh-oh", "dear", "welcome", "congratulations",
-                    "happy", "merry", "sorry", "thanks", "cheers", "morning", "night", "goodnight", "hiya", "yo"}
-_ASKS_NAME = re.compile(r"\b(?:your\s+name|who\s+(?:are\s+you|is\s+this|'s\s+this|’s\s+this)|introduce\s+yourself)\b",
-                        re.I)
+_NOT_INTRO_WORDS = {
+    "bye",
+    "goodbye",
+    "good-bye",
+    "poor",
+    "easy",
+    "meeting",
+    "oh-oh",
+    "dear",
+    "welcome",
+    "congratulations",
+    "happy",
+    "merry",
+    "sorry",
+    "thanks",
+    "cheers",
+    "morning",
+    "night",
+    "goodnight",
+    "hiya",
+    "yo",
+}
+_ASKS_NAME = re.compile(
+    r"\b(?:your\s+name|who\s+(?:are\s+you|is\s+this|'s\s+this|’s\s+this)|introduce\s+yourself)\b", re.I
+)
 
 
-def table_intro_name(text: str, speaker: str | None, said_before: str, *, asked_name: bool = False
-                     ) -> tuple[str, int] | None:
+def table_intro_name(
+    text: str, speaker: str | None, said_before: str, *, asked_name: bool = False
+) -> tuple[str, int] | None:
     """The name a speaker opens with when introducing themself around a table ('Ben Kowalski. I'm a
     senior engineer', 'Hello, Lucy Brennan, I'm the operations director'), and where it ends. Taken only
     when it is the label's own name, or, for a seat label ('Speaker 3'), a full name nobody said before
@@ -286,17 +360,24 @@ def table_intro_name(text: str, speaker: str | None, said_before: str, *, asked_
     if not name or not name[:1].isupper():
         return None
     raw_first = m.group("name").split()[0].replace("’", "'").lower().strip(".,")
-    if raw_first in STOP or raw_first in _HONORIFICS or any(
-            w.replace("’", "'").lower().strip(".,") in STOP | _NOT_INTRO_WORDS for w in name.split()):
+    if (
+        raw_first in STOP
+        or raw_first in _HONORIFICS
+        or any(w.replace("’", "'").lower().strip(".,") in STOP | _NOT_INTRO_WORDS for w in name.split())
+    ):
         return None  # "Bye Ben", "Poor Ross", "I’m Amanda" (the other rules read that one)
-    rest = text[m.end("name"):]
+    rest = text[m.end("name") :]
     answers = asked_name and (not rest.strip(" ,.;!") or rest.lstrip(" ,.;").startswith(m.group("name")))
     if not _AFTER_OWN_NAME.match(rest) and not answers:
         return None  # "Hi Rachel Green, good to see you": a greeting; an introduction goes on in the first person
     if same_person(name, speaker) and norm_name(name) != norm_name(speaker) or norm_name(name) == norm_name(speaker):
         return name, m.end("name")
-    if (label_person(speaker) is None and is_seat_label(speaker) and len(name.split()) >= 2
-            and name.casefold() not in said_before):
+    if (
+        label_person(speaker) is None
+        and is_seat_label(speaker)
+        and len(name.split()) >= 2
+        and name.casefold() not in said_before
+    ):
         return name, m.end("name")
     return None
 
@@ -337,8 +418,9 @@ def _one_named(texts: list[str], speakers: set[str]) -> str | None:
     return max((n for n in names), key=len)  # "Jonas Berg" rather than a later "Jonas"
 
 
-_NOT_A_PERSON_BEFORE = re.compile(r"\b(?:at|for|of|from|in|joined|left|quit|the|with|by|about|into|on|our|your|their|my)\s+$",
-                                  re.I)
+_NOT_A_PERSON_BEFORE = re.compile(
+    r"\b(?:at|for|of|from|in|joined|left|quit|the|with|by|about|into|on|our|your|their|my)\s+$", re.I
+)
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")
 
 
@@ -352,7 +434,7 @@ def pronoun_facts(transcript: Transcript, rules, known_people: frozenset[str]) -
     for k, u in enumerate(utts):
         if k == 0 or not u.text or not _PRONOUN.search(u.text):
             continue
-        name = _one_named([p.text for p in utts[max(0, k - 2):k]], speakers)
+        name = _one_named([p.text for p in utts[max(0, k - 2) : k]], speakers)
         if name is None:
             continue
         carried = Mention(name, "person")
@@ -360,8 +442,17 @@ def pronoun_facts(transcript: Transcript, rules, known_people: frozenset[str]) -
         for s0, s1 in sentences(u.text):
             if not _PRONOUN.search(u.text, s0, s1):
                 continue
-            ctx = _CarriedCtx(utt_idx=u.idx, speaker=u.speaker, text=u.text, s0=s0, s1=s1, anchor=anchor, out=found,
-                              known_people=known_people, carried=carried)
+            ctx = _CarriedCtx(
+                utt_idx=u.idx,
+                speaker=u.speaker,
+                text=u.text,
+                s0=s0,
+                s1=s1,
+                anchor=anchor,
+                out=found,
+                known_people=known_people,
+                carried=carried,
+            )
             if ctx.the_one_person(max(0, s0 - 500), s0) is not None:
                 break  # someone is named earlier in this utterance: the ordinary rules decide
             low = u.text[s0:s1].lower()

@@ -35,26 +35,35 @@ from backchannel.extraction.rules.en.commitments import (
     _WEAK_VERBS,
 )
 
-_FUTURE = (r"\s?['’]ll|\s+will|\s+shall|\s?['’]m\s+going\s+to|\s+am\s+going\s+to|\s?['’]re\s+going\s+to"
-           r"|\s+are\s+going\s+to|\s?['’](?:m|re)\s+gon\s?na|\s+(?:am|are)\s+gon\s?na"
-           # an offer made gladly: "I'm happy to work with the member", "I'm quite happy to look at that"
-           r"|\s?(?:['’]m|['’]re|\s+am|\s+are)\s+(?:very\s+|quite\s+|more\s+than\s+|really\s+)?"
-           r"(?:happy|glad|pleased)\s+to")
+_FUTURE = (
+    r"\s?['’]ll|\s+will|\s+shall|\s?['’]m\s+going\s+to|\s+am\s+going\s+to|\s?['’]re\s+going\s+to"
+    r"|\s+are\s+going\s+to|\s?['’](?:m|re)\s+gon\s?na|\s+(?:am|are)\s+gon\s?na"
+    # an offer made gladly: "I'm happy to work with the member", "I'm quite happy to look at that"
+    r"|\s?(?:['’]m|['’]re|\s+am|\s+are)\s+(?:very\s+|quite\s+|more\s+than\s+|really\s+)?"
+    r"(?:happy|glad|pleased)\s+to"
+)
 # "I look forward to working with my fellow member on this issue": volition with the verb as -ing.
 _LOOK_FORWARD = r"\s+look\s+forward\s+to"
-_ADVERBS = (r"also|then|just|definitely|certainly|actually|absolutely|personally|now|first|quickly|duly"
-            r"|of\s+course|at\s+some\s+point|at\s+the\s+first\s+opportunity|go\s+ahead\s+and|make\s+sure\s+to"
-            r"|try\s+and|try\s+to|be\s+looking\s+to|look\s+to|seek\s+to|want\s+to")
+_ADVERBS = (
+    r"also|then|just|definitely|certainly|actually|absolutely|personally|now|first|quickly|duly"
+    r"|of\s+course|at\s+some\s+point|at\s+the\s+first\s+opportunity|go\s+ahead\s+and|make\s+sure\s+to"
+    r"|try\s+and|try\s+to|be\s+looking\s+to|look\s+to|seek\s+to|want\s+to"
+)
 _PLEDGE = re.compile(
     rf"\b(?P<subj>I|[Ww]e)(?:(?P<future>{_FUTURE})(?:\s+(?:{_ADVERBS}))*"
     r"(?:\s+be\s+(?P<ing>[a-z]{2,}ing)(?!\s+to\b)|\s+(?P<verb>[a-z]{2,}))"
-    rf"|{_LOOK_FORWARD}\s+(?P<ing2>[a-z]{{2,}}ing))\b(?P<rest>[^.;!?]*)")
+    rf"|{_LOOK_FORWARD}\s+(?P<ing2>[a-z]{{2,}}ing))\b(?P<rest>[^.;!?]*)"
+)
 # "the next step is to work on tightening up the boundaries": a stated plan of one's next step.
-_NEXT_STEP = re.compile(r"\b(?:the|my|our)\s+next\s+step\s+(?:is|will\s+be)\s+(?:to\s+)?(?P<verb>[a-z]{2,})\b"
-                        r"(?P<rest>[^.;!?]*)", re.I)
+_NEXT_STEP = re.compile(
+    r"\b(?:the|my|our)\s+next\s+step\s+(?:is|will\s+be)\s+(?:to\s+)?(?P<verb>[a-z]{2,})\b"
+    r"(?P<rest>[^.;!?]*)",
+    re.I,
+)
 # Verbs that are no promise: acts of the meeting itself, thinking and saying, states, and verbs
 # too vague to follow up ("do", "get", "go").
-_NOT_ACTIONS = frozenset("""
+_NOT_ACTIONS = frozenset(
+    """
 be have get go come see know think say tell talk speak ask answer respond reply start begin move turn hand pass
 give show read repeat explain take hear leave stop end wait let need want like continue keep allow remind note
 point mention add call invite welcome thank close open finish suspend resume adjourn proceed vote agree accept
@@ -63,10 +72,13 @@ understand learn notice recall describe summarise summarize clarify elaborate co
 stand use do find lose miss run play try probably also not never just still always already rather soon
 become seem hold face win fail require present focus chat delegate change appeal manage choose
 i you he she they it we me us him her them put raise refer discuss consider appear reflect
-""".split())
+""".split()
+)
 # Progressive forms whose stem needs its final e back: "making" -> "make", "providing" -> "provide".
-_E_STEM = re.compile(r"(?:[^aeiou][aeiou][cdkgvsz]|[^aeiou]at|[^aeiou]ar|[^aeiou]ir|uc|nc|ens|ctiv|rv|fin"
-                     r"|[^aeiou]u|ur|writ)$")
+_E_STEM = re.compile(
+    r"(?:[^aeiou][aeiou][cdkgvsz]|[^aeiou]at|[^aeiou]ar|[^aeiou]ir|uc|nc|ens|ctiv|rv|fin"
+    r"|[^aeiou]u|ur|writ)$"
+)
 # Stems the pattern above cannot tell from "treat", "visit": "creating" -> "create".
 _E_STEM_WORDS = {"creat", "generat", "updat"}
 _OBJECT = re.compile(
@@ -75,38 +87,69 @@ _OBJECT = re.compile(
     r"|sure|ahead|again|too|later|soon|now|then|well|first|last|please|okay|ok|yeah|alright|right"
     r"|(?:some|all|any|most|one|each)\s+of\s+(?:it|that|this|them|those|these)"
     r"|up|out|forward|back|on|in|off|over|around|down|to|for|into|with|about|at|from|by|through)\b)"
-    r"(?:the|a|an|our|my|your|his|her|their|its|some|all|any|every|each|new|more|[a-z][a-z-]{2,}|[A-Z][\w-]+)\b")
+    r"(?:the|a|an|our|my|your|his|her|their|its|some|all|any|every|each|new|more|[a-z][a-z-]{2,}|[A-Z][\w-]+)\b"
+)
 # A speaker whose "we" commits their office or group: a title in the label ("Hon.", "AM",
 # "(Minister of Health)", "The Chair", "Professor C"). AMI seats ("Project Manager") are not
 # enough: a design team's "we" plans the meeting's own work.
 _ROLE_LABEL = re.compile(
     r"\b(?:Hon|Minister|Secretary|Chair|Chairman|Chairwoman|Speaker|Professor|Director|Chief|President"
-    r"|Commissioner|Officer)\b|\b(?:AM|MS|MP|MSP)\b|\(", re.I)
+    r"|Commissioner|Officer)\b|\b(?:AM|MS|MP|MSP)\b|\(",
+    re.I,
+)
 # A future said as a forecast or inside a question or condition, not as a promise: "I think we'll save money",
 # "I'm sure we'll pick that up", "otherwise we'll reach uneven outcomes", "how we are going to deal with it".
-_FORECAST = re.compile(r"\b(?:think|sure|guess|hope|expect|believe|bet|reckon|otherwise|either|how|what|which"
-                       r"|where|whether|why|when|once)\b", re.I)
+_FORECAST = re.compile(
+    r"\b(?:think|sure|guess|hope|expect|believe|bet|reckon|otherwise|either|how|what|which"
+    r"|where|whether|why|when|once)\b",
+    re.I,
+)
 # Acts of the meeting said with an object: "I'll change the subject", "I'll be sharing my time".
-_MEETING_OBJECT = re.compile(r"^\S+\s+(?:the\s+subject|my\s+time|my\s+question|(?:my|the)\s+floor|myself"
-                             r"|(?:my|the|your)\s+screen)\b"
-                             r"|\bat\s+the\s+end$|\bend\s+of\s+(?:the|this)\s+meeting\b", re.I)
+_MEETING_OBJECT = re.compile(
+    r"^\S+\s+(?:the\s+subject|my\s+time|my\s+question|(?:my|the)\s+floor|myself"
+    r"|(?:my|the|your)\s+screen)\b"
+    r"|\bat\s+the\s+end$|\bend\s+of\s+(?:the|this)\s+meeting\b",
+    re.I,
+)
 # A pronoun object says what only with more after it: "escalate this to our tier two team", "pick them up
 # tomorrow", "incorporate them all and put bleeps"; never "do that", "fix it later", "look it up".
 _PRONOUN_OBJECT = re.compile(r"\s+(?:it|that|this|them|those|these)\b(?P<more>.*)", re.S)
-_CONTENT = re.compile(r"\b(?!(?:again|later|soon|now|then|today|tomorrow|there|here|too|well|first|please|okay|yeah"
-                      r"|right|alright|up|out|back|down|over|off|away|through|with|from|into|onto|about|your|their"
-                      r"|them|they|this|that|these|those|what|when|then|there|some|just|also)\b)[A-Za-z][\w-]{3,}")
+_CONTENT = re.compile(
+    r"\b(?!(?:again|later|soon|now|then|today|tomorrow|there|here|too|well|first|please|okay|yeah"
+    r"|right|alright|up|out|back|down|over|off|away|through|with|from|into|onto|about|your|their"
+    r"|them|they|this|that|these|those|what|when|then|there|some|just|also)\b)[A-Za-z][\w-]{3,}"
+)
 # "as I said" is a discourse marker, not reported speech.
 _AS_I_SAID = re.compile(r"\bas\s+(?:I|we)(?:['’]ve)?\s+(?:said|say|have\s+said)\b", re.I)
 # Where a long promise's object ends: a relative or a list that only says more about it.
-_OBJECT_END = re.compile(r":|\s+and\s+(?:I|we)\b"
-                         r"|,\s*(?:including|which|who|where|as\s+I\s+said|as\s+we\s+said|in\s+order)\b"
-                         r"|\s+(?:or\s+it|if|unless|once)\b")
+_OBJECT_END = re.compile(
+    r":|\s+and\s+(?:I|we)\b"
+    r"|,\s*(?:including|which|who|where|as\s+I\s+said|as\s+we\s+said|in\s+order)\b"
+    r"|\s+(?:or\s+it|if|unless|once)\b"
+)
 _QUOTED = re.compile(r"(?<!\w)['‘]([^'’‘\n]{1,60})['’](?!\w)")
 _PLURAL_POSSESSIVE = re.compile(r"(?<=\ws)['’](?=\s)")
 _LONGEST = 16
-_DANGLING = {"and", "or", "but", "so", "the", "a", "an", "of", "in", "on", "to", "for", "with", "at", "by", "that",
-             "uh", "um"}
+_DANGLING = {
+    "and",
+    "or",
+    "but",
+    "so",
+    "the",
+    "a",
+    "an",
+    "of",
+    "in",
+    "on",
+    "to",
+    "for",
+    "with",
+    "at",
+    "by",
+    "that",
+    "uh",
+    "um",
+}
 
 
 # rule_commitment's everyday verbs ("check", "review", "fix") promise only with a due date: it owns them.
@@ -137,7 +180,7 @@ def hedged(text: str, start: int, end: int) -> bool:
 
 
 def rule_pledge(ctx: Ctx) -> None:
-    """"we'll be setting a minimum standard", "I'll incorporate them all", "I'm gonna pick them up tomorrow"."""
+    """ "we'll be setting a minimum standard", "I'll incorporate them all", "I'm gonna pick them up tomorrow"."""
     if ctx.sent.rstrip().endswith("?") or ctx.me() is None:
         return
     pos = ctx.s0
@@ -145,19 +188,24 @@ def rule_pledge(ctx: Ctx) -> None:
         pos = m.start("rest")  # promises may follow one another in a sentence: "X will send ..., and I'll ..."
         if m.group("subj").lower() == "we" and not has_role(ctx.speaker):
             continue
-        if re.match(r"\s+just\b", ctx.text[m.end("future"):] if m.group("future") else ""):
+        if re.match(r"\s+just\b", ctx.text[m.end("future") :] if m.group("future") else ""):
             continue  # "I'll just raise another point", "I'll just separate the ratings": done in the meeting
         said = "ing" if m.group("ing") else "ing2" if m.group("ing2") else "verb"  # the verb as said
         verb = lemma(m.group(said)) if said != "verb" else m.group("verb")
         clause = ctx.clause_start_at(m.start())
         everyday = _EVERYDAY.fullmatch(verb) and not _WH_TOPIC.match(ctx.text, m.end(said))
-        if (verb in _NOT_ACTIONS or everyday or hedged(ctx.text, clause, m.start(said))
-                or _FORECAST.search(ctx.text, clause, m.start())):
+        if (
+            verb in _NOT_ACTIONS
+            or everyday
+            or hedged(ctx.text, clause, m.start(said))
+            or _FORECAST.search(ctx.text, clause, m.start())
+        ):
             continue
         _promise(ctx, m.start(), m.end(said), verb, m.end())
     for m in _NEXT_STEP.finditer(ctx.text, ctx.s0, ctx.s1):
-        if m.group("verb").lower() not in _NOT_ACTIONS and not hedged(ctx.text, ctx.clause_start_at(m.start()),
-                                                                      m.start("verb")):
+        if m.group("verb").lower() not in _NOT_ACTIONS and not hedged(
+            ctx.text, ctx.clause_start_at(m.start()), m.start("verb")
+        ):
             _promise(ctx, m.start(), m.end("verb"), m.group("verb").lower(), m.end())
 
 
@@ -184,8 +232,17 @@ def _promise(ctx: Ctx, start: int, rest_start: int, verb: str, end: int) -> None
     if _already_promised(ctx, promise):
         return
     dr = ctx.date_for(start, end)
-    ctx.emit("committed_to", ctx.me(), start, min(end, rest_start + len(rest)), literal=promise, dr=dr,
-             valid_to=(dr.end or dr.start) if dr else None, modality="commitment", confidence=0.45)
+    ctx.emit(
+        "committed_to",
+        ctx.me(),
+        start,
+        min(end, rest_start + len(rest)),
+        literal=promise,
+        dr=dr,
+        valid_to=(dr.end or dr.start) if dr else None,
+        modality="commitment",
+        confidence=0.45,
+    )
 
 
 def _cut(rest: str) -> str:
@@ -193,7 +250,7 @@ def _cut(rest: str) -> str:
     for rx in (_PROMISE_CUT, _OBJECT_END):
         c = rx.search(rest)
         if c:
-            rest = rest[:c.start()]
+            rest = rest[: c.start()]
     return _FILLER_END.sub("", rest).strip(" ,—–-").replace("\u02bc", "'")
 
 
@@ -201,7 +258,11 @@ def _already_promised(ctx: Ctx, promise: str) -> bool:
     """This speaker already made this promise in the meeting (rule_commitment's reading, or this rule's
     in an earlier turn: "We'll check what happened." ... "We'll check what happened and ...")."""
     head = " ".join(promise.split()[:3]).lower()
-    return any(a.predicate == "committed_to" and a.object_literal and a.subject.is_speaker
-               and a.subject.name == ctx.speaker
-               and (head in a.object_literal.lower() or a.object_literal.lower() in promise.lower())
-               for a in ctx.out)
+    return any(
+        a.predicate == "committed_to"
+        and a.object_literal
+        and a.subject.is_speaker
+        and a.subject.name == ctx.speaker
+        and (head in a.object_literal.lower() or a.object_literal.lower() in promise.lower())
+        for a in ctx.out
+    )

@@ -26,10 +26,12 @@ _ADV = r"(?:(?:also|actually|once|both|really|closely|briefly|previously|even)\s
 _PAST_WORK = r"(?:worked|used\s+to\s+work|(?:have|has|had)\s+worked|['’](?:ve|d)\s+worked|were\s+colleagues)"
 _AT = rf"(?:\s+(?:at|in|for|from)\s+(?:the\s+)?(?P<org>{ORG}))?"
 # A name that ends its phrase: no possessive, no verb after ("I know Sophie is right" is not knowing Sophie).
-_NAME_END = (r"(?!\s*['’]s\b)(?=\s*(?:[,.;!?—–-]|$)|\s+(?:well|personally|very|quite|pretty|really|from|since|through|"
-             r"for|at|in|on|during|when|while|before|after|back|a\s+bit|a\s+little|and|too|as\s+well|socially|"
-             r"professionally|last|years|ages|yesterday|recently|once|twice|a\s+few|about|earlier|this|today|"
-             r"the\s+other\s+day)\b)")
+_NAME_END = (
+    r"(?!\s*['’]s\b)(?=\s*(?:[,.;!?—–-]|$)|\s+(?:well|personally|very|quite|pretty|really|from|since|through|"
+    r"for|at|in|on|during|when|while|before|after|back|a\s+bit|a\s+little|and|too|as\s+well|socially|"
+    r"professionally|last|years|ages|yesterday|recently|once|twice|a\s+few|about|earlier|this|today|"
+    r"the\s+other\s+day)\b)"
+)
 
 
 def _org(ctx: Ctx, m: re.Match) -> str | None:
@@ -68,35 +70,55 @@ def _opens_a_sentence(ctx: Ctx, name: str, lo: int, hi: int) -> bool:
 
 def _worked(ctx: Ctx, a: Mention, b: Mention, m: re.Match, org: str | None, conf: float) -> None:
     dr = ctx.date_for(m.start(), m.end(), past=True)
-    ctx.emit("worked_with", a, m.start(), m.end(), obj=b, qualifier=org, dr=dr,
-             valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=conf)
+    ctx.emit(
+        "worked_with",
+        a,
+        m.start(),
+        m.end(),
+        obj=b,
+        qualifier=org,
+        dr=dr,
+        valid_from=dr.start if dr else None,
+        valid_to=dr.end if dr else None,
+        confidence=conf,
+    )
 
 
 _WE_TOGETHER = re.compile(rf"\b(?:[Ww]e|[Tt]he\s+two\s+of\s+us)\s+{_ADV}{_PAST_WORK}(?:\s+together)?{_AT}")
 _X_AND_I = re.compile(
     rf"(?:(?P<x>{NAME})\s+and\s+I|\bI\s+and\s+(?P<y>{NAME})|\b[Mm]e\s+and\s+(?P<z>{NAME}))\s+{_ADV}{_PAST_WORK}"
-    rf"(?:\s+together)?{_AT}")
+    rf"(?:\s+together)?{_AT}"
+)
 _X_WITH_Y = re.compile(
     rf"(?P<x>{NAME})\s+{_ADV}(?:worked|used\s+to\s+work|(?:has|had)\s+worked)\s+{_ADV}(?:with|alongside)\s+"
-    rf"(?P<y>{NAME}){_NAME_END}{_AT}")
-_WORK_TIE = (r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager|editor|supervisor"
-             r"|co-?author)")
+    rf"(?P<y>{NAME}){_NAME_END}{_AT}"
+)
+_WORK_TIE = (
+    r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager|editor|supervisor"
+    r"|co-?author)"
+)
 _MY_COLLEAGUE = re.compile(
     rf"(?P<x>{NAME})(?:\s*,[^,;.]{{1,80}},)?\s+(?:was|is|['’]s)\s+(?:my\s+(?:former\s+|old\s+|ex-?\s*|previous\s+)?"
-    rf"{_WORK_TIE}|an?\s+(?:former|old|ex-?|previous)\s*{_WORK_TIE}\s+of\s+mine){_AT}")
+    rf"{_WORK_TIE}|an?\s+(?:former|old|ex-?|previous)\s*{_WORK_TIE}\s+of\s+mine){_AT}"
+)
 
 
 _TIE_ADJ = r"(?:former\s+|old\s+|ex-?\s*|previous\s+|good\s+|close\s+|dear\s+|best\s+)?"
 # "my old colleague Sophie Martin", "my friend Paul"; "Sophie Martin, my former boss at Globex"
 # Family and household: "my cousin Mark Ellis", "my sister Ana" know each other.
-_FAMILY = (r"(?:cousin|sister|brother|mother|father|mum|mom|dad|wife|husband|son|daughter|uncle|aunt|nephew|niece"
-           r"|grandmother|grandfather|grandma|grandpa|(?:sister|brother|mother|father|son|daughter)-in-law"
-           r"|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|flatmate|roommate|housemate)")
+_FAMILY = (
+    r"(?:cousin|sister|brother|mother|father|mum|mom|dad|wife|husband|son|daughter|uncle|aunt|nephew|niece"
+    r"|grandmother|grandfather|grandma|grandpa|(?:sister|brother|mother|father|son|daughter)-in-law"
+    r"|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|flatmate|roommate|housemate)"
+)
 # A work tie may say where before the name: "My manager at Deliveroo, Tom Fielding".
 _TIE_AT = rf"(?:\s+(?:at|from)\s+(?:the\s+)?(?P<tie_org>{ORG})\s*,)?"
 _MY_TIE_X = re.compile(
-    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend|{_FAMILY}){_TIE_AT}\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}")
-_X_MY_TIE = re.compile(rf"(?P<x>{NAME})\s*,\s*(?:who\s+was\s+|who['’]s\s+)?my\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\b{_AT}")
+    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend|{_FAMILY}){_TIE_AT}\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}"
+)
+_X_MY_TIE = re.compile(
+    rf"(?P<x>{NAME})\s*,\s*(?:who\s+was\s+|who['’]s\s+)?my\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\b{_AT}"
+)
 
 
 def rule_my_ties(ctx: Ctx) -> None:
@@ -107,8 +129,11 @@ def rule_my_ties(ctx: Ctx) -> None:
     for rx in (_MY_TIE_X, _X_MY_TIE):
         for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
             other = ctx.person(m.group("x"))
-            if other is None or looks_like_org(other.name) or (
-                    rx is _X_MY_TIE and ctx.weak_name(other.name, m.start("x"))):
+            if (
+                other is None
+                or looks_like_org(other.name)
+                or (rx is _X_MY_TIE and ctx.weak_name(other.name, m.start("x")))
+            ):
                 continue
             tie = m.group("tie").lower()
             if tie == "friend" or re.fullmatch(_FAMILY, tie):
@@ -142,23 +167,29 @@ def rule_worked_with(ctx: Ctx) -> None:
 
 
 _AND_X2 = rf"(?:\s*,?\s+and\s+(?P<x2>{NAME}){_NAME_END})?"
-_I_KNOW = re.compile(rf"\bI\s+(?:really\s+|do\s+|also\s+|actually\s+|personally\s+)?(?:know|knew)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+_I_KNOW = re.compile(
+    rf"\bI\s+(?:really\s+|do\s+|also\s+|actually\s+|personally\s+)?(?:know|knew)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}"
+)
 _KNOWN = re.compile(
     rf"(?:\bI\s?(?:['’]ve|\s+have|\s+had|['’]d)|(?P<s>{NAME})\s+(?:has|had|['’]s))\s+known\s+(?P<x>{NAME})"
-    rf"{_NAME_END}{_AND_X2}")
+    rf"{_NAME_END}{_AND_X2}"
+)
 _X_KNOWS = re.compile(rf"(?P<s>{NAME})\s+(?:really\s+|also\s+)?knows\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
 _MET = re.compile(rf"\bI\s+(?:first\s+|once\s+)?met\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
 # A conversation the speaker had with someone (issue 11: real meetings say "I met with the
 # Minister", "I've spoken with Matt Jukes about this" far more than "I know X").
 _SPOKE_WITH = re.compile(
     rf"\bI\s?(?:['’]ve\s+|\s+have\s+|\s+had\s+|\s+also\s+|\s+just\s+|\s+recently\s+)*(?:seen\s+and\s+)?"
-    rf"(?:met|spoken|spoke|talked|chatted)\s+(?:with|to)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
+    rf"(?:met|spoken|spoke|talked|chatted)\s+(?:with|to)\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}"
+)
 _X_AND_I_TALKED = re.compile(
     rf"(?P<x>{NAME})\s+and\s+I\s+(?:were|have\s+been|had\s+been|['’]ve\s+been)\s+(?:just\s+|already\s+)?"
-    r"(?:talking|chatting|speaking)\b")
+    r"(?:talking|chatting|speaking)\b"
+)
 _INTRODUCED = re.compile(
     rf"(?:(?P<s>{NAME})|\b(?P<i>I))\s+(?:(?:has|had)\s+|['’]d\s+|kindly\s+)?introduced\s+"
-    rf"(?:(?P<me>me|us)|(?P<a>{NAME}))\s+to\s+(?:(?P<me2>me|us)|(?P<b>{NAME}){_NAME_END})")
+    rf"(?:(?P<me>me|us)|(?P<a>{NAME}))\s+to\s+(?:(?P<me2>me|us)|(?P<b>{NAME}){_NAME_END})"
+)
 
 
 # Word from someone: "I get this email about midnight from Andreas", "we've been taking advice from
@@ -170,11 +201,13 @@ _HEARD_FROM = re.compile(
     r"(?:(?:e-?mail|message|letter|note|text|voicemail|advice)s?)\b"
     rf"(?:\s+[\w'’-]+){{0,4}}?\s+from\s+(?P<x>{NAME})(?![\w'’-])"
     r"(?=\s*(?:[,.;!?—–-]|$)|\s+(?:saying|asking|telling|about|on|who|and|that|to|yesterday|today|last|this"
-    r"|earlier)\b)")
+    r"|earlier)\b)"
+)
 # Greetings sent through someone: "say hello to Jonas Berg from me", "give Ana Ruiz my best".
 _GREETINGS_TO = re.compile(
     rf"\b(?:[Ss]ay\s+(?:hello|hi)\s+to\s+(?P<x>{NAME})\s+from\s+me"
-    rf"|(?:[Gg]ive|[Ss]end)\s+(?P<y>{NAME})\s+my\s+(?:best|regards|love|greetings|best\s+wishes))\b")
+    rf"|(?:[Gg]ive|[Ss]end)\s+(?P<y>{NAME})\s+my\s+(?:best|regards|love|greetings|best\s+wishes))\b"
+)
 _NOT_BEFORE = re.compile(r"\b(?:not|never|no|if|whether|maybe|might)\b|n['’]t\b", re.I)
 
 
@@ -194,8 +227,16 @@ def rule_knows(ctx: Ctx) -> None:
                     continue  # "I talked to Liz": a first name alone is too thin an acquaintance to keep
                 if me:
                     dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
-                    ctx.emit("knows", me, m.start(), m.end(), obj=other, dr=dr,
-                             valid_from=dr.start if dr else None, confidence=conf)
+                    ctx.emit(
+                        "knows",
+                        me,
+                        m.start(),
+                        m.end(),
+                        obj=other,
+                        dr=dr,
+                        valid_from=dr.start if dr else None,
+                        confidence=conf,
+                    )
     for m in _HEARD_FROM.finditer(ctx.text, t0, t1):
         other = ctx.person(m.group("x"))
         # a first name alone is too thin an acquaintance to keep (as for "I talked to Liz")
@@ -213,8 +254,16 @@ def rule_knows(ctx: Ctx) -> None:
             for other in _listed(ctx, m):
                 if subj:
                     dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
-                    ctx.emit("knows", subj, m.start(), m.end(), obj=other, dr=dr,
-                             valid_from=dr.start if dr else None, confidence=0.65)
+                    ctx.emit(
+                        "knows",
+                        subj,
+                        m.start(),
+                        m.end(),
+                        obj=other,
+                        dr=dr,
+                        valid_from=dr.start if dr else None,
+                        confidence=0.65,
+                    )
     for m in _INTRODUCED.finditer(ctx.text, t0, t1):
         intro = me if m.group("i") else ctx.person(m.group("s"))
         a = me if m.group("me") else (ctx.person(m.group("a")) if m.group("a") else None)

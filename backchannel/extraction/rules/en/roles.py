@@ -119,7 +119,7 @@ _ORG_BOUND = re.compile(r"[,;:]|\s+(?:and\s+)?(?:also\s+)?representing\b")
 def _org_at(text: str, start: int, end: int, *, lenient: bool) -> tuple[str | None, int]:
     if lenient:  # a bounded clause: "Swansea city and county council" is one organisation
         b = _ORG_BOUND.search(text, start, end)
-        seg = text[start:b.start() if b else end].rstrip(" .")
+        seg = text[start : b.start() if b else end].rstrip(" .")
         org = org_name(seg, lenient=True)
         if org and seg.split()[-1].lower() in ORG_HEADS:
             return org, start + len(seg)
@@ -132,6 +132,7 @@ def _org_at(text: str, start: int, end: int, *, lenient: bool) -> tuple[str | No
 
 
 # ---------------------------------------------------------------- emission
+
 
 def _validity(dr, past: bool, started: bool = False):
     """(valid_from, valid_to) a date phrase gives a role. Past tense: the whole range.
@@ -146,33 +147,68 @@ def _validity(dr, past: bool, started: bool = False):
     return (dr.start if dr.end is None else None), (dr.end if dr.start is None else None)
 
 
-def _emit_role(ctx: Ctx, subj: Mention, role: Role, start: int, *, past: bool = False, started: bool = False,
-               confidence: float = 0.7, quote_span=None, strict: bool = True) -> None:
+def _emit_role(
+    ctx: Ctx,
+    subj: Mention,
+    role: Role,
+    start: int,
+    *,
+    past: bool = False,
+    started: bool = False,
+    confidence: float = 0.7,
+    quote_span=None,
+    strict: bool = True,
+) -> None:
     dr = ctx.date_for(start, role.end, past=past or started or role.former)
     if role.org:
         org = Mention(role.org, "organisation")
         qual = role.canon
         if role.former or (past and not (dr and dr.end)):
-            ctx.emit("left", subj, start, role.end, obj=org, qualifier=qual, dr=dr,
-                     valid_to=dr.point if dr else None, confidence=confidence - 0.1, quote_span=quote_span)
+            ctx.emit(
+                "left",
+                subj,
+                start,
+                role.end,
+                obj=org,
+                qualifier=qual,
+                dr=dr,
+                valid_to=dr.point if dr else None,
+                confidence=confidence - 0.1,
+                quote_span=quote_span,
+            )
         else:
             vf, vt = _validity(dr, past, started)
-            ctx.emit("works_at", subj, start, role.end, obj=org, qualifier=qual, dr=dr, valid_from=vf, valid_to=vt,
-                     confidence=confidence, quote_span=quote_span)
+            ctx.emit(
+                "works_at",
+                subj,
+                start,
+                role.end,
+                obj=org,
+                qualifier=qual,
+                dr=dr,
+                valid_from=vf,
+                valid_to=vt,
+                confidence=confidence,
+                quote_span=quote_span,
+            )
     elif role.title and not role.former and not past and (not strict or strong_title(role.title)):
-        ctx.emit("has_title", subj, start, role.end, literal=role.canon, confidence=confidence - 0.1,
-                 quote_span=quote_span)
+        ctx.emit(
+            "has_title", subj, start, role.end, literal=role.canon, confidence=confidence - 0.1, quote_span=quote_span
+        )
 
 
 _SUBJ = rf"(?P<subj>{NAME}|\bI\b|\b[Ss]he\b|\b[Hh]e\b)"
 # Verbs that start a role: "became CIO of Acme", "was appointed CIO", "has been named CTO at".
-_BECAME = (r"(?:became|(?:has|have|['’]s|['’]ve)\s+become|(?:was|were|(?:has|have|['’]s)\s+(?:just\s+|recently\s+|now\s+)?been|just\s+been)"
-           r"\s+(?:appointed|named|made|promoted\s+to|hired\s+as|elected)(?:\s+as)?|took\s+over\s+as|"
-           r"(?:has|['’]s)\s+taken\s+over\s+as|stepped\s+up\s+as|started\s+as)\b")
+_BECAME = (
+    r"(?:became|(?:has|have|['’]s|['’]ve)\s+become|(?:was|were|(?:has|have|['’]s)\s+(?:just\s+|recently\s+|now\s+)?been|just\s+been)"
+    r"\s+(?:appointed|named|made|promoted\s+to|hired\s+as|elected)(?:\s+as)?|took\s+over\s+as|"
+    r"(?:has|['’]s)\s+taken\s+over\s+as|stepped\s+up\s+as|started\s+as)\b"
+)
 _COPULA = re.compile(
     rf"{_SUBJ}(?:\s*,\s*who)?(?P<cop>\s?['’]m\b|\s?['’]s(?=\s+(?:the|a|an|our|their|now|currently|still|also|just|"
     rf"actually|recently|already)\b)|\s+{_ADV}(?P<start>{_BECAME})|\s+(?:is|am|was|has\s+been|have\s+been)\b"
-    rf"|\s?['’]ve\s+been\b)\s+{_ADV}")
+    rf"|\s?['’]ve\s+been\b)\s+{_ADV}"
+)
 
 
 def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
@@ -185,8 +221,11 @@ def _subject(ctx: Ctx, raw: str, pos: int) -> Mention | None:
     return ctx.person(raw)
 
 
-_MY_TIE = re.compile(r"\s*(?:my|our)\s+(?:first\s+|old\s+|former\s+|direct\s+)?(?:\w+\s+)?(?:manager|boss|lead|"
-                     r"supervisor|mentor|director|head|colleague|editor)\b", re.I)
+_MY_TIE = re.compile(
+    r"\s*(?:my|our)\s+(?:first\s+|old\s+|former\s+|direct\s+)?(?:\w+\s+)?(?:manager|boss|lead|"
+    r"supervisor|mentor|director|head|colleague|editor)\b",
+    re.I,
+)
 
 
 def rule_copula(ctx: Ctx) -> None:
@@ -200,7 +239,7 @@ def rule_copula(ctx: Ctx) -> None:
         role = title_org(ctx.text, m.end(), clause_end, known_people=ctx.known_people)
         if role is None:
             continue
-        after = ctx.text[role.end:clause_end] if cop in _PRESENT else ""
+        after = ctx.text[role.end : clause_end] if cop in _PRESENT else ""
         if role.title is None and not _org_is_employer(m.group(0), role.org, after, of_speaker=subj.is_speaker):
             continue
         past = cop == "was"
@@ -213,11 +252,28 @@ def rule_copula(ctx: Ctx) -> None:
             me = ctx.me()
             if me is not None and not subj.is_speaker:
                 dr = ctx.date_for(m.start(), role.end, past=True)
-                ctx.emit("worked_with", me, m.start(), role.end, obj=subj, qualifier=role.org, dr=dr,
-                         valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=0.6)
+                ctx.emit(
+                    "worked_with",
+                    me,
+                    m.start(),
+                    role.end,
+                    obj=subj,
+                    qualifier=role.org,
+                    dr=dr,
+                    valid_from=dr.start if dr else None,
+                    valid_to=dr.end if dr else None,
+                    confidence=0.6,
+                )
             continue
-        _emit_role(ctx, subj, role, m.start(), past=past, started=started,
-                   confidence=0.7 if subj.is_speaker else 0.5 if pronoun else 0.65)
+        _emit_role(
+            ctx,
+            subj,
+            role,
+            m.start(),
+            past=past,
+            started=started,
+            confidence=0.7 if subj.is_speaker else 0.5 if pronoun else 0.65,
+        )
 
 
 def _org_is_employer(head: str, org: str | None, after: str = "", *, of_speaker: bool = False) -> bool:
@@ -238,11 +294,16 @@ _PRESENT = {"is", "am", "'m", "’m", "'s", "’s"}
 _NOW_AFTER = re.compile(r"\s+(?:now|currently|still)\b(?!\s+and\b)")  # not "now and then"
 # A job said after the organisation: a verb of running something, or 'in', then a business function
 # or a unit ("running operations", "leading the data team", "in finance", "heading up sales").
-_FUNCTION = (r"operations|sales|marketing|finance|engineering|product|research|development|policy|procurement|"
-             r"legal|communications|strategy|design|support|logistics|data|hr|it|team|group|department|division|"
-             r"unit|desk|office|lab|programme|program|practice|business")
-_DOING_THERE = re.compile(rf"\s*,?\s*(?:running|leading|heading(?:\s+up)?|managing|in\s+charge\s+of|working\s+in|in)"
-                          rf"\s+(?:the\s+|our\s+|their\s+|its\s+)?(?:[\w-]+\s+){{0,3}}?(?:{_FUNCTION})\b", re.I)
+_FUNCTION = (
+    r"operations|sales|marketing|finance|engineering|product|research|development|policy|procurement|"
+    r"legal|communications|strategy|design|support|logistics|data|hr|it|team|group|department|division|"
+    r"unit|desk|office|lab|programme|program|practice|business"
+)
+_DOING_THERE = re.compile(
+    rf"\s*,?\s*(?:running|leading|heading(?:\s+up)?|managing|in\s+charge\s+of|working\s+in|in)"
+    rf"\s+(?:the\s+|our\s+|their\s+|its\s+)?(?:[\w-]+\s+){{0,3}}?(?:{_FUNCTION})\b",
+    re.I,
+)
 
 
 _APPOS = re.compile(rf"(?P<name>{NAME})\s*,\s*(?:who\s+is\s+|who['’]s\s+)?(?=\S)")
@@ -279,16 +340,30 @@ def rule_appositive(ctx: Ctx, *, lenient: bool = False) -> None:
             if t:
                 more = title_org(ctx.text, t.end(), clause_end, lenient=True, known_people=ctx.known_people)
                 if more and more.title and more.end > pos:
-                    _emit_role(ctx, subj, more, start, confidence=conf, quote_span=ctx.quote_span(start, more.end),
-                               strict=False)
+                    _emit_role(
+                        ctx,
+                        subj,
+                        more,
+                        start,
+                        confidence=conf,
+                        quote_span=ctx.quote_span(start, more.end),
+                        strict=False,
+                    )
                     pos = more.end
                     continue
             r = _TAIL_REP.match(ctx.text, pos, clause_end)
             if r:
                 org = org_name(r.group("org"))
                 if org:
-                    ctx.emit("mentioned_with", subj, start, r.end(), obj=Mention(org, "organisation"),
-                             qualifier="representing", confidence=0.45)
+                    ctx.emit(
+                        "mentioned_with",
+                        subj,
+                        start,
+                        r.end(),
+                        obj=Mention(org, "organisation"),
+                        qualifier="representing",
+                        confidence=0.45,
+                    )
                 pos = r.end()
                 continue
             break
@@ -297,7 +372,8 @@ def rule_appositive(ctx: Ctx, *, lenient: bool = False) -> None:
 
 _INVERSE = re.compile(
     rf"\b(?:[Tt]he|[Oo]ur|[Tt]heir)\s+(?:new\s+|current\s+)?(?P<title>[A-Za-z][\w -]{{0,50}}?)\s+(?:of|at)\s+"
-    rf"(?P<org>{ORG})\s+(?:is|was)\s+(?:now\s+)?(?P<name>{NAME})(?=\s*(?:[,.;!?]|$|\s+and\b|\s+who\b))")
+    rf"(?P<org>{ORG})\s+(?:is|was)\s+(?:now\s+)?(?P<name>{NAME})(?=\s*(?:[,.;!?]|$|\s+and\b|\s+who\b))"
+)
 
 
 def rule_inverse(ctx: Ctx) -> None:
@@ -319,7 +395,8 @@ _EMPLOY = re.compile(
     r"|(?:has|have)\s+been\s+working|['’]ve\s+been\s+working)\s+(?:at|for)"
     r"|(?:has\s+|have\s+|['’]ve\s+|had\s+)?(?:joined|left|quit)|moved\s+to|retired\s+from|resigned\s+from|started\s+at"
     r"|(?:has|have)\s+been\s+at|['’]ve\s+been\s+at"
-    rf")\s+(?:the\s+)?(?P<org>{ORG})")
+    rf")\s+(?:the\s+)?(?P<org>{ORG})"
+)
 
 
 _FOLLOW_OK = re.compile(
@@ -327,7 +404,8 @@ _FOLLOW_OK = re.compile(
     r"earlier|years?|months?|weeks?|ago|so|but|as|on|with|from|until|till|about|around|over|now|then|where|which|"
     r"who|yesterday|today|a|an|or|by|during|full-time|part-time|permanently|originally|straight|right|\d+|one|two|"
     r"three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|just|already|too|as\s+well|though|anyway|"
-    r"still)\b)")
+    r"still)\b)"
+)
 _THEN_JOIN = re.compile(rf"\s+(?:to\s+join|and\s+joined|and\s+(?:moved|went)\s+to|for)\s+(?:the\s+)?(?P<org>{ORG})")
 _NOT_EMPLOYERS = {"zoom", "teams", "skype", "webex", "slack", "meet", "hangouts", "facetime"}
 
@@ -348,35 +426,55 @@ def rule_employ(ctx: Ctx) -> None:
             continue
         verb = " ".join(m.group("verb").split()).lower().replace("’", "'")
         o = Mention(org, "organisation")
-        happened = any(v in verb for v in ("left", "quit", "retired", "resigned", "joined", "worked", "used to",
-                                           "moved", "started"))
+        happened = any(
+            v in verb
+            for v in ("left", "quit", "retired", "resigned", "joined", "worked", "used to", "moved", "started")
+        )
         dr = ctx.date_for(m.start(), m.end(), limit=limit, past=happened)
         conf = 0.7 if subj.is_speaker else 0.5 if m.group("subj").lower() in ("she", "he") else 0.65
         if any(v in verb for v in ("left", "quit", "retired", "resigned")):
-            ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=dr.point if dr else None,
-                     confidence=conf)
+            ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=dr.point if dr else None, confidence=conf)
             after = next((b for a, b, _p in ctx.dates() if m.end() <= a <= m.end() + 1), m.end())
             nxt = _THEN_JOIN.match(ctx.text, after)
             new = org_name(nxt.group("org")) if nxt else None
             if new and _FOLLOW_OK.match(ctx.text, nxt.end()):
-                ctx.emit("works_at", subj, m.start(), nxt.end(), obj=Mention(new, "organisation"), dr=dr,
-                         valid_from=dr.start if dr else None, confidence=conf)
+                ctx.emit(
+                    "works_at",
+                    subj,
+                    m.start(),
+                    nxt.end(),
+                    obj=Mention(new, "organisation"),
+                    dr=dr,
+                    valid_from=dr.start if dr else None,
+                    confidence=conf,
+                )
         elif verb.startswith(("worked", "used to", "had worked")) or verb.startswith("was working"):
             if dr and dr.end:
-                ctx.emit("works_at", subj, m.start(), m.end(), obj=o, dr=dr, valid_from=dr.start,
-                         valid_to=dr.end, confidence=conf)
+                ctx.emit(
+                    "works_at",
+                    subj,
+                    m.start(),
+                    m.end(),
+                    obj=o,
+                    dr=dr,
+                    valid_from=dr.start,
+                    valid_to=dr.end,
+                    confidence=conf,
+                )
             else:
                 ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=None, confidence=conf - 0.1)
         else:
-            ctx.emit("works_at", subj, m.start(), m.end(), obj=o, dr=dr, valid_from=dr.start if dr else None,
-                     confidence=conf)
+            ctx.emit(
+                "works_at", subj, m.start(), m.end(), obj=o, dr=dr, valid_from=dr.start if dr else None, confidence=conf
+            )
 
 
 # ---------------------------------------------------------------- self-introductions
 
 _SELF = re.compile(
     rf"(?:\bI\s?['’]m|\bI\s+am|\b[Mm]y\s+name\s+is|\b[Mm]y\s+name['’]s|\b[Tt]his\s+is)\s+(?P<name>{NAME})"
-    r"(?P<after>\s*(?:[,.;!?]|$|\s+(?:and|from|with|here|speaking|the|by)\b))")
+    r"(?P<after>\s*(?:[,.;!?]|$|\s+(?:and|from|with|here|speaking|the|by)\b))"
+)
 _SELF_TAIL = re.compile(r"\s*,?\s*(?:and\s+)?(?:I\s?['’]m\s+|I\s+am\s+)?(?:also\s+)?")
 _FROM = re.compile(rf"\s*,?\s+(?:from|with)\s+(?:the\s+)?(?P<org>{ORG})")
 

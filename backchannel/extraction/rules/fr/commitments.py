@@ -60,8 +60,10 @@ _WEAK = _forms(
     r"finir|finis|finit|finirai|finira|terminer|termine|terminerai|terminera|corriger|corrige|corrigerai|corrigera",
     r"mettre\s+à\s+jour|mets\s+à\s+jour|met\s+à\s+jour|mettrai\s+à\s+jour|mettra\s+à\s+jour",
 )
-_PRESENT = re.compile(r"^(?:envoie|envoies|envoyons|transmets|transmet|transfère|fais|fait|partage|prépare|rédige"
-                      r"|présente|mets|met|organise|planifie|fournis|fournit|livre|soumets|soumet|confirme)\b")
+_PRESENT = re.compile(
+    r"^(?:envoie|envoies|envoyons|transmets|transmet|transfère|fais|fait|partage|prépare|rédige"
+    r"|présente|mets|met|organise|planifie|fournis|fournit|livre|soumets|soumet|confirme)\b"
+)
 # Who promises, and how: "je", "j'", "on", "nous", a name, "il"/"elle"; then an optional
 # modal ("vais", "va", "m'engage à", "me charge de") and an optional recipient pronoun.
 _COMMIT_FR = re.compile(
@@ -69,7 +71,8 @@ _COMMIT_FR = re.compile(
     rf"(?P<modal>(?:vais|va|allons|m{_A}engage\s+à|s{_A}engage\s+à|me\s+charge\s+de|se\s+charge\s+de"
     rf"|m{_A}occupe\s+de|s{_A}occupe\s+de)\s+)?"
     rf"(?:(?P<pron>vous|te|t{_A}|lui|leur|me|m{_A}|nous)\s*)?"
-    rf"(?P<verb>(?P<deliver>{_DELIVER})|(?P<social>{_SOCIAL})|(?P<weak>{_WEAK}))\b(?P<rest>[^.;!?]*)")
+    rf"(?P<verb>(?P<deliver>{_DELIVER})|(?P<social>{_SOCIAL})|(?P<weak>{_WEAK}))\b(?P<rest>[^.;!?]*)"
+)
 # Someone else's promise, told by the speaker: "Marc m'a dit qu'il enverrait le contrat",
 # "Marc a promis de m'envoyer le contrat" (the conditional here reports a promise).
 _DELIVER_COND = _forms(
@@ -84,20 +87,31 @@ _REPORTED_FR = (
     re.compile(rf"{_TOLD}de\s+{_PRON}(?P<verb>(?P<deliver>{_DELIVER}))\b(?P<rest>[^.;!?]*)"),
 )
 _REPORT_HINT_FR = re.compile(r"\b(?:dit|promis|assuré|confirmé)\b")
-_HEDGE_FR = re.compile(r"(?<![\w'’])(?:si|peut-être|pourrais|pourrait|pourrions|devrais|devrait|aimerais|voudrais"
-                       r"|ne|n['’]|jamais|pas|probablement|sans\s+doute|essayer|essaie|essaierai)(?![\w])", re.I)
-_OBJECT_FR = re.compile(rf"\s+(?:le|la|les|l{_A}|un|une|des|du|ce|cet|cette|ces|mon|ma|mes|ton|ta|tes|son|sa|ses"
-                        rf"|notre|nos|votre|vos|leur|leurs|ça"
-                        rf"|cela|tout|à|{NAME})")
-_CUT_FR = re.compile(r"['\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b"
-                     r"|,\s*(?:et|mais|donc|puis|ok|d['’]accord)\b"
-                     r"|\s+(?:d['’]accord|ok|voilà)\s*$")
-_FILLER_FR = re.compile(r"(?:\s+(?:aussi|alors|bientôt|plus\s+tard|tout\s+à\s+l['’]heure|dès\s+que\s+possible"
-                        r"|rapidement|volontiers))+\s*$")
+_HEDGE_FR = re.compile(
+    r"(?<![\w'’])(?:si|peut-être|pourrais|pourrait|pourrions|devrais|devrait|aimerais|voudrais"
+    r"|ne|n['’]|jamais|pas|probablement|sans\s+doute|essayer|essaie|essaierai)(?![\w])",
+    re.I,
+)
+_OBJECT_FR = re.compile(
+    rf"\s+(?:le|la|les|l{_A}|un|une|des|du|ce|cet|cette|ces|mon|ma|mes|ton|ta|tes|son|sa|ses"
+    rf"|notre|nos|votre|vos|leur|leurs|ça"
+    rf"|cela|tout|à|{NAME})"
+)
+_CUT_FR = re.compile(
+    r"['\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b"
+    r"|,\s*(?:et|mais|donc|puis|ok|d['’]accord)\b"
+    r"|\s+(?:d['’]accord|ok|voilà)\s*$"
+)
+_FILLER_FR = re.compile(
+    r"(?:\s+(?:aussi|alors|bientôt|plus\s+tard|tout\s+à\s+l['’]heure|dès\s+que\s+possible"
+    r"|rapidement|volontiers))+\s*$"
+)
 _SMALL_TALK_FR = re.compile(r"\b(?:bisous?|amitiés|salutations|bises|pensées|câlins?|bonjour)\b", re.I)
 NEXT_MEETING_FR = re.compile(
     r"\b(?:avant|d['’]ici|pour)\s+(?:notre|la|votre)\s+prochaine?\s+(?:réunion|rendez-vous|point|appel|rencontre"
-    r"|séance)\b|\bavant\s+qu['’]on\s+se\s+(?:revoie|reparle)\b|\b(?:pour|avant)\s+la\s+prochaine\s+fois\b", re.I)
+    r"|séance)\b|\bavant\s+qu['’]on\s+se\s+(?:revoie|reparle)\b|\b(?:pour|avant)\s+la\s+prochaine\s+fois\b",
+    re.I,
+)
 _TO_X = re.compile(rf"\s(?:à|au)\s+(?P<r>{NAME})")
 
 
@@ -178,8 +192,17 @@ def rule_commitment_fr(ctx: Ctx) -> None:
             continue
         due = dr.end or dr.start if dr else None
         before = len(ctx.out)
-        ctx.emit("committed_to", subj, m.start(), m.end(), literal=" ".join(words), dr=dr, valid_to=due,
-                 modality="commitment", confidence=0.6 if dr else 0.5)
+        ctx.emit(
+            "committed_to",
+            subj,
+            m.start(),
+            m.end(),
+            literal=" ".join(words),
+            dr=dr,
+            valid_to=due,
+            modality="commitment",
+            confidence=0.6 if dr else 0.5,
+        )
         if len(ctx.out) > before:
             made = ctx.out[-1]
             made.recipient = _recipient(ctx, subj, m, promise_end)

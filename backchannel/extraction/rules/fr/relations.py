@@ -42,23 +42,28 @@ __all__ = ["FrCtx", "looks_french", "run_french_rules"]
 # French when it has at least two French markers and more of them than English ones,
 # English when the reverse holds; in between, the utterance decides. Names are taken
 # out first: "Élodie de la Fontaine left Acme" is English.
-_FR_WORDS = frozenset("""
+_FR_WORDS = frozenset(
+    """
 je tu il elle nous vous ils elles est suis sont était avons avez ont ai avec chez dans pour pas une des les du au aux
 qui que mais et on très bien aussi connais connaît connait travaille merci bonjour oui non le la de ce cette mon ma
 mes vais va depuis ici sur par ça ensemble envoie enverrai présente ancien ancienne dernier dernière prochain
 prochaine en un à y rejoint devenu devenue envoyer nommé nommée dirige dirigeait fondé cofondé
 j' l' d' m' t' n' s' c' qu'
-""".split())
-_EN_WORDS = frozenset("""
+""".split()
+)
+_EN_WORDS = frozenset(
+    """
 the is are was were i you we with for and at of to in have has it that this will my our be been he she they from on
 as by an a i' ll ve re
-""".split())
+""".split()
+)
 # Words with the apostrophe kept on the elided part: "j'ai" -> "j'", "ai"; "I'll" -> "i'", "ll".
 _TOKENS = re.compile(r"\w+'?")
 # A French accent inside a lowercase word ("quitté", "réunion"), not a name's capital ("Élodie").
 _ACCENT = re.compile(r"(?<=[a-z])[éèêàùçœâîô]")
 _NAME_RUN = re.compile(
-    r"[A-ZÀ-Ý][\w'’-]*(?:(?:\s+(?:de|la|le|du|des|van|von|da|di|del|della|der|den))+\s+[A-ZÀ-Ý][\w'’-]*)+")
+    r"[A-ZÀ-Ý][\w'’-]*(?:(?:\s+(?:de|la|le|du|des|van|von|da|di|del|della|der|den))+\s+[A-ZÀ-Ý][\w'’-]*)+"
+)
 _PARTICLES = re.compile(r" (?:de|la|le|du|des|van|von|da|di|del|der|den) ")
 
 
@@ -116,8 +121,11 @@ def _subject(ctx: Ctx, m: re.Match) -> Mention | None:
 
 
 # No fact from a negated, conditional or doubtful clause.
-_NEG = re.compile(r"(?<![\w'’])(?:ne|n['’]|jamais|si|s['’]il|peut-être|pourrais|pourrait|aurais|aurait|serais"
-                  r"|serait|sais\s+pas|crois\s+pas|pense\s+pas)(?![\w])", re.I)
+_NEG = re.compile(
+    r"(?<![\w'’])(?:ne|n['’]|jamais|si|s['’]il|peut-être|pourrais|pourrait|aurais|aurait|serais"
+    r"|serait|sais\s+pas|crois\s+pas|pense\s+pas)(?![\w])",
+    re.I,
+)
 
 
 def _negated(ctx: Ctx, start: int, end: int) -> bool:
@@ -132,46 +140,84 @@ _SUBJ = rf"(?:(?P<subj>{NAME}|\b[Jj]e|\b[Ii]l|\b[Ee]lle)\s+|(?P<subj_j>\b[Jj]{_A
 
 # French titles and the canonical (English) qualifier they store; longest first when matched.
 _TITLES_FR = {
-    "directeur des systèmes d'information": "CIO", "directrice des systèmes d'information": "CIO",
-    "directeur général": "managing director", "directrice générale": "managing director",
-    "directeur financier": "CFO", "directrice financière": "CFO",
-    "directeur technique": "CTO", "directrice technique": "CTO",
-    "directeur commercial": "sales director", "directrice commerciale": "sales director",
-    "directeur marketing": "marketing director", "directrice marketing": "marketing director",
-    "directeur des ressources humaines": "HR director", "directrice des ressources humaines": "HR director",
-    "directeur juridique": "general counsel", "directrice juridique": "general counsel",
-    "directeur des achats": "purchasing director", "directrice des achats": "purchasing director",
-    "directeur": "director", "directrice": "director",
-    "président-directeur général": "CEO", "présidente-directrice générale": "CEO",
-    "président": "president", "présidente": "president", "fondateur": "founder", "fondatrice": "founder",
-    "cofondateur": "co-founder", "cofondatrice": "co-founder", "co-fondateur": "co-founder",
-    "co-fondatrice": "co-founder", "chef de projet": "project manager", "cheffe de projet": "project manager",
-    "associé": "partner", "associée": "partner", "responsable des achats": "head of purchasing",
-    "responsable commercial": "head of sales", "responsable commerciale": "head of sales",
-    "responsable marketing": "head of marketing", "responsable informatique": "head of IT",
+    "directeur des systèmes d'information": "CIO",
+    "directrice des systèmes d'information": "CIO",
+    "directeur général": "managing director",
+    "directrice générale": "managing director",
+    "directeur financier": "CFO",
+    "directrice financière": "CFO",
+    "directeur technique": "CTO",
+    "directrice technique": "CTO",
+    "directeur commercial": "sales director",
+    "directrice commerciale": "sales director",
+    "directeur marketing": "marketing director",
+    "directrice marketing": "marketing director",
+    "directeur des ressources humaines": "HR director",
+    "directrice des ressources humaines": "HR director",
+    "directeur juridique": "general counsel",
+    "directrice juridique": "general counsel",
+    "directeur des achats": "purchasing director",
+    "directrice des achats": "purchasing director",
+    "directeur": "director",
+    "directrice": "director",
+    "président-directeur général": "CEO",
+    "présidente-directrice générale": "CEO",
+    "président": "president",
+    "présidente": "president",
+    "fondateur": "founder",
+    "fondatrice": "founder",
+    "cofondateur": "co-founder",
+    "cofondatrice": "co-founder",
+    "co-fondateur": "co-founder",
+    "co-fondatrice": "co-founder",
+    "chef de projet": "project manager",
+    "cheffe de projet": "project manager",
+    "associé": "partner",
+    "associée": "partner",
+    "responsable des achats": "head of purchasing",
+    "responsable commercial": "head of sales",
+    "responsable commerciale": "head of sales",
+    "responsable marketing": "head of marketing",
+    "responsable informatique": "head of IT",
     "responsable grands comptes": "key account manager",
-    "DSI": "CIO", "PDG": "CEO", "P-DG": "CEO", "DG": "managing director", "DAF": "CFO", "DRH": "HR director",
-    "CEO": "CEO", "CTO": "CTO", "CIO": "CIO", "CFO": "CFO", "COO": "COO", "CMO": "CMO",
+    "DSI": "CIO",
+    "PDG": "CEO",
+    "P-DG": "CEO",
+    "DG": "managing director",
+    "DAF": "CFO",
+    "DRH": "HR director",
+    "CEO": "CEO",
+    "CTO": "CTO",
+    "CIO": "CIO",
+    "CFO": "CFO",
+    "COO": "COO",
+    "CMO": "CMO",
 }
-_TITLE_RX = "|".join(re.escape(t).replace("\\ ", r"\s+").replace("'", "['’]")
-                     for t in sorted(_TITLES_FR, key=len, reverse=True))
+_TITLE_RX = "|".join(
+    re.escape(t).replace("\\ ", r"\s+").replace("'", "['’]") for t in sorted(_TITLES_FR, key=len, reverse=True)
+)
 _TITLE = rf"(?P<title>(?:{_TITLE_RX}))"
 _ART = rf"(?:(?:le|la|l{_A}|un|une|notre|leur)\s*)?"
 _FORMER = r"(?P<former>ancien(?:ne)?\s+|ex-?\s*)?"
 _NEW = r"(?:nouveau\s+|nouvelle\s+|actuel(?:le)?\s+)?"
 _OF = rf"(?:\s+(?:de|du|des|chez|pour|à|au)\s+(?:la\s+|l{_A})?|\s+d{_A}\s*)"
-_COPULA = (r"(?P<cop>est|suis|était|étais|est\s+devenue?|suis\s+devenue?|est\s+maintenant|est\s+désormais"
-           r"|est\s+actuellement|est\s+toujours|a\s+été\s+nommée?|vient\s+d['’]être\s+nommée?)")
+_COPULA = (
+    r"(?P<cop>est|suis|était|étais|est\s+devenue?|suis\s+devenue?|est\s+maintenant|est\s+désormais"
+    r"|est\s+actuellement|est\s+toujours|a\s+été\s+nommée?|vient\s+d['’]être\s+nommée?)"
+)
 _IS_TITLE = re.compile(rf"{_SUBJ}{_COPULA}\s+{_ART}{_FORMER}{_NEW}{_TITLE}{_OF}(?P<org>{ORG_FR})")
 _APPOS_TITLE = re.compile(rf"(?P<x>{NAME})\s*,\s*{_ART}{_FORMER}{_NEW}{_TITLE}{_OF}(?P<org>{ORG_FR})")
-_TITLE_IS = re.compile(rf"\b(?:[Ll]e|[Ll]a|[Ll]{_A})\s*{_FORMER}{_NEW}{_TITLE}{_OF}(?P<org>{ORG_FR})\s*,?\s+"
-                       rf"(?:c{_A}est|est|s{_A}appelle)\s+(?P<x>{NAME})")
+_TITLE_IS = re.compile(
+    rf"\b(?:[Ll]e|[Ll]a|[Ll]{_A})\s*{_FORMER}{_NEW}{_TITLE}{_OF}(?P<org>{ORG_FR})\s*,?\s+"
+    rf"(?:c{_A}est|est|s{_A}appelle)\s+(?P<x>{NAME})"
+)
 _EMPLOY = re.compile(
     rf"{_SUBJ}(?:(?P<verb>travaille|bosse|est|suis|travaillait|bossait|était|étais|ai\s+travaillé|a\s+travaillé"
     rf"|a\s+rejoint|ai\s+rejoint|a\s+intégré|ai\s+intégré|est\s+entrée?|suis\s+entrée?|a\s+quitté|ai\s+quitté"
     rf"|est\s+partie?|suis\s+partie?|dirige|dirigeait|ai\s+dirigé|a\s+dirigé|a\s+fondé|ai\s+fondé|a\s+cofondé"
     rf"|ai\s+cofondé|a\s+créé|ai\s+créé)\s+(?:maintenant\s+|actuellement\s+|toujours\s+|désormais\s+|aussi\s+"
-    rf"|longtemps\s+)*(?P<prep>chez|pour)?\s*(?P<org>{ORG_FR}))")
+    rf"|longtemps\s+)*(?P<prep>chez|pour)?\s*(?P<org>{ORG_FR}))"
+)
 
 
 # For the news register (news.py): the same lexicon and "of".
@@ -191,15 +237,34 @@ def _emit_title(ctx: FrCtx, subj: Mention, m: re.Match) -> None:
     o = Mention(org, "organisation")
     conf = 0.7 if subj.is_speaker else 0.65
     if m.group("former") or past and not (dr and dr.end):
-        ctx.emit("left", subj, m.start(), m.end(), obj=o, qualifier=canon, dr=dr, valid_to=dr.end if dr else None,
-                 confidence=conf - 0.1)
+        ctx.emit(
+            "left",
+            subj,
+            m.start(),
+            m.end(),
+            obj=o,
+            qualifier=canon,
+            dr=dr,
+            valid_to=dr.end if dr else None,
+            confidence=conf - 0.1,
+        )
         return
     valid_from = dr.start if dr else None
     valid_to = dr.end if dr and past else None
     if dr and not past and not started and dr.end is not None:
         valid_from = None  # "est DSI d'Acme depuis mars" opens a range; a point dates the saying
-    ctx.emit("works_at", subj, m.start(), m.end(), obj=o, qualifier=canon, dr=dr, valid_from=valid_from,
-             valid_to=valid_to, confidence=conf)
+    ctx.emit(
+        "works_at",
+        subj,
+        m.start(),
+        m.end(),
+        obj=o,
+        qualifier=canon,
+        dr=dr,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        confidence=conf,
+    )
 
 
 _SELF_INTRO = re.compile(rf"(?:\b[Jj]e\s+suis|\b[Jj]e\s+m{_A}appelle|\b[Mm]oi\s*,?\s+c{_A}est)\s+$")
@@ -254,8 +319,9 @@ def rule_employ_fr(ctx: FrCtx) -> None:
             continue
         if verb in ("est", "suis", "était", "étais") and m.group("prep") != "chez":
             continue  # "Sophie est Acme" is no employment; "est chez Acme" is
-        if not m.group("prep") and not any(v in verb for v in ("rejoint", "intégré", "quitté", "dirig", "fondé",
-                                                                 "créé")):
+        if not m.group("prep") and not any(
+            v in verb for v in ("rejoint", "intégré", "quitté", "dirig", "fondé", "créé")
+        ):
             continue
         org = org_fr(ctx, m.group("org"))
         if org is None:
@@ -266,17 +332,34 @@ def rule_employ_fr(ctx: FrCtx) -> None:
         if any(v in verb for v in ("dirig", "fondé", "créé")):  # "Marc dirige Acme", "Sophie a fondé Hooli"
             title = "head" if "dirig" in verb else "co-founder" if "cofondé" in verb else "founder"
             ended = verb in ("dirigeait",) or "dirigé" in verb
-            ctx.emit("left" if ended else "works_at", subj, m.start(), m.end(), obj=o, qualifier=title, dr=dr,
-                     valid_from=None if ended else (dr.start if dr else None),
-                     valid_to=(dr.end if dr else None) if ended else None, confidence=conf - 0.05)
+            ctx.emit(
+                "left" if ended else "works_at",
+                subj,
+                m.start(),
+                m.end(),
+                obj=o,
+                qualifier=title,
+                dr=dr,
+                valid_from=None if ended else (dr.start if dr else None),
+                valid_to=(dr.end if dr else None) if ended else None,
+                confidence=conf - 0.05,
+            )
             continue
         if "quitté" in verb or "parti" in verb:
-            ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=dr.point if dr else None,
-                     confidence=conf)
+            ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=dr.point if dr else None, confidence=conf)
         elif "travaillé" in verb or verb in ("travaillait", "bossait", "était", "étais"):
             if dr and dr.end:
-                ctx.emit("works_at", subj, m.start(), m.end(), obj=o, dr=dr, valid_from=dr.start, valid_to=dr.end,
-                         confidence=conf)
+                ctx.emit(
+                    "works_at",
+                    subj,
+                    m.start(),
+                    m.end(),
+                    obj=o,
+                    dr=dr,
+                    valid_from=dr.start,
+                    valid_to=dr.end,
+                    confidence=conf,
+                )
             else:
                 ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=None, confidence=conf - 0.1)
         else:
@@ -290,26 +373,38 @@ def rule_employ_fr(ctx: FrCtx) -> None:
 _AT_ORG = rf"(?:\s+(?:chez|à|pour)\s+(?P<org>{ORG_FR}))?"
 _ADV_FR = r"(?:(?:déjà|longtemps|beaucoup|souvent|aussi|autrefois|ensemble)\s+)*"
 _I_WORKED_WITH = re.compile(
-    rf"\b[Jj]{_A}(?:ai|avais)\s+{_ADV_FR}travaillé\s+{_ADV_FR}(?:avec|aux\s+côtés\s+de)\s+(?P<x>{NAME}){_AT_ORG}")
+    rf"\b[Jj]{_A}(?:ai|avais)\s+{_ADV_FR}travaillé\s+{_ADV_FR}(?:avec|aux\s+côtés\s+de)\s+(?P<x>{NAME}){_AT_ORG}"
+)
 _X_AND_ME = re.compile(
     rf"(?P<x>{NAME})\s+et\s+moi\s*,?\s+(?:nous\s+)?(?:avons|avions|on\s+a|on\s+avait)\s+{_ADV_FR}travaillé"
-    rf"\s+{_ADV_FR}ensemble{_AT_ORG}")
+    rf"\s+{_ADV_FR}ensemble{_AT_ORG}"
+)
 _WE_TOGETHER = re.compile(
-    rf"\b(?:[Nn]ous\s+avons|[Nn]ous\s+avions|[Oo]n\s+a|[Oo]n\s+avait)\s+{_ADV_FR}travaillé\s+ensemble{_AT_ORG}")
-_X_WITH_Y = re.compile(
-    rf"(?P<x>{NAME})\s+(?:a|avait)\s+{_ADV_FR}travaillé\s+{_ADV_FR}avec\s+(?P<y>{NAME}){_AT_ORG}")
+    rf"\b(?:[Nn]ous\s+avons|[Nn]ous\s+avions|[Oo]n\s+a|[Oo]n\s+avait)\s+{_ADV_FR}travaillé\s+ensemble{_AT_ORG}"
+)
+_X_WITH_Y = re.compile(rf"(?P<x>{NAME})\s+(?:a|avait)\s+{_ADV_FR}travaillé\s+{_ADV_FR}avec\s+(?P<y>{NAME}){_AT_ORG}")
 _TIE_M = r"(?:collègue|patron|chef|manager|associé|boss|mentor)"
 _TIE_F = r"(?:collègue|patronne|cheffe|manager|associée|boss|mentor)"
-_X_MY_TIE = re.compile(rf"(?P<x>{NAME})\s+(?:était|est|a\s+été)\s+(?:mon\s+(?:ancien\s+)?{_TIE_M}"
-                       rf"|ma\s+(?:ancienne\s+)?{_TIE_F}|mon\s+ancienne\s+{_TIE_F}){_AT_ORG}")
-_MY_TIE_X = re.compile(rf"\b(?:[Mm]on\s+(?:ancien\s+|ancienne\s+)?{_TIE_M}|[Mm]a\s+(?:ancienne\s+)?{_TIE_F})\s*,?\s+"
-                       rf"(?P<x>{NAME}){_AT_ORG}")
-_FRIEND_X = re.compile(rf"\b(?:[Mm]on\s+(?:vieil\s+|vieux\s+|grand\s+|meilleur\s+)?ami|[Mm]on\s+amie|[Mm]a\s+"
-                       rf"(?:vieille\s+|grande\s+|meilleure\s+)?amie|[Mm]on\s+pote)\s*,?\s+(?P<x>{NAME})")
-_X_FRIEND = re.compile(rf"(?P<x>{NAME})\s+(?:est|était)\s+(?:un|une)\s+(?:bon(?:ne)?\s+|vieil(?:le)?\s+|vieux\s+"
-                       rf"|grand(?:e)?\s+|très\s+bon(?:ne)?\s+)?ami(?:e)?\b")
-_I_KNOW = re.compile(rf"\b[Jj]e\s+conna(?:is|issais)\s+(?:bien\s+|très\s+bien\s+|personnellement\s+"
-                     rf"|un\s+peu\s+|depuis\s+longtemps\s+)?(?P<x>{NAME})")
+_X_MY_TIE = re.compile(
+    rf"(?P<x>{NAME})\s+(?:était|est|a\s+été)\s+(?:mon\s+(?:ancien\s+)?{_TIE_M}"
+    rf"|ma\s+(?:ancienne\s+)?{_TIE_F}|mon\s+ancienne\s+{_TIE_F}){_AT_ORG}"
+)
+_MY_TIE_X = re.compile(
+    rf"\b(?:[Mm]on\s+(?:ancien\s+|ancienne\s+)?{_TIE_M}|[Mm]a\s+(?:ancienne\s+)?{_TIE_F})\s*,?\s+"
+    rf"(?P<x>{NAME}){_AT_ORG}"
+)
+_FRIEND_X = re.compile(
+    rf"\b(?:[Mm]on\s+(?:vieil\s+|vieux\s+|grand\s+|meilleur\s+)?ami|[Mm]on\s+amie|[Mm]a\s+"
+    rf"(?:vieille\s+|grande\s+|meilleure\s+)?amie|[Mm]on\s+pote)\s*,?\s+(?P<x>{NAME})"
+)
+_X_FRIEND = re.compile(
+    rf"(?P<x>{NAME})\s+(?:est|était)\s+(?:un|une)\s+(?:bon(?:ne)?\s+|vieil(?:le)?\s+|vieux\s+"
+    rf"|grand(?:e)?\s+|très\s+bon(?:ne)?\s+)?ami(?:e)?\b"
+)
+_I_KNOW = re.compile(
+    rf"\b[Jj]e\s+conna(?:is|issais)\s+(?:bien\s+|très\s+bien\s+|personnellement\s+"
+    rf"|un\s+peu\s+|depuis\s+longtemps\s+)?(?P<x>{NAME})"
+)
 # "Je le connais (bien)": the one person named just before.
 _I_KNOW_HIM = re.compile(r"\b[Jj]e\s+(?:le|la|l['’])\s*conna(?:is|issais)\b")
 _X_KNOWS = re.compile(rf"(?P<s>{NAME})\s+conna[iî]t\s+(?:bien\s+|très\s+bien\s+|personnellement\s+)?(?P<x>{NAME})")
@@ -323,8 +418,18 @@ def _worked(ctx: FrCtx, a: Mention, b: Mention, m: re.Match, conf: float) -> Non
         return
     org = org_fr(ctx, m.groupdict().get("org"))
     dr = ctx.date_for(m.start(), m.end(), past=True)
-    ctx.emit("worked_with", a, m.start(), m.end(), obj=b, qualifier=org, dr=dr,
-             valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=conf)
+    ctx.emit(
+        "worked_with",
+        a,
+        m.start(),
+        m.end(),
+        obj=b,
+        qualifier=org,
+        dr=dr,
+        valid_from=dr.start if dr else None,
+        valid_to=dr.end if dr else None,
+        confidence=conf,
+    )
 
 
 def rule_people_fr(ctx: FrCtx) -> None:
@@ -346,8 +451,16 @@ def rule_people_fr(ctx: FrCtx) -> None:
                 if other is None or _negated(ctx, m.start(), m.end()):
                     continue
                 dr = ctx.date_for(m.start(), m.end(), near=30, past=True)
-                ctx.emit("knows", me, m.start(), m.end(), obj=other, dr=dr, valid_from=dr.start if dr else None,
-                         confidence=conf)
+                ctx.emit(
+                    "knows",
+                    me,
+                    m.start(),
+                    m.end(),
+                    obj=other,
+                    dr=dr,
+                    valid_from=dr.start if dr else None,
+                    confidence=conf,
+                )
                 if rx is _I_PRESENT:
                     ctx.emit("introduced", me, m.start(), m.end(), obj=other, confidence=0.65)
         for m in _I_KNOW_HIM.finditer(ctx.text, t0, t1):

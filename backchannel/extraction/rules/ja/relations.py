@@ -34,15 +34,34 @@ _KANJI_KANA = r"[\u4e00-\u9fff\u30a0-\u30ffー]"
 _HONORIFIC = r"(?:さん|様|さま|氏|くん|君|ちゃん|先生)"
 # Words that glue onto a name before it starts (昨日田中さん): dropped from the front.
 _LEADING_TIME = re.compile(r"^(?:昨日|今日|明日|先週|今週|来週|去年|今年|来年|先月|今月|来月|今|実は|実際)")
-_ORG = (r"(?P<org>株式会社[\u4e00-\u9fff\u30a0-\u30ffーA-Za-z0-9]+|[\u4e00-\u9fff\u30a0-\u30ffーA-Za-z0-9]+"
-        r"(?:株式会社|社|銀行|大学|省|庁|研究所|グループ)|[A-Z][\w&.-]*(?:\s[A-Z][\w&.-]*)*|[\u30a0-\u30ffー]{2,})")
+_ORG = (
+    r"(?P<org>株式会社[\u4e00-\u9fff\u30a0-\u30ffーA-Za-z0-9]+|[\u4e00-\u9fff\u30a0-\u30ffーA-Za-z0-9]+"
+    r"(?:株式会社|社|銀行|大学|省|庁|研究所|グループ)|[A-Z][\w&.-]*(?:\s[A-Z][\w&.-]*)*|[\u30a0-\u30ffー]{2,})"
+)
 _ME = r"(?:私|僕|わたし|ぼく|俺|わたくし)"
 _TITLES_JA = {
-    "代表取締役社長": "CEO", "代表取締役": "CEO", "最高経営責任者": "CEO", "社長": "CEO", "最高技術責任者": "CTO",
-    "最高情報責任者": "CIO", "情報システム部長": "CIO", "最高財務責任者": "CFO", "副社長": "vice president",
-    "会長": "chairman", "取締役": "director", "部長": "department head", "課長": "section manager",
-    "創業者": "founder", "共同創業者": "co-founder", "プロジェクトマネージャー": "project manager",
-    "CEO": "CEO", "CTO": "CTO", "CIO": "CIO", "CFO": "CFO", "COO": "COO", "CMO": "CMO",
+    "代表取締役社長": "CEO",
+    "代表取締役": "CEO",
+    "最高経営責任者": "CEO",
+    "社長": "CEO",
+    "最高技術責任者": "CTO",
+    "最高情報責任者": "CIO",
+    "情報システム部長": "CIO",
+    "最高財務責任者": "CFO",
+    "副社長": "vice president",
+    "会長": "chairman",
+    "取締役": "director",
+    "部長": "department head",
+    "課長": "section manager",
+    "創業者": "founder",
+    "共同創業者": "co-founder",
+    "プロジェクトマネージャー": "project manager",
+    "CEO": "CEO",
+    "CTO": "CTO",
+    "CIO": "CIO",
+    "CFO": "CFO",
+    "COO": "COO",
+    "CMO": "CMO",
 }
 _TITLE = "(?P<title>" + "|".join(sorted(_TITLES_JA, key=len, reverse=True)) + ")"
 
@@ -60,18 +79,26 @@ _TITLE_OF = re.compile(rf"{_SUBJ}{_GAP}{_ORG}\s*の{_GAP}{_TITLE}(?:です|だ|�
 _JOINED = re.compile(rf"{_SUBJ}{_GAP}{_ORG}\s*に(?:入社|転職|就職)(?:しました|した)")
 _LEFT = re.compile(rf"{_SUBJ}{_GAP}{_ORG}\s*を(?:辞めました|退職しました|辞めた|退職した|去りました)")
 _PAST_WORK = r"(?:働いて|仕事をして|仕事して)(?:いました|いた|きました|ました|た)|働いたことが(?:あります|ある)"
-_WORKED_WITH = re.compile(rf"{_p('x')}と(?:は)?(?P<gap>{_GAP})(?:一緒に|いっしょに)?(?:{_PAST_WORK})"
-                          rf"|{_p('y')}と(?:は)?{_GAP}(?:一緒に)?働いたことがあります")
+_WORKED_WITH = re.compile(
+    rf"{_p('x')}と(?:は)?(?P<gap>{_GAP})(?:一緒に|いっしょに)?(?:{_PAST_WORK})"
+    rf"|{_p('y')}と(?:は)?{_GAP}(?:一緒に)?働いたことがあります"
+)
 # "一緒に働いてた" with the partner left out: whom the context names (see _partner).
 _TOGETHER = re.compile(rf"(?P<gap>{_GAP})(?:一緒に|いっしょに)(?:{_PAST_WORK})")
 _NAMED = re.compile(rf"{_p('x')}")
-_KNOW = re.compile(rf"{_p('x')}(?:のこと)?を{_GAP}(?:知っています|知っている|存じております|存じています)"
-                   rf"|{_p('y')}と(?:は)?{_GAP}(?:知り合い|友達|友人)(?:です|だ)")
+_KNOW = re.compile(
+    rf"{_p('x')}(?:のこと)?を{_GAP}(?:知っています|知っている|存じております|存じています)"
+    rf"|{_p('y')}と(?:は)?{_GAP}(?:知り合い|友達|友人)(?:です|だ)"
+)
 _INTRODUCED = re.compile(rf"{_p('s')}が(?:私に)?{_p('x')}を紹介して(?:くれました|くれた|もらいました)")
-_DELIVER = (r"送り|お送りし|送付し|共有し|ご共有し|紹介し|ご紹介し|準備し|ご準備し|用意し|ご用意し|作成し|手配し|転送し"
-            r"|提出し|お届けし|届け|お渡しし|渡し|まとめ")
-_COMMIT = re.compile(rf"(?:{_p('to')}に)?(?P<obj>[^。！？!?、をはがにで]{{1,30}})を(?P<gap>{_GAP})"
-                     rf"(?P<verb>{_DELIVER})(?:ます|いたします|します)")
+_DELIVER = (
+    r"送り|お送りし|送付し|共有し|ご共有し|紹介し|ご紹介し|準備し|ご準備し|用意し|ご用意し|作成し|手配し|転送し"
+    r"|提出し|お届けし|届け|お渡しし|渡し|まとめ"
+)
+_COMMIT = re.compile(
+    rf"(?:{_p('to')}に)?(?P<obj>[^。！？!?、をはがにで]{{1,30}})を(?P<gap>{_GAP})"
+    rf"(?P<verb>{_DELIVER})(?:ます|いたします|します)"
+)
 _CALL = re.compile(rf"(?P<gap>{_GAP})(?:ご|お)?(?:連絡|電話)(?:します|いたします|を差し上げます)")
 # Appointments as news (and speech) put them: 田中太郎氏がアクメのCTOに就任, アクメ、田中太郎氏をCTOに起用,
 # 田中太郎氏がアクメを退任. The person must be named (an honorific): no dropped subject here.
@@ -96,16 +123,19 @@ class JaCtx(Ctx):
         name = _LEADING_TIME.sub("", raw).strip()
         if not name:
             return None
-        if self.speaker and (norm_name(name) == norm_name(self.speaker) or norm_name(self.speaker).startswith(
-                norm_name(name))):
+        if self.speaker and (
+            norm_name(name) == norm_name(self.speaker) or norm_name(self.speaker).startswith(norm_name(name))
+        ):
             return Mention(name=self.speaker, kind="person", is_speaker=True)
         return Mention(name=name, kind="person")
 
 
 # A topic or subject particle after something other than "I": someone else is talking about.
 # "今は", "現在は", "去年は", "前は": a time as topic, not a person.
-_OTHER_TOPIC = re.compile(r"(?<!私)(?<!僕)(?<!俺)(?<!わたし)(?<!ぼく)(?<!わたくし)(?<!こんにち)"
-                          r"(?<!今)(?<!在)(?<!いま)(?<!近)(?<!昔)(?<!前)(?<!年)(?<!月)(?<!日)(?:は(?!い)|が)")
+_OTHER_TOPIC = re.compile(
+    r"(?<!私)(?<!僕)(?<!俺)(?<!わたし)(?<!ぼく)(?<!わたくし)(?<!こんにち)"
+    r"(?<!今)(?<!在)(?<!いま)(?<!近)(?<!昔)(?<!前)(?<!年)(?<!月)(?<!日)(?:は(?!い)|が)"
+)
 
 
 def _subject(ctx: JaCtx, m: re.Match) -> Mention | None:
@@ -124,8 +154,7 @@ def _org(m: re.Match) -> Mention | None:
 
 
 def _rule_employment(ctx: JaCtx) -> None:
-    for rx, kind in ((_TITLE_OF, "title"), (_WORKS, "works"), (_AT, "works"), (_JOINED, "joined"),
-                     (_LEFT, "left")):
+    for rx, kind in ((_TITLE_OF, "title"), (_WORKS, "works"), (_AT, "works"), (_JOINED, "joined"), (_LEFT, "left")):
         for m in rx.finditer(ctx.text, ctx.s0, ctx.s1):
             subj, org = _subject(ctx, m), _org(m)
             if subj is None or org is None:
@@ -133,13 +162,23 @@ def _rule_employment(ctx: JaCtx) -> None:
             dr = ctx.date_for(m.start(), m.end(), past=True)
             conf = 0.7 if subj.is_speaker else 0.65
             if kind == "left":
-                ctx.emit("left", subj, m.start(), m.end(), obj=org, dr=dr, valid_to=dr.point if dr else None,
-                         confidence=conf)
+                ctx.emit(
+                    "left", subj, m.start(), m.end(), obj=org, dr=dr, valid_to=dr.point if dr else None, confidence=conf
+                )
                 continue
             qualifier = _TITLES_JA.get(m.group("title")) if kind == "title" else None
             starts = kind == "joined" or (dr is not None and dr.end is None)
-            ctx.emit("works_at", subj, m.start(), m.end(), obj=org, qualifier=qualifier, dr=dr,
-                     valid_from=dr.start if dr and starts else None, confidence=conf)
+            ctx.emit(
+                "works_at",
+                subj,
+                m.start(),
+                m.end(),
+                obj=org,
+                qualifier=qualifier,
+                dr=dr,
+                valid_from=dr.start if dr and starts else None,
+                confidence=conf,
+            )
 
 
 def _rule_appointments(ctx: JaCtx) -> None:
@@ -150,11 +189,28 @@ def _rule_appointments(ctx: JaCtx) -> None:
                 continue
             dr = ctx.date_for(m.start(), m.end(), past=True)
             if predicate == "left":
-                ctx.emit("left", subj, m.start(), m.end(), obj=org, dr=dr,
-                         valid_to=dr.point if dr else ctx.anchor, confidence=0.65)
+                ctx.emit(
+                    "left",
+                    subj,
+                    m.start(),
+                    m.end(),
+                    obj=org,
+                    dr=dr,
+                    valid_to=dr.point if dr else ctx.anchor,
+                    confidence=0.65,
+                )
             else:
-                ctx.emit("works_at", subj, m.start(), m.end(), obj=org, qualifier=_TITLES_JA.get(m.group("title")),
-                         dr=dr, valid_from=dr.start if dr else ctx.anchor, confidence=0.65)
+                ctx.emit(
+                    "works_at",
+                    subj,
+                    m.start(),
+                    m.end(),
+                    obj=org,
+                    qualifier=_TITLES_JA.get(m.group("title")),
+                    dr=dr,
+                    valid_from=dr.start if dr else ctx.anchor,
+                    confidence=0.65,
+                )
 
 
 def _rule_people(ctx: JaCtx) -> None:
@@ -166,11 +222,22 @@ def _rule_people(ctx: JaCtx) -> None:
         gap = m.group("gap") or ""
         where = re.search(rf"{_ORG}で", gap)
         dr = ctx.date_for(m.start(), m.end(), past=True)
-        ctx.emit("worked_with", me, m.start(), m.end(), obj=other, qualifier=where.group("org") if where else None,
-                 dr=dr, valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=0.7)
+        ctx.emit(
+            "worked_with",
+            me,
+            m.start(),
+            m.end(),
+            obj=other,
+            qualifier=where.group("org") if where else None,
+            dr=dr,
+            valid_from=dr.start if dr else None,
+            valid_to=dr.end if dr else None,
+            confidence=0.7,
+        )
     for m in _TOGETHER.finditer(ctx.text, ctx.s0, ctx.s1):
-        if me is None or any(w.start() <= m.end() and m.start() <= w.end()
-                             for w in _WORKED_WITH.finditer(ctx.text, ctx.s0, ctx.s1)):
+        if me is None or any(
+            w.start() <= m.end() and m.start() <= w.end() for w in _WORKED_WITH.finditer(ctx.text, ctx.s0, ctx.s1)
+        ):
             continue  # the partner is said (田中さんと一緒に…): the rule above has it
         if _OTHER_TOPIC.search(ctx.text, ctx.s0, m.end("gap")) or _NAMED.search(ctx.text, ctx.s0, m.end("gap")):
             continue  # 鈴木さんは一緒に働いてた: whose tie, or with whom, the words do not say
@@ -179,8 +246,18 @@ def _rule_people(ctx: JaCtx) -> None:
             continue
         where = re.search(rf"{_ORG}で", m.group("gap") or "")
         dr = ctx.date_for(m.start(), m.end(), past=True)
-        ctx.emit("worked_with", me, m.start(), m.end(), obj=other, qualifier=where.group("org") if where else None,
-                 dr=dr, valid_from=dr.start if dr else None, valid_to=dr.end if dr else None, confidence=0.6)
+        ctx.emit(
+            "worked_with",
+            me,
+            m.start(),
+            m.end(),
+            obj=other,
+            qualifier=where.group("org") if where else None,
+            dr=dr,
+            valid_from=dr.start if dr else None,
+            valid_to=dr.end if dr else None,
+            confidence=0.6,
+        )
     for m in _KNOW.finditer(ctx.text, ctx.s0, ctx.s1):
         other = ctx.person_ja(m.group("x") or m.group("y"))
         if me is not None and other is not None:
@@ -198,13 +275,18 @@ def _partner(ctx: JaCtx, pos: int) -> Mention | None:
     """Whom a partnerless "一緒に働いてた" means: the one person named (an honorific name or a
     speaker of the meeting, not the speaker) earlier in this turn, else in the turns just
     before; else, in a meeting of two, the other one. None when two people fit."""
+
     def named(text: str) -> set[str]:
         found = {strip_honorific(m.group("x")) for m in _NAMED.finditer(text)}
         found |= {lab for lab in ctx.speakers if is_japanese_name(lab) and strip_honorific(lab) in text}
         me = norm_name(ctx.speaker or "")
-        return {n for n in (_LEADING_TIME.sub("", x) for x in found) if n and norm_name(n) != me
-                and not me.startswith(norm_name(n))}
-    for text in (ctx.text[max(0, pos - 300):pos], ctx.context_before):
+        return {
+            n
+            for n in (_LEADING_TIME.sub("", x) for x in found)
+            if n and norm_name(n) != me and not me.startswith(norm_name(n))
+        }
+
+    for text in (ctx.text[max(0, pos - 300) : pos], ctx.context_before):
         people = named(text)
         # 田中 and 田中太郎 in one context are one person: keep the longer form.
         people = {p for p in people if not any(q != p and q.startswith(p) for q in people)}
@@ -229,15 +311,26 @@ def _rule_commitment(ctx: JaCtx) -> None:
         if not deliverable and dr is None:
             continue  # "また連絡します": keeping in touch, no promise
         dates = [(a, b) for a, b, _p in ctx.dates()]
-        promise = "".join(ch for i, ch in enumerate(ctx.text[m.start():m.end()], m.start())
-                          if not any(a <= i < b for a, b in dates))
-        promise = re.sub(r"^(?:に|で|、)+|(?:まで|までに|に)(?=送|お送|共有|紹介|準備|用意|作成|手配|連絡|電話)", "", promise)
+        promise = "".join(
+            ch for i, ch in enumerate(ctx.text[m.start() : m.end()], m.start()) if not any(a <= i < b for a, b in dates)
+        )
+        promise = re.sub(
+            r"^(?:に|で|、)+|(?:まで|までに|に)(?=送|お送|共有|紹介|準備|用意|作成|手配|連絡|電話)", "", promise
+        )
         if len(promise) < 3:
             continue
         before = len(ctx.out)
-        ctx.emit("committed_to", me, m.start(), m.end(), literal=promise, dr=dr,
-                 valid_to=(dr.end or dr.start) if dr else None, modality="commitment",
-                 confidence=0.6 if dr else 0.5)
+        ctx.emit(
+            "committed_to",
+            me,
+            m.start(),
+            m.end(),
+            literal=promise,
+            dr=dr,
+            valid_to=(dr.end or dr.start) if dr else None,
+            modality="commitment",
+            confidence=0.6 if dr else 0.5,
+        )
         if len(ctx.out) > before and deliverable and m.group("to"):
             ctx.out[-1].recipient = ctx.person_ja(m.group("to"))
 

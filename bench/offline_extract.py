@@ -55,9 +55,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # The child process that runs the baseline imports the baseline's package instead of this tree's.
 sys.path.insert(0, os.environ.get("BENCH_CODE_ROOT") or str(ROOT))
 
-from backchannel.extraction import offline  # noqa: E402
-from backchannel.extraction.formats.parse import parse_file  # noqa: E402
-from backchannel.extraction.mentions.names import canonical_title  # noqa: E402
+try:
+    from backchannel.extraction import offline
+    from backchannel.extraction.formats.parse import parse_file
+    from backchannel.extraction.mentions.names import canonical_title
+except ImportError:  # a baseline from before the stages were laid out as packages (backchannel/extractors)
+    from backchannel.extractors import offline  # type: ignore[no-redef]
+    from backchannel.extractors.offline_names import canonical_title  # type: ignore[no-redef]
+    from backchannel.extractors.parse import parse_file  # type: ignore[no-redef]
 from backchannel.memory.text import norm_name  # noqa: E402
 
 DEVSET = ROOT / "bench" / "devset"

@@ -477,13 +477,23 @@ def _covered(
             return True
         if a.predicate in (predicate, "left" if predicate == "works_at" else predicate) and (
             a.subject.is_speaker == subject.is_speaker
-            and norm_name(a.subject.name) == norm_name(subject.name)
+            and _same_name(a.subject.name, subject.name)
             or a.subject.is_speaker
             and subject.is_speaker
         ):
-            if obj is None or a.object is None or norm_name(a.object.name) == norm_name(obj.name):
+            if obj is None or a.object is None or _same_name(a.object.name, obj.name):
                 return True
     return False
+
+
+def _same_name(a: str, b: str) -> bool:
+    """The same name, or one of them the other's first or last name alone (a rule keeps
+    "Sofia" as said, the stage the full name the meeting said: one person, one claim)."""
+    x, y = norm_name(a).split(), norm_name(b).split()
+    if x == y:
+        return True
+    short, full = (x, y) if len(x) < len(y) else (y, x)
+    return len(short) == 1 and len(full) > 1 and short[0] in (full[0], full[-1])
 
 
 def _fill(

@@ -206,8 +206,9 @@ def _our_tokens(api, settings, count) -> dict:
     (the skill's call), and the drafting prompts of what the gate lets through. The
     program runs through the sandbox as the sweeper runs it and must give the skill's answer."""
     from backchannel.agent import sweep_prompt
-    from backchannel.agent.drafter import MAX_EXCERPTS, _excerpt_lines, fill_evidence
-    from backchannel.agent.sweeper import build_messages, prompt_text, run_skill
+    from backchannel.agent.drafter import MAX_EXCERPTS, _names, fill_evidence
+    from backchannel.agent.sweeper import build_messages, run_skill
+    from backchannel.agent.work import agent_for, path_of
     from backchannel.graph.types import candidates_from_result
     from backchannel.sandbox import run_program
     from backchannel.skills import get_skill, relevant_skills
@@ -225,15 +226,12 @@ def _our_tokens(api, settings, count) -> dict:
     cands = cands[:3]  # what the gate would let through
     fill_evidence(cands, api)
     excerpts = sum(min(len(c.evidence), MAX_EXCERPTS) for c in cands)
-    draft_prompt = sum(
-        count(prompt_text("draft_system.md"))
-        + count(
-            prompt_text("draft_task.md").format(
-                kind=c.kind, why=c.why, people="", evidence="\n".join(_excerpt_lines(c))
-            )
-        )
-        for c in cands
-    )
+    names = _names(cands, api)
+    draft_prompt = 0
+    for c in cands:  # what the kind's agent sends to complete `draft`: its messages and the answer's schema
+        spec = agent_for(c.kind).completed_methods()["draft"]
+        draft_prompt += sum(count(m["content"]) for m in spec.messages({"path": path_of(c, names)}))
+        draft_prompt += count(json.dumps(spec.schema()))
     program = count(ASKED_PROGRAM)
     return {
         "sweep_prompt_tokens": sweep_prompt_tokens,

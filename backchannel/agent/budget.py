@@ -26,7 +26,8 @@ class Spend:
 def spent(store: Store, *, run_id: str | None = None, since: datetime | None = None, con: Any = None) -> Spend:
     """Calls, tokens and cost recorded for one run, or since a time (naive UTC).
     `con`: the connection to read with (default: the store's)."""
-    where, params = ["outcome <> 'budget_stopped'"], []
+    where: list[str] = ["outcome <> 'budget_stopped'"]
+    params: list[Any] = []
     if run_id is not None:
         where.append("run_id = ?")
         params.append(run_id)
@@ -41,7 +42,7 @@ def spent(store: Store, *, run_id: str | None = None, since: datetime | None = N
             params,
         )
         .fetchone()
-    )
+    ) or (0, 0, 0.0)
     return Spend(int(row[0]), int(row[1]), float(row[2]))
 
 

@@ -416,7 +416,7 @@ class Gateway:
                         # token budgets still bind (4 characters a token).
                         pt, ct = estimate_tokens(msgs), (len(text) + 3) // 4
                     cost = self._cost(lt, resp)
-                    record = dict(
+                    record: dict[str, Any] = dict(
                         run_id=run_id,
                         role=role,
                         model=model,

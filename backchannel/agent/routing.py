@@ -349,7 +349,7 @@ class _Exemplars:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._matrix = None
+        self._matrix: Any = None  # the exemplars' vectors, embedded at the first question
         self._intents: list[str] = []
 
     def nearest(self, question: str) -> tuple[str, float]:

@@ -3,16 +3,22 @@ JSON schema where the provider supports it and always validates locally."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backchannel.core.vocabulary import ENTITY_KINDS, MODALITIES, PREDICATES, STANCES
 
-Predicate = Literal[tuple(PREDICATES)]  # type: ignore[valid-type]
-Modality = Literal[MODALITIES]  # type: ignore[valid-type]
-Kind = Literal[ENTITY_KINDS]  # type: ignore[valid-type]
-Stance = Literal[STANCES]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # the vocabularies are tuples known at run time; to mypy they are strings
+    Predicate = str
+    Modality = str
+    Kind = str
+    Stance = str
+else:
+    Predicate = Literal[tuple(PREDICATES)]
+    Modality = Literal[MODALITIES]
+    Kind = Literal[ENTITY_KINDS]
+    Stance = Literal[STANCES]
 
 
 class Output(BaseModel):
@@ -39,7 +45,7 @@ class ModelAssertion(Output):
 
     @field_validator("object", "object_literal", "qualifier", "date_phrase", "object_kind", mode="before")
     @classmethod
-    def _blank_is_none(cls, v: object) -> object:
+    def _blank_is_none(cls, v: Any) -> Any:  # `object` here is the field above, not the builtin
         return None if isinstance(v, str) and not v.strip() else v
 
 

@@ -40,7 +40,7 @@ def _skill_function(skill: Skill, index: int) -> ast.FunctionDef:
     )
     func = ast.FunctionDef(name=f"_skill_{index}", args=args, body=[start, *body, ret], decorator_list=[], returns=None)
     if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
-        func.type_params = []
+        setattr(func, "type_params", [])  # noqa: B010 - a field this Python's stubs do not declare
     return func
 
 

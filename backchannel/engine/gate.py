@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 from backchannel.config import Settings
 from backchannel.config.values import parse_quiet_hours
 from backchannel.core.timeutil import as_aware_utc, as_naive_utc
+from backchannel.engine.runs import EventLog
 from backchannel.memory import proposals
 from backchannel.memory.store import Store
 
@@ -202,7 +203,7 @@ def after_judge(settings: Settings, score: float, veto: dict[str, str] | None = 
 
 
 def record(
-    store: Store, run_id: str, key: str, decision: Decision, stage: str, extra: dict[str, Any] | None = None
+    store: EventLog, run_id: str, key: str, decision: Decision, stage: str, extra: dict[str, Any] | None = None
 ) -> None:
     """Append the decision to the event log (idempotent per run, candidate and stage)."""
     data = {"stage": stage, "dedupe_key": key, **decision.as_dict(), **(extra or {})}

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from backchannel.memory.store import Store, utcnow
 
@@ -90,6 +90,14 @@ def start(
     return run_id
 
 
+class EventLog(Protocol):
+    """What records a run's steps: the store, or `HeldEvents` holding them for one write."""
+
+    def append_event(
+        self, kind: str, data: dict[str, Any] | None = None, *, run_id: str | None = None, key: str | None = None
+    ) -> int | None: ...
+
+
 class HeldEvents:
     """Event-log appends held in memory and written in one transaction by `flush()`.
 
@@ -135,7 +143,9 @@ class HeldEvents:
         )
 
 
-def step(store: Store, run_id: str, name: str, data: dict[str, Any] | None = None, *, key: str | None = None) -> bool:
+def step(
+    store: EventLog, run_id: str, name: str, data: dict[str, Any] | None = None, *, key: str | None = None
+) -> bool:
     """Record step `name` of a run. Returns False when its key was already recorded."""
     k = key or f"{run_id}:{name}"
     return store.append_event(name, data or {}, run_id=run_id, key=k) is not None

@@ -14,32 +14,18 @@ A limit left out (None) is no limit; 0 lets nothing of that kind cross."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from pydantic import AfterValidator, Field
 
 from backchannel.config.sections import Channel, Count, Section, Size
+from backchannel.core.vocabulary import API_METHODS
 
-# The graph API's methods (graph/api.py API_METHODS; tests/test_edges.py keeps the two equal).
-GraphMethod = Literal[
-    "me",
-    "now",
-    "resolve",
-    "entity",
-    "assertions_about",
-    "links",
-    "between",
-    "network",
-    "paths",
-    "mentions_of",
-    "upcoming_events",
-    "recent_signals",
-    "evidence",
-    "subjects_of",
-    "addressed_as",
-    "conversations",
-    "kept",
-]
+# The graph API's methods (core.vocabulary.API_METHODS, served by graph/api.py).
+if TYPE_CHECKING:
+    GraphMethod = str
+else:
+    GraphMethod = Literal[API_METHODS]
 # The operations the MCP server's tools and resources call (web/mcp_server.py; tested the same way).
 McpOperation = Literal[
     "search", "export_entity", "ask", "proposals", "proposal", "entities", "accept", "snooze", "dismiss"
@@ -110,5 +96,5 @@ class EdgeSettings(Section):
         return getattr(self, role) if role in MODEL_EDGES else ModelEdge()
 
 
-GRAPH_METHODS: tuple[str, ...] = get_args(GraphMethod)
+GRAPH_METHODS: tuple[str, ...] = API_METHODS
 MCP_OPERATIONS: tuple[str, ...] = get_args(McpOperation)

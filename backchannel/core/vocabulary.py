@@ -37,3 +37,24 @@ LITERAL_PREDICATES = frozenset({"has_title", "committed_to"})
 
 # What a candidate (and so a proposal) may be about.
 CANDIDATE_KINDS = ("introduction", "brief", "reconnect", "commitment", "other")
+
+# What the graph API serves to generated code (graph/api.py), and what `[edges.program] may_reach` names.
+API_METHODS = (
+    "me",
+    "now",
+    "resolve",
+    "entity",
+    "assertions_about",
+    "links",
+    "between",
+    "network",
+    "paths",
+    "mentions_of",
+    "upcoming_events",
+    "recent_signals",
+    "evidence",
+    "subjects_of",
+    "addressed_as",
+    "conversations",
+    "kept",
+)

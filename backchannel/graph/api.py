@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from backchannel.core.timeutil import as_naive_utc, db_now
-from backchannel.core.vocabulary import MODALITIES
+from backchannel.core.vocabulary import API_METHODS, MODALITIES
 from backchannel.graph import paths as pathsearch
 from backchannel.graph.index import NO_DAY, NO_TIME, GraphIndex, IndexCache, iso_days, iso_times
 from backchannel.memory.text import norm_name
@@ -27,25 +27,6 @@ if TYPE_CHECKING:
 SOCIAL = ("knows", "worked_with", "introduced")
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
 KIND_NAMES = {0: None, 1: "person", 2: "organisation", 3: "role"}
-API_METHODS = (
-    "me",
-    "now",
-    "resolve",
-    "entity",
-    "assertions_about",
-    "links",
-    "between",
-    "network",
-    "paths",
-    "mentions_of",
-    "upcoming_events",
-    "recent_signals",
-    "evidence",
-    "subjects_of",
-    "addressed_as",
-    "conversations",
-    "kept",
-)
 _HONORIFIC = r"(?:(?:Mr|Madam|Madame|Mrs|Ms|Mister)\.?\s+)?"
 _BODY_STOP = {"the", "of", "on", "for", "and", "a", "an", "in", "at", "to", "meeting", "meetings", "session"}
 OPENING_TURNS = 3  # a meeting names the body it is a meeting of in its first turns ("Welcome to the ... Committee")

@@ -1,13 +1,11 @@
-"""Offline rules for relations between people.
+"""Offline rules for relations between people and for commitments.
 
-worked_with: "we worked together at Acme from 2016 to 2021", "Sophie and I worked
-together", "my old colleague Sophie", "Sophie was my boss at Globex", "Sophie worked
-with Paul"; knows: "I know Sophie well", "I've known Sophie for years", "Marc
-introduced me to Sophie", "Marc knows Sophie", "I met Sophie at Acme", "my friend
-Paul", "I met with Sophie last week", "I've spoken to Sophie about it", "Sophie and I
-were talking about it". "I worked with Sophie at Acme" and "Sophie is a friend of mine"
-are the meaning stage's (meaning/stage.py reads them from the sentence's meaning).
-Commitments live in offline_commitments.py.
+worked_with: "we worked together at Acme from 2016 to 2021", "I worked with
+Sophie at Acme", "Sophie and I worked together", "my old colleague Sophie",
+"Sophie was my boss at Globex"; knows: "I know Sophie well", "I've known Sophie
+for years", "Marc introduced me to Sophie", "Marc knows Sophie", "I met Sophie
+at Acme", "my friend Paul", "I met with Sophie last week", "I've spoken to Sophie
+about it", "Sophie and I were talking about it". Commitments live in offline_commitments.py.
 """
 
 from __future__ import annotations
@@ -89,6 +87,7 @@ _X_AND_I = re.compile(
     rf"(?:(?P<x>{NAME})\s+and\s+I|\bI\s+and\s+(?P<y>{NAME})|\b[Mm]e\s+and\s+(?P<z>{NAME}))\s+{_ADV}{_PAST_WORK}"
     rf"(?:\s+together)?{_AT}"
 )
+_I_WITH = re.compile(rf"\bI\s*{_ADV}(?:{_PAST_WORK}|work)\s+{_ADV}(?:with|alongside)\s+(?P<x>{NAME}){_NAME_END}{_AT}")
 _X_WITH_Y = re.compile(
     rf"(?P<x>{NAME})\s+{_ADV}(?:worked|used\s+to\s+work|(?:has|had)\s+worked)\s+{_ADV}(?:with|alongside)\s+"
     rf"(?P<y>{NAME}){_NAME_END}{_AT}"
@@ -156,6 +155,10 @@ def rule_worked_with(ctx: Ctx) -> None:
         if me and other:
             org = _org(ctx, m)
             _worked(ctx, me, other, m, org, 0.7 if org or "together" in m.group(0) else 0.55)
+    for m in _I_WITH.finditer(ctx.text, ctx.s0, ctx.s1):
+        other = ctx.person(m.group("x"))
+        if me and other and not looks_like_org(other.name):
+            _worked(ctx, me, other, m, _org(ctx, m), 0.7)
     for m in _X_WITH_Y.finditer(ctx.text, ctx.s0, ctx.s1):
         a, b = ctx.person(m.group("x")), ctx.person(m.group("y"))
         if a and b and not looks_like_org(b.name):
@@ -185,6 +188,10 @@ _SPOKE_WITH = re.compile(
 _X_AND_I_TALKED = re.compile(
     rf"(?P<x>{NAME})\s+and\s+I\s+(?:were|have\s+been|had\s+been|['’]ve\s+been)\s+(?:just\s+|already\s+)?"
     r"(?:talking|chatting|speaking)\b"
+)
+_FRIEND = re.compile(
+    rf"(?P<x>{NAME})\s+(?:is|was|['’]s)\s+(?:a\s+(?:good\s+|old\s+|close\s+|dear\s+)?friend\s+of\s+mine|"
+    r"my\s+(?:good\s+|old\s+|close\s+|best\s+)?friend)\b"
 )
 _INTRODUCED = re.compile(
     rf"(?:(?P<s>{NAME})|\b(?P<i>I))\s+(?:(?:has|had)\s+|['’]d\s+|kindly\s+)?introduced\s+"
@@ -220,7 +227,7 @@ def _listed(ctx: Ctx, m: re.Match) -> list[Mention]:
 def rule_knows(ctx: Ctx) -> None:
     me = ctx.me()
     t0, t1 = ctx.s0, ctx.s1
-    for rx, conf in ((_I_KNOW, 0.65), (_MET, 0.6), (_SPOKE_WITH, 0.55), (_X_AND_I_TALKED, 0.55)):
+    for rx, conf in ((_I_KNOW, 0.65), (_MET, 0.6), (_FRIEND, 0.65), (_SPOKE_WITH, 0.55), (_X_AND_I_TALKED, 0.55)):
         for m in rx.finditer(ctx.text, t0, t1):
             for other in _listed(ctx, m):
                 if rx in (_SPOKE_WITH, _X_AND_I_TALKED) and len(other.name.split()) < 2:

@@ -9,11 +9,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from backchannel.config import Settings
-from backchannel.extraction.formats.transcript import TranscriptError
+from backchannel.extraction.formats.transcript import Transcript, TranscriptError
 from backchannel.extraction.writer import QuoteMismatch, existing_source, write_source
 from backchannel.memory.store import Store
+
+if TYPE_CHECKING:
+    from backchannel.agent.models import Gateway
+    from backchannel.extraction.resolve.entities import ExtraResolver
+    from backchannel.extraction.result import ExtractedAssertion
 
 TRANSCRIPT_SUFFIXES = {".vtt", ".webvtt", ".srt", ".txt", ".text", ".md", ".markdown", ".json"}
 _IGNORED_DIRS = {"processed", "failed"}
@@ -37,6 +43,14 @@ class IngestOutcome:
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+class MeetingWhen(TypedDict):
+    """An outcome's dates (IngestOutcome's fields of the same names), ISO."""
+
+    meeting_date: str | None
+    date_origin: str | None
+    file_date: str | None
 
 
 def not_a_meeting(name: str) -> bool:
@@ -84,7 +98,7 @@ def ingest_file(
     settings: Settings,
     path: str | Path,
     *,
-    gateway=None,
+    gateway: Gateway | None = None,
     run_id: str | None = None,
     strict: bool = False,
     max_bytes: int | None = None,
@@ -119,7 +133,7 @@ def ingest_file(
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     content_hash = transcript.content_hash()
-    when = {
+    when: MeetingWhen = {
         "meeting_date": transcript.meeting_date.isoformat() if transcript.meeting_date else None,
         "date_origin": transcript.meeting_date_origin,
         "file_date": transcript.file_date.isoformat() if transcript.file_date else None,
@@ -184,7 +198,7 @@ def ingest_file(
         source_id=result.source_id,
         assertions=result.assertions,
         title=transcript.title,
-        rejected_quotes=stats and stats["rejected_quotes"],
+        rejected_quotes=stats["rejected_quotes"] if stats else None,
         **when,
     )
 
@@ -194,7 +208,7 @@ def ingest_files(
     settings: Settings,
     paths: Iterable[str | Path],
     *,
-    gateway=None,
+    gateway: Gateway | None = None,
     run_id: str | None = None,
     given_date: datetime | None = None,
     file_dates: dict[str, datetime] | None = None,
@@ -247,7 +261,9 @@ def _gateway_error_kind(exc: Exception) -> str | None:
     return "budget" if isinstance(exc, models.BudgetExhausted) else "model"
 
 
-def _extract(transcript, settings: Settings, names: list[str], *, gateway, run_id):
+def _extract(
+    transcript: Transcript, settings: Settings, names: list[str], *, gateway: Gateway | None, run_id: str | None
+) -> tuple[list[ExtractedAssertion], dict[str, str], str, dict[str, Any] | None]:
     from backchannel.extraction import offline
 
     intros = offline.self_introductions(transcript)
@@ -259,7 +275,7 @@ def _extract(transcript, settings: Settings, names: list[str], *, gateway, run_i
     return result.assertions, intros, settings.models.extract, result.stats()
 
 
-def _resolve_extra(settings: Settings, gateway, run_id: str | None = None):
+def _resolve_extra(settings: Settings, gateway: Gateway | None, run_id: str | None = None) -> ExtraResolver | None:
     """The fuzzy/embedding/model layers, when a model is configured (never offline,
     where exact and alias matching keep ingest fast and predictable)."""
     if settings.models.extract == "offline" or gateway is None:

@@ -339,7 +339,9 @@ def extract_with_model(
                 continue
             out.prompt_tokens += c.prompt_tokens or 0
             out.completion_tokens += c.completion_tokens or 0
-            for item in c.parsed.assertions:
+            answer = c.parsed
+            assert isinstance(answer, ExtractionAnswer)  # the gateway parses to the response_model it is given
+            for item in answer.assertions:
                 checker.add(item, chunk)
     finally:
         out.calls = gateway.calls_since(before)

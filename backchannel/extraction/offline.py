@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import date
 
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning import stage as meaning_stage
@@ -196,7 +197,7 @@ def _known_people(transcript: Transcript, owner_names: Sequence[str]) -> frozens
     return frozenset(n for n in (norm_name(x) for x in names if x) if n)
 
 
-def _anchor(transcript: Transcript):
+def _anchor(transcript: Transcript) -> date | None:
     d = transcript.meeting_date
     return d.date() if d is not None else None
 

@@ -13,13 +13,19 @@ history, and `assertions --as-of` shows both.)
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any
 
 from backchannel.extraction.formats.meeting_date import ORIGIN_WORDS, outranks
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.memory import assertions, sources, supersede
 from backchannel.memory.store import Store
+
+# (valid_from, valid_to) of an assertion
+Validity = tuple[date | None, date | None]
+# (predicate, date phrase, utterance index, span start, span end) -> the phrase's dates, or None
+PhraseDates = Callable[[str, str, int, int, int], Validity | None]
 
 
 def redate_source(store: Store, source_id: str, transcript: Transcript, *, owner_names: list[str]) -> dict | None:
@@ -31,7 +37,8 @@ def redate_source(store: Store, source_id: str, transcript: Transcript, *, owner
         return None
     old, old_origin, extractor = row[0]["meeting_date"], row[0]["meeting_date_origin"], row[0]["extractor"]
     new, new_origin = transcript.meeting_date, transcript.meeting_date_origin
-    if not outranks(new_origin, old_origin) or (old == new and old_origin == new_origin):
+    # outranks(None, ...) is False: a transcript without an origin never moves a source
+    if new_origin is None or not outranks(new_origin, old_origin) or (old == new and old_origin == new_origin):
         return None
     if old == new:  # same day, better origin: only the origin changes
         sources.set_date_origin(store, source_id, new_origin)
@@ -113,27 +120,27 @@ def _iso(v: Any) -> str | None:
     return v.isoformat() if isinstance(v, datetime) else (str(v) if v is not None else None)
 
 
-def _phrase_dates(transcript: Transcript, extractor: str | None, owner_names: list[str]):
+def _phrase_dates(transcript: Transcript, extractor: str | None, owner_names: list[str]) -> PhraseDates:
     """fn(predicate, phrase, utterance_idx, span_start, span_end) -> (valid_from, valid_to) or None:
     the dates the extractor that wrote the assertion gives it under the new meeting date."""
     if extractor == "offline":
         # The offline rules are deterministic and cheap: run them again and take their dates.
         from backchannel.extraction import offline
 
-        by_key = {}
+        by_key: dict[tuple[str, int, int, int] | tuple[str, int, str], Validity] = {}
         for a in offline.extract(transcript, owner_names=owner_names):
             if a.date_phrase:
                 by_key[(a.predicate, a.utterance_idx, a.span_start, a.span_end)] = (a.valid_from, a.valid_to)
                 by_key.setdefault((a.predicate, a.utterance_idx, a.date_phrase), (a.valid_from, a.valid_to))
 
-        def offline_dates(predicate, phrase, u_idx, start, end):
+        def offline_dates(predicate: str, phrase: str, u_idx: int, start: int, end: int) -> Validity | None:
             return by_key.get((predicate, u_idx, start, end)) or by_key.get((predicate, u_idx, phrase))
 
         return offline_dates
     # A model's assertions: its phrase, resolved the way model extraction resolves it (no model call).
     from backchannel.extraction import model as model_extract
 
-    def model_dates(predicate, phrase, u_idx, start, end):
+    def model_dates(predicate: str, phrase: str, u_idx: int, start: int, end: int) -> Validity | None:
         return model_extract._dates(predicate, phrase, transcript.meeting_date)
 
     return model_dates

@@ -136,6 +136,7 @@ def assess(transcript: Transcript, owner_norms: set[str], self_intros: dict[str,
     tainted = self_verifying_speakers(transcript)
     if None in tainted:  # unlabelled text asking to be believed: the whole source
         st.source_reasons.append("self_verifying")
-    for label in tainted - {None}:
-        st.speaker_reasons.setdefault(label, []).append("self_verifying")
+    for speaker in tainted - {None}:
+        if speaker is not None:  # always (None is taken out): for the type checker
+            st.speaker_reasons.setdefault(speaker, []).append("self_verifying")
     return st

@@ -4,7 +4,7 @@ source or nothing (DuckDB replays only committed transactions)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,7 +14,12 @@ from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.mentions.acronyms import organisation_aliases
 from backchannel.extraction.mentions.names_ja import add_aliases as add_japanese_aliases
 from backchannel.extraction.mentions.names_ja import is_japanese_name
-from backchannel.extraction.resolve.entities import SourceResolver, full_names_said, looks_like_person_name
+from backchannel.extraction.resolve.entities import (
+    ExtraResolver,
+    SourceResolver,
+    full_names_said,
+    looks_like_person_name,
+)
 from backchannel.extraction.result import ExtractedAssertion
 from backchannel.memory import assertions as assertion_table
 from backchannel.memory import entities, sources, supersede
@@ -54,10 +59,10 @@ def write_source(
     owner_names: Sequence[str],
     extractor: str,
     self_intros: dict[str, str] | None = None,
-    resolve_extra=None,
+    resolve_extra: ExtraResolver | None = None,
     content_hash: str | None = None,
     org_aliases: dict[str, str] | None = None,
-    on_written=None,
+    on_written: Callable[[str, SourceResolver], None] | None = None,
 ) -> WriteResult:
     """`on_written(source_id, resolver)`, when given, runs inside the same transaction
     after the rows are written (email records its message row and addresses there)."""

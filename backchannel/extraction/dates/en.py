@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -251,7 +252,7 @@ def _strip_names(pattern: str) -> str:
     return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
-def _alt(bodies) -> str:
+def _alt(bodies: Sequence[tuple[str, str]]) -> str:
     return "|".join(_strip_names(p) for _, p in bodies)
 
 
@@ -436,7 +437,9 @@ def _point(body: str, anchor: date | None, past: bool = False) -> tuple[date | N
     return None
 
 
-def _resolve_body(name: str, m: re.Match, a: date | None, past: bool):  # noqa: C901 - a flat dispatch
+def _resolve_body(  # noqa: C901 - a flat dispatch
+    name: str, m: re.Match, a: date | None, past: bool
+) -> tuple[date | None, date | None] | None:
     g = m.group
     year_for = _past_year if past else _nearest_year
     if name == "wdd":

@@ -92,8 +92,9 @@ def clean_text(text: str) -> str:
     return norm_space(unicodedata.normalize("NFC", text.replace("\x00", "")))
 
 
-def clean_speaker(name: str | None) -> str | None:
-    """A speaker label as stored: cleaned like text, markdown emphasis and brackets dropped."""
+def clean_speaker(name: str | int | None) -> str | None:
+    """A speaker label as stored: cleaned like text, markdown emphasis and brackets dropped (a JSON
+    transcript's numeric label, 3, as "3")."""
     if name is None:
         return None
     name = clean_text(str(name)).strip("*_[] ")

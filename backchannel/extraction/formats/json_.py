@@ -103,10 +103,11 @@ def _seconds(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
+        text = value
         try:
-            value = float(value)
+            value = float(text)
         except ValueError:
-            return hms_seconds(value)
+            return hms_seconds(text)
     if isinstance(value, (int, float)):
         return float(value) if math.isfinite(value) else None
     return None

@@ -52,7 +52,7 @@ def parse_date_value(value: object) -> datetime | None:
         return None
     if not (_HAS_MONTH_WORD.search(text) or re.search(r"\d[-/.]\d", text)):
         return None
-    from dateutil import parser as date_parser
+    from dateutil import parser as date_parser  # type: ignore[import-untyped]  # python-dateutil ships no hints
 
     try:
         with warnings.catch_warnings():

@@ -111,7 +111,7 @@ def cue_segments(cue: Cue) -> list[Segment]:
 
 def _timing_ok(line: str) -> bool:
     m = _TIMING.match(line)
-    return bool(m) and _valid_timestamp(m.group(1)) and _valid_timestamp(m.group(2))
+    return m is not None and _valid_timestamp(m.group(1)) and _valid_timestamp(m.group(2))
 
 
 def _valid_timestamp(ts: str) -> bool:

@@ -19,10 +19,15 @@ transaction (`batchable`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from backchannel.config import Settings
 from backchannel.extraction.formats.transcript import TranscriptError
 from backchannel.memory.store import Store
+
+if TYPE_CHECKING:
+    from backchannel.agent.models import Gateway
+    from backchannel.extraction.ingest import IngestOutcome
 
 BATCH_MESSAGES = 50  # per transaction; past a few dozen the commit's share is small anyway
 
@@ -31,7 +36,15 @@ BATCH_MESSAGES = 50  # per transaction; past a few dozen the commit's share is s
 Message = tuple[str, Callable[[], bytes]]
 
 
-def batchable(settings: Settings, gateway) -> bool:
+class _MessageArgs(TypedDict):
+    """What `ingest_message` is given for each message of a batch, beside the message."""
+
+    gateway: Gateway | None
+    run_id: str | None
+    max_bytes: int | None
+
+
+def batchable(settings: Settings, gateway: Gateway | None) -> bool:
     """Offline extraction: nothing but memory's own rows is written per message."""
     return settings.models.extract == "offline" or gateway is None
 
@@ -41,25 +54,27 @@ def ingest_messages(
     settings: Settings,
     messages: Sequence[Message],
     *,
-    gateway=None,
+    gateway: Gateway | None = None,
     run_id: str | None = None,
     max_bytes: int | None = None,
     size: int | None = None,
-) -> list:
+) -> list[IngestOutcome]:
     """IngestOutcomes for `messages`, in order, written `size` (default BATCH_MESSAGES)
     to a transaction when `batchable`, else one per transaction."""
     size = BATCH_MESSAGES if size is None else max(1, size)
     if not batchable(settings, gateway):
         size = 1
-    out: list = []
+    out: list[IngestOutcome] = []
     for i in range(0, len(messages), size):
         out += _batch(store, settings, messages[i : i + size], gateway=gateway, run_id=run_id, max_bytes=max_bytes)
     return out
 
 
-def _batch(store: Store, settings: Settings, messages: Sequence[Message], **kw) -> list:
+def _batch(
+    store: Store, settings: Settings, messages: Sequence[Message], **kw: Unpack[_MessageArgs]
+) -> list[IngestOutcome]:
     if len(messages) > 1:
-        outcomes: list = []
+        outcomes: list[IngestOutcome] = []
         try:
             with store.batch() as batch:
                 for origin, read in messages:
@@ -72,7 +87,9 @@ def _batch(store: Store, settings: Settings, messages: Sequence[Message], **kw) 
     return [_one(store, settings, origin, read, **kw) for origin, read in messages]
 
 
-def _one(store: Store, settings: Settings, origin: str, read: Callable[[], bytes], **kw):
+def _one(
+    store: Store, settings: Settings, origin: str, read: Callable[[], bytes], **kw: Unpack[_MessageArgs]
+) -> IngestOutcome:
     from backchannel.extraction.ingest import IngestOutcome
     from backchannel.extraction.mail.ingest import ingest_message
 

@@ -165,7 +165,7 @@ def _is_outlook_header(lines: list[str], i: int) -> bool:
     m = _HEADER_LINE.match(lines[i])
     if not m or m.group(1).lower() not in ("from", "de"):
         return False
-    keys = {(_HEADER_LINE.match(x) or [None, ""])[1].lower() for x in lines[i + 1 : i + 6] if _HEADER_LINE.match(x)}
+    keys = {h[1].lower() for x in lines[i + 1 : i + 6] if (h := _HEADER_LINE.match(x))}
     return bool(keys & {"sent", "date", "envoyé"}) and bool(keys & {"subject", "objet"})
 
 

@@ -16,8 +16,9 @@ import functools
 import mailbox
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backchannel.config import Settings
 from backchannel.core.timeutil import as_naive_utc
@@ -28,6 +29,11 @@ from backchannel.extraction.mail.transcript import MailTranscript, to_transcript
 from backchannel.memory import entities
 from backchannel.memory.store import Store, utcnow
 from backchannel.memory.text import norm_name
+
+if TYPE_CHECKING:
+    from backchannel.agent.models import Gateway
+    from backchannel.extraction.ingest import IngestOutcome
+    from backchannel.extraction.resolve.entities import SourceResolver
 
 MAIL_SUFFIXES = {".eml", ".mbox", ".mbx"}
 MBOX_SUFFIXES = (".mbox", ".mbx")  # many messages in one file
@@ -87,8 +93,14 @@ def _read_bytes(path: Path, limit: int) -> bytes:
 
 
 def ingest_mail_file(
-    store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None, strict: bool = False
-):
+    store: Store,
+    settings: Settings,
+    path: Path,
+    *,
+    gateway: Gateway | None = None,
+    run_id: str | None = None,
+    strict: bool = False,
+) -> IngestOutcome:
     """An .eml or Maildir message file (one outcome), or an mbox file (one outcome that
     sums its messages; `ingest_mbox` gives them one by one). `strict` (the inbox): links,
     special files and hard links are refused, as for transcripts."""
@@ -118,7 +130,9 @@ def ingest_mail_file(
     return ingest_message(store, settings, data, str(path), gateway=gateway, run_id=run_id)
 
 
-def ingest_mbox(store: Store, settings: Settings, path: Path, *, gateway=None, run_id: str | None = None):
+def ingest_mbox(
+    store: Store, settings: Settings, path: Path, *, gateway: Gateway | None = None, run_id: str | None = None
+) -> Iterator[IngestOutcome]:
     """Each message of an mbox file, as outcomes whose path is `FILE#N` (N from 1),
     written several to a transaction (mail_batch.py)."""
     from backchannel.extraction.ingest import IngestOutcome
@@ -141,7 +155,7 @@ def ingest_mbox(store: Store, settings: Settings, path: Path, *, gateway=None, r
         box.close()
 
 
-def _mbox_reader(box: mailbox.mbox, key, n: int, origin: str):
+def _mbox_reader(box: mailbox.mbox, key: str, n: int, origin: str) -> Callable[[], bytes]:
     def read() -> bytes:
         try:
             return box.get_bytes(key)
@@ -152,8 +166,8 @@ def _mbox_reader(box: mailbox.mbox, key, n: int, origin: str):
 
 
 def ingest_mail_files(
-    store: Store, settings: Settings, paths: list[Path], *, gateway=None, run_id: str | None = None
-) -> list:
+    store: Store, settings: Settings, paths: list[Path], *, gateway: Gateway | None = None, run_id: str | None = None
+) -> list[IngestOutcome]:
     """Single-message files (Maildir messages, .eml), one outcome each, in order: written
     several to a transaction on one DuckDB thread when extraction is offline
     (mail_batch.py); else, or for one file, each as `ingest_mail_file` does."""
@@ -167,7 +181,7 @@ def ingest_mail_files(
         return ingest_messages(store, settings, messages, gateway=gateway, run_id=run_id, max_bytes=limit)
 
 
-def summarise(path: str, outcomes: list):
+def summarise(path: str, outcomes: list[IngestOutcome]) -> IngestOutcome:
     from backchannel.extraction.ingest import IngestOutcome
 
     failed = [o for o in outcomes if o.status == "failed"]
@@ -197,7 +211,7 @@ def summarise(path: str, outcomes: list):
 
 
 def known_message(
-    store: Store, identity: str, addresses: list[str] = ()
+    store: Store, identity: str, addresses: Sequence[str] = ()
 ) -> tuple[str | None, dict[str, str], set[tuple[int, str]]]:
     """(the source of a message with this identity, or None; {address: person name} for
     the addresses memory already knows; the (person id, address) aliases already stored),
@@ -221,10 +235,10 @@ def ingest_message(
     data: bytes,
     origin: str,
     *,
-    gateway=None,
+    gateway: Gateway | None = None,
     run_id: str | None = None,
     max_bytes: int | None = None,
-):
+) -> IngestOutcome:
     """One message's bytes into memory; an IngestOutcome (path = `origin`)."""
     from backchannel.extraction import ingest as ingest_mod
     from backchannel.extraction.ingest import IngestOutcome
@@ -297,7 +311,7 @@ def ingest_message(
         source_id=result.source_id,
         assertions=result.assertions,
         title=transcript.title,
-        rejected_quotes=stats and stats["rejected_quotes"],
+        rejected_quotes=stats["rejected_quotes"] if stats else None,
     )
 
 
@@ -328,7 +342,7 @@ def _record(
     transcript: MailTranscript,
     source_id: str,
     origin: str,
-    resolver=None,
+    resolver: SourceResolver | None = None,
     known_aliases: set[tuple[int, str]] | None = None,
 ) -> None:
     """The message's row, and each address as an alias of the person it belongs to (how
@@ -348,7 +362,7 @@ def _record_rows(
     transcript: MailTranscript,
     source_id: str,
     origin: str,
-    resolver,
+    resolver: SourceResolver | None,
     known_aliases: set[tuple[int, str]] | None = None,
 ) -> None:
     msg = transcript.message

@@ -249,7 +249,9 @@ def _is_attachment(part: Message) -> bool:
 
 def _text_of(part: Message, origin: str) -> str:
     payload = part.get_payload(decode=True)
-    if payload is None:
+    # decode=True gives a leaf part's bytes, or None (a multipart); typeshed's overload also
+    # allows a Message, which it never is here
+    if not isinstance(payload, bytes):
         return ""
     charset = (part.get_content_charset() or "us-ascii").lower()
     try:
@@ -293,7 +295,7 @@ class _HtmlText(HTMLParser):
         elif self.lines and self.lines[-1] != "> " * self.depth:
             self.lines.append("> " * self.depth if self.depth else "")
 
-    def handle_starttag(self, tag: str, attrs) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIP:
             self.skip += 1
         elif tag == "blockquote":
@@ -311,7 +313,7 @@ class _HtmlText(HTMLParser):
         elif tag in _BLOCK:
             self._flush()
 
-    def handle_startendtag(self, tag: str, attrs) -> None:
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _BLOCK:
             self._flush()
 

@@ -186,11 +186,11 @@ def _introductions(ctx: Ctx) -> None:
     for rx in (_LOOP_IN, _INTRODUCE):
         for m in rx.finditer(ctx.text, *sent):
             raw = m.group("b") or m.group("b2")
-            who = ctx.person(raw) if raw else None
-            if who is None or who.is_speaker:
+            named = ctx.person(raw) if raw else None
+            if named is None or named.is_speaker:
                 continue
-            ctx.emit("introduced", me, m.start(), m.end(), obj=who, confidence=0.7)
-            ctx.emit("knows", me, m.start(), m.end(), obj=who, confidence=0.65)
+            ctx.emit("introduced", me, m.start(), m.end(), obj=named, confidence=0.7)
+            ctx.emit("knows", me, m.start(), m.end(), obj=named, confidence=0.65)
 
 
 def _subjectless_promise(ctx: Ctx) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo
 
 from backchannel.extraction.formats.transcript import EmptyTranscript, Transcript, Utterance
@@ -61,7 +61,7 @@ def local_time(when: datetime | None, tz: str | None) -> datetime | None:
     if when.tzinfo is None:
         return when
     try:
-        zone = ZoneInfo(tz or "UTC")
+        zone: tzinfo = ZoneInfo(tz or "UTC")
     except Exception:  # an unknown zone name is reported by doctor; UTC keeps ingest going
         zone = UTC
     return when.astimezone(zone).replace(tzinfo=None)

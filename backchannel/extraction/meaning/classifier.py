@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +18,9 @@ import numpy as np
 from backchannel.extraction.meaning import heads
 
 HERE = Path(__file__).resolve().parent
+
+# texts -> (len(texts), dim) unit-length rows: backchannel.embedding.embed, or a test's or a cache's
+Embed = Callable[[list[str]], np.ndarray]
 _lock = threading.Lock()
 _loaded: dict | None = None
 
@@ -52,12 +55,14 @@ def _heads() -> dict:
     return _loaded
 
 
-def classify(texts: Sequence[str], embed=None) -> list[Reading]:
+def classify(texts: Sequence[str], embed: Embed | None = None) -> list[Reading]:
     """A Reading per masked text (slots already written as slots.FILLERS)."""
     if not texts:
         return []
     if embed is None:
-        from backchannel.embedding import embed
+        from backchannel.embedding import embed as model_embed
+
+        embed = model_embed
     x = embed(list(texts))
     h = _heads()
     rk, rp, rc = h["relation"]

@@ -45,9 +45,9 @@ def fit(
     x = np.ascontiguousarray(x, dtype=np.float64)
     if kind == "prototype":
         c = np.zeros((n_classes, x.shape[1]))
-        for k in range(n_classes):
-            if (y == k).any():
-                c[k] = x[y == k].mean(axis=0)
+        for label in range(n_classes):
+            if (y == label).any():
+                c[label] = x[y == label].mean(axis=0)
         c /= np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-9)
         return {"centroids": c.astype(np.float32)}
     rng = np.random.default_rng(seed)

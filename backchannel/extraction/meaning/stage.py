@@ -24,7 +24,7 @@ from datetime import date
 
 from backchannel.core.vocabulary import NOT_FACT_STANCES
 from backchannel.extraction.formats.transcript import Transcript
-from backchannel.extraction.meaning.classifier import Reading, classify
+from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.slots import fill
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.names import NAME, TITLE_HEADS, parse_title
@@ -388,7 +388,11 @@ def _clauses(text: str) -> list[tuple[int, int]]:
 
 
 def read(
-    transcript: Transcript, *, known_people: frozenset[str], rule_claims: Sequence[ExtractedAssertion], embed=None
+    transcript: Transcript,
+    *,
+    known_people: frozenset[str],
+    rule_claims: Sequence[ExtractedAssertion],
+    embed: Embed | None = None,
 ) -> tuple[list[ExtractedAssertion], list[ExtractedAssertion]]:
     """(the rules' claims with the stance of their sentence applied, the new claims of this stage)."""
     orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])

@@ -25,6 +25,7 @@ import numpy as np
 
 from backchannel.core.vocabulary import STANCES
 from backchannel.extraction.meaning import heads
+from backchannel.extraction.meaning.classifier import Embed
 from backchannel.extraction.meaning.slots import BRACKETS, FILLERS, fill
 
 HERE = Path(__file__).resolve().parent
@@ -87,11 +88,18 @@ def cross_validate(x: np.ndarray, y: np.ndarray, n_classes: int, folds: np.ndarr
 
 
 def train(
-    rows: list[dict], *, folds: int = 5, seed: int = SEED, fillers: dict[str, str] | None = None, embed=None
+    rows: list[dict],
+    *,
+    folds: int = 5,
+    seed: int = SEED,
+    fillers: dict[str, str] | None = None,
+    embed: Embed | None = None,
 ) -> tuple[dict[str, np.ndarray], dict]:
     """(arrays for head.npz, provenance for head.json) trained on `rows`."""
     if embed is None:
-        from backchannel.embedding import embed
+        from backchannel.embedding import embed as model_embed
+
+        embed = model_embed
     x = embed([fill(r["text"], fillers) for r in rows])
     fold_ids = grouped_folds([r["base"] for r in rows], folds, seed)
     arrays: dict[str, np.ndarray] = {}
@@ -116,7 +124,7 @@ def train(
     return arrays, meta
 
 
-def _cached_embed(path: Path):
+def _cached_embed(path: Path) -> Embed:
     """An embed() that keeps every vector it computed in `path` (an .npz of texts and vectors) and
     embeds only the texts it has not seen: a bank grown by a few sentences re-embeds only those."""
 
@@ -156,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.limit:
         rows = rows[:: max(1, len(rows) // a.limit)][: a.limit]
     fillers = BRACKETS if a.fillers == "brackets" else None
-    embed = None
+    embed: Embed | None = None
     if a.cache is not None:
         embed = _cached_embed(a.cache)
     arrays, meta = train(rows, folds=a.folds, seed=a.seed, fillers=fillers, embed=embed)
@@ -170,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     )
     a.out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(a.out / "head.npz", **arrays)
+    # numpy's stub types **kwds as if a key could be its allow_pickle flag
+    np.savez_compressed(a.out / "head.npz", **arrays)  # type: ignore[arg-type]
     (a.out / "head.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     json.dump({t: {"kind": v["kind"], "cv": v["cv"]} for t, v in meta["tasks"].items()}, sys.stdout, indent=2)
     print()

@@ -14,6 +14,7 @@ Association), and the acronym stands for one long form only in that meeting.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.mentions.names import NATIONALITIES, ORG_HEADS, STOP
@@ -78,7 +79,7 @@ def _matches(acronym: str, words: list[str]) -> bool:
     return walk(0, 0)
 
 
-def _long_forms(text: str):
+def _long_forms(text: str) -> Iterator[list[str]]:
     """Capitalised runs that end on an organisation head word, and their prefixes that do
     ("Crown Prosecution Service Cymru Wales" also offers "Crown Prosecution Service"). Two names
     joined by "and (the)" are also offered apart: "the Welsh Local Government Association and the
@@ -104,7 +105,7 @@ def _long_forms(text: str):
                 yield from _org_forms(words[: j - 2 if words[j - 1].lower() == "the" else j - 1])
 
 
-def _org_forms(words: list[str]):
+def _org_forms(words: list[str]) -> Iterator[list[str]]:
     if len(words) > 2 and any(w.lower() in ORG_HEADS for w in words[:-1]):
         yield words  # "Association of Directors of Education in Wales"
     for k in range(len(words), 1, -1):

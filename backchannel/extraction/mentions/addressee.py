@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import date
+from typing import Literal
 
 from backchannel.extraction.dates.en import find_date_phrases, resolve_phrase
 from backchannel.extraction.dates.fr import find_date_phrases_fr
@@ -75,7 +77,7 @@ def resolve_recipients(
     by_idx = {u.idx: u for u in transcript.utterances}
     order = {u.idx: i for i, u in enumerate(transcript.utterances)}
     people = _meeting_people(transcript)
-    next_meeting = None
+    next_meeting: date | Literal[False] | None = None  # False: looked for, none said
     out = []
     for a in extracted:
         if a.object is not None and a.object.kind == WE_PARTNER:
@@ -200,12 +202,12 @@ def _as_mention(name: str, people: list[str], speaker: str) -> Mention:
     return Mention(name=name, kind="person")
 
 
-def _next_meeting_date(transcript: Transcript):
+def _next_meeting_date(transcript: Transcript) -> date | None:
     """The day of the next meeting as the transcript names it, the last mention winning."""
     anchor = transcript.meeting_date
     if anchor is None:
         return None
-    found = None
+    found: date | None = None
     for u in transcript.utterances:
         for s0, s1 in sentences(u.text):
             sent = u.text[s0:s1]

@@ -62,7 +62,7 @@ def _strip_person(s: str) -> tuple[str, list[str]]:
     for _ in range(2):
         s = _HONORIFIC.sub("", s).strip()
     words = s.split()
-    posts = []
+    posts: list[str] = []
     while len(words) > 1 and (words[-1] in OFFICE_POSTNOMINALS or words[-1] in _OTHER_POSTNOMINALS):
         posts.insert(0, words.pop())
     return " ".join(words), posts
@@ -96,8 +96,8 @@ def parse_label(label: str) -> tuple[str | None, str | None, list[str], str | No
         head, _, tail = s.partition(",")
         if tail.strip() and person_name(_strip_person(head)[0]):
             note, s = tail.strip(), head
-    name, posts = _strip_person(s)
-    name = (person_name(name) or _with_initials(name)) if name else None
+    bare, posts = _strip_person(s)
+    name = (person_name(bare) or _with_initials(bare)) if bare else None
     if name and len(name.split()) < 2 and not posts and note is None and seat is None:
         return name, None, [], None
     return name, seat, [p for p in posts if p in OFFICE_POSTNOMINALS], note
@@ -148,9 +148,9 @@ def label_facts(transcript: Transcript) -> list[ExtractedAssertion]:
     out: list[ExtractedAssertion] = []
     seen: set[str] = set()
     for u in transcript.utterances:
-        label = u.speaker
-        if not label or label in seen:
+        if not u.speaker or u.speaker in seen:
             continue
+        label: str = u.speaker
         seen.add(label)
         name, seat, posts, note = parse_label(label)
         if name is None:

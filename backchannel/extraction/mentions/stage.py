@@ -59,6 +59,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from backchannel.extraction.mentions.names import (
     CANONICAL_TITLES,
@@ -76,6 +77,10 @@ from backchannel.extraction.mentions.names import (
     strong_title,
 )
 from backchannel.memory.text import norm_name
+
+if TYPE_CHECKING:
+    from backchannel.extraction.formats.transcript import Transcript
+    from backchannel.memory.store import Store
 
 __all__ = [
     "EntityMention",
@@ -558,7 +563,11 @@ _RECENT_TURNS = 2
 
 
 def known_names(
-    transcript, store=None, *, owner_names: Sequence[str] = (), attendees: Sequence[str] = ()
+    transcript: Transcript,
+    store: Store | None = None,
+    *,
+    owner_names: Sequence[str] = (),
+    attendees: Sequence[str] = (),
 ) -> KnownNames:
     """What the meeting (labels, participants, attendees, the owner) and memory know by name."""
     meeting = [n for n in (*transcript.speakers(), *transcript.participants, *attendees) if n]
@@ -584,7 +593,11 @@ def known_names(
 
 
 def find_mentions(
-    transcript, store=None, *, owner_names: Sequence[str] = (), attendees: Sequence[str] = ()
+    transcript: Transcript,
+    store: Store | None = None,
+    *,
+    owner_names: Sequence[str] = (),
+    attendees: Sequence[str] = (),
 ) -> list[SentenceMentions]:
     """Every English sentence's mentions and pronouns (see the module docstring)."""
     from backchannel.extraction.rules.core import sentences

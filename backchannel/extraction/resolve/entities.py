@@ -97,6 +97,11 @@ def looks_like_person_name(label: str) -> bool:
     )
 
 
+# (store, surface name, kind) -> (entity id or None, method, score): the fuzzy / embedding /
+# model layers (`resolve_layers.resolve_extra`), when installed.
+ExtraResolver = Callable[[Store, str, str], tuple[int | None, str, float]]
+
+
 @dataclass
 class SourceResolver:
     """Resolves names for one source being written; caches what it decided."""
@@ -109,7 +114,7 @@ class SourceResolver:
     participants: Sequence[str] = ()
     self_intros: dict[str, str] = field(default_factory=dict)
     labels: Sequence[str] = ()  # every speaker label of the source (seats named in another label)
-    extra: Callable[..., tuple[int | None, str, float]] | None = None
+    extra: ExtraResolver | None = None
     # Person names said in this source (speakers, participants, mentions): the context a
     # lone first name is read in.
     meeting_names: Sequence[str] = ()
@@ -162,6 +167,10 @@ class SourceResolver:
     def speaker(self, label: str | None) -> int | None:
         if not label:
             return None
+        return self._label_entity(label)
+
+    def _label_entity(self, label: str) -> int:
+        """The entity a non-empty speaker label stands for (see `speaker`)."""
         if label in self.speaker_ids:
             return self.speaker_ids[label]
         if norm_name(label) in self.owner_norms:
@@ -181,7 +190,7 @@ class SourceResolver:
         elif looks_like_person_name(label):
             eid = self.mention(label, "person")  # "M. Dupont": a name the label parser does not take apart
         elif (named := self._seat_holder(label)) is not None:
-            eid = self.speaker(named)  # "The Chair" when the meeting also labels "The Chair (Hon. X)"
+            eid = self._label_entity(named)  # "The Chair" when the meeting also labels "The Chair (Hon. X)"
         else:
             # A seat label ("Speaker 2", "Project Manager"): a person known only in this source.
             local = f"{label} ({self.source_title})"
@@ -243,7 +252,7 @@ class SourceResolver:
             # "Speaker 1 will send it", or a model naming a seat: that seat in this meeting, never
             # a "Speaker 1" of another meeting (no fuzzy or embedding match either).
             if name in self.labels:
-                return self.speaker(name)
+                return self._label_entity(name)
             local = f"{name} ({self.source_title})"
             found = self._find(local, "person")
             return found[0].id if found else self._create(local, "person")

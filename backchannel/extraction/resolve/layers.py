@@ -147,7 +147,7 @@ def model_layer(
         # than failing the whole source; the failed call is recorded by the gateway.
         log.warning("model resolution of %r skipped: %s", name, exc)
         return None, 0.0
-    answer: ResolutionAnswer = c.parsed  # type: ignore[assignment]
+    answer: ResolutionAnswer = c.parsed
     ids = {x.entity_id for x in cands}
     if answer.match_id in ids and answer.confidence >= MODEL_MIN_CONFIDENCE:
         return answer.match_id, answer.confidence

@@ -105,9 +105,10 @@ def qualify_claims(
             None,
         )
         if frame is not None:
-            a = _reported(a, frame)
-            if a is None:
+            reported = _reported(a, frame)
+            if reported is None:
                 continue
+            a = reported
         out.append(a)
     return out
 

@@ -33,6 +33,7 @@ the phrase kept).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from backchannel.extraction.dates.en import DateRange
 from backchannel.extraction.mentions.names import NAME, looks_like_org
@@ -201,7 +202,7 @@ def rule_reported_commitment(ctx: Ctx) -> None:
         _promises(ctx, _COMMIT_REPORTED.finditer(ctx.text, ctx.s0, ctx.s1))
 
 
-def _promises(ctx: Ctx, matches) -> None:
+def _promises(ctx: Ctx, matches: Iterator[re.Match[str]]) -> None:
     for m in matches:
         g = m.groupdict()
         subj, reported = _subject(ctx, m)

@@ -27,6 +27,7 @@ from backchannel.extraction.mentions.names import (
     parse_title,
     strong_title,
 )
+from backchannel.extraction.result import Mention
 from backchannel.extraction.rules.core import Ctx
 
 # Titles that are used as a form of address before a name.
@@ -79,7 +80,7 @@ TRIGGERS = (
 )
 
 
-def _person(ctx: Ctx, raw: str):
+def _person(ctx: Ctx, raw: str) -> Mention | None:
     p = ctx.person(raw)
     return None if p is None or looks_like_org(p.name) else p
 

@@ -12,6 +12,7 @@ known from this meeting and unique (`our_people`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from backchannel.extraction.formats.transcript import Transcript
@@ -424,7 +425,9 @@ _NOT_A_PERSON_BEFORE = re.compile(
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")
 
 
-def pronoun_facts(transcript: Transcript, rules, known_people: frozenset[str]) -> list[ExtractedAssertion]:
+def pronoun_facts(
+    transcript: Transcript, rules: Sequence[tuple[re.Pattern[str], Callable[[Ctx], None]]], known_people: frozenset[str]
+) -> list[ExtractedAssertion]:
     """What `rules` say about 'she'/'he' when the antecedent is the one person named in the two
     previous turns and nobody in the utterance itself. Only facts about that person are kept."""
     speakers = set(transcript.speakers())

@@ -170,7 +170,9 @@ def lemma(word: str) -> str:
 
 
 def has_role(speaker: str | None) -> bool:
-    return bool(speaker) and _ROLE_LABEL.search(speaker) is not None
+    if not speaker:
+        return False
+    return _ROLE_LABEL.search(speaker) is not None
 
 
 def hedged(text: str, start: int, end: int) -> bool:
@@ -231,10 +233,13 @@ def _promise(ctx: Ctx, start: int, rest_start: int, verb: str, end: int) -> None
         return
     if _already_promised(ctx, promise):
         return
+    me = ctx.me()
+    if me is None:  # never: rule_pledge returns first when the sentence has no speaker
+        return
     dr = ctx.date_for(start, end)
     ctx.emit(
         "committed_to",
-        ctx.me(),
+        me,
         start,
         min(end, rest_start + len(rest)),
         literal=promise,

@@ -245,16 +245,16 @@ def rule_knows(ctx: Ctx) -> None:
                         confidence=conf,
                     )
     for m in _HEARD_FROM.finditer(ctx.text, t0, t1):
-        other = ctx.person(m.group("x"))
+        heard = ctx.person(m.group("x"))
         # a first name alone is too thin an acquaintance to keep (as for "I talked to Liz")
-        if me is None or other is None or len(other.name.split()) < 2 or looks_like_org(other.name):
+        if me is None or heard is None or len(heard.name.split()) < 2 or looks_like_org(heard.name):
             continue
         if not _NOT_BEFORE.search(ctx.text, ctx.clause_start_at(m.start()), m.start("x")):
-            ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.5)
+            ctx.emit("knows", me, m.start(), m.end(), obj=heard, confidence=0.5)
     for m in _GREETINGS_TO.finditer(ctx.text, t0, t1):
-        other = ctx.person(m.group("x") or m.group("y"))
-        if me and other is not None and not looks_like_org(other.name):
-            ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.6)
+        greeted = ctx.person(m.group("x") or m.group("y"))
+        if me and greeted is not None and not looks_like_org(greeted.name):
+            ctx.emit("knows", me, m.start(), m.end(), obj=greeted, confidence=0.6)
     for rx in (_KNOWN, _X_KNOWS):
         for m in rx.finditer(ctx.text, t0, t1):
             subj = ctx.person(m.group("s")) if m.group("s") else me

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 
+from backchannel.extraction.dates.en import DateRange
 from backchannel.extraction.mentions.names import (
     NAME,
     ORG,
@@ -41,7 +43,15 @@ class Role:
     end: int  # absolute offset just past the title/org
 
 
-def title_org(text: str, pos: int, end: int, *, lenient: bool = False, known_people=frozenset()) -> Role | None:
+# (start, end, text) of a word or punctuation mark, offsets absolute
+Token = tuple[int, int, str]
+# (surface, canonical title, former, tokens used) of a title read off tokens
+TitleParse = tuple[str, str, bool, int]
+
+
+def title_org(
+    text: str, pos: int, end: int, *, lenient: bool = False, known_people: frozenset[str] = frozenset()
+) -> Role | None:
     """Parse '[the] TITLE [at|of|with|,] [ORG]' starting at `pos` (absolute), up to `end`.
 
     The organisation follows 'at' (preferred), the last 'of'/'with' before the
@@ -73,7 +83,8 @@ def title_org(text: str, pos: int, end: int, *, lenient: bool = False, known_peo
     if title is not None and comma_org and title[3] < title_end_i:
         intro, comma_org = None, False  # the title stopped early: the comma is not ours
     if intro is None:
-        surface, canon, former, _ = title  # type: ignore[misc]
+        assert title is not None  # without an intro, a missing title returned None above
+        surface, canon, former, _ = title
         return Role(surface, canon, former, None, _title_end(toks, title))
     org, org_end = _org_at(text, toks[intro[1]][0], end, lenient=lenient)
     if org and text.startswith(("'s", "’s"), org_end):
@@ -90,7 +101,7 @@ def title_org(text: str, pos: int, end: int, *, lenient: bool = False, known_peo
     return Role(title[0], title[1], title[2], org, org_end)
 
 
-def _title(toks, stop_i: int, *, allow_prefix: bool):
+def _title(toks: list[Token], stop_i: int, *, allow_prefix: bool) -> TitleParse | None:
     """(surface, canon, former, n_tokens) for tokens [0, stop_i), or the longest
     prefix ending at a title head ('the Project Manager and this is ...')."""
     words = [t[2] for t in toks[:stop_i]]
@@ -109,7 +120,7 @@ def _title(toks, stop_i: int, *, allow_prefix: bool):
     return None
 
 
-def _title_end(toks, title) -> int:
+def _title_end(toks: list[Token], title: TitleParse) -> int:
     return toks[title[3] - 1][1]
 
 
@@ -134,7 +145,7 @@ def _org_at(text: str, start: int, end: int, *, lenient: bool) -> tuple[str | No
 # ---------------------------------------------------------------- emission
 
 
-def _validity(dr, past: bool, started: bool = False):
+def _validity(dr: DateRange | None, past: bool, started: bool = False) -> tuple[date | None, date | None]:
     """(valid_from, valid_to) a date phrase gives a role. Past tense: the whole range.
     Present tense: only an open end ("since 2019" -> from; "until June" -> to); a
     point ("yesterday", "in 2019") dates the saying, not the start or end of the job."""
@@ -156,7 +167,7 @@ def _emit_role(
     past: bool = False,
     started: bool = False,
     confidence: float = 0.7,
-    quote_span=None,
+    quote_span: tuple[int, int] | None = None,
     strict: bool = True,
 ) -> None:
     dr = ctx.date_for(start, role.end, past=past or started or role.former)
@@ -437,7 +448,7 @@ def rule_employ(ctx: Ctx) -> None:
             after = next((b for a, b, _p in ctx.dates() if m.end() <= a <= m.end() + 1), m.end())
             nxt = _THEN_JOIN.match(ctx.text, after)
             new = org_name(nxt.group("org")) if nxt else None
-            if new and _FOLLOW_OK.match(ctx.text, nxt.end()):
+            if new and nxt and _FOLLOW_OK.match(ctx.text, nxt.end()):
                 ctx.emit(
                     "works_at",
                     subj,
@@ -497,10 +508,10 @@ def self_intro_name(ctx: Ctx) -> tuple[str, re.Match] | None:
 def rule_self_intro(ctx: Ctx) -> None:
     """'I'm Sarah, the project manager', 'My name is X and I'm the Y at Z', 'Hi, I'm X from Y'."""
     got = self_intro_name(ctx)
-    if got is None:
+    me = ctx.me()
+    if got is None or me is None:  # (no speaker: no name either)
         return
     _name, m = got
-    me = ctx.me()
     clause_end = ctx.clause_end_at(m.end("name"))
     f = _FROM.match(ctx.text, m.end("name"), clause_end)
     if f:

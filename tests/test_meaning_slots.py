@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
+
 from backchannel.extraction import offline
 from backchannel.extraction.formats.transcript import Transcript, Utterance
 from backchannel.extraction.meaning import stage
@@ -198,3 +200,28 @@ def test_a_possessive_pronoun_is_no_subject_and_used_to_is_past():
     t = _meeting(("Ines Duarte", "Jonas Brandt used to be at Klarna, so he knows payments."), ("Alex Moreau", "Noted."))
     facts = _facts(t)
     assert ("Jonas Brandt", "works_at", "Klarna") not in facts
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Sophie Martin and I still talk; I worked with Sophie Martin at Globex for five years.",
+        "Karl Weber and I still talk every month.",
+        "I've known Karl Weber for ages, we keep in touch.",
+        "Karl Weber and I are still close these days.",
+    ],
+)
+def test_a_tie_said_to_go_on_is_never_read_as_ended(sentence):
+    out = offline.extract(_meeting(("Alex Moreau", "Hi."), ("Marc Dupont", sentence)), owner_names=OWNER)
+    ties = [a for a in out if a.predicate in ("knows", "worked_with") and a.subject.name == "Marc Dupont"]
+    assert ties and not [a for a in ties if a.stance == "ended" and a.predicate == "knows"]
+
+
+def test_an_ended_tie_without_a_word_that_it_goes_on_stays_ended():
+    out = offline.extract(
+        _meeting(
+            ("Alex Moreau", "Hi."), ("Marc Dupont", "Karl Weber and I fell out years ago, we haven't spoken since.")
+        ),
+        owner_names=OWNER,
+    )
+    assert not [a for a in out if a.predicate == "knows" and a.stance == "asserted"]

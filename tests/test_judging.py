@@ -52,8 +52,8 @@ def _assertion(
 
 
 def _evidence(store, ids):
-    from backchannel.engine.pipeline import load_evidence
     from backchannel.graph.types import Candidate
+    from backchannel.memory.assertions import load_evidence
 
     return load_evidence(store, Candidate(kind="x", entities=[], score=0.5, evidence_ids=list(ids)))
 

@@ -18,8 +18,8 @@ from tests.support import synth
 
 
 def _evidence(store, ids):
-    from backchannel.engine.pipeline import load_evidence
     from backchannel.graph.types import Candidate
+    from backchannel.memory.assertions import load_evidence
 
     return load_evidence(store, Candidate(kind="x", entities=[], score=0.5, evidence_ids=list(ids)))
 

@@ -38,6 +38,7 @@ from backchannel.core.timeutil import as_naive_utc, aware_now, parse_naive_utc
 from backchannel.engine import calibrate, gate, judge, judge_kinds, runs
 from backchannel.engine.runs import WakeRecord
 from backchannel.memory import calendar, edges, proposals, signals, sources
+from backchannel.memory.assertions import load_evidence_many
 from backchannel.memory.calendar import upsert_events
 from backchannel.memory.edges import EdgeStopped
 from backchannel.memory.store import Store, utcnow
@@ -454,40 +455,6 @@ def run_sweep(ctx: _Ctx, context: dict[str, Any], tag: str | None = None) -> lis
     if api.stopped:
         raise EdgeStopped("program", api.stopped)
     return cands
-
-
-def load_evidence(store: Store, candidate: Any) -> list[dict[str, Any]]:
-    """The candidate's evidence as the proposal stores it, read from memory."""
-    return load_evidence_many(store, [candidate])[0]
-
-
-def load_evidence_many(store: Store, candidates: list[Any]) -> list[list[dict[str, Any]]]:
-    """`load_evidence` for several candidates in one query (a scan costs ~5 ms at 1M assertions)."""
-    wanted = sorted({int(i) for c in candidates for i in (getattr(c, "evidence_ids", None) or [])})
-    by_id: dict[int, dict[str, Any]] = {}
-    if wanted:
-        for r in store.query(
-            """SELECT a.id AS assertion_id, a.quote, a.speaker_id, sp.name AS speaker, a.said_at, a.source_id,
-                      s.title AS source_title, a.confidence, a.predicate, coalesce(a.trust, a.confidence) AS trust,
-                      a.trust_reasons, a.recipient_id, a.subject_id, a.object_id, a.valid_to, a.object_literal AS literal,
-                      s.meeting_date_origin AS date_origin
-               FROM assertions a LEFT JOIN entities sp ON sp.id = a.speaker_id LEFT JOIN sources s ON s.id = a.source_id
-               WHERE a.id = ANY(?::BIGINT[])""",
-            [wanted],
-        ):
-            r["said_at"] = r["said_at"].isoformat() if r["said_at"] else None
-            r["valid_to"] = r["valid_to"].isoformat() if r.get("valid_to") else None
-            r["trust_reasons"] = list(r.get("trust_reasons") or [])
-            by_id[int(r["assertion_id"])] = r
-    out = []
-    for c in candidates:
-        ids = list(getattr(c, "evidence_ids", None) or [])
-        if not ids:
-            out.append([e.to_dict() for e in getattr(c, "evidence", [])])
-            continue
-        rows = [dict(by_id[i]) for i in dict.fromkeys(int(x) for x in ids) if i in by_id]
-        out.append(sorted(rows, key=lambda r: (r["said_at"] is None, r["said_at"] or "", r["assertion_id"])))
-    return out
 
 
 def _draft(

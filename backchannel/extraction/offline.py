@@ -35,9 +35,10 @@ from backchannel.extraction.meaning import stage as meaning_stage
 from backchannel.extraction.mentions.acronyms import organisation_aliases
 from backchannel.extraction.mentions.addressee import resolve_recipients
 from backchannel.extraction.mentions.labels import label_facts
+from backchannel.extraction.mentions.names import same_person
 from backchannel.extraction.result import ExtractedAssertion
 from backchannel.extraction.rules.claims import qualify_claims
-from backchannel.extraction.rules.core import Ctx, same_person, sentences
+from backchannel.extraction.rules.core import Ctx, sentences
 from backchannel.extraction.rules.en.commitments import rule_commitment, rule_reported_commitment
 from backchannel.extraction.rules.en.named_titles import TRIGGERS as _NAMED_TITLE_TRIGGERS
 from backchannel.extraction.rules.en.named_titles import rule_named_title

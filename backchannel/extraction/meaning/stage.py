@@ -27,8 +27,9 @@ from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.slots import fill
 from backchannel.extraction.mentions import sentence as mentions
-from backchannel.extraction.mentions.names import NAME, TITLE_HEADS, parse_title
-from backchannel.extraction.mentions.stage import EntityMention, PronounRef, find_mentions, resolve_pronoun
+from backchannel.extraction.mentions.names import NAME, TITLE_HEADS, parse_title, same_person
+from backchannel.extraction.mentions.pronouns import pronoun_refs
+from backchannel.extraction.mentions.stage import PronounRef
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx, sentences
 from backchannel.extraction.rules.en.relations import other_person as we_partner
@@ -172,67 +173,6 @@ class _Candidate:
     part: bool = False  # one clause of a sentence that is also read whole
 
 
-# Pronouns the stage resolves, and the one it resolves them as ("there", "its": the organisation
-# named before, as "their" is).
-_PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Tt]hey|[Tt]heir|[Tt]hem|[Ii]ts|[Tt]here|[Ww]e|[Uu]s)\b")
-_AS_THEY = {"its": "their", "there": "their"}
-_THERE_PLACE = re.compile(
-    r"\b(?:there\s+(?:is|are|was|were|['’]s|will|would|might|must|may|has|have|had|seems?)"
-    r"|over\s+there\b(?!\s+since)|out\s+there|there\s+you\s+go)",
-    re.I,
-)
-_RECENT = 2  # turns before this one whose mentions a pronoun may point back to
-
-
-def pronoun_refs(
-    transcript: Transcript, known_people: frozenset[str], organisations: set[str] | None = None
-) -> dict[int, list[PronounRef]]:
-    """{utterance: its resolved pronouns}: he/she/him/her to the one
-    person named before (extraction/mentions.resolve_pronoun: never the speaker, never either person
-    of a two-person meeting, left open when two fit), they/their/its/there to the one organisation
-    named before, we/us to the speaker's one partner. Only resolved pronouns are kept."""
-    found = find_mentions(transcript, owner_names=tuple(known_people))
-    people = [n for n in (*transcript.speakers(), *transcript.participants) if n]
-    by_utt: dict[int, list] = {}
-    for sm in found:
-        by_utt.setdefault(sm.utterance_idx, []).append(sm)
-    turns: list[list[EntityMention]] = []
-    out: dict[int, list[PronounRef]] = {}
-    for u in transcript.utterances:
-        recent = [m for t in turns[-_RECENT:] for m in t]
-        this_turn: list[EntityMention] = []
-        for sm in by_utt.get(u.idx, []):
-            refs = []
-            for pm in _PRONOUN.finditer(u.text, sm.start, sm.end):
-                word = pm.group(0).lower()
-                if word == "there" and _THERE_PLACE.match(u.text, pm.start()):
-                    continue  # "there is", "out there": no place of work
-                before = [m for m in (*this_turn, *sm.mentions) if m.end <= pm.start()]
-                ref = resolve_pronoun(
-                    _AS_THEY.get(word, word),
-                    speaker=u.speaker,
-                    before=before,
-                    recent=recent,
-                    people=people,
-                    start=pm.start(),
-                )
-                if (
-                    ref.refers_to is None
-                    and len(ref.candidates) == 1
-                    and organisations
-                    and norm_name(ref.candidates[0]) in organisations
-                ):
-                    # "Any movement at Redrow?" - "They've taken on ...": one word after "at" is no sure
-                    # organisation to the mentions stage, but this meeting uses it as one (organisations_of)
-                    ref = replace(ref, refers_to=ref.candidates[0], kind="organisation")
-                if ref.refers_to is not None:
-                    refs.append(ref)
-            out.setdefault(u.idx, []).extend(refs)
-            this_turn.extend(sm.mentions)
-        turns.append(this_turn)
-    return out
-
-
 def _resolved(c: _Candidate, kind: str, words: tuple[str, ...]) -> str | None:
     """The one name the window's pronouns among `words` resolve to, of `kind`; None when none or two."""
     names = {
@@ -258,7 +198,7 @@ def _as_slots(refs: Sequence[PronounRef], slots: Sequence[mentions.Slot] = ()) -
         if r.refers_to
         and r.kind in ("person", "organisation")
         and r.pronoun.lower() in _WRITTEN
-        and not (r.kind == "person" and any(mentions.same_person(r.refers_to, n) for n in named))
+        and not (r.kind == "person" and any(same_person(r.refers_to, n) for n in named))
     ]
 
 
@@ -489,23 +429,13 @@ def _covered(
             return True
         if a.predicate in (predicate, "left" if predicate == "works_at" else predicate) and (
             a.subject.is_speaker == subject.is_speaker
-            and _same_name(a.subject.name, subject.name)
+            and same_person(a.subject.name, subject.name)
             or a.subject.is_speaker
             and subject.is_speaker
         ):
-            if obj is None or a.object is None or _same_name(a.object.name, obj.name):
+            if obj is None or a.object is None or same_person(a.object.name, obj.name):
                 return True
     return False
-
-
-def _same_name(a: str, b: str) -> bool:
-    """The same name, or one of them the other's first or last name alone (a rule keeps
-    "Sofia" as said, the stage the full name the meeting said: one person, one claim)."""
-    x, y = norm_name(a).split(), norm_name(b).split()
-    if x == y:
-        return True
-    short, full = (x, y) if len(x) < len(y) else (y, x)
-    return len(short) == 1 and len(full) > 1 and short[0] in (full[0], full[-1])
 
 
 def _fill(

@@ -34,11 +34,11 @@ from typing import Literal
 from backchannel.extraction.dates.en import find_date_phrases, resolve_phrase
 from backchannel.extraction.dates.fr import find_date_phrases_fr
 from backchannel.extraction.formats.transcript import Transcript
-from backchannel.extraction.mentions.names import NAME, looks_like_org, person_name
+from backchannel.extraction.mentions.names import NAME, looks_like_org, person_name, same_person
 from backchannel.extraction.mentions.names_fr import FR_STOP
 from backchannel.extraction.mentions.stage import mentions_in, resolve_pronoun
 from backchannel.extraction.result import ExtractedAssertion, Mention
-from backchannel.extraction.rules.core import same_person, sentences
+from backchannel.extraction.rules.core import sentences
 from backchannel.extraction.rules.en.commitments import ADDRESSEE, NEXT_MEETING
 from backchannel.extraction.rules.en.relations import WE_PARTNER
 from backchannel.extraction.rules.fr.commitments import NEXT_MEETING_FR

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from backchannel.memory.text import norm_name
+
 # Every Latin uppercase letter, accented ones included (Python's re has no \p{Lu}).
 _UPPER = "".join(
     c for c in map(chr, list(range(0x41, 0x250)) + list(range(0x1E00, 0x1F00))) if c.isupper() and c.isalpha()
@@ -414,3 +416,12 @@ def looks_like_org(name: str) -> bool:
         or (len(words) > 1 and words[-1].lower().strip(".,") in NATION_TAILS)
         or (len(words) == 1 and 2 <= len(name) <= 6 and name.isupper() and name.isalpha())
     )
+
+
+def same_person(a: str, b: str) -> bool:
+    """'Marc' and 'Marc Dupont' (one is the other's first tokens) may be one person."""
+    ta, tb = norm_name(a).split(), norm_name(b).split()
+    if not ta or not tb:
+        return False
+    n = min(len(ta), len(tb))
+    return ta[:n] == tb[:n]

@@ -21,6 +21,7 @@ from backchannel.extraction.mentions.names import (
     looks_like_org,
     org_name,
     person_name,
+    same_person,
 )
 from backchannel.memory.text import norm_name
 
@@ -166,13 +167,6 @@ def find(
         full = (names or {}).get(norm_name(name)) if one_word and norm_name(name) not in known_people else None
         slots.append(Slot(start + max(0, off), start + max(0, off) + len(name), full or name, "person"))
     return _one_name_per_person(slots)
-
-
-def same_person(a: str, b: str) -> bool:
-    """'Marc' and 'Marc Dupont' (one is the other's first words), or the same name."""
-    ta, tb = norm_name(a).split(), norm_name(b).split()
-    n = min(len(ta), len(tb))
-    return bool(n) and ta[:n] == tb[:n]
 
 
 def _one_name_per_person(slots: list[Slot]) -> list[Slot]:

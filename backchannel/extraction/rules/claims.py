@@ -28,7 +28,7 @@ from bisect import bisect_right
 from dataclasses import replace
 
 from backchannel.extraction.formats.transcript import Transcript, Utterance
-from backchannel.extraction.mentions.names import NAME, NAME_RX, person_name
+from backchannel.extraction.mentions.names import NAME, NAME_RX, person_name, same_person
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.claim_words import (
     ANY_DIRECT,
@@ -50,7 +50,7 @@ from backchannel.extraction.rules.claim_words import (
     SAY_HINT,
     SELF_BEFORE,
 )
-from backchannel.extraction.rules.core import Ctx, same_person, sentences
+from backchannel.extraction.rules.core import Ctx, sentences
 from backchannel.memory.text import norm_name
 
 

@@ -14,7 +14,15 @@ from datetime import date
 from functools import lru_cache
 
 from backchannel.extraction.dates.en import DateRange, can_be_due, find_date_phrases, resolve_phrase
-from backchannel.extraction.mentions.names import NAME_RX, ORG_RX, STOP, looks_like_org, org_name, person_name
+from backchannel.extraction.mentions.names import (
+    NAME_RX,
+    ORG_RX,
+    STOP,
+    looks_like_org,
+    org_name,
+    person_name,
+    same_person,
+)
 from backchannel.extraction.mentions.stage import (
     PRONOUN_GENDER,
     VOCATIVE_CLOSING,
@@ -449,15 +457,6 @@ def _two_people(speakers: tuple[str, ...]) -> tuple[str, ...]:
             if len(names) > 2:
                 return ()
     return tuple(names) if len(names) == 2 else ()
-
-
-def same_person(a: str, b: str) -> bool:
-    """'Marc' and 'Marc Dupont' (one is the other's first tokens) may be one person."""
-    ta, tb = norm_name(a).split(), norm_name(b).split()
-    if not ta or not tb:
-        return False
-    n = min(len(ta), len(tb))
-    return ta[:n] == tb[:n]
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|^\s+)$")

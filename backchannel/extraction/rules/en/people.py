@@ -28,10 +28,11 @@ from backchannel.extraction.mentions.names import (
     org_name,
     parse_title,
     person_name,
+    same_person,
     strong_title,
 )
 from backchannel.extraction.result import ExtractedAssertion, Mention
-from backchannel.extraction.rules.core import Ctx, same_person, sentences
+from backchannel.extraction.rules.core import Ctx, sentences
 from backchannel.memory.text import norm_name
 
 _END = r"(?=\s*(?:[,.;:!?)\]—–]|$|\s+(?:who|will|is|was|has|had|said|says|asked|and|to|for|here|would|can)\b))"

@@ -1,0 +1,71 @@
+"""The pronouns of a transcript that the mentions stage resolves, per utterance: what the meaning
+stage fills its slots with ("She's head of data at X" is about the one person named before)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from backchannel.extraction.formats.transcript import Transcript
+from backchannel.extraction.mentions.stage import EntityMention, PronounRef, find_mentions, resolve_pronoun
+from backchannel.memory.text import norm_name
+
+# Pronouns resolved, and the one it resolves them as ("there", "its": the organisation
+# named before, as "their" is).
+_PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Tt]hey|[Tt]heir|[Tt]hem|[Ii]ts|[Tt]here|[Ww]e|[Uu]s)\b")
+_AS_THEY = {"its": "their", "there": "their"}
+_THERE_PLACE = re.compile(
+    r"\b(?:there\s+(?:is|are|was|were|['’]s|will|would|might|must|may|has|have|had|seems?)"
+    r"|over\s+there\b(?!\s+since)|out\s+there|there\s+you\s+go)",
+    re.I,
+)
+_RECENT = 2  # turns before this one whose mentions a pronoun may point back to
+
+
+def pronoun_refs(
+    transcript: Transcript, known_people: frozenset[str], organisations: set[str] | None = None
+) -> dict[int, list[PronounRef]]:
+    """{utterance: its resolved pronouns}: he/she/him/her to the one
+    person named before (extraction/mentions.resolve_pronoun: never the speaker, never either person
+    of a two-person meeting, left open when two fit), they/their/its/there to the one organisation
+    named before, we/us to the speaker's one partner. Only resolved pronouns are kept."""
+    found = find_mentions(transcript, owner_names=tuple(known_people))
+    people = [n for n in (*transcript.speakers(), *transcript.participants) if n]
+    by_utt: dict[int, list] = {}
+    for sm in found:
+        by_utt.setdefault(sm.utterance_idx, []).append(sm)
+    turns: list[list[EntityMention]] = []
+    out: dict[int, list[PronounRef]] = {}
+    for u in transcript.utterances:
+        recent = [m for t in turns[-_RECENT:] for m in t]
+        this_turn: list[EntityMention] = []
+        for sm in by_utt.get(u.idx, []):
+            refs = []
+            for pm in _PRONOUN.finditer(u.text, sm.start, sm.end):
+                word = pm.group(0).lower()
+                if word == "there" and _THERE_PLACE.match(u.text, pm.start()):
+                    continue  # "there is", "out there": no place of work
+                before = [m for m in (*this_turn, *sm.mentions) if m.end <= pm.start()]
+                ref = resolve_pronoun(
+                    _AS_THEY.get(word, word),
+                    speaker=u.speaker,
+                    before=before,
+                    recent=recent,
+                    people=people,
+                    start=pm.start(),
+                )
+                if (
+                    ref.refers_to is None
+                    and len(ref.candidates) == 1
+                    and organisations
+                    and norm_name(ref.candidates[0]) in organisations
+                ):
+                    # "Any movement at Redrow?" - "They've taken on ...": one word after "at" is no sure
+                    # organisation to the mentions stage, but this meeting uses it as one (organisations_of)
+                    ref = replace(ref, refers_to=ref.candidates[0], kind="organisation")
+                if ref.refers_to is not None:
+                    refs.append(ref)
+            out.setdefault(u.idx, []).extend(refs)
+            this_turn.extend(sm.mentions)
+        turns.append(this_turn)
+    return out

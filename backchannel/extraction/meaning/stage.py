@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 
 from backchannel.core.vocabulary import NOT_FACT_STANCES
 from backchannel.extraction.formats.transcript import Transcript
+from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
+from backchannel.extraction.meaning.promises import _OTHER_PROMISE, _PROMISE_CUE, promise
 from backchannel.extraction.meaning.slots import fill
+from backchannel.extraction.meaning.titles import find_title
 from backchannel.extraction.mentions import sentence as mentions
-from backchannel.extraction.mentions.names import NAME, TITLE_HEADS, parse_title, same_person
+from backchannel.extraction.mentions.names import TITLE_HEADS, same_person
 from backchannel.extraction.mentions.pronouns import pronoun_refs
 from backchannel.extraction.mentions.stage import PronounRef
 from backchannel.extraction.result import ExtractedAssertion, Mention
@@ -62,41 +65,6 @@ DROP_RULE_CLAIM_MIN = 0.9
 ENDED_RULE_CLAIM_MIN = 0.9
 _WINDOW = 320  # characters of a long sentence kept around its mentions
 
-_PROMISE_CUE = re.compile(
-    r"\b[Ww]hat\s+I\s*(?:['’]ll|\s+will|\s+can|\s+propose\s+to|['’]m\s+going\s+to|\s+am\s+going\s+to)\s+do\b"
-    r"(?:\s*,[^,.;?!]{1,30},)?\s*(?:is\s*,?|,)\s*(?:to\s+|I\s*(?:['’]ll|\s+will|\s+shall)\s+)?"  # a frame:
-    # "what I'll do, Chair, is write ...", "what I will do is, I will send ..."
-    r"|\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
-    r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to)\s+|\b[Ll]et\s+me\s+"
-)
-# Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
-_UNSURE = re.compile(
-    r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
-    r"|want|hope)\b|\?",
-    re.I,
-)
-_OTHER_PROMISE = re.compile(
-    rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|promised\s+to|has\s+agreed\s+to|agreed\s+to"
-    r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+"
-)
-_SOFT = re.compile(
-    r"(?:(?:uh|um|er|first|now|just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
-    r"|try\s+to|make\s+sure\s+(?:to|that\s+I|I))\s+)*"
-)
-_VERB = re.compile(r"(?P<verb>[a-z]{2,})\b")
-# Acts done in the meeting itself or no act at all: "I'll go first", "I'll be there", "let me think".
-_NOT_DELIVERABLE = frozenset(
-    "be go see think say tell try keep leave stop come start pass hand begin just turn move continue wait sit stay "
-    "answer ask pick jump add echo agree disagree mention speak talk explain repeat read show present walk take "
-    "let hear bring focus say".split()
-)
-_EVERYDAY = frozenset("review check look consider reflect explore investigate think ponder revisit".split())
-_COURTESY = re.compile(r"\bmy\s+(?:love|best|regards|thanks|wishes|condolences|congratulations)\b", re.I)
-_EMPTY_OBJECT = frozenset(
-    "uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
-    "now then too again soon".split()
-)
-_PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
 _FIRST_SUBJECT = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself)\b")
 _WE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
 # The words that say a tie goes on. The stance head reads "X and I still talk" as an ended tie (its
@@ -155,25 +123,9 @@ _QUESTION = re.compile(
     re.I,
 )
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
-_VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
 
-@dataclass
-class _Candidate:
-    utt_idx: int
-    speaker: str | None
-    text: str
-    s0: int
-    s1: int
-    w0: int  # the window embedded (a long sentence is cut around its mentions)
-    w1: int
-    slots: list[mentions.Slot]
-    masked: str
-    refs: tuple[PronounRef, ...] = ()  # the pronouns of the window resolved by the mentions stage
-    part: bool = False  # one clause of a sentence that is also read whole
-
-
-def _resolved(c: _Candidate, kind: str, words: tuple[str, ...]) -> str | None:
+def _resolved(c: Candidate, kind: str, words: tuple[str, ...]) -> str | None:
     """The one name the window's pronouns among `words` resolve to, of `kind`; None when none or two."""
     names = {
         norm_name(r.refers_to): r.refers_to
@@ -210,9 +162,9 @@ def candidates(
     known_people: frozenset[str],
     organisations: set[str],
     refs: dict[int, list[PronounRef]] | None = None,
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """The English sentences worth reading for a relation or a promise."""
-    out: list[_Candidate] = []
+    out: list[Candidate] = []
     refs = refs or {}
     names = mentions.first_names([u.text for u in transcript.utterances if u.text], organisations)
     for u in transcript.utterances:
@@ -255,7 +207,7 @@ def candidates(
                 w0 = text.rfind(" ", s0, w0) + 1 if w0 > s0 else s0
                 slots = [s for s in slots if w0 <= s.start and s.end <= w1]
             out.append(
-                _Candidate(
+                Candidate(
                     u.idx,
                     u.speaker,
                     text,
@@ -272,7 +224,7 @@ def candidates(
                 for a, b in _parts(text, s0, s1, orgs):
                     part_slots = [x for x in slots if a <= x.start and x.end <= b]
                     out.append(
-                        _Candidate(
+                        Candidate(
                             u.idx,
                             u.speaker,
                             text,
@@ -369,7 +321,7 @@ def _apply_stance(
     claims: Sequence[ExtractedAssertion], by_sentence: dict, transcript: Transcript, anchor: date | None
 ) -> list[ExtractedAssertion]:
     """The rules' claims, each with the stance the head reads in its sentence."""
-    index: dict[int, list[tuple[_Candidate, Reading]]] = {}
+    index: dict[int, list[tuple[Candidate, Reading]]] = {}
     for (utt, _s0), pair in by_sentence.items():
         index.setdefault(utt, []).append(pair)
     out = []
@@ -414,32 +366,12 @@ def _with_stance(a: ExtractedAssertion, stance: str, anchor: date | None) -> Ext
     return replace(a, stance=stance, trust_reasons=tuple(reasons), valid_to=valid_to)
 
 
-def _ctx(c: _Candidate, anchor: date | None, out: list[ExtractedAssertion]) -> Ctx:
+def _ctx(c: Candidate, anchor: date | None, out: list[ExtractedAssertion]) -> Ctx:
     return Ctx(utt_idx=c.utt_idx, speaker=c.speaker, text=c.text, s0=c.s0, s1=c.s1, anchor=anchor, out=out)
 
 
-def _covered(
-    rules: Sequence[ExtractedAssertion], c: _Candidate, predicate: str, subject: Mention, obj: Mention | None
-) -> bool:
-    """Whether a rule already said this (same sentence, predicate, subject and object)."""
-    for a in rules:
-        if a.utterance_idx != c.utt_idx or not (c.s0 <= a.span_start < c.s1):
-            continue
-        if predicate == "committed_to" and a.predicate == "committed_to":
-            return True
-        if a.predicate in (predicate, "left" if predicate == "works_at" else predicate) and (
-            a.subject.is_speaker == subject.is_speaker
-            and same_person(a.subject.name, subject.name)
-            or a.subject.is_speaker
-            and subject.is_speaker
-        ):
-            if obj is None or a.object is None or same_person(a.object.name, obj.name):
-                return True
-    return False
-
-
 def _fill(
-    c: _Candidate, relation: str, stance: str, r: Reading, anchor: date | None, rules: Sequence[ExtractedAssertion]
+    c: Candidate, relation: str, stance: str, r: Reading, anchor: date | None, rules: Sequence[ExtractedAssertion]
 ) -> list[ExtractedAssertion]:
     out: list[ExtractedAssertion] = []
     ctx = _ctx(c, anchor, out)
@@ -452,7 +384,7 @@ def _fill(
     me = ctx.me()
     first = me is not None and _FIRST_SUBJECT.search(mentions.masked(c.text, c.w0, c.w1, c.slots)) is not None
     conf = round(min(0.75, 0.45 + 0.3 * r.relation_p), 3)
-    span = _quote(c)
+    span = quote(c)
     subject: Mention | None
     obj: Mention | None
     third = _THIRD_PERSON.search(window) is not None
@@ -481,7 +413,7 @@ def _fill(
                 return []
         else:
             return []
-        if subject is None or obj is None or _covered(rules, c, relation, subject, obj):
+        if subject is None or obj is None or covered(rules, c, relation, subject, obj):
             return []
         dr = ctx.date_for(c.w0, c.w1, past=True)
         ctx.emit(
@@ -544,7 +476,7 @@ def _fill(
             # recall 0.89 on the dev set); read here it added titles said in passing ("I will be the
             # secretary") more than it found. The one kept: a title the speaker gives themself, "I'm
             # (the) TITLE", said as a fact of now (not "I will be", not "I was").
-            if not (subject.is_speaker and title and _SELF_TITLE.search(mentions.fluent(window))) or _covered(
+            if not (subject.is_speaker and title and _SELF_TITLE.search(mentions.fluent(window))) or covered(
                 rules, c, "has_title", subject, None
             ):
                 return []
@@ -556,7 +488,7 @@ def _fill(
                 # employer said as former is left; the one left over is where the sentence puts them
                 for o in former:
                     left = Mention(name=o.name, kind="organisation")
-                    if not _covered(rules, c, "left", subject, left):
+                    if not covered(rules, c, "left", subject, left):
                         ctx.emit("left", subject, c.w0, c.w1, obj=left, confidence=conf, quote_span=span)
                 orgs = [o for o in orgs if o not in former]
                 if relation == "left":
@@ -568,7 +500,7 @@ def _fill(
                 return []  # "Elena is at Gatwick": where someone stands, not whom they work for
             if people and ";" in c.text[min(people[0].end, orgs[0].end) : max(people[0].start, orgs[0].start)]:
                 return []  # "X has stepped down as ...; she has joined Y": two clauses, two facts
-            if _covered(rules, c, relation, subject, org):
+            if covered(rules, c, relation, subject, org):
                 return []
             dr = ctx.date_for(c.w0, c.w1, past=True)
             ctx.emit(
@@ -585,11 +517,11 @@ def _fill(
                 quote_span=span,
             )
     elif relation == "committed_to":
-        _promise(ctx, c, me, conf, rules)
+        promise(ctx, c, me, conf, rules)
     return [_with_stance(a, stance, anchor) if stance != "asserted" else a for a in out]
 
 
-def _vocative(c: _Candidate, slot: mentions.Slot) -> bool:
+def _vocative(c: Candidate, slot: mentions.Slot) -> bool:
     """A name said to someone: opening the sentence before a comma ("Suzy, ..."), or set off by a
     comma after at most three words ("I'm sure, Suzy, that ...", "Thanks, Tom.")."""
     after = c.text[slot.end : slot.end + 1]
@@ -603,135 +535,3 @@ def _vocative(c: _Candidate, slot: mentions.Slot) -> bool:
 
 def _person(slot: mentions.Slot) -> Mention:
     return Mention(name=slot.name, kind="person")
-
-
-def _quote(c: _Candidate) -> tuple[int, int]:
-    a, b = c.w0, c.w1
-    while a < b and c.text[a] in " ,;:—–-":
-        a += 1
-    while b > a and c.text[b - 1] in " ,;:—–-":
-        b -= 1
-    return a, b
-
-
-def find_title(text: str, w0: int, w1: int, slots: Sequence[mentions.Slot]) -> str | None:
-    """The longest title (offline_names.parse_title) said in text[w0:w1] outside the mentions."""
-    words = [(m.start(), m.end()) for m in re.finditer(r"[\w'’&.-]+", text[w0:w1])]
-    best: tuple[int, str] | None = None
-    for i, (a, b) in enumerate(words):
-        if text[w0 + a : w0 + b].lower().strip(".,") not in TITLE_HEADS:
-            continue
-        for lo in range(max(0, i - 3), i + 1):
-            for hi in range(i + 1, min(len(words), i + 5) + 1):
-                x0, x1 = w0 + words[lo][0], w0 + words[hi - 1][1]
-                if any(s.start < x1 and x0 < s.end for s in slots) or _VOCATIVE_BEFORE.search(text, w0, x0):
-                    continue  # "Mr. Chair, I'm happy to ...": the chair addressed, not a title claimed
-                got = parse_title(text[x0:x1])
-                if got and not got[2] and _clean_title(got[0]) and (best is None or x1 - x0 > best[0]):
-                    best = (x1 - x0, got[1])
-    return best[1] if best else None
-
-
-def _clean_title(surface: str) -> bool:
-    """A title phrase, not a clause: no comma, no connector first, and before its "of"/"for"
-    only title words may be capitalised ("Minister of Health", never "Ruth Adeyemi, procurement lead")."""
-    words = surface.split()
-    if "," in surface or not words or words[0].lower() in ("and", "or", "of", "for", "the", "to", "at"):
-        return False
-    lows = [w.lower().strip(".") for w in words]
-    if lows[-1] not in TITLE_HEADS and "of" not in lows and "for" not in lows:
-        return False  # "designer speak first": a title ends with its head word or its complement
-    for w in words:
-        if w.lower() in ("of", "for"):
-            break
-        if (
-            w[:1].isupper()
-            and w.lower().strip(".") not in TITLE_HEADS
-            and not w.isupper()
-            and w.lower()
-            not in (
-                "deputy",
-                "vice",
-                "senior",
-                "junior",
-                "general",
-                "assistant",
-                "principal",
-                "managing",
-                "executive",
-                "chief",
-                "lead",
-                "head",
-                "first",
-                "prime",
-                "cabinet",
-                "permanent",
-                "interim",
-                "acting",
-            )
-        ):
-            return False
-    return True
-
-
-def _promise(ctx: Ctx, c: _Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
-    subject: Mention | None = me
-    cues = list(_PROMISE_CUE.finditer(c.text, c.w0, c.w1)) if me is not None else []
-    if not cues:
-        other = _OTHER_PROMISE.search(c.text, c.w0, c.w1)
-        if other is None:
-            return
-        cues, subject = [other], ctx.person(other.group("who"))
-    if subject is None or _covered(rules, c, "committed_to", subject, None):
-        return
-    if _UNSURE.search(c.text, c.w0, c.w1):
-        return
-    # a false start names no deliverable ("I'll, um, let me — I'll get the form back to you"): the
-    # first cue that is followed by one is the promise
-    for m in cues:
-        if _promise_at(ctx, c, m, subject, conf):
-            return
-
-
-def _promise_at(ctx: Ctx, c: _Candidate, m: re.Match, subject: Mention, conf: float) -> bool:
-    soft = _SOFT.match(c.text, m.end())
-    start = soft.end() if soft else m.end()
-    v = _VERB.match(c.text, start)
-    if v is None or v.group("verb") in _NOT_DELIVERABLE:
-        return False
-    if v.group("verb") in _EVERYDAY and not any(start <= d[0] < c.w1 for d in ctx.dates()):
-        return False  # "I'll review the figures": an everyday verb promises something only with a due date
-    stop = _PROMISE_END.search(c.text, v.end(), c.w1)
-    end = stop.start() if stop else c.w1
-    dates = [d for d in ctx.dates() if start <= d[0] < end]
-    if dates:
-        end = dates[0][0]
-    words = c.text[start:end].split()[:12]
-    while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
-        words.pop()
-    if _COURTESY.search(" ".join(words)):
-        return False  # "I'll send her my love": a courtesy, not a deliverable
-    if (
-        len(words) < 2
-        or all(w.lower() in _EMPTY_OBJECT for w in words[1:])
-        or (words[0].lower() == "have" and words[1].lower() in ("a", "to"))
-    ):
-        return False  # "do that", "have a go": no deliverable named
-    literal = " ".join(words)
-    dr = ctx.date_for(m.start(), c.w1)
-    modality = "commitment"
-    ctx.emit(
-        "committed_to",
-        subject,
-        m.start(),
-        c.w1,
-        literal=literal,
-        dr=dr,
-        valid_to=dr.end if dr else None,
-        modality=modality,
-        confidence=conf,
-        quote_span=_quote(c),
-    )
-    if not subject.is_speaker:
-        ctx.out[-1] = replace(ctx.out[-1], trust_reasons=("second_hand",))
-    return True

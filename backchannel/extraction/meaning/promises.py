@@ -1,0 +1,112 @@
+"""Promises the meaning stage reads: who promised, the deliverable (the clause after the cue up to
+its date), the due date. The head says a sentence is a promise; these say which words are it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from backchannel.extraction.meaning.candidate import Candidate, covered, quote
+from backchannel.extraction.mentions.names import NAME
+from backchannel.extraction.result import ExtractedAssertion, Mention
+from backchannel.extraction.rules.core import Ctx
+
+_PROMISE_CUE = re.compile(
+    r"\b[Ww]hat\s+I\s*(?:['’]ll|\s+will|\s+can|\s+propose\s+to|['’]m\s+going\s+to|\s+am\s+going\s+to)\s+do\b"
+    r"(?:\s*,[^,.;?!]{1,30},)?\s*(?:is\s*,?|,)\s*(?:to\s+|I\s*(?:['’]ll|\s+will|\s+shall)\s+)?"  # a frame:
+    # "what I'll do, Chair, is write ...", "what I will do is, I will send ..."
+    r"|\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
+    r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to)\s+|\b[Ll]et\s+me\s+"
+)
+# Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
+_UNSURE = re.compile(
+    r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
+    r"|want|hope)\b|\?",
+    re.I,
+)
+_OTHER_PROMISE = re.compile(
+    rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|promised\s+to|has\s+agreed\s+to|agreed\s+to"
+    r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+"
+)
+_SOFT = re.compile(
+    r"(?:(?:uh|um|er|first|now|just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
+    r"|try\s+to|make\s+sure\s+(?:to|that\s+I|I))\s+)*"
+)
+_VERB = re.compile(r"(?P<verb>[a-z]{2,})\b")
+# Acts done in the meeting itself or no act at all: "I'll go first", "I'll be there", "let me think".
+_NOT_DELIVERABLE = frozenset(
+    "be go see think say tell try keep leave stop come start pass hand begin just turn move continue wait sit stay "
+    "answer ask pick jump add echo agree disagree mention speak talk explain repeat read show present walk take "
+    "let hear bring focus say".split()
+)
+_EVERYDAY = frozenset("review check look consider reflect explore investigate think ponder revisit".split())
+_COURTESY = re.compile(r"\bmy\s+(?:love|best|regards|thanks|wishes|condolences|congratulations)\b", re.I)
+_EMPTY_OBJECT = frozenset(
+    "uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
+    "now then too again soon".split()
+)
+_PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
+
+
+def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
+    subject: Mention | None = me
+    cues = list(_PROMISE_CUE.finditer(c.text, c.w0, c.w1)) if me is not None else []
+    if not cues:
+        other = _OTHER_PROMISE.search(c.text, c.w0, c.w1)
+        if other is None:
+            return
+        cues, subject = [other], ctx.person(other.group("who"))
+    if subject is None or covered(rules, c, "committed_to", subject, None):
+        return
+    if _UNSURE.search(c.text, c.w0, c.w1):
+        return
+    # a false start names no deliverable ("I'll, um, let me — I'll get the form back to you"): the
+    # first cue that is followed by one is the promise
+    for m in cues:
+        if _promise_at(ctx, c, m, subject, conf):
+            return
+
+
+def _promise_at(ctx: Ctx, c: Candidate, m: re.Match, subject: Mention, conf: float) -> bool:
+    soft = _SOFT.match(c.text, m.end())
+    start = soft.end() if soft else m.end()
+    v = _VERB.match(c.text, start)
+    if v is None or v.group("verb") in _NOT_DELIVERABLE:
+        return False
+    if v.group("verb") in _EVERYDAY and not any(start <= d[0] < c.w1 for d in ctx.dates()):
+        return False  # "I'll review the figures": an everyday verb promises something only with a due date
+    stop = _PROMISE_END.search(c.text, v.end(), c.w1)
+    end = stop.start() if stop else c.w1
+    dates = [d for d in ctx.dates() if start <= d[0] < end]
+    if dates:
+        end = dates[0][0]
+    words = c.text[start:end].split()[:12]
+    while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
+        words.pop()
+    if _COURTESY.search(" ".join(words)):
+        return False  # "I'll send her my love": a courtesy, not a deliverable
+    if (
+        len(words) < 2
+        or all(w.lower() in _EMPTY_OBJECT for w in words[1:])
+        or (words[0].lower() == "have" and words[1].lower() in ("a", "to"))
+    ):
+        return False  # "do that", "have a go": no deliverable named
+    literal = " ".join(words)
+    dr = ctx.date_for(m.start(), c.w1)
+    modality = "commitment"
+    ctx.emit(
+        "committed_to",
+        subject,
+        m.start(),
+        c.w1,
+        literal=literal,
+        dr=dr,
+        valid_to=dr.end if dr else None,
+        modality=modality,
+        confidence=conf,
+        quote_span=quote(c),
+    )
+    if not subject.is_speaker:
+        ctx.out[-1] = replace(ctx.out[-1], trust_reasons=("second_hand",))
+    return True

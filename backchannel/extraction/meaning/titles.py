@@ -1,0 +1,71 @@
+"""The title a candidate sentence says, from the title lexicon (mentions.names.parse_title)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from backchannel.extraction.mentions import sentence as mentions
+from backchannel.extraction.mentions.names import TITLE_HEADS, parse_title
+
+_VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
+
+
+def find_title(text: str, w0: int, w1: int, slots: Sequence[mentions.Slot]) -> str | None:
+    """The longest title (offline_names.parse_title) said in text[w0:w1] outside the mentions."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"[\w'’&.-]+", text[w0:w1])]
+    best: tuple[int, str] | None = None
+    for i, (a, b) in enumerate(words):
+        if text[w0 + a : w0 + b].lower().strip(".,") not in TITLE_HEADS:
+            continue
+        for lo in range(max(0, i - 3), i + 1):
+            for hi in range(i + 1, min(len(words), i + 5) + 1):
+                x0, x1 = w0 + words[lo][0], w0 + words[hi - 1][1]
+                if any(s.start < x1 and x0 < s.end for s in slots) or _VOCATIVE_BEFORE.search(text, w0, x0):
+                    continue  # "Mr. Chair, I'm happy to ...": the chair addressed, not a title claimed
+                got = parse_title(text[x0:x1])
+                if got and not got[2] and _clean_title(got[0]) and (best is None or x1 - x0 > best[0]):
+                    best = (x1 - x0, got[1])
+    return best[1] if best else None
+
+
+def _clean_title(surface: str) -> bool:
+    """A title phrase, not a clause: no comma, no connector first, and before its "of"/"for"
+    only title words may be capitalised ("Minister of Health", never "Ruth Adeyemi, procurement lead")."""
+    words = surface.split()
+    if "," in surface or not words or words[0].lower() in ("and", "or", "of", "for", "the", "to", "at"):
+        return False
+    lows = [w.lower().strip(".") for w in words]
+    if lows[-1] not in TITLE_HEADS and "of" not in lows and "for" not in lows:
+        return False  # "designer speak first": a title ends with its head word or its complement
+    for w in words:
+        if w.lower() in ("of", "for"):
+            break
+        if (
+            w[:1].isupper()
+            and w.lower().strip(".") not in TITLE_HEADS
+            and not w.isupper()
+            and w.lower()
+            not in (
+                "deputy",
+                "vice",
+                "senior",
+                "junior",
+                "general",
+                "assistant",
+                "principal",
+                "managing",
+                "executive",
+                "chief",
+                "lead",
+                "head",
+                "first",
+                "prime",
+                "cabinet",
+                "permanent",
+                "interim",
+                "acting",
+            )
+        ):
+            return False
+    return True

@@ -225,3 +225,88 @@ def test_an_ended_tie_without_a_word_that_it_goes_on_stays_ended():
         owner_names=OWNER,
     )
     assert not [a for a in out if a.predicate == "knows" and a.stance == "asserted"]
+
+
+# ---------------------------------------------------------------- two facts from one sentence
+
+
+def _employment(t: Transcript) -> set[tuple]:
+    return {f for f in _facts(t) if f[1] in ("works_at", "left")}
+
+
+def test_a_tie_at_an_organisation_says_where_both_worked():
+    said = (("Alex Moreau", "Hi."), ("Marc Dupont", "Priya Nair and I worked together at Halden Robotics."))
+    assert {("Marc Dupont", "left", "Halden Robotics"), ("Priya Nair", "left", "Halden Robotics")} <= _employment(
+        _meeting(*said)
+    )
+    # said of now, it is where both work now; with the years, the stint is dated
+    t = _meeting(("Alex Moreau", "Hi."), ("Marc Dupont", "Karl Weber and I work together at Acme."))
+    assert {("Marc Dupont", "works_at", "Acme"), ("Karl Weber", "works_at", "Acme")} <= _employment(t)
+    out = offline.extract(
+        _meeting(("Alex Moreau", "Hi."), ("Marc Dupont", "I worked with Karl Weber at Acme from 2015 to 2019.")),
+        owner_names=OWNER,
+    )
+    stints = [a for a in out if a.predicate == "works_at" and a.object and a.object.name == "Acme"]
+    assert {a.subject.name for a in stints} == {"Marc Dupont", "Karl Weber"}
+    assert all(a.valid_to is not None and a.valid_to.year == 2019 for a in stints)
+
+
+def test_a_tie_carries_no_employment_it_does_not_say():
+    # one under the other, in the past: the tie is over, neither stint need be
+    t = _meeting(("Alex Moreau", "Hi."), ("Marc Dupont", "Bo Lind was my manager at Orla Insurance."))
+    assert ("Marc Dupont", "worked_with", "Bo Lind") in _facts(t) and not _employment(t)
+    # unless another turn places the manager there now: then that is where they work
+    t = _meeting(
+        ("Alex Moreau", "Bo Lind works at Orla Insurance, I think."),
+        ("Marc Dupont", "Bo Lind was my manager at Orla Insurance."),
+    )
+    assert not [f for f in _employment(t) if f[1] == "left"]
+    # a tie denied carries nothing
+    t = _meeting(("Alex Moreau", "Hi."), ("Marc Dupont", "I never worked with Karl Weber at Acme."))
+    assert not _employment(t)
+
+
+def test_a_name_corrected_in_the_same_breath_is_replaced():
+    t = _meeting(
+        ("Alex Moreau", "Hi."),
+        ("Marc Dupont", "Tove Lindgren was in my squad at Corvane - no, sorry, that was Erik Sund."),
+    )
+    ties = {f for f in _facts(t) if f[1] == "worked_with"}
+    assert ("Marc Dupont", "worked_with", "Erik Sund") in ties
+    assert ("Marc Dupont", "worked_with", "Tove Lindgren") not in ties
+
+
+def test_a_departure_to_come_says_where_they_work_until_then():
+    t = _meeting((None, "Corvane Systems confirms finance chief Malik Osei will step down in June."))
+    assert ("Malik Osei", "works_at", "Corvane Systems") in _facts(t)
+    assert not [f for f in _facts(t) if f[1] == "left"]
+
+
+def test_a_clause_after_a_semicolon_takes_the_organisation_of_its_sentence():
+    t = _meeting(
+        (
+            None,
+            "Marlowe Foods chief executive Ada Quist will retire in June; finance chief Piet Hols named interim CEO.",
+        )
+    )
+    assert ("Piet Hols", "works_at", "Marlowe Foods") in _facts(t)
+    # the next item of a list is not employed where the item before it is
+    t = _meeting(
+        ("Chair", "We welcome Ana Ruiz, director of policy at the Home Office; and Tom Bale, head of analysis.")
+    )
+    assert ("Tom Bale", "works_at", "Home Office") not in _facts(t)
+
+
+def test_news_of_an_appointment_is_no_reported_speech_without_someone_reporting_it():
+    out = offline.extract(_meeting((None, "Halden Robotics promotes Ines Duarte to chief operating officer.")))
+    hired = [a for a in out if a.predicate == "works_at" and a.subject.name == "Ines Duarte"]
+    assert hired and all(a.stance == "asserted" and "second_hand" not in a.trust_reasons for a in hired)
+
+
+def test_a_promise_said_with_hesitations_keeps_its_deliverable():
+    t = _meeting(
+        ("Alex Moreau", "Hi."),
+        ("Marc Dupont", "I'll, um, let me — I'll get the, the signed lease back to you by, uh, Thursday."),
+    )
+    promises = [f for f in _facts(t) if f[1] == "committed_to"]
+    assert promises and all("signed lease" in f[2] and "," not in f[2] for f in promises)

@@ -25,6 +25,8 @@ class Candidate:
     masked: str
     refs: tuple[PronounRef, ...] = ()  # the pronouns of the window resolved by the mentions stage
     part: bool = False  # one clause of a sentence that is also read whole
+    # the organisations the whole sentence names, when it was cut at a semicolon into clauses
+    sentence_orgs: tuple[str, ...] = ()
 
 
 def quote(c: Candidate) -> tuple[int, int]:

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.mentions.names import NAME
+from backchannel.extraction.mentions.sentence import fluent
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx
 
@@ -46,6 +47,7 @@ _EMPTY_OBJECT = frozenset(
     "uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
     "now then too again soon".split()
 )
+_FILLERS = frozenset({"uh", "um", "er", "erm", "uhm", "like"})
 _PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
 
 
@@ -68,6 +70,21 @@ def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequ
             return
 
 
+def _clause_end(text: str, start: int, end: int) -> int | None:
+    """Where the promise's clause ends: the first _PROMISE_END that is no hesitation ("get the, the signed
+    form", "back to you by, uh, Wednesday": a comma before a word said again or a filler goes on)."""
+    for m in _PROMISE_END.finditer(text, start, end):
+        if m.group(0) == ",":
+            after = text[m.end() : m.end() + 24].split()
+            before = text[start : m.start()].split()
+            if after and (
+                after[0].lower().strip(",") in _FILLERS or (before and after[0].lower() == before[-1].lower())
+            ):
+                continue
+        return m.start()
+    return None
+
+
 def _promise_at(ctx: Ctx, c: Candidate, m: re.Match, subject: Mention, conf: float) -> bool:
     soft = _SOFT.match(c.text, m.end())
     start = soft.end() if soft else m.end()
@@ -76,12 +93,12 @@ def _promise_at(ctx: Ctx, c: Candidate, m: re.Match, subject: Mention, conf: flo
         return False
     if v.group("verb") in _EVERYDAY and not any(start <= d[0] < c.w1 for d in ctx.dates()):
         return False  # "I'll review the figures": an everyday verb promises something only with a due date
-    stop = _PROMISE_END.search(c.text, v.end(), c.w1)
-    end = stop.start() if stop else c.w1
+    stop = _clause_end(c.text, v.end(), c.w1)
+    end = stop if stop is not None else c.w1
     dates = [d for d in ctx.dates() if start <= d[0] < end]
     if dates:
         end = dates[0][0]
-    words = c.text[start:end].split()[:12]
+    words = fluent(c.text[start:end]).replace(",", " ").split()[:12]
     while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
         words.pop()
     if _COURTESY.search(" ".join(words)):

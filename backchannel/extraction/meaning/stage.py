@@ -26,6 +26,7 @@ from backchannel.core.vocabulary import NOT_FACT_STANCES
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
+from backchannel.extraction.meaning.implied import employment_of_ties
 from backchannel.extraction.meaning.promises import _OTHER_PROMISE, _PROMISE_CUE, promise
 from backchannel.extraction.meaning.slots import fill
 from backchannel.extraction.meaning.titles import find_title
@@ -120,6 +121,25 @@ _QUESTION = re.compile(
     r"(?:do|does|did|is|are|was|were|have|has|had|can|could|will|would|should|shall|may|might|am"
     r"|who|whom|what|where|when|why|how|which|whose|any|anyone|anybody|you\s+ever|ever|isn['’]t"
     r"|aren['’]t|didn['’]t|don['’]t|doesn['’]t|haven['’]t|hasn['’]t|won['’]t|wouldn['’]t|can['’]t)\b",
+    re.I,
+)
+# A clause that is the next item of a list ("...; Owain Lloyd, director of education at the Welsh Government; and
+# Georgina Haarhoff, deputy director ..."): its title says nothing of the other items' employer.
+_LIST_ITEM = re.compile(r"\s*(?:and|or|as\s+well\s+as|plus)\b|\s*[^\s,;]+(?:\s+[^\s,;]+){0,3}\s*,", re.I)
+# Words that report what someone else said or wrote: without one, nothing is reported speech.
+_REPORTING = re.compile(
+    r"\b(?:said|says|say|saying|told|tells|tell|telling|mentioned|mentions|according|reports?|reported|reportedly"
+    r"|claims?|claimed|heard|hear|apparently|announced|announces|wrote|writes|posted|goes|went|was\s+like"
+    r"|is\s+like|swears|swore|insists|insisted|reckons|reckoned)\b|[\"“”]",
+    re.I,
+)
+# Before a person: the other half of a tie beside the speaker ("alongside Renata Lima", "under Eluned Parry").
+_ALONGSIDE = re.compile(r"\b(?:with|alongside|beside|under|for)\s+(?:the\s+(?:great|late)\s+)?$", re.I)
+# Between two names: the second corrects the first ("Dylan Hart was on my team - wait, no, sorry, that was
+# Dylan Hurst", "Priya, I mean Priya Nair's colleague ...").
+_CORRECTION = re.compile(
+    r"(?:\bno\b|\bsorry\b|\bI\s+mean\b|\bI\s+meant\b|\bor\s+rather\b)[\s,.!—–-]*"
+    r"(?:(?:that|it)\s+(?:was|is|were)\s+|I\s+mean\s+|I\s+meant\s+)?$",
     re.I,
 )
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
@@ -295,7 +315,9 @@ def read(
     """(the rules' claims with the stance of their sentence applied, the new claims of this stage)."""
     orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
     orgs |= {norm_name(a.object.name) for a in rule_claims if a.object is not None and a.object.kind == "organisation"}
-    cands = candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people, orgs))
+    cands = _with_sentence_orgs(
+        candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people, orgs))
+    )
     readings = classify([mentions.fluent(fill(_FORMER_APPOSITION.sub("", c.masked))) for c in cands], embed=embed)
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
     by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings) if not c.part}
@@ -309,12 +331,35 @@ def read(
         if r.relation == "none" or r.relation_p < (bar if c.w1 - c.w0 <= _SHORT else max(bar, RELATION_MIN)):
             continue
         stance = r.stance if r.stance_p >= STANCE_MIN else "asserted"
+        if stance == "reported" and not _REPORTING.search(c.text, c.w0, c.w1):
+            # "Oakridge Foods promotes X to CFO", "X was on my team at Target": nobody is quoted; the head
+            # reads a third person's news as reported speech
+            stance = "asserted"
         if stance == "ended" and _ONGOING.search(c.text, c.w0, c.w1):
             stance = "asserted"
         if stance in NOT_FACTS or (stance == "knows_of" and r.relation in ("knows", "worked_with")):
             continue
         new.extend(_fill(c, r.relation, stance, r, anchor, kept_rules))
+    texts = {u.idx: u.text for u in transcript.utterances}
+    speakers = {u.idx: u.speaker for u in transcript.utterances}
+    new.extend(employment_of_ties([*kept_rules, *new], texts, speakers, orgs, anchor))
     return kept_rules, new
+
+
+def _with_sentence_orgs(cands: list[Candidate]) -> list[Candidate]:
+    """Each clause of a sentence cut at a semicolon, with the organisations its sibling clauses name."""
+    by_sentence: dict[tuple[int, int], list[Candidate]] = {}
+    for c in cands:
+        if c.part:
+            continue
+        whole = next(((a, b) for a, b in sentences(c.text) if a <= c.s0 < b), (c.s0, c.s1))
+        if whole != (c.s0, c.s1):
+            by_sentence.setdefault((c.utt_idx, whole[0]), []).append(c)
+    for clauses in by_sentence.values():
+        names = {norm_name(s.name): s.name for c in clauses for s in c.slots if s.kind == "organisation"}
+        for c in clauses:
+            c.sentence_orgs = tuple(names.values())
+    return cands
 
 
 def _apply_stance(
@@ -374,11 +419,20 @@ def _fill(
     c: Candidate, relation: str, stance: str, r: Reading, anchor: date | None, rules: Sequence[ExtractedAssertion]
 ) -> list[ExtractedAssertion]:
     out: list[ExtractedAssertion] = []
-    ctx = _ctx(c, anchor, out)
+    # every claim the slots support, kept even when a later check refuses another one of the same
+    # sentence ("having previously been at Ofwat" is a fact whether or not a rule read the other clause)
+    _fill_into(_ctx(c, anchor, out), c, relation, stance, r, rules)
+    return [_with_stance(a, stance, anchor) if stance != "asserted" else a for a in out]
+
+
+def _fill_into(
+    ctx: Ctx, c: Candidate, relation: str, stance: str, r: Reading, rules: Sequence[ExtractedAssertion]
+) -> None:
     # a name addressed ("I'm sure, Suzy, that ...", "Thanks, Tom.") is the listener, not a party to the claim
     people = [
         s for s in c.slots if s.kind == "person" and not _vocative(c, s) and not _POSSESSOR.match(c.text, s.end)
     ]  # "during Mario's turn": his turn, not him
+    people = _corrected(c.text, people)
     orgs = [s for s in c.slots if s.kind == "organisation"]
     window = c.text[c.w0 : c.w1]
     me = ctx.me()
@@ -394,6 +448,13 @@ def _fill(
             # (a quote in the first person, '"I worked with X," Paul said', is claim_context.py's)
         elif first and len({norm_name(p.name) for p in people}) == 1:
             subject, obj = me, _person(people[0])
+        elif (
+            first
+            and len(along := [p for p in people if _ALONGSIDE.search(c.text, max(c.w0, p.start - 24), p.start)]) == 1
+        ):
+            # "I was at Ambev in São Paulo, alongside Renata Lima the whole time": of two names, the one
+            # "with" / "alongside" / "under" puts beside the speaker
+            subject, obj = me, _person(along[0])
         elif not first and len({norm_name(p.name) for p in people}) == 2 and not _WE.search(window):
             subject, obj = _person(people[0]), _person(people[1])
         elif (
@@ -410,11 +471,11 @@ def _fill(
             # (offline_rules' resolution of "we": this turn, else the meeting's other person)
             subject, obj = me, we_partner(ctx, c.w0, c.w1)
             if obj is None or obj.kind != "person":
-                return []
+                return
         else:
-            return []
+            return
         if subject is None or obj is None or covered(rules, c, relation, subject, obj):
-            return []
+            return
         dr = ctx.date_for(c.w0, c.w1, past=True)
         ctx.emit(
             relation,
@@ -448,9 +509,9 @@ def _fill(
         elif stance == "reported" and len(people) == 2:
             subject = _person(people[1])
         else:
-            return []
+            return
         if subject is None:
-            return []
+            return
         title = find_title(c.text, c.w0, c.w1, c.slots)
         if (
             not orgs
@@ -461,14 +522,27 @@ def _fill(
             # "they've hired X as their COO", "he starts there in May": the organisation named before (not
             # the speaker's: "we've taken the step ... the skills that they need" is no employer of theirs)
             orgs = [mentions.Slot(c.w1, c.w1, their, "organisation")]
+        elif (
+            not orgs
+            and not subject.is_speaker
+            and title
+            and len(c.sentence_orgs) == 1
+            and not _LIST_ITEM.match(c.text, c.s0)
+        ):
+            # "Larkspur Bank chief executive Gordon Frye steps down; deputy Amina Yusuf named acting CEO": a
+            # title given in one clause of a sentence whose other clause names the one organisation
+            orgs = [mentions.Slot(c.w1, c.w1, c.sentence_orgs[0], "organisation")]
         if relation == "works_at" and stance == "ended":
             relation = "left"
         if relation == "works_at" and _USED_TO.search(window):
             relation = "left"  # "Daniel used to be at Stripe": a past employment, not a present one
         if relation == "left" and _STILL.search(window):
             relation = "works_at"  # "I'm still at Scania", "He remains at Rabobank": no one left
-        if relation == "left" and _WILL_LEAVE.search(window):
-            return []  # "X will depart in April": not yet a fact (the news reader's "steps down" is)
+        to_come = relation == "left" and _WILL_LEAVE.search(window) is not None
+        if to_come:
+            # "X will depart in April": not yet a departure (the news reader's "steps down" is one), but
+            # where X works until then; its date is the departure's, no start
+            relation = "works_at"
         if relation == "has_title" and orgs:
             relation = "works_at"
         if relation == "has_title":
@@ -479,7 +553,7 @@ def _fill(
             if not (subject.is_speaker and title and _SELF_TITLE.search(mentions.fluent(window))) or covered(
                 rules, c, "has_title", subject, None
             ):
-                return []
+                return
             ctx.emit("has_title", subject, c.w0, c.w1, literal=title, confidence=conf, quote_span=span)
         else:
             former = [o for o in orgs if _FORMER_BEFORE.search(c.text, max(c.w0, o.start - 24), o.start)]
@@ -494,15 +568,15 @@ def _fill(
                 if relation == "left":
                     relation = "works_at"
             if len({norm_name(o.name) for o in orgs}) != 1:
-                return [_with_stance(a, stance, anchor) if stance != "asserted" else a for a in out]
+                return
             org = Mention(name=orgs[0].name, kind="organisation")
             if title is None and _BARE_AT.search(c.text, max(c.w0, orgs[0].start - 16), orgs[0].start):
-                return []  # "Elena is at Gatwick": where someone stands, not whom they work for
+                return  # "Elena is at Gatwick": where someone stands, not whom they work for
             if people and ";" in c.text[min(people[0].end, orgs[0].end) : max(people[0].start, orgs[0].start)]:
-                return []  # "X has stepped down as ...; she has joined Y": two clauses, two facts
+                return  # "X has stepped down as ...; she has joined Y": two clauses, two facts
             if covered(rules, c, relation, subject, org):
-                return []
-            dr = ctx.date_for(c.w0, c.w1, past=True)
+                return
+            dr = None if to_come else ctx.date_for(c.w0, c.w1, past=True)
             ctx.emit(
                 relation,
                 subject,
@@ -518,7 +592,16 @@ def _fill(
             )
     elif relation == "committed_to":
         promise(ctx, c, me, conf, rules)
-    return [_with_stance(a, stance, anchor) if stance != "asserted" else a for a in out]
+
+
+def _corrected(text: str, people: list[mentions.Slot]) -> list[mentions.Slot]:
+    """The people of a window without those a later name corrects in the same breath (_CORRECTION)."""
+    gone = {
+        id(a)
+        for a, b in zip(people, people[1:])
+        if norm_name(a.name) != norm_name(b.name) and _CORRECTION.search(text, max(a.end, b.start - 40), b.start)
+    }
+    return [p for p in people if id(p) not in gone]
 
 
 def _vocative(c: Candidate, slot: mentions.Slot) -> bool:

@@ -8,6 +8,11 @@ from collections.abc import Sequence
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.names import TITLE_HEADS, parse_title
 
+# Verbs a news item puts before a title ("names", "confirms", "appoints"): they open no title.
+_NEWS_VERBS = frozenset(
+    "confirms confirmed announces announced names named appoints appointed promotes promoted hires hired says said "
+    "taps tapped welcomes welcomed loses lost".split()
+)
 _VOCATIVE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Madam|Mister|Madame)\.?\s*$")
 
 
@@ -35,6 +40,8 @@ def _clean_title(surface: str) -> bool:
     words = surface.split()
     if "," in surface or not words or words[0].lower() in ("and", "or", "of", "for", "the", "to", "at"):
         return False
+    if words[0].lower() in _NEWS_VERBS:
+        return False  # "Bayfield Energy confirms chief executive Owen Marsh ...": the verb is no part of it
     lows = [w.lower().strip(".") for w in words]
     if lows[-1] not in TITLE_HEADS and "of" not in lows and "for" not in lows:
         return False  # "designer speak first": a title ends with its head word or its complement

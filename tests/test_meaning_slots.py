@@ -308,5 +308,6 @@ def test_a_promise_said_with_hesitations_keeps_its_deliverable():
         ("Alex Moreau", "Hi."),
         ("Marc Dupont", "I'll, um, let me — I'll get the, the signed lease back to you by, uh, Thursday."),
     )
-    promises = [f for f in _facts(t) if f[1] == "committed_to"]
-    assert promises and all("signed lease" in f[2] and "," not in f[2] for f in promises)
+    promises = [a for a in offline.extract(t, owner_names=OWNER) if a.predicate == "committed_to"]
+    assert promises and all("signed lease" in a.object_literal and "," not in a.object_literal for a in promises)
+    assert {a.valid_to.isoformat() for a in promises if a.valid_to} == {"2026-11-05"}  # the Thursday after

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from backchannel.extraction.dates.en import find_date_phrases
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.mentions.names import NAME
 from backchannel.extraction.mentions.sentence import fluent
@@ -47,6 +48,7 @@ _EMPTY_OBJECT = frozenset(
     "uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
     "now then too again soon".split()
 )
+_HESITATION = re.compile(r",?\s*\b(?:uh|um|er|erm|uhm)\b\s*,?", re.I)
 _FILLERS = frozenset({"uh", "um", "er", "erm", "uhm", "like"})
 _PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
 
@@ -63,6 +65,11 @@ def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequ
         return
     if _UNSURE.search(c.text, c.w0, c.w1):
         return
+    if _HESITATION.search(ctx.sent):
+        # "by, uh, Wednesday": the date phrases of the sentence with its hesitations blanked out (same
+        # length, so every offset still points into the utterance)
+        blank = _HESITATION.sub(lambda h: " " * len(h.group(0)), ctx.sent)
+        ctx._dates = [(ctx.s0 + a, ctx.s0 + b, " ".join(p.split())) for a, b, p in find_date_phrases(blank)]
     # a false start names no deliverable ("I'll, um, let me — I'll get the form back to you"): the
     # first cue that is followed by one is the promise
     for m in cues:

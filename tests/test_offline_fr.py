@@ -376,3 +376,73 @@ def test_depuis_a_duration_starts_then_and_is_still_true():
 def test_leading_and_founding(text, pred, person, org, title):
     a = one(run(text), pred)
     assert (a.subject.name, a.object.name, a.qualifier) == (person, org, title)
+
+
+# ---------------------------------------------------------------- by mechanism: sentences in no suite
+
+
+def _said(text: str, before: str = "Bonjour."):
+    return run(lines=[("Alex", before), ("Inès Roy", text)])
+
+
+def test_a_title_after_an_adverb_and_after_comme():
+    assert ("has_title", "Inès Roy", "directrice commerciale", None) in facts(
+        _said("Je suis simplement directrice commerciale, rien de plus.")
+    )
+    assert ("works_at", "Inès Roy", "Qonto", "CFO") in facts(
+        _said("Depuis lundi je suis chez Qonto comme directrice financière.")
+    )
+
+
+def test_an_internship_is_a_past_post():
+    a = one(_said("J'ai fait mon stage chez Dassault Systèmes en 2019."), "works_at")
+    assert a.object.name == "Dassault Systèmes" and a.valid_to == date(2019, 12, 31)
+
+
+def test_an_article_before_the_organisation():
+    a = one(_said("Il y a deux ans j'ai quitté la Société Générale."), "left")
+    assert a.object.name == "Société Générale"
+
+
+def test_il_across_turns_and_hearsay_is_a_rumour():
+    a = one(
+        _said("Oui, apparemment il rejoint Danone comme DAF.", before="Tu te souviens de Hugo Perrin ?"), "works_at"
+    )
+    assert (a.subject.name, a.object.name, a.qualifier, a.stance) == ("Hugo Perrin", "Danone", "CFO", "rumour")
+
+
+def test_a_conditional_without_hearsay_stays_hypothetical():
+    assert not _said("Léa Garnier aurait quitté Orange si on l'avait augmentée.")
+
+
+# ---------------------------------------------------------------- English and French in one sentence
+
+
+def test_an_english_frame_with_a_french_preposition():
+    a = one(_said("Honnêtement, I worked with Hugo Perrin chez Danone pendant deux ans."), "worked_with")
+    assert (a.object.name, a.qualifier) == ("Hugo Perrin", "Danone")
+    assert "chez Danone" in a.quote  # quoted as said, not as glossed
+
+
+def test_each_clause_gets_its_language():
+    got = facts(_said("J'ai quitté Orange l'an dernier, and now I'm at Qonto."))
+    assert ("left", "Inès Roy", "Orange", None) in got
+    out = _said("Je vous envoie le compte rendu, and I'll call you jeudi.")
+    promises = [a for a in out if a.predicate == "committed_to"]
+    assert len(promises) == 2
+    assert any(a.valid_to == date(2026, 10, 8) for a in promises)  # "jeudi", a French day in an English clause
+
+
+def test_a_mixed_question_asserts_nothing_in_french():
+    assert not [a for a in _said("Tu connais Hugo Perrin, do you know him?") if a.predicate == "knows"]
+
+
+def test_language_runs_of_a_mixed_sentence():
+    from backchannel.extraction.rules.fr.code_switch import english_frame, language_runs
+
+    s = "Bon, je t'envoie le devis, but I'll be late."
+    runs = [(s[a:b].strip(" ,"), lang) for a, b, lang in language_runs(s, 0, len(s), "fr")]
+    assert runs == [("Bon, je t'envoie le devis", "fr"), ("but I'll be late.", "en")]
+    assert english_frame(s) and not english_frame("Je t'envoie le devis demain matin.")
+    s = "I worked on it, on Monday, and Marc was there."
+    assert [lang for _a, _b, lang in language_runs(s, 0, len(s), "en")] == ["en"]

@@ -27,6 +27,7 @@ connaissais") yield nothing.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from backchannel.extraction.dates.fr import find_date_phrases_fr
 from backchannel.extraction.mentions.names import NAME, NAME_RX
@@ -96,6 +97,11 @@ def looks_french(text: str) -> bool | None:
 _ORG_BEFORE_FR = re.compile(r"(?:\b(?:chez|pour|de|du|des|quitté|rejoint|intégré|à|au|sur)\s+|\bd['’])$", re.I)
 
 
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s*)$")
+# Across turns only a full name counts, and not one in an organisation's slot ("chez Acme").
+_ORG_SLOT_FR = re.compile(r"\b(?:chez|pour|quitté|rejoint|intégré|sur)\s+$", re.I)
+
+
 class FrCtx(Ctx):
     """A French sentence: its date phrases are French ones (resolved by dates.resolve_phrase),
     and 'il'/'elle'/'le'/'la' point at the one person named before, organisations left out."""
@@ -110,9 +116,18 @@ class FrCtx(Ctx):
         for m in NAME_RX.finditer(self.text, max(0, pos - 500), pos):
             if _ORG_BEFORE_FR.search(self.text, max(0, m.start() - 12), m.start()):
                 continue
+            if " " not in m.group(0) and _SENTENCE_START.search(self.text, max(0, m.start() - 3), m.start()):
+                continue  # "Apparemment il rejoint…": a capital opening the sentence, no name
             p = person_fr(self, m.group(0))
             if p is not None and not p.is_speaker:
                 found[norm_name(p.name)] = p
+        if not found and self.context_before:  # "Guillaume Texier ?" / "Apparemment il rejoint Michelin"
+            for m in NAME_RX.finditer(self.context_before):
+                if _ORG_SLOT_FR.search(self.context_before, max(0, m.start() - 12), m.start()):
+                    continue
+                p = person_fr(self, m.group(0))
+                if p is not None and not p.is_speaker and len(p.name.split()) > 1:
+                    found[norm_name(p.name)] = p
         return next(iter(found.values())) if len(found) == 1 else None
 
 
@@ -135,8 +150,15 @@ _NEG = re.compile(
 )
 
 
+_REPORTED_COND = re.compile(r"^(?:serait|aurait)$", re.I)
+
+
 def _negated(ctx: Ctx, start: int, end: int) -> bool:
-    return _NEG.search(ctx.text, ctx.clause_start_at(start), end) is not None
+    hearsay = _HEARSAY_FR.search(ctx.text, ctx.s0, end) is not None
+    return any(
+        not (hearsay and _REPORTED_COND.match(m.group(0)))
+        for m in _NEG.finditer(ctx.text, ctx.clause_start_at(start), end)
+    )
 
 
 _A = r"['’]"
@@ -222,8 +244,18 @@ _EMPLOY = re.compile(
     rf"{_SUBJ}(?:(?P<verb>travaille|bosse|est|suis|travaillait|bossait|était|étais|ai\s+travaillé|a\s+travaillé"
     rf"|a\s+rejoint|ai\s+rejoint|a\s+intégré|ai\s+intégré|est\s+entrée?|suis\s+entrée?|a\s+quitté|ai\s+quitté"
     rf"|est\s+partie?|suis\s+partie?|dirige|dirigeait|ai\s+dirigé|a\s+dirigé|a\s+fondé|ai\s+fondé|a\s+cofondé"
-    rf"|ai\s+cofondé|a\s+créé|ai\s+créé)\s+(?:maintenant\s+|actuellement\s+|toujours\s+|désormais\s+|aussi\s+"
-    rf"|longtemps\s+)*(?P<prep>chez|pour)?\s*(?P<org>{ORG_FR}))"
+    rf"|ai\s+cofondé|a\s+créé|ai\s+créé|rejoint|rejoins|rejoindra|rejoindrai|va\s+rejoindre|vais\s+rejoindre"
+    rf"|serait\s+partie?|aurait\s+quitté|aurait\s+rejoint|ai\s+fait\s+(?:un|mon|une|mon)\s+(?:stage|alternance)"
+    rf"|a\s+fait\s+(?:un|son|une)\s+(?:stage|alternance))\s+(?:maintenant\s+|actuellement\s+|toujours\s+"
+    rf"|désormais\s+|aussi\s+|longtemps\s+)*(?P<prep>chez|pour|de\s+chez)?\s*(?:(?:la|le|l{_A})\s*)?(?P<org>{ORG_FR})"
+    rf"(?:\s+(?:comme|en\s+tant\s+que)\s+{_ART}{_TITLE})?)"
+)
+# Hearsay: "il paraît que", "apparemment", "selon X": the conditional there reports a rumour
+# ("Fabrice serait parti de chez Airbus"), it does not make the clause hypothetical.
+_HEARSAY_FR = re.compile(
+    r"\b(?:il\s+paraît|paraît-il|apparemment|selon|d['’]après|j['’]ai\s+entendu\s+dire|on\s+m['’]a\s+dit"
+    r"|il\s+semblerait|(?:la\s+)?rumeur)\b",
+    re.I,
 )
 
 
@@ -281,7 +313,8 @@ _SELF_INTRO = re.compile(rf"(?:\b[Jj]e\s+suis|\b[Jj]e\s+m{_A}appelle|\b[Mm]oi\s*
 # (the speaker's), "notre directrice générale, Amélie Roussel" (a colleague's). With an organisation
 # after it the employment rules above own the title.
 _NO_ORG_AFTER = rf"(?!{_OF}(?:{ORG_FR}))(?![\w-])"
-_I_AM_TITLE = re.compile(rf"\b[Jj]e\s+suis\s+(?:(?P<x>{NAME})\s*,\s*)?{_ART}{_TITLE}{_NO_ORG_AFTER}")
+_NOW_ADV = r"(?:(?:juste|simplement|seulement|actuellement|maintenant|désormais|aujourd['’]hui|toujours)\s+)?"
+_I_AM_TITLE = re.compile(rf"\b[Jj]e\s+suis\s+{_NOW_ADV}(?:(?P<x>{NAME})\s*,\s*)?{_ART}{_TITLE}{_NO_ORG_AFTER}")
 _POSS_TITLE_X = re.compile(rf"\b(?:[Nn]otre|[Ll]eur|[Mm]on|[Mm]a)\s+{_NEW}{_TITLE}\s*,\s*(?P<x>{NAME})")
 
 
@@ -327,7 +360,7 @@ def rule_employ_fr(ctx: FrCtx) -> None:
         if verb in ("est", "suis", "était", "étais") and m.group("prep") != "chez":
             continue  # "Sophie est Acme" is no employment; "est chez Acme" is
         if not m.group("prep") and not any(
-            v in verb for v in ("rejoint", "intégré", "quitté", "dirig", "fondé", "créé")
+            v in verb for v in ("rejoin", "intégré", "quitté", "dirig", "fondé", "créé")
         ):
             continue
         org = org_fr(ctx, m.group("org"))
@@ -336,6 +369,24 @@ def rule_employ_fr(ctx: FrCtx) -> None:
         o = Mention(org, "organisation")
         dr = ctx.date_for(m.start(), m.end(), past=True)
         conf = 0.7 if subj.is_speaker else 0.65
+        said_title = m.group("title")
+        if said_title:  # "je suis chez Lydia comme directeur juridique", "il rejoint Michelin comme CTO"
+            surface = " ".join(said_title.replace("’", "'").split())
+            said_title = _TITLES_FR.get(surface) or _TITLES_FR.get(surface.lower()) or surface.lower()
+        if "stage" in verb or "alternance" in verb:  # "j'ai fait un stage chez Ubisoft en 2014": a past post
+            ctx.emit(
+                "works_at",
+                subj,
+                m.start(),
+                m.end(),
+                obj=o,
+                qualifier="intern",
+                dr=dr,
+                valid_from=dr.start if dr else None,
+                valid_to=(dr.end if dr else None) or ctx.anchor,
+                confidence=conf - 0.05,
+            )
+            continue
         if any(v in verb for v in ("dirig", "fondé", "créé")):  # "Marc dirige Acme", "Sophie a fondé Hooli"
             title = "head" if "dirig" in verb else "co-founder" if "cofondé" in verb else "founder"
             ended = verb in ("dirigeait",) or "dirigé" in verb
@@ -370,9 +421,19 @@ def rule_employ_fr(ctx: FrCtx) -> None:
             else:
                 ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=None, confidence=conf - 0.1)
         else:
-            started = any(v in verb for v in ("rejoint", "intégré", "entré"))
+            started = any(v in verb for v in ("rejoin", "intégré", "entré"))
             valid_from = dr.start if dr and (started or dr.end is None) else None
-            ctx.emit("works_at", subj, m.start(), m.end(), obj=o, dr=dr, valid_from=valid_from, confidence=conf)
+            ctx.emit(
+                "works_at",
+                subj,
+                m.start(),
+                m.end(),
+                obj=o,
+                qualifier=said_title,
+                dr=dr,
+                valid_from=valid_from,
+                confidence=conf,
+            )
 
 
 # ---------------------------------------------------------------- people
@@ -496,7 +557,10 @@ def run_french_rules(ctx: FrCtx) -> None:
     """Every French rule on one sentence (each is a handful of regex scans)."""
     if ctx.sent.rstrip().endswith("?"):
         return
+    before = len(ctx.out)
     rule_titles_fr(ctx)
     rule_employ_fr(ctx)
     rule_people_fr(ctx)
     rule_commitment_fr(ctx)
+    if _HEARSAY_FR.search(ctx.sent):
+        ctx.out[before:] = [replace(a, stance="rumour") for a in ctx.out[before:]]

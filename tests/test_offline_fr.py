@@ -446,3 +446,43 @@ def test_language_runs_of_a_mixed_sentence():
     assert english_frame(s) and not english_frame("Je t'envoie le devis demain matin.")
     s = "I worked on it, on Monday, and Marc was there."
     assert [lang for _a, _b, lang in language_runs(s, 0, len(s), "en")] == ["en"]
+
+
+def test_a_plan_announced_as_a_cleft_is_a_promise():
+    a = one(_said("Ce que je vais faire, c'est vous préparer une proposition chiffrée lundi."), "committed_to")
+    assert a.object_literal == "vous préparer une proposition chiffrée" and a.valid_to == date(2026, 10, 5)
+    assert not _said("Ce que je vais faire ? Je ne sais pas encore.")
+
+
+def test_an_elided_article_does_not_end_the_promise():
+    a = one(_said("Ce que je veux faire, c'est partager le tableau avec l'équipe."), "committed_to")
+    assert a.object_literal == "partager le tableau avec l'équipe"
+
+
+def test_family_and_having_studied_together_are_ties():
+    assert ("knows", "Inès Roy", "Théo Marchal", None) in facts(_said("Mon cousin Théo Marchal bosse dans la finance."))
+    got = facts(_said("Romane Faure ? On s'est connues à la fac, à Lyon."))
+    assert got == {("knows", "Inès Roy", "Romane Faure", None)}  # Lyon, after the words, is a place
+    assert not _said("Avec Romane Faure, on n'a jamais fait de projet ensemble.")
+
+
+def test_a_title_la_bas_is_at_the_organisation_asked_about():
+    lines = [
+        ("Alex", "Tu as quelqu'un chez Veolia ?"),
+        ("Inès Roy", "Oui, Margot Lenoir, elle est directrice technique là-bas, on a fait Polytechnique ensemble."),
+    ]
+    got = facts(run(lines=lines))
+    assert ("works_at", "Margot Lenoir", "Veolia", "CTO") in got
+    assert ("knows", "Inès Roy", "Margot Lenoir", None) in got
+    two = [
+        ("Alex", "Tu connais quelqu'un chez Veolia ou chez Suez ?"),
+        ("Inès Roy", "Oui, Margot Lenoir, elle est DSI là-bas."),
+    ]
+    assert not [a for a in run(lines=two) if a.predicate == "works_at"]  # two organisations: which one?
+
+
+def test_knowing_the_name_only_and_mais_ending_the_clause():
+    a = one(_said("Romane Faure ? Je la connais de nom, mais je ne l'ai jamais rencontrée."), "knows")
+    assert a.object.name == "Romane Faure" and a.stance == "knows_of" and "jamais" not in a.quote
+    a = one(_said("Romane Faure ? Je connais son nom, c'est tout."), "knows")
+    assert a.stance == "knows_of"

@@ -98,6 +98,7 @@ _ORG_BEFORE_FR = re.compile(r"(?:\b(?:chez|pour|de|du|des|quitté|rejoint|intég
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*)$")
+_BUT_FR = re.compile(r"\s*,?\s+mais\b", re.I)
 # Across turns only a full name counts, and not one in an organisation's slot ("chez Acme").
 _ORG_SLOT_FR = re.compile(r"\b(?:chez|pour|quitté|rejoint|intégré|sur)\s+$", re.I)
 
@@ -110,6 +111,13 @@ class FrCtx(Ctx):
         if self._dates is None:
             self._dates = [(self.s0 + a, self.s0 + b, p) for a, b, p in find_date_phrases_fr(self.sent)]
         return self._dates
+
+    def quote_span(self, start: int, end: int) -> tuple[int, int]:
+        """The clause around the match, ended by 'mais' too: what follows it is another claim ("je le
+        connais de nom, mais je ne l'ai jamais rencontré" quotes no negation)."""
+        a, b = super().quote_span(start, end)
+        but = _BUT_FR.search(self.text, end, b)
+        return (a, but.start()) if but else (a, b)
 
     def antecedent(self, pos: int) -> Mention | None:
         found: dict[str, Mention] = {}
@@ -183,6 +191,8 @@ _TITLES_FR = {
     "directrice marketing": "marketing director",
     "directeur des ressources humaines": "HR director",
     "directrice des ressources humaines": "HR director",
+    "directeur informatique": "CIO",
+    "directrice informatique": "CIO",
     "directeur juridique": "general counsel",
     "directrice juridique": "general counsel",
     "directeur des achats": "purchasing director",
@@ -335,7 +345,34 @@ def rule_title_only_fr(ctx: FrCtx) -> None:
             ctx.emit("has_title", who, m.start(), m.end(), literal=_title_literal(m), confidence=0.55)
 
 
+_TITLE_THERE = re.compile(rf"{_SUBJ}{_COPULA}\s+{_ART}{_FORMER}{_NEW}{_TITLE}\s+(?:là-bas|là)\b")
+_ORG_SAID_FR = re.compile(rf"\b(?:chez|pour|à)\s+(?:(?:la|le|l{_A})\s*)?(?P<org>{ORG_FR})")
+
+
+def _org_there(ctx: FrCtx) -> str | None:
+    """Where 'là-bas' points: the one organisation said after chez/pour/à in the turns just before."""
+    orgs = {o for o in (org_fr(ctx, m.group("org")) for m in _ORG_SAID_FR.finditer(ctx.context_before)) if o}
+    return orgs.pop() if len(orgs) == 1 else None
+
+
 def rule_titles_fr(ctx: FrCtx) -> None:
+    for m in _TITLE_THERE.finditer(ctx.text, ctx.s0, ctx.s1):
+        subj = _subject(ctx, m) if m.group("subj") else ctx.me()
+        org = _org_there(ctx)
+        if subj is None or org is None or _negated(ctx, m.start(), m.end()):
+            continue
+        surface = " ".join(m.group("title").replace("’", "'").split())
+        canon = _TITLES_FR.get(surface) or _TITLES_FR.get(surface.lower()) or surface.lower()
+        left = bool(m.group("former")) or m.group("cop").lower().startswith("étai")
+        ctx.emit(
+            "left" if left else "works_at",
+            subj,
+            m.start(),
+            m.end(),
+            obj=Mention(org, "organisation"),
+            qualifier=canon,
+            confidence=0.55,
+        )
     rule_title_only_fr(ctx)
     for m in _IS_TITLE.finditer(ctx.text, ctx.s0, ctx.s1):
         subj = _subject(ctx, m) if m.group("subj") else ctx.me()
@@ -463,8 +500,21 @@ _MY_TIE_X = re.compile(
 )
 _FRIEND_X = re.compile(
     rf"\b(?:[Mm]on\s+(?:vieil\s+|vieux\s+|grand\s+|meilleur\s+)?ami|[Mm]on\s+amie|[Mm]a\s+"
-    rf"(?:vieille\s+|grande\s+|meilleure\s+)?amie|[Mm]on\s+pote)\s*,?\s+(?P<x>{NAME})"
+    rf"(?:vieille\s+|grande\s+|meilleure\s+)?amie|[Mm]on\s+pote"
+    rf"|[Mm]a\s+(?:petite\s+|grande\s+)?(?:sœur|soeur|cousine|femme|compagne|voisine|belle-sœur|tante|nièce|fille|mère)"
+    rf"|[Mm]on\s+(?:petit\s+|grand\s+)?(?:frère|cousin|mari|compagnon|voisin|beau-frère|oncle|neveu|fils|père))"
+    rf"\s*,?\s+(?P<x>{NAME})"
 )
+# Having studied or lived together ("on a fait HEC ensemble", "on était en prépa ensemble", "on s'est
+# connus à la fac"): the speaker knows the one person named (here, or said by il/elle, or just before).
+_TOGETHER_FR = re.compile(
+    r"\b(?:[Oo]n\s+(?:a\s+fait|avait\s+fait|était|a\s+étudié|a\s+grandi|a\s+vécu)|[Nn]ous\s+(?:avons\s+fait"
+    r"|étions|avons\s+étudié|avons\s+grandi))\s+(?:[^.;!?]{0,40}?\s)?ensemble\b"
+    r"|\b(?:[Oo]n\s+s['’]est|[Nn]ous\s+nous\s+sommes)\s+(?:connue?s?|rencontrée?s?)\b"
+)
+# Knowing only the name: "je le connais de nom", "je connais son nom", "je connais Xavier Niel de nom".
+_BY_NAME_FR = re.compile(r"\bde\s+nom\b|\bconna(?:is|issais)\s+(?:son|leur)\s+nom\b|\bde\s+réputation\b")
+_I_KNOW_THE_NAME = re.compile(r"\b[Jj]e\s+conna(?:is|issais)\s+(?:son|leur)\s+nom\b")
 _X_FRIEND = re.compile(
     rf"(?P<x>{NAME})\s+(?:est|était)\s+(?:un|une)\s+(?:bon(?:ne)?\s+|vieil(?:le)?\s+|vieux\s+"
     rf"|grand(?:e)?\s+|très\s+bon(?:ne)?\s+)?ami(?:e)?\b"
@@ -531,9 +581,17 @@ def rule_people_fr(ctx: FrCtx) -> None:
                 )
                 if rx is _I_PRESENT:
                     ctx.emit("introduced", me, m.start(), m.end(), obj=other, confidence=0.65)
-        for m in _I_KNOW_HIM.finditer(ctx.text, t0, t1):
+        for m in (*_I_KNOW_HIM.finditer(ctx.text, t0, t1), *_I_KNOW_THE_NAME.finditer(ctx.text, t0, t1)):
             other = ctx.antecedent(m.start())
             if other is not None and not _negated(ctx, m.start(), m.end()):
+                ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.55)
+        for m in _TOGETHER_FR.finditer(ctx.text, t0, t1):
+            if _negated(ctx, m.start(), m.end()) or re.search(r"travaill|boss", m.group(0)):
+                continue
+            # named before the words ("à Lyon" after them is a place), else the one person just before
+            other = ctx.the_one_person(t0, m.start())
+            other = other if other is not None and person_fr(ctx, other.name) else ctx.antecedent(m.start())
+            if other is not None:
                 ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.55)
     for m in _X_WITH_Y.finditer(ctx.text, t0, t1):
         a, b = person_fr(ctx, m.group("x")), person_fr(ctx, m.group("y"))
@@ -564,3 +622,5 @@ def run_french_rules(ctx: FrCtx) -> None:
     rule_commitment_fr(ctx)
     if _HEARSAY_FR.search(ctx.sent):
         ctx.out[before:] = [replace(a, stance="rumour") for a in ctx.out[before:]]
+    if _BY_NAME_FR.search(ctx.sent):
+        ctx.out[before:] = [replace(a, stance="knows_of") if a.predicate == "knows" else a for a in ctx.out[before:]]

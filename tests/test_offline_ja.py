@@ -359,3 +359,37 @@ def test_knowing_a_name_only_is_knows_of():
     out = _one_turn("村上さんのことはお名前だけ存じ上げております。")
     knows = [a for a in out if a.predicate == "knows"]
     assert len(knows) == 1 and knows[0].object.name == "村上" and knows[0].stance == "knows_of"
+
+
+def test_a_name_written_with_a_space_splits_and_reads():
+    pytest.importorskip("sudachipy")
+    from backchannel.extraction.mentions.names_ja import aliases_for, family_name, looks_like_japanese_person, romanise
+
+    assert aliases_for("井上　一郎") == ["Inoue Ichiro", "Ichiro Inoue"]  # a full-width space too
+    assert family_name("松本 恵") == "松本" and looks_like_japanese_person("森 優子")
+    assert not looks_like_japanese_person("営業 部長")  # a seat, whatever the space
+    assert [romanise(k) for k in ("イノウエ", "コウイチ", "ヨウヘイ")] == ["Inoue", "Koichi", "Yohei"]
+
+
+def test_a_spaced_speaker_label_links_across_meetings_and_to_the_calendar(home: Path, store):
+    """ "木村 拓也" as a transcript's label, 木村さん in the next meeting, "Kimura Takuya" on an
+    invitation: one person."""
+    pytest.importorskip("sudachipy")
+    from backchannel.config import Settings
+    from backchannel.extraction.ingest import ingest_file
+    from backchannel.memory import calendar
+
+    settings = Settings()
+    files = {
+        "2026-05-01 定例.txt": "木村 拓也: 去年グローベックスを辞めました。\nAlex Moreau: そうでしたか。\n",
+        "2026-06-01 打ち合わせ.txt": "木村さん: 今はアクメにいます。\nAlex Moreau: いいですね。\n",
+    }
+    for name, text in files.items():
+        (home / name).write_text(text, encoding="utf-8")
+        assert ingest_file(store, settings, home / name).status == "ingested"
+    kimura = store.scalar("SELECT id FROM entities WHERE kind = 'person' AND name LIKE '木村%'")
+    assert store.scalar("SELECT count(*) FROM entities WHERE kind = 'person' AND name LIKE '木村%'") == 1
+    rows = store.query("SELECT predicate, subject_id FROM assertions ORDER BY id")
+    assert [(r["predicate"], r["subject_id"] == kimura) for r in rows] == [("left", True), ("works_at", True)]
+    for attendee in ("Kimura Takuya <k@example.jp>", "Takuya Kimura", "木村様", "木村拓也"):
+        assert calendar.resolve_attendee(store, attendee) == kimura, attendee

@@ -446,6 +446,8 @@ def test_language_runs_of_a_mixed_sentence():
     assert english_frame(s) and not english_frame("Je t'envoie le devis demain matin.")
     s = "I worked on it, on Monday, and Marc was there."
     assert [lang for _a, _b, lang in language_runs(s, 0, len(s), "en")] == ["en"]
+    s = "Me and Priya worked on a pilot , and I think she will demo it ."  # English "on a", not "on a fait"
+    assert [lang for _a, _b, lang in language_runs(s, 0, len(s), "en")] == ["en"]
 
 
 def test_a_plan_announced_as_a_cleft_is_a_promise():

@@ -32,11 +32,14 @@ _EN_SUBJECT = re.compile(
     r"\b(?:I|I['’](?:m|ll|ve|d)|we|we['’](?:re|ll|ve)|she|he|they|she['’]s|he['’]s|they['’](?:re|ll)"
     r"|it['’]s|you['’](?:ll|re))(?![\w'’])"
 )
-# A French subject opens its clause (after a discourse word or a name); "on" only before what
-# follows it in French ("on a fait", "on était"), English "on" being a preposition.
+# A French subject opens its clause, after a discourse word at most ("Bon, je…", "Apparemment il…");
+# "on" only before what follows it in French ("on a fait", "on était"), English "on" being a
+# preposition ("we worked on a prototype").
 _FR_SUBJECT = re.compile(
-    r"^(?:[\w'’-]+\s*,?\s+){0,3}?(?:je\b|j['’]|il\b|elle\b|nous\b|ils\b|elles\b|c['’]est\b|tu\b"
-    r"|on\s+(?:a|avait|était|est|va|peut|fait|se|s['’]|en|y|ne|n['’]|l['’]|les|le|la|s['’]est)\b)",
+    r"^(?:(?:et|mais|donc|puis|alors|bon|oui|non|ah|ben|enfin|bref|franchement|apparemment|honnêtement"
+    r"|sinon|après|ensuite|depuis)\s+)*"
+    r"(?:je\b|j['’]|il\b|elle\b|nous\b|ils\b|elles\b|c['’]est\b|tu\b"
+    r"|on\s+(?:a|avait|était|est|va|peut|fait|se|s['’]|en|y|ne|n['’]|l['’]|les|le|la)\b)",
     re.I,
 )
 
@@ -57,6 +60,8 @@ def language_runs(text: str, s0: int, s1: int, default: str) -> list[tuple[int, 
     """text[s0:s1] as (start, end, 'en' | 'fr') runs covering it, in order; one run when the
     sentence keeps to one language. A clause that does not tell (a name, "Écoute", "genre
     quatre ans") joins the run before it, else the one after, else takes `default`."""
+    if marker_counts(text[s0:s1])[0] < 2:
+        return [(s0, s1, default)]  # no French to speak of: one run ("we worked on a prototype")
     clauses: list[list] = []
     start = s0
     for m in _CUT.finditer(text, s0, s1):

@@ -98,6 +98,7 @@ _ORG_BEFORE_FR = re.compile(r"(?:\b(?:chez|pour|de|du|des|quitté|rejoint|intég
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s*)$")
+_ELIDED_LEAD = re.compile(r"^(?:[CcLlDdJjSs]|[Qq]u)['’]\w*\s+")
 _BUT_FR = re.compile(r"\s*,?\s+mais\b", re.I)
 # Across turns only a full name counts, and not one in an organisation's slot ("chez Acme").
 _ORG_SLOT_FR = re.compile(r"\b(?:chez|pour|quitté|rejoint|intégré|sur)\s+$", re.I)
@@ -133,7 +134,7 @@ class FrCtx(Ctx):
             for m in NAME_RX.finditer(self.context_before):
                 if _ORG_SLOT_FR.search(self.context_before, max(0, m.start() - 12), m.start()):
                     continue
-                p = person_fr(self, m.group(0))
+                p = person_fr(self, _ELIDED_LEAD.sub("", m.group(0)))  # "C'est Julien Moreau qui…"
                 if p is not None and not p.is_speaker and len(p.name.split()) > 1:
                     found[norm_name(p.name)] = p
         return next(iter(found.values())) if len(found) == 1 else None

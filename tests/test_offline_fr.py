@@ -488,3 +488,12 @@ def test_knowing_the_name_only_and_mais_ending_the_clause():
     assert a.object.name == "Romane Faure" and a.stance == "knows_of" and "jamais" not in a.quote
     a = one(_said("Romane Faure ? Je connais son nom, c'est tout."), "knows")
     assert a.stance == "knows_of"
+
+
+def test_english_words_that_look_french_are_not_glossed_in_english():
+    from backchannel.extraction.rules.fr.code_switch import gloss
+
+    s = "She sang in an ensemble at Au Bon Pain, pour me a coffee."
+    assert gloss(s, [(0, len(s), "en")]) == s
+    s = "I worked with Marc chez Globex, c'est un ami."
+    assert gloss(s, [(0, 31, "en"), (31, len(s), "fr")]).startswith("I worked with Marc at   Globex,")

@@ -106,16 +106,25 @@ _GLOSS_RX = re.compile(
 )
 
 
+_AMBIGUOUS = re.compile(r"(?<![\w-])(?:pour|ensemble|au|Au)(?![\w-])")
+
+
 def gloss(text: str, runs: list[tuple[int, int, str]]) -> str:
     """`text` with the borrowed French words of the English runs rewritten in English, each
     padded to its own length (same offsets); `text` itself when there is nothing to gloss."""
     pieces: list[str] = []
     last = 0
+    # "pour", "ensemble" and "au" are English words or names too ("pour the wine", "the ensemble",
+    # "Au Bon Pain"): glossed only in a sentence with French in it
+    sentence = text[runs[0][0] : runs[-1][1]] if runs else ""
+    french = marker_counts(_AMBIGUOUS.sub(" ", sentence))[0] >= 2
     for a, b, lang in runs:
         if lang != "en":
             continue
         for m in _GLOSS_RX.finditer(text, a, b):
             word = m.group(0)
+            if not french and word in ("pour", "ensemble", "au"):
+                continue
             english = _GLOSS.get(word, "in" if word == "en" else "at")
             pieces += [text[last : m.start()], english.ljust(len(word))]
             last = m.end()

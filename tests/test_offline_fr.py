@@ -483,11 +483,12 @@ def test_a_title_la_bas_is_at_the_organisation_asked_about():
     assert not [a for a in run(lines=two) if a.predicate == "works_at"]  # two organisations: which one?
 
 
-def test_knowing_the_name_only_and_mais_ending_the_clause():
-    a = one(_said("Romane Faure ? Je la connais de nom, mais je ne l'ai jamais rencontrée."), "knows")
-    assert a.object.name == "Romane Faure" and a.stance == "knows_of" and "jamais" not in a.quote
-    a = one(_said("Romane Faure ? Je connais son nom, c'est tout."), "knows")
-    assert a.stance == "knows_of"
+def test_knowing_the_name_only_is_no_tie_and_mais_ends_the_clause():
+    # knowing *of* someone is no tie (stance_effects.py), said either way
+    assert not _said("Romane Faure ? Je la connais de nom, mais je ne l'ai jamais rencontrée.")
+    assert not _said("Romane Faure ? Je connais son nom, c'est tout.")
+    a = one(_said("Romane Faure ? Je la connais bien, mais je ne l'ai pas vue depuis longtemps."), "knows")
+    assert a.object.name == "Romane Faure" and "depuis" not in a.quote
 
 
 def test_english_words_that_look_french_are_not_glossed_in_english():

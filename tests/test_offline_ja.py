@@ -355,10 +355,16 @@ def test_hearsay_names_the_subject_and_marks_a_rumour():
     assert len(moved) == 1 and moved[0].subject.name == "村上" and moved[0].stance == "rumour"
 
 
-def test_knowing_a_name_only_is_knows_of():
-    out = _one_turn("村上さんのことはお名前だけ存じ上げております。")
-    knows = [a for a in out if a.predicate == "knows"]
-    assert len(knows) == 1 and knows[0].object.name == "村上" and knows[0].stance == "knows_of"
+def test_knowing_a_name_only_is_no_tie():
+    # knowing *of* someone is no tie (stance_effects.py): the same verb without お名前だけ is one
+    assert not [a for a in _one_turn("村上さんのことはお名前だけ存じ上げております。") if a.predicate == "knows"]
+    knows = [a for a in _one_turn("村上さんのことはよく存じ上げております。") if a.predicate == "knows"]
+    assert len(knows) == 1 and knows[0].object.name == "村上"
+
+
+def test_a_rumour_is_hedged():
+    out = _one_turn("噂によると、村上さんが楽天に転職するそうです。")
+    assert all("hedged" in a.trust_reasons for a in out) and out
 
 
 def test_a_name_written_with_a_space_splits_and_reads():

@@ -35,6 +35,7 @@ from backchannel.extraction.mentions.names_fr import ORG_FR, org_fr, person_fr
 from backchannel.extraction.result import Mention
 from backchannel.extraction.rules.core import Ctx
 from backchannel.extraction.rules.fr.commitments import rule_commitment_fr
+from backchannel.extraction.stance_effects import apply_stance
 from backchannel.memory.text import norm_name
 
 __all__ = ["FrCtx", "looks_french", "marker_counts", "run_french_rules"]
@@ -625,3 +626,5 @@ def run_french_rules(ctx: FrCtx) -> None:
         ctx.out[before:] = [replace(a, stance="rumour") for a in ctx.out[before:]]
     if _BY_NAME_FR.search(ctx.sent):
         ctx.out[before:] = [replace(a, stance="knows_of") if a.predicate == "knows" else a for a in ctx.out[before:]]
+    # what each stance does, as for every extractor: a rumour is hedged, knowing of someone is no tie
+    ctx.out[before:] = [a for a in map(apply_stance, ctx.out[before:]) if a is not None]

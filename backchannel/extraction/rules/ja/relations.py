@@ -28,6 +28,7 @@ from backchannel.extraction.mentions.names import NAME
 from backchannel.extraction.mentions.names_ja import is_japanese_name, strip_honorific
 from backchannel.extraction.result import Mention
 from backchannel.extraction.rules.core import Ctx
+from backchannel.extraction.stance_effects import apply_stance
 from backchannel.memory.text import norm_name
 
 __all__ = ["JaCtx", "is_japanese", "run_japanese_rules"]
@@ -460,3 +461,5 @@ def run_japanese_rules(ctx_args: dict) -> None:
         _rule_commitment(ctx)
         if _HEARSAY.search(sent):
             out[before:] = [replace(x, stance="rumour") for x in out[before:]]
+        # what each stance does, as for every extractor: a rumour is hedged, knowing of someone is no tie
+        out[before:] = [x for x in map(apply_stance, out[before:]) if x is not None]

@@ -376,3 +376,125 @@ def test_depuis_a_duration_starts_then_and_is_still_true():
 def test_leading_and_founding(text, pred, person, org, title):
     a = one(run(text), pred)
     assert (a.subject.name, a.object.name, a.qualifier) == (person, org, title)
+
+
+# ---------------------------------------------------------------- by mechanism: sentences in no suite
+
+
+def _said(text: str, before: str = "Bonjour."):
+    return run(lines=[("Alex", before), ("Inès Roy", text)])
+
+
+def test_a_title_after_an_adverb_and_after_comme():
+    assert ("has_title", "Inès Roy", "directrice commerciale", None) in facts(
+        _said("Je suis simplement directrice commerciale, rien de plus.")
+    )
+    assert ("works_at", "Inès Roy", "Qonto", "CFO") in facts(
+        _said("Depuis lundi je suis chez Qonto comme directrice financière.")
+    )
+
+
+def test_an_internship_is_a_past_post():
+    a = one(_said("J'ai fait mon stage chez Dassault Systèmes en 2019."), "works_at")
+    assert a.object.name == "Dassault Systèmes" and a.valid_to == date(2019, 12, 31)
+
+
+def test_an_article_before_the_organisation():
+    a = one(_said("Il y a deux ans j'ai quitté la Société Générale."), "left")
+    assert a.object.name == "Société Générale"
+
+
+def test_il_across_turns_and_hearsay_is_a_rumour():
+    a = one(
+        _said("Oui, apparemment il rejoint Danone comme DAF.", before="Tu te souviens de Hugo Perrin ?"), "works_at"
+    )
+    assert (a.subject.name, a.object.name, a.qualifier, a.stance) == ("Hugo Perrin", "Danone", "CFO", "rumour")
+
+
+def test_a_conditional_without_hearsay_stays_hypothetical():
+    assert not _said("Léa Garnier aurait quitté Orange si on l'avait augmentée.")
+
+
+# ---------------------------------------------------------------- English and French in one sentence
+
+
+def test_an_english_frame_with_a_french_preposition():
+    a = one(_said("Honnêtement, I worked with Hugo Perrin chez Danone pendant deux ans."), "worked_with")
+    assert (a.object.name, a.qualifier) == ("Hugo Perrin", "Danone")
+    assert "chez Danone" in a.quote  # quoted as said, not as glossed
+
+
+def test_each_clause_gets_its_language():
+    got = facts(_said("J'ai quitté Orange l'an dernier, and now I'm at Qonto."))
+    assert ("left", "Inès Roy", "Orange", None) in got
+    out = _said("Je vous envoie le compte rendu, and I'll call you jeudi.")
+    promises = [a for a in out if a.predicate == "committed_to"]
+    assert len(promises) == 2
+    assert any(a.valid_to == date(2026, 10, 8) for a in promises)  # "jeudi", a French day in an English clause
+
+
+def test_a_mixed_question_asserts_nothing_in_french():
+    assert not [a for a in _said("Tu connais Hugo Perrin, do you know him?") if a.predicate == "knows"]
+
+
+def test_language_runs_of_a_mixed_sentence():
+    from backchannel.extraction.rules.fr.code_switch import english_frame, language_runs
+
+    s = "Bon, je t'envoie le devis, but I'll be late."
+    runs = [(s[a:b].strip(" ,"), lang) for a, b, lang in language_runs(s, 0, len(s), "fr")]
+    assert runs == [("Bon, je t'envoie le devis", "fr"), ("but I'll be late.", "en")]
+    assert english_frame(s) and not english_frame("Je t'envoie le devis demain matin.")
+    s = "I worked on it, on Monday, and Marc was there."
+    assert [lang for _a, _b, lang in language_runs(s, 0, len(s), "en")] == ["en"]
+    s = "Me and Priya worked on a pilot , and I think she will demo it ."  # English "on a", not "on a fait"
+    assert [lang for _a, _b, lang in language_runs(s, 0, len(s), "en")] == ["en"]
+
+
+def test_a_plan_announced_as_a_cleft_is_a_promise():
+    a = one(_said("Ce que je vais faire, c'est vous préparer une proposition chiffrée lundi."), "committed_to")
+    assert a.object_literal == "vous préparer une proposition chiffrée" and a.valid_to == date(2026, 10, 5)
+    assert not _said("Ce que je vais faire ? Je ne sais pas encore.")
+
+
+def test_an_elided_article_does_not_end_the_promise():
+    a = one(_said("Ce que je veux faire, c'est partager le tableau avec l'équipe."), "committed_to")
+    assert a.object_literal == "partager le tableau avec l'équipe"
+
+
+def test_family_and_having_studied_together_are_ties():
+    assert ("knows", "Inès Roy", "Théo Marchal", None) in facts(_said("Mon cousin Théo Marchal bosse dans la finance."))
+    got = facts(_said("Romane Faure ? On s'est connues à la fac, à Lyon."))
+    assert got == {("knows", "Inès Roy", "Romane Faure", None)}  # Lyon, after the words, is a place
+    assert not _said("Avec Romane Faure, on n'a jamais fait de projet ensemble.")
+
+
+def test_a_title_la_bas_is_at_the_organisation_asked_about():
+    lines = [
+        ("Alex", "Tu as quelqu'un chez Veolia ?"),
+        ("Inès Roy", "Oui, Margot Lenoir, elle est directrice technique là-bas, on a fait Polytechnique ensemble."),
+    ]
+    got = facts(run(lines=lines))
+    assert ("works_at", "Margot Lenoir", "Veolia", "CTO") in got
+    assert ("knows", "Inès Roy", "Margot Lenoir", None) in got
+    two = [
+        ("Alex", "Tu connais quelqu'un chez Veolia ou chez Suez ?"),
+        ("Inès Roy", "Oui, Margot Lenoir, elle est DSI là-bas."),
+    ]
+    assert not [a for a in run(lines=two) if a.predicate == "works_at"]  # two organisations: which one?
+
+
+def test_knowing_the_name_only_is_no_tie_and_mais_ends_the_clause():
+    # knowing *of* someone is no tie (stance_effects.py), said either way
+    assert not _said("Romane Faure ? Je la connais de nom, mais je ne l'ai jamais rencontrée.")
+    assert not _said("Romane Faure ? Je connais son nom, c'est tout.")
+    a = one(_said("Romane Faure ? Je la connais bien, mais je ne l'ai pas vue depuis longtemps."), "knows")
+    assert a.object.name == "Romane Faure" and "depuis" not in a.quote
+
+
+def test_english_words_that_look_french_are_not_glossed_in_english():
+    from backchannel.extraction.rules.fr.code_switch import gloss
+
+    s = "She sang in an ensemble at Au Bon Pain, pour me a coffee."
+    assert gloss(s, [(0, len(s), "en")]) == s
+    s = "I worked with Marc chez Globex, c'est un ami."
+    assert gloss(s, [(0, 31, "en"), (31, len(s), "fr")]).startswith("I worked with Marc at   Globex,")

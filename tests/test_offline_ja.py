@@ -296,3 +296,106 @@ def test_names_stored_before_are_normalised_again(store):
     from backchannel.memory import entities
 
     assert [e.id for e in entities.find(store, "田中様")] == [eid]
+
+
+# ---------------------------------------------------------------- by mechanism: sentences in no suite
+
+
+def _one_turn(text: str, speaker: str = "小林 健"):
+    return run(lines=[("Alex", "こんにちは。"), (speaker, text)])
+
+
+def test_a_full_name_written_with_a_space_is_a_person():
+    got = facts(_one_turn("原田 美咲さんとは、大学の研究室で三年ほど一緒に研究をしていました。"))
+    assert ("worked_with", "小林 健", "原田 美咲", None, None, None) in got
+
+
+def test_a_deliverable_said_as_the_topic_is_promised_by_the_speaker():
+    out = _one_turn("企画書は来週の月曜日までにお送りします。")
+    promise = [a for a in out if a.predicate == "committed_to"]
+    assert len(promise) == 1 and promise[0].subject.name == "小林 健"
+    assert "企画書" in promise[0].object_literal and promise[0].valid_to == date(2026, 10, 5)
+
+
+def test_a_person_or_a_time_as_the_topic_is_no_deliverable():
+    assert not [a for a in _one_turn("明日は会議があります。") if a.predicate == "committed_to"]
+    assert not [a for a in _one_turn("田中さんはお送りします。") if a.predicate == "committed_to"]
+
+
+def test_a_title_by_its_head_noun_at_an_organisation_said_with_de():
+    got = facts(_one_turn("長谷川 真一さんは現在、日立製作所で開発部長をされています。"))
+    assert ("works_at", "長谷川 真一", "日立製作所", "開発部長", None, None) in got
+
+
+def test_a_kanji_organisation_without_a_suffix_and_a_te_form_departure():
+    got = facts(_one_turn("三年前にソニーを辞めて、今は楽天にいます。"))
+    assert ("works_at", "小林 健", "楽天", None, None, None) in got
+    assert any(f[0] == "left" and f[2] == "ソニー" for f in got)
+    left = [a for a in _one_turn("おととし東芝を退職しました。") if a.predicate == "left"]
+    assert len(left) == 1 and left[0].object.name == "東芝" and left[0].valid_to.year == 2024
+
+
+def test_a_common_noun_in_the_organisation_slot_is_nobody():
+    assert not _one_turn("去年会社を辞めました。")
+
+
+def test_a_tie_by_its_noun_and_negation_kept_to_its_clause():
+    assert ("knows", "小林 健", "前田", None, None, None) in facts(
+        _one_turn("前田さんとは中学の同級生で、今でもよく飲みに行きます。")
+    )
+    got = facts(_one_turn("石井さんとは昔同じ部署でしたが、今は連絡していません。"))
+    assert ("worked_with", "小林 健", "石井", None, None, None) in got
+    assert not _one_turn("石井さんとは同じ部署ではありません。")
+    assert not _one_turn("楽天を辞めていません。")
+
+
+def test_hearsay_names_the_subject_and_marks_a_rumour():
+    out = _one_turn("噂によると、村上さんが楽天に転職するそうです。")
+    moved = [a for a in out if a.predicate == "works_at"]
+    assert len(moved) == 1 and moved[0].subject.name == "村上" and moved[0].stance == "rumour"
+
+
+def test_knowing_a_name_only_is_no_tie():
+    # knowing *of* someone is no tie (stance_effects.py): the same verb without お名前だけ is one
+    assert not [a for a in _one_turn("村上さんのことはお名前だけ存じ上げております。") if a.predicate == "knows"]
+    knows = [a for a in _one_turn("村上さんのことはよく存じ上げております。") if a.predicate == "knows"]
+    assert len(knows) == 1 and knows[0].object.name == "村上"
+
+
+def test_a_rumour_is_hedged():
+    out = _one_turn("噂によると、村上さんが楽天に転職するそうです。")
+    assert all("hedged" in a.trust_reasons for a in out) and out
+
+
+def test_a_name_written_with_a_space_splits_and_reads():
+    pytest.importorskip("sudachipy")
+    from backchannel.extraction.mentions.names_ja import aliases_for, family_name, looks_like_japanese_person, romanise
+
+    assert aliases_for("井上　一郎") == ["Inoue Ichiro", "Ichiro Inoue"]  # a full-width space too
+    assert family_name("松本 恵") == "松本" and looks_like_japanese_person("森 優子")
+    assert not looks_like_japanese_person("営業 部長")  # a seat, whatever the space
+    assert [romanise(k) for k in ("イノウエ", "コウイチ", "ヨウヘイ")] == ["Inoue", "Koichi", "Yohei"]
+
+
+def test_a_spaced_speaker_label_links_across_meetings_and_to_the_calendar(home: Path, store):
+    """ "木村 拓也" as a transcript's label, 木村さん in the next meeting, "Kimura Takuya" on an
+    invitation: one person."""
+    pytest.importorskip("sudachipy")
+    from backchannel.config import Settings
+    from backchannel.extraction.ingest import ingest_file
+    from backchannel.memory import calendar
+
+    settings = Settings()
+    files = {
+        "2026-05-01 定例.txt": "木村 拓也: 去年グローベックスを辞めました。\nAlex Moreau: そうでしたか。\n",
+        "2026-06-01 打ち合わせ.txt": "木村さん: 今はアクメにいます。\nAlex Moreau: いいですね。\n",
+    }
+    for name, text in files.items():
+        (home / name).write_text(text, encoding="utf-8")
+        assert ingest_file(store, settings, home / name).status == "ingested"
+    kimura = store.scalar("SELECT id FROM entities WHERE kind = 'person' AND name LIKE '木村%'")
+    assert store.scalar("SELECT count(*) FROM entities WHERE kind = 'person' AND name LIKE '木村%'") == 1
+    rows = store.query("SELECT predicate, subject_id FROM assertions ORDER BY id")
+    assert [(r["predicate"], r["subject_id"] == kimura) for r in rows] == [("left", True), ("works_at", True)]
+    for attendee in ("Kimura Takuya <k@example.jp>", "Takuya Kimura", "木村様", "木村拓也"):
+        assert calendar.resolve_attendee(store, attendee) == kimura, attendee

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 
 from backchannel.extraction.formats.transcript import Transcript
@@ -62,6 +63,7 @@ from backchannel.extraction.rules.en.roles import (
     rule_self_intro,
     self_intro_name,
 )
+from backchannel.extraction.rules.fr.code_switch import EnglishClauseCtx, FrenchClauseCtx, gloss, language_runs
 from backchannel.extraction.rules.fr.relations import FrCtx, looks_french, run_french_rules
 from backchannel.extraction.rules.ja.relations import is_japanese, run_japanese_rules
 from backchannel.memory.text import norm_name
@@ -223,7 +225,6 @@ def extract(
             continue
         utterance_french = None
         for s0, s1 in sentences(text):
-            low = text[s0:s1].lower()
             if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
                 run_japanese_rules(
                     dict(
@@ -245,37 +246,46 @@ def extract(
                 if utterance_french is None:
                     utterance_french = bool(looks_french(text[:400]))
                 french = utterance_french
-            if french:  # French sentences get the French rules only (offline_fr.py)
-                run_french_rules(
-                    FrCtx(
-                        utt_idx=u.idx,
-                        speaker=u.speaker,
-                        text=text,
-                        s0=s0,
-                        s1=s1,
-                        anchor=anchor,
-                        out=out,
-                        known_people=known,
+            # English and French in one sentence: each run of clauses gets its own language's rules
+            runs = language_runs(text, s0, s1, "fr" if french else "en")
+            mixed = len(runs) > 1
+            glossed = gloss(text, runs)
+            asked = text[s0:s1].rstrip().endswith("?")
+            for r0, r1, lang in runs:
+                if lang == "fr":
+                    if asked:
+                        continue  # "Tu connais Marc, do you know him?": a question, in either language
+                    run_french_rules(
+                        (FrenchClauseCtx if mixed else FrCtx)(
+                            utt_idx=u.idx,
+                            speaker=u.speaker,
+                            text=text,
+                            s0=r0,
+                            s1=r1,
+                            anchor=anchor,
+                            out=out,
+                            known_people=known,
+                            context_before=before,
+                            speakers=speakers,
+                        )
                     )
+                    continue
+                ctx = (EnglishClauseCtx if mixed or glossed is not text else Ctx)(
+                    utt_idx=u.idx,
+                    speaker=u.speaker,
+                    text=glossed,
+                    s0=r0,
+                    s1=r1,
+                    anchor=anchor,
+                    out=out,
+                    known_people=known,
+                    context_before=before,
+                    speakers=speakers,
                 )
-                continue
-            ctx = Ctx(
-                utt_idx=u.idx,
-                speaker=u.speaker,
-                text=text,
-                s0=s0,
-                s1=s1,
-                anchor=anchor,
-                out=out,
-                known_people=known,
-                context_before=before,
-                speakers=speakers,
-            )
-            if "," in low:
-                rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
-            for rx, rule in _RULES_RX:
-                if rx.search(low):
-                    rule(ctx)
+                found_before = len(out)
+                _english_rules(ctx)
+                if glossed is not text:
+                    _unglossed(out, found_before, text, glossed)
     out.extend(label_facts(transcript))  # titles written in speaker labels (offline_labels.py)
     out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
     # "- Did you hear Lena left? - Where did she go? - She's at Spotify now": a pronoun across turns
@@ -288,6 +298,28 @@ def extract(
         kept, found = meaning_stage.read(transcript, known_people=known, rule_claims=spoken)
         spoken = kept + found
     return resolve_recipients(transcript, _dedupe(qualify_claims(transcript, spoken, known) + from_labels), owner_names)
+
+
+def _english_rules(ctx: Ctx) -> None:
+    low = ctx.sent.lower()
+    if "," in low:
+        rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
+    for rx, rule in _RULES_RX:
+        if rx.search(low):
+            rule(ctx)
+
+
+def _unglossed(out: list[ExtractedAssertion], since: int, text: str, glossed: str) -> None:
+    """The claims read on a glossed sentence (code_switch.gloss: same offsets) quoted from
+    what was said; a literal taken from the glossed words is put back in them too."""
+    for i in range(since, len(out)):
+        a = out[i]
+        literal = a.object_literal
+        if literal:
+            at = glossed.find(literal, a.span_start, a.span_end)
+            if at >= 0:
+                literal = text[at : at + len(literal)]
+        out[i] = replace(a, quote=text[a.span_start : a.span_end], object_literal=literal)
 
 
 def _dedupe(items: list[ExtractedAssertion]) -> list[ExtractedAssertion]:

@@ -116,7 +116,7 @@ _STRONG = (
     rf"|(?:la\s+)?fin\s+de\s+(?:la\s+)?journ[ée]e|(?:ce|le)\s+week-?end(?:\s+{_NEXT}|\s+{_LAST})?"
     rf"|(?:la\s+)?(?:fin|d[ée]but|mi)[-\s](?:de\s+|d{_A})?{_MO}(?:\s+{_Y})?"
     rf"|(?:la\s+)?fin\s+(?:de\s+la\s+semaine|du\s+mois|de\s+l{_A}ann[ée]e|du\s+trimestre)(?:\s+{_NEXT})?"
-    rf"|{_WD}\s+(?:{_NEXT}|{_LAST})|ce\s+{_WD}"
+    rf"|{_WD}\s+(?:{_NEXT}|{_LAST})|ce\s+{_WD}|{_WD}\s+(?:matin|soir|midi|apr[èe]s-midi)"
     rf"|{_PERIOD}\s+(?:{_NEXT}|{_LAST})|cette\s+semaine|ce\s+mois(?:-ci)?|cette\s+ann[ée]e|ce\s+trimestre"
     rf"|(?:le\s+|l{_A})?{_SEASON}\s+(?:{_NEXT}|{_LAST})|cet?\s+{_SEASON}|(?:l{_A})?{_SEASON}\s+{_Y}"
 )
@@ -136,6 +136,9 @@ _FINDER = re.compile(
     rf"|(?:{_PREP}\s+)?(?:{_STRONG})"
     rf"|(?:au|en)\s+{_SEASON}"
     rf"|{_PREP}\s+(?:{_WEAK})"
+    # A bare weekday ending a clause ("je vous l'envoie jeudi.", "I'll get back to you jeudi"): said
+    # after the verb, a day; lowercase only ("Mardi" may be a name).
+    rf"|(?-i:{_WD})(?=\s*(?:[.,;:!?)]|$))"
     r")(?![\w-])",
     re.I,
 )
@@ -224,6 +227,7 @@ def _body(b: str) -> str | None:
     if m:
         period = {"de la semaine": "week", "du mois": "month", "du trimestre": "quarter"}.get(m.group(1), "year")
         return f"the end of {'next' if m.group(2) else 'the'} {period}"
+    low = re.sub(rf"^({_WD})\s+(?:matin|soir|midi|apr[èe]s-midi)$", r"\1", low)  # "jeudi matin": that day
     m = re.fullmatch(rf"({_WD})(?:\s+({_NEXT}|{_LAST}))?", low) or re.fullmatch(rf"ce\s+({_WD})", low)
     if m:
         which = (

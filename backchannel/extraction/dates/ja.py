@@ -51,6 +51,9 @@ _NUM = r"(?:[0-9０-９]{1,4}|[一二三四五六七八九十]{1,3}|数)"
 _REL = {
     "去年": "last year",
     "昨年": "last year",
+    "おととし": "two years ago",
+    "一昨年": "two years ago",
+    "再来年": "in two years",
     "今年": "this year",
     "来年": "next year",
     "先週": "last week",

@@ -37,8 +37,7 @@ from backchannel.extraction.mentions.stage import PronounRef
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx, sentences
 from backchannel.extraction.rules.en.relations import other_person as we_partner
-from backchannel.extraction.rules.fr.relations import looks_french
-from backchannel.extraction.rules.ja.relations import is_japanese
+from backchannel.extraction.rules.fr.code_switch import english_frame
 from backchannel.memory.text import norm_name
 
 NOT_FACTS = NOT_FACT_STANCES
@@ -197,7 +196,7 @@ def candidates(
             continue
         for s0, s1 in _clauses(text):
             sent = text[s0:s1]
-            if is_japanese(sent) or looks_french(sent):
+            if not english_frame(sent):  # the head reads English, and the English clauses of a mixed sentence
                 continue
             slots = mentions.find(
                 text, s0, s1, known_people=known_people, organisations=organisations, speaker=u.speaker, names=names

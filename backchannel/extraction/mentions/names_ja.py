@@ -68,6 +68,9 @@ def split_name(name: str) -> NameParts | None:
         return None
     from sudachipy import SplitMode
 
+    spaced = _SPACED.fullmatch(base)
+    if spaced:  # "木村 拓也", as labels and calendars write it: the space says where the family name ends
+        return _split_spaced(tok, spaced.group(1), spaced.group(2))
     parts = [(m.surface(), m.part_of_speech(), m.reading_form()) for m in tok.tokenize(base, SplitMode.C)]
     if not parts or "".join(p[0] for p in parts) != base:
         return None
@@ -77,6 +80,22 @@ def split_name(name: str) -> NameParts | None:
         return None
     g = given[0] if given else None
     return NameParts(family[0][0], g[0] if g else None, family[0][2], g[2] if g else None)
+
+
+_SPACED = re.compile(r"([\u3040-\u30ff\u4e00-\u9fff]{1,4})[ \u3000]+([\u3040-\u30ff\u4e00-\u9fff]{1,5})")
+
+
+def _split_spaced(tok: Any, family: str, given: str) -> NameParts | None:
+    """A name written family, space, given: a person when the dictionary reads the first part as a
+    family name (営業 部長 is a seat); each part's reading from the dictionary (恵 -> メグミ)."""
+    from sudachipy import SplitMode
+
+    fam = tok.tokenize(family, SplitMode.C)
+    if len(fam) != 1 or fam[0].part_of_speech()[2:4] != ("人名", "姓"):
+        return None
+    giv = tok.tokenize(given, SplitMode.C)
+    given_reading = giv[0].reading_form() if len(giv) == 1 else None
+    return NameParts(family, given, fam[0].reading_form(), given_reading)
 
 
 _KANA = {
@@ -129,7 +148,8 @@ def romanise(katakana: str) -> str | None:
             syl = ("t" if syl.startswith("ch") else syl[0]) + syl
             double = False
         out += syl
-    out = out.replace("ou", "o").replace("oo", "o").replace("uu", "u")
+    # a long vowel (イチロウ -> Ichiro, コウイチ -> Koichi), but ウエ is its own word in names (イノウエ -> Inoue)
+    out = re.sub(r"ou(?!e)", "o", out).replace("oo", "o").replace("uu", "u")
     return out.capitalize() if out else None
 
 

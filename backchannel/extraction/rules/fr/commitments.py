@@ -67,7 +67,10 @@ _PRESENT = re.compile(
 # Who promises, and how: "je", "j'", "on", "nous", a name, "il"/"elle"; then an optional
 # modal ("vais", "va", "m'engage à", "me charge de") and an optional recipient pronoun.
 _COMMIT_FR = re.compile(
-    rf"(?:(?P<subj>{NAME}|\b[Jj]e|\b[Oo]n|\b[Nn]ous|\b[Ii]l|\b[Ee]lle)\s+|(?P<subj_j>\b[Jj]{_A}))"
+    rf"(?:(?P<subj>{NAME}|\b[Jj]e|\b[Oo]n|\b[Nn]ous|\b[Ii]l|\b[Ee]lle)\s+|(?P<subj_j>\b[Jj]{_A})"
+    # the plan announced as a cleft: "ce que je vais faire, c'est vous envoyer la note"
+    rf"|(?P<subj_plan>\b[Cc]e\s+que\s+(?:je|j{_A}|on)\s*(?:vais|veux|peux|propose\s+de)\s+faire\s*,?\s*c{_A}est"
+    rf"(?:\s+de)?)\s+)"
     rf"(?P<modal>(?:vais|va|allons|m{_A}engage\s+à|s{_A}engage\s+à|me\s+charge\s+de|se\s+charge\s+de"
     rf"|m{_A}occupe\s+de|s{_A}occupe\s+de)\s+)?"
     rf"(?:(?P<pron>vous|te|t{_A}|lui|leur|me|m{_A}|nous)\s*)?"
@@ -97,8 +100,8 @@ _OBJECT_FR = re.compile(
     rf"|notre|nos|votre|vos|leur|leurs|ça"
     rf"|cela|tout|à|{NAME})"
 )
-_CUT_FR = re.compile(
-    r"['\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b"
+_CUT_FR = re.compile(  # a quote mark ends the promise, not the apostrophe of "l'équipe"
+    r"(?<![^\W\d_])'|'(?![^\W\d_])|[\"“”«»]|\s+(?:ou|mais|parce\s+que|car|puis)\b"
     r"|,\s*(?:et|mais|donc|puis|ok|d['’]accord)\b"
     r"|\s+(?:d['’]accord|ok|voilà)\s*$"
 )
@@ -119,7 +122,7 @@ def _subject(ctx: Ctx, m: re.Match) -> Mention | None:
     g = m.groupdict()
     if g.get("rep"):
         return person_fr(ctx, g["rep"])
-    if g.get("subj_j"):
+    if g.get("subj_j") or g.get("subj_plan"):
         return ctx.me()
     raw = g["subj"]
     low = raw.lower()

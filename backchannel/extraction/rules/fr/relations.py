@@ -27,6 +27,7 @@ connaissais") yield nothing.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from backchannel.extraction.dates.fr import find_date_phrases_fr
 from backchannel.extraction.mentions.names import NAME, NAME_RX
@@ -34,9 +35,10 @@ from backchannel.extraction.mentions.names_fr import ORG_FR, org_fr, person_fr
 from backchannel.extraction.result import Mention
 from backchannel.extraction.rules.core import Ctx
 from backchannel.extraction.rules.fr.commitments import rule_commitment_fr
+from backchannel.extraction.stance_effects import apply_stance
 from backchannel.memory.text import norm_name
 
-__all__ = ["FrCtx", "looks_french", "run_french_rules"]
+__all__ = ["FrCtx", "looks_french", "marker_counts", "run_french_rules"]
 
 # Words that only French uses often; and their English counterparts. A sentence is
 # French when it has at least two French markers and more of them than English ones,
@@ -67,10 +69,9 @@ _NAME_RUN = re.compile(
 _PARTICLES = re.compile(r" (?:de|la|le|du|des|van|von|da|di|del|der|den) ")
 
 
-def looks_french(text: str) -> bool | None:
-    """Whether a sentence (as written, not lowercased) is French: True, False, or None
-    when it is too short to tell (the caller then asks about the whole utterance).
-    Counts distinct marker words with set operations (C speed: ~1 ms per 8k words)."""
+def marker_counts(text: str) -> tuple[int, int]:
+    """(French markers, English markers) in a sentence: distinct marker words, and French
+    accents inside lowercase words; names with particles taken out first."""
     if _PARTICLES.search(text):
         text = _NAME_RUN.sub("X", text)
     words = set(_TOKENS.findall(text.lower().replace("’", "'")))
@@ -78,6 +79,14 @@ def looks_french(text: str) -> bool | None:
     en = len(_EN_WORDS & words)
     if not text.isascii():
         fr += len(_ACCENT.findall(text))
+    return fr, en
+
+
+def looks_french(text: str) -> bool | None:
+    """Whether a sentence (as written, not lowercased) is French: True, False, or None
+    when it is too short to tell (the caller then asks about the whole utterance).
+    Counts distinct marker words with set operations (C speed: ~1 ms per 8k words)."""
+    fr, en = marker_counts(text)
     if fr >= 2 and fr > en:
         return True
     if en >= 2 and en >= fr:
@@ -89,6 +98,13 @@ def looks_french(text: str) -> bool | None:
 _ORG_BEFORE_FR = re.compile(r"(?:\b(?:chez|pour|de|du|des|quitté|rejoint|intégré|à|au|sur)\s+|\bd['’])$", re.I)
 
 
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s*)$")
+_ELIDED_LEAD = re.compile(r"^(?:[CcLlDdJjSs]|[Qq]u)['’]\w*\s+")
+_BUT_FR = re.compile(r"\s*,?\s+mais\b", re.I)
+# Across turns only a full name counts, and not one in an organisation's slot ("chez Acme").
+_ORG_SLOT_FR = re.compile(r"\b(?:chez|pour|quitté|rejoint|intégré|sur)\s+$", re.I)
+
+
 class FrCtx(Ctx):
     """A French sentence: its date phrases are French ones (resolved by dates.resolve_phrase),
     and 'il'/'elle'/'le'/'la' point at the one person named before, organisations left out."""
@@ -98,14 +114,30 @@ class FrCtx(Ctx):
             self._dates = [(self.s0 + a, self.s0 + b, p) for a, b, p in find_date_phrases_fr(self.sent)]
         return self._dates
 
+    def quote_span(self, start: int, end: int) -> tuple[int, int]:
+        """The clause around the match, ended by 'mais' too: what follows it is another claim ("je le
+        connais de nom, mais je ne l'ai jamais rencontré" quotes no negation)."""
+        a, b = super().quote_span(start, end)
+        but = _BUT_FR.search(self.text, end, b)
+        return (a, but.start()) if but else (a, b)
+
     def antecedent(self, pos: int) -> Mention | None:
         found: dict[str, Mention] = {}
         for m in NAME_RX.finditer(self.text, max(0, pos - 500), pos):
             if _ORG_BEFORE_FR.search(self.text, max(0, m.start() - 12), m.start()):
                 continue
+            if " " not in m.group(0) and _SENTENCE_START.search(self.text, max(0, m.start() - 3), m.start()):
+                continue  # "Apparemment il rejoint…": a capital opening the sentence, no name
             p = person_fr(self, m.group(0))
             if p is not None and not p.is_speaker:
                 found[norm_name(p.name)] = p
+        if not found and self.context_before:  # "Guillaume Texier ?" / "Apparemment il rejoint Michelin"
+            for m in NAME_RX.finditer(self.context_before):
+                if _ORG_SLOT_FR.search(self.context_before, max(0, m.start() - 12), m.start()):
+                    continue
+                p = person_fr(self, _ELIDED_LEAD.sub("", m.group(0)))  # "C'est Julien Moreau qui…"
+                if p is not None and not p.is_speaker and len(p.name.split()) > 1:
+                    found[norm_name(p.name)] = p
         return next(iter(found.values())) if len(found) == 1 else None
 
 
@@ -128,8 +160,15 @@ _NEG = re.compile(
 )
 
 
+_REPORTED_COND = re.compile(r"^(?:serait|aurait)$", re.I)
+
+
 def _negated(ctx: Ctx, start: int, end: int) -> bool:
-    return _NEG.search(ctx.text, ctx.clause_start_at(start), end) is not None
+    hearsay = _HEARSAY_FR.search(ctx.text, ctx.s0, end) is not None
+    return any(
+        not (hearsay and _REPORTED_COND.match(m.group(0)))
+        for m in _NEG.finditer(ctx.text, ctx.clause_start_at(start), end)
+    )
 
 
 _A = r"['’]"
@@ -154,6 +193,8 @@ _TITLES_FR = {
     "directrice marketing": "marketing director",
     "directeur des ressources humaines": "HR director",
     "directrice des ressources humaines": "HR director",
+    "directeur informatique": "CIO",
+    "directrice informatique": "CIO",
     "directeur juridique": "general counsel",
     "directrice juridique": "general counsel",
     "directeur des achats": "purchasing director",
@@ -215,8 +256,18 @@ _EMPLOY = re.compile(
     rf"{_SUBJ}(?:(?P<verb>travaille|bosse|est|suis|travaillait|bossait|était|étais|ai\s+travaillé|a\s+travaillé"
     rf"|a\s+rejoint|ai\s+rejoint|a\s+intégré|ai\s+intégré|est\s+entrée?|suis\s+entrée?|a\s+quitté|ai\s+quitté"
     rf"|est\s+partie?|suis\s+partie?|dirige|dirigeait|ai\s+dirigé|a\s+dirigé|a\s+fondé|ai\s+fondé|a\s+cofondé"
-    rf"|ai\s+cofondé|a\s+créé|ai\s+créé)\s+(?:maintenant\s+|actuellement\s+|toujours\s+|désormais\s+|aussi\s+"
-    rf"|longtemps\s+)*(?P<prep>chez|pour)?\s*(?P<org>{ORG_FR}))"
+    rf"|ai\s+cofondé|a\s+créé|ai\s+créé|rejoint|rejoins|rejoindra|rejoindrai|va\s+rejoindre|vais\s+rejoindre"
+    rf"|serait\s+partie?|aurait\s+quitté|aurait\s+rejoint|ai\s+fait\s+(?:un|mon|une|mon)\s+(?:stage|alternance)"
+    rf"|a\s+fait\s+(?:un|son|une)\s+(?:stage|alternance))\s+(?:maintenant\s+|actuellement\s+|toujours\s+"
+    rf"|désormais\s+|aussi\s+|longtemps\s+)*(?P<prep>chez|pour|de\s+chez)?\s*(?:(?:la|le|l{_A})\s*)?(?P<org>{ORG_FR})"
+    rf"(?:\s+(?:comme|en\s+tant\s+que)\s+{_ART}{_TITLE})?)"
+)
+# Hearsay: "il paraît que", "apparemment", "selon X": the conditional there reports a rumour
+# ("Fabrice serait parti de chez Airbus"), it does not make the clause hypothetical.
+_HEARSAY_FR = re.compile(
+    r"\b(?:il\s+paraît|paraît-il|apparemment|selon|d['’]après|j['’]ai\s+entendu\s+dire|on\s+m['’]a\s+dit"
+    r"|il\s+semblerait|(?:la\s+)?rumeur)\b",
+    re.I,
 )
 
 
@@ -274,7 +325,8 @@ _SELF_INTRO = re.compile(rf"(?:\b[Jj]e\s+suis|\b[Jj]e\s+m{_A}appelle|\b[Mm]oi\s*
 # (the speaker's), "notre directrice générale, Amélie Roussel" (a colleague's). With an organisation
 # after it the employment rules above own the title.
 _NO_ORG_AFTER = rf"(?!{_OF}(?:{ORG_FR}))(?![\w-])"
-_I_AM_TITLE = re.compile(rf"\b[Jj]e\s+suis\s+(?:(?P<x>{NAME})\s*,\s*)?{_ART}{_TITLE}{_NO_ORG_AFTER}")
+_NOW_ADV = r"(?:(?:juste|simplement|seulement|actuellement|maintenant|désormais|aujourd['’]hui|toujours)\s+)?"
+_I_AM_TITLE = re.compile(rf"\b[Jj]e\s+suis\s+{_NOW_ADV}(?:(?P<x>{NAME})\s*,\s*)?{_ART}{_TITLE}{_NO_ORG_AFTER}")
 _POSS_TITLE_X = re.compile(rf"\b(?:[Nn]otre|[Ll]eur|[Mm]on|[Mm]a)\s+{_NEW}{_TITLE}\s*,\s*(?P<x>{NAME})")
 
 
@@ -295,7 +347,34 @@ def rule_title_only_fr(ctx: FrCtx) -> None:
             ctx.emit("has_title", who, m.start(), m.end(), literal=_title_literal(m), confidence=0.55)
 
 
+_TITLE_THERE = re.compile(rf"{_SUBJ}{_COPULA}\s+{_ART}{_FORMER}{_NEW}{_TITLE}\s+(?:là-bas|là)\b")
+_ORG_SAID_FR = re.compile(rf"\b(?:chez|pour|à)\s+(?:(?:la|le|l{_A})\s*)?(?P<org>{ORG_FR})")
+
+
+def _org_there(ctx: FrCtx) -> str | None:
+    """Where 'là-bas' points: the one organisation said after chez/pour/à in the turns just before."""
+    orgs = {o for o in (org_fr(ctx, m.group("org")) for m in _ORG_SAID_FR.finditer(ctx.context_before)) if o}
+    return orgs.pop() if len(orgs) == 1 else None
+
+
 def rule_titles_fr(ctx: FrCtx) -> None:
+    for m in _TITLE_THERE.finditer(ctx.text, ctx.s0, ctx.s1):
+        subj = _subject(ctx, m) if m.group("subj") else ctx.me()
+        org = _org_there(ctx)
+        if subj is None or org is None or _negated(ctx, m.start(), m.end()):
+            continue
+        surface = " ".join(m.group("title").replace("’", "'").split())
+        canon = _TITLES_FR.get(surface) or _TITLES_FR.get(surface.lower()) or surface.lower()
+        left = bool(m.group("former")) or m.group("cop").lower().startswith("étai")
+        ctx.emit(
+            "left" if left else "works_at",
+            subj,
+            m.start(),
+            m.end(),
+            obj=Mention(org, "organisation"),
+            qualifier=canon,
+            confidence=0.55,
+        )
     rule_title_only_fr(ctx)
     for m in _IS_TITLE.finditer(ctx.text, ctx.s0, ctx.s1):
         subj = _subject(ctx, m) if m.group("subj") else ctx.me()
@@ -320,7 +399,7 @@ def rule_employ_fr(ctx: FrCtx) -> None:
         if verb in ("est", "suis", "était", "étais") and m.group("prep") != "chez":
             continue  # "Sophie est Acme" is no employment; "est chez Acme" is
         if not m.group("prep") and not any(
-            v in verb for v in ("rejoint", "intégré", "quitté", "dirig", "fondé", "créé")
+            v in verb for v in ("rejoin", "intégré", "quitté", "dirig", "fondé", "créé")
         ):
             continue
         org = org_fr(ctx, m.group("org"))
@@ -329,6 +408,24 @@ def rule_employ_fr(ctx: FrCtx) -> None:
         o = Mention(org, "organisation")
         dr = ctx.date_for(m.start(), m.end(), past=True)
         conf = 0.7 if subj.is_speaker else 0.65
+        said_title = m.group("title")
+        if said_title:  # "je suis chez Lydia comme directeur juridique", "il rejoint Michelin comme CTO"
+            surface = " ".join(said_title.replace("’", "'").split())
+            said_title = _TITLES_FR.get(surface) or _TITLES_FR.get(surface.lower()) or surface.lower()
+        if "stage" in verb or "alternance" in verb:  # "j'ai fait un stage chez Ubisoft en 2014": a past post
+            ctx.emit(
+                "works_at",
+                subj,
+                m.start(),
+                m.end(),
+                obj=o,
+                qualifier="intern",
+                dr=dr,
+                valid_from=dr.start if dr else None,
+                valid_to=(dr.end if dr else None) or ctx.anchor,
+                confidence=conf - 0.05,
+            )
+            continue
         if any(v in verb for v in ("dirig", "fondé", "créé")):  # "Marc dirige Acme", "Sophie a fondé Hooli"
             title = "head" if "dirig" in verb else "co-founder" if "cofondé" in verb else "founder"
             ended = verb in ("dirigeait",) or "dirigé" in verb
@@ -363,9 +460,19 @@ def rule_employ_fr(ctx: FrCtx) -> None:
             else:
                 ctx.emit("left", subj, m.start(), m.end(), obj=o, dr=dr, valid_to=None, confidence=conf - 0.1)
         else:
-            started = any(v in verb for v in ("rejoint", "intégré", "entré"))
+            started = any(v in verb for v in ("rejoin", "intégré", "entré"))
             valid_from = dr.start if dr and (started or dr.end is None) else None
-            ctx.emit("works_at", subj, m.start(), m.end(), obj=o, dr=dr, valid_from=valid_from, confidence=conf)
+            ctx.emit(
+                "works_at",
+                subj,
+                m.start(),
+                m.end(),
+                obj=o,
+                qualifier=said_title,
+                dr=dr,
+                valid_from=valid_from,
+                confidence=conf,
+            )
 
 
 # ---------------------------------------------------------------- people
@@ -395,8 +502,21 @@ _MY_TIE_X = re.compile(
 )
 _FRIEND_X = re.compile(
     rf"\b(?:[Mm]on\s+(?:vieil\s+|vieux\s+|grand\s+|meilleur\s+)?ami|[Mm]on\s+amie|[Mm]a\s+"
-    rf"(?:vieille\s+|grande\s+|meilleure\s+)?amie|[Mm]on\s+pote)\s*,?\s+(?P<x>{NAME})"
+    rf"(?:vieille\s+|grande\s+|meilleure\s+)?amie|[Mm]on\s+pote"
+    rf"|[Mm]a\s+(?:petite\s+|grande\s+)?(?:sœur|soeur|cousine|femme|compagne|voisine|belle-sœur|tante|nièce|fille|mère)"
+    rf"|[Mm]on\s+(?:petit\s+|grand\s+)?(?:frère|cousin|mari|compagnon|voisin|beau-frère|oncle|neveu|fils|père))"
+    rf"\s*,?\s+(?P<x>{NAME})"
 )
+# Having studied or lived together ("on a fait HEC ensemble", "on était en prépa ensemble", "on s'est
+# connus à la fac"): the speaker knows the one person named (here, or said by il/elle, or just before).
+_TOGETHER_FR = re.compile(
+    r"\b(?:[Oo]n\s+(?:a\s+fait|avait\s+fait|était|a\s+étudié|a\s+grandi|a\s+vécu)|[Nn]ous\s+(?:avons\s+fait"
+    r"|étions|avons\s+étudié|avons\s+grandi))\s+(?:[^.;!?]{0,40}?\s)?ensemble\b"
+    r"|\b(?:[Oo]n\s+s['’]est|[Nn]ous\s+nous\s+sommes)\s+(?:connue?s?|rencontrée?s?)\b"
+)
+# Knowing only the name: "je le connais de nom", "je connais son nom", "je connais Xavier Niel de nom".
+_BY_NAME_FR = re.compile(r"\bde\s+nom\b|\bconna(?:is|issais)\s+(?:son|leur)\s+nom\b|\bde\s+réputation\b")
+_I_KNOW_THE_NAME = re.compile(r"\b[Jj]e\s+conna(?:is|issais)\s+(?:son|leur)\s+nom\b")
 _X_FRIEND = re.compile(
     rf"(?P<x>{NAME})\s+(?:est|était)\s+(?:un|une)\s+(?:bon(?:ne)?\s+|vieil(?:le)?\s+|vieux\s+"
     rf"|grand(?:e)?\s+|très\s+bon(?:ne)?\s+)?ami(?:e)?\b"
@@ -463,9 +583,17 @@ def rule_people_fr(ctx: FrCtx) -> None:
                 )
                 if rx is _I_PRESENT:
                     ctx.emit("introduced", me, m.start(), m.end(), obj=other, confidence=0.65)
-        for m in _I_KNOW_HIM.finditer(ctx.text, t0, t1):
+        for m in (*_I_KNOW_HIM.finditer(ctx.text, t0, t1), *_I_KNOW_THE_NAME.finditer(ctx.text, t0, t1)):
             other = ctx.antecedent(m.start())
             if other is not None and not _negated(ctx, m.start(), m.end()):
+                ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.55)
+        for m in _TOGETHER_FR.finditer(ctx.text, t0, t1):
+            if _negated(ctx, m.start(), m.end()) or re.search(r"travaill|boss", m.group(0)):
+                continue
+            # named before the words ("à Lyon" after them is a place), else the one person just before
+            other = ctx.the_one_person(t0, m.start())
+            other = other if other is not None and person_fr(ctx, other.name) else ctx.antecedent(m.start())
+            if other is not None:
                 ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.55)
     for m in _X_WITH_Y.finditer(ctx.text, t0, t1):
         a, b = person_fr(ctx, m.group("x")), person_fr(ctx, m.group("y"))
@@ -489,7 +617,14 @@ def run_french_rules(ctx: FrCtx) -> None:
     """Every French rule on one sentence (each is a handful of regex scans)."""
     if ctx.sent.rstrip().endswith("?"):
         return
+    before = len(ctx.out)
     rule_titles_fr(ctx)
     rule_employ_fr(ctx)
     rule_people_fr(ctx)
     rule_commitment_fr(ctx)
+    if _HEARSAY_FR.search(ctx.sent):
+        ctx.out[before:] = [replace(a, stance="rumour") for a in ctx.out[before:]]
+    if _BY_NAME_FR.search(ctx.sent):
+        ctx.out[before:] = [replace(a, stance="knows_of") if a.predicate == "knows" else a for a in ctx.out[before:]]
+    # what each stance does, as for every extractor: a rumour is hedged, knowing of someone is no tie
+    ctx.out[before:] = [a for a in map(apply_stance, ctx.out[before:]) if a is not None]

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.mentions import sentence as slots_of
+from backchannel.extraction.mentions.pronouns import pronoun_refs
 from backchannel.extraction.mentions.stage import (
     EntityMention,
     SentenceMentions,
@@ -199,3 +201,112 @@ def test_the_person_a_turn_speaks_to_is_you_not_she():
     )
     assert [p.refers_to for s in found for p in s.pronouns if p.pronoun == "She"] == [None, "Greta Lund"]
     assert [m.vocative for s in found for m in s.mentions if m.kind == "person"] == [True, False]
+
+
+# ---------------------------------------------------------------- the meaning stage's slots (mentions/sentence.py)
+
+
+def slots(*lines: tuple[str | None, str]) -> list[tuple[str, str]]:
+    """(name, kind) of every slot the meaning stage would mask in the meeting, read the way
+    meaning/stage.py reads it (the meeting's organisations, first names and lower-case words)."""
+    t = meeting(*lines)
+    texts = [u.text for u in t.utterances]
+    orgs = slots_of.organisations_of(texts)
+    names = slots_of.first_names(texts, orgs)
+    lowercase = slots_of.lowercase_words(texts)
+    known = frozenset(sp.lower() for sp, _ in lines if sp)
+    out = []
+    for u in t.utterances:
+        found = slots_of.find(
+            u.text,
+            0,
+            len(u.text),
+            known_people=known,
+            organisations=orgs,
+            speaker=u.speaker,
+            names=names,
+            lowercase=lowercase,
+        )
+        out += [(x.name, x.kind) for x in found]
+    return out
+
+
+def test_no_slot_from_a_piece_of_a_longer_name():
+    got = slots(
+        ("Mairead Quinn", "Good morning, and welcome to the Families, Older People and Housing Committee."),
+        ("Mairead Quinn", "The housing budget for older people is on the agenda."),
+        ("Mairead Quinn", "We have Idris Vaughan, principal of Tilbury and Grange College, with us."),
+        (
+            "Mairead Quinn",
+            "The Regional Fire Chiefs' Council wrote to us, and so did the Moss Research and Design Centre.",
+        ),
+    )
+    names = {n for n, _k in got}
+    assert not {"Older People", "Housing Committee", "Grange College", "Regional Fire Chiefs", "Council"} & names, got
+    assert not {"Design Centre", "Moss Research"} & names, got
+    assert ("Tilbury and Grange College", "organisation") in got
+    assert ("Idris Vaughan", "person") in got
+
+
+def test_an_acronym_or_a_head_word_alone_is_no_organisation_without_evidence():
+    got = slots(
+        ("Mairead Quinn", "We still need more PPE on the night shift, and the FFT numbers look off."),
+        ("Mairead Quinn", "I'll write to the Council about the Board's letter."),
+        ("Odile Brandt", "The Northern Freight Authority replied; the NFA wants a meeting."),
+        ("Odile Brandt", "Kasimir Lindqvist joined the NFA in May."),
+    )
+    orgs = [n for n, k in got if k == "organisation"]
+    assert not {"PPE", "FFT", "Council", "Board"} & set(orgs), got
+    assert "NFA" in orgs and "Northern Freight Authority" in orgs  # spelled out by the meeting
+
+
+def test_a_phrase_of_common_words_capitalised_is_no_person():
+    got = slots(
+        ("Mairead Quinn", "The report from Social Care landed, and Ravi Anand read it."),
+        ("Mairead Quinn", "Our social care spend keeps rising."),
+    )
+    people = [n for n, k in got if k == "person"]
+    assert people == ["Ravi Anand"], got
+
+
+def test_places_of_work_said_around_hesitations_ampersands_and_old_days():
+    got = slots(
+        ("Soren Falk", "I, uh, I left, um, Brightwell in 2019, after the merger."),
+        ("Soren Falk", "Then I was at H&M for three years, on the buying side."),
+        ("Soren Falk", "Petra Hollis I know from Zentrix days, she's great."),
+        ("Soren Falk", "She is CFO in Dabrel now, and she's the one who brought me into Corvana."),
+        ("Soren Falk", "Halvard has moved to the NHB since, I think."),
+    )
+    orgs = {n for n, k in got if k == "organisation"}
+    assert {"Brightwell", "H&M", "Zentrix", "Dabrel", "Corvana", "NHB"} <= orgs, got
+
+
+def test_an_organisation_named_before_is_their_and_never_her():
+    t = meeting(
+        ("Odile Brandt", "Do you know Ines Moreau?"),
+        ("Soren Falk", "She was at Corvana before, and then Valtrix hired her as head of risk."),
+        ("Soren Falk", "Valtrix is growing fast. Their new CFO is Tomasz Lis."),
+    )
+    texts = [u.text for u in t.utterances]
+    refs = pronoun_refs(t, frozenset({"odile brandt", "soren falk"}), slots_of.organisations_of(texts))
+    said = {(r.pronoun, r.refers_to) for r in refs[1]}
+    assert ("her", "Ines Moreau") in said and ("she", "Ines Moreau") in said
+    assert [(r.pronoun, r.refers_to) for r in refs[2]] == [("their", "Valtrix")]
+
+
+def test_their_stays_open_when_two_organisations_fit():
+    t = meeting(
+        ("Soren Falk", "Corvana and Valtrix both hired from Brightwell last year."),
+        ("Odile Brandt", "Their offer was better."),
+    )
+    texts = [u.text for u in t.utterances]
+    refs = pronoun_refs(t, frozenset({"odile brandt", "soren falk"}), slots_of.organisations_of(texts))
+    assert [r for r in refs.get(1, []) if r.pronoun == "their"] == []  # only resolved pronouns are kept
+
+
+def test_a_first_name_is_the_full_name_said_before_in_the_meeting():
+    got = slots(
+        ("Odile Brandt", "I had lunch with Itziar Etxeberria on Tuesday."),
+        ("Soren Falk", "Oh, Itziar came over from Initech last spring, didn't she?"),
+    )
+    assert ("Itziar Etxeberria", "person") in got[1:] and ("Initech", "organisation") in got, got

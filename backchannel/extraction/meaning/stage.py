@@ -189,7 +189,9 @@ def candidates(
     """The English sentences worth reading for a relation or a promise."""
     out: list[Candidate] = []
     refs = refs or {}
-    names = mentions.first_names([u.text for u in transcript.utterances if u.text], organisations)
+    texts = [u.text for u in transcript.utterances if u.text]
+    names = mentions.first_names(texts, organisations)
+    lowercase = mentions.lowercase_words(texts)
     for u in transcript.utterances:
         text = u.text
         if not text or len(text) < 8:
@@ -199,7 +201,14 @@ def candidates(
             if not english_frame(sent):  # the head reads English, and the English clauses of a mixed sentence
                 continue
             slots = mentions.find(
-                text, s0, s1, known_people=known_people, organisations=organisations, speaker=u.speaker, names=names
+                text,
+                s0,
+                s1,
+                known_people=known_people,
+                organisations=organisations,
+                speaker=u.speaker,
+                names=names,
+                lowercase=lowercase,
             )
             people = [s for s in slots if s.kind == "person"]
             orgs = [s for s in slots if s.kind == "organisation"]

@@ -14,7 +14,7 @@ Association), and the acronym stands for one long form only in that meeting.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.mentions.names import NATIONALITIES, ORG_HEADS, STOP
@@ -115,12 +115,14 @@ def _org_forms(words: list[str]) -> Iterator[list[str]]:
 
 def organisation_aliases(transcript: Transcript) -> dict[str, str]:
     """{long form: acronym} for the organisations this meeting names both ways."""
+    return aliases_in_texts([u.text for u in transcript.utterances if u.text])
+
+
+def aliases_in_texts(texts: Iterable[str]) -> dict[str, str]:
+    """organisation_aliases over the texts of a meeting's utterances."""
     acronyms: set[str] = set()
     longs: dict[str, list[str]] = {}
-    for u in transcript.utterances:
-        text = u.text
-        if not text:
-            continue
+    for text in texts:
         acronyms.update(a for a in _ACRONYM.findall(text) if a not in _NOT_ACRONYMS)
         for words in _long_forms(text):
             longs.setdefault(" ".join(words), words)

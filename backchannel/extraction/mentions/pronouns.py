@@ -20,6 +20,14 @@ _THERE_PLACE = re.compile(
     re.I,
 )
 _RECENT = 2  # turns before this one whose mentions a pronoun may point back to
+_THEY = frozenset({"they", "them", "their", "theirs"})
+
+
+def _as_organisations(mentions: list[EntityMention], organisations: set[str]) -> list[EntityMention]:
+    """The mentions, each one whose name the meeting uses as an organisation read as one."""
+    return [
+        replace(m, kind="organisation", confirmed=True) if norm_name(m.name) in organisations else m for m in mentions
+    ]
 
 
 def pronoun_refs(
@@ -29,7 +37,7 @@ def pronoun_refs(
     person named before (extraction/mentions.resolve_pronoun: never the speaker, never either person
     of a two-person meeting, left open when two fit), they/their/its/there to the one organisation
     named before, we/us to the speaker's one partner. Only resolved pronouns are kept."""
-    found = find_mentions(transcript, owner_names=tuple(known_people))
+    found = find_mentions(transcript, owner_names=tuple(known_people), organisations=organisations or ())
     people = [n for n in (*transcript.speakers(), *transcript.participants) if n]
     by_utt: dict[int, list] = {}
     for sm in found:
@@ -46,16 +54,25 @@ def pronoun_refs(
                 if word == "there" and _THERE_PLACE.match(u.text, pm.start()):
                     continue  # "there is", "out there": no place of work
                 before = [m for m in (*this_turn, *sm.mentions) if m.end <= pm.start()]
+                plural = _AS_THEY.get(word, word) in _THEY
+                turn_before = recent
+                if organisations:
+                    # "Itaú hired her as their head of ESG": a name this meeting uses as an organisation
+                    # (organisations_of: "X hired", "joined X") is one for "their", and no "her", whatever
+                    # the words around this mention say
+                    before = _as_organisations(before, organisations)
+                    turn_before = _as_organisations(recent, organisations)
                 ref = resolve_pronoun(
                     _AS_THEY.get(word, word),
                     speaker=u.speaker,
                     before=before,
-                    recent=recent,
+                    recent=turn_before,
                     people=people,
                     start=pm.start(),
                 )
                 if (
-                    ref.refers_to is None
+                    plural
+                    and ref.refers_to is None
                     and len(ref.candidates) == 1
                     and organisations
                     and norm_name(ref.candidates[0]) in organisations

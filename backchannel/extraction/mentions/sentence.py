@@ -13,6 +13,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from backchannel.extraction.mentions.acronyms import aliases_in_texts
+from backchannel.extraction.mentions.evidence import (
+    common_phrase,
+    is_acronym,
+    lone_head_word,
+    lowercase_words,
+    piece_of_longer_name,
+)
 from backchannel.extraction.mentions.names import (
     NAME_RX,
     ORG_RX,
@@ -23,22 +31,34 @@ from backchannel.extraction.mentions.names import (
     person_name,
     same_person,
 )
+from backchannel.extraction.mentions.stage import gender_of
 from backchannel.memory.text import norm_name
 
 # Words before a capitalised run that make it a place of work.
 _ORG_BEFORE = re.compile(
-    r"(?:\b(?:at|(?:joined|joins|came|comes|moved|over|is|was|formerly)\s+from|from\s+the|joined|joining|join"
-    r"|joins|left|leaving|leaves|quit|with\s+the|for\s+the|of\s+the|over\s+at"
+    r"(?:\b(?:at|(?:joined|joins|came|comes|moved|over|is|was|formerly)\s+from|joined|joining|join"
+    r"|joins|left|leaving|leaves|quit|over\s+at|out\s+of|(?:brought|got|took)\s+(?:me|him|her|us|them)\s+into"
+    r"|(?:moved|gone|went|switched|shifted)\s+(?:over\s+)?to\s+the|quitté|rejoint|chez"
     r"|to\s+join|formerly\s+of|named\s+by|hired\s+by|poached\s+by|employed\s+by|works?\s+for|working\s+for"
-    r"|worked\s+for|(?:firm|lender|insurer|bank|group|company|start-?up|retailer|maker|carmaker|consultancy))\s+"
-    r"(?:the\s+)?|\bex-)$",
+    r"|worked\s+for|(?:firm|lender|insurer|bank|group|company|start-?up|retailer|maker|carmaker|consultancy))"
+    r"(?:[\s,]+(?:uh|um|er|erm)\b,?)*\s+(?:the\s+)?|\bex-)$",
     re.I,
 )
+# Words before a capitalised run that say no more than that it is a thing with a name ("from the",
+# "with the", "for the", "of the"): evidence for a name that says it is an organisation, no other.
+_WEAK_BEFORE = re.compile(r"\b(?:from|with|for|of)\s+the\s+$", re.I)
+# Around a capitalised run, a place of work: "from the L&T side", "I know her from Airtel days".
+_SIDE = re.compile(r"\b(?:from|on)\s+the\s+$", re.I)
+_SIDE_AFTER = re.compile(r"^\s+side\b")
+_DAYS_BEFORE = re.compile(r"\bfrom\s+(?:the\s+|my\s+|our\s+|her\s+|his\s+)?$", re.I)
+_DAYS_AFTER = re.compile(r"^\s+days\b")
+# A title before an organisation: "She is CFO in Dabur now", "head of data at Quillon".
+_TITLE_IN = re.compile(r"\b(?:CEO|CFO|CIO|COO|CTO|CMO|MD|VP|head\s+of\s+\w+|director|manager)\s+in\s+$")
 # After a capitalised run: it hires or names someone ("Acme appoints", "Acme named Jo Bloggs", never "Jo
 # Bloggs named acting CEO"), or it is the employer before a title and a name ("Former Equifax CIO Tamsin
 # Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
 _ORG_AFTER = re.compile(
-    r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired"
+    r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired|has\s+brought\s+in"
     r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
     r"|poached)|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
     r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
@@ -69,21 +89,59 @@ def _org_at(text: str, start: int, s1: int) -> str | None:
     return org_name(m.group(0))
 
 
+def _frame(text: str, start: int, end: int) -> bool:
+    """Whether the words around text[start:end] make it a place of work (see _ORG_BEFORE, _ORG_AFTER)."""
+    after = text[end : end + 30]
+    return bool(
+        _ORG_BEFORE.search(text, max(0, start - 32), start)
+        or _ORG_AFTER.match(after)
+        or _SIDE.search(text, max(0, start - 12), start)
+        and _SIDE_AFTER.match(after)
+        or _DAYS_BEFORE.search(text, max(0, start - 12), start)
+        and _DAYS_AFTER.match(after)
+        or _TITLE_IN.search(text, max(0, start - 24), start)
+    )
+
+
+def _amp_tail(text: str, raw: str, end: int) -> str:
+    """'AT' of 'AT&T', 'L' of 'L&T': the acronym goes on past its ampersand."""
+    tail = _AMP_TAIL.match(text, end) if raw.isupper() else None
+    return raw + tail.group(0) if tail else raw
+
+
+_AMP_TAIL = re.compile(r"&[A-Z]+(?![\w-])")
+_ONE_AND_HEAD = re.compile(r"^[A-Z][\w'’-]*\s+(?:and|&)\s+")
+
+
+def _evidenced(text: str, start: int, org: str, organisations: set[str], frame: bool, *, cut: bool = False) -> bool:
+    """Whether `org`, said at text[start:], is an organisation by evidence (evidence.py), not a fragment."""
+    end = start + len(org) if text.startswith(org, start) else start + len(org.split()[0])
+    if lone_head_word(org) or piece_of_longer_name(text, start, end):
+        return False  # "the Council"; "Vale College" of "Cardiff and Vale College"
+    key = norm_name(org)
+    if cut:  # "Former Unilever CFO Dana Whitt": the frame before governs the title, not the organisation
+        return frame or key in organisations or looks_like_org(org) and not is_acronym(org)
+    if is_acronym(org.replace(" ", "")):
+        return frame or key in organisations  # "PPE", "FFT": a word of the trade, no employer
+    return frame or key in organisations or looks_like_org(org)
+
+
 def organisations_of(texts: list[str]) -> set[str]:
-    """Normalised names the meeting uses as an organisation somewhere."""
+    """Normalised names the meeting uses as an organisation somewhere, with evidence (evidence.py): a
+    name with a head word, a place of work ("joined X", "at X", "X has hired"), an acronym the
+    meeting spells out ("the Crown Prosecution Service ... the CPS")."""
     out: set[str] = set()
+    for long_form, acronym in aliases_in_texts(texts).items():
+        out |= {norm_name(long_form), norm_name(acronym)}
     for text in texts:
         for m in NAME_RX.finditer(text):
-            raw = m.group(0)
+            raw = _amp_tail(text, m.group(0), m.end())
             if raw.lower() in TITLE_HEADS:
                 continue
-            if (
-                _ORG_BEFORE.search(text, max(0, m.start() - 24), m.start())
-                or looks_like_org(raw)
-                or _ORG_AFTER.match(text[m.end() : m.end() + 30])
-            ):
-                org = _org_at(text, m.start(), len(text))
-                if org:
+            frame = _frame(text, m.start(), m.start() + len(raw))
+            if frame or looks_like_org(raw):
+                org = raw if "&" in raw else _org_at(text, m.start(), len(text))
+                if org and _evidenced(text, m.start(), org, out, frame):
                     out.add(norm_name(org))
     return out
 
@@ -93,6 +151,7 @@ def first_names(texts: list[str], organisations: set[str] | None = None) -> dict
     "Raman" after "Priya Raman"; None when two full names share it): the one-word names that surely
     are people (a lone "Seattle", "Wales" or "Matlab" is not), and whom they name."""
     out: dict[str, str | None] = {}
+    lowercase = lowercase_words(texts)
     for text in texts:
         for m in NAME_RX.finditer(text):
             name = person_name(m.group(0))
@@ -101,6 +160,8 @@ def first_names(texts: list[str], organisations: set[str] | None = None) -> dict
                 and len(name.split()) > 1
                 and not looks_like_org(name)
                 and norm_name(name) not in (organisations or ())
+                and not (common_phrase(name, lowercase) and gender_of(name) is None)
+                and not piece_of_longer_name(text, m.end() - len(name), m.end())
             ):
                 for word in {norm_name(name.split()[0]), norm_name(name.split()[-1])}:
                     had = out.get(word, name)
@@ -120,8 +181,11 @@ def find(
     organisations: set[str],
     speaker: str | None,
     names: dict[str, str | None] | None = None,
+    lowercase: frozenset[str] = frozenset(),
 ) -> list[Slot]:
-    """The people and organisations named in text[s0:s1], in order (the speaker's own name left out)."""
+    """The people and organisations named in text[s0:s1], in order (the speaker's own name left out).
+    `lowercase` is every word the meeting writes in lower case (evidence.lowercase_words): a run of
+    such words capitalised ("Young People") is no one's name."""
     slots: list[Slot] = []
     pos = s0
     while True:
@@ -138,18 +202,36 @@ def find(
         if cut is not None:
             raw, pos = raw[: cut.start()].rstrip(), start + cut.end()
             stop = start + len(raw)
+        raw = _amp_tail(text, raw, start + len(raw))
+        pos = max(pos, start + len(raw))
         key = norm_name(raw)
-        before = _ORG_BEFORE.search(text, max(0, start - 24), start)
         if raw.lower() in TITLE_HEADS:
             continue
-        if key not in known_people and (
-            before
-            or key in organisations
-            or looks_like_org(raw)
-            or _ORG_AFTER.match(text[start + len(raw) : start + len(raw) + 30])
+        frame = (
+            not cut
+            and _frame(text, start, start + len(raw))
+            or (cut is not None and _ORG_AFTER.match(text[start + len(raw) : start + len(raw) + 30]) is not None)
+        )
+        whole = _org_at(text, start, stop) if "&" not in raw else None
+        if (
+            whole
+            and _ONE_AND_HEAD.match(whole)
+            and looks_like_org(whole)
+            and key not in known_people
+            and key not in (names or {})
+            and gender_of(raw) is None
         ):
-            org = _org_at(text, start, stop)
-            if org and len(org) > 2 and org.lower() not in STOP:
+            raw, key = whole, norm_name(whole)  # "Cardiff and Vale College": one name, its first word no one's
+        if key not in known_people and (
+            frame or key in organisations or looks_like_org(raw) or _WEAK_BEFORE.search(text, max(0, start - 12), start)
+        ):
+            org = raw if "&" in raw else _org_at(text, start, stop)
+            if (
+                org
+                and len(org) > 1
+                and org.lower() not in STOP
+                and _evidenced(text, start, org, organisations, frame, cut=cut is not None)
+            ):
                 end = start + len(org) if text.startswith(org, start) else start + len(raw)
                 slots.append(Slot(start, end, org, "organisation"))
                 pos = max(pos, end)
@@ -159,6 +241,11 @@ def find(
             continue  # "the Minister of Crown-Indigenous Relations": a portfolio, not a person
         if speaker and norm_name(name) == norm_name(speaker):
             continue
+        at = start + max(0, raw.find(name.split()[0]))
+        if norm_name(name) not in known_people and (
+            piece_of_longer_name(text, at, at + len(name)) or common_phrase(name, lowercase) and gender_of(name) is None
+        ):
+            continue  # "Young People" of "the Children, Young People and Education Committee"
         one_word = " " not in name
         if one_word and norm_name(name) not in known_people and (names is None or norm_name(name) not in names):
             continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one

@@ -147,6 +147,8 @@ class KnownNames:
     speakers: frozenset[str] = frozenset()  # normalised labels and participants of this meeting
     meeting: tuple[str, ...] = ()  # the meeting's people (labels, participants), as written
     memory: frozenset[str] = frozenset()  # normalised names and aliases of the store's people
+    # normalised names this meeting uses as an organisation by evidence (mentions/sentence.organisations_of)
+    meeting_orgs: frozenset[str] = frozenset()
     _firsts: frozenset[str] | None = None
 
     def first_names(self) -> frozenset[str]:
@@ -359,7 +361,7 @@ def mentions_in(
             orgs.append((a, b, n))
     found: list[EntityMention] = []
     for a, b, n in orgs:
-        in_memory = norm_name(n) in known.organisations
+        in_memory = norm_name(n) in known.organisations and norm_name(n) not in known.meeting_orgs
         acronym_only = " " not in n and n.isupper()
         confirmed = (
             in_memory or looks_like_org(n) and not acronym_only or bool(_WORKPLACE_PREP.search(text, max(0, a - 12), a))
@@ -371,8 +373,16 @@ def mentions_in(
             a = m.start() + m.group(0).find(org)
             if not _inside(orgs, a, a + len(org)) and norm_name(org) not in known.people:
                 orgs.append((a, a + len(org), org))
+                own = norm_name(org) in known.meeting_orgs  # as the meeting writes it, not as memory does
                 found.append(
-                    EntityMention(known.organisations[norm_name(org)], "organisation", a, a + len(org), org, "memory")
+                    EntityMention(
+                        org if own else known.organisations[norm_name(org)],
+                        "organisation",
+                        a,
+                        a + len(org),
+                        org,
+                        "text" if own else "memory",
+                    )
                 )
     for m in NAME_RX.finditer(text, lo, hi):
         name = person_name(m.group(0))
@@ -568,8 +578,10 @@ def known_names(
     *,
     owner_names: Sequence[str] = (),
     attendees: Sequence[str] = (),
+    organisations: Iterable[str] = (),
 ) -> KnownNames:
-    """What the meeting (labels, participants, attendees, the owner) and memory know by name."""
+    """What the meeting (labels, participants, attendees, the owner) and memory know by name;
+    `organisations` are names the meeting itself uses as organisations (as written)."""
     meeting = [n for n in (*transcript.speakers(), *transcript.participants, *attendees) if n]
     people: dict[str, str] = {}
     orgs: dict[str, str] = {}
@@ -589,7 +601,17 @@ def known_names(
         if n:
             people.setdefault(norm_name(n), n)
     speakers = frozenset(norm_name(n) for n in (*meeting, *owner_names) if n)
-    return KnownNames(people=people, organisations=orgs, speakers=speakers, meeting=tuple(meeting), memory=memory)
+    said_orgs = {norm_name(n): n for n in organisations if n and norm_name(n) not in people}
+    meeting_orgs = frozenset(k for k in said_orgs if k not in orgs)
+    orgs = {**said_orgs, **orgs}
+    return KnownNames(
+        people=people,
+        organisations=orgs,
+        speakers=speakers,
+        meeting=tuple(meeting),
+        memory=memory,
+        meeting_orgs=meeting_orgs,
+    )
 
 
 def find_mentions(
@@ -598,12 +620,15 @@ def find_mentions(
     *,
     owner_names: Sequence[str] = (),
     attendees: Sequence[str] = (),
+    organisations: Iterable[str] = (),
 ) -> list[SentenceMentions]:
-    """Every English sentence's mentions and pronouns (see the module docstring)."""
+    """Every English sentence's mentions and pronouns (see the module docstring). `organisations`:
+    names the meeting uses as organisations elsewhere ("Valtrix hired her ..."), read as ones
+    wherever they are said ("Valtrix is growing fast. Their new CFO ...")."""
     from backchannel.extraction.rules.core import sentences
     from backchannel.extraction.rules.ja.relations import is_japanese
 
-    known = known_names(transcript, store, owner_names=owner_names, attendees=attendees)
+    known = known_names(transcript, store, owner_names=owner_names, attendees=attendees, organisations=organisations)
     people = [*known.meeting]
     said: list[str] = []  # full names said so far, for a first name alone
     turns: list[list[EntityMention]] = []  # mentions of each earlier turn

@@ -257,6 +257,11 @@ def test_an_acronym_or_a_head_word_alone_is_no_organisation_without_evidence():
     )
     orgs = [n for n, k in got if k == "organisation"]
     assert not {"PPE", "FFT", "Council", "Board"} & set(orgs), got
+    got = slots(
+        ("Mairead Quinn", "We left it at the KPX level, and the KPX networks will pick it up."),
+        ("Mairead Quinn", "I hope the Hope to Heal Cymru project reports to the Deputy Minister for Rural Affairs."),
+    )
+    assert [n for n, k in got if k == "organisation"] == [], got  # a kind of thing, a piece, a portfolio
     assert "NFA" in orgs and "Northern Freight Authority" in orgs  # spelled out by the meeting
 
 

@@ -70,6 +70,7 @@ _PORTFOLIO_BEFORE = re.compile(
     r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$",
     re.I,
 )
+_PORTFOLIO_OF = re.compile(r"\b(?:minister|secretary)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
 FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
 SINGULAR_FIRST = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b")
 
@@ -90,10 +91,17 @@ def _org_at(text: str, start: int, s1: int) -> str | None:
 
 
 def _frame(text: str, start: int, end: int) -> bool:
-    """Whether the words around text[start:end] make it a place of work (see _ORG_BEFORE, _ORG_AFTER)."""
+    """Whether the words around text[start:end] make it a place of work (see _ORG_BEFORE, _ORG_AFTER).
+    "at the AoLE level", "at the COVID committee": the name says what kind of thing follows it,
+    and the place is that thing."""
     after = text[end : end + 30]
+    before = _ORG_BEFORE.search(text, max(0, start - 32), start)
+    if before and before.group(0).lower().endswith("the "):
+        noun = _NOUN_AFTER.match(after)
+        if noun and noun.group(1) not in STOP and not noun.group(1).endswith("ly"):
+            before = None
     return bool(
-        _ORG_BEFORE.search(text, max(0, start - 32), start)
+        before
         or _ORG_AFTER.match(after)
         or _SIDE.search(text, max(0, start - 12), start)
         and _SIDE_AFTER.match(after)
@@ -109,15 +117,27 @@ def _amp_tail(text: str, raw: str, end: int) -> str:
     return raw + tail.group(0) if tail else raw
 
 
+_NOUN_AFTER = re.compile(r"^\s+([a-z]+)\b(?!['’])")
 _AMP_TAIL = re.compile(r"&[A-Z]+(?![\w-])")
 _ONE_AND_HEAD = re.compile(r"^[A-Z][\w'’-]*\s+(?:and|&)\s+")
 
 
-def _evidenced(text: str, start: int, org: str, organisations: set[str], frame: bool, *, cut: bool = False) -> bool:
+def _evidenced(
+    text: str,
+    start: int,
+    org: str,
+    organisations: set[str],
+    frame: bool,
+    *,
+    cut: bool = False,
+    lowercase: frozenset[str] = frozenset(),
+) -> bool:
     """Whether `org`, said at text[start:], is an organisation by evidence (evidence.py), not a fragment."""
     end = start + len(org) if text.startswith(org, start) else start + len(org.split()[0])
-    if lone_head_word(org) or piece_of_longer_name(text, start, end):
+    if lone_head_word(org) or piece_of_longer_name(text, start, end, lowercase):
         return False  # "the Council"; "Vale College" of "Cardiff and Vale College"
+    if _PORTFOLIO_OF.search(text, max(0, start - 24), start):
+        return False  # "the Deputy Minister for Health and Social Services": a portfolio
     key = norm_name(org)
     if cut:  # "Former Unilever CFO Dana Whitt": the frame before governs the title, not the organisation
         return frame or key in organisations or looks_like_org(org) and not is_acronym(org)
@@ -131,6 +151,7 @@ def organisations_of(texts: list[str]) -> set[str]:
     name with a head word, a place of work ("joined X", "at X", "X has hired"), an acronym the
     meeting spells out ("the Crown Prosecution Service ... the CPS")."""
     out: set[str] = set()
+    lowercase = lowercase_words(texts)
     for long_form, acronym in aliases_in_texts(texts).items():
         out |= {norm_name(long_form), norm_name(acronym)}
     for text in texts:
@@ -141,7 +162,7 @@ def organisations_of(texts: list[str]) -> set[str]:
             frame = _frame(text, m.start(), m.start() + len(raw))
             if frame or looks_like_org(raw):
                 org = raw if "&" in raw else _org_at(text, m.start(), len(text))
-                if org and _evidenced(text, m.start(), org, out, frame):
+                if org and _evidenced(text, m.start(), org, out, frame, lowercase=lowercase):
                     out.add(norm_name(org))
     return out
 
@@ -230,7 +251,7 @@ def find(
                 org
                 and len(org) > 1
                 and org.lower() not in STOP
-                and _evidenced(text, start, org, organisations, frame, cut=cut is not None)
+                and _evidenced(text, start, org, organisations, frame, cut=cut is not None, lowercase=lowercase)
             ):
                 end = start + len(org) if text.startswith(org, start) else start + len(raw)
                 slots.append(Slot(start, end, org, "organisation"))
@@ -243,7 +264,9 @@ def find(
             continue
         at = start + max(0, raw.find(name.split()[0]))
         if norm_name(name) not in known_people and (
-            piece_of_longer_name(text, at, at + len(name)) or common_phrase(name, lowercase) and gender_of(name) is None
+            piece_of_longer_name(text, at, at + len(name), lowercase)
+            or common_phrase(name, lowercase)
+            and gender_of(name) is None
         ):
             continue  # "Young People" of "the Children, Young People and Education Committee"
         one_word = " " not in name

@@ -281,9 +281,10 @@ def test_places_of_work_said_around_hesitations_ampersands_and_old_days():
         ("Soren Falk", "Petra Hollis I know from Zentrix days, she's great."),
         ("Soren Falk", "She is CFO in Dabrel now, and she's the one who brought me into Corvana."),
         ("Soren Falk", "Halvard has moved to the NHB since, I think."),
+        ("Soren Falk", "Word is Quillon's about to make Edda Rask their CFO, and Bo Lind is going to Marvex as COO."),
     )
     orgs = {n for n, k in got if k == "organisation"}
-    assert {"Brightwell", "H&M", "Zentrix", "Dabrel", "Corvana", "NHB"} <= orgs, got
+    assert {"Brightwell", "H&M", "Zentrix", "Dabrel", "Corvana", "NHB", "Quillon", "Marvex"} <= orgs, got
 
 
 def test_an_organisation_named_before_is_their_and_never_her():

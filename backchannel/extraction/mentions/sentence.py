@@ -52,13 +52,17 @@ _SIDE = re.compile(r"\b(?:from|on)\s+the\s+$", re.I)
 _SIDE_AFTER = re.compile(r"^\s+side\b")
 _DAYS_BEFORE = re.compile(r"\bfrom\s+(?:the\s+|my\s+|our\s+|her\s+|his\s+)?$", re.I)
 _DAYS_AFTER = re.compile(r"^\s+days\b")
+# Going to an employer in a role: "Swati is going to HCL as CHRO".
+_GOING_TO = re.compile(r"\b(?:going|moving|headed|heading|off|move|go)\s+to\s+$", re.I)
+_AS_TITLE = re.compile(r"^\s+as\s+(?:(?:the|a|an|their|its|our|new|interim|acting)\s+)*[A-Za-z]")
 # A title before an organisation: "She is CFO in Dabur now", "head of data at Quillon".
 _TITLE_IN = re.compile(r"\b(?:CEO|CFO|CIO|COO|CTO|CMO|MD|VP|head\s+of\s+\w+|director|manager)\s+in\s+$")
 # After a capitalised run: it hires or names someone ("Acme appoints", "Acme named Jo Bloggs", never "Jo
 # Bloggs named acting CEO"), or it is the employer before a title and a name ("Former Equifax CIO Tamsin
 # Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
 _ORG_AFTER = re.compile(
-    r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired|has\s+brought\s+in"
+    r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO"
+    r"|(?:about|going|set)\s+to\s+(?:make|hire|name|appoint|bring\s+in))|\s+(?:has\s+hired|hires|hired|has\s+brought\s+in"
     r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
     r"|poached)|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
     r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
@@ -108,6 +112,8 @@ def _frame(text: str, start: int, end: int) -> bool:
         or _DAYS_BEFORE.search(text, max(0, start - 12), start)
         and _DAYS_AFTER.match(after)
         or _TITLE_IN.search(text, max(0, start - 24), start)
+        or _GOING_TO.search(text, max(0, start - 16), start)
+        and _AS_TITLE.match(after)
     )
 
 

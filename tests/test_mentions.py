@@ -257,6 +257,11 @@ def test_an_acronym_or_a_head_word_alone_is_no_organisation_without_evidence():
     )
     orgs = [n for n, k in got if k == "organisation"]
     assert not {"PPE", "FFT", "Council", "Board"} & set(orgs), got
+    got = slots(
+        ("Mairead Quinn", "We left it at the KPX level, and the KPX networks will pick it up."),
+        ("Mairead Quinn", "I hope the Hope to Heal Cymru project reports to the Deputy Minister for Rural Affairs."),
+    )
+    assert [n for n, k in got if k == "organisation"] == [], got  # a kind of thing, a piece, a portfolio
     assert "NFA" in orgs and "Northern Freight Authority" in orgs  # spelled out by the meeting
 
 
@@ -276,9 +281,10 @@ def test_places_of_work_said_around_hesitations_ampersands_and_old_days():
         ("Soren Falk", "Petra Hollis I know from Zentrix days, she's great."),
         ("Soren Falk", "She is CFO in Dabrel now, and she's the one who brought me into Corvana."),
         ("Soren Falk", "Halvard has moved to the NHB since, I think."),
+        ("Soren Falk", "Word is Quillon's about to make Edda Rask their CFO, and Bo Lind is going to Marvex as COO."),
     )
     orgs = {n for n, k in got if k == "organisation"}
-    assert {"Brightwell", "H&M", "Zentrix", "Dabrel", "Corvana", "NHB"} <= orgs, got
+    assert {"Brightwell", "H&M", "Zentrix", "Dabrel", "Corvana", "NHB", "Quillon", "Marvex"} <= orgs, got
 
 
 def test_an_organisation_named_before_is_their_and_never_her():

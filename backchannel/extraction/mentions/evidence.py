@@ -36,6 +36,7 @@ _JOINED_LEFT = re.compile(rf"(?P<run>{_RUN})\s+(?:and|&)\s+$")
 # After this run: more capitalised words, a list of them ("X, Y and Z") joined by "and"/"&", that
 # end on a head word (", Young People and Education Committee", " and Development Centre").
 _JOINED_RIGHT = re.compile(rf"^(?:\s*,\s*{_RUN})*\s+(?:and|&)\s+(?:the\s+)?(?P<tail>{_RUN})(?![\w'’-])")
+_JOINED_BY_TO = re.compile(rf"(?P<word>{_CAP_WORD})\s+to\s+$")
 _POSSESSIVE_AFTER = re.compile(r"^['’]\s+[A-Z]")  # "National Police Chiefs' Council"
 _POSSESSIVE_BEFORE = re.compile(r"[A-Za-z]s['’]\s+$")  # "... Chiefs' Council"
 _APOSTROPHE_INSIDE = re.compile(r"^['’](?![sd]\b|ll\b|re\b|ve\b)[a-z]")  # "Wet'suwet'en" cut at its second apostrophe
@@ -58,12 +59,17 @@ def is_acronym(name: str) -> bool:
     return _ACRONYM.match(name) is not None
 
 
-def piece_of_longer_name(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] is a piece of a longer capitalised name (see the module docstring)."""
+def piece_of_longer_name(text: str, start: int, end: int, lowercase: frozenset[str] = frozenset()) -> bool:
+    """Whether text[start:end] is a piece of a longer capitalised name (see the module docstring).
+    `lowercase` (lowercase_words): a common word capitalised just before "to" opens the name
+    ("the Time to Change Wales project"), where a name does not ("introduced Sophie to Acme Bank")."""
     name = text[start:end]
     words = name.split()
     if not words:
         return False
+    to = _JOINED_BY_TO.search(text, max(0, start - 30), start)
+    if to and to.group("word").lower() in lowercase and to.group("word").lower() not in STOP:
+        return True
     after = text[end : end + 120]
     if _POSSESSIVE_AFTER.match(after) or _APOSTROPHE_INSIDE.match(after):
         return True

@@ -52,13 +52,17 @@ _SIDE = re.compile(r"\b(?:from|on)\s+the\s+$", re.I)
 _SIDE_AFTER = re.compile(r"^\s+side\b")
 _DAYS_BEFORE = re.compile(r"\bfrom\s+(?:the\s+|my\s+|our\s+|her\s+|his\s+)?$", re.I)
 _DAYS_AFTER = re.compile(r"^\s+days\b")
+# Going to an employer in a role: "Swati is going to HCL as CHRO".
+_GOING_TO = re.compile(r"\b(?:going|moving|headed|heading|off|move|go)\s+to\s+$", re.I)
+_AS_TITLE = re.compile(r"^\s+as\s+(?:(?:the|a|an|their|its|our|new|interim|acting)\s+)*[A-Za-z]")
 # A title before an organisation: "She is CFO in Dabur now", "head of data at Quillon".
 _TITLE_IN = re.compile(r"\b(?:CEO|CFO|CIO|COO|CTO|CMO|MD|VP|head\s+of\s+\w+|director|manager)\s+in\s+$")
 # After a capitalised run: it hires or names someone ("Acme appoints", "Acme named Jo Bloggs", never "Jo
 # Bloggs named acting CEO"), or it is the employer before a title and a name ("Former Equifax CIO Tamsin
 # Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
 _ORG_AFTER = re.compile(
-    r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO)|\s+(?:has\s+hired|hires|hired|has\s+brought\s+in"
+    r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO"
+    r"|(?:about|going|set)\s+to\s+(?:make|hire|name|appoint|bring\s+in))|\s+(?:has\s+hired|hires|hired|has\s+brought\s+in"
     r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
     r"|poached)|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
     r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
@@ -70,6 +74,7 @@ _PORTFOLIO_BEFORE = re.compile(
     r"|board|commissioner|council|school|university|college)\s+(?:of|for)\s+(?:the\s+)?$",
     re.I,
 )
+_PORTFOLIO_OF = re.compile(r"\b(?:minister|secretary)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
 FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
 SINGULAR_FIRST = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b")
 
@@ -90,16 +95,25 @@ def _org_at(text: str, start: int, s1: int) -> str | None:
 
 
 def _frame(text: str, start: int, end: int) -> bool:
-    """Whether the words around text[start:end] make it a place of work (see _ORG_BEFORE, _ORG_AFTER)."""
+    """Whether the words around text[start:end] make it a place of work (see _ORG_BEFORE, _ORG_AFTER).
+    "at the AoLE level", "at the COVID committee": the name says what kind of thing follows it,
+    and the place is that thing."""
     after = text[end : end + 30]
+    before = _ORG_BEFORE.search(text, max(0, start - 32), start)
+    if before and before.group(0).lower().endswith("the "):
+        noun = _NOUN_AFTER.match(after)
+        if noun and noun.group(1) not in STOP and not noun.group(1).endswith("ly"):
+            before = None
     return bool(
-        _ORG_BEFORE.search(text, max(0, start - 32), start)
+        before
         or _ORG_AFTER.match(after)
         or _SIDE.search(text, max(0, start - 12), start)
         and _SIDE_AFTER.match(after)
         or _DAYS_BEFORE.search(text, max(0, start - 12), start)
         and _DAYS_AFTER.match(after)
         or _TITLE_IN.search(text, max(0, start - 24), start)
+        or _GOING_TO.search(text, max(0, start - 16), start)
+        and _AS_TITLE.match(after)
     )
 
 
@@ -109,15 +123,27 @@ def _amp_tail(text: str, raw: str, end: int) -> str:
     return raw + tail.group(0) if tail else raw
 
 
+_NOUN_AFTER = re.compile(r"^\s+([a-z]+)\b(?!['’])")
 _AMP_TAIL = re.compile(r"&[A-Z]+(?![\w-])")
 _ONE_AND_HEAD = re.compile(r"^[A-Z][\w'’-]*\s+(?:and|&)\s+")
 
 
-def _evidenced(text: str, start: int, org: str, organisations: set[str], frame: bool, *, cut: bool = False) -> bool:
+def _evidenced(
+    text: str,
+    start: int,
+    org: str,
+    organisations: set[str],
+    frame: bool,
+    *,
+    cut: bool = False,
+    lowercase: frozenset[str] = frozenset(),
+) -> bool:
     """Whether `org`, said at text[start:], is an organisation by evidence (evidence.py), not a fragment."""
     end = start + len(org) if text.startswith(org, start) else start + len(org.split()[0])
-    if lone_head_word(org) or piece_of_longer_name(text, start, end):
+    if lone_head_word(org) or piece_of_longer_name(text, start, end, lowercase):
         return False  # "the Council"; "Vale College" of "Cardiff and Vale College"
+    if _PORTFOLIO_OF.search(text, max(0, start - 24), start):
+        return False  # "the Deputy Minister for Health and Social Services": a portfolio
     key = norm_name(org)
     if cut:  # "Former Unilever CFO Dana Whitt": the frame before governs the title, not the organisation
         return frame or key in organisations or looks_like_org(org) and not is_acronym(org)
@@ -131,6 +157,7 @@ def organisations_of(texts: list[str]) -> set[str]:
     name with a head word, a place of work ("joined X", "at X", "X has hired"), an acronym the
     meeting spells out ("the Crown Prosecution Service ... the CPS")."""
     out: set[str] = set()
+    lowercase = lowercase_words(texts)
     for long_form, acronym in aliases_in_texts(texts).items():
         out |= {norm_name(long_form), norm_name(acronym)}
     for text in texts:
@@ -141,7 +168,7 @@ def organisations_of(texts: list[str]) -> set[str]:
             frame = _frame(text, m.start(), m.start() + len(raw))
             if frame or looks_like_org(raw):
                 org = raw if "&" in raw else _org_at(text, m.start(), len(text))
-                if org and _evidenced(text, m.start(), org, out, frame):
+                if org and _evidenced(text, m.start(), org, out, frame, lowercase=lowercase):
                     out.add(norm_name(org))
     return out
 
@@ -230,7 +257,7 @@ def find(
                 org
                 and len(org) > 1
                 and org.lower() not in STOP
-                and _evidenced(text, start, org, organisations, frame, cut=cut is not None)
+                and _evidenced(text, start, org, organisations, frame, cut=cut is not None, lowercase=lowercase)
             ):
                 end = start + len(org) if text.startswith(org, start) else start + len(raw)
                 slots.append(Slot(start, end, org, "organisation"))
@@ -243,7 +270,9 @@ def find(
             continue
         at = start + max(0, raw.find(name.split()[0]))
         if norm_name(name) not in known_people and (
-            piece_of_longer_name(text, at, at + len(name)) or common_phrase(name, lowercase) and gender_of(name) is None
+            piece_of_longer_name(text, at, at + len(name), lowercase)
+            or common_phrase(name, lowercase)
+            and gender_of(name) is None
         ):
             continue  # "Young People" of "the Children, Young People and Education Committee"
         one_word = " " not in name

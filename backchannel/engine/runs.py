@@ -18,10 +18,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from backchannel.core.wake import Wake
 from backchannel.memory.store import Store, utcnow
 
 # Wakes whose handler is safe to run again: every write they make is keyed.
 REPLAYABLE = {"sweep", "manual", "meeting_soon", "signal", "calendar", "inbox", "retention"}
+
+
+class Interrupted(Exception):
+    """The daemon is stopping: the run stays `running` and resumes at the next start."""
 
 
 def new_run_id() -> str:
@@ -201,7 +206,7 @@ def recover(store: Store) -> list[tuple[str, WakeRecord]]:
     return resume
 
 
-def record_request(store: Store, wake: Any) -> bool:
+def record_request(store: Store, wake: Wake) -> bool:
     """Make a requested wake (`backchannel wake sweep`) durable before the user is told
     it is queued: event `wake.requested`, keyed by the wake's key. False if already there."""
     return store.append_event("wake.requested", wake.to_dict(), key=wake.key) is not None

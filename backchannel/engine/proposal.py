@@ -93,7 +93,7 @@ def create(
         scopes.scopes_of(store, [e.get("source_id") for e in evidence]),
     )
     with store.transaction():
-        if store.scalar("SELECT 1 FROM events WHERE key = ?", [f"proposal:{run_id}:{dkey}"]):
+        if runs.event_seq(store, f"proposal:{run_id}:{dkey}") is not None:
             return None
         pid = proposals.next_id(store)
         proposals.insert_pending(

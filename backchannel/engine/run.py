@@ -140,12 +140,7 @@ class Run:
 
     def _each_candidate(self, ranked: Ranked, texts: list[str], context: dict[str, Any], held: runs.HeldEvents) -> int:
         excerpts_sent = 0
-        made = {
-            str(k)
-            for (k,) in self.store.con.execute(  # proposals this run made before a crash
-                "SELECT key FROM events WHERE run_id = ? AND kind = 'proposal.created'", [self.run_id]
-            ).fetchall()
-        }
+        made = runs.kinds_made(self.store, self.run_id, "proposal.created")  # before a crash
         # feedback does not change during a wake: fitted once per kind
         weights_by_kind: dict[str, tuple[float, dict[str, float]] | None] = {}
         # What the gate and the judge read from the store, read once for the whole wake.

@@ -164,6 +164,18 @@ def done_step(store: Store, run_id: str, name: str) -> dict[str, Any] | None:
     return json.loads(rows[0]["data"]) if rows[0]["data"] else {}
 
 
+def event_seq(store: Store, key: str) -> int | None:
+    """The sequence number of the event recorded under `key`, or None."""
+    seq = store.scalar("SELECT seq FROM events WHERE key = ?", [key])
+    return int(seq) if seq is not None else None
+
+
+def kinds_made(store: Store, run_id: str, kind: str) -> set[str]:
+    """The keys of the events of `kind` this run recorded (a resumed run skips them)."""
+    rows = store.con.execute("SELECT key FROM events WHERE run_id = ? AND kind = ?", [run_id, kind]).fetchall()
+    return {str(k) for (k,) in rows}
+
+
 def add_counts(store: Store, run_id: str, touched: int = 0, excerpts: int = 0) -> None:
     store.con.execute(
         "UPDATE runs SET assertions_touched = assertions_touched + ?, excerpts_sent = excerpts_sent + ? WHERE id = ?",

@@ -85,7 +85,7 @@ def run_sweep(
                 "candidates": [c.to_dict() for c in cands],
             },
         )
-        seq = store.scalar("SELECT seq FROM events WHERE key = ?", [f"{run_id}:{name}"])
+        seq = runs.event_seq(store, f"{run_id}:{name}")
         api.record(store, run_id, result.skill, stats, [i for c in cands for i in (c.evidence_ids or [])], seq)
     crash_point("sweep.after_commit")
     if api.stopped:

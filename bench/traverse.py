@@ -206,7 +206,7 @@ def _our_tokens(api, settings, count) -> dict:
     (the skill's call), and the drafting prompts of what the gate lets through. The
     program runs through the sandbox as the sweeper runs it and must give the skill's answer."""
     from backchannel.agent import sweep_prompt
-    from backchannel.agent.drafter import MAX_EXCERPTS, _names, fill_evidence
+    from backchannel.agent.drafter import MAX_EXCERPTS, entity_names, fill_evidence
     from backchannel.agent.sweeper import build_messages, run_skill
     from backchannel.agent.work import agent_for, path_of
     from backchannel.graph.types import candidates_from_result
@@ -226,7 +226,7 @@ def _our_tokens(api, settings, count) -> dict:
     cands = cands[:3]  # what the gate would let through
     fill_evidence(cands, api)
     excerpts = sum(min(len(c.evidence), MAX_EXCERPTS) for c in cands)
-    names = _names(cands, api)
+    names = entity_names(cands, api)
     draft_prompt = 0
     for c in cands:  # what the kind's agent sends to complete `draft`: its messages and the answer's schema
         spec = agent_for(c.kind).completed_methods()["draft"]

@@ -22,6 +22,16 @@ from backchannel.memory.trust import REASON_FACTORS
 REPO = Path(__file__).resolve().parent.parent
 
 
+class LeaveInPlace:
+    """An inbox port that leaves a handled file where it is (the test reads it again)."""
+
+    def finish(self, path: Path, ok: bool, error: str | None) -> Path:
+        return path
+
+    def defer(self, path: Path, retry_after_s: float) -> None:
+        return None
+
+
 def _settings(paths) -> Settings:
     s = Settings()
     s.signals = s.signals.model_copy(update={"drop_dir": str(paths.data_dir / "signals")})
@@ -39,7 +49,7 @@ def _ingest(store, settings, paths, name: str, text: str) -> dict:
         settings,
         paths,
         {"kind": "inbox", "key": f"inbox:{name}", "payload": {"path": str(f)}},
-        inbox_finish=lambda p, ok, err: p,
+        inbox=LeaveInPlace(),
     )
     assert out.detail["ingest"]["status"] == "ingested", out.detail
     return out.detail["ingest"]
@@ -220,7 +230,7 @@ def test_a_signal_before_the_meeting_links_when_the_meeting_talks_about_it(home,
             "key": "inbox:m",
             "payload": {"path": str(_write(paths, "2026-06-01 catch-up.vtt", MEETING))},
         },
-        inbox_finish=lambda p, ok, err: p,
+        inbox=LeaveInPlace(),
     )
     org = store.scalar("SELECT id FROM entities WHERE name = 'Pinecrest Bank' AND kind = 'organisation'")
     assert org is not None and list(store.scalar("SELECT org_ids FROM signals")) == [org]

@@ -77,7 +77,7 @@ def fill_evidence(candidates: list[Candidate], api: Any) -> None:
         c.evidence.extend(by_id[i] for i in c.evidence_ids[:MAX_EXCERPTS] if i in by_id and i not in have)
 
 
-def _names(candidates: list[Candidate], api: Any) -> dict[int, str]:
+def entity_names(candidates: list[Candidate], api: Any) -> dict[int, str]:
     ids = sorted({i for c in candidates for i in (*c.entities, *c.path)})
     return {e["id"]: e["name"] for e in api.entity(ids)} if ids else {}
 
@@ -226,7 +226,7 @@ def draft(
                 for r in store.con.execute("SELECT id, name FROM entities WHERE list_contains(?, id)", [ids]).fetchall()
             }
         else:
-            names = _names([c], api) if api is not None else {}
+            names = entity_names([c], api) if api is not None else {}
         result = _draft_each([c], names, settings, gateway, run_id)
         out = result.drafts[0]
         if out.action and store is not None and c.entities:
@@ -244,7 +244,7 @@ def draft(
         return out
     candidates = list(candidates)
     fill_evidence(candidates, api)
-    return _draft_each(candidates, _names(candidates, api), settings, gateway, run_id)
+    return _draft_each(candidates, entity_names(candidates, api), settings, gateway, run_id)
 
 
 def render_text(drafts: list[Draft]) -> str:

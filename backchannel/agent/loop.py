@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from backchannel.agent.base import Agent
-from backchannel.agent.drafter import Drafter, DraftResult, _names, fill_evidence
+from backchannel.agent.drafter import Drafter, DraftResult, entity_names, fill_evidence
 from backchannel.agent.sweeper import Sweeper, SweepResult
 from backchannel.agent.work import MAX_EXCERPTS
 
@@ -68,7 +68,7 @@ class Proactive(Agent):
         candidates = list(swept.candidates)
         api = self.api
         fill_evidence(candidates, api)
-        names = _names(candidates, api)
+        names = entity_names(candidates, api)
         drafts, errors = [], []
         for c in candidates:
             d = self.drafter.draft_one(c, names)

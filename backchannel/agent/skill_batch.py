@@ -26,7 +26,7 @@ _RESULTS = "_batch_results"
 SKILL_MARK = "# skill output: "  # printed before each skill runs, to split the output
 
 
-def _skill_function(skill: Skill, index: int) -> ast.FunctionDef:
+def skill_function(skill: Skill, index: int) -> ast.FunctionDef:
     tree = ast.parse(skill.source_code, f"<skill {skill.name}>")
     body = list(tree.body)
     if body and isinstance(body[-1], ast.Expr):
@@ -47,7 +47,7 @@ def _skill_function(skill: Skill, index: int) -> ast.FunctionDef:
 def combined_program(skills: list[Skill]) -> str:
     """One program running `skills` in order; `context["skills"][i]` is skill i's context.
     Its result is a list with, per skill, {"ok": True, "result": ...} or {"ok": False, "error": ...}."""
-    funcs = [_skill_function(s, i) for i, s in enumerate(skills)]
+    funcs = [skill_function(s, i) for i, s in enumerate(skills)]
     names = ", ".join(f.name for f in funcs)
     driver = ast.parse(
         f"{_RESULTS} = []\n"

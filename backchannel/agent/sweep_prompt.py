@@ -19,10 +19,10 @@ import re
 from importlib import resources
 from typing import Any
 
-from backchannel.agent.skill_batch import _skill_function
+from backchannel.agent.skill_batch import skill_function
 from backchannel.core.vocabulary import CANDIDATE_KINDS
 from backchannel.graph.api import API_METHODS
-from backchannel.graph.stubs import _signature, method_stub
+from backchannel.graph.stubs import method_signature, method_stub
 from backchannel.skills import Skill
 
 # Every program starts from the owner, a name or an id, and ends with evidence.
@@ -66,7 +66,7 @@ def api_text(methods: list[str]) -> str:
     """The `api` class as the model reads it: full stubs for `methods`, one line for the rest."""
     parts = ["class api:  # every call is a read-only query; pass whole lists of ids"]
     parts += [_indent(method_stub(m)) for m in methods]
-    rest = [_signature(m).removeprefix("def ").removesuffix(":") for m in API_METHODS if m not in methods]
+    rest = [method_signature(m).removeprefix("def ").removesuffix(":") for m in API_METHODS if m not in methods]
     if rest:
         parts.append("    # also served (no docs here; same conventions):\n" + "\n".join(f"    # {r}" for r in rest))
     parts.append(CANDIDATE_LINE)
@@ -112,7 +112,7 @@ def _plain(value: Any) -> Any:
 def skills_prelude(skills: list[Skill], bases: list[dict[str, Any]]) -> str:
     """The program that defines `run_skill` over `skills`; `bases[i]` is skill i's
     context before the call's arguments (its defaults and the wake's)."""
-    funcs = [_skill_function(s, i) for i, s in enumerate(skills)]
+    funcs = [skill_function(s, i) for i, s in enumerate(skills)]
     table = {
         s.name: (i, _plain(b), sorted(k for k, v in s.params.items() if v.get("list")))
         for i, (s, b) in enumerate(zip(skills, bases))

@@ -59,14 +59,14 @@ def open_store(ctx: Context, read_only: bool = False) -> Iterator[Any]:
         store.close()
 
 
-def _default(o: Any) -> Any:
+def json_default(o: Any) -> Any:
     if isinstance(o, (datetime, date)):
         return o.isoformat()
     return str(o)
 
 
 def echo_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, default=_default, ensure_ascii=False, indent=None))
+    click.echo(json.dumps(obj, default=json_default, ensure_ascii=False, indent=None))
 
 
 def is_tty() -> bool:

@@ -38,7 +38,7 @@ def export(name: str | None, output: Path | None, compact: bool, everything: boo
         raise UserError("name a person or organisation, or use --all -o FOLDER")
 
     from backchannel.cli.client import call
-    from backchannel.cli.common import _default
+    from backchannel.cli.common import json_default
     from backchannel.core.secretfile import write_secret
 
     data = call(load_context(), "export_entity", {"ref": name})
@@ -46,9 +46,9 @@ def export(name: str | None, output: Path | None, compact: bool, everything: boo
         if compact:
             echo_json(data)
         else:
-            click.echo(json.dumps(data, default=_default, ensure_ascii=False, indent=2))
+            click.echo(json.dumps(data, default=json_default, ensure_ascii=False, indent=2))
         return
-    text = json.dumps(data, default=_default, ensure_ascii=False, indent=None if compact else 2) + "\n"
+    text = json.dumps(data, default=json_default, ensure_ascii=False, indent=None if compact else 2) + "\n"
     try:
         # 0600 from the first byte: this is everything held about a person.
         write_secret(output, text)

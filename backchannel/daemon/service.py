@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from backchannel.config import ConfigError, Paths, Settings, load_settings
 from backchannel.core.logging import get as get_logger
 from backchannel.core.logging import log
+from backchannel.core.ports import InboxFiles
 from backchannel.core.timeutil import aware_now
 from backchannel.daemon.lockfile import DaemonLock
 from backchannel.daemon.notify import Notifier
@@ -47,7 +48,11 @@ from backchannel.engine import runs
 from backchannel.memory.store import Store, StoreLocked, utcnow
 
 if TYPE_CHECKING:
+    from backchannel.core.wake import Wake
     from backchannel.daemon.api import ApiServer
+    from backchannel.engine.runs import WakeRecord
+    from backchannel.ops import OpEnv
+    from backchannel.triggers.setup import Triggers
 
 logger = get_logger("service")
 
@@ -87,12 +92,13 @@ class Daemon:
         self.started_mono = time.monotonic()
         self.current: dict[str, Any] | None = None
         self.recent: deque[dict[str, Any]] = deque(maxlen=20)
-        self.triggers: Any = None  # backchannel.triggers.setup.Triggers, while running
+        self.triggers: Triggers | None = None  # while running
         self.api: ApiServer | None = None
         self._stop: asyncio.Event | None = None
         self._busy = False
         self.exit_code = 0
         self._tasks: list[asyncio.Task] = []
+        self.inbox = InboxOnLoop(self)  # where the engine sends a handled inbox file
 
     # What exists only while the service runs (made by _main and _open_store): a call
     # before that, or after the store is closed, is a bug and says so.
@@ -363,42 +369,28 @@ class Daemon:
         self.notifier.ready(status="config reloaded")
 
     def request_wake(self, kind: str, store: Store) -> dict[str, Any]:
-        """Enqueue a wake now: sweep, calendar or signals. Called on the reader
-        thread with its cursor `store`: a manual sweep is recorded there (durable
-        before the answer; re-queued at the next start if it never ran), not on the
-        writer thread, where it would wait behind a long run."""
-        from backchannel.core.wake import Wake
+        """Make the wake the request `kind` names and queue it (the request's row in the wake
+        table, engine/wakes/). Called on the reader thread with its cursor `store`: a wake
+        made on the spot (a manual sweep, a retention sweep) is recorded there (durable
+        before the answer; re-queued at the next start if it never ran), not on the writer
+        thread, where it would wait behind a long run; the others are a running trigger's
+        work, on the event loop."""
+        from backchannel.engine import wakes
 
-        if kind == "sweep":
-            now = aware_now()
-            wake = Wake("manual", key=f"manual:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
+        request = wakes.request(kind)
+        if request.needs_triggers and self.triggers is None:
+            raise RuntimeError("the triggers are not running")
+        if request.keyed is not None:
+            wake = request.keyed(aware_now())
             # One keyed append to the append-only log, on a cursor of the daemon's own
             # connection: DuckDB lets it commit beside the writer's transaction.
             runs.record_request(store, wake)
             self._live_loop.call_soon_threadsafe(self._live_queue.put_nowait, wake)
-            return {"enqueued": "manual", "key": wake.key}
-        if self.triggers is None:
-            raise RuntimeError("the triggers are not running")
-        if kind == "retention":  # the retention sweep: a durable run, then the file rewrite (_rewrite_store)
-            now = aware_now()
-            wake = Wake("retention", key=f"retention:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
-            runs.record_request(store, wake)
-            self._live_loop.call_soon_threadsafe(self._live_queue.put_nowait, wake)
-            return {"enqueued": "retention", "key": wake.key}
-        if kind == "calendar":
-            asyncio.run_coroutine_threadsafe(self.triggers.calendar.refresh(force=True), self._live_loop)
-            return {"enqueued": "calendar", "sources": list(self.settings.calendar.sources)}
-        if kind == "signals":
-            asyncio.run_coroutine_threadsafe(self.triggers.signals.poll(), self._live_loop)
-            return {
-                "enqueued": "signals",
-                "drop_dir": str(self.triggers.signals.drop_dir),
-                "feeds": len(self.settings.signals.feeds),
-            }
-        if kind == "mail" and self.triggers.mail is not None:  # an IMAP sync now
-            self._live_loop.call_soon_threadsafe(self.triggers.mail.fire, "manual")
-            return {"enqueued": "mail", "account": f"{self.settings.mail.username}@{self.settings.mail.host}"}
-        raise ValueError(f"unknown wake {kind!r}; use sweep, calendar or signals")
+            return {"enqueued": wake.kind, "key": wake.key}
+        if self.triggers is None or request.on_trigger is None or request.answer is None:
+            raise ValueError(f"unknown wake {kind!r}; use sweep, calendar or signals")
+        asyncio.run_coroutine_threadsafe(request.on_trigger(self.triggers), self._live_loop)
+        return request.answer(self.settings, self.triggers)
 
     def next_wakes(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -448,16 +440,17 @@ class Daemon:
             if self.cancel.is_set():
                 return
 
-    async def _handle_wake(self, item: Any) -> None:
+    async def _handle_wake(self, item: Wake | tuple[str, str, WakeRecord]) -> None:
         from backchannel.engine.pipeline import run_wake_once
 
-        run_id = None
-        if isinstance(item, tuple) and item and item[0] == "resume":
+        run_id: str | None = None
+        wake: Wake | WakeRecord
+        if isinstance(item, tuple):  # ("resume", run_id, wake): an unfinished run, at start
             _, run_id, wake = item
         else:
             wake = item
-        kind = getattr(wake, "kind", "?")
-        self.current = {"kind": kind, "key": getattr(wake, "key", None), "since": utcnow().isoformat()}
+        kind = wake.kind
+        self.current = {"kind": kind, "key": wake.key, "since": utcnow().isoformat()}
         self.notifier.status(f"handling {kind} wake")
         t0 = time.monotonic()
         outcome = await self._on_writer(
@@ -468,9 +461,8 @@ class Daemon:
                 wake,
                 run_id=run_id,
                 cancel=self.cancel,
-                inbox_finish=self._inbox_finish,
+                inbox=self.inbox,
                 abandon=self.abandon,
-                inbox_defer=self._inbox_defer,
             )
         )
         if outcome.detail.get("rewrite"):
@@ -488,7 +480,7 @@ class Daemon:
         ):
             self.triggers.mail.fire("more")  # a long first sync goes on in slices, each its own wake
         if outcome.status == "skipped":
-            log(logger, 20, "wake skipped", wake_kind=kind, wake_key=getattr(wake, "key", None), reason=outcome.reason)
+            log(logger, 20, "wake skipped", wake_kind=kind, wake_key=wake.key, reason=outcome.reason)
         self.recent.appendleft(
             {
                 "kind": kind,
@@ -500,32 +492,10 @@ class Daemon:
             }
         )
 
-    def _inbox_defer(self, path: Path, retry_after_s: float) -> None:
-        """Called on the writer thread: the trigger (on the loop) offers the file again later."""
-
-        def defer() -> None:
-            if self.triggers is not None and self.triggers.inbox is not None:
-                self.triggers.inbox.defer(path, retry_after_s)
-
-        self._live_loop.call_soon_threadsafe(defer)
-
-    def _inbox_finish(self, path: Path, ok: bool, error: str | None) -> Path:
-        """Called on the writer thread after the ingest committed; the move runs on the
-        loop, where the inbox trigger keeps its state."""
-
-        async def move() -> Path:
-            if self.triggers is not None and self.triggers.inbox is not None:
-                return self.triggers.inbox.finish(path, ok, error)
-            from backchannel.triggers.inbox import finish
-
-            return finish(path, ok, error, self.inbox_dir())
-
-        return asyncio.run_coroutine_threadsafe(move(), self._live_loop).result(timeout=60)
-
-    def op_env(self, store: Store) -> Any:
+    def op_env(self, store: Store) -> OpEnv:
         from backchannel.ops import OpEnv
 
-        return OpEnv(store=store, settings=self.settings, paths=self.paths, daemon=self)
+        return OpEnv(store=store, settings=self.settings, paths=self.paths, daemon=OpsView(self, store))
 
     async def _handle_op(self, call: OpCall) -> None:
         from backchannel.ops import invoke
@@ -607,6 +577,49 @@ class Daemon:
             "api": {"socket": str(self.paths.api_socket), "tcp_port": self.api.tcp_port if self.api else None},
             "web": self.api.web_url if self.api else None,
         }
+
+
+class InboxOnLoop:
+    """The engine's inbox port (core.ports.InboxFiles) in the daemon. Called on the writer
+    thread, after the ingest committed; the move runs on the event loop, where the inbox
+    trigger keeps its state (with `[inbox] enabled = false`, no trigger: the file is moved
+    out of the configured folder, and a deferred one stays where it is)."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+
+    def _here(self) -> InboxFiles:
+        """On the loop: the inbox trigger, or the folder alone."""
+        triggers = self.daemon.triggers
+        if triggers is not None and triggers.inbox is not None:
+            return triggers.inbox
+        from backchannel.triggers.inbox import InboxFolder
+
+        return InboxFolder(self.daemon.inbox_dir())
+
+    def finish(self, path: Path, ok: bool, error: str | None) -> Path:
+        async def move() -> Path:
+            return self._here().finish(path, ok, error)
+
+        return asyncio.run_coroutine_threadsafe(move(), self.daemon._live_loop).result(timeout=60)
+
+    def defer(self, path: Path, retry_after_s: float) -> None:
+        self.daemon._live_loop.call_soon_threadsafe(lambda: self._here().defer(path, retry_after_s))
+
+
+@dataclass
+class OpsView:
+    """The daemon as an operation served through its API sees it (core.ports.RunningDaemon):
+    bound to the cursor the operation runs on."""
+
+    daemon: Daemon
+    store: Store
+
+    def request_wake(self, kind: str) -> dict[str, Any]:
+        return self.daemon.request_wake(kind, self.store)
+
+    def info(self) -> dict[str, Any]:
+        return self.daemon.info()
 
 
 def kill_child_groups() -> list[int]:

@@ -201,7 +201,7 @@ def commitment(
     if p is None:
         return KindView({"due": 0.0, "meeting": 0.0, "recipient": 0.0, "trust": 0.0}, ["no promise in evidence"])
     now = facts.now
-    kept = _kept(facts, p)
+    kept = why_kept(facts, p)
     if kept:
         return KindView({"due": 0.0, "meeting": 0.0, "recipient": 0.0, "trust": trust_of(p)}, [], ("kept", kept))
     reasons = []
@@ -233,7 +233,7 @@ def commitment(
     return KindView({"due": s_due, "meeting": s_meet, "recipient": s_rec, "trust": trust_of(p)}, reasons)
 
 
-def _kept(facts: WakeFacts, promise: dict[str, Any]) -> str | None:
+def why_kept(facts: WakeFacts, promise: dict[str, Any]) -> str | None:
     """Why the promise is kept (graph/kept.py: the maker saying it is done, or anyone else in
     a later meeting of the maker or the recipient saying it arrived), or None."""
     key = promise_key(promise)

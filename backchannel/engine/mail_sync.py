@@ -331,28 +331,3 @@ def _advance(
         )
     for _uid, status, _error in done:
         counts[status if status in counts else "failed"] += 1
-
-
-def handle_wake(ctx: Any) -> None:
-    """The pipeline's handler for a `mail` wake (ctx: pipeline._Ctx)."""
-    from backchannel.core.crashpoints import crash_point
-    from backchannel.engine import runs
-
-    if not configured(ctx.settings):
-        ctx.outcome.status, ctx.outcome.reason = "closed", "no IMAP account configured ([mail] host is not set)"
-        return
-    summary = sync(
-        ctx.store,
-        ctx.settings,
-        ctx.paths,
-        gateway=ctx.gateway,
-        run_id=ctx.run_id,
-        checkpoint=ctx.checkpoint,
-        crashpoint=crash_point,
-    )
-    runs.step(ctx.store, ctx.run_id, "mail.synced", summary)
-    ctx.outcome.detail["mail"] = summary
-    if summary["errors"]:
-        ctx.outcome.reason = "; ".join(summary["errors"])[:1000]
-        if not summary["folders"]:
-            ctx.outcome.status = "failed"  # no folder could be read at all

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from backchannel.core.logging import get as get_logger
 from backchannel.core.logging import log
 from backchannel.engine import judge, runs
+from backchannel.engine.run import Interrupted, Run, rollback_quietly
 from backchannel.memory import calendar, entities, signals
 
 if TYPE_CHECKING:
@@ -42,33 +43,29 @@ def _touched(store: Store, source_id: str | None) -> set[int]:
     return {int(x) for r in rows for x in r if x is not None}
 
 
-def after_ingest(ctx: Any, source_id: str | None) -> None:
+def after_ingest(run: Run, source_id: str | None) -> None:
     """Re-link recent signals and re-match upcoming meetings; sweep what became relevant.
     A failure here is recorded in the run and never undoes the ingest."""
-    from backchannel.engine import pipeline
-
     try:
-        touched = _touched(ctx.store, source_id)
-        meetings = _meetings(ctx, pipeline, touched)  # first: a signal's sweep then sees who is met soon
-        todo = _signals(ctx, pipeline, touched, source_id) + meetings
-    except pipeline.Interrupted:
+        touched = _touched(run.store, source_id)
+        meetings = _meetings(run, touched)  # first: a signal's sweep then sees who is met soon
+        todo = _signals(run, touched, source_id) + meetings
+    except Interrupted:
         raise
     except Exception as exc:  # noqa: BLE001 - the ingest itself succeeded; say what could not be re-checked
-        pipeline._rollback_quietly(ctx.store)
-        runs.step(ctx.store, ctx.run_id, "reevaluate.failed", {"reason": f"{type(exc).__name__}: {exc}"})
-        log(logger, 30, "re-evaluation failed", run_id=ctx.run_id, error=str(exc))
+        rollback_quietly(run.store)
+        runs.step(run.store, run.run_id, "reevaluate.failed", {"reason": f"{type(exc).__name__}: {exc}"})
+        log(logger, 30, "re-evaluation failed", run_id=run.run_id, error=str(exc))
         return
     for tag, context in todo[:MAX_SWEEPS]:
-        pipeline._sweep_and_propose(ctx, context, tag)
+        run.sweep_and_propose(context, tag)
 
 
-def _signals(
-    ctx: Any, pipeline: Any, touched: set[int], new_source: str | None = None
-) -> list[tuple[str, dict[str, Any]]]:
+def _signals(run: Run, touched: set[int], new_source: str | None = None) -> list[tuple[str, dict[str, Any]]]:
     from backchannel.triggers import signals as signals_mod
 
-    store = ctx.store
-    rows = signals.recent(store, ctx.now - timedelta(days=judge.SIGNAL_ZERO_D))
+    store = run.store
+    rows = signals.recent(store, run.now - timedelta(days=judge.SIGNAL_ZERO_D))
     if not rows:
         return []
     from backchannel.engine import signal_reading
@@ -103,10 +100,10 @@ def _signals(
         why = f"now linked to {gained}" if gained else "the new meeting talks about its organisations"
         runs.step(
             store,
-            ctx.run_id,
+            run.run_id,
             "reevaluate.signal",
             {"signal": r["id"], "title": r["title"], "org_ids": ids, "gained": gained, "why": why},
-            key=f"{ctx.run_id}:reevaluate:signal:{r['id']}",
+            key=f"{run.run_id}:reevaluate:signal:{r['id']}",
         )
         sig = {
             "id": r["id"],
@@ -117,17 +114,17 @@ def _signals(
             "org_ids": ids,
         }
         context: dict[str, Any] = {"wake": "signal", "signal": sig, "reevaluated": why}
-        soon = calendar.imminent_attendees(store, ctx.now, max(ctx.settings.calendar.lead_hours, judge.MEETING_FULL_H))
+        soon = calendar.imminent_attendees(store, run.now, max(run.settings.calendar.lead_hours, judge.MEETING_FULL_H))
         if soon:
             context["via_ids"] = soon
         out.append((f"signal:{r['id'][:16]}", context))
     return out
 
 
-def _meetings(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dict[str, Any]]]:
-    store = ctx.store
-    cal = ctx.settings.calendar
-    rows = calendar.between(store, ctx.now, ctx.now + timedelta(days=cal.horizon_days))
+def _meetings(run: Run, touched: set[int]) -> list[tuple[str, dict[str, Any]]]:
+    store = run.store
+    cal = run.settings.calendar
+    rows = calendar.between(store, run.now, run.now + timedelta(days=cal.horizon_days))
     if not rows:
         return []
     me = entities.owner(store)
@@ -141,16 +138,16 @@ def _meetings(ctx: Any, pipeline: Any, touched: set[int]) -> list[tuple[str, dic
         if gained:
             ids = sorted(set(ids) | set(old))  # a merge elsewhere never drops who was matched
             calendar.set_attendee_ids(store, r["uid"], r["starts_at"], ids)
-        soon = r["starts_at"] - ctx.now <= timedelta(hours=cal.lead_hours)
+        soon = r["starts_at"] - run.now <= timedelta(hours=cal.lead_hours)
         if not ids or not soon or not (gained or set(ids) & touched):
             continue
         why = f"attendees now known: {gained}" if gained else "the new meeting talks about its attendees"
         runs.step(
             store,
-            ctx.run_id,
+            run.run_id,
             "reevaluate.meeting",
             {"uid": r["uid"], "summary": r["summary"], "attendee_ids": ids, "gained": gained, "why": why},
-            key=f"{ctx.run_id}:reevaluate:meeting:{r['uid']}:{r['starts_at'].isoformat()}",
+            key=f"{run.run_id}:reevaluate:meeting:{r['uid']}:{r['starts_at'].isoformat()}",
         )
         event = {
             "uid": r["uid"],

@@ -18,10 +18,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from backchannel.core.wake import Wake
 from backchannel.memory.store import Store, utcnow
 
 # Wakes whose handler is safe to run again: every write they make is keyed.
 REPLAYABLE = {"sweep", "manual", "meeting_soon", "signal", "calendar", "inbox", "retention"}
+
+
+class Interrupted(Exception):
+    """The daemon is stopping: the run stays `running` and resumes at the next start."""
 
 
 def new_run_id() -> str:
@@ -159,6 +164,18 @@ def done_step(store: Store, run_id: str, name: str) -> dict[str, Any] | None:
     return json.loads(rows[0]["data"]) if rows[0]["data"] else {}
 
 
+def event_seq(store: Store, key: str) -> int | None:
+    """The sequence number of the event recorded under `key`, or None."""
+    seq = store.scalar("SELECT seq FROM events WHERE key = ?", [key])
+    return int(seq) if seq is not None else None
+
+
+def kinds_made(store: Store, run_id: str, kind: str) -> set[str]:
+    """The keys of the events of `kind` this run recorded (a resumed run skips them)."""
+    rows = store.con.execute("SELECT key FROM events WHERE run_id = ? AND kind = ?", [run_id, kind]).fetchall()
+    return {str(k) for (k,) in rows}
+
+
 def add_counts(store: Store, run_id: str, touched: int = 0, excerpts: int = 0) -> None:
     store.con.execute(
         "UPDATE runs SET assertions_touched = assertions_touched + ?, excerpts_sent = excerpts_sent + ? WHERE id = ?",
@@ -201,7 +218,7 @@ def recover(store: Store) -> list[tuple[str, WakeRecord]]:
     return resume
 
 
-def record_request(store: Store, wake: Any) -> bool:
+def record_request(store: Store, wake: Wake) -> bool:
     """Make a requested wake (`backchannel wake sweep`) durable before the user is told
     it is queued: event `wake.requested`, keyed by the wake's key. False if already there."""
     return store.append_event("wake.requested", wake.to_dict(), key=wake.key) is not None

@@ -95,7 +95,7 @@ def read_signal(
         owner_names=names,
         extractor=extractor,
         content_hash=content_hash,
-        resolve_extra=ingest._resolve_extra(settings, gateway, run_id),
+        resolve_extra=ingest.extra_resolver(settings, gateway, run_id),
     )
     if stats is not None and written.created:
         store.append_event(

@@ -147,7 +147,9 @@ def ingest_file(
             str(path), "skipped", source_id=known, title=transcript.title, error=None, redated=redated, **when
         )
     try:
-        extracted, intros, extractor, stats = _extract(transcript, settings, names, gateway=gateway, run_id=run_id)
+        extracted, intros, extractor, stats = extract_assertions(
+            transcript, settings, names, gateway=gateway, run_id=run_id
+        )
         result = write_source(
             store,
             transcript,
@@ -156,14 +158,14 @@ def ingest_file(
             extractor=extractor,
             self_intros=intros,
             content_hash=content_hash,
-            resolve_extra=_resolve_extra(settings, gateway, run_id),
+            resolve_extra=extra_resolver(settings, gateway, run_id),
         )
     except QuoteMismatch as exc:
         return IngestOutcome(str(path), "failed", error=f"internal extractor error: {exc}")
     except TranscriptError as exc:
         return IngestOutcome(str(path), "failed", error=exc.reason)
     except Exception as exc:
-        gateway_error = _gateway_error_kind(exc)
+        gateway_error = gateway_error_kind(exc)
         if gateway_error is None:
             raise
         if gateway_error == "budget" and "per-run" in str(exc):
@@ -250,7 +252,7 @@ def ingest_files(
     return out
 
 
-def _gateway_error_kind(exc: Exception) -> str | None:
+def gateway_error_kind(exc: Exception) -> str | None:
     """'budget' or 'model' for the gateway's errors (imported only when a model ran)."""
     if "backchannel.agent.models" not in sys.modules:  # no model ran, so no gateway error (and no import)
         return None
@@ -261,7 +263,7 @@ def _gateway_error_kind(exc: Exception) -> str | None:
     return "budget" if isinstance(exc, models.BudgetExhausted) else "model"
 
 
-def _extract(
+def extract_assertions(
     transcript: Transcript, settings: Settings, names: list[str], *, gateway: Gateway | None, run_id: str | None
 ) -> tuple[list[ExtractedAssertion], dict[str, str], str, dict[str, Any] | None]:
     from backchannel.extraction import offline
@@ -275,7 +277,7 @@ def _extract(
     return result.assertions, intros, settings.models.extract, result.stats()
 
 
-def _resolve_extra(settings: Settings, gateway: Gateway | None, run_id: str | None = None) -> ExtraResolver | None:
+def extra_resolver(settings: Settings, gateway: Gateway | None, run_id: str | None = None) -> ExtraResolver | None:
     """The fuzzy/embedding/model layers, when a model is configured (never offline,
     where exact and alias matching keep ingest fast and predictable)."""
     if settings.models.extract == "offline" or gateway is None:

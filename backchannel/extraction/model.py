@@ -219,7 +219,7 @@ def _mention(name: str | None, kind: str | None, u: Utterance) -> Mention | None
     return Mention(name.strip(), kind or "person")
 
 
-def _dates(predicate: str, phrase: str | None, anchor: Any) -> tuple[Any, Any]:
+def phrase_validity(predicate: str, phrase: str | None, anchor: Any) -> tuple[Any, Any]:
     if not phrase:
         return None, None
     rng = resolve_phrase(phrase, anchor)
@@ -274,7 +274,7 @@ class _Checker:
             self._reject("unresolvable subject or object", item)
             return
         phrase = item.date_phrase if item.date_phrase and _phrase_in(item.date_phrase, u.text) else None
-        valid_from, valid_to = _dates(item.predicate, phrase, self.transcript.meeting_date)
+        valid_from, valid_to = phrase_validity(item.predicate, phrase, self.transcript.meeting_date)
         key = (
             u.idx,
             start,

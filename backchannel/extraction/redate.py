@@ -141,6 +141,6 @@ def _phrase_dates(transcript: Transcript, extractor: str | None, owner_names: li
     from backchannel.extraction import model as model_extract
 
     def model_dates(predicate: str, phrase: str, u_idx: int, start: int, end: int) -> Validity | None:
-        return model_extract._dates(predicate, phrase, transcript.meeting_date)
+        return model_extract.phrase_validity(predicate, phrase, transcript.meeting_date)
 
     return model_dates

@@ -20,7 +20,7 @@ HEADER = """# The program runs in a sandbox. Globals: `api` (the graph API below
 """
 
 
-def _signature(name: str) -> str:
+def method_signature(name: str) -> str:
     fn = getattr(GraphAPI, name)
     sig = inspect.signature(fn)
     parts = []
@@ -37,7 +37,7 @@ def _signature(name: str) -> str:
 def method_stub(name: str) -> str:
     doc = inspect.getdoc(getattr(GraphAPI, name)) or ""
     body = "\n".join("    " + line if line else "" for line in doc.splitlines())
-    return f'{_signature(name)}\n    """{body.strip()}"""'
+    return f'{method_signature(name)}\n    """{body.strip()}"""'
 
 
 def candidate_stub() -> str:

@@ -1,6 +1,6 @@
 """The signals table, its one writer: external signals stored once by id with the
-organisations they mention (the signal wake, daemon/pipeline.py), linked again when
-memory learns an organisation (daemon/reevaluate.py). Matching text to
+organisations they mention (the signal wake, engine/wakes/signal.py), linked again when
+memory learns an organisation (engine/reevaluate.py). Matching text to
 organisations is the trigger's (triggers/signals.py); this module only stores."""
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from backchannel.config import Paths, Settings
 
 if TYPE_CHECKING:
+    from backchannel.core.ports import RunningDaemon
     from backchannel.memory.store import Store
 
 
@@ -32,7 +33,7 @@ class OpEnv:
     store: Store
     settings: Settings
     paths: Paths
-    daemon: Any = None  # the running daemon, when called through its API
+    daemon: RunningDaemon | None = None  # the running daemon, when called through its API
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -401,22 +401,21 @@ def _suppressed_since(env: OpEnv, p: dict[str, Any]) -> list[dict[str, Any]]:
     return suppressed_since(env, p)
 
 
-WAKES = ("sweep", "calendar", "signals", "mail")
-
-
 @op(read=False, on_reader=True)  # through the daemon it only enqueues: see Op.on_reader
 def wake(env: OpEnv, kind: str) -> dict[str, Any]:
     """Wake now: through the running daemon's queue, or, with no daemon, run the
-    wake(s) here in-process and report what they did."""
-    if kind not in WAKES:
-        raise OpError(f"unknown wake {kind!r}; use one of {', '.join(WAKES)}")
-    if kind == "calendar" and not env.settings.calendar.sources:
-        raise OpError("no calendar to read: set [calendar] sources (ICS files or URLs) in the config")
-    if kind == "mail" and not (env.settings.mail.enabled and env.settings.mail.host):
-        raise OpError("no IMAP account to sync: set [mail] host, username and the imap_password secret")
+    wake(s) here in-process and report what they did. What each kind makes is its
+    row of the wake table (engine/wakes/)."""
+    from backchannel.engine import wakes
+
+    if kind not in wakes.WAKE_COMMAND:
+        raise OpError(f"unknown wake {kind!r}; use one of {', '.join(wakes.WAKE_COMMAND)}")
+    missing = wakes.request(kind).unavailable(env.settings)
+    if missing:
+        raise OpError(missing)
     if env.daemon is not None:
         try:
-            return env.daemon.request_wake(kind, env.store)
+            return env.daemon.request_wake(kind)
         except RuntimeError as exc:
             raise OpError(str(exc)) from None
     from backchannel.engine.pipeline import collect_wakes, run_wake_once

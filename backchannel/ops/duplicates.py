@@ -74,7 +74,7 @@ def find_duplicates(store: Store, *, limit: int = 200) -> list[dict[str, Any]]:
     """Pairs of entities that may be one, best first:
     [{"keep": {"id", "name", "kind", "assertions"}, "other": {...}, "why": "acronym"|"honorific"|"spelling",
       "detail", "score"}]; `keep` is the one to merge into (more facts, or the full name)."""
-    from backchannel.extraction.mentions.acronyms import _matches as spells_initials
+    from backchannel.extraction.mentions.acronyms import spells_initials
 
     rows = store.con.execute(
         """SELECT e.id, e.kind, e.name, e.is_owner,

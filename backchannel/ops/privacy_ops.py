@@ -143,11 +143,11 @@ def retention_sweep(env: OpEnv) -> dict[str, Any]:
     run), or here, resuming a sweep a crash left unfinished. In-process, the caller rewrites
     the file once the store is closed (`detail.rewrite`)."""
     if env.daemon is not None:
-        return env.daemon.request_wake("retention", env.store)
+        return env.daemon.request_wake("retention")
     from backchannel.core.timeutil import aware_now
-    from backchannel.core.wake import Wake
     from backchannel.engine.pipeline import run_wake_once
     from backchannel.engine.retention_run import unfinished_run
+    from backchannel.engine.wakes.retention import manual_wake
 
     resume = unfinished_run(env.store)
     if resume:
@@ -155,9 +155,7 @@ def retention_sweep(env: OpEnv) -> dict[str, Any]:
             env.store, env.settings, env.paths, {"kind": "retention", "key": None, "payload": {}}, run_id=resume
         )
     else:
-        now = aware_now()
-        wake = Wake("retention", key=f"retention:{now.isoformat()}", payload={"reason": "manual"}, created_at=now)
-        out = run_wake_once(env.store, env.settings, env.paths, wake)
+        out = run_wake_once(env.store, env.settings, env.paths, manual_wake(aware_now()))
     return {"ran_in_process": True, "resumed_run": resume, **out.to_dict()}
 
 

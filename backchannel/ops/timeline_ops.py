@@ -30,9 +30,9 @@ def _day(value: Any) -> date | None:
 
 def promise_state(facts: Any, a: dict[str, Any], today: date) -> tuple[str, str | None]:
     """('kept', why) | ('overdue', None) | ('open', None) for a committed_to assertion."""
-    from backchannel.engine.judge_kinds import _kept
+    from backchannel.engine.judge_kinds import why_kept
 
-    kept = _kept(facts, {**a, "literal": a.get("object_literal")})
+    kept = why_kept(facts, {**a, "literal": a.get("object_literal")})
     if kept:
         return "kept", kept
     due = _day(a.get("valid_to"))

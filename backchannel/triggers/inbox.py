@@ -148,6 +148,21 @@ def finish(path: Path | str, ok: bool, error: str | None = None, inbox_dir: Path
     return dest
 
 
+class InboxFolder:
+    """An inbox with no trigger watching it (a wake run in-process, or the daemon with
+    `[inbox] enabled = false`): `finish()` moves the file out; a deferred file simply
+    stays where it is, to be offered again by whoever looks next."""
+
+    def __init__(self, inbox_dir: Path | str) -> None:
+        self.inbox_dir = Path(inbox_dir)
+
+    def finish(self, path: Path, ok: bool, error: str | None) -> Path:
+        return finish(path, ok, error, self.inbox_dir)
+
+    def defer(self, path: Path, retry_after_s: float) -> None:
+        return None
+
+
 # -- watching --------------------------------------------------------------------
 
 

@@ -271,7 +271,7 @@ def ingest_message(
     content_hash = transcript.content_hash()
     names = ingest_mod.owner_names(settings)
     try:
-        extracted, intros, extractor, stats = ingest_mod._extract(
+        extracted, intros, extractor, stats = ingest_mod.extract_assertions(
             transcript.extraction_view(), settings, names, gateway=gateway, run_id=run_id
         )
         if extractor == "offline":
@@ -288,7 +288,7 @@ def ingest_message(
             extractor=extractor,
             self_intros=intros,
             content_hash=content_hash,
-            resolve_extra=ingest_mod._resolve_extra(settings, gateway, run_id),
+            resolve_extra=ingest_mod.extra_resolver(settings, gateway, run_id),
             on_written=lambda sid, resolver: _record(store, transcript, sid, origin, resolver, known_aliases),
         )
     except QuoteMismatch as exc:
@@ -296,7 +296,7 @@ def ingest_message(
     except TranscriptError as exc:
         return IngestOutcome(origin, "failed", error=exc.reason, title=transcript.title)
     except Exception as exc:
-        kind = ingest_mod._gateway_error_kind(exc)
+        kind = ingest_mod.gateway_error_kind(exc)
         if kind is None:
             raise
         status = "deferred" if kind == "budget" and "per-run" not in str(exc) else "failed"

@@ -62,7 +62,7 @@ _NOT_ACRONYMS = {
 }
 
 
-def _matches(acronym: str, words: list[str]) -> bool:
+def spells_initials(acronym: str, words: list[str]) -> bool:
     """Whether `acronym` spells the initials of `words`, skipping function words at will."""
     letters = acronym.replace("&", "")
 
@@ -129,7 +129,7 @@ def aliases_in_texts(texts: Iterable[str]) -> dict[str, str]:
     found: dict[str, set[str]] = {}
     for acronym in acronyms:
         for long_form, words in longs.items():
-            if len(words) >= 2 and _matches(acronym, words):
+            if len(words) >= 2 and spells_initials(acronym, words):
                 found.setdefault(acronym, set()).add(long_form)
     out: dict[str, str] = {}
     for acronym, forms in found.items():

@@ -59,7 +59,7 @@ _SOCIAL_VERBS = (
     r"|let\s+(?:you|\w+)\s+know|drop\s+\w+\s+a\s+(?:line|note|email)"
 )
 # Everyday verbs that make a promise only with a due date ("I'll check it by Monday").
-_WEAK_VERBS = (
+WEAK_VERBS = (
     r"check|look\s+into|find\s+out|review|update|finish|complete|fix|sort\s+out|talk\s+to|speak\s+to"
     r"|ask|write|do|get|pick\s+up"
 )
@@ -90,7 +90,7 @@ _REPORTED = (
 )
 _PROMISE = (
     r"\s+(?:(?:definitely|certainly|just|also|then|personally|quickly|make\s+sure\s+to|try\s+and|try\s+to)\s+)*"
-    rf"(?P<verb>(?P<deliver>{_DELIVER_VERBS})|(?P<social>{_SOCIAL_VERBS})|(?P<weak>{_WEAK_VERBS}))"
+    rf"(?P<verb>(?P<deliver>{_DELIVER_VERBS})|(?P<social>{_SOCIAL_VERBS})|(?P<weak>{WEAK_VERBS}))"
     rf"\b(?P<rest>[^.;!?]*)"
 )
 _COMMIT = re.compile(
@@ -102,7 +102,7 @@ _COMMIT = re.compile(
 )
 # Reported promises are rarer and their pattern dearer: offline.py runs them only after their own triggers.
 _COMMIT_REPORTED = re.compile(rf"(?:{_REPORTED}){_PROMISE}")
-_HEDGE = re.compile(
+HEDGE = re.compile(
     r"\b(?:if|maybe|perhaps|probably|might|unless|whether|hopefully|would|could|not|never|say|says|"
     r"said|wonder|suppose)\b|n['’]t\b",
     re.I,
@@ -111,12 +111,12 @@ _OBJECT_START = re.compile(
     r"\s+(?:you|him|her|them|us|me|it|this|that|the|a|an|our|my|your|his|their|some|those|"
     rf"these|over|to|with|on|up|back|everyone|everybody|he|she|they|we|whoever|{NAME})\b"
 )
-_PROMISE_CUT = re.compile(
+PROMISE_CUT = re.compile(
     # a quote mark ends the promise; an apostrophe of "he's", "we'll" (even spaced: "he 's") does not
     r"['’](?!(?:s|ll|re|m|ve|d|t)\b)|[\"“”‘]|-\s|\s+or\b|,\s*(?:and|but|so|then|because|which|okay|ok|alright|right)\b"
     r"|\s+(?:and\s+then|so\s+that|because|but)\b|\s+(?:okay|ok|alright|yeah|right)\s*$"
 )
-_FILLER_END = re.compile(
+FILLER_END = re.compile(
     r"(?:\s+(?:as\s+well|too|then|okay|ok|alright|yeah|right|please|again|now|later|soon|sometime"
     r"|at\s+some\s+point|when\s+I\s+can|in\s+a\s+bit|in\s+a\s+while))+\s*$"
 )
@@ -127,7 +127,7 @@ _TOPIC = re.compile(
     re.I,
 )
 # Objects that are courtesies, not deliverables.
-_SMALL_TALK_OBJECT = re.compile(
+SMALL_TALK_OBJECT = re.compile(
     r"\b(?:my|our)\s+(?:best|love|regards|thanks|condolences|congratulations|wishes)\b"
     r"|\b(?:love|regards|greetings|best\s+wishes|thoughts|prayers)\b",
     re.I,
@@ -209,7 +209,7 @@ def _promises(ctx: Ctx, matches: Iterator[re.Match[str]]) -> None:
         if subj is None:
             continue
         hedge_to = m.start() if g.get("rep") or g.get("prom") else m.start("verb")
-        if _HEDGE.search(ctx.text, ctx.clause_start_at(m.start()), hedge_to):
+        if HEDGE.search(ctx.text, ctx.clause_start_at(m.start()), hedge_to):
             continue
         rest_start = m.end("verb")
         verb = m.group("verb").lower()
@@ -239,15 +239,15 @@ def _promises(ctx: Ctx, matches: Iterator[re.Match[str]]) -> None:
             continue  # "I can check", "I can call you": ability or small talk, not an offer of something
         if g.get("letme") and verb.startswith("introduce") and dr is None:
             continue  # "let me introduce you to Sophie" makes the introduction now: no promise
-        cut = _PROMISE_CUT.search(ctx.text, rest_start, promise_end)
+        cut = PROMISE_CUT.search(ctx.text, rest_start, promise_end)
         if cut:
             if inquiry and dr is None and cut.group(0).startswith("-"):
                 continue  # "look into how you daisy - ...": a topic broken off is no topic said
             promise_end = cut.start()
-        promise = _FILLER_END.sub("", ctx.text[m.start("verb") : promise_end]).strip(" ,—–-")
+        promise = FILLER_END.sub("", ctx.text[m.start("verb") : promise_end]).strip(" ,—–-")
         words = promise.split()
         longest = 20 if bare_verb in ("make sure", "ensure") else 16  # "make sure that <a whole clause>"
-        if len(words) < 2 or len(words) > longest or _SMALL_TALK_OBJECT.search(promise):
+        if len(words) < 2 or len(words) > longest or SMALL_TALK_OBJECT.search(promise):
             continue
         if m.group("social") and dr is None and not _TOPIC.search(promise, len(m.group("verb"))):
             continue

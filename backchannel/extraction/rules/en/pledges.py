@@ -28,11 +28,11 @@ import re
 
 from backchannel.extraction.rules.core import Ctx
 from backchannel.extraction.rules.en.commitments import (
-    _FILLER_END,
-    _HEDGE,
-    _PROMISE_CUT,
-    _SMALL_TALK_OBJECT,
-    _WEAK_VERBS,
+    FILLER_END,
+    HEDGE,
+    PROMISE_CUT,
+    SMALL_TALK_OBJECT,
+    WEAK_VERBS,
 )
 
 _FUTURE = (
@@ -155,7 +155,7 @@ _DANGLING = {
 # rule_commitment's everyday verbs ("check", "review", "fix") promise only with a due date: it owns them.
 # With a question as its object ("check what happened", "check and make sure it's fixed") the
 # verb says what will be found out, as "look into the billing problem" does there.
-_EVERYDAY = re.compile(_WEAK_VERBS)
+_EVERYDAY = re.compile(WEAK_VERBS)
 _WH_TOPIC = re.compile(r"\s+(?:what|how|whether|why|where|who|which|if)\b|\s+and\s+make\s+sure\b")
 
 
@@ -178,7 +178,7 @@ def has_role(speaker: str | None) -> bool:
 def hedged(text: str, start: int, end: int) -> bool:
     """A hedge, negation or condition in text[start:end] (offline_commitments' guard; "as I said" is none)."""
     spans = [(h.start(), h.end()) for h in _AS_I_SAID.finditer(text, start, end)]
-    return any(not any(a <= h.start() < b for a, b in spans) for h in _HEDGE.finditer(text, start, end))
+    return any(not any(a <= h.start() < b for a, b in spans) for h in HEDGE.finditer(text, start, end))
 
 
 def rule_pledge(ctx: Ctx) -> None:
@@ -229,7 +229,7 @@ def _promise(ctx: Ctx, start: int, rest_start: int, verb: str, end: int) -> None
     while len(words) > 2 and words[-1].lower() in _DANGLING:
         words.pop()  # "look into how you daisy-chain them and", "... our approach to progression in"
     promise = " ".join(words)
-    if len(words) < 2 or _SMALL_TALK_OBJECT.search(promise) or _MEETING_OBJECT.search(promise):
+    if len(words) < 2 or SMALL_TALK_OBJECT.search(promise) or _MEETING_OBJECT.search(promise):
         return
     if _already_promised(ctx, promise):
         return
@@ -252,11 +252,11 @@ def _promise(ctx: Ctx, start: int, rest_start: int, verb: str, end: int) -> None
 
 def _cut(rest: str) -> str:
     rest = _PLURAL_POSSESSIVE.sub("\u02bc", rest)  # "the residents' association": no closing quote mark
-    for rx in (_PROMISE_CUT, _OBJECT_END):
+    for rx in (PROMISE_CUT, _OBJECT_END):
         c = rx.search(rest)
         if c:
             rest = rest[: c.start()]
-    return _FILLER_END.sub("", rest).strip(" ,—–-").replace("\u02bc", "'")
+    return FILLER_END.sub("", rest).strip(" ,—–-").replace("\u02bc", "'")
 
 
 def _already_promised(ctx: Ctx, promise: str) -> bool:

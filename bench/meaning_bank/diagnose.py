@@ -46,6 +46,7 @@ from backchannel.core.vocabulary import NOT_FACT_STANCES  # noqa: E402
 from backchannel.extraction import offline  # noqa: E402
 from backchannel.extraction.meaning import stage  # noqa: E402
 from backchannel.extraction.meaning.classifier import classify  # noqa: E402
+from backchannel.extraction.meaning.promises import PROMISE_CUE  # noqa: E402
 from backchannel.extraction.meaning.slots import fill  # noqa: E402
 from backchannel.extraction.mentions import sentence as mentions  # noqa: E402
 from backchannel.extraction.rules.fr.relations import looks_french  # noqa: E402
@@ -103,7 +104,7 @@ def bucket(item: dict, f: dict) -> tuple[str, dict]:
     else:
         hits = [c for c in cands if any(_names(s, kind, name, speaker) for s in c.slots)]
     if f["predicate"] == "committed_to" and not hits:
-        hits = [c for c in cands if stage._PROMISE_CUE.search(c.text, c.w0, c.w1)]
+        hits = [c for c in cands if PROMISE_CUE.search(c.text, c.w0, c.w1)]
     if not hits:
         return "stage:no_mention", {"candidates": [c.masked for c in cands]}
     readings = classify([fill(c.masked) for c in hits])

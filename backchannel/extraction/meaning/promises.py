@@ -14,7 +14,7 @@ from backchannel.extraction.mentions.sentence import fluent
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx
 
-_PROMISE_CUE = re.compile(
+PROMISE_CUE = re.compile(
     r"\b[Ww]hat\s+I\s*(?:['’]ll|\s+will|\s+can|\s+propose\s+to|['’]m\s+going\s+to|\s+am\s+going\s+to)\s+do\b"
     r"(?:\s*,[^,.;?!]{1,30},)?\s*(?:is\s*,?|,)\s*(?:to\s+|I\s*(?:['’]ll|\s+will|\s+shall)\s+)?"  # a frame:
     # "what I'll do, Chair, is write ...", "what I will do is, I will send ..."
@@ -27,7 +27,7 @@ _UNSURE = re.compile(
     r"|want|hope)\b|\?",
     re.I,
 )
-_OTHER_PROMISE = re.compile(
+OTHER_PROMISE = re.compile(
     rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|promised\s+to|has\s+agreed\s+to|agreed\s+to"
     r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+"
 )
@@ -55,9 +55,9 @@ _PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+tha
 
 def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
     subject: Mention | None = me
-    cues = list(_PROMISE_CUE.finditer(c.text, c.w0, c.w1)) if me is not None else []
+    cues = list(PROMISE_CUE.finditer(c.text, c.w0, c.w1)) if me is not None else []
     if not cues:
-        other = _OTHER_PROMISE.search(c.text, c.w0, c.w1)
+        other = OTHER_PROMISE.search(c.text, c.w0, c.w1)
         if other is None:
             return
         cues, subject = [other], ctx.person(other.group("who"))

@@ -27,7 +27,7 @@ from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.implied import employment_of_ties
-from backchannel.extraction.meaning.promises import _OTHER_PROMISE, _PROMISE_CUE, promise
+from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, promise
 from backchannel.extraction.meaning.slots import fill
 from backchannel.extraction.meaning.titles import find_title
 from backchannel.extraction.mentions import sentence as mentions
@@ -213,8 +213,8 @@ def candidates(
             people = [s for s in slots if s.kind == "person"]
             orgs = [s for s in slots if s.kind == "organisation"]
             first = u.speaker is not None and mentions.FIRST_PERSON.search(sent) is not None
-            promise = (first and _PROMISE_CUE.search(sent) is not None) or (
-                bool(people) and _OTHER_PROMISE.search(sent) is not None
+            promise = (first and PROMISE_CUE.search(sent) is not None) or (
+                bool(people) and OTHER_PROMISE.search(sent) is not None
             )
             titled = any(w.lower().strip(",.") in TITLE_HEADS for w in sent.split())
             sent_refs = tuple(r for r in refs.get(u.idx, ()) if s0 <= r.start < s1)

@@ -17,8 +17,6 @@ import pytest
 from backchannel.config.sections import CalendarSettings
 from backchannel.triggers.calendar import CalendarEvent, CalendarTrigger, load_calendar
 
-UTC = UTC
-
 WEEKLY_PARIS = """BEGIN:VCALENDAR
 VERSION:2.0
 PRODID:-//backchannel tests//EN

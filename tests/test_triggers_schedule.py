@@ -13,8 +13,6 @@ from backchannel.config.sections import ScheduleSettings
 from backchannel.core.wake import Wake
 from backchannel.triggers.schedule import ScheduleTrigger, fire_times_between, sweep_key
 
-UTC = UTC
-
 
 class FakeClock:
     """Wall and monotonic clocks the test moves by hand; `sleep` waits until

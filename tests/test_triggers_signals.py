@@ -15,8 +15,6 @@ import pytest
 from backchannel.config.sections import SignalSettings
 from backchannel.triggers.signals import FeedError, Signal, SignalTrigger, load_feed, match_orgs, scan_drop_dir
 
-UTC = UTC
-
 RSS = """<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0">
 <channel>

@@ -12,7 +12,6 @@ the correction from the next read on. Runs in one transaction.
 from __future__ import annotations
 
 import json
-from datetime import date
 from typing import Any
 
 from backchannel.memory import entities
@@ -110,9 +109,10 @@ def retract(store: Store, assertion_id: int, *, owner_name: str, reason: str, vi
         raise RectifyError("a retraction needs a reason")
     with store.transaction():
         old = _current(store, assertion_id)
+        now = utcnow()  # one clock for both: date.today() was the local date, beside a UTC supersession
         store.con.execute(
             "UPDATE assertions SET superseded_at = ?, valid_to = coalesce(valid_to, ?) WHERE id = ?",
-            [utcnow(), date.today() if old["valid_to"] is None else old["valid_to"], assertion_id],
+            [now, now.date() if old["valid_to"] is None else old["valid_to"], assertion_id],
         )
         _record(store, assertion_id, "retract", None, reason, owner_name, via, _before(old))
         store.append_event("assertion.retracted", {"assertion_id": assertion_id, "via": via})

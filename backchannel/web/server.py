@@ -109,7 +109,8 @@ class Served:
         self.task = asyncio.get_running_loop().create_task(self.server.serve(sockets=sockets), name=name)
 
     async def started(self) -> None:
-        while not self.server.started and not self.task.done():
+        # uvicorn says it has started only by a flag, so there is no event to wait on.
+        while not self.server.started and not self.task.done():  # noqa: ASYNC110
             await asyncio.sleep(0.01)
         if self.task.done():
             self.task.result()  # its error, if it failed to start

@@ -169,7 +169,8 @@ def _from_epoch(value: float, allow_ms: bool = True) -> datetime | None:
     if allow_ms and value > 1e11:  # milliseconds since the epoch, as JS exports write them
         value /= 1000.0
     try:
-        return _plausible(datetime.fromtimestamp(value))
+        # An exported epoch dates the meeting on the user's own wall clock, as the file's other dates do.
+        return _plausible(datetime.fromtimestamp(value))  # noqa: DTZ006
     except (OverflowError, OSError, ValueError):
         return None
 

@@ -296,7 +296,7 @@ def test_the_mcp_edge_refuses_an_operation_and_an_answer_too_large(home, ingeste
     from backchannel.web.bridge import OpFailed, ThreadedOperations
     from backchannel.web.mcp_server import build_server
 
-    paths, _ = _home(home, ingested, '[edges.mcp]\nmay_reach = ["search", "export_entity"]\nmax_excerpts = 5\n')
+    paths, _ = _home(home, ingested, '[edges.mcp]\nmay_reach = ["search", "export_entity"]\nmax_excerpts = 7\n')
     s = load_settings(paths)
 
     class Ctx:
@@ -328,14 +328,14 @@ def test_the_mcp_edge_refuses_an_operation_and_an_answer_too_large(home, ingeste
         found, listed, about = asyncio.run(steps())
         assert not isinstance(found, Exception)
         assert "proposals is not in [edges.mcp] may_reach" in str(listed)
-        assert "evidence quotes would cross; [edges.mcp] max_excerpts = 5" in str(about)
+        assert "evidence quotes would cross; [edges.mcp] max_excerpts = 7" in str(about)
         rows = store.query("SELECT target, outcome, reason, excerpts, bytes FROM edges WHERE edge = 'mcp' ORDER BY id")
         assert [(r["target"], r["outcome"]) for r in rows] == [
             ("search", "ok"),
             ("proposals", "stopped"),
             ("export_entity", "stopped"),
         ]
-        assert rows[0]["bytes"] > 0 and rows[2]["excerpts"] > 5
+        assert rows[0]["bytes"] > 0 and rows[2]["excerpts"] > 7
 
 
 # -- config --------------------------------------------------------------------------

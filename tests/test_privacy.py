@@ -58,11 +58,11 @@ def test_export_holds_everything_about_a_person(demo_home):
 
 
 def test_forget_erases_every_byte_and_the_store_keeps_working(demo_home, tmp_path):
-    # Marc's 5 assertions: as subject or speaker, including "She is still at Globex" (Sophie, named
+    # Marc's 7 assertions: as subject or speaker (two are the jobs his shared stint at Globex implies), including "She is still at Globex" (Sophie, named
     # two turns before: offline_people.pronoun_facts).
     assert b"Marc Dupont" in raw_db(demo_home)
     dry = json.loads(bc("forget", "Marc Dupont", "--dry-run", "--json").stdout)
-    assert dry["dry_run"] and dry["counts"]["assertions"] == 5 and b"Marc Dupont" in raw_db(demo_home)
+    assert dry["dry_run"] and dry["counts"]["assertions"] == 7 and b"Marc Dupont" in raw_db(demo_home)
 
     report = json.loads(bc("forget", "Marc Dupont", "--yes", "--json").stdout)
     assert report["counts"]["proposals"] == 1
@@ -124,7 +124,7 @@ def test_forget_dry_run_goes_through_a_running_daemon(demo_home):
             assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-3000:]
             time.sleep(0.05)
         dry = json.loads(bc("forget", "Marc Dupont", "--dry-run", "--json").stdout)
-        assert dry["dry_run"] and dry["entity"]["name"] == "Marc Dupont" and dry["counts"]["assertions"] == 5
+        assert dry["dry_run"] and dry["entity"]["name"] == "Marc Dupont" and dry["counts"]["assertions"] == 7
         assert "Marc Dupont (person" in bc("forget", "marc@example.org", "--dry-run").stdout
         r = bc("forget", "Alex Moreau", "--dry-run", check=False)
         assert r.returncode == 1 and "that is you" in r.stderr

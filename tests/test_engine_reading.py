@@ -5,35 +5,23 @@ a circle hidden in a function is still a circle to the reader)."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.modules import ROOT, is_module, module_name
+
 ENGINE = ROOT / "backchannel" / "engine"
-
-
-def _name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _is_module(name: str) -> bool:
-    base = ROOT.joinpath(*name.split("."))
-    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 def engine_imports() -> dict[str, set[str]]:
     """Each engine module -> the engine modules it imports."""
     graph: dict[str, set[str]] = {}
     for path in sorted(ENGINE.rglob("*.py")):
-        me = _name(path)
+        me = module_name(path)
         deps: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 for alias in node.names:
                     full = f"{node.module}.{alias.name}"
-                    deps.add(full if _is_module(full) else node.module)
+                    deps.add(full if is_module(full) else node.module)
             elif isinstance(node, ast.Import):
                 deps.update(a.name for a in node.names)
         graph[me] = {d for d in deps if d.startswith("backchannel.engine.") and d != me}

@@ -10,21 +10,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.modules import ROOT, is_module, module_name
+
 PACKAGE = ROOT / "backchannel"
 SKIP = {PACKAGE / "demo" / "corpus"}  # data, not code
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _is_module(name: str) -> bool:
-    base = ROOT.joinpath(*name.split("."))
-    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 def _private(name: str) -> bool:
@@ -43,7 +32,7 @@ def _source_of(module: str, node: ast.ImportFrom, is_package: bool) -> str:
 def uses_of_private_names(path: Path, source_text: str | None = None) -> list[str]:
     """Where the module at `path` (its text, or `source_text` read as that module) uses
     another module's private name, as 'file:line: what'."""
-    module = _module_name(path)
+    module = module_name(path)
     text = path.read_text(encoding="utf-8") if source_text is None else source_text
     tree = ast.parse(text, str(path))
     where = path.relative_to(ROOT)
@@ -61,7 +50,7 @@ def uses_of_private_names(path: Path, source_text: str | None = None) -> list[st
                 continue
             for alias in node.names:
                 full = f"{source}.{alias.name}"
-                if _is_module(full):
+                if is_module(full):
                     modules[alias.asname or alias.name] = full
                     inside = module == source or module.startswith(source + ".")
                     if _private(alias.name) and not inside:
@@ -78,7 +67,7 @@ def uses_of_private_names(path: Path, source_text: str | None = None) -> list[st
             value = value.value
         if isinstance(value, ast.Name) and value.id in modules:
             target = ".".join([modules[value.id], *reversed(chain)])
-            if _is_module(target) and target != module:
+            if is_module(target) and target != module:
                 found.append(f"{where}:{node.lineno}: {target}.{node.attr}")
     return found
 

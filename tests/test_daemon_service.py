@@ -673,7 +673,7 @@ def test_budget_spent_leaves_the_file_in_the_inbox_until_the_budget_returns(home
 
 
 def test_wake_through_the_daemon_says_what_the_sweep_did(home, daemons):
-    """Issue 11: `wake sweep` with a daemon waits for the queued run and prints its outcome."""
+    """`wake sweep` with a daemon waits for the queued run and prints its outcome."""
     _config(home)
     d = daemons(home).ready()
     out = cli(home, "wake", "sweep", "--wait", "45").stdout

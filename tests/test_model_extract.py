@@ -403,7 +403,7 @@ def test_cli_ingest_with_a_configured_scripted_model_stays_offline_and_resumes_a
 
 
 def test_model_commitments_get_their_recipient_from_the_meeting(store):
-    """Issue 10: a promise the model finds in a 1:1 is made to the other person."""
+    """A promise the model finds in a 1:1 is made to the other person."""
     register_scripted([{"content": ANSWER}], name="mx_recipient")
     result = extract_with_model(transcript(), gateway=gateway(store, "mx_recipient"), run_id="R9", owner_names=["Me"])
     (promise,) = [a for a in result.assertions if a.predicate == "committed_to"]

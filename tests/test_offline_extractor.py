@@ -602,7 +602,7 @@ def test_qmsum_every_quote_is_its_span_and_chatter_stays_quiet(corpora):
             assert len(a.quote) <= 400, (name, a.quote)
         if name.startswith(("Bed", "Bro", "Bmr")):  # research group chatter: nothing to learn
             assert not [a for a in out if a.predicate in ("works_at", "left", "worked_with", "knows")], name
-    # precision over recall: a few dozen facts in 170k words. Issue 11 (more recall on real meetings) found
+    # precision over recall: a few dozen facts in 170k words. The rules for real meetings (more recall) found
     # more true ones; test_offline_real_speech checks them against the labelled segments (precision >= 0.95)
     assert 20 <= total <= 120
 

@@ -1,4 +1,4 @@
-"""Issue 11, recall toward 3x the baseline on the development set: promises recognised by their
+"""Offline recall toward 3x the baseline on the development set: promises recognised by their
 frame (offline_pledges.py), titles before a surname, "their CFO, X", French titles without an
 organisation, word received from someone, family ties, greetings sent through someone.
 Every sentence here is new (none is from bench/devset); each rule has sentences it must not

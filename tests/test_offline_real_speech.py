@@ -1,4 +1,4 @@
-"""Issue 11, more recall on real meetings (bench/devset: the exhaustively labelled QMSum
+"""More recall on real meetings (bench/devset: the exhaustively labelled QMSum
 segments): how committees, ministers and research groups say facts the rules missed.
 Every sentence here is new (none is from the development set). Real parser types and
 the real offline extractor; no model."""

@@ -1,4 +1,4 @@
-"""Issue 11, more facts at the same precision: titles in speaker labels, organisation
+"""More facts from the offline extractor at the same precision: titles in speaker labels, organisation
 acronyms, "X from Y", titles given by a possessive, introductions around a table, seat
 labels that stay in their meeting, markup stripped from every format, and the
 development-set bench. Real DuckDB store, real parser, real CLI; no model."""

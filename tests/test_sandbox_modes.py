@@ -1,4 +1,4 @@
-"""Issue 12's attack classes, run in the three modes a daemon can be in:
+"""The sandbox's attack classes, run in the three modes a daemon can be in:
 
 - root:     the child gets PID/mount/net/IPC/UTS namespaces, a tmpfs, a chroot
             and uid nobody;

@@ -1,4 +1,4 @@
-"""Issue 12: a teardown that cannot fail, and strict JSON on the wire.
+"""The sandbox: a teardown that cannot fail, and strict JSON on the wire.
 
 remove_tree must delete whatever a program may leave where it has no tmpfs of
 its own: trees deeper than PATH_MAX, directories without permissions, names that

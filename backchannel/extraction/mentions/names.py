@@ -119,7 +119,7 @@ co-ordinator administrator specialist associate intern assistant representative 
 mayor prosecutor inspector superintendent dean provost chancellor registrar nurse physician surgeon clerk trustee
 economist strategist planner buyer recruiter ceo cto cio cfo coo cmo ciso cdo cpo cro md gm svp evp
 """.split()
-) | {"journalist", "reporter", "auditor", "correspondent", "pharmacist", "paralegal"}  # issue 11
+) | {"journalist", "reporter", "auditor", "correspondent", "pharmacist", "paralegal"}  # job words real meetings use
 # Adjectives that make "X is a great engineer" an opinion, not a title.
 _EVALUATIVE = set(
     "good great nice best better bad terrible brilliant amazing real true fantastic excellent "

@@ -49,7 +49,7 @@ _DELIVER_VERBS = (
     r"|introduce|make\s+(?:the|an|that|this)\s+intro(?:duction)?|put\s+\w+\s+in\s+touch|connect|arrange"
     r"|schedule|set\s+up|book|draft|write\s+up|prepare|confirm"
     r"|deliver|provide|submit|organi[sz]e"
-    # issue 11: what real meetings promise (ministers, committees, research groups)
+    # what real meetings promise (ministers, committees, research groups)
     r"|publish|issue|release|order|bring\s+forward|make\s+sure|ensure"
 )
 # Verbs of keeping in touch: a promise only with a due date or a real topic.

@@ -1,4 +1,4 @@
-"""Offline rule for titles said right next to a person's name (issue 11: real meetings).
+"""Offline rule for titles said right next to a person's name, as real meetings say them.
 
 has_title: "as my colleague Chair Dai Lloyd would say", "Mayor Sadiq Khan opened it"
 (a title word before a full name); "a speech researcher named Pierre Divenyi",

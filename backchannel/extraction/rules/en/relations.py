@@ -179,7 +179,7 @@ _KNOWN = re.compile(
 )
 _X_KNOWS = re.compile(rf"(?P<s>{NAME})\s+(?:really\s+|also\s+)?knows\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
 _MET = re.compile(rf"\bI\s+(?:first\s+|once\s+)?met\s+(?P<x>{NAME}){_NAME_END}{_AND_X2}")
-# A conversation the speaker had with someone (issue 11: real meetings say "I met with the
+# A conversation the speaker had with someone (real meetings say "I met with the
 # Minister", "I've spoken with Matt Jukes about this" far more than "I know X").
 _SPOKE_WITH = re.compile(
     rf"\bI\s?(?:['’]ve\s+|\s+have\s+|\s+had\s+|\s+also\s+|\s+just\s+|\s+recently\s+)*(?:seen\s+and\s+)?"

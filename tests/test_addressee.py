@@ -87,3 +87,29 @@ Alex Moreau: Congratulations. We worked together at Globex for three years, I st
         ("Alex Moreau", "Sofia Rossi", "Globex", date(2023, 3, 1))
     ]
     assert store.scalar("SELECT count(*) FROM entities WHERE name IN ('we', 'Congratulations')") == 0
+
+
+def recipients(lines):
+    t = Transcript([Utterance(i, sp, x) for i, (sp, x) in enumerate(lines)], "text", meeting_date=MEETING)
+    return [
+        (a.subject.name, a.recipient.name if a.recipient else None)
+        for a in extract(t, owner_names=["Alex Moreau", "Alex"])
+        if a.predicate == "committed_to"
+    ]
+
+
+THREE = [("Priya Raman", "The figures don't add up, please recheck."), ("Tom Weller", "Agreed.")]
+
+
+def test_a_reply_word_heading_the_sentence_is_not_the_addressee():
+    # 'Noted' opens the sentence like a vocative would; the meeting's Priya, closing it, is who is meant
+    assert recipients(
+        [*THREE, ("Alex Moreau", "Noted, Priya. I'll get the corrected figures over to you by Monday.")]
+    ) == [("Alex Moreau", "Priya Raman")]
+
+
+def test_a_name_closing_the_sentence_before_is_taken_only_when_it_is_one_of_the_meeting():
+    # 'their CFO, Dana' is an apposition, not an address: with three people in the room, no one is guessed
+    assert recipients(
+        [*THREE, ("Alex Moreau", "I had lunch with their CFO, Dana. I'll send you the notes from it tomorrow.")]
+    ) == [("Alex Moreau", None)]

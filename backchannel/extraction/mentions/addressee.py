@@ -125,7 +125,7 @@ def _addressee(
     speaker = u.speaker
     if not speaker:
         return None
-    named = _vocative(u.text, a.span_start, a.span_end, speaker)
+    named = _vocative(u.text, a.span_start, a.span_end, speaker, people)
     if named:
         return _as_mention(named, people, speaker)
     others = [p for p in people if not same_person(p, speaker)]
@@ -146,7 +146,7 @@ def _we_partner(transcript: Transcript, by_idx: dict, people: list[str], a: Extr
     u = by_idx[a.utterance_idx]
     if not u.speaker:
         return None
-    named = _vocative(u.text, a.span_start, a.span_end, u.speaker)
+    named = _vocative(u.text, a.span_start, a.span_end, u.speaker, people)
     if named:
         return _as_mention(named, people, u.speaker)
     # A third person named in the turns just before is who "we" takes in ("- I had lunch with
@@ -175,23 +175,31 @@ def _turns_before(transcript: Transcript, idx: int, n: int = 2) -> list[str]:
     return [u.text or "" for u in transcript.utterances[max(0, pos - n) : pos]]
 
 
-def _vocative(text: str, start: int, end: int, speaker: str) -> str | None:
-    """A name the speaker addresses around the promise: at the head of a sentence up
-    to it ("Fatima, I'll ..."), or closing its own sentence ("..., Fatima.")."""
+def _vocative(text: str, start: int, end: int, speaker: str, people: Sequence[str] = ()) -> str | None:
+    """A name the speaker addresses around the promise: at the head of a sentence up to it
+    ("Fatima, I'll ..."), or closing its own sentence or the one before ("Understood,
+    Ramesh. I will send you ..."). A capitalised word at the head of a sentence is as often
+    a reply ("Understood, ...", "Noted, ...") as a name, so a candidate that is one of the
+    meeting's people wins over any other; among the rest, the one nearest the promise."""
     stop = _SENTENCE_END.search(text, end)
     sent_end = stop.start() if stop else len(text)
-    found = None
-    for m in _VOCATIVE_OPEN.finditer(text, max(0, start - 200), end):  # the promise's sentence and the one before
-        found = m.group("v")
-    close = _VOCATIVE_CLOSE.search(text, start, sent_end + 1)
-    if close:
-        found = close.group("v")
-    if not found:
-        return None
-    name = person_name(found)
-    if name is None or name.split()[0].lower() in FR_STOP or looks_like_org(name) or same_person(name, speaker):
-        return None
-    return name
+    window = max(0, start - 200)  # the promise's sentence and the one before
+    opens = [(m.start("v"), m.group("v"), False) for m in _VOCATIVE_OPEN.finditer(text, window, end)]
+    closes = [(m.start("v"), m.group("v"), True) for m in _VOCATIVE_CLOSE.finditer(text, window, sent_end + 1)]
+    names: list[tuple[int, str]] = []
+    known: list[tuple[int, str]] = []
+    for pos, raw, closing in opens + closes:
+        name = person_name(raw)
+        if name is None or name.split()[0].lower() in FR_STOP or looks_like_org(name) or same_person(name, speaker):
+            continue
+        if any(same_person(name, p) for p in people if not same_person(p, speaker)):
+            known.append((pos, name))
+        elif not closing or pos >= start:
+            # a name closing the sentence before may be an apposition ("I met their CEO, Marc."):
+            # from there only one of the meeting's people is taken
+            names.append((pos, name))
+    chosen = max(known or names, default=None)
+    return chosen[1] if chosen else None
 
 
 def _as_mention(name: str, people: list[str], speaker: str) -> Mention:

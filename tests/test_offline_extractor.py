@@ -603,8 +603,10 @@ def test_qmsum_every_quote_is_its_span_and_chatter_stays_quiet(corpora):
         if name.startswith(("Bed", "Bro", "Bmr")):  # research group chatter: nothing to learn
             assert not [a for a in out if a.predicate in ("works_at", "left", "worked_with", "knows")], name
     # precision over recall: a few dozen facts in 170k words. The rules for real meetings (more recall) found
-    # more true ones; test_offline_real_speech checks them against the labelled segments (precision >= 0.95)
-    assert 20 <= total <= 120
+    # more true ones; test_offline_real_speech checks them against the labelled segments (precision >= 0.95).
+    # The bound follows the recall work: the chair thanked by the members of four committees, offers said
+    # with "I can" (each new one checked against bench/devset's labels: 124 facts, all labelled true)
+    assert 20 <= total <= 130
 
 
 def test_ami_speakers_name_themselves(corpora):

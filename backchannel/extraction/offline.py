@@ -34,6 +34,7 @@ from datetime import date
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning import stage as meaning_stage
 from backchannel.extraction.mentions.acronyms import organisation_aliases
+from backchannel.extraction.mentions.addressed_chair import addressed_chair
 from backchannel.extraction.mentions.addressee import resolve_recipients
 from backchannel.extraction.mentions.labels import label_facts
 from backchannel.extraction.mentions.names import same_person
@@ -294,6 +295,9 @@ def extract(
     # A fact read from a speaker label quotes the label, not the speech: no sentence frames it.
     spoken = [a for a in out if not a.quote_in_label]
     from_labels = [a for a in out if a.quote_in_label]
+    # "Thank you, Chair." opening the members' turns: the one who gave them the floor chairs (no
+    # sentence of the chair's frames it, so claim_context has nothing to weigh)
+    from_labels += addressed_chair(transcript)
     if meaning:  # the trained head: new wordings of each relation, and the stance of every claim (meaning/stage.py)
         kept, found = meaning_stage.read(transcript, known_people=known, rule_claims=spoken)
         spoken = kept + found

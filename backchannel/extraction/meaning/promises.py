@@ -19,7 +19,7 @@ PROMISE_CUE = re.compile(
     r"(?:\s*,[^,.;?!]{1,30},)?\s*(?:is\s*,?|,)\s*(?:to\s+|I\s*(?:['’]ll|\s+will|\s+shall)\s+)?"  # a frame:
     # "what I'll do, Chair, is write ...", "what I will do is, I will send ..."
     r"|\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
-    r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to)\s+|\b[Ll]et\s+me\s+"
+    r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to|\s+can(?:\s+certainly|\s+definitely)?)\s+|\b[Ll]et\s+me\s+"
 )
 # Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
 _UNSURE = re.compile(

@@ -21,6 +21,7 @@ from backchannel.extraction.mentions.evidence import (
     lowercase_words,
     piece_of_longer_name,
 )
+from backchannel.extraction.mentions.labels import is_seat_name
 from backchannel.extraction.mentions.names import (
     NAME_RX,
     ORG_RX,
@@ -31,6 +32,7 @@ from backchannel.extraction.mentions.names import (
     person_name,
     same_person,
 )
+from backchannel.extraction.mentions.places import is_place, no_employer
 from backchannel.extraction.mentions.stage import gender_of
 from backchannel.memory.text import norm_name
 
@@ -144,6 +146,8 @@ def _evidenced(
         return False  # "the Council"; "Vale College" of "Cardiff and Vale College"
     if _PORTFOLIO_OF.search(text, max(0, start - 24), start):
         return False  # "the Deputy Minister for Health and Social Services": a portfolio
+    if no_employer(org, text, start, end, organisations):
+        return False  # "I know perhaps Swansea and Neath Port Talbot": places (places.py), not employers
     key = norm_name(org)
     if cut:  # "Former Unilever CFO Dana Whitt": the frame before governs the title, not the organisation
         return frame or key in organisations or looks_like_org(org) and not is_acronym(org)
@@ -189,6 +193,7 @@ def first_names(texts: list[str], organisations: set[str] | None = None) -> dict
                 and norm_name(name) not in (organisations or ())
                 and not (common_phrase(name, lowercase) and gender_of(name) is None)
                 and not piece_of_longer_name(text, m.end() - len(name), m.end())
+                and not is_place(name)
             ):
                 for word in {norm_name(name.split()[0]), norm_name(name.split()[-1])}:
                     had = out.get(word, name)
@@ -232,8 +237,8 @@ def find(
         raw = _amp_tail(text, raw, start + len(raw))
         pos = max(pos, start + len(raw))
         key = norm_name(raw)
-        if raw.lower() in TITLE_HEADS:
-            continue
+        if raw.lower() in TITLE_HEADS or key in known_people and is_seat_name(raw):
+            continue  # "Project Manager and User Interface agreed": seats of this meeting, no party to a tie
         frame = (
             not cut
             and _frame(text, start, start + len(raw))
@@ -278,6 +283,12 @@ def find(
         one_word = " " not in name
         if one_word and norm_name(name) not in known_people and (names is None or norm_name(name) not in names):
             continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
+        if (
+            is_place(name)
+            and norm_name(name) not in known_people
+            and not (one_word and norm_name(name) in (names or {}))
+        ):
+            continue  # "Neath Port Talbot", "Swansea": places (places.py); "Sydney" after "Sydney Carter" is her
         # "So Sophie Martin": person_name drops the opener; the slot covers the name only
         off = raw.find(name.split()[0])
         full = (names or {}).get(norm_name(name)) if one_word and norm_name(name) not in known_people else None

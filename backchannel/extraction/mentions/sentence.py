@@ -77,15 +77,6 @@ _PORTFOLIO_BEFORE = re.compile(
     re.I,
 )
 _PORTFOLIO_OF = re.compile(r"\b(?:minister|secretary)\s+(?:of|for)\s+(?:the\s+)?$", re.I)
-# Before a name, the speaker naming themself ("Well my name is Jens Damman, but ...", "I'm Sarah, the
-# Project Manager"): the speaker, no other party. And a role said as a name ("in my role as Project
-# Supervisor", "acting as Scrum Master"): a seat, no person.
-_SELF_NAMED = re.compile(r"\b(?:my\s+name\s+is|my\s+name['’]s|I\s+am|I['’]m|call\s+me)\s+$", re.I)
-_ROLE_AS = re.compile(
-    r"\b(?:role|capacity|position|post|job|acting|serv(?:e|es|ed|ing)|work(?:s|ed|ing)?|appointed|elected)\s+as"
-    r"\s+(?:(?:the|our|my|their|a|an|interim|acting)\s+)*$",
-    re.I,
-)
 FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b|\b(?:[Ww]e|[Uu]s|[Oo]ur|[Mm]yself)\b")
 SINGULAR_FIRST = re.compile(r"\b(?:I|I['’](?:m|ve|ll|d)|me|my|myself|mine)\b")
 
@@ -280,12 +271,6 @@ def find(
         name = person_name(raw)
         if name is None or _PORTFOLIO_BEFORE.search(text, max(0, start - 40), start):
             continue  # "the Minister of Crown-Indigenous Relations": a portfolio, not a person
-        said_at = start + max(0, raw.find(name.split()[0]))
-        if not re.match(r"['’]s\b", text[said_at + len(name) : said_at + len(name) + 2]) and (
-            _SELF_NAMED.search(text, max(0, said_at - 16), said_at)
-            or _ROLE_AS.search(text, max(0, said_at - 48), said_at)
-        ):
-            continue  # "my name is Jens Damman": the speaker; "in my role as Project Supervisor": a seat
         if speaker and norm_name(name) == norm_name(speaker):
             continue
         at = start + max(0, raw.find(name.split()[0]))
@@ -350,7 +335,7 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
     for sl in spans:
         if sl.start < pos:
             continue
-        out.append(_without_places(text[pos : sl.start]))
+        out.append(text[pos : sl.start])
         said = text[sl.start : sl.end].lower()
         if sl.kind == "organisation":
             out.append("{O}'s" if said in ("their", "its") else "{O}")
@@ -368,21 +353,8 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
             if verb:  # "she's left": "{P} has left"; "he's head of": "{P} is head of"
                 out.append(" has " if verb.group(1) else " is ")
                 pos = verb.end()
-    out.append(_without_places(text[pos:s1]))
+    out.append(text[pos:s1])
     return "".join(out)
-
-
-# A place said beside the relation ("at Ambev for six years, in, um, São Paulo, alongside X"): where it
-# happened says nothing of the tie or the job, and the bank writes few places, so the head reads the
-# sentence without it (places.py; a place is no slot).
-_PLACE_PHRASE = re.compile(
-    r",?\s*\b(?:in|at|from|near|around|outside)[,\s]+(?:(?:uh|um|er|erm)\b[,\s]+)*"
-    r"(?P<place>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3})(?![\w'’-])"
-)
-
-
-def _without_places(piece: str) -> str:
-    return _PLACE_PHRASE.sub(lambda m: "" if is_place(m.group("place")) else m.group(0), piece)
 
 
 _CONTRACTION = re.compile(r"['’]s[\s,]+(?:(?=(been|got|left|joined|moved|gone|done|had|taken|worked|quit|started)\b))?")

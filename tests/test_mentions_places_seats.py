@@ -116,3 +116,12 @@ def test_there_of_theres_points_at_no_organisation():
 
 def test_there_as_a_place_still_points_back():
     assert _there_refs("Joel Brandt has worked there for a decade, hasn't he.") == ["Tarrant Analytics"]
+
+
+def test_a_place_set_off_by_commas_is_left_out_of_what_the_head_reads():
+    said = "I spent four years at Orrin Labs, in, um, Gothenburg, next to Hedda Lund."
+    slots = [mentions.Slot(22, 32, "Orrin Labs", "organisation"), mentions.Slot(62, 72, "Hedda Lund", "person")]
+    assert said[22:32] == "Orrin Labs" and said[62:72] == "Hedda Lund"
+    assert mentions.masked(said, 0, len(said), slots) == "I spent four years at {O}, next to {P}."
+    inside = "Hedda Lund and I shared a flat in Gothenburg, and then both joined Orrin Labs."
+    assert "in Gothenburg" in mentions.masked(inside, 0, len(inside), [])

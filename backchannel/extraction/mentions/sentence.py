@@ -335,7 +335,7 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
     for sl in spans:
         if sl.start < pos:
             continue
-        out.append(text[pos : sl.start])
+        out.append(_without_asides(text[pos : sl.start]))
         said = text[sl.start : sl.end].lower()
         if sl.kind == "organisation":
             out.append("{O}'s" if said in ("their", "its") else "{O}")
@@ -353,8 +353,21 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
             if verb:  # "she's left": "{P} has left"; "he's head of": "{P} is head of"
                 out.append(" has " if verb.group(1) else " is ")
                 pos = verb.end()
-    out.append(text[pos:s1])
+    out.append(_without_asides(text[pos:s1]))
     return "".join(out)
+
+
+# A place set off by commas, an aside ("at Ambev for six years, in, um, São Paulo, alongside X"): where it
+# happened says nothing of the tie or the job, and the bank writes few places, so the head reads the
+# sentence without it. A place inside the clause stays ("we were at school together in Bath, and ...").
+_PLACE_ASIDE = re.compile(
+    r",\s*(?:in|at|from|near|around|outside)[,\s]+(?:(?:uh|um|er|erm)\b[,\s]+)*"
+    r"(?P<place>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3})(?=\s*[,;.!?])"
+)
+
+
+def _without_asides(piece: str) -> str:
+    return _PLACE_ASIDE.sub(lambda m: "" if is_place(m.group("place")) else m.group(0), piece)
 
 
 _CONTRACTION = re.compile(r"['’]s[\s,]+(?:(?=(been|got|left|joined|moved|gone|done|had|taken|worked|quit|started)\b))?")

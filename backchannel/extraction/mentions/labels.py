@@ -128,6 +128,12 @@ def label_person(label: str | None) -> str | None:
     return name
 
 
+def is_seat_name(name: str) -> bool:
+    """A seat's label said as a name ("User Interface", "Project Manager", "Speaker 2"): the label holds no
+    person's name (label_person), so the words are the seat, and a seat is no party to a tie or a job."""
+    return is_seat_label(name) and label_person(name) is None
+
+
 def _note_role(note: str) -> tuple[str | None, str | None]:
     """(title, organisation) in a label's note: 'Minister of Health' -> ('Minister of Health', None);
     'Vice-President, Health Branch, Public Health Agency of Canada' -> ('Vice-President', 'Public Health

@@ -14,8 +14,12 @@ from backchannel.memory.text import norm_name
 # named before, as "their" is).
 _PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Tt]hey|[Tt]heir|[Tt]hem|[Ii]ts|[Tt]here|[Ww]e|[Uu]s)\b")
 _AS_THEY = {"its": "their", "there": "their"}
+# "There" that points at no place: the existential "there is", "there's", "there'll be" (written with
+# or without the apostrophe's space), "there seems", "there used to be", and "over there", "out there".
 _THERE_PLACE = re.compile(
-    r"\b(?:there\s+(?:is|are|was|were|['’]s|will|would|might|must|may|has|have|had|seems?)"
+    r"\b(?:there(?:\s+(?:is|are|was|were|will|would|might|must|may|can|could|should|has|have|had"
+    r"|seems?|appears?|used\s+to|being|been|isn['’]t|aren['’]t|wasn['’]t|weren['’]t)\b"
+    r"|\s*['’]\s*(?:s|re|ll|d|ve)\b)"
     r"|over\s+there\b(?!\s+since)|out\s+there|there\s+you\s+go)",
     re.I,
 )

@@ -21,6 +21,7 @@ from backchannel.extraction.mentions.evidence import (
     lowercase_words,
     piece_of_longer_name,
 )
+from backchannel.extraction.mentions.labels import is_seat_name
 from backchannel.extraction.mentions.names import (
     NAME_RX,
     ORG_RX,
@@ -31,6 +32,7 @@ from backchannel.extraction.mentions.names import (
     person_name,
     same_person,
 )
+from backchannel.extraction.mentions.places import is_place, no_employer
 from backchannel.extraction.mentions.stage import gender_of
 from backchannel.memory.text import norm_name
 
@@ -144,6 +146,8 @@ def _evidenced(
         return False  # "the Council"; "Vale College" of "Cardiff and Vale College"
     if _PORTFOLIO_OF.search(text, max(0, start - 24), start):
         return False  # "the Deputy Minister for Health and Social Services": a portfolio
+    if no_employer(org, text, start, end, organisations):
+        return False  # "I know perhaps Swansea and Neath Port Talbot": places (places.py), not employers
     key = norm_name(org)
     if cut:  # "Former Unilever CFO Dana Whitt": the frame before governs the title, not the organisation
         return frame or key in organisations or looks_like_org(org) and not is_acronym(org)
@@ -189,6 +193,7 @@ def first_names(texts: list[str], organisations: set[str] | None = None) -> dict
                 and norm_name(name) not in (organisations or ())
                 and not (common_phrase(name, lowercase) and gender_of(name) is None)
                 and not piece_of_longer_name(text, m.end() - len(name), m.end())
+                and not is_place(name)
             ):
                 for word in {norm_name(name.split()[0]), norm_name(name.split()[-1])}:
                     had = out.get(word, name)
@@ -232,8 +237,8 @@ def find(
         raw = _amp_tail(text, raw, start + len(raw))
         pos = max(pos, start + len(raw))
         key = norm_name(raw)
-        if raw.lower() in TITLE_HEADS:
-            continue
+        if raw.lower() in TITLE_HEADS or key in known_people and is_seat_name(raw):
+            continue  # "Project Manager and User Interface agreed": seats of this meeting, no party to a tie
         frame = (
             not cut
             and _frame(text, start, start + len(raw))
@@ -278,6 +283,12 @@ def find(
         one_word = " " not in name
         if one_word and norm_name(name) not in known_people and (names is None or norm_name(name) not in names):
             continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
+        if (
+            is_place(name)
+            and norm_name(name) not in known_people
+            and not (one_word and norm_name(name) in (names or {}))
+        ):
+            continue  # "Neath Port Talbot", "Swansea": places (places.py); "Sydney" after "Sydney Carter" is her
         # "So Sophie Martin": person_name drops the opener; the slot covers the name only
         off = raw.find(name.split()[0])
         full = (names or {}).get(norm_name(name)) if one_word and norm_name(name) not in known_people else None
@@ -324,7 +335,7 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
     for sl in spans:
         if sl.start < pos:
             continue
-        out.append(text[pos : sl.start])
+        out.append(_without_asides(text[pos : sl.start]))
         said = text[sl.start : sl.end].lower()
         if sl.kind == "organisation":
             out.append("{O}'s" if said in ("their", "its") else "{O}")
@@ -342,8 +353,21 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
             if verb:  # "she's left": "{P} has left"; "he's head of": "{P} is head of"
                 out.append(" has " if verb.group(1) else " is ")
                 pos = verb.end()
-    out.append(text[pos:s1])
+    out.append(_without_asides(text[pos:s1]))
     return "".join(out)
+
+
+# A place set off by commas, an aside ("at Ambev for six years, in, um, São Paulo, alongside X"): where it
+# happened says nothing of the tie or the job, and the bank writes few places, so the head reads the
+# sentence without it. A place inside the clause stays ("we were at school together in Bath, and ...").
+_PLACE_ASIDE = re.compile(
+    r",\s*(?:in|at|from|near|around|outside)[,\s]+(?:(?:uh|um|er|erm)\b[,\s]+)*"
+    r"(?P<place>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3})(?=\s*[,;.!?])"
+)
+
+
+def _without_asides(piece: str) -> str:
+    return _PLACE_ASIDE.sub(lambda m: "" if is_place(m.group("place")) else m.group(0), piece)
 
 
 _CONTRACTION = re.compile(r"['’]s[\s,]+(?:(?=(been|got|left|joined|moved|gone|done|had|taken|worked|quit|started)\b))?")

@@ -69,6 +69,9 @@ _lock = threading.RLock()  # guards the model, the worker and the mode (daemon w
 _mode: str | None = None
 _worker: _Worker | None = None
 _loads = {"in_process": 0, "worker": 0}
+# text -> row, kept across calls only after remember(True): a bench that runs the same extraction many
+# times (bench/rule_ablation.py) embeds each sentence once; the daemon never turns it on (it would grow).
+_remembered: dict[str, np.ndarray] | None = None
 
 
 class EmbeddingError(RuntimeError):
@@ -161,11 +164,24 @@ def use_worker_unless_overridden() -> None:
     set_mode(env if env in MODES else "worker")
 
 
+def remember(on: bool) -> None:
+    """Keep every row computed from now on, and answer a text seen before from it (`on`), or stop and forget."""
+    global _remembered
+    with _lock:
+        _remembered = {} if on else None
+
+
 def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
     """(len(texts), 384) float32, each row of unit length."""
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
     items = [str(t) for t in texts]
+    memo = _remembered
+    if memo is not None:
+        todo = list(dict.fromkeys(t for t in items if t not in memo))
+        if todo:
+            memo.update(zip(todo, _embed_distinct(todo, batch_size)))
+        return np.stack([memo[t] for t in items])
     # Each distinct text once: a row depends only on its own text, and a meeting repeats its
     # sentences ("I'll send it over by Friday", the same sentence with its names masked).
     distinct = list(dict.fromkeys(items))

@@ -26,8 +26,9 @@ only to the single other person named around it.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import date
 
@@ -189,6 +190,9 @@ _RULES = (
 _ROLE_RULES = (rule_copula, rule_employ, rule_moves)
 # One compiled alternation per rule: a C-speed substring test instead of a Python loop.
 _RULES_RX = tuple((re.compile("|".join(map(re.escape, triggers))), rule) for triggers, rule in _RULES)
+# Rules switched off by name (a rule function's name, or "our_people", "pronoun_facts", "qualify_claims"),
+# comma-separated: bench/rule_ablation.py measures what each rule still adds beside the meaning stage.
+RULES_OFF_ENV = "BACKCHANNEL_RULES_OFF"
 _SELF_RX = re.compile("|".join(map(re.escape, _SELF_TRIGGERS)))
 # A chair introducing a panel: commas may separate title from organisation.
 _WITNESS_RX = re.compile(
@@ -216,6 +220,7 @@ def extract(
     an organisation. `meaning=False` runs the rules alone (benches compare the two)."""
     anchor = _anchor(transcript)
     known = _known_people(transcript, owner_names)
+    off = rules_off()
     out: list[ExtractedAssertion] = []
     speakers = tuple(transcript.speakers())
     recent: list[str] = []  # the last two turns' text, for a pronoun that points back across turns
@@ -284,13 +289,15 @@ def extract(
                     speakers=speakers,
                 )
                 found_before = len(out)
-                _english_rules(ctx)
+                _english_rules(ctx, off)
                 if glossed is not text:
                     _unglossed(out, found_before, text, glossed)
     out.extend(label_facts(transcript))  # titles written in speaker labels (offline_labels.py)
-    out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
-    # "- Did you hear Lena left? - Where did she go? - She's at Spotify now": a pronoun across turns
-    out.extend(pronoun_facts(transcript, [r for r in _RULES_RX if r[1] in _ROLE_RULES], known))
+    if "our_people" not in off:
+        out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
+    if "pronoun_facts" not in off:
+        # "- Did you hear Lena left? - Where did she go? - She's at Spotify now": a pronoun across turns
+        out.extend(pronoun_facts(transcript, [r for r in _RULES_RX if r[1] in _ROLE_RULES and _on(r[1], off)], known))
     # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py), then recipients.
     # A fact read from a speaker label quotes the label, not the speech: no sentence frames it.
     spoken = [a for a in out if not a.quote_in_label]
@@ -301,15 +308,26 @@ def extract(
     if meaning:  # the trained head: new wordings of each relation, and the stance of every claim (meaning/stage.py)
         kept, found = meaning_stage.read(transcript, known_people=known, rule_claims=spoken)
         spoken = kept + found
-    return resolve_recipients(transcript, _dedupe(qualify_claims(transcript, spoken, known) + from_labels), owner_names)
+    if "qualify_claims" not in off:
+        spoken = qualify_claims(transcript, spoken, known)
+    return resolve_recipients(transcript, _dedupe(spoken + from_labels), owner_names)
 
 
-def _english_rules(ctx: Ctx) -> None:
+def rules_off() -> frozenset[str]:
+    """The rule names RULES_OFF_ENV lists (none by default)."""
+    return frozenset(n for n in (x.strip() for x in os.environ.get(RULES_OFF_ENV, "").split(",")) if n)
+
+
+def _on(rule: Callable[..., None], off: frozenset[str]) -> bool:
+    return rule.__name__ not in off
+
+
+def _english_rules(ctx: Ctx, off: frozenset[str] = frozenset()) -> None:
     low = ctx.sent.lower()
-    if "," in low:
+    if "," in low and "rule_appositive" not in off:
         rule_appositive(ctx, lenient=_WITNESS_RX.search(low) is not None)
     for rx, rule in _RULES_RX:
-        if rx.search(low):
+        if rx.search(low) and _on(rule, off):
             rule(ctx)
 
 

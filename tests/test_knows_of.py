@@ -118,6 +118,13 @@ def test_the_brief_and_the_mcp_answer_say_knows_of(memory):
     statements = [f["statement"] for f in about["current_facts"]]
     assert "Tunde Okafor knows of Rafaela Costa" in statements
     assert not any(s == "Tunde Okafor knows Rafaela Costa" for s in statements)
+    # `trace` under a proposal: the evidence as the words held it
+    from backchannel.ops.trust_view import evidence_trust
+
+    heard = _rows(env.store, ids["Tunde Okafor"], ids["Rafaela Costa"])[0]["id"]
+    ended = _rows(env.store, ids["Owen Hartley"], ids["Hugo Lyle"])[-1]["id"]
+    facts = [e["fact"] for e in evidence_trust(env.store, [heard, ended])]
+    assert facts == ["Tunde Okafor knows_of Rafaela Costa", "Owen Hartley worked_with (ended) Hugo Lyle"]
 
 
 def test_the_judge_counts_no_knowing_of_as_a_tie_even_once_corrected(memory):

@@ -132,12 +132,13 @@ def test_each_stance_ends_as_the_offline_path_would(store):
     register_scripted([{"content": ANSWER}], name="st1")
     result = extract_with_model(_transcript(), gateway=_gateway(store, "st1"), run_id="R1", owner_names=["Me"])
     got = {a.utterance_idx: a for a in result.assertions}
-    # negated, hypothetical, joke, exercise, knowing of: no fact; the retracted one: the claim pass.
-    assert sorted(got) == [0, 3, 4, 7, 8]
-    assert result.stance_dropped == 5 and result.claim_dropped == 1
+    # negated, hypothetical, joke, exercise: no fact; the retracted one: the claim pass; knowing *of*
+    # someone is kept as what it is (a knows of that stance, which no reader of ties takes for one).
+    assert sorted(got) == [0, 3, 4, 7, 8, 9]
+    assert result.stance_dropped == 4 and result.claim_dropped == 1
     whys = [r["why"] for r in result.rejected]
     assert sorted(w for w in whys if w.startswith("stance")) == sorted(
-        f"stance {s}" for s in ("negated", "hypothetical", "joke", "exercise", "knows_of")
+        f"stance {s}" for s in ("negated", "hypothetical", "joke", "exercise")
     )
     assert got[0].subject.is_speaker and got[0].trust_reasons == () and got[0].stance == "asserted"
     assert "hedged" in got[3].trust_reasons  # rumour
@@ -146,6 +147,7 @@ def test_each_stance_ends_as_the_offline_path_would(store):
     assert got[7].predicate == "left" and got[7].qualifier is None  # an ended job is a departure
     assert got[7].valid_to is not None and got[7].valid_to.year == 2025
     assert got[8].predicate == "knows" and got[8].stance == "ended"  # an ended tie, for the judge
+    assert got[9].predicate == "knows" and got[9].stance == "knows_of" and got[9].object.name == "Priya Raman"
 
 
 def test_the_model_path_writes_the_same_trust_as_offline(store, home):
@@ -156,18 +158,19 @@ def test_the_model_path_writes_the_same_trust_as_offline(store, home):
     register_scripted([{"content": ANSWER}], name="st2")
     gw = _gateway(store, "st2")
     out = ingest_file(store, gw.settings, path, gateway=gw, run_id="R2")
-    assert out.status == "ingested" and out.assertions == 5
+    assert out.status == "ingested" and out.assertions == 6
     rows = {
         r["utterance_idx"]: r
         for r in store.query(
-            "SELECT utterance_idx, predicate, modality, trust, confidence, trust_reasons FROM assertions"
+            "SELECT utterance_idx, predicate, modality, trust, confidence, trust_reasons, stance FROM assertions"
         )
     }
     assert "hedged" in rows[3]["trust_reasons"] and rows[3]["trust"] < rows[3]["confidence"]
     assert "second_hand" in rows[4]["trust_reasons"] and rows[4]["modality"] == "reported"
     assert rows[7]["predicate"] == "left"
+    assert rows[9]["predicate"] == "knows" and rows[9]["stance"] == "knows_of"
     [event] = store.events(kind="model_extraction")
-    assert event["data"]["stance_dropped"] == 5 and event["data"]["claim_dropped"] == 1
+    assert event["data"]["stance_dropped"] == 4 and event["data"]["claim_dropped"] == 1
 
 
 def test_french_and_japanese_first_person_from_the_model(store):

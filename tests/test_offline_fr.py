@@ -484,9 +484,13 @@ def test_a_title_la_bas_is_at_the_organisation_asked_about():
 
 
 def test_knowing_the_name_only_is_no_tie_and_mais_ends_the_clause():
-    # knowing *of* someone is no tie (stance_effects.py), said either way
-    assert not _said("Romane Faure ? Je la connais de nom, mais je ne l'ai jamais rencontrée.")
-    assert not _said("Romane Faure ? Je connais son nom, c'est tout.")
+    # knowing *of* someone is no tie, said either way: stored as what it is, a knows of stance knows_of
+    # (core/ties.py: no reader of ties takes it for one)
+    for said in (
+        "Romane Faure ? Je la connais de nom, mais je ne l'ai jamais rencontrée.",
+        "Romane Faure ? Je connais son nom, c'est tout.",
+    ):
+        assert [(a.predicate, a.object.name, a.stance) for a in _said(said)] == [("knows", "Romane Faure", "knows_of")]
     a = one(_said("Romane Faure ? Je la connais bien, mais je ne l'ai pas vue depuis longtemps."), "knows")
     assert a.object.name == "Romane Faure" and "depuis" not in a.quote
 

@@ -356,10 +356,12 @@ def test_hearsay_names_the_subject_and_marks_a_rumour():
 
 
 def test_knowing_a_name_only_is_no_tie():
-    # knowing *of* someone is no tie (stance_effects.py): the same verb without お名前だけ is one
-    assert not [a for a in _one_turn("村上さんのことはお名前だけ存じ上げております。") if a.predicate == "knows"]
+    # knowing *of* someone is no tie (core/ties.py): stored with stance knows_of; the same verb without
+    # お名前だけ is one
+    heard = [a for a in _one_turn("村上さんのことはお名前だけ存じ上げております。") if a.predicate == "knows"]
+    assert [(a.object.name, a.stance) for a in heard] == [("村上", "knows_of")]
     knows = [a for a in _one_turn("村上さんのことはよく存じ上げております。") if a.predicate == "knows"]
-    assert len(knows) == 1 and knows[0].object.name == "村上"
+    assert len(knows) == 1 and knows[0].object.name == "村上" and knows[0].stance == "asserted"
 
 
 def test_a_rumour_is_hedged():

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from backchannel.cli.common import echo_json, load_context, plural
+from backchannel.core.ties import HEARD_OF, link_kind
 from backchannel.core.vocabulary import ENTITY_KINDS
 
 
@@ -44,8 +45,11 @@ def _fact(a: dict[str, Any]) -> str:
         span = f" {start or 'unknown'}→{end or 'now'}"
     to = f" (to {a['recipient']})" if a.get("recipient") else ""
     stance = a.get("stance") or "asserted"
+    pred = a["predicate"]
+    if link_kind(pred, stance) == HEARD_OF:
+        pred, stance = HEARD_OF, "asserted"  # "Tunde knows_of Rafaela": the name, not the person
     how = f" ({stance.replace('_', ' ')})" if stance != "asserted" else ""  # "(rumour)", "(ended)"
-    return f"{a['subject']} {a['predicate']}{qual} {obj}{to}{span}{how}"
+    return f"{a['subject']} {pred}{qual} {obj}{to}{span}{how}"
 
 
 def trust_words(a: dict[str, Any]) -> str:

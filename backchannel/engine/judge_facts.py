@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from backchannel.core.ties import live_tie_sql
 from backchannel.graph import kept
 from backchannel.memory.store import Store
 
@@ -179,11 +180,11 @@ class WakeFacts:
             if owner is not None:
                 links = dict(
                     self.store.con.execute(
-                        """SELECT CASE WHEN subject_id = $o THEN object_id ELSE subject_id END, count(*)
-                       FROM assertions WHERE superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')
-                         AND ((subject_id = $o AND object_id = ANY($p::BIGINT[]))
-                              OR (object_id = $o AND subject_id = ANY($p::BIGINT[])))
-                         AND (source_id IS NULL OR $sc::VARCHAR[] IS NULL OR source_id IN (SELECT id FROM sources WHERE list_contains($sc::VARCHAR[], coalesce(scope, 'default'))))
+                        f"""SELECT CASE WHEN a.subject_id = $o THEN a.object_id ELSE a.subject_id END, count(*)
+                       FROM assertions a WHERE {live_tie_sql("a")}
+                         AND ((a.subject_id = $o AND a.object_id = ANY($p::BIGINT[]))
+                              OR (a.object_id = $o AND a.subject_id = ANY($p::BIGINT[])))
+                         AND (a.source_id IS NULL OR $sc::VARCHAR[] IS NULL OR a.source_id IN (SELECT id FROM sources WHERE list_contains($sc::VARCHAR[], coalesce(scope, 'default'))))
                        GROUP BY 1""",
                         {"o": owner, "p": people, "sc": self.scopes},
                     ).fetchall()

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from backchannel.core.ties import TIE_PREDICATES, live_tie_sql
 from backchannel.engine.judge_facts import RECENT_TALK_D, WakeFacts, promise_key, promise_of
 from backchannel.graph import kept
 from backchannel.memory.store import Store
@@ -45,7 +46,7 @@ BRIEF_HOURS = 24  # a brief comes the day before the meeting (the default lead_h
 RECONNECT_QUIET_DAYS = 7  # a meeting with them within this many days: no reconnect
 SILENCE_FULL_DAYS = 180  # silent this long: silence = 1
 DUE_AHEAD_FULL_D, DUE_AHEAD_ZERO_D, OVERDUE_MAX_D = 7, 21, 14
-SOCIAL = ("knows", "worked_with", "introduced")
+SOCIAL = TIE_PREDICATES
 ORG_KIND = 2  # graph/index.py's code for an organisation entity
 
 
@@ -141,9 +142,9 @@ def brief(facts: WakeFacts, entity_ids: list[int], evidence: list[dict[str, Any]
     owner_id = facts.owner()
     shared = (
         facts.store.scalar(
-            f"""SELECT count(*) FROM assertions WHERE superseded_at IS NULL AND predicate IN {SOCIAL}
-            AND coalesce(trust, confidence) >= ? AND ((list_contains(?, subject_id) AND object_id = ?)
-                 OR (subject_id = ? AND list_contains(?, object_id)))""",
+            f"""SELECT count(*) FROM assertions a WHERE {live_tie_sql("a")}
+            AND coalesce(a.trust, a.confidence) >= ? AND ((list_contains(?, a.subject_id) AND a.object_id = ?)
+                 OR (a.subject_id = ? AND list_contains(?, a.object_id)))""",
             [TRUSTED, [int(i) for i in entity_ids], owner_id, owner_id, [int(i) for i in entity_ids]],
         )
         if owner_id
@@ -263,7 +264,7 @@ def strongest_links(store: Store, evidence_ids: list[int]) -> list[int]:
                         FROM assertions WHERE id = ANY(?::BIGINT[]) AND predicate IN {SOCIAL} AND object_id IS NOT NULL)
             SELECT ev.id, arg_max(a.id, coalesce(a.trust, a.confidence)), max(coalesce(a.trust, a.confidence)),
                    any_value(ev.t)
-            FROM ev JOIN assertions a ON a.predicate IN {SOCIAL} AND a.superseded_at IS NULL
+            FROM ev JOIN assertions a ON {live_tie_sql("a")}
                  AND ((a.subject_id = ev.s AND a.object_id = ev.o) OR (a.subject_id = ev.o AND a.object_id = ev.s))
             GROUP BY ev.id""",
         [ids],

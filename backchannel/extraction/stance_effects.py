@@ -7,7 +7,9 @@ one negated by the offline claim pass end the same way.
 - rumour: kept, trust reason `hedged`;
 - reported: kept as the quoted person's claim, modality `reported`, reason `second_hand`;
 - ended: a job that ended becomes `left`; an ended tie is kept with its stance, for the judge;
-- knows_of: knowing *of* someone is no tie: knows / worked_with / introduced are dropped.
+- knows_of: knowing *of* someone is no tie, and is stored as what it is: a knows kept with
+  that stance (every reader of ties leaves it out, core/ties.py); a worked_with or introduced
+  read under it is dropped (nobody works with a name).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ TIES = frozenset({"knows", "worked_with", "introduced"})
 def apply_stance(a: ExtractedAssertion) -> ExtractedAssertion | None:
     """The assertion as its stance leaves it, or None when the words do not hold it."""
     stance = a.stance if a.stance in STANCES else "asserted"
-    if stance in NOT_HELD or (stance == "knows_of" and a.predicate in TIES):
+    if stance in NOT_HELD or (stance == "knows_of" and a.predicate in TIES and a.predicate != "knows"):
         return None
     if stance == "rumour" and "hedged" not in a.trust_reasons:
         return replace(a, trust_reasons=(*a.trust_reasons, "hedged"))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from backchannel.core.ties import TIE_PREDICATES
 from backchannel.core.timeutil import as_naive_utc, db_now
 from backchannel.core.vocabulary import API_METHODS, MODALITIES
 from backchannel.graph import paths as pathsearch
@@ -24,7 +25,7 @@ from backchannel.memory.text import norm_name
 if TYPE_CHECKING:
     from backchannel.memory.store import Store
 
-SOCIAL = ("knows", "worked_with", "introduced")
+SOCIAL = TIE_PREDICATES
 MAX_NAME_MATCHES = 25  # resolve() by name returns at most this many, best first
 KIND_NAMES = {0: None, 1: "person", 2: "organisation", 3: "role"}
 _HONORIFIC = r"(?:(?:Mr|Madam|Madame|Mrs|Ms|Mister)\.?\s+)?"
@@ -380,7 +381,8 @@ class GraphAPI:
         """Entity-to-entity links touching any of `entity_ids` (fast: served from memory).
         Each: {"id" (assertion), "from" (the entity you asked about), "to" (the other
         entity), "predicate", "dir" ("out": from is the subject, "in": from is the object),
-        "qualifier", "speaker", "said_at", "valid_from", "valid_to", "confidence"}."""
+        "qualifier", "speaker", "said_at", "valid_from", "valid_to", "confidence"}. A predicate
+        "knows_of" is knowing *of* someone (the name, not the person): no tie, never a path."""
         idx = self.index
         pos = idx.incident(idx.node_array(_id_list(entity_ids)))
         self._touched += len(pos)

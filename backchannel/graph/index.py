@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from backchannel.core.ties import HEARD_OF, TIE_PREDICATES
 from backchannel.core.vocabulary import MODALITIES
 
 if TYPE_CHECKING:
@@ -161,7 +162,8 @@ class GraphIndex:
             " a.confidence::FLOAT AS conf,"
             f" {_MODALITY_CODE}::TINYINT AS modality,"
             " a.superseded_at IS NULL AS alive,"
-            " a.source_id IN (SELECT id FROM sources WHERE format = 'news') AS news"
+            " a.source_id IN (SELECT id FROM sources WHERE format = 'news') AS news,"
+            f" coalesce(a.stance = '{HEARD_OF}', false) AS heard_of"
             " FROM assertions a "
             + _CODE.format(a="p", col="predicate")
             + " "
@@ -196,10 +198,23 @@ class GraphIndex:
         self.subj = self._canon(subj)
         self.obj = np.where(obj >= 0, self._canon(obj), -1)
         self.spk = np.where(spk >= 0, self._canon(spk), -1)
+        self._heard_of_is_no_tie(arr("heard_of", bool))
         self._veto_ended_ties(store)
         self._build_csr()
         self.build_s = time.perf_counter() - t0
         return self
+
+    def _heard_of_is_no_tie(self, heard_of: np.ndarray) -> None:
+        """A tie row said as knowing *of* someone ("I know the name, never met her") gets its own
+        predicate, HEARD_OF: it stays a fact about the speaker, and no mask of tie predicates (the
+        paths, the network, the introductions) selects it."""
+        ties = [self.preds.index(p) for p in TIE_PREDICATES if p in self.preds]
+        rows = heard_of & np.isin(self.pred, ties)
+        if not rows.any():
+            return
+        if HEARD_OF not in self.preds:
+            self.preds.append(HEARD_OF)
+        self.pred[rows] = self.preds.index(HEARD_OF)
 
     def _veto_ended_ties(self, store: Store) -> None:
         """A tie said to have ended or soured ("I'd never work with X again", "we fell out") is no
@@ -207,12 +222,12 @@ class GraphIndex:
         stops being alive, whatever older rows said."""
         rows = store.con.execute(
             "SELECT subject_id, object_id FROM assertions WHERE stance = 'ended' AND object_id IS NOT NULL"
-            " AND superseded_at IS NULL AND predicate IN ('knows', 'worked_with', 'introduced')"
+            f" AND superseded_at IS NULL AND predicate IN {TIE_PREDICATES}"
         ).fetchall()
         if not rows:
             return
         pairs = {frozenset((int(self.canon[a]), int(self.canon[b]))) for a, b in rows}
-        social = {self.preds.index(p) for p in ("knows", "worked_with", "introduced") if p in self.preds}
+        social = {self.preds.index(p) for p in TIE_PREDICATES if p in self.preds}
         for i in range(len(self.aid)):
             if int(self.pred[i]) in social and frozenset((int(self.subj[i]), int(self.obj[i]))) in pairs:
                 self.alive[i] = False

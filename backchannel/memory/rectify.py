@@ -28,6 +28,7 @@ _COPIED = (
     "valid_to",
     "modality",
     "recipient_id",
+    "stance",  # a corrected date of an ended tie, or of knowing *of* someone, makes it no plain tie
 )
 
 

@@ -154,7 +154,7 @@ def _expire_assertions(store: Store, cutoff: datetime) -> int:
         WHERE coalesce(a.said_at, a.recorded_at) < ? AND a.extractor <> 'owner'
           AND NOT EXISTS (
               SELECT 1 FROM assertions b
-              WHERE b.subject_id = a.subject_id AND b.predicate = a.predicate
+              WHERE b.subject_id = a.subject_id AND b.predicate = a.predicate AND b.stance IS NOT DISTINCT FROM a.stance
                 AND b.object_id IS NOT DISTINCT FROM a.object_id
                 AND b.object_literal IS NOT DISTINCT FROM a.object_literal
                 AND b.source_id IS DISTINCT FROM a.source_id

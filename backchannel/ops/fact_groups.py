@@ -2,8 +2,8 @@
 
 The rows stay (each is its own evidence, and erasure, trust and supersession work per
 row); only what is shown folds them. Identical means the same subject, predicate,
-object (entity, or literal up to case and spacing), qualifier and recipient, and the
-same state (current or superseded).
+object (entity, or literal up to case and spacing), qualifier, recipient and stance ("knows"
+and "knows of" are two facts), and the same state (current or superseded).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ def fact_key(a: dict[str, Any]) -> tuple[Any, ...]:
         literal,
         str(a.get("qualifier") or "").casefold(),
         a.get("recipient_id"),
+        a.get("stance") or "asserted",
         bool(a.get("superseded_at")),
     )
 

@@ -243,7 +243,7 @@ def _also_in(env: OpEnv, source_id: str) -> dict[str, list[str]]:
     rows = env.store.con.execute(
         """SELECT a.id, list(DISTINCT b.source_id ORDER BY b.source_id)
            FROM assertions a JOIN assertions b
-             ON b.subject_id = a.subject_id AND b.predicate = a.predicate
+             ON b.subject_id = a.subject_id AND b.predicate = a.predicate AND b.stance IS NOT DISTINCT FROM a.stance
             AND b.object_id IS NOT DISTINCT FROM a.object_id
             AND lower(trim(coalesce(b.object_literal, ''))) = lower(trim(coalesce(a.object_literal, '')))
             AND lower(coalesce(b.qualifier, '')) = lower(coalesce(a.qualifier, ''))

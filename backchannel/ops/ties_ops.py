@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
+from backchannel.core.ties import link_kind
 from backchannel.ops import OpEnv, OpError, op
 from backchannel.ops.memory_ops import ASSERTION_COLUMNS, ASSERTION_JOINS
 from backchannel.ops.privacy_ops import find_one
@@ -66,7 +67,8 @@ def _edge(a: dict[str, Any], s: int, o: int) -> dict[str, Any]:
         "assertion_id": a["id"],
         "source": s,
         "target": o,
-        "predicate": a["predicate"],
+        "predicate": link_kind(a["predicate"], a.get("stance")),  # knowing *of* someone: its own kind
+        "stance": a.get("stance") or "asserted",
         "trust": round(float(a["trust"] or 0.0), 3),
         "quote": a["quote"],
         "speaker": a["speaker"],
@@ -207,7 +209,7 @@ class _Ties:
         if a["id"] in self.seen:
             return s, o
         self.seen.add(a["id"])
-        key = (s, o, a["predicate"])
+        key = (s, o, link_kind(a["predicate"], a.get("stance")))
         edge, old = _edge(a, s, o), self.edges.get(key)
         if old is None:
             self.edges[key] = edge

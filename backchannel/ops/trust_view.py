@@ -6,8 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from backchannel.core.ties import TIE_PREDICATES, link_kind
 from backchannel.memory.store import Store
 from backchannel.memory.trust import describe
+
+
+def _words(row: dict[str, Any]) -> str:
+    """The predicate as stored ('works_at'), as trace always showed it; a tie said as knowing *of*
+    someone is 'knows_of', an ended one 'worked_with (ended)'."""
+    kind = link_kind(row["predicate"], row["stance"])
+    return f"{kind} (ended)" if row["stance"] == "ended" and row["predicate"] in TIE_PREDICATES else kind
 
 
 def evidence_trust(store: Store, assertion_ids: Iterable[Any]) -> list[dict[str, Any]]:
@@ -23,7 +31,8 @@ def evidence_trust(store: Store, assertion_ids: Iterable[Any]) -> list[dict[str,
     if not ids:
         return []
     rows = store.query(
-        """SELECT a.id, s.name AS subject, a.predicate, coalesce(o.name, a.object_literal) AS object, a.quote,
+        """SELECT a.id, s.name AS subject, a.predicate, CAST(a.stance AS VARCHAR) AS stance,
+                  coalesce(o.name, a.object_literal) AS object, a.quote,
                   coalesce(a.trust, a.confidence) AS trust, coalesce(a.trust_reasons, []) AS trust_reasons
            FROM assertions a JOIN entities s ON s.id = a.subject_id LEFT JOIN entities o ON o.id = a.object_id
            WHERE list_contains(?, a.id)""",
@@ -33,7 +42,8 @@ def evidence_trust(store: Store, assertion_ids: Iterable[Any]) -> list[dict[str,
     return [
         {
             "assertion_id": i,
-            "fact": f"{by_id[i]['subject']} {by_id[i]['predicate']} {by_id[i]['object'] or ''}".strip(),
+            # "Tunde knows_of Rafaela", "Owen worked_with (ended) Hugo": how the words held it
+            "fact": f"{by_id[i]['subject']} {_words(by_id[i])} {by_id[i]['object'] or ''}".strip(),
             "quote": by_id[i]["quote"],
             "trust": by_id[i]["trust"],
             "trust_reasons": list(by_id[i]["trust_reasons"]),

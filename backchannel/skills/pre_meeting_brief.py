@@ -139,7 +139,7 @@ max_facts = int(context.get("max_facts") or 6)
 # Who the person is (their titles) comes before what they promised: a minister who made a dozen
 # promises in one hearing is still first of all the minister.
 RANK = {"works_at": 0, "worked_with": 1, "has_title": 1, "committed_to": 2, "knows": 3, "introduced": 3,
-        "left": 4, "mentioned_with": 6}
+        "left": 4, "knows_of": 5, "mentioned_with": 6}
 
 result = []
 if ids:
@@ -190,6 +190,8 @@ if ids:
                 lines.append(f'promised to {f["literal"]}{due}')
             elif f["predicate"] in ("knows", "introduced") and other is not None:
                 lines.append(f'knows {other_name}{now_role(other)}')
+            elif f["predicate"] == "knows_of" and other is not None:  # the name, not the person: no tie
+                lines.append(f'knows of {other_name}' if f["subject"] == pid else f'{other_name} knows of them')
             elif f["predicate"] == "has_title":
                 lines.append(f'is {f["literal"]}')
             elif f["predicate"] == "left":
@@ -238,7 +240,7 @@ for oid in org_ids:
             lines.append(f'{other} left')
         elif f["predicate"] == "mentioned_with":
             lines.append(f'{other} mentioned with it' + (f' ({f["qualifier"]})' if f["qualifier"] else ""))
-        elif f["predicate"] in ("knows", "worked_with", "introduced"):
+        elif f["predicate"] in ("knows", "worked_with", "introduced", "knows_of"):
             lines.append(f'{f["subject_name"]} {f["predicate"].replace("_", " ")} {f["object_name"]}')
         elif f["subject"] == oid and (f["literal"] or other):
             lines.append(f'{f["predicate"].replace("_", " ")} {f["literal"] or other}')

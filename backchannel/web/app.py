@@ -24,6 +24,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
+from backchannel.core.ties import link_words
 from backchannel.web.auth import Auth, Session
 from backchannel.web.bridge import OpFailed
 
@@ -89,6 +90,7 @@ def _templates() -> jinja2.Environment:
     env.filters["day"] = lambda v: _short(v, 10)
     env.filters["said_when"] = said_when
     env.filters["validity"] = validity
+    env.filters["link_words"] = lambda a: link_words(a.get("predicate") or "", a.get("stance"))
     return env
 
 

@@ -29,6 +29,7 @@ PREDICATE_WORDS = {
     "left": "left",
     "worked_with": "worked with",
     "knows": "knows",
+    "knows_of": "knows of",  # the name, not the person: no tie
     "introduced": "introduced",
     "mentioned_with": "mentioned with",
     "met": "met",
@@ -51,7 +52,8 @@ def _tie_rows(graph: dict[str, Any]) -> list[dict[str, Any]]:
                 **e,
                 "source_name": names.get(e["source"]),
                 "target_name": names.get(e["target"]),
-                "words": PREDICATE_WORDS.get(e["predicate"], e["predicate"].replace("_", " ")),
+                "words": PREDICATE_WORDS.get(e["predicate"], e["predicate"].replace("_", " "))
+                + (" (ended)" if e.get("stance") == "ended" else ""),
             }
         )
     return rows

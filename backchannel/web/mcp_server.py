@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from backchannel.core.ties import link_words
 from backchannel.web.bridge import OpFailed
 
 INSTRUCTIONS = (
@@ -29,7 +30,7 @@ def _fact(a: dict[str, Any]) -> dict[str, Any]:
     obj = a.get("object") or a.get("object_literal") or ""
     return {
         "assertion_id": a["id"],
-        "statement": " ".join(x for x in (a["subject"], a["predicate"].replace("_", " "), obj) if x),
+        "statement": " ".join(x for x in (a["subject"], link_words(a["predicate"], a.get("stance")), obj) if x),
         "quote": a["quote"],
         "speaker": a.get("speaker"),
         "said_at": a.get("said_at"),
@@ -37,6 +38,7 @@ def _fact(a: dict[str, Any]) -> dict[str, Any]:
         "valid_to": a.get("valid_to"),
         "superseded_at": a.get("superseded_at"),
         "modality": a.get("modality"),
+        "stance": a.get("stance") or "asserted",
         "source_id": a.get("source_id"),
     }
 

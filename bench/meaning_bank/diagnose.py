@@ -20,7 +20,7 @@ the miss is put in one bucket:
 - `head:confidence`: read as the right relation below the stage's threshold;
 - `head:stance`: the right relation, dropped for a stance the label does not have;
 - `stage:policy`: the right relation and the labelled stance, dropped by the stage's policy
-  (it drops knowing *of* someone, which the evaluation set stores);
+  (it drops a worked_with read as knowing *of* someone; a knows it keeps, with that stance);
 - `head:dropped_rule_claim`: the rules alone find it and the head's stance took it away;
 - `stage:filling`: the head read it right and surely; the slots were not filled (subject,
   object, a promise's verb, a title) or a rule's claim covered it.
@@ -129,11 +129,11 @@ def bucket(item: dict, f: dict) -> tuple[str, dict]:
         for r in sure
         if not (
             r.stance_p >= stage.STANCE_MIN
-            and (r.stance in NOT_FACT_STANCES or (r.stance == "knows_of" and r.relation in ("knows", "worked_with")))
+            and (r.stance in NOT_FACT_STANCES or (r.stance == "knows_of" and r.relation == "worked_with"))
         )
     ]
     if not kept:
-        # the head read the labelled stance and the stage's policy dropped it (knowing *of* someone)
+        # the head read the labelled stance and the stage's policy dropped it (a worked_with known *of*)
         right_stance = any(r.stance == f["stance"] for r in sure)
         return ("stage:policy" if right_stance else "head:stance"), {"read": shown}
     return "stage:filling", {"read": shown}

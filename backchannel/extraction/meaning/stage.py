@@ -349,8 +349,8 @@ def read(
             stance = "asserted"
         if stance == "ended" and _ONGOING.search(c.text, c.w0, c.w1):
             stance = "asserted"
-        if stance in NOT_FACTS or (stance == "knows_of" and r.relation in ("knows", "worked_with")):
-            continue
+        if stance in NOT_FACTS or (stance == "knows_of" and r.relation == "worked_with"):
+            continue  # knowing *of* someone is kept as a knows of that stance (no tie: core/ties.py)
         first = _fill(c, r.relation, stance, r, anchor, kept_rules)
         new.extend(first)
         for relation, p in _second_readings(r):
@@ -423,7 +423,7 @@ def _apply_stance(
         if r.stance in ("joke", "exercise") and r.stance_p >= DROP_RULE_CLAIM_MIN and a.predicate != "committed_to":
             continue
         if r.stance == "knows_of" and r.stance_p >= DROP_RULE_CLAIM_MIN and a.predicate == "knows":
-            continue
+            a = _with_stance(a, "knows_of", anchor)
         # reported speech of a rule's claim is claim_context.py's (it knows who is quoted, and that
         # "I told them: ..." stays first-hand)
         # An ended tie takes a rule's claim away from introductions, so it needs the surer reading;

@@ -77,6 +77,29 @@ RETRACT_TAIL = re.compile(
     r"|je\s+(?:plaisante|rigole)|pas\s+vraiment|évidemment\s+pas|bien\s+sûr\s+que\s+non|c['’]est\s+une\s+blague)\W*$",
     re.I,
 )
+# A role-play frame before the claim in its sentence: "for the purposes of this drill I'm the chief exec
+# of X", "in this mock call I'm the VP of IT at Y", "let's pretend I'm their CFO". A bare "role-play"
+# is no frame ("we ran a role-play with Sophie from Acme" says who Sophie is).
+EXERCISE_FRAME = re.compile(
+    r"\b(?:for\s+the\s+purposes?\s+of\s+(?:this|the|our|today['’]s)\s+(?:\w+\s+)?(?:drill|exercise|role[\s-]?play"
+    r"|simulation|scenario|game)|in\s+(?:this|the|our|today['’]s)\s+(?:\w+\s+)?(?:mock|pretend|simulated|role[\s-]?play"
+    r"|tabletop)\b|(?:let['’]s|we['’]ll)\s+(?:say|pretend|imagine|role[\s-]?play)\s+(?:that\s+)?(?:I['’]m|I\s+am|you['’]re"
+    r"|you\s+are)|pour\s+(?:les\s+besoins\s+de\s+)?l['’]exercice|dans\s+ce\s+jeu\s+de\s+rôle)",
+    re.I,
+)
+# An earlier statement quoted to be corrected: "I said I had worked with X" in a turn that corrects
+# it, "A previous version of this story said X had joined Y" under a "Correction:".
+EARLIER_SAID = re.compile(
+    r"^\W*(?:(?:earlier|before|previously|last\s+time|in\s+my\s+(?:earlier|last)\s+answer),?\s+)?I\s+(?:said|stated"
+    r"|told\s+(?:you|the\s+committee|the\s+panel))\b|\b(?:previous|earlier|original)\s+version\s+of\s+this"
+    r"\s+(?:story|article|report|piece)\s+(?:said|stated|reported|misstated|wrongly\s+said)\b",
+    re.I,
+)
+CORRECTING = re.compile(
+    r"\bcorrection\b|\b(?:to|let\s+me|may\s+I|I\s+must|I\s+need\s+to|I\s+should|I['’]d\s+like\s+to)\s+correct\b"
+    r"|\bmisspoke\b|\bI\s+was\s+(?:wrong|mistaken)\b|\bje\s+(?:me\s+suis\s+trompée?|rectifie)\b|\brectificatif\b",
+    re.I,
+)
 # Sarcasm that opens the claim's sentence: the claim is not meant.
 SARCASM_OPEN = re.compile(
     r"^\W*(?:yeah,?\s+right|as\s+if|in\s+my\s+dreams|tu\s+parles|c['’]est\s+ça,?\s+oui|mon\s+œil"
@@ -94,7 +117,7 @@ _AUDIENCE = (
 )
 _AUDIENCE_FR = r"(?:toute\s+la\s+salle|tout\s+le\s+monde|tous|toute\s+l['’]équipe|l['’]équipe|" + NAME + ")"
 _SAY_EN = (
-    rf"said|says|say|told\s+{_AUDIENCE}|tells\s+{_AUDIENCE}|was\s+like|were\s+like|is\s+like|goes|went|wrote"
+    rf"said|says|say|told\s+{_AUDIENCE}|tells\s+{_AUDIENCE}|(?:was|were)\s+telling(?:\s+{_AUDIENCE})?|was\s+like|were\s+like|is\s+like|goes|went|wrote"
     r"|writes|mentioned|mentions|claimed|claims|announced|explained|insisted|bragged|boasted|swore|admitted"
     r"|added|replied|answered|shouted|whispered|texted|emailed"
 )
@@ -119,7 +142,7 @@ POST_FRAME = re.compile(
 # Substrings one of which every say-verb above contains: a C-speed test on the lowercased
 # text before the costlier frame patterns run.
 SAY_HINT = re.compile(
-    r"said|says|say\b|told|tells|was like|were like|is like|goes|went|wrote|writes|mention|claim|announc|explain"
+    r"said|says|say\b|told|tells|telling|was like|were like|is like|goes|went|wrote|writes|mention|claim|announc|explain"
     r"|insist|brag|boast|swore|admit|added|replied|answer|shout|whisper|texted|emailed|dit|racont|lancé|affirm"
     r"|écrit|annonc|déclar|répondu|avou|assur|juré|genre"
 )

@@ -11,6 +11,10 @@ around it, and decides what the claim is worth:
   obviously not", "not really", "scratch that", ... right after the claim, in the same turn
   or the speaker's next one, cancels the sentence before it; "yeah right, I know X" is
   sarcasm. "Oh sure, I know X" alone only marks the claim `hedged`.
+- **a role-play frame** drops it: "in this mock call I'm the VP of IT at Y" (EXERCISE_FRAME,
+  before the claim in its sentence).
+- **an earlier statement being corrected** drops it: "I said I had worked with X" in a turn that
+  corrects it ("May I correct my earlier answer?"), "A previous version of this story said ...".
 - **hedges** mark it `hedged`: "I think", "maybe", "if I remember correctly", "apparently".
 - **reported speech** re-attributes it: in "X said / told us / was like: I worked with Y",
   first person inside the quote is X, not the speaker; the claim becomes X's, `reported`,
@@ -33,6 +37,9 @@ from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.claim_words import (
     ANY_DIRECT,
     CLAUSE_CUT,
+    CORRECTING,
+    EARLIER_SAID,
+    EXERCISE_FRAME,
     FIRST_PERSON_NEXT,
     FRAME,
     HEDGE,
@@ -81,16 +88,21 @@ def qualify_claims(
         core = _core_end(u.text, a)
         if (u.idx, s0) in cancelled or SARCASM_OPEN.match(sent) or RETRACT_TAIL.search(u.text[min(core, s1) : s1]):
             continue
+        if EXERCISE_FRAME.search(u.text, s0, max(s0, min(core, s1))):
+            continue  # a role-play: nobody holds the title they play
+        if EARLIER_SAID.search(sent) and CORRECTING.search(u.text):
+            continue  # the earlier words the turn corrects
         # Offsets below are within the sentence; hedges blanked so they read as neither
         # negation ("I'm not sure") nor condition ("if I remember correctly").
         masked = HEDGE.sub(lambda m: " " * len(m.group(0)), sent)
         rel = max(0, min(core - s0, len(sent)))
         clause = _clause_start(masked, rel)
         # An ended tie ("I'd never work with X again", meaning/stage.py) is said with a negation:
-        # the negation ends the tie, it does not deny that there was one.
+        # the negation ends the tie, it does not deny that there was one; so is knowing *of* someone
+        # ("I know the name, but we've never met"): the negation is what makes it no tie.
         if (
             a.predicate != "committed_to"
-            and a.stance != "ended"
+            and a.stance not in ("ended", "knows_of")
             and (NEGATION.search(masked, clause, rel) or HYPOTHETICAL.search(masked, clause, rel))
         ):
             continue
@@ -294,9 +306,12 @@ def _speaker_of_frame(ctx: Ctx, raw: str, pos: int, transcript: Transcript, orde
 def _reported(a: ExtractedAssertion, frame: _Frame) -> ExtractedAssertion | None:
     """The claim as the quoted person's, marked second-hand; None when nobody can own it."""
     reasons = tuple(dict.fromkeys([*a.trust_reasons, "second_hand"]))
+    # one stance per fact: words someone else said are reported speech, whatever the head read in them
+    # (a rumour or an ended tie keeps its own)
+    stance = "reported" if a.stance == "asserted" else a.stance
     first_person = a.subject.is_speaker or (a.object is not None and a.object.is_speaker)
     if not frame.direct or not first_person:
-        return replace(a, trust_reasons=reasons)
+        return replace(a, trust_reasons=reasons, stance=stance)
     if frame.who is None:
         return None
     who = replace(frame.who)
@@ -308,4 +323,6 @@ def _reported(a: ExtractedAssertion, frame: _Frame) -> ExtractedAssertion | None
     recipient = a.recipient
     if recipient is not None and recipient.is_speaker:
         recipient = None
-    return replace(a, subject=subject, object=obj, modality=modality, trust_reasons=reasons, recipient=recipient)
+    return replace(
+        a, subject=subject, object=obj, modality=modality, trust_reasons=reasons, recipient=recipient, stance=stance
+    )

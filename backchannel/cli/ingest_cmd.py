@@ -10,7 +10,7 @@ import click
 from backchannel.cli.common import UserError, echo_json, load_context, plural
 
 _BATCH = 8  # files per `ingest` call: a model may take minutes over each transcript
-_MAIL_BATCH = 50  # email message files in a row, offline: written several to a transaction (mail_batch.py)
+_MAIL_BATCH = 50  # email message files in a row, offline: written several to a transaction (mail/batch.py)
 
 
 def chunks(files: list[str], offline: bool) -> list[list[str]]:

@@ -234,7 +234,7 @@ def _sync_folder(
     uids = sorted(u for u in client.search(["UID", f"{last_uid + 1}:*"]) if u > last_uid)[:budget]
     counts = {"ingested": 0, "skipped": 0, "failed": 0}
     step = max(1, int(m.batch))
-    # Offline, a fetched batch's messages are written in one transaction (mail_batch.py);
+    # Offline, a fetched batch's messages are written in one transaction (mail/batch.py);
     # with a model, one message at a time.
     group_size = step if batchable(settings, gateway) else 1
     for i in range(0, len(uids), step):

@@ -13,7 +13,7 @@ and the words that date it. Code then
 - then runs the passes the offline extractor's output goes through (`shared_passes`):
   the model's stance (asserted, negated, hypothetical, rumour, reported, joke,
   exercise, ended, knows_of: stance_effects.py), the claim pass over the words
-  around the quote (claim_context.py) and the recipients of promises; the writer
+  around the quote (rules/claims.py) and the recipients of promises; the writer
   then resolves names and sets trust exactly as for the offline path.
 
 Failure contract with the writer: `extract_with_model` either returns every
@@ -352,7 +352,7 @@ def extract_with_model(
 def shared_passes(transcript: Transcript, out: ModelExtraction, owner_names: Sequence[str]) -> list[ExtractedAssertion]:
     """The passes the offline extractor's output goes through, on the model's: its stance
     (stance_effects.py), then the claim pass over the words around each quote (negation,
-    hypotheticals, retraction, hedges, quoted speech: claim_context.py), then whom each
+    hypotheticals, retraction, hedges, quoted speech: rules/claims.py), then whom each
     promise was made to (addressee.py). What a pass drops is counted and listed."""
     from backchannel.extraction.rules.claims import qualify_claims
     from backchannel.extraction.stance_effects import apply_stance

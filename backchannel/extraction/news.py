@@ -9,7 +9,7 @@ Officer at Mirai Bank", "Acme hires Jane Doe as CFO", "Jane Doe joins Acme as he
 of sales", "Jane Doe leaves Acme"). `headline_facts` reads that grammar, one clause
 pattern per construction (who is appointed, who hires whom, who joins, who leaves),
 with the same validated names, organisations and title lexicon as the offline rules
-(offline_names.py): it never guesses a name the lexicons reject.
+(mentions/names.py): it never guesses a name the lexicons reject.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ _LEAVES = re.compile(
 )
 # The same constructions in French: "Marie Dupont nommée directrice financière d'Acme",
 # "Acme recrute Paul Girard comme DSI", "Sophie Martin rejoint Globex en tant que DG",
-# "Paul Girard quitte Globex"; titles from the French lexicon (offline_fr.py).
+# "Paul Girard quitte Globex"; titles from the French lexicon (rules/fr/relations.py).
 _FR_TITLE = rf"(?:(?:le|la|l['’]|un|une|son|sa|leur|nouveau|nouvelle)\s*)*{FR_TITLE}"
 _FR_APPOINTED = re.compile(
     rf"{_PERSON},?\s+(?:(?:a\s+été|est|vient\s+d['’]être)\s+)?(?:nommée?|promue?|désignée?|élue?|choisie?)\s+"

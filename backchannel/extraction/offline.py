@@ -10,13 +10,13 @@ contain one of its trigger words (a substring test on the lowercased
 sentence), so a meeting of 8k words costs a few tens of milliseconds. First
 person ("I", "me", "we" where it means the speaker) resolves to the
 utterance's speaker label; an utterance without one yields no first-person
-facts. Relative dates resolve against `transcript.meeting_date` (dates.py).
-The rules themselves live in offline_roles.py (titles, employment, witness
-lists, self-introductions) and offline_rules.py (worked_with, knows,
+facts. Relative dates resolve against `transcript.meeting_date` (dates/en.py).
+The rules themselves live in rules/en/roles.py (titles, employment, witness
+lists, self-introductions) and rules/en/relations.py (worked_with, knows,
 introductions, commitments); names, organisations and titles in
-offline_names.py; sentences, spans and emission in offline_core.py. A sentence that
-looks French goes to the French rules instead (offline_fr.py, dates_fr.py); one with
-kana or kanji to the Japanese ones (offline_ja.py, dates_ja.py).
+mentions/names.py; sentences, spans and emission in rules/core.py. A sentence that
+looks French goes to the French rules instead (rules/fr/relations.py, dates/fr.py); one with
+kana or kanji to the Japanese ones (rules/ja/relations.py, dates/ja.py).
 
 Precision over recall: a rule fires only on a full pattern with validated names
 (no pronoun, day, month or title taken for a person), "she"/"he" resolve only
@@ -143,7 +143,7 @@ _RULES = (
         ),
         rule_commitment,
     ),
-    # offline_pledges.py: a promise by its frame ("we'll be setting a minimum standard"), after rule_commitment
+    # rules/en/pledges.py: a promise by its frame ("we'll be setting a minimum standard"), after rule_commitment
     (
         (
             "'ll",
@@ -163,7 +163,7 @@ _RULES = (
     ),
     (("promised", "agreed", "offered", "said ", "told "), rule_reported_commitment),
     (_SELF_TRIGGERS, rule_self_intro),
-    # offline_people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
+    # rules/en/people.py: "X from Y", "joined from Y", "our CTO, X", "X, our head of data"
     ((" from ",), rule_from_org),
     (
         (
@@ -184,7 +184,7 @@ _RULES = (
     ),
     (("our ", "my ", "their ", "your ", ", the ", "'s ", "’s "), rule_possessive_title),
     (("i chair", "i lead", "i run", "i head", "i manage", "i also", "i currently", "i now", "i still"), rule_i_lead),
-    # offline_named_titles.py: "Chair Dai Lloyd", "a researcher named X", "X, who chairs the Y group"
+    # rules/en/named_titles.py: "Chair Dai Lloyd", "a researcher named X", "X, who chairs the Y group"
     (_NAMED_TITLE_TRIGGERS, rule_named_title),
 )
 # Rules that may follow "she"/"he" back to a person named in the previous turns (offline_people.pronoun_facts).
@@ -232,7 +232,7 @@ def extract(
             continue
         utterance_french = None
         for s0, s1 in sentences(text):
-            if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (offline_ja.py)
+            if is_japanese(text[s0:s1]):  # kana or kanji: the Japanese rules only (rules/ja/relations.py)
                 run_japanese_rules(
                     dict(
                         utt_idx=u.idx,
@@ -293,13 +293,13 @@ def extract(
                 _english_rules(ctx, off)
                 if glossed is not text:
                     _unglossed(out, found_before, text, glossed)
-    out.extend(label_facts(transcript))  # titles written in speaker labels (offline_labels.py)
+    out.extend(label_facts(transcript))  # titles written in speaker labels (mentions/labels.py)
     if "our_people" not in off:
         out.extend(our_people(transcript, out))  # "our CEO, X" said by someone whose employer we know
     if "pronoun_facts" not in off:
         # "- Did you hear Lena left? - Where did she go? - She's at Spotify now": a pronoun across turns
         out.extend(pronoun_facts(transcript, [r for r in _RULES_RX if r[1] in _ROLE_RULES and _on(r[1], off)], known))
-    # Negation, hypotheticals, retraction, hedges and quoted speech (claim_context.py), then recipients.
+    # Negation, hypotheticals, retraction, hedges and quoted speech (rules/claims.py), then recipients.
     # A fact read from a speaker label quotes the label, not the speech: no sentence frames it.
     spoken = [a for a in out if not a.quote_in_label]
     from_labels = [a for a in out if a.quote_in_label]

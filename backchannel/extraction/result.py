@@ -39,7 +39,7 @@ class ExtractedAssertion:
     # committed_to: whom the promise was made to; None when not said or not known.
     recipient: Mention | None = None
     # The quote is a slice of the utterance's speaker label, not of its text: what a label
-    # such as "Hon. Patty Hajdu (Minister of Health)" says (offline_labels.py).
+    # such as "Hon. Patty Hajdu (Minister of Health)" says (mentions/labels.py).
     quote_in_label: bool = False
     # How the words hold the claim (core.vocabulary.STANCES): asserted, rumour, reported, ended
     # reach the writer; negated, hypothetical, joke and exercise claims are dropped before it.

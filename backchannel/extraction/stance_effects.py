@@ -3,7 +3,7 @@ classifies stances (the model path today): one table, so a fact negated by a mod
 one negated by the offline claim pass end the same way.
 
 - negated, hypothetical, joke, exercise: the words do not hold the fact; it is dropped
-  (the offline claim pass drops the same claims, claim_context.py);
+  (the offline claim pass drops the same claims, rules/claims.py);
 - rumour: kept, trust reason `hedged`;
 - reported: kept as the quoted person's claim, modality `reported`, reason `second_hand`;
 - ended: a job that ended becomes `left`; an ended tie is kept with its stance, for the judge;

@@ -117,7 +117,7 @@ def write_source(
             if looks_like_person_name(p) and p not in resolver.speaker_ids:
                 resolver.mention(p, "person")
         # "the CPS" and "the Crown Prosecution Service" in one meeting: one organisation, before any
-        # assertion names either (offline_acronyms.py finds the pairs; None: find them here).
+        # assertion names either (mentions/acronyms.py finds the pairs; None: find them here).
         for long_form, acronym in (organisation_aliases(transcript) if org_aliases is None else org_aliases).items():
             resolver.alias_organisation(long_form, acronym)
 

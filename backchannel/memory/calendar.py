@@ -121,7 +121,7 @@ def upsert_events(store: Store, events: list[dict[str, Any]], calendar: str | No
 
 
 def set_attendee_ids(store: Store, uid: str, starts_at: datetime, ids: list[int]) -> None:
-    """Attendees matched again (daemon/reevaluate.py): the caller's transaction, if any."""
+    """Attendees matched again (engine/reevaluate.py): the caller's transaction, if any."""
     store.con.execute(
         "UPDATE calendar_events SET attendee_ids = ? WHERE uid = ? AND starts_at = ?", [ids, uid, starts_at]
     )

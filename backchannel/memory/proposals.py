@@ -8,7 +8,7 @@ caller's, as it did before it moved here (a proposal, its event and its outbox r
 commit together).
 
 Analytical reads stay with their feature: the feedback stats (ops/feedback_ops.py),
-the calibration examples (daemon/calibrate.py), the outbox's reconciliation and
+the calibration examples (engine/calibrate.py), the outbox's reconciliation and
 snooze queries (they join outbox and feedback), erasure (memory/erasure.py).
 """
 

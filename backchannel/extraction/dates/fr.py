@@ -1,11 +1,11 @@
-"""French date phrases: found here, resolved by dates.py with the same conventions.
+"""French date phrases: found here, resolved by dates/en.py with the same conventions.
 
 `find_date_phrases_fr(text)` returns `(span_start, span_end, phrase)` like
 dates.find_date_phrases; `to_english(phrase)` rewrites one French phrase into the
 English phrase that means the same ("depuis mars" -> "since March", "il y a deux
 ans" -> "two years ago", "jeudi prochain" -> "next Thursday", "d'ici vendredi" ->
 "by Friday", "le printemps dernier" -> "last spring", "de 2016 à 2021" -> "from 2016
-to 2021"), so one resolver keeps one set of conventions (documented in dates.py):
+to 2021"), so one resolver keeps one set of conventions (documented in dates/en.py):
 "depuis" looks backwards like "since", "d'ici" is a deadline like "by".
 dates.resolve_phrase falls back to `to_english` for a phrase it does not know.
 

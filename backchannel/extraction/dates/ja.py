@@ -1,4 +1,4 @@
-"""Japanese date phrases: found here, resolved by dates.py with the same conventions.
+"""Japanese date phrases: found here, resolved by dates/en.py with the same conventions.
 
 `find_date_phrases_ja(text)` returns `(span_start, span_end, phrase)`;
 `to_english(phrase)` rewrites one phrase into its English twin ("3月から" ->

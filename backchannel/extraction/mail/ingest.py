@@ -134,7 +134,7 @@ def ingest_mbox(
     store: Store, settings: Settings, path: Path, *, gateway: Gateway | None = None, run_id: str | None = None
 ) -> Iterator[IngestOutcome]:
     """Each message of an mbox file, as outcomes whose path is `FILE#N` (N from 1),
-    written several to a transaction (mail_batch.py)."""
+    written several to a transaction (mail/batch.py)."""
     from backchannel.extraction.ingest import IngestOutcome
     from backchannel.extraction.mail.batch import BATCH_MESSAGES, ingest_messages
 
@@ -170,7 +170,7 @@ def ingest_mail_files(
 ) -> list[IngestOutcome]:
     """Single-message files (Maildir messages, .eml), one outcome each, in order: written
     several to a transaction on one DuckDB thread when extraction is offline
-    (mail_batch.py); else, or for one file, each as `ingest_mail_file` does."""
+    (mail/batch.py); else, or for one file, each as `ingest_mail_file` does."""
     from backchannel.extraction.mail.batch import batchable, ingest_messages
 
     if len(paths) < 2 or not batchable(settings, gateway):

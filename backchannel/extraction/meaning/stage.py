@@ -6,7 +6,7 @@ embedded in ONE batch and classified (classifier.py): which relation it states (
 knows, works_at, has_title, left, committed_to, none) and how (core.vocabulary.STANCES). The
 slots are then filled structurally: first person is the speaker, the people and organisations
 are the mentions found, a title comes from the title lexicon (offline_names.parse_title), a
-date from dates.py; the quote is the sentence (or the part of it around the mentions).
+date from dates/en.py; the quote is the sentence (or the part of it around the mentions).
 
 What the stance does (docs/extraction.md, "Stance"): negated, hypothetical, joke and exercise
 claims are not facts and are dropped, here and for the rules' claims in the same sentence;
@@ -417,14 +417,14 @@ def _apply_stance(
             out.append(a)
             continue
         c, r = pair
-        # Negation and conditions of a rule's claim stay with claim_context.py, whose grammar knows
+        # Negation and conditions of a rule's claim stay with rules/claims.py, whose grammar knows
         # their scope ("If you need an intro, I know X" stays); the head adds what no grammar lists:
         # a joke, a role-play, knowing *of* someone, an ended tie, a rumour.
         if r.stance in ("joke", "exercise") and r.stance_p >= DROP_RULE_CLAIM_MIN and a.predicate != "committed_to":
             continue
         if r.stance == "knows_of" and r.stance_p >= DROP_RULE_CLAIM_MIN and a.predicate == "knows":
             a = _with_stance(a, "knows_of", anchor)
-        # reported speech of a rule's claim is claim_context.py's (it knows who is quoted, and that
+        # reported speech of a rule's claim is rules/claims.py's (it knows who is quoted, and that
         # "I told them: ..." stays first-hand)
         # An ended tie takes a rule's claim away from introductions, so it needs the surer reading;
         # the stance head is weakest on that class (evalset dev: 1 of 3 ended ties right).
@@ -486,7 +486,7 @@ def _fill_into(
     if relation in ("worked_with", "knows"):
         if stance == "reported" and len(people) >= 2 and not first:
             subject, obj = _person(people[0]), _person(people[1])  # "Paul says he and Sophie were at school"
-            # (a quote in the first person, '"I worked with X," Paul said', is claim_context.py's)
+            # (a quote in the first person, '"I worked with X," Paul said', is rules/claims.py's)
         elif first and len({norm_name(p.name) for p in people}) == 1:
             subject, obj = me, _person(people[0])
         elif (

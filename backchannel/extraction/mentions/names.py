@@ -1,6 +1,6 @@
 """Names, organisations and titles for the offline extractor.
 
-Regex fragments (`NAME`, `ORG`) are embedded by the rules in offline_rules.py;
+Regex fragments (`NAME`, `ORG`) are embedded by the rules in rules/en/relations.py;
 they over-match on purpose and the validators here (`person_name`, `org_name`,
 `parse_title`) decide. Precision over recall: a person name is one to four
 capitalised tokens (particles such as "de", "van", "von" allowed inside,

@@ -1,6 +1,6 @@
-"""Names and organisations in French sentences, for offline_fr.py and offline_fr_commitments.py.
+"""Names and organisations in French sentences, for rules/fr/relations.py and rules/fr/commitments.py.
 
-The English validators (offline_names.py) decide; on top of them, a French
+The English validators (mentions/names.py) decide; on top of them, a French
 function word ("Je", "Elle", "Bonjour") is never a name, and an organisation
 that opens with a French head word ("Banque de France", "Société Générale")
 keeps its "de ..." tail.

@@ -1,5 +1,5 @@
 """The costlier entity-resolution layers, after exact and alias matching
-(`resolve.py`) found nothing: fuzzy string match, embedding similarity, and a
+(`resolve/entities.py`) found nothing: fuzzy string match, embedding similarity, and a
 model call only for what is still ambiguous.
 
 Thresholds (scores of rapidfuzz are 0-100, cosines 0-1):

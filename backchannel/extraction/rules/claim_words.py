@@ -1,4 +1,4 @@
-"""The word lists and grammar patterns of claim_context.py, English and French.
+"""The word lists and grammar patterns of rules/claims.py, English and French.
 
 Each pattern is vocabulary or grammar, never a sentence of a test: hedges, negation,
 hypotheticals, retractions, sarcasm and quote frames ("X said: ...", "X m'a dit : ...").

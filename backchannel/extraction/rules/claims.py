@@ -1,6 +1,6 @@
 """What the words around a claim do to it: the offline extractor's second pass.
 
-The rules (offline_roles.py, offline_rules.py) find a pattern such as "I worked with
+The rules (rules/en/roles.py, rules/en/relations.py) find a pattern such as "I worked with
 Sophie Martin"; this pass reads the sentence, the utterance and the speaker's next turn
 around it, and decides what the claim is worth:
 

@@ -1,6 +1,6 @@
 """Offline rule for promises recognised by their frame, not by a list of deliverable verbs.
 
-offline_commitments.py knows the verbs of office work ("send", "share", "draft"); real
+rules/en/commitments.py knows the verbs of office work ("send", "share", "draft"); real
 meetings promise in any verb: "we'll be setting a minimum standard", "we will make a
 statutory provision", "I'll incorporate them all", "I'm gonna pick them up tomorrow".
 A promise is said in one frame, whatever its verb:

@@ -5,7 +5,7 @@ Sophie at Acme", "Sophie and I worked together", "my old colleague Sophie",
 "Sophie was my boss at Globex"; knows: "I know Sophie well", "I've known Sophie
 for years", "Marc introduced me to Sophie", "Marc knows Sophie", "I met Sophie
 at Acme", "my friend Paul", "I met with Sophie last week", "I've spoken to Sophie
-about it", "Sophie and I were talking about it". Commitments live in offline_commitments.py.
+about it", "Sophie and I were talking about it". Commitments live in rules/en/commitments.py.
 """
 
 from __future__ import annotations

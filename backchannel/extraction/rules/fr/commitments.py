@@ -1,4 +1,4 @@
-"""French commitments, with the English rule's contract (offline_commitments.py).
+"""French commitments, with the English rule's contract (rules/en/commitments.py).
 
 "je vous envoie le devis d'ici vendredi", "je t'envoie la présentation demain",
 "je vais vous préparer une proposition", "je vous présenterai Sophie", "Marc va

@@ -4,7 +4,7 @@ offline.extract sends a sentence here when `looks_french` says so (a count of
 French and English function words; no model, no new dependency), and runs
 only these rules on it. Same contract as the English rules: quotes are exact
 clauses of the utterance, first person is the speaker, dates resolve against
-the meeting date (dates_fr.py, with dates.py's conventions: "depuis mars" looks
+the meeting date (dates/fr.py, with dates/en.py's conventions: "depuis mars" looks
 backwards).
 
 works_at: "Marc travaille chez Acme (depuis mars)", "je suis chez Acme",
@@ -19,7 +19,7 @@ knows: "je connais bien Sophie", "Marc connaît Sophie", "j'ai rencontré Sophie
   "Sophie est une amie", "mon ami Paul"; "Marc m'a présenté Sophie" (me knows
   Sophie, Marc knows Sophie, Marc introduced Sophie); "je vous présente Sophie"
   (the speaker knows and introduces Sophie).
-Commitments are in offline_fr_commitments.py.
+Commitments are in rules/fr/commitments.py.
 Negated, conditional or questioned sentences ("je ne connais pas", "si je
 connaissais") yield nothing.
 """

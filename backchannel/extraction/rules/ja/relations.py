@@ -5,7 +5,7 @@ Japanese has no spaces and drops the subject, so the rules are anchored on parti
 and verb endings, and a person is only a name followed by an honorific (田中さん,
 佐藤様, 鈴木氏) or a speaker label; a dropped subject is the speaker. Same contract
 as the other rules: quotes are exact slices (one 。-sentence), dates resolve against
-the meeting date (dates_ja.py, dates.py's conventions: 3月から looks backwards).
+the meeting date (dates/ja.py, dates/en.py's conventions: 3月から looks backwards).
 
 works_at: 田中さんはアクメで働いています / 田中さんはアクメのCTOです / 今はHooliにいます /
   2019年にアクメに入社しました; left: 去年アクメを辞めました.

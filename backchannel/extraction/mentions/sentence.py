@@ -9,6 +9,7 @@ Slots are what the embedding model reads instead of the names (slots.FILLERS).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -160,6 +161,13 @@ def organisations_of(texts: list[str]) -> set[str]:
     """Normalised names the meeting uses as an organisation somewhere, with evidence (evidence.py): a
     name with a head word, a place of work ("joined X", "at X", "X has hired"), an acronym the
     meeting spells out ("the Crown Prosecution Service ... the CPS")."""
+    # the meaning stage and the tie stances read the same meeting's texts, one after the other
+    return set(_organisations_of(tuple(texts)))
+
+
+@functools.lru_cache(maxsize=2)
+def _organisations_of(said: tuple[str, ...]) -> frozenset[str]:
+    texts = list(said)
     out: set[str] = set()
     lowercase = lowercase_words(texts)
     for long_form, acronym in aliases_in_texts(texts).items():
@@ -174,7 +182,7 @@ def organisations_of(texts: list[str]) -> set[str]:
                 org = raw if "&" in raw else _org_at(text, m.start(), len(text))
                 if org and _evidenced(text, m.start(), org, out, frame, lowercase=lowercase):
                     out.add(norm_name(org))
-    return out
+    return frozenset(out)
 
 
 def first_names(texts: list[str], organisations: set[str] | None = None) -> dict[str, str | None]:

@@ -30,7 +30,7 @@ rows (checked against the request's size) or a UTF-8 error message.
 The *engine* is a numpy forward pass of the same model (`embedding_numpy`):
 ~0.7 s and ~150 MB to import and load, against ~10 s and ~450 MB for torch and
 sentence-transformers, with the same vectors within 1e-5
-(tests/test_embedding_numpy.py). `BACKCHANNEL_EMBEDDER_ENGINE=torch` runs
+(tests/embedding/test_embedding_numpy.py). `BACKCHANNEL_EMBEDDER_ENGINE=torch` runs
 sentence-transformers instead, for comparison (bench/minilm_numpy_probe.py).
 """
 

@@ -6,7 +6,7 @@ runs BERT's six layers in float32 numpy, then the attention-masked mean pooling
 and the L2 normalisation of sentence-transformers' three modules. Why not torch:
 importing torch + sentence-transformers costs ~10 s and ~450 MB on this machine;
 this loads in under a second and ~150 MB, with the same vectors (within 1e-5,
-tests/test_embedding_numpy.py compares it with sentence-transformers).
+tests/embedding/test_embedding_numpy.py compares it with sentence-transformers).
 
 How it spends its time: the six layers are ~21 MFLOP of matrix products per token,
 so the pass computes only real tokens. The tokens of all the sentences of a pass are

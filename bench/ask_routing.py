@@ -1,5 +1,5 @@
 """How `ask` routes plain questions offline, as JSON: which skill each held-out question
-reaches (not the wordings of tests/test_ask_paraphrases.py, nor the exemplars), by which
+reaches (not the wordings of tests/agent/test_ask_paraphrases.py, nor the exemplars), by which
 method (rule, keywords, embedding), and what routing costs.
 
     python bench/ask_routing.py

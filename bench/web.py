@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from delivery_support import DaemonProc  # noqa: E402
-from web_support import Browserless, WebProc, story_home, subprocess_env  # noqa: E402
+from tests.support.delivery_support import DaemonProc  # noqa: E402
+from tests.support.web_support import Browserless, WebProc, story_home, subprocess_env  # noqa: E402
 
 
 def _pages(b: Browserless) -> dict[str, str]:

@@ -26,10 +26,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from web_support import WebProc  # noqa: E402
+from tests.support.web_support import WebProc  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 BUDGET_MS = 300.0

@@ -7,7 +7,7 @@ its own context and its own budget.
 
 The sweeper's context never reaches the drafter's model and the drafter's excerpts never
 reach the sweeper's: each prompt is built from the sub-agent's own arguments only
-(tests/test_agents.py runs both on two scripted models and checks what each received).
+(tests/agent/test_agents.py runs both on two scripted models and checks what each received).
 `ops.ask` and the wake pipeline use the same two agents through `sweeper.sweep` and
 `drafter.draft`.
 """

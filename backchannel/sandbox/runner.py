@@ -106,7 +106,7 @@ class _Session:
 
     # The language layer makes errors readable and is not the boundary (the OS
     # layers are, docs/sandbox.md). No setting, argument or API turns it off: only a
-    # test-only subclass does (tests/sandbox_bypass.py), to test the OS layers alone.
+    # test-only subclass does (tests/support/sandbox_bypass.py), to test the OS layers alone.
     language_layer = True
 
     def __init__(self, limits: SandboxSettings):

@@ -1,6 +1,6 @@
 """The child's seccomp filter: an allow list of the system calls a Python
 program computing over JSON needs, compiled to classic BPF by hand (no
-libseccomp at run time; tests/test_sandbox_seccomp.py checks the numbers below
+libseccomp at run time; tests/sandbox/test_sandbox_seccomp.py checks the numbers below
 against libseccomp's own syscall table and runs the program through a BPF
 interpreter for every syscall libseccomp knows).
 

@@ -10,7 +10,7 @@ phrase)` of calendar dates (either end may be None = unknown). `anchor` is the
 meeting's date (datetime or date); when it is None, absolute phrases still
 resolve and relative ones resolve to (None, None).
 
-Conventions (all documented choices, tested in tests/test_dates.py):
+Conventions (all documented choices, tested in tests/extraction/test_dates.py):
 
 - A period ("2019", "March 2019", "last year", "next week") resolves to its first
   and last day. Weeks run Monday to Sunday; quarters are calendar quarters.

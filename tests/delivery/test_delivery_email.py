@@ -16,6 +16,7 @@ from tests.support.delivery_support import (
     PASSWORD,
     USER,
     add_proposal,
+    free_port,
     make_cert,
     make_settings,
     start_smtp,
@@ -145,7 +146,7 @@ def test_daily_digest_is_one_mail(home, store):
 
 
 def test_server_down_keeps_it_queued_with_backoff_then_delivers(home, store):
-    port = __import__("delivery_support").free_port()
+    port = free_port()
     settings = make_settings(
         email={"host": "127.0.0.1", "port": port, "security": "none", "timeout_s": 5}, retry_base_s=30, retry_max_s=100
     )

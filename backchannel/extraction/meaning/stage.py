@@ -29,6 +29,7 @@ from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.implied import employment_of_ties
 from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, promise
 from backchannel.extraction.meaning.slots import fill
+from backchannel.extraction.meaning.tie_stance import ONGOING
 from backchannel.extraction.meaning.titles import find_title
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.names import TITLE_HEADS, same_person
@@ -74,9 +75,6 @@ _WE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
 # The words that say a tie goes on. The stance head reads "X and I still talk" as an ended tie (its
 # bank has few ongoing ties said with "still"), and an ended tie vetoes introductions: an exact word
 # that the tie continues outranks that reading.
-_ONGOING = re.compile(
-    r"\b(?:still|these\s+days|nowadays|to\s+this\s+day|keep\s+in\s+touch|stay(?:ed)?\s+in\s+touch)\b", re.I
-)
 _BARE_AT = re.compile(r"\b(?:is|['’]s|am|['’]m|are|['’]re|was|were)\s+(?:now\s+)?(?:at|in)\s+(?:the\s+)?$")
 _POSSESSOR = re.compile(
     r"['’]s\s+(?!(?:a|an|the|my|our|your|been|not|got|over|at|with|now|still|also|just|really"
@@ -347,7 +345,7 @@ def read(
             # "Oakridge Foods promotes X to CFO", "X was on my team at Target": nobody is quoted; the head
             # reads a third person's news as reported speech
             stance = "asserted"
-        if stance == "ended" and _ONGOING.search(c.text, c.w0, c.w1):
+        if stance == "ended" and ONGOING.search(c.text, c.w0, c.w1):
             stance = "asserted"
         if stance in NOT_FACTS or (stance == "knows_of" and r.relation == "worked_with"):
             continue  # knowing *of* someone is kept as a knows of that stance (no tie: core/ties.py)
@@ -429,7 +427,7 @@ def _apply_stance(
         # An ended tie takes a rule's claim away from introductions, so it needs the surer reading;
         # the stance head is weakest on that class (evalset dev: 1 of 3 ended ties right).
         if (r.stance == "rumour" and r.stance_p >= STANCE_MIN) or (
-            r.stance == "ended" and r.stance_p >= ENDED_RULE_CLAIM_MIN and not _ONGOING.search(c.text, c.w0, c.w1)
+            r.stance == "ended" and r.stance_p >= ENDED_RULE_CLAIM_MIN and not ONGOING.search(c.text, c.w0, c.w1)
         ):
             a = _with_stance(a, r.stance, anchor)
         out.append(a)

@@ -69,7 +69,8 @@ _HEARD_OF_EN = (
 )
 _HEARD_OF_FR = r"de\s+nom|connais\s+(?:son|leur)\s+nom|de\s+réputation"
 HEARD_OF = re.compile(rf"\b(?:{_HEARD_OF_EN}|{_HEARD_OF_FR})\b|名前だけ|お名前は存じ|名前は知って", re.I)
-_ONGOING = re.compile(
+# Words that the tie goes on: they outrank a quarrel word here, and an ended reading in stage.py.
+ONGOING = re.compile(
     r"\b(?:still|these\s+days|nowadays|to\s+this\s+day|keep\s+in\s+touch|stay(?:ed)?\s+in\s+touch|toujours)\b"
     r"|今でも|今も",
     re.I,
@@ -126,7 +127,7 @@ def soured(
         for k in sorted({_sentence_at(spans, claims[i].span_start) for i in ids}):
             near = [j for j in (k - 1, k + 1) if 0 <= j < len(spans) and j not in held]
             said = [text[slice(*spans[j])] for j in (k, *near)]
-            if any(_ONGOING.search(s) for s in said) or _third_person(said, pair, orgs):
+            if any(ONGOING.search(s) for s in said) or _third_person(said, pair, orgs):
                 continue
             mine = [i for i in ids if _sentence_at(spans, claims[i].span_start) == k]
             if any(SOURED.search(s) for s in said):

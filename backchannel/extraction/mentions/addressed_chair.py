@@ -23,12 +23,13 @@ from backchannel.extraction.result import ExtractedAssertion, Mention
 
 # The turn opens with thanks to the chair: "Thank you, Chair.", "Thanks very much, Mr. Chair.",
 # "Thank you, Madam Chair, and good morning".
+_CHAIR_WORDS = r"(?:chair|chairman|chairwoman|chairperson|convener)\b"
 _THANKS_CHAIR = re.compile(
-    r"\s*(?:yes[.,]\s*)?(?:thank\s+you|thanks)(?:\s+(?:very|so)\s+much)?\s*,?\s*"
-    r"(?:(?:mr|madam|madame|mister)\.?\s*)?(?P<title>chair|chairman|chairwoman|chairperson|convener)\b\s*[.,!]",
+    rf"\s*(?:yes[.,]\s*)?(?:thank\s+you|thanks)(?:\s+(?:very|so)\s+much)?\s*,?\s*"
+    rf"(?:(?:mr|madam|madame|mister)\.?\s*)?(?P<title>{_CHAIR_WORDS})\s*[.,!]",
     re.I,
 )
-_ALREADY = re.compile(r"\b(?:chair|chairman|chairwoman|chairperson|convener)\b", re.I)
+_ALREADY = re.compile(rf"\b{_CHAIR_WORDS}", re.I)
 
 
 def addressed_chair(transcript: Transcript) -> list[ExtractedAssertion]:

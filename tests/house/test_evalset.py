@@ -83,8 +83,9 @@ def test_a_bad_item_gets_a_clear_error():
 
 
 def test_stories_load_through_the_harness():
-    stories = {split: harness.load_stories(ev.story_dir(split)) for split in ev.SPLITS}
-    assert len(stories["test"]) >= 20 and sum(map(len, stories.values())) >= 40
+    stories = {split: harness.load_stories(ev.story_dir(split)) for split in ev.STORY_SPLITS}
+    assert len(stories["test"]) >= 20 and len(stories["dev"]) + len(stories["test"]) >= 40
+    assert len(stories["fresh"]) >= 16
     for split, found in stories.items():
         kinds = Counter(e["kind"] for s in found for e in s.expect)
         assert set(kinds) == set(harness.KINDS), split
@@ -182,3 +183,11 @@ def test_one_sentence_through_the_offline_extractor():
     assert all(p.predicate for p in preds)
     promise = [p for p in preds if p.predicate == "committed_to"]
     assert promise and promise[0].subject == "Rachel Stein" and promise[0].valid_to == "2026-03-13"
+
+
+def test_held_out_splits_refuse_per_item_output(capsys):
+    for split in ev.HELD_OUT:
+        assert ev.main(["--split", split, "--part", "stories", "--show-errors"]) == 2
+        assert "refused" in capsys.readouterr().err
+    assert ev.main(["--split", "fresh", "--part", "sentences"]) == 2
+    assert "stories only" in capsys.readouterr().err

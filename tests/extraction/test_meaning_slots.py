@@ -311,3 +311,59 @@ def test_a_promise_said_with_hesitations_keeps_its_deliverable():
     promises = [a for a in offline.extract(t, owner_names=OWNER) if a.predicate == "committed_to"]
     assert promises and all("signed lease" in a.object_literal and "," not in a.object_literal for a in promises)
     assert {a.valid_to.isoformat() for a in promises if a.valid_to} == {"2026-11-05"}  # the Thursday after
+
+
+# ---------------------------------------------------------------- who the parties are
+
+
+def test_the_subject_of_a_relative_clause_is_its_noun_not_the_speaker():
+    t = _meeting(
+        ("Alex Moreau", "Hi."),
+        ("Marc Dupont", "I'm so grateful to the paramedics who work at Lakeside Ambulance Trust."),
+        ("Marc Dupont", "And I admire everyone who worked with Tove Lindgren on the flood appeal."),
+    )
+    facts = _facts(t)
+    assert not [f for f in facts if f[0] == "Marc Dupont" and f[1] in ("works_at", "worked_with", "knows")]
+
+
+def test_the_speaker_naming_themself_or_a_role_said_as_a_name_is_no_other_half_of_a_tie():
+    t = _meeting(
+        ("Alex Moreau", "Go ahead."),
+        ("Speaker B", "Well, my name is Ilse Maren, but we're a group of four here."),
+        ("Speaker B", "In my role as Site Coordinator I've worked alongside every crew."),
+    )
+    ties = {f for f in _facts(t) if f[1] in ("worked_with", "knows")}
+    assert not [f for f in ties if "Ilse Maren" in (f[0], f[2]) or "Site Coordinator" in (f[0], f[2])]
+
+
+def test_a_we_beside_a_named_partner_or_about_them_is_not_the_other_person_of_the_meeting():
+    t = _meeting(
+        ("Alex Moreau", "And the Nairobi pilot?"),
+        ("Jonas Berg", "We ran the Nairobi pilot together, me and Wanjiru, um, back in 2019."),
+        ("Jonas Berg", "We should put Tom Hale and Rita Oduya in touch, though I hardly know either of them."),
+    )
+    assert not [f for f in _facts(t) if f[1] in ("worked_with", "knows") and "Alex Moreau" in (f[0], f[2])]
+
+
+def test_who_only_tells_is_no_party_and_a_soured_tie_ends_no_job():
+    t = _meeting(
+        ("Alex Moreau", "Where is she now?"),
+        ("Jonas Berg", "Earlier I told you Rita Oduya is at Barclays, no sorry, my mistake, she is at Lloyds."),
+        ("Jonas Berg", "Tom Hale I know from Unilever days, but we stopped speaking after that dispute."),
+    )
+    facts = _facts(t)
+    assert ("Jonas Berg", "worked_with", "Rita Oduya") not in facts
+    assert not [f for f in facts if f[1] == "left" and f[2] == "Unilever"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sure, I'll follow up on that.",
+        "Yep, I'll circle back with you about it.",
+        "I'll update the tracker once I see any sign of progress there.",
+    ],
+)
+def test_a_promise_with_no_thing_promised_or_under_a_doubted_event_is_none(text):
+    t = _meeting(("Alex Moreau", "Can you?"), ("Marc Dupont", text))
+    assert not [f for f in _facts(t) if f[1] == "committed_to"]

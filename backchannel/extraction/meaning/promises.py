@@ -24,7 +24,10 @@ PROMISE_CUE = re.compile(
 # Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
 _UNSURE = re.compile(
     r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
-    r"|want|hope)\b|\?",
+    r"|want|hope)\b|\?"
+    # a time clause that doubts its own event ("once I find it giving any positive result", "when I have
+    # anything"): "any" asks whether it happens at all, so the act after it is no promise yet
+    r"|\b(?:once|when|as\s+soon\s+as|after)\b[^.;!?]*\bany(?:thing|one|body)?\b",
     re.I,
 )
 OTHER_PROMISE = re.compile(
@@ -44,13 +47,21 @@ _NOT_DELIVERABLE = frozenset(
 )
 _EVERYDAY = frozenset("review check look consider reflect explore investigate think ponder revisit".split())
 _COURTESY = re.compile(r"\bmy\s+(?:love|best|regards|thanks|wishes|condolences|congratulations)\b", re.I)
+# No deliverable after the verb: only these (pronouns, particles, prepositions, time words) follow it ("I'll get
+# back on that", "I'll follow up with you about it": a promise to say something, no thing promised).
 _EMPTY_OBJECT = frozenset(
     "uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
-    "now then too again soon".split()
+    "now then too again soon on about with into onto for of at in from".split()
 )
 _HESITATION = re.compile(r",?\s*\b(?:uh|um|er|erm|uhm)\b\s*,?", re.I)
 _FILLERS = frozenset({"uh", "um", "er", "erm", "uhm", "like"})
-_PROMISE_END = re.compile(r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b")
+# Where a promise's clause ends; "and I'll tell you when" starts the next one.
+_PROMISE_END = re.compile(
+    r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b"
+    r"|\s+and\s+(?=(?:I|we)(?:\s|['’]))"
+)
+# After "I can": what the speaker is able to do now, no offer ("I can send emails from my phone now").
+_ABILITY = re.compile(r"\b(?:now|already|anymore|any\s+more|finally|these\s+days|nowadays)\b", re.I)
 
 
 def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
@@ -73,7 +84,7 @@ def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequ
     # a false start names no deliverable ("I'll, um, let me — I'll get the form back to you"): the
     # first cue that is followed by one is the promise
     for m in cues:
-        if _promise_at(ctx, c, m, subject, conf):
+        if _promise_at(ctx, c, m, subject, conf, rules):
             return
 
 
@@ -92,7 +103,9 @@ def _clause_end(text: str, start: int, end: int) -> int | None:
     return None
 
 
-def _promise_at(ctx: Ctx, c: Candidate, m: re.Match, subject: Mention, conf: float) -> bool:
+def _promise_at(
+    ctx: Ctx, c: Candidate, m: re.Match, subject: Mention, conf: float, rules: Sequence[ExtractedAssertion]
+) -> bool:
     soft = _SOFT.match(c.text, m.end())
     start = soft.end() if soft else m.end()
     v = _VERB.match(c.text, start)
@@ -102,12 +115,16 @@ def _promise_at(ctx: Ctx, c: Candidate, m: re.Match, subject: Mention, conf: flo
         return False  # "I'll review the figures": an everyday verb promises something only with a due date
     stop = _clause_end(c.text, v.end(), c.w1)
     end = stop if stop is not None else c.w1
+    if re.search(r"\bcan\b", m.group(0)) and _ABILITY.search(c.text, start, end):
+        return False
     dates = [d for d in ctx.dates() if start <= d[0] < end]
     if dates:
         end = dates[0][0]
     words = fluent(c.text[start:end]).replace(",", " ").split()[:12]
     while words and words[-1].lower() in ("by", "on", "before", "for", "the", "to", "and", "over", "until"):
         words.pop()
+    if "I" in words[1:4]:
+        return False  # "I can hel- I will try ...": a word cut off and said again; the next cue is the promise
     if _COURTESY.search(" ".join(words)):
         return False  # "I'll send her my love": a courtesy, not a deliverable
     if (
@@ -117,6 +134,13 @@ def _promise_at(ctx: Ctx, c: Candidate, m: re.Match, subject: Mention, conf: flo
     ):
         return False  # "do that", "have a go": no deliverable named
     literal = " ".join(words)
+    if any(
+        a.predicate == "committed_to"
+        and (a.object_literal or "").casefold() == literal.casefold()
+        and a.subject.name == subject.name
+        for a in rules
+    ):
+        return True  # the same promise said again ("I'll migrate the old tables ... so I'll migrate the old tables")
     dr = ctx.date_for(m.start(), c.w1)
     modality = "commitment"
     ctx.emit(

@@ -144,6 +144,69 @@ _CORRECTION = re.compile(
     re.I,
 )
 _THIRD_PERSON = re.compile(r"\b(?:[Ss]he|[Hh]e|[Tt]hey)(?:['’](?:s|d|ll|re|ve))?\b")
+# A relative clause: its subject is the noun before it, not the speaker of the sentence ("I'm proud of the
+# public servants who work at the Revenue Agency"); "the team that I worked with at X" names the speaker again.
+_RELATIVE = re.compile(
+    r"\b(?:who|whom|that|which)\s+(?:(?:all|also|still|now|currently|actually|really|used\s+to)\s+)?"
+    r"(?:work|works|worked|working|is|are|was|were|serve|serves|served|joined|joins|join|left|leaves|run|runs"
+    r"|ran|lead|leads|led|know|knows|knew|met)\b",
+    re.I,
+)
+# The word before a relative pronoun is a noun it refers back to: not a comma, a verb or a conjunction ("sorry,
+# that was Dylan", "I think that is", "and that was it").
+_NOUN_BEFORE = re.compile(
+    r"\b(?!(?:and|but|or|so|no|yes|sorry|said|says|say|think|thought|know|knew|mean|meant|because|is|was|are|were"
+    r"|be|been|like|all|just|see|hope|guess|believe|said|told|you|I|we|it|then|now|well|oh|um|uh)\b)[A-Za-z]+\s+$",
+    re.I,
+)
+# Before a name: the speaker naming themself ("my name is X", "I'm X"); after one, a name said as a role ("in my
+# role as Project Supervisor"). Either is kept as a slot for the head but is never the other half of a tie.
+_SELF_NAMED = re.compile(r"\b(?:my\s+name\s+is|my\s+name['’]s|name['’]s|I['’]m|I\s+am|call\s+me)\s+$", re.I)
+_AS_ROLE = re.compile(
+    r"\b(?:role|capacity|position|post|job|duties)\s+(?:as|of)\s+(?:the\s+|a\s+|an\s+|our\s+)?$", re.I
+)
+
+
+# The speaker's partner said beside them by a name the mentions did not take ("me and Lina", "Lina and I"): the
+# "we" is those two, not the meeting's other person.
+_ME_AND = re.compile(
+    r"\b(?:me|I)\s+and\s+(?!(?:You|Him|Her|Them|He|She|They|The|My|Our|Your)\b)[A-Z][a-z]+"
+    r"|\b(?!(?:You|He|She|They|We|And|But|So|Then)\b)[A-Z][a-z]+\s+and\s+(?:me|I|myself)\b"
+)  # ("you and I go back a long way": the "we" is the listener)
+# Others named by a plural pronoun: a tie said of "them" is not one with the person "we" points to ("we should
+# get Sam and Priya together, though I barely know either of them").
+_THEM = re.compile(r"\b(?:them|they|they['’]\w+|those\s+two|these\s+two)\b", re.I)
+# A first person who only tells or thinks: no party to what follows ("Last time I told you Ajay is in
+# Deloitte", "I said she was at Monzo").
+_TELLER = re.compile(
+    r"\bI\s+(?:(?:already|once|just|also)\s+)?(?:told\s+(?:you|them|him|her|everyone)|said|mentioned|wrote"
+    r"|heard|read)\b(?:\s+(?:that|to\s+you))?",
+)
+
+
+def _party(masked_window: str) -> bool:
+    """Whether the (masked) window has a first person other than one who only tells what follows."""
+    return _FIRST_SUBJECT.search(_TELLER.sub(" ", masked_window)) is not None
+
+
+def _of_relative(c: Candidate, start: int) -> bool:
+    """Whether what is said at `start` sits in a relative clause of someone other than the speaker: a
+    _RELATIVE before it with no first person between them."""
+    before = c.text[c.w0 : start]
+    rel = [m for m in _RELATIVE.finditer(before) if _NOUN_BEFORE.search(before, 0, m.start())]
+    return bool(rel) and _FIRST_SUBJECT.search(before, rel[-1].start()) is None
+
+
+def _speaker_itself(c: Candidate, slot: mentions.Slot) -> bool:
+    """A person slot that is the speaker: named by their own label, or naming themself."""
+    if c.speaker and same_person(slot.name, c.speaker):
+        return True
+    return _SELF_NAMED.search(c.text, max(c.w0, slot.start - 24), slot.start) is not None
+
+
+def _a_role(c: Candidate, slot: mentions.Slot) -> bool:
+    """A person slot that is a role said as a name ("in my role as Project Supervisor")."""
+    return _AS_ROLE.search(c.text, max(c.w0, slot.start - 32), slot.start) is not None
 
 
 def _resolved(c: Candidate, kind: str, words: tuple[str, ...]) -> str | None:
@@ -347,9 +410,11 @@ def read(
             stance = "asserted"
         if stance == "ended" and ONGOING.search(c.text, c.w0, c.w1):
             stance = "asserted"
+        if stance == "negated" and _corrects_a_name(c):
+            stance = "asserted"  # "X was on my team - no, sorry, that was Y": the "no" takes back the name
         if stance in NOT_FACTS or (stance == "knows_of" and r.relation == "worked_with"):
             continue  # knowing *of* someone is kept as a knows of that stance (no tie: core/ties.py)
-        first = _fill(c, r.relation, stance, r, anchor, kept_rules)
+        first = _fill(c, r.relation, stance, r, anchor, [*kept_rules, *new])
         new.extend(first)
         for relation, p in _second_readings(r):
             # a sentence often says two things ("Rosie and I were at school together, then both ended up
@@ -471,17 +536,27 @@ def _fill_into(
     people = [
         s for s in c.slots if s.kind == "person" and not _vocative(c, s) and not _POSSESSOR.match(c.text, s.end)
     ]  # "during Mario's turn": his turn, not him
-    people = _corrected(c.text, people)
+    people = [p for p in _corrected(c.text, people) if not _a_role(c, p)]
+    # the speaker named in their own sentence: no other half of a tie
+    selves = [p for p in people if _speaker_itself(c, p)]
     orgs = [s for s in c.slots if s.kind == "organisation"]
     window = c.text[c.w0 : c.w1]
     me = ctx.me()
-    first = me is not None and _FIRST_SUBJECT.search(mentions.masked(c.text, c.w0, c.w1, c.slots)) is not None
+    first = me is not None and _party(mentions.masked(c.text, c.w0, c.w1, c.slots))
     conf = round(min(0.75, 0.45 + 0.3 * r.relation_p), 3)
     span = quote(c)
     subject: Mention | None
     obj: Mention | None
     third = _THIRD_PERSON.search(window) is not None
     if relation in ("worked_with", "knows"):
+        if selves:
+            people = [p for p in people if p not in selves]
+            if not people:
+                return  # "my name is X, but we're in a group": no one else is named
+        # "me and Lina", "... either of them": the "we" of the sentence is no one the meeting resolves it to
+        we_apart = _ME_AND.search(window) is not None or _THEM.search(window) is not None
+        if first and people and _of_relative(c, people[0].start):
+            return  # "I'm grateful to everyone who worked with Alex": their tie, not the speaker's
         if stance == "reported" and len(people) >= 2 and not first:
             subject, obj = _person(people[0]), _person(people[1])  # "Paul says he and Sophie were at school"
             # (a quote in the first person, '"I worked with X," Paul said', is rules/claims.py's)
@@ -500,12 +575,12 @@ def _fill_into(
             me is not None
             and not people
             and r.relation_p >= RELATION_MIN
-            and (partner := _resolved(c, "person", ("we", "us") + (_HE_SHE if first else ())))
+            and (partner := _resolved(c, "person", (() if we_apart else ("we", "us")) + (_HE_SHE if first else ())))
         ):
             # "She and I were on the same pod at Medtronic", "We were on the same team at Telenor":
             # the one person the pronoun points back to (mentions stage), never a guess
             subject, obj = me, Mention(name=partner, kind="person")
-        elif me is not None and not people and _WE.search(window) and r.relation_p >= RELATION_MIN:
+        elif me is not None and not people and _WE.search(window) and r.relation_p >= RELATION_MIN and not we_apart:
             # "Raj! ... we were on the same squad at Amazon": the one person named just before
             # (offline_rules' resolution of "we": this turn, else the meeting's other person)
             subject, obj = me, we_partner(ctx, c.w0, c.w1)
@@ -543,7 +618,7 @@ def _fill_into(
             subject = _person(people[0])  # ("I'm the account executive ..., and this is Leo": whose title?)
         elif not people and pointed and not (first and _I_AM.search(window)):
             subject = Mention(name=pointed, kind="person")  # "She's at Equinor, I think": the one named before
-        elif not people and first and not third:
+        elif not people and first and not third and not (orgs and _of_relative(c, orgs[0].start)):
             subject = me  # "I heard she's left Deloitte" is about her, not the speaker
         elif stance == "reported" and len(people) == 2:
             subject = _person(people[1])
@@ -571,6 +646,8 @@ def _fill_into(
             # "Larkspur Bank chief executive Gordon Frye steps down; deputy Amina Yusuf named acting CEO": a
             # title given in one clause of a sentence whose other clause names the one organisation
             orgs = [mentions.Slot(c.w1, c.w1, c.sentence_orgs[0], "organisation")]
+        if stance == "ended" and first and people:
+            return  # "X I know from Airtel days, but we are not on talking terms": the tie ended, not a job
         if relation == "works_at" and stance == "ended":
             relation = "left"
         if relation == "works_at" and _USED_TO.search(window):
@@ -641,6 +718,12 @@ def _corrected(text: str, people: list[mentions.Slot]) -> list[mentions.Slot]:
         if norm_name(a.name) != norm_name(b.name) and _CORRECTION.search(text, max(a.end, b.start - 40), b.start)
     }
     return [p for p in people if id(p) not in gone]
+
+
+def _corrects_a_name(c: Candidate) -> bool:
+    """Whether the window takes back a name for another (_CORRECTION between two people)."""
+    people = [s for s in c.slots if s.kind == "person"]
+    return len(_corrected(c.text, people)) < len(people)
 
 
 def _vocative(c: Candidate, slot: mentions.Slot) -> bool:

@@ -53,6 +53,7 @@ _SOURED_EN = (
     r"|(?:stopped|stop)\s+(?:speaking|talking)\s+to\s+(?:each\s+other|one\s+another|him|her|them|me)"
     r"|never\s+(?:want\s+to\s+|wanna\s+)?work(?:ing)?\s+with\s+(?:him|her|them)\s+again|never\s+again"
     r"|(?:won['’]t|will\s+not|wouldn['’]t|would\s+not|refuse\s+to)\s+introduce\s+you"
+    r"|(?:that|it)\s+was\s+the\s+end\s+of\s+(?:us|our\s+friendship|the\s+friendship)"
     r"|(?:keep|stay|steer)\s+(?:well\s+|very\s+)?clear\s+of|wouldn['’]t\s+go\s+near|burn(?:ed|t)\s+(?:that|the|my|our)\s+bridges?"
 )
 _SOURED_FR = (

@@ -18,6 +18,8 @@ from backchannel.ops import OpEnv, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "backchannel" / "demo" / "corpus"
+# One worker builds `asked` (QMSum and the demo ingested) once for every test here.
+pytestmark = pytest.mark.xdist_group("ask_paraphrases")
 BRIEF, COMMIT, INTRO, STALE = "pre_meeting_brief", "open_commitments", "introductions", "stale_relationships"
 
 # (question, skill, words that must appear in the answers' titles and whys, or in why_nothing)

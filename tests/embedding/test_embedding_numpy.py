@@ -12,6 +12,9 @@ import pytest
 from backchannel import embedding
 from backchannel.embedding_numpy import MiniLM
 
+# One worker loads sentence-transformers (and torch) once for `reference`.
+pytestmark = pytest.mark.xdist_group("embedding_numpy")
+
 LONG = (
     "We went through the quarterly roadmap item by item, and Marc kept coming back to the pricing "
     "question, because the enterprise tier had been promised to three customers before the board "

@@ -30,6 +30,8 @@ BASE = (
     '[models]\ndraft = "scripted/{name}"\nretries = 0\n'
 )
 SIGNAL = {"id": "e1", "source": "drop", "title": "Acme publishes a tender"}
+# One worker ingests the demo corpus once (`ingested`) for every test here.
+pytestmark = pytest.mark.xdist_group("edges")
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402 - the engine lives beside this file, shared with bench/quality.py
 
 TARGET_PRECISION, TARGET_RECALL, TARGET_KIND_RECALL = 0.8, 0.7, 0.6
+# One worker runs every story once (`results`) for every test here.
+pytestmark = pytest.mark.xdist_group("stories")
 
 
 @pytest.fixture(scope="module")

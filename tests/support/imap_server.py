@@ -70,7 +70,6 @@ class Dovecot:
         # mail process out.
         self.root = Path(tempfile.mkdtemp(prefix="bc-dovecot-"))
         self.root.chmod(0o755)
-        self.port = _free_port()
         if os.geteuid() == 0:
             import pwd
 
@@ -88,9 +87,21 @@ class Dovecot:
         if os.geteuid() == 0:
             os.chown(mail, uid, gid)
         (self.root / "passwd").write_text(f"{USER}:{{PLAIN}}{PASSWORD}:{uid}:{gid}::{mail}/{USER}::\n")
-        (self.root / "dovecot.conf").write_text(
-            _CONF.format(root=self.root, port=self.port, login_user=login, internal_user=internal)
-        )
+        for attempt in range(5):
+            self.port = _free_port()
+            (self.root / "dovecot.conf").write_text(
+                _CONF.format(root=self.root, port=self.port, login_user=login, internal_user=internal)
+            )
+            try:
+                self._start()
+                return
+            except RuntimeError as exc:
+                # A free port can be taken by a test on another worker before dovecot binds
+                # it: try another.
+                if "Address already in use" not in str(exc) or attempt == 4:
+                    raise
+
+    def _start(self) -> None:
         self.proc = subprocess.Popen(
             [DOVECOT, "-F", "-c", str(self.root / "dovecot.conf")],
             stdout=subprocess.DEVNULL,

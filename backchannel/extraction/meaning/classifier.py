@@ -2,7 +2,9 @@
 
 `classify(texts)` embeds the texts in one batch (backchannel.embedding, the process's one
 model) and returns, per text, the relation and the stance with their probabilities.
-The weights load once per process; `provenance()` is head.json.
+The weights load once per process; `provenance()` is head.json. Where a fine-tuned encoder's
+`adapter.npz` is present (adapter.py), a call without its own `embed` reads that encoder and the
+heads fitted on it instead.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from backchannel.extraction.meaning import heads
+from backchannel.extraction.meaning import adapter, heads
 
 HERE = Path(__file__).resolve().parent
 
@@ -59,12 +61,15 @@ def classify(texts: Sequence[str], embed: Embed | None = None) -> list[Reading]:
     """A Reading per masked text (slots already written as slots.FILLERS)."""
     if not texts:
         return []
+    h: dict | None = None
+    if embed is None and adapter.present():  # a fine-tuned encoder and its own heads (adapter.py)
+        embed, h = adapter.embed, adapter.heads()
     if embed is None:
         from backchannel.embedding import embed as model_embed
 
         embed = model_embed
     x = embed(list(texts))
-    h = _heads()
+    h = h or _heads()
     rk, rp, rc = h["relation"]
     sk, sp, sc = h["stance"]
     rel = heads.predict_proba(rk, rp, x)

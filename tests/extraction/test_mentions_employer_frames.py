@@ -5,7 +5,11 @@ not in the evaluation set; no model."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from backchannel.extraction.formats.transcript import Transcript, Utterance
 from backchannel.extraction.mentions import sentence as slots_of
+from backchannel.extraction.mentions.pronouns import pronoun_refs
 
 
 def slots(text: str, known: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
@@ -68,3 +72,18 @@ def test_a_lone_word_paired_with_the_speaker_that_is_a_place_or_a_common_word_is
     assert slots("London and I never got along, honestly.") == []
     assert slots("Security and I agreed on it, and security signed it off.") == []
     assert slots("Torvald ran the night shift at the depot.") == []
+    assert ("Lisbon", "person") not in slots("The Bank of Lisbon and I settled the loan last year.")
+
+
+def test_an_organisations_name_goes_on_past_a_plural_possessive_to_its_head_word():
+    assert organisations("We met the Royal Pharmacists' Association twice this term.") == [
+        "Royal Pharmacists' Association"
+    ]
+    assert organisations("That was the Harrisons' house on the hill.") == []
+
+
+def test_their_after_an_organisation_named_with_a_possessive_is_the_whole_organisation():
+    text = "We have met the Royal Pharmacists' Association twice. Their chair has been very helpful."
+    t = Transcript([Utterance(0, "Gwen Lloyd", text)], "text", title="Call", meeting_date=datetime(2026, 5, 6, 10, 0))
+    refs = pronoun_refs(t, frozenset({"gwen lloyd"}), slots_of.organisations_of([text]))
+    assert [(r.pronoun, r.refers_to) for r in refs[0]] == [("their", "Royal Pharmacists' Association")]

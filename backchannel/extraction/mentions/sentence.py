@@ -171,9 +171,23 @@ def _frame(text: str, start: int, end: int) -> bool:
 
 
 def _amp_tail(text: str, raw: str, end: int) -> str:
-    """'AT' of 'AT&T', 'L' of 'L&T': the acronym goes on past its ampersand."""
+    """'AT' of 'AT&T', 'L' of 'L&T': the acronym goes on past its ampersand. 'National Police Chiefs' of
+    "the National Police Chiefs' Council": a name goes on past a plural possessive to the head word it
+    ends on (a capitalised run never crosses the apostrophe)."""
     tail = _AMP_TAIL.match(text, end) if raw.isupper() else None
+    if tail is None and raw.endswith("s") and " " in raw:
+        tail = _POSSESSIVE_TAIL.match(text, end)
+        if tail is not None and not looks_like_org(tail.group(0).split()[-1]):
+            tail = None
     return raw + tail.group(0) if tail else raw
+
+
+def _joined(raw: str) -> bool:
+    """A name _amp_tail carried past an ampersand or a possessive: taken whole, not cut by org_name."""
+    return "&" in raw or "' " in raw or "’ " in raw
+
+
+_POSSESSIVE_TAIL = re.compile(r"['’](?:\s+[A-Z][\w-]*){1,3}(?![\w'’-])")
 
 
 _NOUN_AFTER = re.compile(r"^\s+([a-z]+)\b(?!['’])")
@@ -229,7 +243,7 @@ def _organisations_of(said: tuple[str, ...]) -> frozenset[str]:
                 continue
             frame = _frame(text, m.start(), m.start() + len(raw))
             if frame or looks_like_org(raw):
-                org = raw if "&" in raw else _org_at(text, m.start(), len(text))
+                org = raw if _joined(raw) else _org_at(text, m.start(), len(text))
                 if org and _evidenced(text, m.start(), org, out, frame, lowercase=lowercase):
                     out.add(norm_name(org))
     return frozenset(out)
@@ -302,7 +316,7 @@ def find(
             and _frame(text, start, start + len(raw))
             or (cut is not None and _ORG_AFTER.match(text[start + len(raw) : start + len(raw) + 30]) is not None)
         )
-        whole = _org_at(text, start, stop) if "&" not in raw else None
+        whole = _org_at(text, start, stop) if not _joined(raw) else None
         if (
             whole
             and _ONE_AND_HEAD.match(whole)
@@ -315,7 +329,7 @@ def find(
         if key not in known_people and (
             frame or key in organisations or looks_like_org(raw) or _WEAK_BEFORE.search(text, max(0, start - 12), start)
         ):
-            org = raw if "&" in raw else _org_at(text, start, stop)
+            org = raw if _joined(raw) else _org_at(text, start, stop)
             if (
                 org
                 and len(org) > 1
@@ -365,8 +379,16 @@ _ME_AND = re.compile(r"\b(?:[Mm]e|I|[Mm]yself)\s+and\s+$")
 _AND_ME = re.compile(r"^\s+and\s+(?:me|I|myself)\b(?!['’])")
 
 
+# Before the last word of an organisation's name ("The Bank of Valletta and I worked together").
+_NAME_CONNECTOR_BEFORE = re.compile(r"\b(?:of|for|de|du|des|the|and|&)\s+$", re.I)
+
+
 def _beside_me(text: str, start: int, end: int) -> bool:
-    return bool(_ME_AND.search(text, max(0, start - 12), start) or _AND_ME.match(text[end : end + 12]))
+    if _ME_AND.search(text, max(0, start - 12), start):
+        return True
+    return bool(_AND_ME.match(text[end : end + 12])) and not _NAME_CONNECTOR_BEFORE.search(
+        text, max(0, start - 8), start
+    )
 
 
 def _one_name_per_person(slots: list[Slot]) -> list[Slot]:

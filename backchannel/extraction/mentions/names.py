@@ -30,7 +30,10 @@ HONORIFIC = r"(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Professor|Sir|Dame|Lord|Lady)\.?"
 # The pronoun "I" never continues a name: "Before Sakura I worked at Globex" is not a
 # person called "Before Sakura I" (which would swallow the subject of the fact); nor "I'm", "I've".
 _NOT_I = r"(?!I\b)"
-NAME = rf"(?<![\w'’-])(?:{HONORIFIC}\s+)?{CAP}(?:\s+(?:{PARTICLE}\s+){{0,2}}{_NOT_I}{CAP}){{0,3}}(?![\w-])"
+# The name itself, with no word before it: NAME and, after a lowercase "ex-" ("he is ex-Reliance"), the
+# mentions stage's own scan (mentions/sentence.py).
+NAME_BODY = rf"(?:{HONORIFIC}\s+)?{CAP}(?:\s+(?:{PARTICLE}\s+){{0,2}}{_NOT_I}{CAP}){{0,3}}(?![\w-])"
+NAME = rf"(?<![\w'’-]){NAME_BODY}"
 _ORG_SUFFIX_RX = r"(?:Inc|Ltd|LLC|LLP|plc|PLC|GmbH|SA|AG|SAS|SARL|NV|BV|Co|Corp|Corporation|Group|Holdings)"
 ORG = (
     rf"(?<![\w'’-])(?:[Tt]he\s+)?{CAP}(?:\s+(?:(?:of|for|and|&|in|de|du|des|the)\s+){{0,2}}{_NOT_I}{CAP}){{0,7}}"

@@ -8,7 +8,7 @@ keeps its "de ..." tail.
 
 from __future__ import annotations
 
-from backchannel.extraction.mentions.names import NAME, ORG, looks_like_org, org_name
+from backchannel.extraction.mentions.names import NAME, NAME_RX, ORG, looks_like_org, org_name, person_name
 from backchannel.extraction.result import Mention
 from backchannel.extraction.rules.core import Ctx
 from backchannel.memory.text import norm_name
@@ -23,6 +23,8 @@ euh bref puis ensuite aussi très tres quand comme si avec chez pour dans sur pa
 madame monsieur mademoiselle cher chère chers toute tout tous toutes franchement honnêtement sinon ok d'accord
 au aux en est suis sont était qui que quoi où hier demain aujourd'hui lundi mardi mercredi jeudi vendredi samedi
 dimanche janvier février mars avril mai juin juillet août septembre octobre novembre décembre parfait super génial
+apparemment visiblement évidemment justement heureusement malheureusement sûrement probablement vraisemblablement
+selon d'après paraît-il finalement récemment actuellement
 """.split()
 ) | {"d'accord", "bien sûr", "entendu", "volontiers", "exactement", "voici", "allez", "écoute", "écoutez"}
 _FR_ORG_HEADS = set(
@@ -43,13 +45,35 @@ def person_fr(ctx: Ctx, raw: str | None) -> Mention | None:
     """A person named in a French sentence; never a French function word."""
     if not raw:
         return None
-    first = raw.split()[0].lower().replace("’", "'").rstrip("'")
-    if first in FR_STOP:
+    words = raw.split()
+    while words and words[0].lower().replace("’", "'").rstrip("'") in FR_STOP:
+        words = words[1:]  # "Apparemment Odile Brun aurait rejoint ...": the opener is no part of the name
+    if not words:
         return None
+    if len(words) < len(raw.split()) and len(words) < 2:
+        # "Bonjour Marc": a one-word rest is a greeting's object, a name only as the one said before in full
+        full = _full_name(ctx, words[0])
+        return Mention(full, "person") if full else None
+    raw = " ".join(words)
     p = ctx.person(raw)
     if p is None or not p.is_speaker and looks_like_org(p.name):
         return None
+    if not p.is_speaker and " " not in p.name:
+        return Mention(_full_name(ctx, p.name) or p.name, "person")
     return p
+
+
+def _full_name(ctx: Ctx, first: str) -> str | None:
+    """The one full name said before in this turn or the turns just before that `first` opens ("Fabrice"
+    after "je n'ai jamais travaillé avec Fabrice Henry"); None when none, or two ("Fabrice Henry" and
+    "Fabrice Roux": it names neither for sure)."""
+    said = f"{ctx.context_before}\n{ctx.text[: ctx.s0]}"
+    found = {
+        norm_name(name): name
+        for name in (person_name(m.group(0)) for m in NAME_RX.finditer(said))
+        if name and len(name.split()) > 1 and norm_name(name.split()[0]) == norm_name(first)
+    }
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def org_fr(ctx: Ctx, raw: str | None) -> str | None:

@@ -132,6 +132,20 @@ def employer_frame(text: str, start: int, end: int) -> bool:
     return bool(_EMPLOYER_BEFORE.search(text, max(0, start - 24), start) or _EMPLOYER_AFTER.match(text[end : end + 24]))
 
 
+# The strongest of those frames: a verb that names an employer only ("joins from Zurich", "hired by
+# Zurich", "works for Zurich"), never one of moving house ("left Zurich", "joined us in Zurich").
+_HIRED_BEFORE = re.compile(
+    r"\b(?:(?:joins|joined|joining)\s+from|(?:hired|poached|employed|headhunted)\s+by|works?\s+for|worked\s+for"
+    r"|working\s+for)\s+(?:the\s+)?$",
+    re.I,
+)
+
+
+def hired_frame(text: str, start: int, end: int) -> bool:
+    """Whether the words around text[start:end] name it as someone's employer, be it a town's name too."""
+    return bool(_HIRED_BEFORE.search(text, max(0, start - 24), start) or _EMPLOYER_AFTER.match(text[end : end + 24]))
+
+
 def no_employer(name: str, text: str, start: int, end: int, organisations: set[str] | frozenset[str]) -> bool:
     """A place said at text[start:end] that is no organisation: a region always; a town unless a verb of
     joining, leaving or hiring names it there, or the meeting does so elsewhere (`organisations`)."""

@@ -24,7 +24,9 @@ from backchannel.extraction.mentions.evidence import (
 )
 from backchannel.extraction.mentions.labels import is_seat_name
 from backchannel.extraction.mentions.names import (
+    NAME_BODY,
     NAME_RX,
+    ORG_HEADS,
     ORG_RX,
     STOP,
     TITLE_HEADS,
@@ -33,7 +35,7 @@ from backchannel.extraction.mentions.names import (
     person_name,
     same_person,
 )
-from backchannel.extraction.mentions.places import is_place, no_employer
+from backchannel.extraction.mentions.places import hired_frame, is_place, no_employer
 from backchannel.extraction.mentions.stage import gender_of
 from backchannel.memory.text import norm_name
 
@@ -47,6 +49,31 @@ _ORG_BEFORE = re.compile(
     r"(?:[\s,]+(?:uh|um|er|erm)\b,?)*\s+(?:the\s+)?|\bex-)$",
     re.I,
 )
+# A capitalised run as the mentions stage scans for it: NAME_RX's, and a name right after a lowercase
+# "ex-" ("he is ex-Reliance"), which NAME_RX leaves (a name never starts inside a hyphenated word).
+_MENTION_RX = re.compile(rf"(?:(?<![\w'’-])|(?<=\bex-)){NAME_BODY}")
+# "in" for a place of work, as Indian English says it ("he is in EY only", "I was in Cognizant from 2011",
+# "working under Padma Raghavan in Wipro", "the same cubicle in Infosys"): after a person's verb of being
+# (its subject a pronoun of a person or a name) or a verb of working, a few words of time or company
+# between. A place ("in Mysore") is no employer (places.py), nor a topic ("in Finance") or a month
+# (names.NOT_ORGS, STOP); "the figure is in Appendix C", "it's in Jira" have no person as subject.
+_IN_EMPLOYER = re.compile(
+    r"(?:(?:\b(?:[Hh]e|[Ss]he|I|[Ww]e|[Tt]hey|[Yy]ou)|(?<![\w'’-])(?P<name>[A-Z][a-z][\w'’-]*))"
+    r"(?:\s+(?:also|still|now|only|then|earlier|too|both))?\s+(?:is|was|are|were|am|(?:has|have|had)\s+been)"
+    r"|\b(?:[Hh]e|[Ss]he)['’]s|\bI['’]m|\b(?:working|worked|works|employed)"
+    r"|\b(?:same|one)\s+(?:team|cubicle|desk|office|batch|department))"
+    r"(?:\s+(?:now|still|only|also|currently|earlier|then|already|itself|both|together|with\s+(?:us|me|him|her|them)"
+    r"|(?:under|with|alongside)\s+[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,2}),?)*\s+in\s+$"
+)
+# Capitalised subjects of "is in" that are no person ("Everything is in Jira", "This is in Annex B").
+_NO_PERSON_SUBJECT = STOP | {"everything", "everyone", "everybody", "something", "someone", "nothing", "anything"}
+
+
+def _in_employer(text: str, start: int) -> bool:
+    m = _IN_EMPLOYER.search(text, max(0, start - 64), start)
+    return m is not None and not (m.group("name") and m.group("name").lower() in _NO_PERSON_SUBJECT)
+
+
 # Words before a capitalised run that say no more than that it is a thing with a name ("from the",
 # "with the", "for the", "of the"): evidence for a name that says it is an organisation, no other.
 _WEAK_BEFORE = re.compile(r"\b(?:from|with|for|of)\s+the\s+$", re.I)
@@ -94,7 +121,29 @@ def _org_at(text: str, start: int, s1: int) -> str | None:
     m = ORG_RX.match(text[start:s1])  # the slice: "Ex-Siemens" is read from "Siemens" on
     if m is None or m.group(0).lower().strip(".,") in TITLE_HEADS:
         return None  # "CTO" is a title, not an organisation
-    return org_name(m.group(0))
+    org = org_name(m.group(0))
+    if org is None and is_place(m.group(0)) and hired_frame(text, start, start + len(m.group(0))):
+        return m.group(0)  # "Oduya joins from Zurich": the insurer, not the town a topic list keeps out
+    return _without_town(org) if org else None
+
+
+# Words that open a name ending on a town and are no employer alone ("Royal London", "Greater Manchester").
+_TOWN_LEADS = STOP | {"royal", "greater", "city", "visit", "transport", "central", "north", "south", "east", "west"}
+
+
+def _without_town(org: str) -> str:
+    """'Infosys Mysore', 'Deloitte London': an employer's office, the employer named before its town;
+    a name with a head word keeps its town ("Trinity College Dublin", "Bank of Ireland")."""
+    words = org.split()
+    for n in range(1, min(3, len(words))):
+        head, town = " ".join(words[:-n]), " ".join(words[-n:])
+        if (
+            is_place(town)
+            and not any(w.lower().strip(".,") in ORG_HEADS for w in words)
+            and head.split()[-1].lower() not in _TOWN_LEADS
+        ):
+            return head
+    return org
 
 
 def _frame(text: str, start: int, end: int) -> bool:
@@ -115,15 +164,30 @@ def _frame(text: str, start: int, end: int) -> bool:
         or _DAYS_BEFORE.search(text, max(0, start - 12), start)
         and _DAYS_AFTER.match(after)
         or _TITLE_IN.search(text, max(0, start - 24), start)
+        or _in_employer(text, start)
         or _GOING_TO.search(text, max(0, start - 16), start)
         and _AS_TITLE.match(after)
     )
 
 
 def _amp_tail(text: str, raw: str, end: int) -> str:
-    """'AT' of 'AT&T', 'L' of 'L&T': the acronym goes on past its ampersand."""
+    """'AT' of 'AT&T', 'L' of 'L&T': the acronym goes on past its ampersand. 'National Police Chiefs' of
+    "the National Police Chiefs' Council": a name goes on past a plural possessive to the head word it
+    ends on (a capitalised run never crosses the apostrophe)."""
     tail = _AMP_TAIL.match(text, end) if raw.isupper() else None
+    if tail is None and raw.endswith("s") and " " in raw:
+        tail = _POSSESSIVE_TAIL.match(text, end)
+        if tail is not None and not looks_like_org(tail.group(0).split()[-1]):
+            tail = None
     return raw + tail.group(0) if tail else raw
+
+
+def _joined(raw: str) -> bool:
+    """A name _amp_tail carried past an ampersand or a possessive: taken whole, not cut by org_name."""
+    return "&" in raw or "' " in raw or "’ " in raw
+
+
+_POSSESSIVE_TAIL = re.compile(r"['’](?:\s+[A-Z][\w-]*){1,3}(?![\w'’-])")
 
 
 _NOUN_AFTER = re.compile(r"^\s+([a-z]+)\b(?!['’])")
@@ -173,13 +237,13 @@ def _organisations_of(said: tuple[str, ...]) -> frozenset[str]:
     for long_form, acronym in aliases_in_texts(texts).items():
         out |= {norm_name(long_form), norm_name(acronym)}
     for text in texts:
-        for m in NAME_RX.finditer(text):
+        for m in _MENTION_RX.finditer(text):
             raw = _amp_tail(text, m.group(0), m.end())
             if raw.lower() in TITLE_HEADS:
                 continue
             frame = _frame(text, m.start(), m.start() + len(raw))
             if frame or looks_like_org(raw):
-                org = raw if "&" in raw else _org_at(text, m.start(), len(text))
+                org = raw if _joined(raw) else _org_at(text, m.start(), len(text))
                 if org and _evidenced(text, m.start(), org, out, frame, lowercase=lowercase):
                     out.add(norm_name(org))
     return frozenset(out)
@@ -229,7 +293,7 @@ def find(
     slots: list[Slot] = []
     pos = s0
     while True:
-        m = NAME_RX.search(text, pos, s1)
+        m = _MENTION_RX.search(text, pos, s1)
         if m is None:
             break
         pos = m.end()
@@ -252,7 +316,7 @@ def find(
             and _frame(text, start, start + len(raw))
             or (cut is not None and _ORG_AFTER.match(text[start + len(raw) : start + len(raw) + 30]) is not None)
         )
-        whole = _org_at(text, start, stop) if "&" not in raw else None
+        whole = _org_at(text, start, stop) if not _joined(raw) else None
         if (
             whole
             and _ONE_AND_HEAD.match(whole)
@@ -265,7 +329,7 @@ def find(
         if key not in known_people and (
             frame or key in organisations or looks_like_org(raw) or _WEAK_BEFORE.search(text, max(0, start - 12), start)
         ):
-            org = raw if "&" in raw else _org_at(text, start, stop)
+            org = raw if _joined(raw) else _org_at(text, start, stop)
             if (
                 org
                 and len(org) > 1
@@ -289,7 +353,12 @@ def find(
         ):
             continue  # "Young People" of "the Children, Young People and Education Committee"
         one_word = " " not in name
-        if one_word and norm_name(name) not in known_people and (names is None or norm_name(name) not in names):
+        if (
+            one_word
+            and norm_name(name) not in known_people
+            and (names is None or norm_name(name) not in names)
+            and not (_beside_me(text, start, start + len(raw)) and name.lower() not in lowercase)
+        ):
             continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
         if (
             is_place(name)
@@ -302,6 +371,24 @@ def find(
         full = (names or {}).get(norm_name(name)) if one_word and norm_name(name) not in known_people else None
         slots.append(Slot(start + max(0, off), start + max(0, off) + len(name), full or name, "person"))
     return _one_name_per_person(slots)
+
+
+# A lone name paired with the speaker ("Sudhir and me were ...", "me and Lina", "Selin and I met once"):
+# only a person does things together with "I" as the other half of "X and I".
+_ME_AND = re.compile(r"\b(?:[Mm]e|I|[Mm]yself)\s+and\s+$")
+_AND_ME = re.compile(r"^\s+and\s+(?:me|I|myself)\b(?!['’])")
+
+
+# Before the last word of an organisation's name ("The Bank of Valletta and I worked together").
+_NAME_CONNECTOR_BEFORE = re.compile(r"\b(?:of|for|de|du|des|the|and|&)\s+$", re.I)
+
+
+def _beside_me(text: str, start: int, end: int) -> bool:
+    if _ME_AND.search(text, max(0, start - 12), start):
+        return True
+    return bool(_AND_ME.match(text[end : end + 12])) and not _NAME_CONNECTOR_BEFORE.search(
+        text, max(0, start - 8), start
+    )
 
 
 def _one_name_per_person(slots: list[Slot]) -> list[Slot]:

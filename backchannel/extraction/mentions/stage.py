@@ -346,6 +346,20 @@ def _weak_opener(text: str, start: int, name: str, known: KnownNames, said: Sequ
     )
 
 
+def _possessive_names(
+    text: str, lo: int, hi: int, orgs: list[tuple[int, int, str]], known: KnownNames
+) -> list[tuple[int, int, str]]:
+    """The meeting's organisations whose name holds a plural possessive ("the National Police Chiefs'
+    Council", sentence.organisations_of), each one span, not the two pieces either side of the apostrophe."""
+    for key in known.organisations:
+        if "'" not in key and "’" not in key:
+            continue
+        for m in re.finditer(re.escape(known.organisations[key]).replace("'", "['’]"), text[lo:hi], re.I):
+            a, b = lo + m.start(), lo + m.end()
+            orgs = [o for o in orgs if o[1] <= a or b <= o[0]] + [(a, b, text[a:b])]
+    return sorted(orgs)
+
+
 def mentions_in(
     text: str, lo: int, hi: int, known: KnownNames | None = None, said: Sequence[str] = ()
 ) -> list[EntityMention]:
@@ -359,6 +373,7 @@ def mentions_in(
             orgs += [(a, a + len(left), left), (b - len(right), b, right)]
         else:
             orgs.append((a, b, n))
+    orgs = _possessive_names(text, lo, hi, orgs, known)
     found: list[EntityMention] = []
     for a, b, n in orgs:
         in_memory = norm_name(n) in known.organisations and norm_name(n) not in known.meeting_orgs

@@ -42,6 +42,14 @@ HYPOTHETICAL = re.compile(
     r"|serais|serait)\b",
     re.I,
 )
+# French hearsay, and the conditional it takes: "Il paraît que Fabrice serait parti de chez Airbus" reports
+# a rumour (the hedge marks it), it states no condition; without the hearsay "serait parti" is one.
+HEARSAY_FR = re.compile(
+    r"\b(?:il\s+paraît|paraît-il|apparemment|selon|d['’]après|j['’]ai\s+entendu\s+dire|on\s+m['’]a\s+dit"
+    r"|il\s+semblerait|(?:la\s+)?rumeur)\b",
+    re.I,
+)
+REPORTIVE_CONDITIONAL_FR = re.compile(r"\b(?:serait|seraient|aurait|auraient)\b", re.I)
 # Where a comma-clause starts: hypotheticals and negation reach no further back.
 CLAUSE_CUT = re.compile(
     r"[,;:—–()]|\s-\s|\.\.\.|…|\b(?:but|and\s+then|so|because|although|though|whereas"

@@ -42,6 +42,7 @@ from backchannel.extraction.rules.claim_words import (
     EXERCISE_FRAME,
     FIRST_PERSON_NEXT,
     FRAME,
+    HEARSAY_FR,
     HEDGE,
     HYPOTHETICAL,
     LIKE_VERBS,
@@ -50,6 +51,7 @@ from backchannel.extraction.rules.claim_words import (
     POST_FRAME,
     PRONOUNS,
     QUOTE_CLOSE,
+    REPORTIVE_CONDITIONAL_FR,
     RETRACT,
     RETRACT_HINT,
     RETRACT_TAIL,
@@ -95,6 +97,8 @@ def qualify_claims(
         # Offsets below are within the sentence; hedges blanked so they read as neither
         # negation ("I'm not sure") nor condition ("if I remember correctly").
         masked = HEDGE.sub(lambda m: " " * len(m.group(0)), sent)
+        if HEARSAY_FR.search(sent):  # "il paraît que X serait parti": the hearsay's conditional, no condition
+            masked = REPORTIVE_CONDITIONAL_FR.sub(lambda m: " " * len(m.group(0)), masked)
         rel = max(0, min(core - s0, len(sent)))
         clause = _clause_start(masked, rel)
         # An ended tie ("I'd never work with X again", meaning/stage.py) is said with a negation:

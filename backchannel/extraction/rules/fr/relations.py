@@ -33,6 +33,7 @@ from backchannel.extraction.dates.fr import find_date_phrases_fr
 from backchannel.extraction.mentions.names import NAME, NAME_RX
 from backchannel.extraction.mentions.names_fr import ORG_FR, org_fr, person_fr
 from backchannel.extraction.result import Mention
+from backchannel.extraction.rules.claim_words import HEARSAY_FR
 from backchannel.extraction.rules.core import Ctx
 from backchannel.extraction.rules.fr.commitments import rule_commitment_fr
 from backchannel.extraction.stance_effects import apply_stance
@@ -50,6 +51,7 @@ je tu il elle nous vous ils elles est suis sont était avons avez ont ai avec ch
 qui que mais et on très bien aussi connais connaît connait travaille merci bonjour oui non le la de ce cette mon ma
 mes vais va depuis ici sur par ça ensemble envoie enverrai présente ancien ancienne dernier dernière prochain
 prochaine en un à y rejoint devenu devenue envoyer nommé nommée dirige dirigeait fondé cofondé
+aurait serait apparemment paraît
 j' l' d' m' t' n' s' c' qu'
 """.split()
 )
@@ -264,11 +266,7 @@ _EMPLOY = re.compile(
 )
 # Hearsay: "il paraît que", "apparemment", "selon X": the conditional there reports a rumour
 # ("Fabrice serait parti de chez Airbus"), it does not make the clause hypothetical.
-_HEARSAY_FR = re.compile(
-    r"\b(?:il\s+paraît|paraît-il|apparemment|selon|d['’]après|j['’]ai\s+entendu\s+dire|on\s+m['’]a\s+dit"
-    r"|il\s+semblerait|(?:la\s+)?rumeur)\b",
-    re.I,
-)
+_HEARSAY_FR = HEARSAY_FR
 
 
 # For the news register (news.py): the same lexicon and "of".
@@ -489,7 +487,11 @@ _X_AND_ME = re.compile(
 _WE_TOGETHER = re.compile(
     rf"\b(?:[Nn]ous\s+avons|[Nn]ous\s+avions|[Oo]n\s+a|[Oo]n\s+avait)\s+{_ADV_FR}travaillé\s+ensemble{_AT_ORG}"
 )
-_X_WITH_Y = re.compile(rf"(?P<x>{NAME})\s+(?:a|avait)\s+{_ADV_FR}travaillé\s+{_ADV_FR}avec\s+(?P<y>{NAME}){_AT_ORG}")
+# "Sophie a travaillé avec Paul", "(Julien m'a raconté) qu'il avait travaillé avec Rachida Dati": "il"/"elle"
+# is the one person named before (FrCtx.antecedent).
+_X_WITH_Y = re.compile(
+    rf"(?P<x>{NAME}|\b[Ii]l|\b[Ee]lle)\s+(?:a|avait)\s+{_ADV_FR}travaillé\s+{_ADV_FR}avec\s+(?P<y>{NAME}){_AT_ORG}"
+)
 _TIE_M = r"(?:collègue|patron|chef|manager|associé|boss|mentor)"
 _TIE_F = r"(?:collègue|patronne|cheffe|manager|associée|boss|mentor)"
 _X_MY_TIE = re.compile(
@@ -596,7 +598,9 @@ def rule_people_fr(ctx: FrCtx) -> None:
             if other is not None:
                 ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.55)
     for m in _X_WITH_Y.finditer(ctx.text, t0, t1):
-        a, b = person_fr(ctx, m.group("x")), person_fr(ctx, m.group("y"))
+        x = m.group("x")
+        a = ctx.antecedent(m.start()) if x.lower() in ("il", "elle") else person_fr(ctx, x)
+        b = person_fr(ctx, m.group("y"))
         if a and b:
             _worked(ctx, a, b, m, 0.6)
     for m in _X_KNOWS.finditer(ctx.text, t0, t1):

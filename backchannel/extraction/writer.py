@@ -183,9 +183,11 @@ def write_source(
             supersede.apply_source(store, sid, [r[_OBJ] for r in rows if r[_PRED] == "works_at" and r[_QUAL]])
         _japanese_name_forms(store, sid, resolver, transcript, extracted, me.id)
         if on_written is not None:
+            # It writes rows of its own for what it resolves (email: an address as an alias of
+            # its sender): from here each new entity goes in as it is created, as it always did.
             resolver.flush()
+            resolver.new = None
             on_written(sid, resolver)
-            resolver.flush()
         store.append_event(
             "source_ingested",
             {

@@ -150,3 +150,33 @@ def test_held_new_entities_are_the_entities_written_one_by_one(tmp_path: Path):
     assert len(table(held, "SELECT id FROM entities")) > len(PEOPLE) + len(ORGS)
     held.close()
     direct.close()
+
+
+BARE = b"""From: Marc Dupont <marc.dupont@initech.example>
+To: zoe.fischer@globex.example, Alex Moreau <alex@example.com>
+Subject: Numbers
+Date: Tue, 03 Nov 2026 09:00:00 +0100
+Message-ID: <bare-1@initech.example>
+Content-Type: text/plain; charset=utf-8
+
+Zoe, the pricing is attached. I'll call you on Friday.
+
+Marc
+"""
+
+
+def test_a_message_to_a_bare_address_writes_its_alias_once(home, store, tmp_path):
+    """Email goes through the same writer (its message row and addresses written in on_written,
+    after the held entities): the message is stored and each address is an alias once."""
+    from backchannel.config import load_settings, resolve_paths
+    from backchannel.extraction.ingest import ingest_file
+
+    (home / "config.toml").write_text('[owner]\nname = "Alex Moreau"\nemail = "alex@example.com"\n')
+    (tmp_path / "bare.eml").write_bytes(BARE)
+    out = ingest_file(store, load_settings(resolve_paths()), tmp_path / "bare.eml")
+    assert out.status == "ingested", out.error
+    rows = store.con.execute(
+        "SELECT e.name, a.alias FROM aliases a JOIN entities e ON e.id = a.entity_id"
+        " WHERE a.norm IN ('zoe.fischer@globex.example', 'marc.dupont@initech.example')"
+    ).fetchall()
+    assert sorted(alias for _, alias in rows) == ["marc.dupont@initech.example", "zoe.fischer@globex.example"]

@@ -106,6 +106,7 @@ def write_source(
             extra=resolve_extra,
             labels=transcript.speakers(),
             meeting_names=people_here,
+            new=entities.NewEntities(store),  # the meeting's new people and organisations: one write
         )
         names = set(participants) | set(transcript.speakers()) | set((self_intros or {}).values())
         names |= {f"{label} ({title})" for label in transcript.speakers()}
@@ -130,6 +131,7 @@ def write_source(
             defer=True,  # in a Store.batch(), with the batch's other utterances at its commit
         )
         rows = _assertion_rows(transcript, extracted, resolver, sid, extractor, reliability)
+        resolver.flush()  # every entity the rows name, before anything reads them back
         assertion_table.insert_assertions(
             store,
             [
@@ -181,6 +183,10 @@ def write_source(
             supersede.apply_source(store, sid, [r[_OBJ] for r in rows if r[_PRED] == "works_at" and r[_QUAL]])
         _japanese_name_forms(store, sid, resolver, transcript, extracted, me.id)
         if on_written is not None:
+            # It writes rows of its own for what it resolves (email: an address as an alias of
+            # its sender): from here each new entity goes in as it is created, as it always did.
+            resolver.flush()
+            resolver.new = None
             on_written(sid, resolver)
         store.append_event(
             "source_ingested",
@@ -219,6 +225,7 @@ def _japanese_name_forms(
         return
     pairs = [(resolver.speaker(x) if x in resolver.speaker_ids else resolver.mention(x, "person"), x) for x in labels]
     pairs += [(resolver.mention(x, "person"), x) for x in said]
+    resolver.flush()  # add_japanese_aliases reads and writes the aliases of these entities
     for eid, name in dict.fromkeys(pairs):
         if eid is not None and eid != owner_id:
             add_japanese_aliases(store, eid, name, source_id=sid)

@@ -42,18 +42,32 @@ def set_validity(store: Store, assertion_id: int, valid_from: Any, valid_to: Any
 
 def close(store: Store, assertion_id: int, end: date | None, superseded_by: int) -> None:
     """End a functional fact at `end`, superseded by a later one (memory/supersede.py);
-    the first supersession time is kept."""
-    now = utcnow()
-    # The end it had before, for a replay of a run that saw it open (engine/replay.py).
+    the first supersession time is kept, and the end it had before goes to
+    assertion_closings, for a replay of a run that saw it open (engine/replay.py)."""
+    close_many(store, [(assertion_id, end, superseded_by)])
+
+
+def close_many(store: Store, closes: Sequence[tuple[int, date | None, int]]) -> None:
+    """`close` for several (assertion_id, end, superseded_by) in two statements, not two
+    each (a meeting's titled facts close a few older ones). In order: an assertion closed
+    twice ends as the last close left it, and its one closing row keeps the end it had
+    before the first, as two `close` calls in a row would."""
+    last: dict[int, tuple[date | None, int]] = {}
+    for assertion_id, end, superseded_by in closes:
+        last[assertion_id] = (end, superseded_by)
+    if not last:
+        return
+    now, ids = utcnow(), list(last)
     store.con.execute(
         "INSERT INTO assertion_closings (assertion_id, valid_to_before, closed_at)"
-        " SELECT id, valid_to, ? FROM assertions WHERE id = ? AND superseded_at IS NULL",
-        [now, assertion_id],
+        " SELECT id, valid_to, ? FROM assertions WHERE id IN (SELECT unnest(?::BIGINT[])) AND superseded_at IS NULL",
+        [now, ids],
     )
     store.con.execute(
-        "UPDATE assertions SET valid_to = ?, superseded_at = coalesce(superseded_at, ?), superseded_by = ?"
-        " WHERE id = ?",
-        [end, now, superseded_by, assertion_id],
+        "UPDATE assertions SET valid_to = u.valid_to, superseded_at = coalesce(assertions.superseded_at, ?),"
+        " superseded_by = u.superseded_by FROM (SELECT unnest(?::BIGINT[]) AS id, unnest(?::DATE[]) AS valid_to,"
+        " unnest(?::BIGINT[]) AS superseded_by) u WHERE assertions.id = u.id",
+        [now, ids, [last[i][0] for i in ids], [last[i][1] for i in ids]],
     )
 
 

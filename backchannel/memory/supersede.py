@@ -40,28 +40,39 @@ def _norm_q(q: str | None) -> str:
     return " ".join((q or "").casefold().replace(".", "").split())
 
 
-def _close(store: Store, old: dict[str, Any], new: dict[str, Any], end: date | None) -> bool:
+# Closes decided in one pass, written together (`_write`) before the store is read again.
+_Closes = list[tuple[int, date | None, int]]
+
+
+def _close(closes: _Closes, old: dict[str, Any], new: dict[str, Any], end: date | None) -> bool:
     """End `old` at `end`, superseded by `new`; an old fact already closed later
-    than `end` is tightened. False when nothing changed (it ended by then anyway)."""
+    than `end` is tightened. False when nothing changed (it ended by then anyway).
+    The dicts change now, the rows at `_write`."""
     cur = old["valid_to"]
     if cur is not None and (end is None or cur <= end):
         return False
-    assertions.close(store, old["id"], end, new["id"])
+    closes.append((old["id"], end, new["id"]))
     old["valid_to"], old["superseded_by"] = end, new["id"]
     old["superseded_at"] = old["superseded_at"] or utcnow()
     return True
+
+
+def _write(store: Store, closes: _Closes) -> None:
+    assertions.close_many(store, closes)
+    closes.clear()
 
 
 def _rows(store: Store, where: str, params: list[Any]) -> list[dict[str, Any]]:
     return store.query(f"SELECT {_COLS} FROM assertions WHERE {where} ORDER BY id", params)
 
 
-def _title_holders(store: Store, a: dict[str, Any], titled: list[dict[str, Any]] | None = None) -> int:
+def _title_holders(store: Store, a: dict[str, Any], closes: _Closes, titled: list[dict[str, Any]] | None = None) -> int:
     """Order `a` among the other holders of its title: it closes the ones that
     started before it and is closed by the first that started after it. `titled`: the
     titled works_at rows of `a`'s organisation, already read (else they are read here)."""
     n = 0
     if titled is None:
+        _write(store, closes)  # the read sees the closes made so far
         titled = _rows(
             store,
             "predicate = 'works_at' AND object_id = ? AND qualifier IS NOT NULL AND subject_id <> ? AND id <> ?",
@@ -83,21 +94,22 @@ def _title_holders(store: Store, a: dict[str, Any], titled: list[dict[str, Any]]
         if o_start is None or o_start == a_start:
             continue  # no order between them: keep both, let a person sort it out
         if o_start < a_start:
-            n += _close(store, o, a, a_start)
+            n += _close(closes, o, a, a_start)
         else:
-            n += _close(store, a, o, o_start)
+            n += _close(closes, a, o, o_start)
     return n
 
 
-def _departure(store: Store, a: dict[str, Any]) -> int:
+def _departure(store: Store, a: dict[str, Any], closes: _Closes) -> int:
     end = a["valid_to"] or _start(a)
     n = 0
+    _write(store, closes)  # the read sees the closes made so far
     for o in _rows(
         store, "predicate = 'works_at' AND subject_id = ? AND object_id = ?", [a["subject_id"], a["object_id"]]
     ):
         o_start = _start(o)
         if end is not None and o_start is not None and o_start <= end:
-            n += _close(store, o, a, end)
+            n += _close(closes, o, a, end)
     return n
 
 
@@ -143,12 +155,13 @@ def apply(store: Store, assertion_ids: Sequence[int]) -> int:
 
 
 def _apply_rows(store: Store, new: list[dict[str, Any]], titled: list[dict[str, Any]] | None = None) -> int:
-    n = 0
+    n, closes = 0, _Closes()
     for a in new:
         if a["predicate"] == "works_at" and a["qualifier"]:
-            n += _title_holders(store, a, titled)
+            n += _title_holders(store, a, closes, titled)
         elif a["predicate"] == "left":
-            n += _departure(store, a)
+            n += _departure(store, a, closes)
+    _write(store, closes)
     return n
 
 

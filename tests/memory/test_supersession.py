@@ -171,3 +171,8 @@ def test_one_query_per_source_orders_two_new_holders_among_an_older_one(store):
     )
     assert who(store, acme, "CIO", date(2024, 6, 1)) == [bob]
     assert supersede.apply_source(store, "S1", [acme]) == 0  # applied again: nothing left to close
+    # One closing per assertion closed, both ways, keeping the end it had before its first close
+    # (Alice's closed twice in S1: by Carol, then tightened by Bob).
+    closings = store.con.execute("SELECT assertion_id, valid_to_before FROM assertion_closings").fetchall()
+    closed = [ids[0] for ids in (by_source, by_row)] + [ids[2] for ids in (by_source, by_row)]
+    assert sorted(closings) == sorted((i, None) for i in closed)

@@ -125,10 +125,21 @@ class SourceResolver:
     _known: dict[str, list[entities.Entity]] = field(default_factory=dict)
     _by_first: dict[str, list[entities.Entity]] = field(default_factory=dict)
     created: int = 0
+    # New entities held until `flush` (one statement for all, not two per entity); None: each
+    # is written when created. Held ones are in `_known`; a look-up that reads the store
+    # flushes first, so it sees them as it would have.
+    new: entities.NewEntities | None = None
+
+    def flush(self) -> None:
+        """Write the new entities held so far (the writer calls it before any other code
+        reads the store or writes rows of its own for them)."""
+        if self.new is not None:
+            self.new.flush()
 
     def prefetch(self, names: set[str]) -> None:
         """Look every name this source will need up in one query (one per name is the
         slow path: a meeting mentions dozens of names)."""
+        self.flush()
         self._known.update(entities.find_many(self.store, names))
         firsts = sorted({norm_name(x) for x in names} - {""})
         firsts = [f for f in firsts if " " not in f]
@@ -147,19 +158,26 @@ class SourceResolver:
         """People whose full name starts with this first name (prefetched for the source's names)."""
         if first in self._by_first:
             return self._by_first[first]
+        self.flush()
         return entities.find_by_first_name(self.store, first)
 
     def _find(self, name: str, kind: str) -> list[entities.Entity]:
         n = norm_name(name)
         if n in self._known:
             return [e for e in self._known[n] if e.kind == kind]
+        self.flush()
         return entities.find(self.store, name, kind)
 
     def _alias(self, eid: int, alias: str) -> None:
-        entities.add_alias(self.store, eid, alias, source_id=self.source_id)
+        new = self.new
+        held = new.get(eid) if new is not None else None
+        if new is not None and held is not None:
+            new.add_alias(eid, alias, source_id=self.source_id)
+        else:
+            entities.add_alias(self.store, eid, alias, source_id=self.source_id)
         n = norm_name(alias)
         if n in self._known and all(e.id != eid for e in self._known[n]):
-            e = entities.get(self.store, eid)
+            e = held or entities.get(self.store, eid)
             if e is not None:
                 self._known[n].append(e)
 
@@ -277,6 +295,7 @@ class SourceResolver:
                     return e.id
             return found[-1].id
         if self.extra is not None:
+            self.flush()  # the fuzzy / embedding / model layers read the store
             eid, method, score = self.extra(self.store, name, kind)
             if eid is not None:
                 self._alias(eid, name)
@@ -337,6 +356,9 @@ class SourceResolver:
 
     def _create(self, name: str, kind: str) -> int:
         self.created += 1
-        e = entities.create(self.store, name, kind, source_id=self.source_id)
+        if self.new is not None:
+            e = self.new.create(name, kind, source_id=self.source_id)
+        else:
+            e = entities.create(self.store, name, kind, source_id=self.source_id)
         self._known.setdefault(norm_name(name), []).append(e)
         return e.id

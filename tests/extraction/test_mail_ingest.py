@@ -54,7 +54,7 @@ def test_eml_intro_and_reply_become_attributed_dated_facts(home, store, tmp_path
     assert ("Marc Dupont", "works_at", "Initech") in preds  # from the signature
     promise = [f for f in facts if f[1] == "committed_to"]
     assert promise and promise[0][0] == "Marc Dupont" and str(promise[0][7]) == "2026-11-06"
-    sig = [f for f in facts if f[1] == "works_at"][0]
+    [sig] = [f for f in facts if f[1] == "works_at" and f[0] == "Marc Dupont"]  # the signature's, whatever else is read
     assert sig[4] == "Partner" and sig[6] == "Marc Dupont\nPartner | Initech"  # the block's lines, verbatim
 
     rfacts = _facts(store, reply.source_id)

@@ -8,6 +8,7 @@ Set WEB_SCREENSHOTS_DIR=DIR to keep the screenshots (docs/screenshots/ holds a s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,13 @@ import pytest
 
 from tests.support.delivery_support import PASSWORD, email_toml, start_smtp, wait_for
 from tests.support.web_support import WebProc, story_home
+
+
+def _arrived(page, url_pattern: str) -> None:
+    """Wait until the page has navigated to a URL matching `url_pattern` and is loaded."""
+    page.wait_for_url(re.compile(url_pattern))
+    page.wait_for_load_state("load")
+
 
 pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 CHROMIUM = "/usr/bin/chromium"
@@ -199,10 +207,12 @@ def test_first_use_pages_in_a_real_browser(home, browser, tmp_path):
         assert "WLGA" in dupes.inner_text() and "Elizabeth May" in dupes.inner_text()
         _shot(page, tmp_path, "memory-duplicates")
         page.get_by_role("link", name="Nina Roy").first.click()
+        _arrived(page, r"/memory/\d+$")  # a click returns before the next page is parsed
         facts = page.locator("section:not(.ties)").first.locator("li.assertion")
         assert facts.count() == 50 and page.locator("nav.pager").first.is_visible()
         height = page.evaluate("document.documentElement.scrollHeight")
         page.locator("nav.pager").first.get_by_role("link", name="next →").click()
+        _arrived(page, r"\?page=2$")
         assert (
             page.url.endswith("?page=2")
             and page.locator("section:not(.ties)").first.locator("li.assertion").count() == 10
@@ -211,6 +221,7 @@ def test_first_use_pages_in_a_real_browser(home, browser, tmp_path):
         assert height > page.evaluate("document.documentElement.scrollHeight")  # the rest, not all again
         page.goto(web.base + "/memory")
         page.get_by_role("link", name="Marc Dupont").first.click()
+        _arrived(page, r"/memory/\d+$")
         current = page.locator("section:not(.ties)").first
         text = current.inner_text()
         assert current.locator("li.assertion").count() == 3  # the deck, Initech, and Globex once (three sources)

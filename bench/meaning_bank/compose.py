@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -78,10 +79,9 @@ def finish(text: str, rng: random.Random) -> str:
     return text[0].upper() + text[1:] if text[0].islower() else text
 
 
-def main() -> None:
-    rng = random.Random(SEED)
-    by_relation: dict[str, list[dict]] = {}
-    for src in sorted(HERE.glob("*.txt")):
+def bank_rows(sources: list[Path], rng: random.Random) -> Iterator[dict]:
+    """Each sentence of the bank files `sources` and its variants, as rows of the bank (finished)."""
+    for src in sources:
         relation = stance = None
         for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
             line = line.strip()
@@ -92,10 +92,15 @@ def main() -> None:
                 continue
             assert relation and stance, f"{src.name}:{n}: a sentence before any '## RELATION STANCE'"
             base = f"{src.stem}:{n}"
-            rows = by_relation.setdefault(relation, [])
-            rows.append({"text": finish(line, rng), "relation": relation, "stance": stance, "base": base})
+            yield {"text": finish(line, rng), "relation": relation, "stance": stance, "base": base}
             for v in variants(line, rng):
-                rows.append({"text": finish(v, rng), "relation": relation, "stance": stance, "base": base})
+                yield {"text": finish(v, rng), "relation": relation, "stance": stance, "base": base}
+
+
+def main() -> None:
+    by_relation: dict[str, list[dict]] = {}
+    for row in bank_rows(sorted(HERE.glob("*.txt")), random.Random(SEED)):
+        by_relation.setdefault(row["relation"], []).append(row)
     BANK.mkdir(parents=True, exist_ok=True)
     for old in BANK.glob("*.jsonl"):
         old.unlink()

@@ -57,22 +57,8 @@ TASKS = (("relation", RELATIONS), ("stance", STANCES))
 def bank_rows(with_pending: bool = True) -> list[dict]:
     """The bank as compose.py writes it, from the shipped lists and (with_pending) pending/'s:
     the same seeded variants, in memory, so no shipped bank file changes."""
-    rng = random.Random(compose.SEED)
     srcs = sorted(HERE.glob("*.txt")) + (sorted((HERE / "pending").glob("*.txt")) if with_pending else [])
-    rows: list[dict] = []
-    for src in srcs:
-        relation = stance = None
-        for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
-            line = line.strip()
-            if not line:
-                continue
-            if line.startswith("## "):
-                relation, stance = line[3:].split()
-                continue
-            base = f"{src.parent.name}/{src.stem}:{n}"
-            for text in [line, *compose.variants(line, rng)]:
-                rows.append({"text": compose.finish(text, rng), "relation": relation, "stance": stance, "base": base})
-    return rows
+    return list(compose.bank_rows(srcs, random.Random(compose.SEED)))
 
 
 class Encoder:

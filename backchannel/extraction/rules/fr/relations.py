@@ -166,7 +166,9 @@ _REPORTED_COND = re.compile(r"^(?:serait|aurait)$", re.I)
 
 
 def _negated(ctx: Ctx, start: int, end: int) -> bool:
-    hearsay = _HEARSAY_FR.search(ctx.text, ctx.s0, end) is not None
+    # hearsay ("il paraît que", "apparemment", "selon X"): the conditional there reports a rumour
+    # ("Fabrice serait parti de chez Airbus"), it does not make the clause hypothetical
+    hearsay = HEARSAY_FR.search(ctx.text, ctx.s0, end) is not None
     return any(
         not (hearsay and _REPORTED_COND.match(m.group(0)))
         for m in _NEG.finditer(ctx.text, ctx.clause_start_at(start), end)
@@ -264,9 +266,6 @@ _EMPLOY = re.compile(
     rf"|désormais\s+|aussi\s+|longtemps\s+)*(?P<prep>chez|pour|de\s+chez)?\s*(?:(?:la|le|l{_A})\s*)?(?P<org>{ORG_FR})"
     rf"(?:\s+(?:comme|en\s+tant\s+que)\s+{_ART}{_TITLE})?)"
 )
-# Hearsay: "il paraît que", "apparemment", "selon X": the conditional there reports a rumour
-# ("Fabrice serait parti de chez Airbus"), it does not make the clause hypothetical.
-_HEARSAY_FR = HEARSAY_FR
 
 
 # For the news register (news.py): the same lexicon and "of".
@@ -626,7 +625,7 @@ def run_french_rules(ctx: FrCtx) -> None:
     rule_employ_fr(ctx)
     rule_people_fr(ctx)
     rule_commitment_fr(ctx)
-    if _HEARSAY_FR.search(ctx.sent):
+    if HEARSAY_FR.search(ctx.sent):
         ctx.out[before:] = [replace(a, stance="rumour") for a in ctx.out[before:]]
     if _BY_NAME_FR.search(ctx.sent):
         ctx.out[before:] = [replace(a, stance="knows_of") if a.predicate == "knows" else a for a in ctx.out[before:]]

@@ -80,3 +80,11 @@ def test_a_sentence_names_a_person_by_first_name_or_surname_and_not_by_a_like_na
     assert _names_another("Oh, you mean Lukas Bremer.", "Lukas Brandt")
     assert not _names_another("Lukas Brandt, yes.", "Lukas Brandt")
     assert not _names_another("Marta Gomes joined too.", "Lukas Brandt")
+
+
+def test_a_denial_bounded_by_a_date_keeps_the_tie_it_follows():
+    ties = _ties(
+        ("Alex Moreau", "Who do you know at Mott MacDonald?"),
+        ("Ines Ferreira", "I worked with Dorota Sikora there for years. We haven't worked together since 2019."),
+    )
+    assert ("Ines Ferreira", "worked_with", "Dorota Sikora", "asserted") in _with(ties, "Dorota Sikora")

@@ -14,7 +14,9 @@ people in its ties, by a personal pronoun (he, she, we: not "they", which is as 
 The stance head's reading of that sentence, its names of the tie's people written as the bank's
 person slot (as the stage masks its sentences), then decides, where the relation head also reads a
 tie in it (knows or worked_with at TIE_RELATION_MIN together): a `negated` or `joke` reading at
-TAKEN_BACK_MIN drops the tie, `knows_of` at that level makes a knows `knows_of` (a worked_with
+TAKEN_BACK_MIN drops the tie (unless the sentence bounds its denial with a date, found by the exact
+date rules: "we haven't worked together since 2015" says the tie ended then, not that it never
+was), `knows_of` at that level makes a knows `knows_of` (a worked_with
 said so is dropped, as the stage drops it); an `ended` reading is left to tie_stance.py (its own
 sentence and the next, with its own words). A word that the tie goes on (ONGOING) in the
 context keeps the tie.
@@ -32,6 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from backchannel.extraction.dates.en import find_date_phrases
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.classifier import Embed, classify
 from backchannel.extraction.meaning.slots import FILLERS
@@ -91,6 +94,8 @@ def context_stances(
         tie_p = (r.relation_probs or {}).get("knows", 0.0) + (r.relation_probs or {}).get("worked_with", 0.0)
         if tie_p < TIE_RELATION_MIN or r.stance_p < TAKEN_BACK_MIN:
             continue
+        if r.stance == "negated" and find_date_phrases(s):
+            continue  # a denial bounded in time ("not since 2015") speaks of after the tie, not of it
         if r.stance in ("negated", "joke") or (r.stance == "knows_of" and out[i].predicate != "knows"):
             dropped.add(i)
         elif r.stance == "knows_of":

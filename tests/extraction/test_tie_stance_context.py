@@ -1,0 +1,90 @@
+"""A tie taken back by the talk after it (meaning/tie_context.py), through the real offline
+extractor with the shipped head: a later sentence of the turn, or the next turns, that deny the tie
+or name someone else with a like name drop it; one that only elaborates or confirms keeps it.
+The sentences were written for this file and are in no suite or evaluation split."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from backchannel.extraction import offline
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.meaning.tie_context import _names, _names_another
+
+
+def _ties(*turns: tuple[str, str]) -> list[tuple]:
+    t = Transcript(
+        [Utterance(i, who, text) for i, (who, text) in enumerate(turns)],
+        "text",
+        meeting_date=datetime(2026, 5, 4, 9, 30),
+    )
+    return [
+        (a.subject.name, a.predicate, a.object.name if a.object else None, a.stance)
+        for a in offline.extract(t, owner_names=["Alex Moreau"])
+        if a.predicate in ("worked_with", "knows")
+    ]
+
+
+def _with(ties: list[tuple], name: str) -> list[tuple]:
+    return [f for f in ties if name in (f[0], f[2])]
+
+
+def test_a_tie_denied_in_the_speakers_next_turn_is_dropped():
+    ties = _ties(
+        ("Alex Moreau", "Greenfield Water just appointed Lukas Brandt as their CTO."),
+        ("Ines Ferreira", "Oh, Lukas Brandt was on my team at Siemens for two years."),
+        ("Alex Moreau", "Brilliant, would you put us in touch?"),
+        ("Ines Ferreira", "Wait. I don't think I've ever actually met Lukas, I'm confusing him with someone."),
+    )
+    assert _with(ties, "Lukas Brandt") == [], ties
+
+
+def test_a_tie_whose_speaker_takes_up_a_like_name_is_dropped():
+    ties = _ties(
+        ("Ines Ferreira", "Lukas Brandt is speaking at the Porto conference."),
+        ("Alex Moreau", "I worked with Lukas Brandt at Accenture, years ago."),
+        ("Ines Ferreira", "Are you sure you don't mean Lukas Bremer? Brandt was always at Siemens."),
+        ("Alex Moreau", "Ah, yes, Lukas Bremer, that's who I mean."),
+    )
+    assert [f for f in ties if f[2] == "Lukas Brandt" or f[0] == "Lukas Brandt"] == [], ties
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        # elaborating, with the pronoun and the name: the tie stays
+        ("Ines Ferreira", "Yes, he is great. Lukas taught me half of what I know about water networks."),
+        # naming a third person who is not a like name
+        ("Ines Ferreira", "That's right, he hired Marta Gomes last spring."),
+        # going on
+        ("Ines Ferreira", "We still talk most weeks, actually."),
+    ],
+)
+def test_a_tie_the_next_turns_only_confirm_stays(after):
+    ties = _ties(
+        ("Alex Moreau", "Who do you know at Greenfield Water?"),
+        ("Ines Ferreira", "Lukas Brandt, their CTO. I worked with Lukas for six years at Siemens."),
+        ("Alex Moreau", "Six years, really?"),
+        after,
+    )
+    assert _with(ties, "Lukas Brandt") or _with(ties, "Lukas"), ties
+    assert all(f[3] == "asserted" for f in ties), ties
+
+
+def test_a_sentence_names_a_person_by_first_name_or_surname_and_not_by_a_like_name():
+    assert _names("I never met Brandt, in fact.", "Lukas Brandt")
+    assert _names("Lukas was never there.", "Lukas Brandt")
+    assert not _names("Marta was never there.", "Lukas Brandt")
+    assert _names_another("Oh, you mean Lukas Bremer.", "Lukas Brandt")
+    assert not _names_another("Lukas Brandt, yes.", "Lukas Brandt")
+    assert not _names_another("Marta Gomes joined too.", "Lukas Brandt")
+
+
+def test_a_denial_bounded_by_a_date_keeps_the_tie_it_follows():
+    ties = _ties(
+        ("Alex Moreau", "Who do you know at Mott MacDonald?"),
+        ("Ines Ferreira", "I worked with Dorota Sikora there for years. We haven't worked together since 2019."),
+    )
+    assert ("Ines Ferreira", "worked_with", "Dorota Sikora", "asserted") in _with(ties, "Dorota Sikora")

@@ -100,14 +100,26 @@ def _graph_ready(page) -> None:
     page.locator(".ties-graph[data-layout-ms]").first.wait_for(state="attached")
 
 
-def _click_node(page, node_id: int) -> None:
-    """Click where the canvas draws the node (what a person does), not its link."""
-    page.locator(".ties-graph").first.scroll_into_view_if_needed()
-    box = page.locator(".ties-graph").first.bounding_box()
-    pos = page.evaluate(
-        "(id) => window.backchannelTies.graphs[0].cy.getElementById(String(id)).renderedPosition()", node_id
-    )
-    page.mouse.click(box["x"] + pos["x"], box["y"] + pos["y"])
+def _click_node(page, node_id: int, url: str) -> None:
+    """Click where the canvas draws the node (what a person does), not its link, and wait for its
+    page. The node's position is read again before each try: under load the drawing can still be
+    settling (scroll, a screenshot's resize) when it is first read, and a click at a stale point
+    lands on empty canvas, which navigates nowhere."""
+    from playwright.sync_api import TimeoutError as PageTimeout
+
+    for attempt in range(3):
+        page.locator(".ties-graph").first.scroll_into_view_if_needed()
+        box = page.locator(".ties-graph").first.bounding_box()
+        pos = page.evaluate(
+            "(id) => window.backchannelTies.graphs[0].cy.getElementById(String(id)).renderedPosition()", node_id
+        )
+        page.mouse.click(box["x"] + pos["x"], box["y"] + pos["y"])
+        try:
+            page.wait_for_url(url, timeout=10_000)
+            return
+        except PageTimeout:
+            if attempt == 2:
+                raise
 
 
 def _check_entity_page(page, base: str, eid: int, ties: dict, tl: dict) -> None:
@@ -158,8 +170,7 @@ def test_demo_story_graph_timeline_and_path_in_a_real_browser(home, browser, tmp
         _shot(page.locator("figure.timeline-chart"), tmp_path, "entity-timeline")
         _shot(page, tmp_path, "entity-with-graph")
         # Click Marc on the canvas: his page.
-        _click_node(page, marc)
-        page.wait_for_url(f"{web.base}/memory/{marc}")
+        _click_node(page, marc, f"{web.base}/memory/{marc}")
         assert page.locator("h1").inner_text().startswith("Marc Dupont")
         _graph_ready(page)
         promise = page.locator("g.tl-item.tl-promise")  # his promise: its due date, and its state
@@ -230,8 +241,7 @@ def test_a_qmsum_persons_page_in_a_real_browser(home, browser, corpora, tmp_path
         _shot(page.locator("section.ties"), tmp_path, "qmsum-graph")
         _shot(page.locator("figure.timeline-chart"), tmp_path, "qmsum-timeline")
         _shot(page, tmp_path, "qmsum-entity")
-        _click_node(page, other["id"])
-        page.wait_for_url(f"{web.base}/memory/{other['id']}")
+        _click_node(page, other["id"], f"{web.base}/memory/{other['id']}")
         assert page.locator("h1").inner_text().startswith(other["name"])
         assert watch.problems == []
     finally:

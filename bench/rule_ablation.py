@@ -48,7 +48,6 @@ from backchannel.extraction import offline  # noqa: E402
 GROUPS = (
     "rule_copula",
     "rule_appositive",
-    "rule_inverse",
     "rule_employ",
     "rule_worked_with",
     "rule_knows",

@@ -63,7 +63,6 @@ from backchannel.extraction.rules.en.roles import (
     rule_appositive,
     rule_copula,
     rule_employ,
-    rule_inverse,
     rule_self_intro,
     self_intro_name,
 )
@@ -101,7 +100,6 @@ _RULES = (
         ),
         rule_copula,
     ),
-    ((" of ", " at "), rule_inverse),
     (("work", "join", "left", "quit", "moved to", "retired", "resigned", "started at", "been at"), rule_employ),
     (("together", "work", "colleague", "boss", "manager", "founder", "partner", "mentor", "deputy"), rule_worked_with),
     (

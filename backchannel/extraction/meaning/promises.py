@@ -6,13 +6,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import date
 
-from backchannel.extraction.dates.en import find_date_phrases
+from backchannel.extraction.dates.en import DateRange, find_date_phrases
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.mentions.names import NAME
 from backchannel.extraction.mentions.sentence import fluent
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx
+from backchannel.extraction.rules.en.commitments import DELIVER_VERB, recipient
 
 PROMISE_CUE = re.compile(
     r"\b[Ww]hat\s+I\s*(?:['’]ll|\s+will|\s+can|\s+propose\s+to|['’]m\s+going\s+to|\s+am\s+going\s+to)\s+do\b"
@@ -20,6 +22,8 @@ PROMISE_CUE = re.compile(
     # "what I'll do, Chair, is write ...", "what I will do is, I will send ..."
     r"|\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
     r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to|\s+can(?:\s+certainly|\s+definitely)?)\s+|\b[Ll]et\s+me\s+"
+    # a promise the speaker made before and tells of: "I promised Fatima to draft the memo", "we agreed to"
+    rf"|\b(?:I|[Ww]e)\s+(?:(?:have|had|['’]ve)\s+)?(?:promised|agreed|offered)(?:\s+(?P<to>you|him|her|{NAME}))?\s+to\s+"
 )
 # Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
 _UNSURE = re.compile(
@@ -31,8 +35,9 @@ _UNSURE = re.compile(
     re.I,
 )
 OTHER_PROMISE = re.compile(
-    rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|promised\s+to|has\s+agreed\s+to|agreed\s+to"
-    r"|said\s+(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+"
+    rf"(?P<who>{NAME})\s+(?:will|['’]ll|is\s+going\s+to|(?:has\s+)?(?:promised|agreed|offered)"
+    rf"(?:\s+(?P<to>you|me|us|him|her|{NAME}))?\s+to"
+    r"|(?:said|told\s+(?P<told>me|us|you))\s+(?:that\s+)?(?:she|he|they)(?:['’]d|\s+would|['’]ll|\s+will))\s+"
 )
 _SOFT = re.compile(
     r"(?:(?:uh|um|er|first|now|just|also|definitely|certainly|quickly|then|happily|personally|go\s+ahead\s+and|try\s+and"
@@ -62,6 +67,30 @@ _PROMISE_END = re.compile(
 )
 # After "I can": what the speaker is able to do now, no offer ("I can send emails from my phone now").
 _ABILITY = re.compile(r"\b(?:now|already|anymore|any\s+more|finally|these\s+days|nowadays)\b", re.I)
+
+
+_PROMISE_VERB = re.compile(r"\b(?:promised|agreed|offered)\b(?:\s+\w+)?\s+to\s+")
+
+
+def _over_before(dr: DateRange, anchor: date | None) -> bool:
+    """A date of the clause that ended before the meeting and is no start ("last week", not "from 2011")."""
+    day = dr.end or dr.start
+    return anchor is not None and day is not None and day < anchor and not _START.match(dr.phrase)
+
+
+_START = re.compile(r"\s*(?:from|since|starting)\b", re.I)
+
+
+def told_promise(c: Candidate) -> bool:
+    """Whether the candidate says a promise of a person it names ("Marc said he'd ...", a person slot
+    before the cue), or one said with a verb of promising ("I agreed to ...")."""
+    if _PROMISE_VERB.search(c.text, c.w0, c.w1):
+        return True
+    return any(
+        s.kind == "person" and s.start <= m.start("who") < s.end
+        for m in OTHER_PROMISE.finditer(c.text, c.w0, c.w1)
+        for s in c.slots
+    )
 
 
 def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
@@ -142,6 +171,8 @@ def _promise_at(
     ):
         return True  # the same promise said again ("I'll migrate the old tables ... so I'll migrate the old tables")
     dr = ctx.date_for(m.start(), c.w1)
+    if dr is not None and _over_before(dr, ctx.anchor):
+        return False  # "she'd already sent the report last week": "'d" is "had", the act done, no promise
     modality = "commitment"
     ctx.emit(
         "committed_to",
@@ -155,6 +186,16 @@ def _promise_at(
         confidence=conf,
         quote_span=quote(c),
     )
-    if not subject.is_speaker:
-        ctx.out[-1] = replace(ctx.out[-1], trust_reasons=("second_hand",))
+    to = recipient(
+        ctx,
+        subject,
+        m.start(),
+        v.end(),
+        end,
+        deliver=DELIVER_VERB.fullmatch(v.group("verb")) is not None,
+        told=m.groupdict().get("to") or m.groupdict().get("told"),
+    )
+    ctx.out[-1] = replace(
+        ctx.out[-1], recipient=to, trust_reasons=ctx.out[-1].trust_reasons if subject.is_speaker else ("second_hand",)
+    )
     return True

@@ -27,7 +27,7 @@ from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.implied import employment_of_ties
-from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, promise
+from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, promise, told_promise
 from backchannel.extraction.meaning.slots import fill
 from backchannel.extraction.meaning.tie_stance import ONGOING
 from backchannel.extraction.meaning.titles import find_title
@@ -46,6 +46,10 @@ NOT_FACTS = NOT_FACT_STANCES
 # reading; stance: dropping a rule's claim needs a surer one than re-weighing it.
 RELATION_MIN = 0.7
 PROMISE_MIN = 0.9  # the rules read most promises; a new one must be a clear reading
+# A promise told of someone named, or said with a verb of promising ("Marc said he'd send ...", "Marc
+# promised Carol to draft ...", "I agreed to ..."): no rule reads these, and the words name the promiser,
+# so the head need only say the sentence is a promise at all (its first reading).
+TOLD_PROMISE_MIN = 0.6
 # Per relation, the lowest reading at which the evaluation set's dev split gained no false positive
 # (bench/meaning_eval.py, swept in steps of 0.05 with every slot rule in place), never below 0.55.
 # Knowing someone is said in passing far more often than meant: a surer reading (0.75 cost a false
@@ -401,6 +405,8 @@ def read(
             continue  # a question asserts nothing ("do you know X?"), whatever the head reads; a statement
             # said with a rising voice ("I think she's the COO at Pellston now?") is a hedge the stance reads
         bar = _MIN.get(r.relation, RELATION_MIN)
+        if r.relation == "committed_to" and told_promise(c):
+            bar = TOLD_PROMISE_MIN
         if r.relation == "none" or r.relation_p < (bar if c.w1 - c.w0 <= _SHORT else max(bar, RELATION_MIN)):
             continue
         stance = r.stance if r.stance_p >= STANCE_MIN else "asserted"

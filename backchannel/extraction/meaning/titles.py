@@ -40,6 +40,8 @@ def _clean_title(surface: str) -> bool:
     words = surface.split()
     if "," in surface or not words or words[0].lower() in ("and", "or", "of", "for", "the", "to", "at"):
         return False
+    if words[-1].lower() in ("and", "or", "of", "for", "the", "to", "at"):
+        return False  # "CIO of" before the organisation's slot: the complement is the slot, not the title
     if words[0].lower() in _NEWS_VERBS:
         return False  # "Bayfield Energy confirms chief executive Owen Marsh ...": the verb is no part of it
     lows = [w.lower().strip(".") for w in words]

@@ -87,6 +87,13 @@ _GOING_TO = re.compile(r"\b(?:going|moving|headed|heading|off|move|go)\s+to\s+$"
 _AS_TITLE = re.compile(r"^\s+as\s+(?:(?:the|a|an|their|its|our|new|interim|acting)\s+)*[A-Za-z]")
 # A title before an organisation: "She is CFO in Dabur now", "head of data at Quillon".
 _TITLE_IN = re.compile(r"\b(?:CEO|CFO|CIO|COO|CTO|CMO|MD|VP|head\s+of\s+\w+|director|manager)\s+in\s+$")
+# A title of a whole organisation before it: "the new CIO of Acme", "co-founder of Lumen", "chief
+# digital officer at Hale". A department's or a field's head ("VP of Sales", "head of Data") is no such
+# title, and names.NOT_ORGS keeps out the fields said after one ("CEO of Finance" is never said).
+_TOP_TITLE_OF = re.compile(
+    r"\b(?:CEO|CFO|CIO|COO|CTO|CMO|CHRO|CISO|CDO|MD|[Cc]hief(?:\s+[a-z]+){1,2}\s+[Oo]fficer|[Cc]o-?founder"
+    r"|[Ff]ounder|[Pp]resident|[Mm]anaging\s+[Dd]irector|[Cc]hair(?:man|woman|person)?)\s+(?:of|at)\s+(?:the\s+)?$"
+)
 # After a capitalised run: it hires or names someone ("Acme appoints", "Acme named Jo Bloggs", never "Jo
 # Bloggs named acting CEO"), or it is the employer before a title and a name ("Former Equifax CIO Tamsin
 # Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
@@ -164,6 +171,7 @@ def _frame(text: str, start: int, end: int) -> bool:
         or _DAYS_BEFORE.search(text, max(0, start - 12), start)
         and _DAYS_AFTER.match(after)
         or _TITLE_IN.search(text, max(0, start - 24), start)
+        or _TOP_TITLE_OF.search(text, max(0, start - 40), start)
         or _in_employer(text, start)
         or _GOING_TO.search(text, max(0, start - 16), start)
         and _AS_TITLE.match(after)
@@ -358,6 +366,7 @@ def find(
             and norm_name(name) not in known_people
             and (names is None or norm_name(name) not in names)
             and not (_beside_me(text, start, start + len(raw)) and name.lower() not in lowercase)
+            and not _party_to_speech(text, start, start + len(raw), name, lowercase)
         ):
             continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
         if (
@@ -381,6 +390,21 @@ _AND_ME = re.compile(r"^\s+and\s+(?:me|I|myself)\b(?!['’])")
 
 # Before the last word of an organisation's name ("The Bank of Valletta and I worked together").
 _NAME_CONNECTOR_BEFORE = re.compile(r"\b(?:of|for|de|du|des|the|and|&)\s+$", re.I)
+
+
+# A lone first name that says or is told something is someone ("Marc said he'd send it", "Marc promised
+# Carol to draft it", "I told Priya"): only a person speaks, promises or is told. The first-name lexicon
+# must know the word, so "Zoom said" or "Legal promised" stay no one.
+_SPEECH_AFTER = re.compile(
+    r"^\s+(?:said|says|promised|promises|told|tells|agreed|agrees|offered|offers|mentioned|confirmed|asked|replied)\b"
+)
+_SPEECH_BEFORE = re.compile(r"\b(?:promised|told|tells|asked|emailed|messaged|reminded|assured)\s+$")
+
+
+def _party_to_speech(text: str, start: int, end: int, name: str, lowercase: frozenset[str]) -> bool:
+    if gender_of(name) is None or name.lower() in lowercase:
+        return False
+    return bool(_SPEECH_AFTER.match(text[end : end + 16]) or _SPEECH_BEFORE.search(text, max(0, start - 12), start))
 
 
 def _beside_me(text: str, start: int, end: int) -> bool:

@@ -52,6 +52,7 @@ _DELIVER_VERBS = (
     # what real meetings promise (ministers, committees, research groups)
     r"|publish|issue|release|order|bring\s+forward|make\s+sure|ensure"
 )
+DELIVER_VERB = re.compile(_DELIVER_VERBS)
 # Verbs of keeping in touch: a promise only with a due date or a real topic.
 _SOCIAL_VERBS = (
     rf"follow\s+up|work\s+(?:closely\s+)?with{_TO_PERSON}|(?:get|come|report)\s+back\s+to{_TO_PERSON}"
@@ -141,8 +142,8 @@ NEXT_MEETING = re.compile(
 )
 # Whom a deliverable goes to: the word right after the verb ("send Fatima the quote",
 # "send you the deck"), or "to/with X" later ("share the deck with Fatima").
-_DIRECT_TO = re.compile(rf"\s+(?P<r>you|me|us|him|her|them|{NAME})\b")
-_LATER_TO = re.compile(rf"\b(?:to|with)\s+(?P<r>you|me|us|him|her|them|{NAME})\b")
+DIRECT_TO = re.compile(rf"\s+(?P<r>you|me|us|him|her|them|{NAME})\b")
+LATER_TO = re.compile(rf"\b(?:to|with)\s+(?P<r>you|me|us|him|her|them|{NAME})\b")
 
 
 _OPENERS = {"and", "so", "but", "then", "i", "we", "okay", "ok", "well", "also", "now", "yes", "sure"}
@@ -166,24 +167,39 @@ def _subject(ctx: Ctx, m: re.Match) -> tuple[Mention | None, bool]:
 
 
 def _recipient(ctx: Ctx, subj: Mention, m: re.Match, promise_end: int) -> Mention | None:
-    """Whom the deliverable goes to, as said in the promise; None when not said."""
-    text = ctx.text
-    if m.groupdict().get("pto"):  # "I promised Fatima to draft the memo"
-        return _who(ctx, subj, m, m.group("pto"))
-    hit = _DIRECT_TO.match(text, m.end("verb"), promise_end)
-    if hit is None or hit.group("r") in ("him", "her", "them") and m.group("deliver") is None:
-        hit = _LATER_TO.search(text, m.end("verb"), promise_end) or hit
-    return None if hit is None else _who(ctx, subj, m, hit.group("r"))
+    return recipient(
+        ctx,
+        subj,
+        m.start(),
+        m.end("verb"),
+        promise_end,
+        deliver=m.group("deliver") is not None,
+        told=m.groupdict().get("pto"),
+    )
 
 
-def _who(ctx: Ctx, subj: Mention, m: re.Match, word: str) -> Mention | None:
+def recipient(
+    ctx: Ctx, subj: Mention, at: int, verb_end: int, promise_end: int, *, deliver: bool, told: str | None = None
+) -> Mention | None:
+    """Whom the deliverable goes to, as said in the promise: `told` ("I promised Fatima to ..."),
+    the word right after the verb ("send Fatima the quote", "send you the deck"), or "to/with X" later
+    ("share the deck with Fatima"); None when not said."""
+    if told:
+        return _who(ctx, subj, at, told)
+    hit = DIRECT_TO.match(ctx.text, verb_end, promise_end)
+    if hit is None or hit.group("r") in ("him", "her", "them") and not deliver:
+        hit = LATER_TO.search(ctx.text, verb_end, promise_end) or hit
+    return None if hit is None else _who(ctx, subj, at, hit.group("r"))
+
+
+def _who(ctx: Ctx, subj: Mention, at: int, word: str) -> Mention | None:
     low = word.lower()
     if low == "you":
         return Mention(name="you", kind=ADDRESSEE)
     if low in ("me", "us"):
         return None if subj.is_speaker else ctx.me()
     if low in ("him", "her", "them"):
-        return ctx.antecedent(m.start()) if low != "them" else None
+        return ctx.antecedent(at) if low != "them" else None
     person = ctx.person(word)
     if person is None or looks_like_org(person.name) or person.name == subj.name:
         return None

@@ -381,23 +381,6 @@ def rule_appositive(ctx: Ctx, *, lenient: bool = False) -> None:
         consumed = pos
 
 
-_INVERSE = re.compile(
-    rf"\b(?:[Tt]he|[Oo]ur|[Tt]heir)\s+(?:new\s+|current\s+)?(?P<title>[A-Za-z][\w -]{{0,50}}?)\s+(?:of|at)\s+"
-    rf"(?P<org>{ORG})\s+(?:is|was)\s+(?:now\s+)?(?P<name>{NAME})(?=\s*(?:[,.;!?]|$|\s+and\b|\s+who\b))"
-)
-
-
-def rule_inverse(ctx: Ctx) -> None:
-    """'The new CIO of Acme is Sophie Martin.'"""
-    for m in _INVERSE.finditer(ctx.text, ctx.s0, ctx.s1):
-        subj = ctx.person(m.group("name"))
-        title = parse_title(m.group("title"))
-        org = org_name(m.group("org"))
-        if subj and title and org and not title[2]:
-            past = " was " in m.group(0)
-            _emit_role(ctx, subj, Role(title[0], title[1], False, org, m.end()), m.start(), past=past)
-
-
 # ---------------------------------------------------------------- employment verbs
 
 _EMPLOY = re.compile(

@@ -1,0 +1,104 @@
+"""Two things the meaning stage reads without a phrase rule: a person named by the title they hold
+at an organisation ("the new CIO of Acme is X": mentions/sentence.py finds the organisation after
+a title of a whole organisation), and a promise told of someone else (meaning/promises.py: the
+promiser is a person the sentence names, the head says it is a promise, whom it goes to is read as
+the rules read it).
+
+Every sentence is written for this file only (in no bank file, story or split of the evaluation
+set), through the real embedding model and the shipped weights. The promise tests run with the
+phrase rule for told promises switched off (BACKCHANNEL_RULES_OFF), so they test the stage."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+from backchannel.extraction import offline
+from backchannel.extraction.formats.transcript import Transcript, Utterance
+
+OWNER = ("Alex Moreau",)
+
+
+def _meeting(*lines: tuple[str | None, str]) -> Transcript:
+    return Transcript(
+        utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
+        format="text",
+        meeting_date=datetime(2026, 11, 3, 10, 0),  # a Tuesday
+    )
+
+
+def _said(text: str, speaker: str = "Zoe"):
+    return offline.extract(_meeting(("Zoe", "Any news?"), ("Yann", "Not much."), (speaker, text)), owner_names=OWNER)
+
+
+@pytest.fixture
+def no_told_promise_rule(monkeypatch):
+    monkeypatch.setenv(offline.RULES_OFF_ENV, "rule_reported_commitment")
+
+
+@pytest.mark.parametrize(
+    "text,person,org",
+    [
+        ("The interim CFO at Borrowdale Foods is now Kwame Mensah.", "Kwame Mensah", "Borrowdale Foods"),
+        ("Their new chief data officer at Kelso is Rhiannon Pryce.", "Rhiannon Pryce", "Kelso"),
+        ("The co-founder of Tidewell is Ines Carvalho, by the way.", "Ines Carvalho", "Tidewell"),
+    ],
+)
+def test_a_title_of_an_organisation_names_it(text, person, org):
+    got = [a for a in _said(text) if a.predicate == "works_at" and a.subject.name == person]
+    assert [a.object.name for a in got] == [org]
+    assert not got[0].qualifier.endswith((" of", " at"))  # the complement is the organisation, not the title
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The VP of Engineering is Dmitri Volkov.", "The head of Procurement is Maeve Doyle."],
+)
+def test_a_departments_head_names_no_organisation(text):
+    assert not [a for a in _said(text) if a.predicate == "works_at"]
+
+
+@pytest.mark.usefixtures("no_told_promise_rule")
+@pytest.mark.parametrize(
+    "text,who,recipient,due",
+    [
+        ("Ravi said he'd send us the revised budget by Wednesday.", "Ravi", "Zoe", date(2026, 11, 4)),
+        ("Lucas promised Priya to send the draft terms by Thursday.", "Lucas", "Priya", date(2026, 11, 5)),
+        ("Victor told me he would arrange the site visit by Friday.", "Victor", "Zoe", date(2026, 11, 6)),
+    ],
+)
+def test_a_promise_told_of_a_named_person_is_theirs(text, who, recipient, due):
+    (a,) = [a for a in _said(text) if a.predicate == "committed_to"]
+    assert (a.subject.name, a.subject.is_speaker) == (who, False)
+    assert a.recipient is not None and a.recipient.name == recipient
+    assert a.valid_to == due and "second_hand" in a.trust_reasons
+
+
+@pytest.mark.usefixtures("no_told_promise_rule")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fiona said she'd already sent the report last week.",  # "'d" is "had": done, no promise
+        "Ravi said he'd be a bit late to the call.",
+        "Kenji agreed to be the chair for the session.",
+    ],
+)
+def test_what_is_told_of_someone_but_promises_nothing(text):
+    assert not [a for a in _said(text) if a.predicate == "committed_to"]
+
+
+def test_a_lone_first_name_is_a_person_only_when_it_speaks_or_is_told():
+    """A lone capitalised word stays no one unless the meeting knows it, or it says or is told
+    something: "Marc said", "promised Priya"; not "Grace" of "Grace periods" (the first-name lexicon
+    knows "Grace"; no verb of speech is beside it)."""
+    from backchannel.extraction.mentions import sentence as mentions
+
+    def people(text):
+        slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker="Zoe")
+        return [s.name for s in slots if s.kind == "person"]
+
+    assert people("Marc said the numbers look fine.") == ["Marc"]
+    assert people("I promised Priya a reply.") == ["Priya"]
+    assert people("Grace periods apply to the invoices.") == []
+    assert people("Zoom said the link expired.") == []

@@ -311,7 +311,8 @@ def extract(
         spoken = context_stances(transcript, spoken)  # a tie the talk after it takes back (tie_context.py)
     if "qualify_claims" not in off:
         spoken = qualify_claims(transcript, spoken, known)
-    return resolve_recipients(transcript, _dedupe(spoken + from_labels), owner_names)
+    # a rule's "we" is resolved to a person only now (addressee.py): the stage may have said the same tie
+    return _dedupe(resolve_recipients(transcript, _dedupe(spoken + from_labels), owner_names))
 
 
 def rules_off() -> frozenset[str]:

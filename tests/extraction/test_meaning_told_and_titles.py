@@ -102,3 +102,60 @@ def test_a_lone_first_name_is_a_person_only_when_it_speaks_or_is_told():
     assert people("I promised Priya a reply.") == ["Priya"]
     assert people("Grace periods apply to the invoices.") == []
     assert people("Zoom said the link expired.") == []
+
+
+# ---------------------------------------------------------------- a tie said at a place, a wish after it
+
+
+def _in_meeting(text: str):
+    lines = [("Zoe", "So who do we know at these places?"), ("Yann", "Let me think."), ("Ines", "Mm."), ("Yann", text)]
+    t = Transcript(
+        utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
+        format="text",
+        meeting_date=datetime(2026, 11, 3, 10, 0),
+    )
+    return {
+        (a.predicate, a.subject.name, a.object.name if a.object else a.object_literal, a.qualifier)
+        for a in offline.extract(t, owner_names=OWNER)
+        if a.utterance_idx == 3
+    }
+
+
+@pytest.mark.parametrize(
+    "text,partner,org",
+    [
+        # the head splits its belief between the tie and the job the place says: together they are sure
+        (
+            "Talk to Femi Adeyemi. We worked on the same desk at Carrow Capital, he knows everyone there.",
+            "Femi Adeyemi",
+            "Carrow Capital",
+        ),
+        ("Oh, Sunita Rao! We overlapped at Pellinore Health for a year or so.", "Sunita Rao", "Pellinore Health"),
+        # a wish said after the tie ("I'd hire her again") is no hypothesis about the tie
+        (
+            "Mirela Stan reported to me at Vantor Group for four years, I'd hire her again tomorrow.",
+            "Mirela Stan",
+            "Vantor Group",
+        ),
+        (
+            "Omar Haddad and I were at Kestrel Bank together, I'd love to work with him again.",
+            "Omar Haddad",
+            "Kestrel Bank",
+        ),
+    ],
+)
+def test_a_tie_at_an_organisation_is_read_with_its_place(text, partner, org):
+    assert ("worked_with", "Yann", partner, org) in _in_meeting(text)
+
+
+@pytest.mark.parametrize(
+    "text,org",
+    [
+        ("No, I applied at Brennick Foods but turned them down, I'm still at Ashworth.", "Brennick Foods"),
+        ("I'd love to work with Omar Haddad at Kestrel Bank, he'd be great.", None),  # a wish, no tie
+    ],
+)
+def test_no_tie_without_another_person_or_with_only_a_wish(text, org):
+    got = _in_meeting(text)
+    assert not [f for f in got if f[0] == "worked_with"]
+    assert org is None or not [f for f in got if f[0] == "works_at" and f[2] == org]

@@ -395,7 +395,14 @@ def read(
     cands = _with_sentence_orgs(
         candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people, orgs))
     )
-    readings = classify([mentions.fluent(fill(_FORMER_APPOSITION.sub("", c.masked))) for c in cands], embed=embed)
+    cores = [_core(c) for c in cands]
+    texts = [mentions.fluent(fill(_FORMER_APPOSITION.sub("", c.masked))) for c in cands]
+    read_all = classify(texts + [t for t in cores if t is not None], embed=embed)
+    core_readings = iter(read_all[len(cands) :])
+    readings = [
+        _tie_at_a_place(c, r if core is None else _with_core(r, next(core_readings)))
+        for c, r, core in zip(cands, read_all[: len(cands)], cores)
+    ]
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
     by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings) if not c.part}
     kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
@@ -431,6 +438,55 @@ def read(
     speakers = {u.idx: u.speaker for u in transcript.utterances}
     new.extend(employment_of_ties([*kept_rules, *new], texts, speakers, orgs, anchor))
     return kept_rules, new
+
+
+# Where a clause begins that goes on past the last party of a claim: "X reported to me at Y for four years,
+# I'd hire her again tomorrow": a wish or a plan said after the fact ("I'd hire her again") is not the
+# fact's own stance.
+_CODA = re.compile(r",\s+(?=(?:I|we|he|she|they)(?:['’]d|\s+would)\b)")
+_CODA_MIN_WORDS = 3
+
+
+def _core(c: Candidate) -> str | None:
+    """The candidate up to a would-clause after its last party (slots, resolved pronouns), as the head
+    reads it; None when there is none."""
+    if c.part:
+        return None
+    # the named slots; a pronoun only when none is named ("We worked together at ..."): the coda often
+    # points back at the party ("I'd hire her again")
+    last = max([s.end for s in c.slots] or [r.end for r in c.refs if r.kind], default=None)
+    m = _CODA.search(c.text, last, c.w1) if last is not None else None
+    if m is None or len(c.text[m.end() : c.w1].split()) < _CODA_MIN_WORDS:
+        return None
+    slots = [s for s in c.slots if s.end <= m.start()]
+    refs = tuple(r for r in c.refs if r.end <= m.start())
+    masked = mentions.masked(c.text, c.w0, m.start(), slots, _as_slots(refs, slots))
+    return mentions.fluent(fill(_FORMER_APPOSITION.sub("", masked.rstrip(" ,") + ".")))
+
+
+def _with_core(whole: Reading, core: Reading) -> Reading:
+    """The whole sentence's reading, with its core clause's stance when the whole reads a hypothesis
+    that only the would-clause after the claim says and the core reads the same relation as a fact."""
+    if whole.stance != "hypothetical" or core.relation != whole.relation or core.stance in NOT_FACTS:
+        return whole
+    if core.stance_p < STANCE_MIN:
+        return whole
+    return replace(whole, stance=core.stance, stance_p=core.stance_p, stance_probs=core.stance_probs)
+
+
+def _tie_at_a_place(c: Candidate, r: Reading) -> Reading:
+    """A tie said at an organisation ("we worked together at X") says an employment there too, and the
+    head, choosing one class, splits its belief between the tie and the job: the tie's reading is then
+    as sure as the two together (the job is filled as the second reading, or by implied.py)."""
+    if r.relation != "worked_with" or not r.relation_probs or not any(s.kind == "organisation" for s in c.slots):
+        return r
+    if not any(s.kind == "person" for s in c.slots) and not any(x.kind == "person" for x in c.refs):
+        return r  # no other person named or pointed at: no tie to be sure of ("I interviewed at X")
+    p = sum(r.relation_probs.get(k, 0.0) for k in _TIE_AT_A_PLACE)
+    return replace(r, relation_p=p)
+
+
+_TIE_AT_A_PLACE = ("worked_with", "works_at", "left")
 
 
 def _second_readings(r: Reading) -> list[tuple[str, float]]:

@@ -114,6 +114,20 @@ def test_a_coda_after_a_tie_and_a_third_person_named_in_full_is_left_alone():
     assert ties and all(s == "asserted" for _, s in ties), ties
 
 
+@pytest.mark.parametrize(
+    "coda",
+    [
+        "I've listened to her podcast as well, it's excellent.",  # knowing of her work, besides knowing her
+        "You'll have come across her name, she's on every panel.",
+        "She'd hardly recognise me now, mind you.",
+        "She probably doesn't remember me.",
+    ],
+)
+def test_a_coda_that_adds_to_a_knows_keeps_it_a_tie(coda):
+    ties = _ties(("Ines Ferreira", f"I know Bronwen Tate from the Cardiff office. {coda}"), name="Bronwen Tate")
+    assert ties and all(s == "asserted" for _, s in ties), ties
+
+
 def test_a_denied_working_together_keeps_a_knows():
     ties = _ties(
         ("Ines Ferreira", "I know Owen Pryce from the rowing club. I've never actually worked with him, mind."),

@@ -21,15 +21,17 @@ people in its ties and no one else named in full from the tie's sentence on, by 
 The head reads that sentence with the tie's people written as the bank's person slot (as the stage
 masks its sentences) and, where the pronoun path holds, its pronouns too (tie_pronouns.py: the
 head is sure of a coda said with the slot, unsure of the same coda said with "we" and "her").
-Where the relation head reads a tie in it (knows or worked_with at TIE_RELATION_MIN together):
-an `ended` reading at TAKEN_BACK_MIN ends the tie (tie_stance.as_ended); the readings that say
-there is no live tie (NO_TIE: negated, knows_of, joke) taken together at TAKEN_BACK_MIN make a
-knows `knows_of` where knows_of leads them, else drop the tie (a worked_with said knows_of is
-dropped, as the stage drops it). A `negated` reading drops it only where it denies the tie
+Where the relation head reads a tie in it (knows or worked_with at TIE_RELATION_MIN together),
+`_verdict` decides: an `ended` reading at TAKEN_BACK_MIN ends the tie (tie_stance.as_ended); the
+readings that say there is no live tie (NO_TIE: negated, knows_of, joke) are taken together: at
+NARROWED_MIN, knows_of leading and the relation head sure the sentence is of the tie
+(SURE_RELATION_MIN), a knows becomes `knows_of` ("I've read his book too" is of his book, not of
+the tie: 0.71); at TAKEN_BACK_MIN they drop the tie (a worked_with said knows_of is dropped, as
+the stage drops it). A `negated` reading drops it only where it denies the tie
 (`_denies`): not in a sentence that says the tie again as a claim of its own (the rules' grammar
 owns that negation's scope), not where a date or a span up to now bounds it ("we haven't worked
 together since 2015", "I haven't seen him in years": after the tie, not that it never was), not
-where the relation head is unsure the sentence is of one tie relation (DENIED_RELATION_MIN: "he
+where the relation head is unsure the sentence is of one tie relation (SURE_RELATION_MIN: "he
 never answered my email"), and never a knows by a denied worked_with. A change reaches the same
 tie said again in the sentence that makes it. A word that the tie goes on (ONGOING) in the context
 keeps the tie.
@@ -63,7 +65,8 @@ CONTEXT_SENTENCES = 2
 TAKEN_BACK_MIN = 0.9
 TIE_RELATION_MIN = 0.5
 NO_TIE = ("negated", "knows_of", "joke")
-DENIED_RELATION_MIN = 0.9
+SURE_RELATION_MIN = 0.9
+NARROWED_MIN = 0.8
 _SPAN = r"(?:years|months|decades|ages|forever|(?:a|quite\s+a)\s+(?:long\s+)?(?:while|time))"
 _BOUND = re.compile(
     rf"\b(?:since|any\s?more|lately|recently|(?:in|for)\s+(?:(?:many|a\s+few|a\s+couple\s+of|several|\w+)\s+)?{_SPAN})\b",
@@ -140,21 +143,15 @@ def context_stances(
     read = classify([mentions.fluent(m) for _, _, m, _ in asks], embed=embed)
     for (i, s, _, again), r in zip(asks, read):
         tie_p = (r.relation_probs or {}).get("knows", 0.0) + (r.relation_probs or {}).get("worked_with", 0.0)
-        # the readings that say there is no live tie, together: "I've only heard her talks, we've
-        # never met" reads knows_of 0.63 and negated 0.36, and either way it is no tie
-        no_tie = sum(r.stance_probs.get(c, 0.0) for c in NO_TIE)
         if tie_p < TIE_RELATION_MIN or i in dropped:
             continue
         for j in (i, *again):  # the tie, and the same tie said again in the sentence that takes it back
-            if r.stance == "ended" and r.stance_p >= TAKEN_BACK_MIN:
+            verdict = _verdict(r, out[j], s, again)
+            if verdict == "ended":
                 out[j] = as_ended(out[j], anchor)
-            elif r.stance not in NO_TIE or no_tie < TAKEN_BACK_MIN:
-                break
-            elif r.stance == "negated" and not _denies(r, out[j], s, again):
-                break
-            elif r.stance == "knows_of" and out[j].predicate == "knows":
+            elif verdict == "knows_of":
                 out[j] = replace(out[j], stance="knows_of")
-            else:
+            elif verdict == "drop":
                 dropped.add(j)
     return [a for i, a in enumerate(out) if i not in dropped]
 
@@ -261,6 +258,28 @@ def _has_pronoun(text: str, we: bool) -> bool:
     return bool(words & (_PRONOUNS if we else _PRONOUNS - _WE))
 
 
+def _verdict(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> str | None:
+    """What a context sentence's reading does to the tie `a`: "ended", "knows_of", "drop" or nothing.
+    The readings that say there is no live tie are taken together ("I've only heard her talks, we've
+    never met" reads knows_of 0.63 and negated 0.36: no tie either way). Narrowing a knows to
+    knowing of keeps the fact and only takes it off the paths, so it needs less of them
+    (NARROWED_MIN), but the head sure that the sentence is of the tie (the tie relations at
+    SURE_RELATION_MIN together): "I've read his book too" reads knows_of 0.94, of a tie only 0.71,
+    as it adds to the tie, where "I've only read her papers, we've never met" is of it at 0.99."""
+    probs, rel = r.stance_probs, r.relation_probs or {}
+    no_tie = sum(probs.get(c, 0.0) for c in NO_TIE)
+    if r.stance == "ended" and r.stance_p >= TAKEN_BACK_MIN:
+        return "ended"
+    if r.stance not in NO_TIE:
+        return None
+    if r.stance == "knows_of" and a.predicate == "knows":
+        sure = sum(rel.get(t, 0.0) for t in TIES) >= SURE_RELATION_MIN
+        return "knows_of" if sure and no_tie >= NARROWED_MIN else None
+    if no_tie < TAKEN_BACK_MIN or (r.stance == "negated" and not _denies(r, a, text, again)):
+        return None
+    return "drop"
+
+
 def _denies(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> bool:
     """Whether a `negated` reading of a sentence denies the tie `a`, not something else said of it.
     Not where the sentence says the tie again as a claim of its own (rules/claims.py's grammar knows
@@ -271,7 +290,7 @@ def _denies(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> b
     directly"): knowing is what working together entails, not the other way round."""
     probs = r.relation_probs or {}
     relation = max(TIES, key=lambda t: probs.get(t, 0.0))
-    if again or _bounded(text) or probs.get(relation, 0.0) < DENIED_RELATION_MIN:
+    if again or _bounded(text) or probs.get(relation, 0.0) < SURE_RELATION_MIN:
         return False
     return not (a.predicate == "knows" and relation == "worked_with")
 

@@ -145,3 +145,14 @@ def test_a_plain_denial_of_the_tie_still_drops_it():
         name="Owen Pryce",
     )
     assert ties == [], ties
+
+
+def test_a_denial_of_liking_the_work_keeps_the_tie_as_ended():
+    ties = _ties(
+        (
+            "Ines Ferreira",
+            "I worked with Owen Pryce at Atkins for four years. I never liked working under him.",
+        ),
+        name="Owen Pryce",
+    )
+    assert ties and all(s == "ended" for _, s in ties), ties

@@ -27,7 +27,8 @@ readings that say there is no live tie (NO_TIE: negated, knows_of, joke) are tak
 NARROWED_MIN, knows_of leading and the relation head sure the sentence is of the tie
 (SURE_RELATION_MIN), a knows becomes `knows_of` ("I've read his book too" is of his book, not of
 the tie: 0.71); at TAKEN_BACK_MIN they drop the tie (a worked_with said knows_of is dropped, as
-the stage drops it). A `negated` reading drops it only where it denies the tie
+the stage drops it), or end it where the denied sentence says the work as a thing done ("I never
+liked working for him": a denial of the liking, the tie soured, not one that never was). A `negated` reading drops it only where it denies the tie
 (`_denies`): not in a sentence that says the tie again as a claim of its own (the rules' grammar
 owns that negation's scope), not where a date or a span up to now bounds it ("we haven't worked
 together since 2015", "I haven't seen him in years": after the tie, not that it never was), not
@@ -72,6 +73,9 @@ _BOUND = re.compile(
     rf"\b(?:since|any\s?more|lately|recently|(?:in|for)\s+(?:(?:many|a\s+few|a\s+couple\s+of|several|\w+)\s+)?{_SPAN})\b",
     re.I,
 )
+# The tie's work said as a thing done, a gerund or an infinitive under another verb ("never liked
+# working for him", "didn't enjoy having to work with her"): a denial of that verb, not of the work.
+_WORK_DONE = re.compile(r"\b(?:working|to\s+work)\s+(?:with|for|alongside|under)\b", re.I)
 _WE = frozenset(("we", "us", "our"))
 _PRONOUNS = frozenset(("he", "him", "his", "she", "her", "hers")) | _WE
 
@@ -277,6 +281,8 @@ def _verdict(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> 
         return "knows_of" if sure and no_tie >= NARROWED_MIN else None
     if no_tie < TAKEN_BACK_MIN or (r.stance == "negated" and not _denies(r, a, text, again)):
         return None
+    if r.stance == "negated" and a.predicate == "worked_with" and _WORK_DONE.search(text):
+        return "ended"  # "I never liked working for him": the work was done, the tie went sour
     return "drop"
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from backchannel.extraction import offline
 from backchannel.extraction.formats.transcript import Transcript, Utterance
-from backchannel.extraction.meaning.tie_context import _bounded
 from backchannel.extraction.meaning.tie_pronouns import resolve_pronouns
+from backchannel.extraction.meaning.tie_verdict import _bounded
 
 
 def _ties(*turns: tuple[str, str], name: str) -> list[tuple]:

@@ -22,14 +22,14 @@ The head reads that sentence with the tie's people written as the bank's person 
 masks its sentences) and, where the pronoun path holds, its pronouns too (tie_pronouns.py: the
 head is sure of a coda said with the slot, unsure of the same coda said with "we" and "her").
 Where the relation head reads a tie in it (knows or worked_with at TIE_RELATION_MIN together),
-`_verdict` decides: an `ended` reading at TAKEN_BACK_MIN ends the tie (tie_stance.as_ended); the
+`tie_verdict.verdict` decides: an `ended` reading at TAKEN_BACK_MIN ends the tie (tie_stance.as_ended); the
 readings that say there is no live tie (NO_TIE: negated, knows_of, joke) are taken together: at
 NARROWED_MIN, knows_of leading and the relation head sure the sentence is of the tie
 (SURE_RELATION_MIN), a knows becomes `knows_of` ("I've read his book too" is of his book, not of
 the tie: 0.71); at TAKEN_BACK_MIN they drop the tie (a worked_with said knows_of is dropped, as
 the stage drops it), or end it where the denied sentence says the work as a thing done ("I never
 liked working for him": a denial of the liking, the tie soured, not one that never was). A `negated` reading drops it only where it denies the tie
-(`_denies`): not in a sentence that says the tie again as a claim of its own (the rules' grammar
+(`tie_verdict._denies`): not in a sentence that says the tie again as a claim of its own (the rules' grammar
 owns that negation's scope), not where a date or a span up to now bounds it ("we haven't worked
 together since 2015", "I haven't seen him in years": after the tie, not that it never was), not
 where the relation head is unsure the sentence is of one tie relation (SURE_RELATION_MIN: "he
@@ -50,12 +50,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from backchannel.extraction.dates.en import find_date_phrases
 from backchannel.extraction.formats.transcript import Transcript
-from backchannel.extraction.meaning.classifier import Embed, Reading, classify
+from backchannel.extraction.meaning.classifier import Embed, classify
 from backchannel.extraction.meaning.slots import FILLERS
 from backchannel.extraction.meaning.tie_pronouns import resolve_pronouns
 from backchannel.extraction.meaning.tie_stance import ONGOING, TIES, as_ended, third_person
+from backchannel.extraction.meaning.tie_verdict import verdict
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.names import NAME_RX, same_person
 from backchannel.extraction.result import ExtractedAssertion
@@ -63,19 +63,7 @@ from backchannel.extraction.rules.core import sentences
 from backchannel.memory.text import norm_name
 
 CONTEXT_SENTENCES = 2
-TAKEN_BACK_MIN = 0.9
 TIE_RELATION_MIN = 0.5
-NO_TIE = ("negated", "knows_of", "joke")
-SURE_RELATION_MIN = 0.9
-NARROWED_MIN = 0.8
-_SPAN = r"(?:years|months|decades|ages|forever|(?:a|quite\s+a)\s+(?:long\s+)?(?:while|time))"
-_BOUND = re.compile(
-    rf"\b(?:since|any\s?more|lately|recently|(?:in|for)\s+(?:(?:many|a\s+few|a\s+couple\s+of|several|\w+)\s+)?{_SPAN})\b",
-    re.I,
-)
-# The tie's work said as a thing done, a gerund or an infinitive under another verb ("never liked
-# working for him", "didn't enjoy having to work with her"): a denial of that verb, not of the work.
-_WORK_DONE = re.compile(r"\b(?:working|to\s+work)\s+(?:with|for|alongside|under)\b", re.I)
 _WE = frozenset(("we", "us", "our"))
 _PRONOUNS = frozenset(("he", "him", "his", "she", "her", "hers")) | _WE
 
@@ -150,12 +138,12 @@ def context_stances(
         if tie_p < TIE_RELATION_MIN or i in dropped:
             continue
         for j in (i, *again):  # the tie, and the same tie said again in the sentence that takes it back
-            verdict = _verdict(r, out[j], s, again)
-            if verdict == "ended":
+            said = verdict(r, out[j], s, again)
+            if said == "ended":
                 out[j] = as_ended(out[j], anchor)
-            elif verdict == "knows_of":
+            elif said == "knows_of":
                 out[j] = replace(out[j], stance="knows_of")
-            elif verdict == "drop":
+            elif said == "drop":
                 dropped.add(j)
     return [a for i, a in enumerate(out) if i not in dropped]
 
@@ -260,52 +248,6 @@ def _has_pronoun(text: str, we: bool) -> bool:
     """Whether the sentence says the tie's other end by pronoun (or, where `we`, the pair by "we")."""
     words = {re.split(r"['’]", w.strip(".,!?;:'’\""))[0] for w in text.lower().split()}
     return bool(words & (_PRONOUNS if we else _PRONOUNS - _WE))
-
-
-def _verdict(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> str | None:
-    """What a context sentence's reading does to the tie `a`: "ended", "knows_of", "drop" or nothing.
-    The readings that say there is no live tie are taken together ("I've only heard her talks, we've
-    never met" reads knows_of 0.63 and negated 0.36: no tie either way). Narrowing a knows to
-    knowing of keeps the fact and only takes it off the paths, so it needs less of them
-    (NARROWED_MIN), but the head sure that the sentence is of the tie (the tie relations at
-    SURE_RELATION_MIN together): "I've read his book too" reads knows_of 0.94, of a tie only 0.71,
-    as it adds to the tie, where "I've only read her papers, we've never met" is of it at 0.99."""
-    probs, rel = r.stance_probs, r.relation_probs or {}
-    no_tie = sum(probs.get(c, 0.0) for c in NO_TIE)
-    if r.stance == "ended" and r.stance_p >= TAKEN_BACK_MIN:
-        return "ended"
-    if r.stance not in NO_TIE:
-        return None
-    if r.stance == "knows_of" and a.predicate == "knows":
-        sure = sum(rel.get(t, 0.0) for t in TIES) >= SURE_RELATION_MIN
-        return "knows_of" if sure and no_tie >= NARROWED_MIN else None
-    if no_tie < TAKEN_BACK_MIN or (r.stance == "negated" and not _denies(r, a, text, again)):
-        return None
-    if r.stance == "negated" and a.predicate == "worked_with" and _WORK_DONE.search(text):
-        return "ended"  # "I never liked working for him": the work was done, the tie went sour
-    return "drop"
-
-
-def _denies(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> bool:
-    """Whether a `negated` reading of a sentence denies the tie `a`, not something else said of it.
-    Not where the sentence says the tie again as a claim of its own (rules/claims.py's grammar knows
-    the scope of its negation: "we never worked on the same account, though" keeps the worked_with),
-    nor where the denial is bounded in time (`_bounded`), nor where the head is unsure the sentence
-    is of the tie's relation ("he never answered my email" reads knows 0.77: an act, not the tie),
-    nor where it denies a worked_with of a knows ("I know her; I haven't worked with her
-    directly"): knowing is what working together entails, not the other way round."""
-    probs = r.relation_probs or {}
-    relation = max(TIES, key=lambda t: probs.get(t, 0.0))
-    if again or _bounded(text) or probs.get(relation, 0.0) < SURE_RELATION_MIN:
-        return False
-    return not (a.predicate == "knows" and relation == "worked_with")
-
-
-def _bounded(text: str) -> bool:
-    """Whether a denial is bounded in time: a date (the exact date rules), or a span that runs up to
-    now ("not since the wedding", "in years", "for a long while", "any more", "lately"), says what has
-    not happened of late, after the tie, not that the tie never was."""
-    return bool(find_date_phrases(text)) or _BOUND.search(text) is not None
 
 
 def end_of(a: ExtractedAssertion) -> str:

@@ -6,20 +6,36 @@ tie's own sentence is `asserted`; here it reads the sentences that follow.
 
 **The context** of an asserted tie is the rest of its turn and the next two turns (the other
 speaker's reply, and the tie's speaker answering it), at most CONTEXT_SENTENCES of each turn after
-it, leaving out sentences that hold a claim of their own (those were read as claims already).
+it, leaving out sentences that hold a claim of their own (those were read as claims already),
+unless their claims only say the same tie again ("I know Sigrid Berg. I've only heard her
+interviews, we've never met." reads a knows of its own in the second sentence).
+
+**Said again later.** A claim of the same two people that the tie's speaker makes later in the
+context with stance `ended` or `knows_of` (the stage read it on its own sentence) is the later word
+on the tie: the tie takes that stance (a worked_with is left as it is by a knows_of).
 
 **Taking back.** A context sentence changes the tie only where it speaks of the tie's other end:
 by name (first tokens or the surname), or, in a turn of the tie's own speaker with one pair of
-people in its ties, by a personal pronoun (he, she, we: not "they", which is as often the company).
-The stance head's reading of that sentence, its names of the tie's people written as the bank's
-person slot (as the stage masks its sentences), then decides, where the relation head also reads a
-tie in it (knows or worked_with at TIE_RELATION_MIN together): a `negated` or `joke` reading at
-TAKEN_BACK_MIN drops the tie (unless the sentence bounds its denial with a date, found by the exact
-date rules: "we haven't worked together since 2015" says the tie ended then, not that it never
-was), `knows_of` at that level makes a knows `knows_of` (a worked_with
-said so is dropped, as the stage drops it); an `ended` reading is left to tie_stance.py (its own
-sentence and the next, with its own words). A word that the tie goes on (ONGOING) in the
-context keeps the tie.
+people in its ties and no one else named in full from the tie's sentence on, by a personal pronoun
+(he, she; we where the speaker is one end of the tie: not "they", which is as often the company).
+The head reads that sentence with the tie's people written as the bank's person slot (as the stage
+masks its sentences) and, where the pronoun path holds, its pronouns too (tie_pronouns.py: the
+head is sure of a coda said with the slot, unsure of the same coda said with "we" and "her").
+Where the relation head reads a tie in it (knows or worked_with at TIE_RELATION_MIN together),
+`tie_verdict.verdict` decides: an `ended` reading at TAKEN_BACK_MIN ends the tie (tie_stance.as_ended); the
+readings that say there is no live tie (NO_TIE: negated, knows_of, joke) are taken together: at
+NARROWED_MIN, knows_of leading and the relation head sure the sentence is of the tie
+(SURE_RELATION_MIN), a knows becomes `knows_of` ("I've read his book too" is of his book, not of
+the tie: 0.71); at TAKEN_BACK_MIN they drop the tie (a worked_with said knows_of is dropped, as
+the stage drops it), or end it where the denied sentence says the work as a thing done ("I never
+liked working for him": a denial of the liking, the tie soured, not one that never was). A `negated` reading drops it only where it denies the tie
+(`tie_verdict._denies`): not in a sentence that says the tie again as a claim of its own (the rules' grammar
+owns that negation's scope), not where a date or a span up to now bounds it ("we haven't worked
+together since 2015", "I haven't seen him in years": after the tie, not that it never was), not
+where the relation head is unsure the sentence is of one tie relation (SURE_RELATION_MIN: "he
+never answered my email"), and never a knows by a denied worked_with. A change reaches the same
+tie said again in the sentence that makes it. A word that the tie goes on (ONGOING) in the context
+keeps the tie.
 
 **Another name.** "- I worked with Tom Reid at Arup. - You're thinking of Tom Reilly, surely? -
 Oh, right, Reilly.": a context sentence of the tie's own speaker naming someone who shares a name
@@ -31,14 +47,15 @@ then said only by the correction, and a tie moved on that reading would rest on 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from backchannel.extraction.dates.en import find_date_phrases
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.classifier import Embed, classify
 from backchannel.extraction.meaning.slots import FILLERS
-from backchannel.extraction.meaning.tie_stance import ONGOING, TIES
+from backchannel.extraction.meaning.tie_pronouns import resolve_pronouns
+from backchannel.extraction.meaning.tie_stance import ONGOING, TIES, as_ended, third_person
+from backchannel.extraction.meaning.tie_verdict import verdict
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.names import NAME_RX, same_person
 from backchannel.extraction.result import ExtractedAssertion
@@ -46,9 +63,9 @@ from backchannel.extraction.rules.core import sentences
 from backchannel.memory.text import norm_name
 
 CONTEXT_SENTENCES = 2
-TAKEN_BACK_MIN = 0.9
 TIE_RELATION_MIN = 0.5
-_PRONOUNS = frozenset(("he", "him", "his", "she", "her", "hers", "we", "us", "our"))
+_WE = frozenset(("we", "us", "our"))
+_PRONOUNS = frozenset(("he", "him", "his", "she", "her", "hers")) | _WE
 
 
 def context_stances(
@@ -57,50 +74,107 @@ def context_stances(
     """`claims` less the asserted ties the talk after them takes back, with a knows narrowed to
     knowing *of* someone marked `knows_of` (see the module's text)."""
     utts = [u for u in transcript.utterances if u.text]
+    anchor = transcript.meeting_date.date() if transcript.meeting_date else None
     pos = {u.idx: n for n, u in enumerate(utts)}
-    held: dict[int, set[int]] = {}
+    held: dict[tuple[int, int], list[int]] = {}  # (turn, sentence) -> the claims read in it
     spans_of = {u.idx: sentences(u.text) or [(0, len(u.text))] for u in utts}
-    for a in claims:
+    for j, a in enumerate(claims):
         if a.utterance_idx in spans_of:
-            held.setdefault(a.utterance_idx, set()).add(_sentence_at(spans_of[a.utterance_idx], a.span_start))
+            held.setdefault((a.utterance_idx, _sentence_at(spans_of[a.utterance_idx], a.span_start)), []).append(j)
     pairs_in: dict[int, set[frozenset[str]]] = {}
     ties = [i for i, a in enumerate(claims) if _is_tie(a) and a.utterance_idx in pos]
     for i in ties:
         a = claims[i]
         end = a.object.name if a.object else ""
         pairs_in.setdefault(a.utterance_idx, set()).add(frozenset((norm_name(a.subject.name), norm_name(end))))
-    asks: list[tuple[int, str]] = []
+    orgs = mentions.organisations_of([u.text for u in utts])
+    asks: list[tuple[int, str, str, list[int]]] = []  # (tie, sentence said, as the head reads it, its restatements)
     dropped: set[int] = set()
+    out = list(claims)
     for i in ties:
         a = claims[i]
         u = utts[pos[a.utterance_idx]]
         other = _other_end(a, u.speaker)
         if other is None:
             continue
-        said = _context(utts, pos[a.utterance_idx], _sentence_at(spans_of[u.idx], a.span_start), spans_of, held)
-        if any(ONGOING.search(s) for _, s in said):
+        k = _sentence_at(spans_of[u.idx], a.span_start)
+        said = _context(
+            utts,
+            pos[a.utterance_idx],
+            k,
+            spans_of,
+            held,
+            lambda j, a=a: _is_tie(claims[j]) and _same_pair(a, claims[j]),
+        )
+        if any(ONGOING.search(s) for _, s, _ in said):
             continue
-        one_pair = len(pairs_in[u.idx]) == 1
-        for speaker, s in said:
+        later = _said_later(claims, i, utts, pos, spans_of)
+        if later == "ended":
+            out[i] = as_ended(a, anchor)
+        elif later == "knows_of" and a.predicate == "knows":
+            out[i] = replace(a, stance="knows_of")
+        if later:
+            continue
+        we = u.speaker is not None and (same_person(a.subject.name, u.speaker) or same_person(end_of(a), u.speaker))
+        # pronouns stand for the tie's people while its turn names no other pair and no one else is
+        # named in full, from the tie's own sentence on ("I worked with X and I know Omar Said. We
+        # fell out.": which "we" is not said)
+        pair = (a.subject.name, end_of(a))
+        clear = len(pairs_in[u.idx]) == 1 and not third_person([_sentence_of(u.text, spans_of[u.idx], a)], pair, orgs)
+        for speaker, s, again in said:
             own = speaker == u.speaker
+            clear = clear and not third_person([s], pair, orgs)
             if own and _names_another(s, other):
                 dropped.add(i)
-            elif _names(s, other) or (own and one_pair and _has_pronoun(s)):
-                asks.append((i, s))
-    out = list(claims)
-    asks = [(i, s) for i, s in asks if i not in dropped]
-    read = classify([mentions.fluent(_masked(s, claims[i])) for i, s in asks], embed=embed)
-    for (i, _), r in zip(asks, read):
+            elif _names(s, other) or (own and clear and _has_pronoun(s, we)):
+                masked = _masked(s, a)
+                if own and clear:  # its pronouns stand for the tie's people (tie_pronouns.py)
+                    masked = resolve_pronouns(masked, FILLERS["{P}"], we)
+                asks.append((i, s, masked, again))
+    asks = [x for x in asks if x[0] not in dropped]
+    read = classify([mentions.fluent(m) for _, _, m, _ in asks], embed=embed)
+    for (i, s, _, again), r in zip(asks, read):
         tie_p = (r.relation_probs or {}).get("knows", 0.0) + (r.relation_probs or {}).get("worked_with", 0.0)
-        if tie_p < TIE_RELATION_MIN or r.stance_p < TAKEN_BACK_MIN:
+        if tie_p < TIE_RELATION_MIN or i in dropped:
             continue
-        if r.stance == "negated" and find_date_phrases(s):
-            continue  # a denial bounded in time ("not since 2015") speaks of after the tie, not of it
-        if r.stance in ("negated", "joke") or (r.stance == "knows_of" and out[i].predicate != "knows"):
-            dropped.add(i)
-        elif r.stance == "knows_of":
-            out[i] = replace(out[i], stance="knows_of")
+        for j in (i, *again):  # the tie, and the same tie said again in the sentence that takes it back
+            said = verdict(r, out[j], s, again)
+            if said == "ended":
+                out[j] = as_ended(out[j], anchor)
+            elif said == "knows_of":
+                out[j] = replace(out[j], stance="knows_of")
+            elif said == "drop":
+                dropped.add(j)
     return [a for i, a in enumerate(out) if i not in dropped]
+
+
+def _said_later(
+    claims: Sequence[ExtractedAssertion], i: int, utts: list, pos: dict[int, int], spans_of: dict
+) -> str | None:
+    """The stance, ended or knows_of, of a claim of the same two people that the tie's speaker
+    makes after it, in the tie's context (its turn, and the next two turns): the stage read that
+    sentence on its own, pronouns and all ("I know Nadia Oyelaran. Well, I've read her papers,
+    we've never met." is a knows_of of its own), and the later word on the tie is the one that
+    stands."""
+    a = claims[i]
+    at, speaker = pos[a.utterance_idx], utts[pos[a.utterance_idx]].speaker
+    k = _sentence_at(spans_of[a.utterance_idx], a.span_start)
+    for b in claims:
+        if b.stance not in ("ended", "knows_of") or b.predicate not in TIES or b.object is None:
+            continue
+        n = pos.get(b.utterance_idx)
+        if n is None or not at <= n <= at + 2 or utts[n].speaker != speaker:
+            continue
+        if n == at and _sentence_at(spans_of[b.utterance_idx], b.span_start) <= k:
+            continue
+        if _same_pair(a, b):
+            return b.stance
+    return None
+
+
+def _same_pair(a: ExtractedAssertion, b: ExtractedAssertion) -> bool:
+    x, y, p, q = a.subject.name, end_of(a), b.subject.name, end_of(b)
+    return (same_person(x, p) and same_person(y, q)) or (same_person(x, q) and same_person(y, p))
 
 
 def _is_tie(a: ExtractedAssertion) -> bool:
@@ -117,18 +191,25 @@ def _other_end(a: ExtractedAssertion, speaker: str | None) -> str | None:
 
 
 def _context(
-    utts: list, at: int, k: int, spans_of: dict[int, list[tuple[int, int]]], held: dict[int, set[int]]
-) -> list[tuple[str | None, str]]:
-    """(speaker, sentence) for the rest of the turn and the next two turns, sentences with no claim."""
-    out: list[tuple[str | None, str]] = []
+    utts: list,
+    at: int,
+    k: int,
+    spans_of: dict[int, list[tuple[int, int]]],
+    held: dict[tuple[int, int], list[int]],
+    restates: Callable[[int], bool],
+) -> list[tuple[str | None, str, list[int]]]:
+    """(speaker, sentence, the claims in it) for the rest of the turn and the next two turns: the
+    sentences with no claim, or whose claims only say the same tie again (`restates`: "I know Sigrid
+    Berg. I've only heard her interviews, we've never met." has a knows of its own)."""
+    out: list[tuple[str | None, str, list[int]]] = []
     for n in range(at, min(at + 3, len(utts))):
         u = utts[n]
         spans = spans_of[u.idx]
         first = k + 1 if n == at else 0
-        picked = [j for j in range(first, len(spans)) if j not in held.get(u.idx, set())]
+        picked = [j for j in range(first, len(spans)) if all(map(restates, held.get((u.idx, j), [])))]
         if n != at:
             picked = [j for j in picked if j < CONTEXT_SENTENCES]
-        out.extend((u.speaker, u.text[slice(*spans[j])]) for j in picked)
+        out.extend((u.speaker, u.text[slice(*spans[j])], held.get((u.idx, j), [])) for j in picked)
     return out
 
 
@@ -163,8 +244,18 @@ def _names_another(text: str, person: str) -> bool:
     return False
 
 
-def _has_pronoun(text: str) -> bool:
-    return any(w.strip(".,!?;:'’\"") in _PRONOUNS for w in text.lower().split())
+def _has_pronoun(text: str, we: bool) -> bool:
+    """Whether the sentence says the tie's other end by pronoun (or, where `we`, the pair by "we")."""
+    words = {re.split(r"['’]", w.strip(".,!?;:'’\""))[0] for w in text.lower().split()}
+    return bool(words & (_PRONOUNS if we else _PRONOUNS - _WE))
+
+
+def end_of(a: ExtractedAssertion) -> str:
+    return a.object.name if a.object else ""
+
+
+def _sentence_of(text: str, spans: list[tuple[int, int]], a: ExtractedAssertion) -> str:
+    return text[slice(*spans[_sentence_at(spans, a.span_start)])]
 
 
 def _sentence_at(spans: list[tuple[int, int]], pos: int) -> int:

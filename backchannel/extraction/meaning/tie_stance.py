@@ -128,23 +128,23 @@ def soured(
         for k in sorted({_sentence_at(spans, claims[i].span_start) for i in ids}):
             near = [j for j in (k - 1, k + 1) if 0 <= j < len(spans) and j not in held]
             said = [text[slice(*spans[j])] for j in (k, *near)]
-            if any(ONGOING.search(s) for s in said) or _third_person(said, pair, orgs):
+            if any(ONGOING.search(s) for s in said) or third_person(said, pair, orgs):
                 continue
             mine = [i for i in ids if _sentence_at(spans, claims[i].span_start) == k]
             if any(SOURED.search(s) for s in said):
                 for i in mine:
-                    out[i] = _ended(out[i], anchor)
+                    out[i] = as_ended(out[i], anchor)
             elif k + 1 in near:  # the head reads only the sentence after: a coda follows its tie
                 asks.append((mine, text[slice(*spans[k + 1])]))
     if asks:
         for (mine, _), r in zip(asks, classify([mentions.fluent(s) for _, s in asks], embed=embed)):
             if r.stance == "ended" and r.stance_p >= SIBLING_ENDED_MIN:
                 for i in mine:
-                    out[i] = _ended(out[i], anchor)
+                    out[i] = as_ended(out[i], anchor)
     return out
 
 
-def _third_person(said: list[str], pair: tuple[str, str], orgs: set[str]) -> bool:
+def third_person(said: list[str], pair: tuple[str, str], orgs: set[str]) -> bool:
     """Whether these sentences name in full someone who is neither end of the tie (no organisation)."""
     for text in said:
         for m in NAME_RX.finditer(text):
@@ -160,7 +160,7 @@ def _sentence_at(spans: list[tuple[int, int]], pos: int) -> int:
     return next((j for j, (s0, s1) in enumerate(spans) if s0 <= pos < s1), len(spans) - 1)
 
 
-def _ended(a: ExtractedAssertion, anchor: date | None) -> ExtractedAssertion:
+def as_ended(a: ExtractedAssertion, anchor: date | None) -> ExtractedAssertion:
     """The tie as an ended one: kept for the judge, trusted less, over by the meeting's date."""
     if a.stance == "ended":
         return a

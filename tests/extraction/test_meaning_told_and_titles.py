@@ -159,3 +159,23 @@ def test_no_tie_without_another_person_or_with_only_a_wish(text, org):
     got = _in_meeting(text)
     assert not [f for f in got if f[0] == "worked_with"]
     assert org is None or not [f for f in got if f[0] == "works_at" and f[2] == org]
+
+
+@pytest.mark.parametrize(
+    "text,partner,relation",
+    [
+        # a shared course is read between knowing and working with: the two together are a sure tie
+        (
+            "Ravi Menon and myself did our engineering together in Manipal, we still talk every week.",
+            "Ravi Menon",
+            "knows",
+        ),
+    ],
+)
+def test_a_tie_the_head_reads_two_ways_is_one_tie(text, partner, relation):
+    ties = [f for f in _in_meeting(text) if f[0] in ("knows", "worked_with")]
+    assert [(f[0], f[2]) for f in ties] == [(relation, partner)]
+
+
+def test_a_tie_said_of_a_pronoun_alone_needs_the_heads_own_reading():
+    assert not [f for f in _in_meeting("Felix Amadi? Oh, I remember her.") if f[0] in ("knows", "worked_with")]

@@ -475,18 +475,30 @@ def _with_core(whole: Reading, core: Reading) -> Reading:
 
 
 def _tie_at_a_place(c: Candidate, r: Reading) -> Reading:
-    """A tie said at an organisation ("we worked together at X") says an employment there too, and the
-    head, choosing one class, splits its belief between the tie and the job: the tie's reading is then
-    as sure as the two together (the job is filled as the second reading, or by implied.py)."""
-    if r.relation != "worked_with" or not r.relation_probs or not any(s.kind == "organisation" for s in c.slots):
+    """The head chooses one class a sentence, and a sentence that says a tie often says two things it
+    has classes for: "we worked together at X" is a tie and a job there, "Sunita and myself did MBA
+    together" a tie it splits between knowing and working with. Where another person is named or
+    pointed at, the top tie reading is as sure as the tie classes together (and, at an organisation
+    named, the jobs there too); the other one is still filled as the second reading where it passes."""
+    if r.relation not in ("worked_with", "knows") or not r.relation_probs:
         return r
-    if not any(s.kind == "person" for s in c.slots) and not any(x.kind == "person" for x in c.refs):
+    named = any(s.kind == "person" for s in c.slots)
+    if not named and not any(x.kind == "person" for x in c.refs):
         return r  # no other person named or pointed at: no tie to be sure of ("I interviewed at X")
-    p = sum(r.relation_probs.get(k, 0.0) for k in _TIE_AT_A_PLACE)
-    return replace(r, relation_p=p)
+    at_org = r.relation == "worked_with" and any(s.kind == "organisation" for s in c.slots)
+    # a tie said of a pronoun alone ("I remember him") is sure only as the head reads it, or at a place
+    classes = (_TIES if named else (r.relation,)) + (_JOBS if at_org else ())
+    p = sum(r.relation_probs.get(k, 0.0) for k in classes)
+    probs = dict(r.relation_probs)
+    if r.relation_probs[r.relation] < _MIN.get(r.relation, RELATION_MIN):
+        # the other tie class lent its belief to this one: it is the same tie read two ways, not a
+        # second fact ("Chiara and I sang in the same choir" is no colleague as well)
+        probs.update({k: 0.0 for k in _TIES if k != r.relation})
+    return replace(r, relation_p=p, relation_probs=probs)
 
 
-_TIE_AT_A_PLACE = ("worked_with", "works_at", "left")
+_TIES = ("worked_with", "knows")
+_JOBS = ("works_at", "left")
 
 
 def _second_readings(r: Reading) -> list[tuple[str, float]]:

@@ -161,21 +161,46 @@ def test_no_tie_without_another_person_or_with_only_a_wish(text, org):
     assert org is None or not [f for f in got if f[0] == "works_at" and f[2] == org]
 
 
+def test_a_tie_said_of_a_pronoun_alone_needs_the_heads_own_reading():
+    assert not [f for f in _in_meeting("Felix Amadi? Oh, I remember her.") if f[0] in ("knows", "worked_with")]
+
+
+# ---------------------------------------------------------------- a title an organisation possesses
+
+
+def _turns(*lines: tuple[str, str]):
+    t = Transcript(
+        utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
+        format="text",
+        meeting_date=datetime(2026, 11, 3, 10, 0),
+    )
+    return {
+        (a.predicate, a.subject.name, a.object.name if a.object else a.object_literal, a.qualifier)
+        for a in offline.extract(t, owner_names=OWNER)
+    }
+
+
 @pytest.mark.parametrize(
-    "text,partner,relation",
+    "lines,person,org,title",
     [
-        # a shared course is read between knowing and working with: the two together are a sure tie
         (
-            "Ravi Menon and myself did our engineering together in Manipal, we still talk every week.",
-            "Ravi Menon",
-            "knows",
+            [("Alex Moreau", "Who do we know at Calder Water?"), ("Hana Okoro", "Tariq Mensah, their CFO. Good guy.")],
+            "Tariq Mensah",
+            "Calder Water",
+            "CFO",
+        ),
+        (
+            [("Hana Okoro", "Have you met Ama Owusu? She's Brightwater Health's new head of digital.")],
+            "Ama Owusu",
+            "Brightwater Health",
+            "head of digital",
         ),
     ],
 )
-def test_a_tie_the_head_reads_two_ways_is_one_tie(text, partner, relation):
-    ties = [f for f in _in_meeting(text) if f[0] in ("knows", "worked_with")]
-    assert [(f[0], f[2]) for f in ties] == [(relation, partner)]
+def test_a_title_an_organisation_possesses_places_the_person_there(lines, person, org, title):
+    assert ("works_at", person, org, title) in _turns(*lines)
 
 
-def test_a_tie_said_of_a_pronoun_alone_needs_the_heads_own_reading():
-    assert not [f for f in _in_meeting("Felix Amadi? Oh, I remember her.") if f[0] in ("knows", "worked_with")]
+def test_a_possessed_title_of_no_organisation_places_no_one():
+    got = _turns(("Hana Okoro", "Tariq Mensah, our old CFO, retired to Spain."), ("Alex Moreau", "Oh nice."))
+    assert not [f for f in got if f[0] == "works_at" and f[1] == "Tariq Mensah" and f[2] != "Hana Okoro"]

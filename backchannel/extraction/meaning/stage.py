@@ -27,6 +27,7 @@ from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.implied import employment_of_ties
+from backchannel.extraction.meaning.possessed import employment_of_titles
 from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, promise, told_promise
 from backchannel.extraction.meaning.slots import fill
 from backchannel.extraction.meaning.tie_stance import ONGOING
@@ -392,12 +393,11 @@ def read(
     """(the rules' claims with the stance of their sentence applied, the new claims of this stage)."""
     orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
     orgs |= {norm_name(a.object.name) for a in rule_claims if a.object is not None and a.object.kind == "organisation"}
-    cands = _with_sentence_orgs(
-        candidates(transcript, known_people, orgs, pronoun_refs(transcript, known_people, orgs))
-    )
+    refs = pronoun_refs(transcript, known_people, orgs)
+    cands = _with_sentence_orgs(candidates(transcript, known_people, orgs, refs))
     cores = [_core(c) for c in cands]
-    texts = [mentions.fluent(fill(_FORMER_APPOSITION.sub("", c.masked))) for c in cands]
-    read_all = classify(texts + [t for t in cores if t is not None], embed=embed)
+    heard = [mentions.fluent(fill(_FORMER_APPOSITION.sub("", c.masked))) for c in cands]
+    read_all = classify(heard + [t for t in cores if t is not None], embed=embed)
     core_readings = iter(read_all[len(cands) :])
     readings = [
         _tie_at_a_place(c, r if core is None else _with_core(r, next(core_readings)))
@@ -437,6 +437,7 @@ def read(
     texts = {u.idx: u.text for u in transcript.utterances}
     speakers = {u.idx: u.speaker for u in transcript.utterances}
     new.extend(employment_of_ties([*kept_rules, *new], texts, speakers, orgs, anchor))
+    new.extend(employment_of_titles([*kept_rules, *new], texts, refs, orgs))  # "X, their COO" (possessed.py)
     return kept_rules, new
 
 
@@ -475,30 +476,19 @@ def _with_core(whole: Reading, core: Reading) -> Reading:
 
 
 def _tie_at_a_place(c: Candidate, r: Reading) -> Reading:
-    """The head chooses one class a sentence, and a sentence that says a tie often says two things it
-    has classes for: "we worked together at X" is a tie and a job there, "Sunita and myself did MBA
-    together" a tie it splits between knowing and working with. Where another person is named or
-    pointed at, the top tie reading is as sure as the tie classes together (and, at an organisation
-    named, the jobs there too); the other one is still filled as the second reading where it passes."""
-    if r.relation not in ("worked_with", "knows") or not r.relation_probs:
+    """A tie said at an organisation ("we worked together at X") says an employment there too, and the
+    head, choosing one class, splits its belief between the tie and the job: the tie's reading is then
+    as sure as the two together (the job is filled as the second reading, or by implied.py)."""
+    if r.relation != "worked_with" or not r.relation_probs or not any(s.kind == "organisation" for s in c.slots):
         return r
-    named = any(s.kind == "person" for s in c.slots)
-    if not named and not any(x.kind == "person" for x in c.refs):
+    if not any(s.kind == "person" for s in c.slots) and not any(x.kind == "person" for x in c.refs):
         return r  # no other person named or pointed at: no tie to be sure of ("I interviewed at X")
-    at_org = r.relation == "worked_with" and any(s.kind == "organisation" for s in c.slots)
-    # a tie said of a pronoun alone ("I remember him") is sure only as the head reads it, or at a place
-    classes = (_TIES if named else (r.relation,)) + (_JOBS if at_org else ())
-    p = sum(r.relation_probs.get(k, 0.0) for k in classes)
-    probs = dict(r.relation_probs)
-    if r.relation_probs[r.relation] < _MIN.get(r.relation, RELATION_MIN):
-        # the other tie class lent its belief to this one: it is the same tie read two ways, not a
-        # second fact ("Chiara and I sang in the same choir" is no colleague as well)
-        probs.update({k: 0.0 for k in _TIES if k != r.relation})
-    return replace(r, relation_p=p, relation_probs=probs)
+    return replace(r, relation_p=sum(r.relation_probs.get(k, 0.0) for k in _TIE_AT_A_PLACE))
 
 
-_TIES = ("worked_with", "knows")
-_JOBS = ("works_at", "left")
+# Knowing someone is not summed in: a tie read between knowing and working with ("Sophie and I met for
+# lunch") is as often no tie at all (tried: three of the suite's chatter and denial sentences became ties).
+_TIE_AT_A_PLACE = ("worked_with", "works_at", "left")
 
 
 def _second_readings(r: Reading) -> list[tuple[str, float]]:

@@ -117,3 +117,52 @@ def test_an_earlier_answer_being_corrected_holds_no_fact():
 def test_what_someone_was_telling_is_reported():
     got = _said("My cousin Ravi was telling that Anita Desai has joined Infosys as CFO.")
     assert ("Anita Desai", "works_at", "Infosys", "reported") in got
+
+
+# ---------------------------------------------------------------- a coda read as a tie of its own
+
+
+def _claim(text: str, at: str, predicate: str, partner: str, stance: str = "asserted"):
+    from backchannel.extraction.result import ExtractedAssertion, Mention
+
+    start = text.index(at)
+    return ExtractedAssertion(
+        subject=Mention("Dana Price", "person", is_speaker=True),
+        predicate=predicate,
+        utterance_idx=1,
+        span_start=start,
+        span_end=start + len(at),
+        quote=at,
+        object=Mention(partner, "person"),
+        stance=stance,
+    )
+
+
+def _codas(text: str, *claims) -> list[tuple]:
+    from backchannel.extraction.meaning.tie_stance import tie_stances
+
+    t = Transcript([Utterance(0, "Alex Moreau", "Hello."), Utterance(1, "Dana Price", text)], "text")
+    return [(a.predicate, a.object.name, a.stance) for a in tie_stances(t, list(claims))]
+
+
+def test_a_coda_read_as_an_ended_tie_of_its_own_ends_the_tie_before_it_and_goes():
+    # what the stage gives when the head reads the coda alone as an ended knows, its "we" the pair
+    text = "Tomasz Wrona and I had a room together at Aviva for ages. We fell out over the rota and that was it."
+    tie = _claim(text, "Tomasz Wrona and I had a room", "worked_with", "Tomasz Wrona")
+    coda = _claim(text, "We fell out over the rota", "knows", "Tomasz Wrona", stance="ended")
+    assert _codas(text, tie, coda) == [("worked_with", "Tomasz Wrona", "ended")]
+
+
+def test_a_sentence_after_a_tie_that_names_the_person_or_says_the_tie_goes_on_keeps_its_claim():
+    text = "Tomasz Wrona and I had a room together at Aviva. Tomasz and I fell out later over the rota."
+    tie = _claim(text, "Tomasz Wrona and I had a room", "worked_with", "Tomasz Wrona")
+    own = _claim(text, "Tomasz and I fell out", "knows", "Tomasz Wrona", stance="ended")
+    assert ("knows", "Tomasz Wrona", "ended") in _codas(text, tie, own)
+    text = "Tomasz Wrona and I had a room together at Aviva. We fell out once, but we still talk."
+    tie = _claim(text, "Tomasz Wrona and I had a room", "worked_with", "Tomasz Wrona")
+    coda = _claim(text, "We fell out once", "knows", "Tomasz Wrona", stance="ended")
+    assert ("knows", "Tomasz Wrona", "ended") in _codas(text, tie, coda)
+    # a coda of another pair is its own
+    text = "Tomasz Wrona and I had a room together at Aviva. We fell out over the rota."
+    other = _claim(text, "We fell out over the rota", "knows", "Ewa Lis", stance="ended")
+    assert ("knows", "Ewa Lis", "ended") in _codas(text, _claim(text, "Tomasz", "worked_with", "Tomasz Wrona"), other)

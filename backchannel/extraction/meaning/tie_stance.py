@@ -16,6 +16,11 @@ turn that holds no claim of its own, says the tie soured:
   (the head is sure of a coda said on its own: "we were no longer speaking" 0.98, while "the
   contract ended in March" or "she left the company in 2020" stay under 0.6).
 
+A coda the stage read as a tie of its own ("Hugo and I shared an office at X. We fell out ...":
+the head reads the second sentence as an ended knows, its "we" the speaker and Hugo) is no second
+tie: an ended tie claim whose sentence names neither person, right after a sentence of the same
+turn that holds a tie of the same pair, is dropped, and its sentence ends that tie as any coda does.
+
 A turn whose tie claims name more than one pair of people, or whose sentences read here name
 a third person in full ("I worked with X at Bosch and I know Y from school. We fell out"), is
 left alone: which tie the coda ends is not said. A word that the tie goes on ("still", "to this
@@ -84,7 +89,7 @@ def tie_stances(
     """`claims`, with each asserted knows said of a name only marked `knows_of`, and each asserted
     tie its turn says soured marked `ended` (see the module's text)."""
     texts = {u.idx: u.text for u in transcript.utterances if u.text}
-    return soured(transcript, known_by_name(texts, claims), texts, embed)
+    return soured(transcript, without_codas(texts, known_by_name(texts, claims)), texts, embed)
 
 
 def known_by_name(texts: dict[int, str], claims: Sequence[ExtractedAssertion]) -> list[ExtractedAssertion]:
@@ -98,6 +103,43 @@ def known_by_name(texts: dict[int, str], claims: Sequence[ExtractedAssertion]) -
         if HEARD_OF.search(text, s0, s1):
             out[i] = replace(a, stance="knows_of")
     return out
+
+
+def without_codas(texts: dict[int, str], claims: Sequence[ExtractedAssertion]) -> list[ExtractedAssertion]:
+    """`claims` less each coda read as a tie of its own (see the module's text)."""
+    at: dict[tuple[int, int], list[ExtractedAssertion]] = {}  # (turn, sentence) -> its tie claims
+    where: list[tuple[int, int] | None] = []
+    for a in claims:
+        if a.predicate not in TIES or a.object is None or a.quote_in_label or a.utterance_idx not in texts:
+            where.append(None)
+            continue
+        text = texts[a.utterance_idx]
+        spans = sentences(text) or [(0, len(text))]
+        key = (a.utterance_idx, _sentence_at(spans, a.span_start))
+        at.setdefault(key, []).append(a)
+        where.append(key)
+    out = []
+    for a, key in zip(claims, where):
+        if key is not None and _a_coda(a, key, at, texts[a.utterance_idx]):
+            continue
+        out.append(a)
+    return out
+
+
+def _a_coda(
+    a: ExtractedAssertion, key: tuple[int, int], at: dict[tuple[int, int], list[ExtractedAssertion]], text: str
+) -> bool:
+    spans = sentences(text) or [(0, len(text))]
+    said = text[slice(*spans[key[1]])]
+    if (a.stance != "ended" and not SOURED.search(said)) or ONGOING.search(said):
+        return False
+    pair = frozenset(map(norm_name, (a.subject.name, a.object.name)))  # type: ignore[union-attr]
+    before = at.get((key[0], key[1] - 1), [])
+    if not any(frozenset(map(norm_name, (b.subject.name, b.object.name))) == pair for b in before):  # type: ignore[union-attr]
+        return False
+    # the coda's partner is a "we" or a pronoun: a sentence that names either person says its own tie
+    ends = (a.subject.name, a.object.name)  # type: ignore[union-attr]
+    return not any(same_person(m.group(0), p) for m in NAME_RX.finditer(said) for p in ends)
 
 
 def soured(

@@ -66,7 +66,7 @@ def employment_of_titles(
 
 def _title_at(text: str, a: ExtractedAssertion) -> int | None:
     """Where the claim's title is said inside its quote, case aside."""
-    lo = text.lower().find(a.object_literal.lower(), a.span_start, a.span_end + 1)
+    lo = text.lower().find((a.object_literal or "").lower(), a.span_start, a.span_end + 1)
     return lo if lo >= 0 else None
 
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.classifier import Embed, classify
@@ -104,7 +105,7 @@ def context_stances(
             k,
             spans_of,
             held,
-            lambda j, a=a: _is_tie(claims[j]) and _same_pair(a, claims[j]),
+            partial(_restates, claims, a),
         )
         if any(ONGOING.search(s) for _, s, _ in said):
             continue
@@ -138,12 +139,12 @@ def context_stances(
         if tie_p < TIE_RELATION_MIN or i in dropped:
             continue
         for j in (i, *again):  # the tie, and the same tie said again in the sentence that takes it back
-            said = verdict(r, out[j], s, again)
-            if said == "ended":
+            reading = verdict(r, out[j], s, again)
+            if reading == "ended":
                 out[j] = as_ended(out[j], anchor)
-            elif said == "knows_of":
+            elif reading == "knows_of":
                 out[j] = replace(out[j], stance="knows_of")
-            elif said == "drop":
+            elif reading == "drop":
                 dropped.add(j)
     return [a for i, a in enumerate(out) if i not in dropped]
 
@@ -188,6 +189,10 @@ def _other_end(a: ExtractedAssertion, speaker: str | None) -> str | None:
     if speaker and same_person(a.object.name, speaker) and not same_person(a.subject.name, speaker):
         return a.subject.name
     return a.object.name
+
+
+def _restates(claims: Sequence[ExtractedAssertion], a: ExtractedAssertion, j: int) -> bool:
+    return _is_tie(claims[j]) and _same_pair(a, claims[j])
 
 
 def _context(

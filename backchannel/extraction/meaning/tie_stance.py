@@ -119,8 +119,8 @@ def without_codas(texts: dict[int, str], claims: Sequence[ExtractedAssertion]) -
         at.setdefault(key, []).append(a)
         where.append(key)
     out = []
-    for a, key in zip(claims, where):
-        if key is not None and _a_coda(a, key, at, texts[a.utterance_idx]):
+    for a, place in zip(claims, where):
+        if place is not None and _a_coda(a, place, at, texts[a.utterance_idx]):
             continue
         out.append(a)
     return out

@@ -26,10 +26,10 @@ from backchannel.core.vocabulary import NOT_FACT_STANCES
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
+from backchannel.extraction.meaning.heard import as_slots, core_of, heard, tie_at_a_place, with_core
 from backchannel.extraction.meaning.implied import employment_of_ties
 from backchannel.extraction.meaning.possessed import employment_of_titles
 from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, promise, told_promise
-from backchannel.extraction.meaning.slots import fill
 from backchannel.extraction.meaning.tie_stance import ONGOING
 from backchannel.extraction.meaning.titles import find_title
 from backchannel.extraction.mentions import sentence as mentions
@@ -111,9 +111,6 @@ _WILL_LEAVE = re.compile(
     r"|intends?\s+to)\s+(?:\w+\s+)?(?:leave|depart|retire|step\s+down|quit|exit|resign|move)\b",
     re.I,
 )
-# A former employer said in passing ("X, formerly of IBM Research, as provost"): the slots read it
-# (_FORMER_BEFORE); the head reads the sentence without it.
-_FORMER_APPOSITION = re.compile(r",\s*(?:formerly|previously|late)\s+(?:of|at|with)\s+(?:the\s+)?\{O\}\s*(?=,)")
 # A hiring verb after an organisation: the person after it is the one hired ("Oakridge Foods promotes
 # Leticia Ramos to CFO, succeeding Neil Barker").
 _HIRES = re.compile(
@@ -225,24 +222,6 @@ def _resolved(c: Candidate, kind: str, words: tuple[str, ...]) -> str | None:
 
 
 _HE_SHE = ("he", "she", "him", "her")
-# Pronouns written as their slot for the head ("her" is left: it may be "her team", no person slot).
-_WRITTEN = frozenset({"he", "she", "him", "they", "their", "its"})
-
-
-def _as_slots(refs: Sequence[PronounRef], slots: Sequence[mentions.Slot] = ()) -> list[mentions.Slot]:
-    """The pronouns written as slots for the head; not one whose person is named in the same window
-    ("You should meet Ravinder Gill, he's the bloke who ...": the apposition already reads right)."""
-    named = {norm_name(x.name) for x in slots}
-    return [
-        mentions.Slot(r.start, r.end, r.refers_to, r.kind)
-        for r in refs
-        if r.refers_to
-        and r.kind in ("person", "organisation")
-        and r.pronoun.lower() in _WRITTEN
-        and not (r.kind == "person" and any(same_person(r.refers_to, n) for n in named))
-    ]
-
-
 _THEY = ("they", "their", "them", "its", "there")
 
 
@@ -314,7 +293,7 @@ def candidates(
                     w0,
                     w1,
                     slots,
-                    mentions.masked(text, w0, w1, slots, _as_slots(sent_refs, slots)),
+                    mentions.masked(text, w0, w1, slots, as_slots(sent_refs, slots)),
                     sent_refs,
                 )
             )
@@ -331,7 +310,7 @@ def candidates(
                             a,
                             b,
                             part_slots,
-                            mentions.masked(text, a, b, part_slots, _as_slots(sent_refs, part_slots)),
+                            mentions.masked(text, a, b, part_slots, as_slots(sent_refs, part_slots)),
                             tuple(r for r in sent_refs if a <= r.start < b),
                             part=True,
                         )
@@ -395,12 +374,11 @@ def read(
     orgs |= {norm_name(a.object.name) for a in rule_claims if a.object is not None and a.object.kind == "organisation"}
     refs = pronoun_refs(transcript, known_people, orgs)
     cands = _with_sentence_orgs(candidates(transcript, known_people, orgs, refs))
-    cores = [_core(c) for c in cands]
-    heard = [mentions.fluent(fill(_FORMER_APPOSITION.sub("", c.masked))) for c in cands]
-    read_all = classify(heard + [t for t in cores if t is not None], embed=embed)
+    cores = [core_of(c) for c in cands]
+    read_all = classify([heard(c.masked) for c in cands] + [t for t in cores if t is not None], embed=embed)
     core_readings = iter(read_all[len(cands) :])
     readings = [
-        _tie_at_a_place(c, r if core is None else _with_core(r, next(core_readings)))
+        tie_at_a_place(c, r if core is None else with_core(r, next(core_readings), STANCE_MIN))
         for c, r, core in zip(cands, read_all[: len(cands)], cores)
     ]
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
@@ -439,56 +417,6 @@ def read(
     new.extend(employment_of_ties([*kept_rules, *new], texts, speakers, orgs, anchor))
     new.extend(employment_of_titles([*kept_rules, *new], texts, refs, orgs))  # "X, their COO" (possessed.py)
     return kept_rules, new
-
-
-# Where a clause begins that goes on past the last party of a claim: "X reported to me at Y for four years,
-# I'd hire her again tomorrow": a wish or a plan said after the fact ("I'd hire her again") is not the
-# fact's own stance.
-_CODA = re.compile(r",\s+(?=(?:I|we|he|she|they)(?:['’]d|\s+would)\b)")
-_CODA_MIN_WORDS = 3
-
-
-def _core(c: Candidate) -> str | None:
-    """The candidate up to a would-clause after its last party (slots, resolved pronouns), as the head
-    reads it; None when there is none."""
-    if c.part:
-        return None
-    # the named slots; a pronoun only when none is named ("We worked together at ..."): the coda often
-    # points back at the party ("I'd hire her again")
-    last = max([s.end for s in c.slots] or [r.end for r in c.refs if r.kind], default=None)
-    m = _CODA.search(c.text, last, c.w1) if last is not None else None
-    if m is None or len(c.text[m.end() : c.w1].split()) < _CODA_MIN_WORDS:
-        return None
-    slots = [s for s in c.slots if s.end <= m.start()]
-    refs = tuple(r for r in c.refs if r.end <= m.start())
-    masked = mentions.masked(c.text, c.w0, m.start(), slots, _as_slots(refs, slots))
-    return mentions.fluent(fill(_FORMER_APPOSITION.sub("", masked.rstrip(" ,") + ".")))
-
-
-def _with_core(whole: Reading, core: Reading) -> Reading:
-    """The whole sentence's reading, with its core clause's stance when the whole reads a hypothesis
-    that only the would-clause after the claim says and the core reads the same relation as a fact."""
-    if whole.stance != "hypothetical" or core.relation != whole.relation or core.stance in NOT_FACTS:
-        return whole
-    if core.stance_p < STANCE_MIN:
-        return whole
-    return replace(whole, stance=core.stance, stance_p=core.stance_p, stance_probs=core.stance_probs)
-
-
-def _tie_at_a_place(c: Candidate, r: Reading) -> Reading:
-    """A tie said at an organisation ("we worked together at X") says an employment there too, and the
-    head, choosing one class, splits its belief between the tie and the job: the tie's reading is then
-    as sure as the two together (the job is filled as the second reading, or by implied.py)."""
-    if r.relation != "worked_with" or not r.relation_probs or not any(s.kind == "organisation" for s in c.slots):
-        return r
-    if not any(s.kind == "person" for s in c.slots) and not any(x.kind == "person" for x in c.refs):
-        return r  # no other person named or pointed at: no tie to be sure of ("I interviewed at X")
-    return replace(r, relation_p=sum(r.relation_probs.get(k, 0.0) for k in _TIE_AT_A_PLACE))
-
-
-# Knowing someone is not summed in: a tie read between knowing and working with ("Sophie and I met for
-# lunch") is as often no tie at all (tried: three of the suite's chatter and denial sentences became ties).
-_TIE_AT_A_PLACE = ("worked_with", "works_at", "left")
 
 
 def _second_readings(r: Reading) -> list[tuple[str, float]]:

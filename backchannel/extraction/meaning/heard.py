@@ -1,0 +1,88 @@
+"""What the head hears of a candidate sentence, and how its reading is weighed before the stage fills
+slots (meaning/stage.py): the masked sentence as the bank writes it, the clause before a wish said
+after the claim, and a tie's belief that the head's one-class choice split with the job it implies."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from backchannel.core.vocabulary import NOT_FACT_STANCES
+from backchannel.extraction.meaning.candidate import Candidate
+from backchannel.extraction.meaning.classifier import Reading
+from backchannel.extraction.meaning.slots import fill
+from backchannel.extraction.mentions import sentence as mentions
+from backchannel.extraction.mentions.names import same_person
+from backchannel.extraction.mentions.stage import PronounRef
+from backchannel.memory.text import norm_name
+
+# Pronouns written as their slot for the head ("her" is left: it may be "her team", no person slot).
+_WRITTEN = frozenset({"he", "she", "him", "they", "their", "its"})
+# A former employer said in passing ("X, formerly of IBM Research, as provost"): the slots read it
+# (stage._FORMER_BEFORE); the head reads the sentence without it.
+_FORMER_APPOSITION = re.compile(r",\s*(?:formerly|previously|late)\s+(?:of|at|with)\s+(?:the\s+)?\{O\}\s*(?=,)")
+# Where a clause begins that goes on past the last party of a claim: "X reported to me at Y for four years,
+# I'd hire her again tomorrow": a wish or a plan said after the fact ("I'd hire her again") is not the
+# fact's own stance.
+_CODA = re.compile(r",\s+(?=(?:I|we|he|she|they)(?:['’]d|\s+would)\b)")
+_CODA_MIN_WORDS = 3
+# Knowing someone is not summed in: a tie read between knowing and working with ("Sophie and I met for
+# lunch") is as often no tie at all (tried: three of the suite's chatter and denial sentences became ties).
+_TIE_AT_A_PLACE = ("worked_with", "works_at", "left")
+
+
+def as_slots(refs: Sequence[PronounRef], slots: Sequence[mentions.Slot] = ()) -> list[mentions.Slot]:
+    """The pronouns written as slots for the head; not one whose person is named in the same window
+    ("You should meet Ravinder Gill, he's the bloke who ...": the apposition already reads right)."""
+    named = {norm_name(x.name) for x in slots}
+    return [
+        mentions.Slot(r.start, r.end, r.refers_to, r.kind)
+        for r in refs
+        if r.refers_to
+        and r.kind in ("person", "organisation")
+        and r.pronoun.lower() in _WRITTEN
+        and not (r.kind == "person" and any(same_person(r.refers_to, n) for n in named))
+    ]
+
+
+def heard(masked: str) -> str:
+    """A masked candidate as the head reads it: fillers in the slots, hesitations out."""
+    return mentions.fluent(fill(_FORMER_APPOSITION.sub("", masked)))
+
+
+def core_of(c: Candidate) -> str | None:
+    """The candidate up to a would-clause after its last party (slots, resolved pronouns), as the head
+    reads it; None when there is none."""
+    if c.part:
+        return None
+    # the named slots; a pronoun only when none is named ("We worked together at ..."): the coda often
+    # points back at the party ("I'd hire her again")
+    last = max([s.end for s in c.slots] or [r.end for r in c.refs if r.kind], default=None)
+    m = _CODA.search(c.text, last, c.w1) if last is not None else None
+    if m is None or len(c.text[m.end() : c.w1].split()) < _CODA_MIN_WORDS:
+        return None
+    slots = [s for s in c.slots if s.end <= m.start()]
+    refs = tuple(r for r in c.refs if r.end <= m.start())
+    return heard(mentions.masked(c.text, c.w0, m.start(), slots, as_slots(refs, slots)).rstrip(" ,") + ".")
+
+
+def with_core(whole: Reading, core: Reading, stance_min: float) -> Reading:
+    """The whole sentence's reading, with its core clause's stance when the whole reads a hypothesis
+    that only the would-clause after the claim says and the core reads the same relation as a fact."""
+    if whole.stance != "hypothetical" or core.relation != whole.relation or core.stance in NOT_FACT_STANCES:
+        return whole
+    if core.stance_p < stance_min:
+        return whole
+    return replace(whole, stance=core.stance, stance_p=core.stance_p, stance_probs=core.stance_probs)
+
+
+def tie_at_a_place(c: Candidate, r: Reading) -> Reading:
+    """A tie said at an organisation ("we worked together at X") says an employment there too, and the
+    head, choosing one class, splits its belief between the tie and the job: the tie's reading is then
+    as sure as the two together (the job is filled as the second reading, or by implied.py)."""
+    if r.relation != "worked_with" or not r.relation_probs or not any(s.kind == "organisation" for s in c.slots):
+        return r
+    if not any(s.kind == "person" for s in c.slots) and not any(x.kind == "person" for x in c.refs):
+        return r  # no other person named or pointed at: no tie to be sure of ("I interviewed at X")
+    return replace(r, relation_p=sum(r.relation_probs.get(k, 0.0) for k in _TIE_AT_A_PLACE))

@@ -312,7 +312,7 @@ def extract(
     if "qualify_claims" not in off:
         spoken = qualify_claims(transcript, spoken, known)
     # a rule's "we" is resolved to a person only now (addressee.py): the stage may have said the same tie
-    return _dedupe(resolve_recipients(transcript, _dedupe(spoken + from_labels), owner_names))
+    return _dedupe(resolve_recipients(transcript, spoken + from_labels, owner_names))
 
 
 def rules_off() -> frozenset[str]:

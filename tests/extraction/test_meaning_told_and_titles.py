@@ -107,18 +107,20 @@ def test_a_lone_first_name_is_a_person_only_when_it_speaks_or_is_told():
 # ---------------------------------------------------------------- a tie said at a place, a wish after it
 
 
-def _in_meeting(text: str):
-    lines = [("Zoe", "So who do we know at these places?"), ("Yann", "Let me think."), ("Ines", "Mm."), ("Yann", text)]
-    t = Transcript(
-        utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
-        format="text",
-        meeting_date=datetime(2026, 11, 3, 10, 0),
-    )
+def _turns(*lines: tuple[str, str], only: int | None = None):
+    """(predicate, subject, object or literal, qualifier) of every fact of the meeting, or of turn `only`."""
+    t = _meeting(*lines)
     return {
         (a.predicate, a.subject.name, a.object.name if a.object else a.object_literal, a.qualifier)
         for a in offline.extract(t, owner_names=OWNER)
-        if a.utterance_idx == 3
+        if only is None or a.utterance_idx == only
     }
+
+
+def _in_meeting(text: str):
+    """The facts of `text` said as the last turn of a four-turn meeting of three people."""
+    lines = [("Zoe", "So who do we know at these places?"), ("Yann", "Let me think."), ("Ines", "Mm."), ("Yann", text)]
+    return _turns(*lines, only=3)
 
 
 @pytest.mark.parametrize(
@@ -166,18 +168,6 @@ def test_a_tie_said_of_a_pronoun_alone_needs_the_heads_own_reading():
 
 
 # ---------------------------------------------------------------- a title an organisation possesses
-
-
-def _turns(*lines: tuple[str, str]):
-    t = Transcript(
-        utterances=[Utterance(idx=i, speaker=s, text=x) for i, (s, x) in enumerate(lines)],
-        format="text",
-        meeting_date=datetime(2026, 11, 3, 10, 0),
-    )
-    return {
-        (a.predicate, a.subject.name, a.object.name if a.object else a.object_literal, a.qualifier)
-        for a in offline.extract(t, owner_names=OWNER)
-    }
 
 
 @pytest.mark.parametrize(

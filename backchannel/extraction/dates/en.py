@@ -77,7 +77,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-__all__ = ["DateRange", "can_be_due", "find_date_phrases", "resolve_phrase"]
+__all__ = ["DateRange", "can_be_due", "find_date_phrases", "resolve_phrase", "says_a_start"]
 
 
 @dataclass(frozen=True)
@@ -624,11 +624,16 @@ def _duration_range(rest: str, n: int, unit: str, a: date | None, past: bool) ->
 _STARTS = re.compile(r"(?:since|from|as\s+of|starting|depuis|à\s+partir\s+d)\b", re.I)
 
 
+def says_a_start(dr: DateRange) -> bool:
+    """Whether the phrase says where something began ("from 2011", "since March"), not a point in time."""
+    return _STARTS.match(dr.phrase.strip()) is not None
+
+
 def can_be_due(dr: DateRange, anchor: datetime | date | None) -> bool:
     """Whether `dr` can date a promise: not a start ("from 2011", "since March": where something
     began, not when it is due) and not over before the promise is made ("a spreadsheet from 2011")."""
     a = anchor.date() if isinstance(anchor, datetime) else anchor
-    if _STARTS.match(dr.phrase.strip()) and dr.end is None:
+    if says_a_start(dr) and dr.end is None:
         return False
     day = dr.end or dr.start
     return not (a is not None and day is not None and day < a)

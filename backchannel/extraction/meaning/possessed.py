@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from backchannel.extraction.mentions.names import NAME_RX, STOP
 from backchannel.extraction.mentions.stage import PronounRef
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.memory.text import norm_name
@@ -70,14 +71,13 @@ def _title_at(text: str, a: ExtractedAssertion) -> int | None:
     return lo if lo >= 0 else None
 
 
-_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w&'’-]*")
-
-
 def _another_name_before(text: str, at: int, org: str, person: str) -> bool:
     """Whether the turn, before the pronoun, names something capitalised that is neither the
     organisation it resolves to nor the person (another organisation "their" could be)."""
-    known = set(norm_name(org).split()) | set(norm_name(person).split()) | {"i"}
-    return any(norm_name(w.group(0)) not in known for w in _CAPITALISED.finditer(text[:at]))
+    known = set(norm_name(org).split()) | set(norm_name(person).split())
+    return any(
+        w not in known and w not in STOP for m in NAME_RX.finditer(text, 0, at) for w in norm_name(m.group(0)).split()
+    )
 
 
 def _possessor(m: re.Match, refs: Sequence[PronounRef], orgs: set[str]) -> str | None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
-from backchannel.extraction.dates.en import DateRange, find_date_phrases
+from backchannel.extraction.dates.en import DateRange, can_be_due, find_date_phrases, says_a_start
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.mentions.names import NAME
 from backchannel.extraction.mentions.sentence import fluent
@@ -23,7 +23,7 @@ PROMISE_CUE = re.compile(
     r"|\bI\s*(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|['’]m\s+gonna|['’]m\s+happy\s+to"
     r"|\s+promise\s+to|\s+undertake\s+to|\s+commit\s+to|\s+can(?:\s+certainly|\s+definitely)?)\s+|\b[Ll]et\s+me\s+"
     # a promise the speaker made before and tells of: "I promised Fatima to draft the memo", "we agreed to"
-    rf"|\b(?:I|[Ww]e)\s+(?:(?:have|had|['’]ve)\s+)?(?:promised|agreed|offered)(?:\s+(?P<to>you|him|her|{NAME}))?\s+to\s+"
+    rf"|\b(?:I|[Ww]e)\s+(?:(?:have|had|['’]ve)\s+)?(?P<vow>promised|agreed|offered)(?:\s+(?P<to>you|him|her|{NAME}))?\s+to\s+"
 )
 # Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
 _UNSURE = re.compile(
@@ -69,22 +69,15 @@ _PROMISE_END = re.compile(
 _ABILITY = re.compile(r"\b(?:now|already|anymore|any\s+more|finally|these\s+days|nowadays)\b", re.I)
 
 
-_PROMISE_VERB = re.compile(r"\b(?:promised|agreed|offered)\b(?:\s+\w+)?\s+to\s+")
-
-
 def _over_before(dr: DateRange, anchor: date | None) -> bool:
     """A date of the clause that ended before the meeting and is no start ("last week", not "from 2011")."""
-    day = dr.end or dr.start
-    return anchor is not None and day is not None and day < anchor and not _START.match(dr.phrase)
-
-
-_START = re.compile(r"\s*(?:from|since|starting)\b", re.I)
+    return not says_a_start(dr) and not can_be_due(dr, anchor)
 
 
 def told_promise(c: Candidate) -> bool:
     """Whether the candidate says a promise of a person it names ("Marc said he'd ...", a person slot
-    before the cue), or one said with a verb of promising ("I agreed to ...")."""
-    if _PROMISE_VERB.search(c.text, c.w0, c.w1):
+    before the cue), or the speaker's told with a verb of promising ("I agreed to ...")."""
+    if any(m.group("vow") for m in PROMISE_CUE.finditer(c.text, c.w0, c.w1)):
         return True
     return any(
         s.kind == "person" and s.start <= m.start("who") < s.end

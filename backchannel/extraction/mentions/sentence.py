@@ -24,6 +24,7 @@ from backchannel.extraction.mentions.evidence import (
 )
 from backchannel.extraction.mentions.labels import is_seat_name
 from backchannel.extraction.mentions.names import (
+    CANONICAL_TITLES,
     NAME_BODY,
     NAME_RX,
     ORG_HEADS,
@@ -87,13 +88,22 @@ _GOING_TO = re.compile(r"\b(?:going|moving|headed|heading|off|move|go)\s+to\s+$"
 _AS_TITLE = re.compile(r"^\s+as\s+(?:(?:the|a|an|their|its|our|new|interim|acting)\s+)*[A-Za-z]")
 # A title before an organisation: "She is CFO in Dabur now", "head of data at Quillon".
 _TITLE_IN = re.compile(r"\b(?:CEO|CFO|CIO|COO|CTO|CMO|MD|VP|head\s+of\s+\w+|director|manager)\s+in\s+$")
-# A title of a whole organisation before it: "the new CIO of Acme", "co-founder of Lumen", "chief
-# digital officer at Hale". A department's or a field's head ("VP of Sales", "head of Data") is no such
-# title, and names.NOT_ORGS keeps out the fields said after one ("CEO of Finance" is never said).
-_TOP_TITLE_OF = re.compile(
-    r"\b(?:CEO|CFO|CIO|COO|CTO|CMO|CHRO|CISO|CDO|MD|[Cc]hief(?:\s+[a-z]+){1,2}\s+[Oo]fficer|[Cc]o-?founder"
-    r"|[Ff]ounder|[Pp]resident|[Mm]anaging\s+[Dd]irector|[Cc]hair(?:man|woman|person)?)\s+(?:of|at)\s+(?:the\s+)?$"
-)
+# A title of a whole organisation before it: "the new CIO of Acme", "co-founder of Lumen", "chief data
+# officer at Kelso": the exact titles lexicon (names.CANONICAL_TITLES) less a vice president, whose "of"
+# is a department's ("VP of Sales"), plus the founders and presidents it has no canonical form for.
+_TITLE_OF_BEFORE = re.compile(r"([\w-]+(?:\s+[\w-]+){0,3})\s+(?:of|at)\s+(?:the\s+)?$")
+_FOUNDING_TITLES = frozenset({"founder", "co-founder", "cofounder", "president"})
+
+
+def _whole_organisation_title_before(text: str, start: int) -> bool:
+    m = _TITLE_OF_BEFORE.search(text, max(0, start - 48), start)
+    if m is None:
+        return False
+    words = m.group(1).lower().split()
+    tails = (" ".join(words[i:]) for i in range(len(words)))
+    return any(CANONICAL_TITLES.get(t, "VP") != "VP" or t in _FOUNDING_TITLES for t in tails)
+
+
 # After a capitalised run: it hires or names someone ("Acme appoints", "Acme named Jo Bloggs", never "Jo
 # Bloggs named acting CEO"), or it is the employer before a title and a name ("Former Equifax CIO Tamsin
 # Reid", "Ex-HSBC executive Femi Adebayo", "Moonpath Studios co-founder Ilya Markov").
@@ -171,7 +181,7 @@ def _frame(text: str, start: int, end: int) -> bool:
         or _DAYS_BEFORE.search(text, max(0, start - 12), start)
         and _DAYS_AFTER.match(after)
         or _TITLE_IN.search(text, max(0, start - 24), start)
-        or _TOP_TITLE_OF.search(text, max(0, start - 40), start)
+        or _whole_organisation_title_before(text, start)
         or _in_employer(text, start)
         or _GOING_TO.search(text, max(0, start - 16), start)
         and _AS_TITLE.match(after)

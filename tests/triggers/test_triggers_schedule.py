@@ -101,11 +101,12 @@ def test_cron_job_next_fire_and_misfire_run_within_grace():
             await asyncio.sleep(0.1)
         finally:
             trig.shutdown()
-        return missed_at, drain(q)
+        # The every-minute job fires on its own when the run straddles a
+        # minute boundary; only the yearly job's missed run is under test.
+        return missed_at, [w for w in drain(q) if w.payload["job"] == "sweep-cron-1"]
 
     missed_at, wakes = asyncio.run(main(6 * 3600))
     assert [w.key for w in wakes] == [sweep_key(missed_at)]
-    assert wakes[0].payload["job"] == "sweep-cron-1"
 
     _, dropped = asyncio.run(main(1))
     assert dropped == []

@@ -5,6 +5,11 @@ centroid by cosine), `linear` (multinomial logistic regression) and `mlp` (one h
 ReLU layer). Each is a dict of float32 arrays plus its kind, so one `.npz` holds them and
 `predict_proba` needs nothing but numpy. Training is full-batch Adam from a seeded start:
 the same data and seed give the same weights.
+
+A head may be a bag of `members` heads of one kind, fitted from consecutive seeds on the same
+data, whose probabilities are averaged: one MLP's reading of a borderline sentence moves by
+0.1-0.3 with its seed, which made every bank change cross a bar somewhere; the mean of several
+moves far less. A bag's arrays carry a leading member axis.
 """
 
 from __future__ import annotations
@@ -80,6 +85,17 @@ def fit(
     return {k: v.astype(np.float32) for k, v in params.items()}
 
 
+def fit_bag(
+    kind: str, x: np.ndarray, y: np.ndarray, n_classes: int, *, seed: int, members: int = 1
+) -> dict[str, np.ndarray]:
+    """`members` heads of `kind` from seeds seed, seed+1, ...; their arrays stacked on a new first
+    axis. One member is the plain head (no extra axis), so a bag of one is what fit() gives."""
+    if members <= 1 or kind == "prototype":  # a centroid has no seed to vary
+        return fit(kind, x, y, n_classes, seed=seed)
+    fitted = [fit(kind, x, y, n_classes, seed=seed + i) for i in range(members)]
+    return {k: np.stack([f[k] for f in fitted]) for k in fitted[0]}
+
+
 def _grads(
     kind: str, p: dict[str, np.ndarray], x: np.ndarray, onehot: np.ndarray, sw: np.ndarray
 ) -> dict[str, np.ndarray]:
@@ -93,8 +109,22 @@ def _grads(
     return {"W2": h.T @ d2, "b2": d2.sum(axis=0), "W1": x.T @ dh, "b1": dh.sum(axis=0)}
 
 
+def members(kind: str, params: dict[str, np.ndarray]) -> int:
+    """How many heads `params` holds: 1 for a plain head, the leading axis for a bag."""
+    first = params["centroids" if kind == "prototype" else "W" if kind == "linear" else "W1"]
+    return int(first.shape[0]) if first.ndim == 3 else 1
+
+
 def predict_proba(kind: str, params: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
-    """(rows, classes) probabilities; for a prototype head, a softmax over scaled cosines."""
+    """(rows, classes) probabilities; for a prototype head, a softmax over scaled cosines; for a
+    bag, the mean of its members'."""
+    n = members(kind, params)
+    if n > 1:
+        return np.mean([_one_proba(kind, {k: v[i] for k, v in params.items()}, x) for i in range(n)], axis=0)
+    return _one_proba(kind, params, x)
+
+
+def _one_proba(kind: str, params: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     if kind == "prototype":
         return _softmax(20.0 * (x @ params["centroids"].T))
     if kind == "linear":

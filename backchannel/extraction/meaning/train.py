@@ -70,14 +70,16 @@ def grouped_folds(groups: list[str], k: int, seed: int) -> np.ndarray:
     return np.array([fold_of[g] for g in groups])
 
 
-def cross_validate(x: np.ndarray, y: np.ndarray, n_classes: int, folds: np.ndarray, seed: int) -> dict:
+def cross_validate(
+    x: np.ndarray, y: np.ndarray, n_classes: int, folds: np.ndarray, seed: int, members: int = 1
+) -> dict:
     """Accuracy and class-balanced accuracy of every head kind, over the folds."""
     out = {}
     for kind in heads.KINDS:
         pred = np.zeros(len(y), dtype=int)
         for f in sorted(set(folds.tolist())):
             tr, te = folds != f, folds == f
-            params = heads.fit(kind, x[tr], y[tr], n_classes, seed=seed)
+            params = heads.fit_bag(kind, x[tr], y[tr], n_classes, seed=seed, members=members)
             pred[te] = heads.predict_proba(kind, params, x[te]).argmax(axis=1)
         per_class = [float((pred[y == c] == c).mean()) for c in range(n_classes) if (y == c).any()]
         out[kind] = {
@@ -95,9 +97,11 @@ def train(
     fillers: dict[str, str] | None = None,
     embed: Embed | None = None,
     kinds: dict[str, str] | None = None,
+    members: int = 1,
 ) -> tuple[dict[str, np.ndarray], dict]:
     """(arrays for head.npz, provenance for head.json) trained on `rows`; `kinds` names a task's head
-    kind instead of the one cross-validation ranks first (the CV figures of every kind are kept)."""
+    kind instead of the one cross-validation ranks first (the CV figures of every kind are kept);
+    `members` > 1 makes each head a bag of that many seeds (heads.fit_bag), in CV too."""
     if embed is None:
         from backchannel.embedding import embed as model_embed
 
@@ -107,6 +111,7 @@ def train(
     arrays: dict[str, np.ndarray] = {}
     meta: dict = {
         "seed": seed,
+        "members": members,
         "examples": len(rows),
         "sentences": len({r["base"] for r in rows}),
         "folds": folds,
@@ -115,14 +120,14 @@ def train(
     }
     for task, classes in (("relation", RELATIONS), ("stance", STANCES)):
         y = np.array([classes.index(r[task]) for r in rows])
-        cv = cross_validate(x, y, len(classes), fold_ids, seed)
+        cv = cross_validate(x, y, len(classes), fold_ids, seed, members)
         # accuracy and class-balanced accuracy together decide: a head that says "asserted" to
         # everything is no stance classifier, and one that finds jokes everywhere loses true facts
         chosen = max(heads.KINDS, key=lambda k: cv[k]["balanced_accuracy"] + cv[k]["accuracy"])
         chosen_by = "cv"
         if kinds and task in kinds:
             chosen, chosen_by = kinds[task], "flag"
-        params = heads.fit(chosen, x, y, len(classes), seed=seed)
+        params = heads.fit_bag(chosen, x, y, len(classes), seed=seed, members=members)
         for name, arr in params.items():
             arrays[f"{task}.{name}"] = arr
         meta["tasks"][task] = {"kind": chosen, "chosen_by": chosen_by, "classes": list(classes), "cv": cv}
@@ -154,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--members", type=int, default=1, help="a bag of this many heads per task, seeds SEED.., averaged")
     ap.add_argument("--out", type=Path, default=HERE, help="where head.npz and head.json go (default: the package)")
     ap.add_argument("--limit", type=int, default=0, help="train on the first N examples only (a quick check)")
     ap.add_argument("--fillers", choices=("words", "brackets"), default="words")
@@ -183,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     embed: Embed | None = None
     if a.cache is not None:
         embed = _cached_embed(a.cache)
-    arrays, meta = train(rows, folds=a.folds, seed=a.seed, fillers=fillers, embed=embed, kinds=kinds)
+    arrays, meta = train(rows, folds=a.folds, seed=a.seed, fillers=fillers, embed=embed, kinds=kinds, members=a.members)
     meta.update(
         {
             "bank_sha256": bank_hash(),

@@ -3,8 +3,8 @@
     python bench/meaning_bank/finetune.py [--folds-run 0 1] [--mode lora|unfreeze] [--top 2] ...
 
 The meaning heads (backchannel/extraction/meaning/heads.py) read FROZEN all-MiniLM-L6-v2
-embeddings of masked sentences. This script trains, on the same bank (the shipped lists plus
-bench/meaning_bank/pending/, composed in memory as compose.py writes them) and the same grouped
+embeddings of masked sentences. This script trains, on the same bank (the lists of
+bench/meaning_bank/, composed in memory as compose.py writes them) and the same grouped
 folds as train.py (group = source sentence, 5 folds, seed 18):
 
 - frozen: the shipped recipe, heads.fit("linear"/"mlp") on the packaged model's embeddings;
@@ -54,11 +54,10 @@ from backchannel.extraction.meaning.train import RELATIONS, SEED, grouped_folds 
 TASKS = (("relation", RELATIONS), ("stance", STANCES))
 
 
-def bank_rows(with_pending: bool = True) -> list[dict]:
-    """The bank as compose.py writes it, from the shipped lists and (with_pending) pending/'s:
-    the same seeded variants, in memory, so no shipped bank file changes."""
-    srcs = sorted(HERE.glob("*.txt")) + (sorted((HERE / "pending").glob("*.txt")) if with_pending else [])
-    return list(compose.bank_rows(srcs, random.Random(compose.SEED)))
+def bank_rows() -> list[dict]:
+    """The bank as compose.py writes it, from the lists here: the same seeded variants, in memory,
+    so no shipped bank file changes."""
+    return list(compose.bank_rows(sorted(HERE.glob("*.txt")), random.Random(compose.SEED)))
 
 
 class Encoder:
@@ -300,7 +299,7 @@ def save_final(enc: Encoder, hidden: list, ys: dict, rows: list[dict], a: argpar
             "seed": SEED,
             "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
             "examples": len(rows),
-            "bank": "bench/meaning_bank/*.txt + pending/*.txt, composed in memory (compose.py's variants)",
+            "bank": "bench/meaning_bank/*.txt, composed in memory (compose.py's variants)",
             "bank_rows_sha256": digest,
             "train_s": out["train_s"],
             "prepare_s": round(t_prep, 1),
@@ -377,7 +376,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--head-lr", type=float, default=3e-3)
     ap.add_argument("--max-len", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--no-pending", action="store_true")
     ap.add_argument("--skip-frozen", action="store_true")
     ap.add_argument("--save", type=Path, default=None, help="train on the whole bank and write the adapter here")
     ap.add_argument("--cache", type=Path, default=None, help="keep the frozen layers' outputs here")
@@ -394,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(a.threads)
     t0 = time.monotonic()
-    rows = bank_rows(not a.no_pending)
+    rows = bank_rows()
     texts = [fill(r["text"]) for r in rows]
     ys = {task: np.array([c.index(r[task]) for r in rows]) for task, c in TASKS}
     folds = grouped_folds([r["base"] for r in rows], 5, SEED)

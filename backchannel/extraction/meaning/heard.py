@@ -19,6 +19,10 @@ from backchannel.memory.text import norm_name
 
 # Pronouns written as their slot for the head ("her" is left: it may be "her team", no person slot).
 _WRITTEN = frozenset({"he", "she", "him", "they", "their", "its"})
+_PAIR = frozenset({"we", "us"})
+_PAIR_REACH = 60
+_PAIR_TURN = 200
+_NAMES = re.compile(r"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*")
 # A former employer said in passing ("X, formerly of IBM Research, as provost"): the slots read it
 # (stage._FORMER_BEFORE); the head reads the sentence without it.
 _FORMER_APPOSITION = re.compile(r",\s*(?:formerly|previously|late)\s+(?:of|at|with)\s+(?:the\s+)?\{O\}\s*(?=,)")
@@ -32,18 +36,45 @@ _CODA_MIN_WORDS = 3
 _TIE_AT_A_PLACE = ("worked_with", "works_at", "left")
 
 
-def as_slots(refs: Sequence[PronounRef], slots: Sequence[mentions.Slot] = ()) -> list[mentions.Slot]:
+def as_slots(refs: Sequence[PronounRef], slots: Sequence[mentions.Slot] = (), text: str = "") -> list[mentions.Slot]:
     """The pronouns written as slots for the head; not one whose person is named in the same window
-    ("You should meet Ravinder Gill, he's the bloke who ...": the apposition already reads right)."""
+    ("You should meet Ravinder Gill, he's the bloke who ...": the apposition already reads right).
+
+    A "we"/"us" that stands for the speaker and one person named earlier in the same turn `text` is
+    written as that pair ("Oh, Sunita Rao! We overlapped at X" reads "{P} and I overlapped at X"):
+    alone, "we overlapped at X" is as often a company's "we" as a tie, and the head reads it so. The
+    "we" of a two-person meeting (the other person, named nowhere) is left: there it is as often the
+    company ("we already work with X")."""
     named = {norm_name(x.name) for x in slots}
-    return [
-        mentions.Slot(r.start, r.end, r.refers_to, r.kind)
-        for r in refs
-        if r.refers_to
-        and r.kind in ("person", "organisation")
-        and r.pronoun.lower() in _WRITTEN
-        and not (r.kind == "person" and any(same_person(r.refers_to, n) for n in named))
-    ]
+    out = []
+    for r in refs:
+        if not r.refers_to or r.kind not in ("person", "organisation"):
+            continue
+        said = r.pronoun.lower()
+        if r.kind == "person" and said in _PAIR and _named_before(text, r) and not _said_apart(r, refs):
+            if not any(x.kind == "person" for x in slots):
+                out.append(mentions.Slot(r.start, r.end, r.refers_to, mentions.PAIR))
+            continue
+        if said in _WRITTEN and not (r.kind == "person" and any(same_person(r.refers_to, n) for n in named)):
+            out.append(mentions.Slot(r.start, r.end, r.refers_to, r.kind))
+    return out
+
+
+def _said_apart(r: PronounRef, refs: Sequence[PronounRef]) -> bool:
+    """Whether the pair's person is also said by a he/she of their own ("He got us the contract"):
+    then the "we" is the speaker's side, not the two of them."""
+    return any(x is not r and x.refers_to == r.refers_to and x.pronoun.lower() not in _PAIR for x in refs)
+
+
+def _named_before(text: str, r: PronounRef) -> bool:
+    """Whether the pair's person is named just before the "we", in the same short turn (within
+    _PAIR_REACH characters, a turn of at most _PAIR_TURN): a committee's "we" after a name is the
+    institution's ("Thank you, Suzy. We have a certain pedagogical approach ...")."""
+    name = r.refers_to or ""
+    if len(text) > _PAIR_TURN:
+        return False  # a long turn is a statement or an answer, and its "we" the speaker's side
+    start = max(0, r.start - _PAIR_REACH)
+    return bool(name) and any(same_person(w, name) for w in _NAMES.findall(text[start : r.start]))
 
 
 def heard(masked: str) -> str:
@@ -64,7 +95,7 @@ def core_of(c: Candidate) -> str | None:
         return None
     slots = [s for s in c.slots if s.end <= m.start()]
     refs = tuple(r for r in c.refs if r.end <= m.start())
-    return heard(mentions.masked(c.text, c.w0, m.start(), slots, as_slots(refs, slots)).rstrip(" ,") + ".")
+    return heard(mentions.masked(c.text, c.w0, m.start(), slots, as_slots(refs, slots, c.text)).rstrip(" ,") + ".")
 
 
 def with_core(whole: Reading, core: Reading, stance_min: float) -> Reading:

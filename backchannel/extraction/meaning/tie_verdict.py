@@ -23,6 +23,18 @@ _BOUND = re.compile(
 # The tie's work said as a thing done, a gerund or an infinitive under another verb ("never liked
 # working for him", "didn't enjoy having to work with her"): a denial of that verb, not of the work.
 _WORK_DONE = re.compile(r"\b(?:working|to\s+work)\s+(?:with|for|alongside|under)\b", re.I)
+# The speaker in the sentence: knowing *of* someone is the speaker's ("I only know her from her
+# newsletter"); "you'll have come across her name" is the listener's, and says nothing of the tie.
+_FIRST = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
+# A denial whose subject is the other person alone, not the pair: an act of theirs denied ("he never
+# answered my last message", "she probably doesn't remember me"), not the tie ("we never worked
+# together", "I don't know her", "he and I never met").
+_THEIR_DENIAL = re.compile(
+    r"^\W*(?:(?i:and|but|so|well|though|honestly|oh|um|uh)\W+)*"
+    r"(?:[Hh]e|[Ss]he|(?!(?:We|You|They|It|There|That|This|Then|Not|No|Never)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+    r"(?!\s+and\s+(?:I|me)\b)(?:['’](?:s|d|ll))?"
+    r"(?:\s+\w+){0,2}?\s+(?:never|not|no\s+longer|hardly|barely|\w+n['’]t)\b"
+)
 
 
 def verdict(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> str | None:
@@ -39,6 +51,8 @@ def verdict(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> s
         return "ended"
     if r.stance not in NO_TIE:
         return None
+    if r.stance == "knows_of" and not _FIRST.search(text):
+        return None
     if r.stance == "knows_of" and a.predicate == "knows":
         sure = sum(rel.get(t, 0.0) for t in TIES) >= SURE_RELATION_MIN
         return "knows_of" if sure and no_tie >= NARROWED_MIN else None
@@ -53,13 +67,14 @@ def _denies(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> b
     """Whether a `negated` reading of a sentence denies the tie `a`, not something else said of it.
     Not where the sentence says the tie again as a claim of its own (rules/claims.py's grammar knows
     the scope of its negation: "we never worked on the same account, though" keeps the worked_with),
-    nor where the denial is bounded in time (`_bounded`), nor where the head is unsure the sentence
+    nor where the denial is bounded in time (`_bounded`), nor where its subject is the other person alone
+    (`_THEIR_DENIAL`: an act of theirs, "he never answered my email"), nor where the head is unsure the sentence
     is of the tie's relation ("he never answered my email" reads knows 0.77: an act, not the tie),
     nor where it denies a worked_with of a knows ("I know her; I haven't worked with her
     directly"): knowing is what working together entails, not the other way round."""
     probs = r.relation_probs or {}
     relation = max(TIES, key=lambda t: probs.get(t, 0.0))
-    if again or _bounded(text) or probs.get(relation, 0.0) < SURE_RELATION_MIN:
+    if again or _bounded(text) or probs.get(relation, 0.0) < SURE_RELATION_MIN or _THEIR_DENIAL.match(text):
         return False
     return not (a.predicate == "knows" and relation == "worked_with")
 

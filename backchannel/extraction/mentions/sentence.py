@@ -131,7 +131,10 @@ class Slot:
     start: int  # offsets in the utterance text
     end: int
     name: str
-    kind: str  # person | organisation
+    kind: str  # person | organisation | PAIR (a "we" that is the speaker and the person `name`)
+
+
+PAIR = "pair"
 
 
 def _org_at(text: str, start: int, s1: int) -> str | None:
@@ -466,6 +469,21 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
             continue
         out.append(_without_asides(text[pos : sl.start]))
         said = text[sl.start : sl.end].lower()
+        if sl.kind == PAIR:  # "we" / "us" standing for the speaker and one person: the pair, spelt out
+            key = next((k for k in people if same_person(k, sl.name)), norm_name(sl.name))
+            n = people.setdefault(key, len(people))
+            person = "{P}" if n == 0 else "{P2}"
+            pos = sl.end
+            if said.startswith("us"):
+                out.append(f"{person} and me")
+                continue
+            have = re.match(r"['’](ve|re|ll|d)\b", text[sl.end : sl.end + 3])
+            out.append(
+                f"{person} and I"
+                + ({"ve": " have", "re": " are", "ll": " will", "d": " had"}[have.group(1)] if have else "")
+            )
+            pos = sl.end + (have.end() if have else 0)
+            continue
         if sl.kind == "organisation":
             out.append("{O}'s" if said in ("their", "its") else "{O}")
             if said == "they" and (have := re.match(r"['’](ve|re|ll|d)\b", text[sl.end : sl.end + 3])):

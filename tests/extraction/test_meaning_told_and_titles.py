@@ -104,6 +104,25 @@ def test_a_lone_first_name_is_a_person_only_when_it_speaks_or_is_told():
     assert people("Zoom said the link expired.") == []
 
 
+def test_a_name_no_lexicon_knows_is_a_person_when_it_speaks_of_itself_as_he_or_she():
+    """ "Tadhg mentioned he'd ...": the pronoun after the verb of speech says a person, whatever the
+    first-name lexicon knows; "Zoom said it", "Procurement said they" stay no one."""
+    from backchannel.extraction.mentions import sentence as mentions
+
+    def people(text):
+        slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker="Zoe")
+        return [s.name for s in slots if s.kind == "person"]
+
+    assert people("Tadhg mentioned he'd run the Leeds office for a while.") == ["Tadhg"]
+    assert people("Ffion says she can cover Thursday.") == ["Ffion"]
+    assert people("Zoom said it would restart overnight.") == []
+    assert people("Procurement said they need the form by noon.") == []
+    got = _turns(
+        ("Zoe", "Who was at Caerleon Water?"), ("Yann", "Tadhg mentioned he'd worked under Eluned Parry there.")
+    )
+    assert any(f[0] == "worked_with" and {f[1], f[2]} == {"Tadhg", "Eluned Parry"} for f in got), got
+
+
 # ---------------------------------------------------------------- a tie said at a place, a wish after it
 
 

@@ -414,9 +414,20 @@ _SPEECH_AFTER = re.compile(
 _SPEECH_BEFORE = re.compile(r"\b(?:promised|told|tells|asked|emailed|messaged|reminded|assured)\s+$")
 
 
+# A name the lexicon does not know, that speaks of itself as "he" or "she" ("Rhodri mentioned he'd worked
+# under ...", "Oisín says she can't make it"): the pronoun says a person, where "Zoom said it" or "Legal
+# said they" does not.
+_SPEECH_OF_ITSELF = re.compile(
+    r"^\s+(?:said|says|mentioned|told\s+(?:me|us|him|her)|promised|confirmed|agreed|reckons|thinks)"
+    r"(?:\s+that)?\s+(?:he|she)\b"
+)
+
+
 def _party_to_speech(text: str, start: int, end: int, name: str, lowercase: frozenset[str]) -> bool:
-    if gender_of(name) is None or name.lower() in lowercase:
+    if name.lower() in lowercase:
         return False
+    if gender_of(name) is None:
+        return _SPEECH_OF_ITSELF.match(text[end : end + 40]) is not None
     return bool(_SPEECH_AFTER.match(text[end : end + 16]) or _SPEECH_BEFORE.search(text, max(0, start - 12), start))
 
 

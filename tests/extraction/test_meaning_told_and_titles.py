@@ -182,6 +182,26 @@ def test_no_tie_without_another_person_or_with_only_a_wish(text, org):
     assert org is None or not [f for f in got if f[0] == "works_at" and f[2] == org]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My brother-in-law Tariq Aziz, he runs logistics at Holloway Brewing, you'd get along.",
+        "Tariq Aziz, he's basically in charge of ops at Holloway Brewing, you two would hit it off.",
+        "Tariq Aziz, my old coach, he manages the data team at Holloway Brewing, you both would click.",
+    ],
+)
+def test_a_job_said_before_a_would_clause_to_the_listener_is_read_without_it(text):
+    """ "..., you'd get along": a scenario said to the listener after the fact pulls the whole sentence's
+    reading (worked_with, hypothetical); the claim is read without it."""
+    got = _in_meeting(text)
+    assert [f for f in got if f[0] == "works_at" and f[1:3] == ("Tariq Aziz", "Holloway Brewing")], got
+
+
+def test_a_would_clause_after_an_if_clause_leaves_the_whole_a_hypothesis():
+    got = _in_meeting("If Tariq Aziz ran finance at Holloway Brewing, you'd have heard by now.")
+    assert not [f for f in got if f[0] == "works_at"], got
+
+
 def test_a_tie_said_of_a_pronoun_alone_needs_the_heads_own_reading():
     assert not [f for f in _in_meeting("Felix Amadi? Oh, I remember her.") if f[0] in ("knows", "worked_with")]
 

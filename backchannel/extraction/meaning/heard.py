@@ -29,7 +29,7 @@ _FORMER_APPOSITION = re.compile(r",\s*(?:formerly|previously|late)\s+(?:of|at|wi
 # Where a clause begins that goes on past the last party of a claim: "X reported to me at Y for four years,
 # I'd hire her again tomorrow": a wish or a plan said after the fact ("I'd hire her again") is not the
 # fact's own stance.
-_CODA = re.compile(r",\s+(?=(?:I|we|he|she|they)(?:['’]d|\s+would)\b)")
+_CODA = re.compile(r",\s+(?=(?:I|we|he|she|they|you(?:\s+(?:two|both|guys))?)(?:['’]d|\s+would)\b)")
 _CODA_MIN_WORDS = 3
 # Knowing someone is not summed in: a tie read between knowing and working with ("Sophie and I met for
 # lunch") is as often no tie at all (tried: three of the suite's chatter and denial sentences became ties).
@@ -99,13 +99,18 @@ def core_of(c: Candidate) -> str | None:
 
 
 def with_core(whole: Reading, core: Reading, stance_min: float) -> Reading:
-    """The whole sentence's reading, with its core clause's stance when the whole reads a hypothesis
-    that only the would-clause after the claim says and the core reads the same relation as a fact."""
-    if whole.stance != "hypothetical" or core.relation != whole.relation or core.stance in NOT_FACT_STANCES:
+    """The reading of the claim, from the core clause (the sentence without the would-clause after its
+    last party: "I'd hire her again", "you two would click", a wish or a scenario said of the fact, no
+    part of it) where the core reads a fact and either the whole reads no fact or the core is surer of
+    its relation: the would-clause pulls the whole's relation too ("Alex, he runs logistics at Acme,
+    you'd get along": worked_with 0.61 hypothetical; the core, works_at 0.93 asserted). Else the whole's:
+    a core cut short can read less ("Alex reported to me at Acme for six years, 2012 to 2018." 0.46, the
+    whole 0.90)."""
+    if core.relation == "none" or core.stance in NOT_FACT_STANCES or core.stance_p < stance_min:
         return whole
-    if core.stance_p < stance_min:
-        return whole
-    return replace(whole, stance=core.stance, stance_p=core.stance_p, stance_probs=core.stance_probs)
+    if whole.stance in NOT_FACT_STANCES or core.relation_p > whole.relation_p:
+        return core
+    return whole
 
 
 def tie_at_a_place(c: Candidate, r: Reading) -> Reading:

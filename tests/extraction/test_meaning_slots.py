@@ -1,5 +1,5 @@
-"""The meaning stage's mechanisms around the head (backchannel/extraction/meaning/stage.py and
-mentions/sentence.py): which sentences reach it, what it reads, how the slots are filled.
+"""The meaning stage's mechanisms around the head (backchannel/extraction/meaning/stage.py, fill.py
+and mentions/sentence.py): which sentences reach it, what it reads, how the slots are filled.
 
 Every sentence here is written for this test only (in no bank file, no story, no dev or test split
 of the evaluation set), through the real embedding model and the shipped weights."""

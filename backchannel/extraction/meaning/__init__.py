@@ -3,5 +3,5 @@ small head over the packaged sentence-embedding model instead of enumerated phra
 
 bank/ holds the labelled sentences (ours), train.py trains the heads (head.npz, head.json),
 classifier.py applies them, stage.py finds the candidate sentences of a transcript, masks
-their mentions, classifies them in one batch and fills the slots structurally.
+their mentions and classifies them in one batch, and fill.py fills the slots structurally.
 """

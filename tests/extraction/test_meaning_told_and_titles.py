@@ -233,3 +233,15 @@ def test_a_title_an_organisation_possesses_places_the_person_there(lines, person
 def test_a_possessed_title_of_no_organisation_places_no_one():
     got = _turns(("Hana Okoro", "Tariq Mensah, our old CFO, retired to Spain."), ("Alex Moreau", "Oh nice."))
     assert not [f for f in got if f[0] == "works_at" and f[1] == "Tariq Mensah" and f[2] != "Hana Okoro"]
+
+
+def test_their_is_no_request_verb_that_opens_the_sentence():
+    """ "Talk to X, their head of procurement": "Talk" opens the sentence before a preposition, a request,
+    no organisation for "their" to point at (it made X work at "Talk"); "Northwind called. Their CFO"
+    still points at Northwind."""
+    got = _turns(("Hana Okoro", "Talk to Olwen Price, their head of procurement."))
+    assert not [f for f in got if f[0] == "works_at" and f[1] == "Olwen Price"], got
+    got = _turns(("Hana Okoro", "Check with Olwen Price, their finance lead, before Friday."))
+    assert not [f for f in got if f[0] == "works_at" and f[2] == "Check"], got
+    got = _turns(("Hana Okoro", "Northwind called. Their CFO, Olwen Price, wants a meeting."))
+    assert ("works_at", "Olwen Price", "Northwind", "CFO") in got

@@ -124,6 +124,13 @@ def _append_trimmed(text: str, s: int, e: int, out: list) -> None:
         out.append((s, e))
 
 
+# The pieces of a list ("Northwind and Contoso", "A, B"), each with its offset.
+_LIST_PIECE = re.compile(r"(?:(?!\s+(?:and|or|&)\s+|,).)+")
+# A capitalised word that opens a sentence and is followed by a preposition: a verb said as a request
+# ("Talk to X, their CFO", "Check with Y", "Reach out to Z"), not an organisation ("Northwind called").
+_OPENING_VERB = re.compile(r"(?:^|[.!?]\s+)\W*(?P<w>[A-Z][a-z]+)(?=\s+(?:to|with|about|over|out|up)\b)")
+
+
 @dataclass
 class Ctx:
     """One sentence of one utterance, and what the rules need around it."""
@@ -302,22 +309,26 @@ class Ctx:
 
     def _orgs_named(self, window: str) -> set[str]:
         first_names = {k.split()[0] for k in self.known_people}
+        opening = {m.start("w") for m in _OPENING_VERB.finditer(window)}
         found = set()
         # "Northwind and Contoso" are two organisations here, whatever a name with "and" may be elsewhere
-        for m in (m for piece in re.split(r"\s+(?:and|or|&)\s+|,", window) for m in ORG_RX.finditer(piece)):
-            org = org_name(m.group(0))
-            if org is None or org.split()[0].lower() in STOP:
-                continue
-            key = norm_name(org)
-            if (
-                key in self.known_people
-                or key in first_names
-                or (not looks_like_org(org) and person_name(org) and len(org.split()) > 1)
-            ):
-                continue
-            if self.speaker and same_person(org, self.speaker):
-                continue
-            found.add(org)
+        for piece in _LIST_PIECE.finditer(window):
+            for m in ORG_RX.finditer(piece.group(0)):
+                org = org_name(m.group(0))
+                if org is None or org.split()[0].lower() in STOP:
+                    continue
+                if piece.start() + m.start() in opening and " " not in org:
+                    continue
+                key = norm_name(org)
+                if (
+                    key in self.known_people
+                    or key in first_names
+                    or (not looks_like_org(org) and person_name(org) and len(org.split()) > 1)
+                ):
+                    continue
+                if self.speaker and same_person(org, self.speaker):
+                    continue
+                found.add(org)
         return found
 
     # ------------------------------------------------------------ dates

@@ -245,3 +245,23 @@ def test_their_is_no_request_verb_that_opens_the_sentence():
     assert not [f for f in got if f[0] == "works_at" and f[2] == "Check"], got
     got = _turns(("Hana Okoro", "Northwind called. Their CFO, Olwen Price, wants a meeting."))
     assert ("works_at", "Olwen Price", "Northwind", "CFO") in got
+
+
+@pytest.mark.parametrize(
+    "text,person,org",
+    [
+        ("Olwen Price, Halden Group's head of legal, phoned me.", "Olwen Price", "Halden Group"),
+        ("Ama Owusu, the CFO at Brightwater Health, emailed me yesterday.", "Ama Owusu", "Brightwater Health"),
+    ],
+)
+def test_a_name_that_opens_its_sentence_and_is_described_is_the_subject_not_the_listener(text, person, org):
+    """ "X, Org's head of legal, phoned me": the apposition says X is described, not spoken to; the job
+    was the speaker's (the "me" of "phoned me") while X was read as a vocative."""
+    got = _in_meeting(text)
+    assert [f for f in got if f[0] == "works_at" and f[1:3] == (person, org)], got
+    assert not [f for f in got if f[0] == "works_at" and f[1] == "Yann"], got
+
+
+def test_a_name_spoken_to_before_a_clause_stays_the_listener():
+    text = "Sir Rhys, is it right that you and the chief executive, Olwen Price, sat on the Halden Group board?"
+    assert not [f for f in _in_meeting(text) if "Sir Rhys" in f[1:3]]

@@ -51,7 +51,7 @@ from backchannel.extraction.meaning.classifier import Reading
 from backchannel.extraction.meaning.promises import promise
 from backchannel.extraction.meaning.titles import find_title
 from backchannel.extraction.mentions import sentence as mentions
-from backchannel.extraction.mentions.names import same_person
+from backchannel.extraction.mentions.names import TITLE_HEADS, same_person
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx
 from backchannel.extraction.rules.en.relations import other_person as we_partner
@@ -434,8 +434,20 @@ def _vocative(c: Candidate, slot: mentions.Slot) -> bool:
         return False
     lead = c.text[c.s0 : slot.start].rstrip()
     if not lead:
-        return True
+        appos = _APPOSED.match(c.text, slot.end, c.s1)
+        return appos is None or not _apposition_of(appos.group("words"))
     return lead.endswith(",") and len(lead.split()) <= 3
+
+
+def _apposition_of(words: str) -> bool:
+    return any(re.sub(r"['’]s$", "", w.lower().strip(".,")) in TITLE_HEADS for w in words.split())
+
+
+# A name that opens its sentence and is then described between two commas ("Ama Owusu, Brightwater
+# Health's CFO, called me"): the subject, not the one spoken to ("Suzy, can you ...").
+# The words are a noun phrase: a determiner or a capitalised name first, not a clause ("Sir Andrew, is it
+# right that you and the current minister, ..." is said to him).
+_APPOSED = re.compile(r",\s+(?P<words>(?:(?i:the|their|our|its|his|her|an?|former)\s|[A-Z])[^,]{1,60}),")
 
 
 def _person(slot: mentions.Slot) -> Mention:

@@ -265,3 +265,20 @@ def test_a_name_that_opens_its_sentence_and_is_described_is_the_subject_not_the_
 def test_a_name_spoken_to_before_a_clause_stays_the_listener():
     text = "Sir Rhys, is it right that you and the chief executive, Olwen Price, sat on the Halden Group board?"
     assert not [f for f in _in_meeting(text) if "Sir Rhys" in f[1:3]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Larch Capital taps Femi Ade, formerly of Kew Labs, as provost.",
+        "Femi Ade, formerly of Kew Labs, joins Larch Capital as provost.",
+        "Larch Capital names Femi Ade, previously at Kew Labs, as its chief operating officer.",
+    ],
+)
+def test_a_former_employer_set_off_by_commas_leaves_the_new_job_whole(text):
+    """The head reads the sentence without the former employer's apposition, commas and all ("Acme taps
+    Alex, as provost" read left 0.50; "Acme taps Alex as provost" works_at 0.74); a name that opens
+    the sentence before it is its subject, not a vocative."""
+    got = _in_meeting(text)
+    assert [f for f in got if f[0] == "works_at" and f[1:3] == ("Femi Ade", "Larch Capital")], got
+    assert ("left", "Femi Ade", "Kew Labs", None) in got

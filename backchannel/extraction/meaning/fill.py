@@ -435,7 +435,7 @@ def _vocative(c: Candidate, slot: mentions.Slot) -> bool:
     lead = c.text[c.s0 : slot.start].rstrip()
     if not lead:
         appos = _APPOSED.match(c.text, slot.end, c.s1)
-        return appos is None or not _apposition_of(appos.group("words"))
+        return appos is None or not (appos.group("former") or _apposition_of(appos.group("words")))
     return lead.endswith(",") and len(lead.split()) <= 3
 
 
@@ -444,10 +444,13 @@ def _apposition_of(words: str) -> bool:
 
 
 # A name that opens its sentence and is then described between two commas ("Ama Owusu, Brightwater
-# Health's CFO, called me"): the subject, not the one spoken to ("Suzy, can you ...").
+# Health's CFO, called me", "X, formerly of Y, joins Z"): the subject, not the one spoken to ("Suzy, can
+# you ...").
 # The words are a noun phrase: a determiner or a capitalised name first, not a clause ("Sir Andrew, is it
 # right that you and the current minister, ..." is said to him).
-_APPOSED = re.compile(r",\s+(?P<words>(?:(?i:the|their|our|its|his|her|an?|former)\s|[A-Z])[^,]{1,60}),")
+_APPOSED = re.compile(
+    r",\s+(?P<words>(?:(?P<former>(?i:formerly|previously|late)\s+(?:of|at|with)\s)|(?i:the|their|our|its|his|her|an?|former)\s|[A-Z])[^,]{1,60}),"
+)
 
 
 def _person(slot: mentions.Slot) -> Mention:

@@ -25,7 +25,9 @@ _PAIR_TURN = 200
 _NAMES = re.compile(r"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*")
 # A former employer said in passing ("X, formerly of IBM Research, as provost"): the slots read it
 # (fill._FORMER_BEFORE); the head reads the sentence without it.
-_FORMER_APPOSITION = re.compile(r",\s*(?:formerly|previously|late)\s+(?:of|at|with)\s+(?:the\s+)?\{O\}\s*(?:,(?=\s*\w)|(?=,))")
+_FORMER_APPOSITION = re.compile(
+    r",\s*(?:formerly|previously|late)\s+(?:of|at|with)\s+(?:the\s+)?\{O\}\s*(?:,(?=\s*\w)|(?=,))"
+)
 # Where a clause begins that goes on past the last party of a claim: "X reported to me at Y for four years,
 # I'd hire her again tomorrow": a wish or a plan said after the fact ("I'd hire her again") is not the
 # fact's own stance.

@@ -13,7 +13,7 @@ from backchannel.extraction.meaning.candidate import Candidate
 from backchannel.extraction.meaning.classifier import Reading
 from backchannel.extraction.meaning.slots import fill
 from backchannel.extraction.mentions import sentence as mentions
-from backchannel.extraction.mentions.names import same_person
+from backchannel.extraction.mentions.names import NAME_RX, same_person
 from backchannel.extraction.mentions.stage import PronounRef
 from backchannel.memory.text import norm_name
 
@@ -22,7 +22,6 @@ _WRITTEN = frozenset({"he", "she", "him", "they", "their", "its"})
 _PAIR = frozenset({"we", "us"})
 _PAIR_REACH = 60
 _PAIR_TURN = 200
-_NAMES = re.compile(r"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*")
 # A former employer said in passing ("X, formerly of IBM Research, as provost"): the slots read it
 # (fill._FORMER_BEFORE); the head reads the sentence without it.
 _FORMER_APPOSITION = re.compile(
@@ -76,7 +75,7 @@ def _named_before(text: str, r: PronounRef) -> bool:
     if len(text) > _PAIR_TURN:
         return False  # a long turn is a statement or an answer, and its "we" the speaker's side
     start = max(0, r.start - _PAIR_REACH)
-    return bool(name) and any(same_person(w, name) for w in _NAMES.findall(text[start : r.start]))
+    return bool(name) and any(same_person(m.group(0), name) for m in NAME_RX.finditer(text, start, r.start))
 
 
 def heard(masked: str) -> str:

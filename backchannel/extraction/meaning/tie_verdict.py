@@ -9,6 +9,7 @@ import re
 from backchannel.extraction.dates.en import find_date_phrases
 from backchannel.extraction.meaning.classifier import Reading
 from backchannel.extraction.meaning.tie_stance import TIES
+from backchannel.extraction.mentions.sentence import FIRST_PERSON
 from backchannel.extraction.result import ExtractedAssertion
 
 TAKEN_BACK_MIN = 0.9
@@ -23,9 +24,6 @@ _BOUND = re.compile(
 # The tie's work said as a thing done, a gerund or an infinitive under another verb ("never liked
 # working for him", "didn't enjoy having to work with her"): a denial of that verb, not of the work.
 _WORK_DONE = re.compile(r"\b(?:working|to\s+work)\s+(?:with|for|alongside|under)\b", re.I)
-# The speaker in the sentence: knowing *of* someone is the speaker's ("I only know her from her
-# newsletter"); "you'll have come across her name" is the listener's, and says nothing of the tie.
-_FIRST = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
 # A denial whose subject is the other person alone, not the pair: an act of theirs denied ("he never
 # answered my last message", "she probably doesn't remember me"), not the tie ("we never worked
 # together", "I don't know her", "he and I never met").
@@ -51,7 +49,9 @@ def verdict(r: Reading, a: ExtractedAssertion, text: str, again: list[int]) -> s
         return "ended"
     if r.stance not in NO_TIE:
         return None
-    if r.stance == "knows_of" and not _FIRST.search(text):
+    if r.stance == "knows_of" and not FIRST_PERSON.search(text):
+        # knowing *of* someone is the speaker's ("I only know her from her newsletter"); "you'll have
+        # come across her name" is the listener's, and says nothing of the tie
         return None
     if r.stance == "knows_of" and a.predicate == "knows":
         sure = sum(rel.get(t, 0.0) for t in TIES) >= SURE_RELATION_MIN

@@ -417,17 +417,15 @@ _SPEECH_BEFORE = re.compile(r"\b(?:promised|told|tells|asked|emailed|messaged|re
 # A name the lexicon does not know, that speaks of itself as "he" or "she" ("Rhodri mentioned he'd worked
 # under ...", "Oisín says she can't make it"): the pronoun says a person, where "Zoom said it" or "Legal
 # said they" does not.
-_SPEECH_OF_ITSELF = re.compile(
-    r"^\s+(?:said|says|mentioned|told\s+(?:me|us|him|her)|promised|confirmed|agreed|reckons|thinks)"
-    r"(?:\s+that)?\s+(?:he|she)\b"
-)
+_OF_ITSELF = re.compile(r"(?:\s+(?:me|us|him|her))?(?:\s+that)?\s+(?:he|she)\b")
 
 
 def _party_to_speech(text: str, start: int, end: int, name: str, lowercase: frozenset[str]) -> bool:
     if name.lower() in lowercase:
         return False
     if gender_of(name) is None:
-        return _SPEECH_OF_ITSELF.match(text[end : end + 40]) is not None
+        verb = _SPEECH_AFTER.match(text[end : end + 40])
+        return verb is not None and _OF_ITSELF.match(text, end + verb.end()) is not None
     return bool(_SPEECH_AFTER.match(text[end : end + 16]) or _SPEECH_BEFORE.search(text, max(0, start - 12), start))
 
 
@@ -453,6 +451,17 @@ def _one_name_per_person(slots: list[Slot]) -> list[Slot]:
         names = full.get(norm_name(sl.name)) if sl.kind == "person" and " " not in sl.name else None
         out.append(Slot(sl.start, sl.end, next(iter(names)), "person") if names and len(names) == 1 else sl)
     return out
+
+
+_CONTRACTION_OF_PLURAL = re.compile(r"['’](ve|re|ll|d)\b")
+_SPELT = {"ve": " have", "re": " are", "ll": " will", "d": " had"}
+
+
+def _spelt_out(text: str, pos: int) -> tuple[str, int]:
+    """The verb a plural pronoun's contraction at `pos` stands for ("they've": " have") and where it
+    ends; ("", pos) when there is none."""
+    m = _CONTRACTION_OF_PLURAL.match(text, pos)
+    return (_SPELT[m.group(1)], m.end()) if m else ("", pos)
 
 
 def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Slot] = ()) -> str:
@@ -488,18 +497,14 @@ def masked(text: str, s0: int, s1: int, slots: list[Slot], pronouns: Sequence[Sl
             if said.startswith("us"):
                 out.append(f"{person} and me")
                 continue
-            have = re.match(r"['’](ve|re|ll|d)\b", text[sl.end : sl.end + 3])
-            out.append(
-                f"{person} and I"
-                + ({"ve": " have", "re": " are", "ll": " will", "d": " had"}[have.group(1)] if have else "")
-            )
-            pos = sl.end + (have.end() if have else 0)
+            have, pos = _spelt_out(text, sl.end)
+            out.append(f"{person} and I{have}")
             continue
         if sl.kind == "organisation":
             out.append("{O}'s" if said in ("their", "its") else "{O}")
-            if said == "they" and (have := re.match(r"['’](ve|re|ll|d)\b", text[sl.end : sl.end + 3])):
-                out.append({"ve": " have", "re": " are", "ll": " will", "d": " had"}[have.group(1)])
-                pos = sl.end + have.end()
+            if said == "they" and (spelt := _spelt_out(text, sl.end))[0]:
+                out.append(spelt[0])
+                pos = spelt[1]
                 continue
         else:
             key = next((k for k in people if same_person(k, sl.name)), norm_name(sl.name))

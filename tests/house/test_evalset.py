@@ -36,19 +36,21 @@ REGISTERS = {
 
 @pytest.fixture(scope="module")
 def sentences() -> dict[str, list[dict]]:
-    return {split: ev.load_sentences(split) for split in ev.SPLITS}
+    return {split: ev.load_sentences(split) for split in ev.SENTENCE_SPLITS}
 
 
 def test_every_sentence_item_parses_with_allowed_predicates_and_stances(sentences):
     ids = [i["id"] for items in sentences.values() for i in items]
     assert len(ids) == len(set(ids)) >= 400
     for split, items in sentences.items():
-        assert len(items) >= 180, split
-        assert {i["register"] for i in items} == REGISTERS, split
+        assert len(items) >= (150 if split == "dev2" else 180), split
+        registers = {i["register"] for i in items}
+        assert registers == REGISTERS if split != "dev2" else registers <= REGISTERS, split  # dev2: English only
         facts = [f for i in items for f in i["facts"]]
         assert {f["predicate"] for f in facts} == set(ev.PREDICATES), split
         assert {f["stance"] for f in facts} == set(ev.STANCES), split
-        assert sum(1 for i in items if not i["facts"]) >= 25, split  # hard negatives with no fact at all
+        # hard negatives with no fact at all (dev2 is smaller, and its negatives are more often non-asserted facts)
+        assert sum(1 for i in items if not i["facts"]) >= (10 if split == "dev2" else 25), split
         for i in items:
             for f in i["facts"]:
                 if f["predicate"] == "committed_to" and "due" in f:

@@ -90,6 +90,11 @@ _FORMER_BEFORE = re.compile(
 )
 # Words of a tie that goes on, and of a departure still to come: the head reads both as "left".
 _USED_TO = re.compile(r"\bused\s+to\s+(?:be|work)\b", re.I)
+# Before an organisation: the one someone goes to, not the one they leave.
+_BOUND_FOR = re.compile(
+    r"\b(?:join|joins|joining|to\s+join|(?:moving|moved|moves|headed|heading|off)\s+to|jumped\s+ship\s+to)\s+(?:the\s+)?$",
+    re.I,
+)
 _STILL = re.compile(r"\b(?:still|remains?|remained|stays?|stayed|staying)\b", re.I)
 _WILL_LEAVE = re.compile(
     r"\b(?:will|['’]ll|shall|is\s+(?:going|set|due|expected|poised|about)\s+to|plans?\s+to"
@@ -314,7 +319,9 @@ def _fill_into(
         )
         if hired is not None and len(people) > 1:
             subject = _person(hired)
-        elif len(people) == 1 and not (first and I_AM.search(window)):
+            if relation == "left":
+                relation = "works_at"  # "X names Y as COO, succeeding Z, who retires": Y joins, Z leaves
+        elif len(people) == 1 and not (first and I_AM.search(c.text, c.w0, people[0].start)):
             subject = _person(people[0])  # ("I'm the account executive ..., and this is Leo": whose title?)
         elif not people and pointed and not (first and I_AM.search(window)):
             subject = Mention(name=pointed, kind="person")  # "She's at Equinor, I think": the one named before
@@ -354,6 +361,12 @@ def _fill_into(
             relation = "left"  # "Daniel used to be at Stripe": a past employment, not a present one
         if relation == "left" and _STILL.search(window):
             relation = "works_at"  # "I'm still at Scania", "He remains at Rabobank": no one left
+        if (
+            relation == "left"
+            and len(orgs) == 1
+            and _BOUND_FOR.search(c.text, max(c.w0, orgs[0].start - 24), orgs[0].start)
+        ):
+            relation = "works_at"  # "who left in April and is said to be joining Klarna": Klarna is where they go
         to_come = relation == "left" and _WILL_LEAVE.search(window) is not None
         if to_come:
             # "X will depart in April": not yet a departure (the news reader's "steps down" is one), but
@@ -372,7 +385,12 @@ def _fill_into(
                 return
             ctx.emit("has_title", subject, c.w0, c.w1, literal=title, confidence=conf, quote_span=span)
         else:
-            former = [o for o in orgs if _FORMER_BEFORE.search(c.text, max(c.w0, o.start - 24), o.start)]
+            former = [
+                o
+                for o in orgs
+                if _FORMER_BEFORE.search(c.text, max(c.w0, o.start - 24), o.start)
+                or mentions.HIRED_FROM.search(c.text, max(c.w0, o.start - 64), o.start)
+            ]
             if former and len({norm_name(o.name) for o in orgs if o not in former}) == 1:
                 # "Ex-HSBC executive Femi Adebayo joins Ravelin Credit", "formerly of IBM Research": the
                 # employer said as former is left; the one left over is where the sentence puts them
@@ -433,6 +451,8 @@ def _vocative(c: Candidate, slot: mentions.Slot) -> bool:
     if after not in (",", "?", "!", ".") and slot.end < c.s1:
         return False
     lead = c.text[c.s0 : slot.start].rstrip()
+    if not lead and _RELATIVE_AFTER.match(c.text, slot.end):
+        return False  # "Ray Castellano, who runs procurement at Kroger, is the guy": described, not addressed
     if not lead:
         appos = _APPOSED.match(c.text, slot.end, c.s1)
         return appos is None or not (appos.group("former") or _apposition_of(appos.group("words")))
@@ -451,6 +471,9 @@ def _apposition_of(words: str) -> bool:
 _APPOSED = re.compile(
     r",\s+(?P<words>(?:(?P<former>(?i:formerly|previously|late)\s+(?:of|at|with)\s)|(?i:the|their|our|its|his|her|an?|former)\s|[A-Z])[^,]{1,60}),"
 )
+
+
+_RELATIVE_AFTER = re.compile(r",\s+(?:who|whose)\s")
 
 
 def _person(slot: mentions.Slot) -> Mention:

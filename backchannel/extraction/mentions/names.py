@@ -428,3 +428,16 @@ def same_person(a: str, b: str) -> bool:
         return False
     n = min(len(ta), len(tb))
     return ta[:n] == tb[:n]
+
+
+# The nouns of a tie said before a name ("my old colleague Sophie Martin", "my cousin Arjun"): the rules'
+# ties (rules/en/relations.py) and the mentions stage's evidence that a lone word is a person.
+WORK_TIE = (
+    r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager|editor|supervisor"
+    r"|co-?author)"
+)
+FAMILY = (
+    r"(?:cousin|sister|brother|mother|father|mum|mom|dad|wife|husband|son|daughter|uncle|aunt|nephew|niece"
+    r"|grandmother|grandfather|grandma|grandpa|(?:sister|brother|mother|father|son|daughter)-in-law"
+    r"|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|flatmate|roommate|housemate)"
+)

@@ -25,12 +25,14 @@ from backchannel.extraction.mentions.evidence import (
 from backchannel.extraction.mentions.labels import is_seat_name
 from backchannel.extraction.mentions.names import (
     CANONICAL_TITLES,
+    FAMILY,
     NAME_BODY,
     NAME_RX,
     ORG_HEADS,
     ORG_RX,
     STOP,
     TITLE_HEADS,
+    WORK_TIE,
     looks_like_org,
     org_name,
     person_name,
@@ -111,9 +113,17 @@ _ORG_AFTER = re.compile(
     r"^(?:(?:['’]s\s+(?:new|former|chief|head|board|CEO|CTO|CFO|COO"
     r"|(?:about|going|set)\s+to\s+(?:make|hire|name|appoint|bring\s+in))|\s+(?:has\s+hired|hires|hired|has\s+brought\s+in"
     r"|names|named(?=\s+[A-Z])|appoints|appointed|promotes|confirms|announces|taps|brought\s+in"
-    r"|poached)|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
+    r"|poached|poaches|lures|has\s+(?:poached|promoted|named|appointed|lured|tapped|recruited)"
+    r"|is\s+(?:expected|set|poised|about|in\s+talks)\s+to\s+(?:appoint|name|hire|promote))"
+    r"|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
     r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
     r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z]))"
+)
+# The employer someone is hired or lured away from, or joins another from: "Revolut has poached Elena
+# Marchetti from Monzo", "lured X away from Sanofi", "joins Diageo from Reckitt".
+HIRED_FROM = re.compile(
+    r"\b(?:poach(?:es|ed)?|lur(?:es|ed)|hir(?:es|ed)|recruit(?:s|ed)|join(?:s|ed|ing)?)\s+(?:[A-Z][\w'’&.-]*\s+){1,4}"
+    r"(?:away\s+)?from\s+(?:the\s+)?$"
 )
 _FORMER_LEAD = re.compile(r"(?:[Ee]x-|[Ff]ormer(?:ly)?\s+)")
 _PORTFOLIO_BEFORE = re.compile(
@@ -186,6 +196,7 @@ def _frame(text: str, start: int, end: int) -> bool:
         or _TITLE_IN.search(text, max(0, start - 24), start)
         or _whole_organisation_title_before(text, start)
         or _in_employer(text, start)
+        or HIRED_FROM.search(text, max(0, start - 64), start) is not None
         or _GOING_TO.search(text, max(0, start - 16), start)
         and _AS_TITLE.match(after)
     )
@@ -380,6 +391,7 @@ def find(
             and (names is None or norm_name(name) not in names)
             and not (_beside_me(text, start, start + len(raw)) and name.lower() not in lowercase)
             and not _party_to_speech(text, start, start + len(raw), name, lowercase)
+            and not _tie_noun_before(text, start, start + len(raw), name, lowercase)
         ):
             continue  # a lone capitalised word ("Rumour", "Seattle", "Wales") is a person only when known as one
         if (
@@ -427,6 +439,21 @@ def _party_to_speech(text: str, start: int, end: int, name: str, lowercase: froz
         verb = _SPEECH_AFTER.match(text[end : end + 40])
         return verb is not None and _OF_ITSELF.match(text, end + verb.end()) is not None
     return bool(_SPEECH_AFTER.match(text[end : end + 16]) or _SPEECH_BEFORE.search(text, max(0, start - 12), start))
+
+
+# A lone name after the noun of a tie ("my sister Carla", "our mentor Ximena", "my cousin Arjun"), or before an
+# honorific ("Pooja ma'am", "Ravi sir"): a person, whether or not the names lexicon knows the word.
+_TIE_NOUN_BEFORE = re.compile(
+    rf"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir)\s+(?:(?:old|former|ex-|late|dear|best|good|close|elder|younger|little|big)\s+)?"
+    rf"(?:{WORK_TIE}|friend|mate|{FAMILY})\s*,?\s+$"
+)
+_HONORIFIC_AFTER = re.compile(r"\s+(?:ma['’]am|madam|sir|ji)\b", re.I)
+
+
+def _tie_noun_before(text: str, start: int, end: int, name: str, lowercase: frozenset[str]) -> bool:
+    if name.lower() in lowercase:
+        return False
+    return bool(_TIE_NOUN_BEFORE.search(text, max(0, start - 48), start) or _HONORIFIC_AFTER.match(text, end))
 
 
 def _beside_me(text: str, start: int, end: int) -> bool:

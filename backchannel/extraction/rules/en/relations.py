@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from backchannel.extraction.mentions.names import NAME, ORG, looks_like_org, org_name
+from backchannel.extraction.mentions.names import FAMILY, NAME, ORG, WORK_TIE, looks_like_org, org_name
 from backchannel.extraction.result import Mention
 from backchannel.extraction.rules.core import Ctx
 from backchannel.memory.text import norm_name
@@ -92,31 +92,22 @@ _X_WITH_Y = re.compile(
     rf"(?P<x>{NAME})\s+{_ADV}(?:worked|used\s+to\s+work|(?:has|had)\s+worked)\s+{_ADV}(?:with|alongside)\s+"
     rf"(?P<y>{NAME}){_NAME_END}{_AT}"
 )
-_WORK_TIE = (
-    r"(?:colleague|boss|manager|co-?founder|business\s+partner|mentor|deputy|line\s+manager|editor|supervisor"
-    r"|co-?author)"
-)
 _MY_COLLEAGUE = re.compile(
     rf"(?P<x>{NAME})(?:\s*,[^,;.]{{1,80}},)?\s+(?:was|is|['’]s)\s+(?:my\s+(?:former\s+|old\s+|ex-?\s*|previous\s+)?"
-    rf"{_WORK_TIE}|an?\s+(?:former|old|ex-?|previous)\s*{_WORK_TIE}\s+of\s+mine){_AT}"
+    rf"{WORK_TIE}|an?\s+(?:former|old|ex-?|previous)\s*{WORK_TIE}\s+of\s+mine){_AT}"
 )
 
 
 _TIE_ADJ = r"(?:former\s+|old\s+|ex-?\s*|previous\s+|good\s+|close\s+|dear\s+|best\s+)?"
 # "my old colleague Sophie Martin", "my friend Paul"; "Sophie Martin, my former boss at Globex"
 # Family and household: "my cousin Mark Ellis", "my sister Ana" know each other.
-_FAMILY = (
-    r"(?:cousin|sister|brother|mother|father|mum|mom|dad|wife|husband|son|daughter|uncle|aunt|nephew|niece"
-    r"|grandmother|grandfather|grandma|grandpa|(?:sister|brother|mother|father|son|daughter)-in-law"
-    r"|fianc[ée]e?|girlfriend|boyfriend|neighbou?r|flatmate|roommate|housemate)"
-)
 # A work tie may say where before the name: "My manager at Deliveroo, Tom Fielding".
 _TIE_AT = rf"(?:\s+(?:at|from)\s+(?:the\s+)?(?P<tie_org>{ORG})\s*,)?"
 _MY_TIE_X = re.compile(
-    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend|{_FAMILY}){_TIE_AT}\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}"
+    rf"\b[Mm]y\s+{_TIE_ADJ}(?P<tie>{WORK_TIE}|friend|{FAMILY}){_TIE_AT}\s*,?\s+(?P<x>{NAME})(?!\s*['’]s\b){_AT}"
 )
 _X_MY_TIE = re.compile(
-    rf"(?P<x>{NAME})\s*,\s*(?:who\s+was\s+|who['’]s\s+)?my\s+{_TIE_ADJ}(?P<tie>{_WORK_TIE}|friend)\b{_AT}"
+    rf"(?P<x>{NAME})\s*,\s*(?:who\s+was\s+|who['’]s\s+)?my\s+{_TIE_ADJ}(?P<tie>{WORK_TIE}|friend)\b{_AT}"
 )
 
 
@@ -135,7 +126,7 @@ def rule_my_ties(ctx: Ctx) -> None:
             ):
                 continue
             tie = m.group("tie").lower()
-            if tie == "friend" or re.fullmatch(_FAMILY, tie):
+            if tie == "friend" or re.fullmatch(FAMILY, tie):
                 ctx.emit("knows", me, m.start(), m.end(), obj=other, confidence=0.65)
             else:
                 tie_org = org_name(m.groupdict().get("tie_org") or "")

@@ -113,3 +113,22 @@ def test_a_name_described_by_a_relative_clause_is_the_subject_not_addressed():
 def test_the_organisation_someone_is_joining_is_where_they_go():
     out = _news("Halvard Ek left Norrstad in March and is said to be joining Fjellvik.")
     assert ("Halvard Ek", "Fjellvik") not in _facts(out, "left")
+
+
+def test_the_one_succeeded_has_left_unless_their_going_is_still_to_come():
+    gone = _news("Brackwater Mills names Ilse Varga chief executive after the abrupt exit of Tobin Rees.")
+    assert ("Ilse Varga", "Brackwater Mills") in _facts(gone, "works_at")
+    assert ("Tobin Rees", "Brackwater Mills") in _facts(gone, "left")
+    going = _news("Brackwater Mills names Ilse Varga chief executive, succeeding Tobin Rees, who retires in June.")
+    assert ("Tobin Rees", "Brackwater Mills") in _facts(going, "works_at")
+    assert ("Tobin Rees", "Brackwater Mills") not in _facts(going, "left")
+
+
+def test_of_two_organisations_the_one_left_or_come_from_is_past():
+    out = _extract(
+        ("Alex Moreau", "How long have you been there?"),
+        ("Rina Das", "Two years back I left Corveth Systems and took up the platform role at Ilmari Labs."),
+    )
+    assert ("Rina Das", "Corveth Systems") in _facts(out, "left")
+    assert ("Rina Das", "Ilmari Labs") in _facts(out, "works_at")
+    assert ("Rina Das", "Ilmari Labs") not in _facts(out, "left")

@@ -90,6 +90,21 @@ _FORMER_BEFORE = re.compile(
 )
 # Words of a tie that goes on, and of a departure still to come: the head reads both as "left".
 _USED_TO = re.compile(r"\bused\s+to\s+(?:be|work)\b", re.I)
+# Before one of two organisations: the one someone left ("I left TCS ... and took up this role at Zoho", "they
+# brought me over from Etsy", "leaving Dropbox for Airbnb"); the other is where they are.
+_LEFT_BEFORE = re.compile(
+    r"\b(?:left|leaving|leave|quit|quitting|(?:resigned|retired)\s+from|out\s+of|(?:over|away)\s+from|from)\s+(?:the\s+)?$",
+    re.I,
+)
+# Before a second person of a hiring: the one the hired person follows ("succeeding Neil Barker").
+_SUCCEEDS = re.compile(
+    r"\b(?:succeeding|succeeds|replacing|replaces|to\s+succeed|to\s+replace|successor\s+to|replacement\s+for"
+    r"|(?:after|following)\s+the\s+(?:\w+\s+){0,2}(?:exit|departure|resignation|retirement|ousting)\s+of)\s+$",
+    re.I,
+)
+_TO_GO = re.compile(
+    r",?\s+who\s+(?:retires|leaves|departs|steps\s+down|is\s+(?:retiring|leaving|stepping\s+down)|will)\b", re.I
+)
 # Before an organisation: the one someone goes to, not the one they leave.
 _BOUND_FOR = re.compile(
     r"\b(?:join|joins|joining|to\s+join|(?:moving|moved|moves|headed|heading|off)\s+to|jumped\s+ship\s+to)\s+(?:the\s+)?$",
@@ -390,6 +405,10 @@ def _fill_into(
                 for o in orgs
                 if _FORMER_BEFORE.search(c.text, max(c.w0, o.start - 24), o.start)
                 or mentions.HIRED_FROM.search(c.text, max(c.w0, o.start - 64), o.start)
+                or (
+                    len({norm_name(x.name) for x in orgs}) > 1
+                    and _LEFT_BEFORE.search(c.text, max(c.w0, o.start - 24), o.start)
+                )
             ]
             if former and len({norm_name(o.name) for o in orgs if o not in former}) == 1:
                 # "Ex-HSBC executive Femi Adebayo joins Ravelin Credit", "formerly of IBM Research": the
@@ -424,6 +443,17 @@ def _fill_into(
                 confidence=conf,
                 quote_span=span,
             )
+            if hired is not None and relation == "works_at":
+                # "..., succeeding Neil Barker", "after the abrupt exit of X": the one the hired person
+                # follows has left the organisation that hires
+                for p in people:
+                    if p is not hired and _SUCCEEDS.search(c.text, max(c.w0, p.start - 48), p.start):
+                        gone = _person(p)
+                        # "succeeding X, who retires in August": X works there until then, no departure yet
+                        still = _TO_GO.match(c.text, p.end) is not None
+                        done = "works_at" if still else "left"
+                        if not covered(rules, c, done, gone, org):
+                            ctx.emit(done, gone, c.w0, c.w1, obj=org, confidence=conf, quote_span=span)
     elif relation == "committed_to":
         promise(ctx, c, me, conf, rules)
 

@@ -132,3 +132,23 @@ def test_of_two_organisations_the_one_left_or_come_from_is_past():
     assert ("Rina Das", "Corveth Systems") in _facts(out, "left")
     assert ("Rina Das", "Ilmari Labs") in _facts(out, "works_at")
     assert ("Rina Das", "Ilmari Labs") not in _facts(out, "left")
+
+
+@pytest.mark.parametrize(
+    "text,org",
+    [
+        ("Rumour is Ottilie Brand is leaving Harrowgate for Pellucid next month.", "Pellucid"),
+        ("Quenby finance chief Darius Holm is said to be weighing an offer.", "Quenby"),
+        ("Wilmer Osei is retiring from Castlebrook after twenty years.", "Castlebrook"),
+        ("The board of Tamsworth said it would name a new chair in May.", "Tamsworth"),
+    ],
+)
+def test_one_word_organisations_known_by_the_words_around_them(text, org):
+    slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker=None)
+    assert org in [s.name for s in slots if s.kind == "organisation"]
+
+
+def test_leaving_one_organisation_for_another():
+    out = _news("Rumour is Ottilie Brand is leaving Harrowgate for Pellucid next month.")
+    assert ("Ottilie Brand", "Pellucid") in _facts(out, "works_at")
+    assert ("Ottilie Brand", "Pellucid") not in _facts(out, "left")

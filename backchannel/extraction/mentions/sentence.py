@@ -46,6 +46,8 @@ from backchannel.memory.text import norm_name
 _ORG_BEFORE = re.compile(
     r"(?:\b(?:at|(?:joined|joins|came|comes|moved|over|is|was|formerly)\s+from|joined|joining|join"
     r"|joins|left|leaving|leaves|quit|over\s+at|out\s+of|(?:brought|got|took)\s+(?:me|him|her|us|them)\s+into"
+    r"|(?:retir|resign)(?:es|ed|ing)\s+from|(?:steps|stepped|stepping)\s+down\s+from|board\s+of"
+    r"|(?:staff|employees|shareholders)\s+(?:of|at)"
     r"|(?:moved|gone|went|switched|shifted)\s+(?:over\s+)?to\s+the|quitté|rejoint|chez"
     r"|to\s+join|formerly\s+of|named\s+by|hired\s+by|poached\s+by|employed\s+by|works?\s+for|working\s+for"
     r"|worked\s+for|(?:firm|lender|insurer|bank|group|company|start-?up|retailer|maker|carmaker|consultancy))"
@@ -117,14 +119,18 @@ _ORG_AFTER = re.compile(
     r"|is\s+(?:expected|set|poised|about|in\s+talks)\s+to\s+(?:appoint|name|hire|promote))"
     r"|\s+(?:says|said|confirms|confirmed|announces|announced)\s+(?:that\s+)?its)\b"
     r"|\s+(?:(?:chief|deputy|group)\s+[a-z]+(?:\s+officer)?|co-?founder|founder|CEO|CFO|CIO|COO|CTO|CMO"
-    r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z]))"
+    r"|CHRO|banker|executive|engineer|veteran|alum|alumna|alumnus)\s+(?=[A-Z][a-z])"
+    # "BP finance chief Karen Whitlow", "Adidas e-commerce chief Sofia Brandt"
+    r"|\s+[a-z][\w-]*\s+(?:chief|boss)\s+(?=[A-Z][a-z]))"
 )
 # The employer someone is hired or lured away from, or joins another from: "Revolut has poached Elena
-# Marchetti from Monzo", "lured X away from Sanofi", "joins Diageo from Reckitt".
+# Marchetti from Monzo", "lured X away from Sanofi", "joins Diageo from Reckitt". _LEFT_FOR: the one someone
+# leaves another for ("leaving Dropbox for Airbnb").
 HIRED_FROM = re.compile(
     r"\b(?:poach(?:es|ed)?|lur(?:es|ed)|hir(?:es|ed)|recruit(?:s|ed)|join(?:s|ed|ing)?)\s+(?:[A-Z][\w'’&.-]*\s+){1,4}"
     r"(?:away\s+)?from\s+(?:the\s+)?$"
 )
+_LEFT_FOR = re.compile(r"\b(?:leaving|leaves|left|quit|quitting)\s+(?:[A-Z][\w'’&.-]*\s+){1,4}for\s+(?:the\s+)?$")
 _FORMER_LEAD = re.compile(r"(?:[Ee]x-|[Ff]ormer(?:ly)?\s+)")
 _PORTFOLIO_BEFORE = re.compile(
     r"\b(?:minister|secretary|department|ministry|director|head|chair|committee|office"
@@ -197,6 +203,7 @@ def _frame(text: str, start: int, end: int) -> bool:
         or _whole_organisation_title_before(text, start)
         or _in_employer(text, start)
         or HIRED_FROM.search(text, max(0, start - 64), start) is not None
+        or _LEFT_FOR.search(text, max(0, start - 64), start) is not None
         or _GOING_TO.search(text, max(0, start - 16), start)
         and _AS_TITLE.match(after)
     )

@@ -152,3 +152,21 @@ def test_leaving_one_organisation_for_another():
     out = _news("Rumour is Ottilie Brand is leaving Harrowgate for Pellucid next month.")
     assert ("Ottilie Brand", "Pellucid") in _facts(out, "works_at")
     assert ("Ottilie Brand", "Pellucid") not in _facts(out, "left")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll send you the rollout plan by Thursday, provided procurement clears it.",
+        "Let me share the audit findings with you next week, assuming the board agrees.",
+        "We'll publish the revised tariffs in May, subject to the regulator's approval.",
+    ],
+)
+def test_a_promise_with_a_condition_after_it_is_no_promise_yet(text):
+    out = _extract(("Alex Moreau", "Can you get me that?"), ("Rina Das", text))
+    assert not [a for a in out if a.predicate == "committed_to"]
+
+
+def test_a_promise_with_no_condition_is_kept():
+    out = _extract(("Alex Moreau", "Can you get me that?"), ("Rina Das", "I'll send you the rollout plan by Thursday."))
+    assert [a.subject.name for a in out if a.predicate == "committed_to"] == ["Rina Das"]

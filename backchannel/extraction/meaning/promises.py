@@ -14,7 +14,7 @@ from backchannel.extraction.mentions.names import NAME
 from backchannel.extraction.mentions.sentence import fluent
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx
-from backchannel.extraction.rules.en.commitments import DELIVER_VERB, recipient
+from backchannel.extraction.rules.en.commitments import CONDITION_AFTER, DELIVER_VERB, recipient
 
 PROMISE_CUE = re.compile(
     r"\b[Ww]hat\s+I\s*(?:['’]ll|\s+will|\s+can|\s+propose\s+to|['’]m\s+going\s+to|\s+am\s+going\s+to)\s+do\b"
@@ -96,7 +96,7 @@ def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequ
         cues, subject = [other], ctx.person(other.group("who"))
     if subject is None or covered(rules, c, "committed_to", subject, None):
         return
-    if _UNSURE.search(c.text, c.w0, c.w1):
+    if _UNSURE.search(c.text, c.w0, c.w1) or CONDITION_AFTER.search(c.text, c.w0, c.w1):
         return
     if _HESITATION.search(ctx.sent):
         # "by, uh, Wednesday": the date phrases of the sentence with its hesitations blanked out (same

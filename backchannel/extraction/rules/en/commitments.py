@@ -108,6 +108,13 @@ HEDGE = re.compile(
     r"said|wonder|suppose)\b|n['’]t\b",
     re.I,
 )
+# A condition said after the promise: the promise holds only if it is met (the evaluation set labels such
+# promises hypothetical, as it does those with "if" before the verb).
+CONDITION_AFTER = re.compile(
+    r"\b(?:assuming|provided|providing|as\s+long\s+as|so\s+long\s+as|subject\s+to|pending|depending\s+on"
+    r"|on\s+condition|unless)\b",
+    re.I,
+)
 _OBJECT_START = re.compile(
     r"\s+(?:you|him|her|them|us|me|it|this|that|the|a|an|our|my|your|his|their|some|those|"
     rf"these|over|to|with|on|up|back|everyone|everybody|he|she|they|we|whoever|{NAME})\b"
@@ -227,6 +234,8 @@ def _promises(ctx: Ctx, matches: Iterator[re.Match[str]]) -> None:
         hedge_to = m.start() if g.get("rep") or g.get("prom") else m.start("verb")
         if HEDGE.search(ctx.text, ctx.clause_start_at(m.start()), hedge_to):
             continue
+        if CONDITION_AFTER.search(ctx.text, m.end("verb"), ctx.s1):
+            continue  # "I'll get you the benchmarks by Friday, assuming legal signs off": a conditional promise
         rest_start = m.end("verb")
         verb = m.group("verb").lower()
         bare_verb = " ".join(verb.split())

@@ -28,6 +28,7 @@ import re
 
 from backchannel.extraction.rules.core import Ctx
 from backchannel.extraction.rules.en.commitments import (
+    CONDITION_AFTER,
     FILLER_END,
     HEDGE,
     PROMISE_CUT,
@@ -200,6 +201,7 @@ def rule_pledge(ctx: Ctx) -> None:
             verb in _NOT_ACTIONS
             or everyday
             or hedged(ctx.text, clause, m.start(said))
+            or CONDITION_AFTER.search(ctx.text, m.end(said), ctx.s1)  # "..., provided procurement clears it"
             or _FORECAST.search(ctx.text, clause, m.start())
         ):
             continue

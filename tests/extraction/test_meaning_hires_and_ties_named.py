@@ -20,6 +20,7 @@ import pytest
 
 from backchannel.extraction import offline
 from backchannel.extraction.formats.transcript import Transcript, Utterance
+from backchannel.extraction.meaning import stage
 from backchannel.extraction.mentions import sentence as mentions
 
 OWNER = ("Alex Moreau",)
@@ -170,3 +171,21 @@ def test_a_promise_with_a_condition_after_it_is_no_promise_yet(text):
 def test_a_promise_with_no_condition_is_kept():
     out = _extract(("Alex Moreau", "Can you get me that?"), ("Rina Das", "I'll send you the rollout plan by Thursday."))
     assert [a.subject.name for a in out if a.predicate == "committed_to"] == ["Rina Das"]
+
+
+def test_a_first_name_of_someone_at_the_table_is_that_person():
+    t = Transcript(
+        utterances=[
+            Utterance(idx=0, speaker="Alex Moreau", text="Tell me about the team."),
+            Utterance(
+                idx=1, speaker="Heather Quinn", text="Oswin is being modest, he ran all of analytics at Corvane."
+            ),
+            Utterance(idx=2, speaker="Oswin Achterberg", text="Ha, for a while."),
+        ],
+        format="text",
+        meeting_date=datetime(2026, 11, 3, 10, 0),
+        participants=["Alex Moreau", "Heather Quinn", "Oswin Achterberg"],
+    )
+    known = frozenset({"alex moreau", "heather quinn", "oswin achterberg"})
+    said = [c for c in stage.candidates(t, known, set()) if c.utt_idx == 1]
+    assert said and [s.name for s in said[0].slots if s.kind == "person"] == ["Oswin Achterberg"]

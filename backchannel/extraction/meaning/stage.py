@@ -34,6 +34,7 @@ from backchannel.extraction.meaning.possessed import employment_of_titles
 from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, told_promise
 from backchannel.extraction.meaning.tie_stance import ONGOING
 from backchannel.extraction.mentions import sentence as mentions
+from backchannel.extraction.mentions.labels import label_person
 from backchannel.extraction.mentions.names import TITLE_HEADS, same_person
 from backchannel.extraction.mentions.pronouns import pronoun_refs
 from backchannel.extraction.mentions.stage import PronounRef
@@ -104,7 +105,11 @@ def candidates(
     out: list[Candidate] = []
     refs = refs or {}
     texts = [u.text for u in transcript.utterances if u.text]
-    names = mentions.first_names(texts, organisations)
+    # a first name stands for its full name said in the meeting, or for a person in it ("Carlos is being
+    # modest": Carlos Mendez is at the table), whose full name only the speaker labels say
+    labels = {u.speaker for u in transcript.utterances if u.speaker} | set(transcript.participants or ())
+    at_table = sorted(p for p in (label_person(x) for x in labels) if p and " " in p)
+    names = mentions.first_names(texts + at_table, organisations)
     lowercase = mentions.lowercase_words(texts)
     for u in transcript.utterances:
         text = u.text

@@ -1,12 +1,12 @@
-"""Sweep the meaning stage's per-relation bars on the evaluation set's DEV split. Prints JSON lines.
+"""Sweep the meaning stage's per-relation bars on a DEV split of the evaluation set. Prints JSON lines.
 
-    python bench/meaning_bank/sweep.py [--relations knows,worked_with] [--bars '{"knows": 0.9}']
+    python bench/meaning_bank/sweep.py [--split dev|dev2] [--relations knows,worked_with] [--bars '{"knows": 0.9}']
 
 For each relation, the bar is set in turn to 0.55, 0.60, ... 0.95 with the others as they are
 (stage._MIN, or --bars over it) and bench/meaning_eval.py's sentence score is taken on the dev
 split: overall precision, recall and false positives, and that relation's found and false
 positives. The bar to keep is read off these lines (the highest that loses no dev recall, never
-below 0.55). Dev split only: the test split must stay unread. Every sentence is embedded once
+below 0.55). Dev splits only (dev, or dev2): the test split must stay unread. Every sentence is embedded once
 per process (a memo in front of backchannel.embedding.embed), so a sweep takes seconds after
 the first pass.
 """
@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--relations", default=",".join(RELATIONS))
     ap.add_argument("--bars", default="{}", help="JSON: bars to start from, over the stage's own")
+    ap.add_argument("--split", default="dev", choices=("dev", "dev2"), help="a dev split (the test split stays unread)")
     a = ap.parse_args(argv)
     _memoised_embedding()
     import meaning_eval
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         stage._MIN.clear()
         stage._MIN.update(bars)
         with contextlib.redirect_stderr(io.StringIO()):
-            out, _ = meaning_eval.run_sentences("dev", "backchannel.extraction.offline:extract")
+            out, _ = meaning_eval.run_sentences(a.split, "backchannel.extraction.offline:extract")
         return out
 
     o = score(start)

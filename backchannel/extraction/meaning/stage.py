@@ -55,6 +55,9 @@ TOLD_PROMISE_MIN = 0.6
 # Per relation, the highest bar that loses no fact of the evaluation set's dev split (bench/meaning_bank/
 # sweep.py over the bag of five heads, steps of 0.05 with every slot rule in place), never below 0.55;
 # worked_with at 0.7 leaves out the real committee's "I've seen and spoken with X about this" (0.59).
+# works_at went from 0.7 to 0.55 on dev2 (a second dev split written apart from the code): +6 facts there, no
+# false positive on dev or dev2; on bench/devset one fact more and one prediction more that its labels lack
+# (a colleague introduced: "with me is Dev Patel, one of our associates", read as a tie).
 # Knowing someone is said in passing far more often than meant: a surer reading (0.75 cost a false
 # "knows" on the real committee meetings of bench/devset: "I think Kay mentioned a programme ...").
 _MIN = {
@@ -62,7 +65,7 @@ _MIN = {
     "knows": 0.85,
     "has_title": 0.8,
     "worked_with": 0.7,
-    "works_at": 0.7,
+    "works_at": 0.55,
     "left": 0.65,
 }
 # Those bars were set on sentences of conversation (the dev split's are under 200 characters); a longer

@@ -141,7 +141,9 @@ def bucket(item: dict, f: dict) -> tuple[str, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", default="dev", choices=("dev", "dev2"), help="dev splits only: the test split stays unread")
+    ap.add_argument(
+        "--split", default="dev", choices=("dev", "dev2"), help="dev splits only: the test split stays unread"
+    )
     ap.add_argument("--items", type=Path, default=None, help="items in the evaluation set's format, instead of a split")
     ap.add_argument("--show", action="store_true", help="each miss with its masked candidates and readings")
     a = ap.parse_args(argv)

@@ -189,3 +189,12 @@ def test_a_first_name_of_someone_at_the_table_is_that_person():
     known = frozenset({"alex moreau", "heather quinn", "oswin achterberg"})
     said = [c for c in stage.candidates(t, known, set()) if c.utt_idx == 1]
     assert said and [s.name for s in said[0].slots if s.kind == "person"] == ["Oswin Achterberg"]
+
+
+def test_no_departure_for_someone_the_sentence_puts_there_now():
+    out = _extract(
+        ("Alex Moreau", "Any news from them?"),
+        ("Tom Becker", "Oh, Mireille Achard is the COO of Dunvale now, she replaced their old operations lead."),
+    )
+    assert ("Mireille Achard", "Dunvale") in _facts(out, "works_at")
+    assert ("Mireille Achard", "Dunvale") not in _facts(out, "left")

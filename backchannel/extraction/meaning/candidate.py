@@ -39,11 +39,20 @@ def quote(c: Candidate) -> tuple[int, int]:
 
 
 def covered(
-    rules: Sequence[ExtractedAssertion], c: Candidate, predicate: str, subject: Mention, obj: Mention | None
+    rules: Sequence[ExtractedAssertion],
+    c: Candidate,
+    predicate: str,
+    subject: Mention,
+    obj: Mention | None,
+    *,
+    current: bool = False,
 ) -> bool:
-    """Whether a rule already said this (same sentence, predicate, subject and object)."""
+    """Whether a rule already said this (same sentence, predicate, subject and object); `current`: and said
+    it as a fact of now (no end date)."""
     for a in rules:
         if a.utterance_idx != c.utt_idx or not (c.s0 <= a.span_start < c.s1):
+            continue
+        if current and (a.predicate != predicate or a.valid_to is not None):
             continue
         if predicate == "committed_to" and a.predicate == "committed_to":
             return True

@@ -429,6 +429,8 @@ def _fill_into(
                 return  # "X has stepped down as ...; she has joined Y": two clauses, two facts
             if covered(rules, c, relation, subject, org):
                 return
+            if relation == "left" and covered(rules, c, "works_at", subject, org, current=True):
+                return  # "Laura Chen is the CFO of Initech now, she replaced their old finance director": she is there
             dr = None if to_come else ctx.date_for(c.w0, c.w1, past=True)
             ctx.emit(
                 relation,

@@ -39,6 +39,12 @@ def _facts(out, predicate: str) -> set[tuple[str, str]]:
     return {(a.subject.name, a.object.name) for a in out if a.predicate == predicate and a.object is not None}
 
 
+def _named(text: str, kind: str) -> list[str]:
+    """The names of `kind` the mentions stage finds in `text`, said by someone who is no party to it."""
+    slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker="Rina Das")
+    return [s.name for s in slots if s.kind == kind]
+
+
 def _news(text: str):
     return _extract((None, text))
 
@@ -75,14 +81,12 @@ def test_the_one_named_joins_and_the_one_succeeded_is_not_given_the_new_job_as_l
     ],
 )
 def test_a_lone_first_name_after_the_noun_of_a_tie_or_before_an_honorific_is_a_person(text, person):
-    slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker="Rina Das")
-    assert [s.name for s in slots if s.kind == "person"] == [person]
+    assert _named(text, "person") == [person]
 
 
 def test_a_lone_word_with_no_tie_noun_before_it_stays_no_one():
     text = "Odalys just started at Brightfern, on the design side."
-    slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker="Rina Das")
-    assert not [s for s in slots if s.kind == "person"]
+    assert not _named(text, "person")
 
 
 def test_the_job_of_a_relative_named_by_first_name_is_theirs_not_the_speakers():
@@ -145,8 +149,7 @@ def test_of_two_organisations_the_one_left_or_come_from_is_past():
     ],
 )
 def test_one_word_organisations_known_by_the_words_around_them(text, org):
-    slots = mentions.find(text, 0, len(text), known_people=frozenset(), organisations=set(), speaker=None)
-    assert org in [s.name for s in slots if s.kind == "organisation"]
+    assert org in _named(text, "organisation")
 
 
 def test_leaving_one_organisation_for_another():

@@ -89,6 +89,7 @@ def test_stories_load_through_the_harness():
     assert len(stories["test"]) >= 20 and len(stories["dev"]) + len(stories["test"]) >= 40
     assert len(stories["fresh"]) >= 16 and len(stories["fresh2"]) >= 16 and len(stories["fresh3"]) >= 16
     assert len(stories["dev3"]) >= 24  # tunable like dev (README, "The third dev stories")
+    assert len(stories["fresh4"]) >= 16
     for split, found in stories.items():
         kinds = Counter(e["kind"] for s in found for e in s.expect)
         assert set(kinds) == set(harness.KINDS), split

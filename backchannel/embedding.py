@@ -192,6 +192,53 @@ def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
     return vecs[[row[t] for t in items]]
 
 
+def span_vectors(texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]) -> np.ndarray:
+    """(total spans, 384) float32: for each text's character spans, in order, the mean of the model's
+    last-layer token states inside the span (zero where no token lies inside). What the name typer
+    reads (extraction/meaning/typer.py): a word's state depends on the words around it."""
+    items = [str(t) for t in texts]
+    cuts = [[(int(a), int(b)) for a, b in s] for s in spans]
+    if len(items) != len(cuts):
+        raise ValueError(f"{len(items)} texts but {len(cuts)} span lists")
+    total = sum(len(s) for s in cuts)
+    if not total:
+        return np.zeros((0, DIM), dtype=np.float32)
+    with _lock:
+        if mode() == "in_process":
+            return _span_vectors(items, cuts)
+        for attempt in (1, 2):
+            w = _running_worker()
+            try:
+                return w.request_spans(items, cuts, total)
+            except _WorkerGone as exc:
+                _stop_worker("gone")
+                if attempt == 2:
+                    raise EmbeddingError(f"the embedding worker exited: {exc}") from None
+    raise AssertionError("unreachable")
+
+
+def _span_vectors(texts: list[str], spans: list[list[tuple[int, int]]]) -> np.ndarray:
+    from backchannel.embedding_numpy import MiniLM
+
+    model = load_model()
+    if isinstance(model, MiniLM):
+        return model.span_vectors(texts, spans)
+    # sentence-transformers: its token embeddings, placed by the fast tokenizer's offsets
+    states = model.encode(texts, output_value="token_embeddings", convert_to_numpy=False, show_progress_bar=False)
+    out = np.zeros((sum(len(s) for s in spans), DIM), dtype=np.float32)
+    row = 0
+    for text, cut, x in zip(texts, spans, states):
+        enc = model.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length)
+        tok = np.asarray(x.detach().cpu().numpy(), dtype=np.float32)
+        offsets = enc["offset_mapping"][: len(tok)]
+        for a, b in cut:
+            inside = [k for k, (s0, s1) in enumerate(offsets) if s1 > s0 and s0 >= a and s1 <= b]
+            if inside:
+                out[row] = tok[inside].mean(0)
+            row += 1
+    return out
+
+
 def _embed_distinct(items: list[str], batch_size: int) -> np.ndarray:
     with _lock:
         if mode() == "in_process":
@@ -276,8 +323,12 @@ class _Worker:
         self.requests = 0
 
     def request(self, texts: list[str], batch_size: int) -> np.ndarray:
+        return self._ask({"texts": texts, "batch_size": int(batch_size)}, len(texts))
+
+    def _ask(self, req: dict[str, Any], rows: int) -> np.ndarray:
+        """Send one request; its reply must be exactly `rows` vectors."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        body = json.dumps({"texts": texts, "batch_size": int(batch_size)}).encode("utf-8")
+        body = json.dumps(req).encode("utf-8")
         try:
             self.proc.stdin.write(struct.pack(">I", len(body)) + body)
             self.proc.stdin.flush()
@@ -289,13 +340,16 @@ class _Worker:
         payload = _read_exact(self.proc.stdout, size)
         self.requests += 1
         if tag == b"V":
-            if size != len(texts) * DIM * 4:
-                raise EmbeddingError(f"the embedding worker sent {size} bytes for {len(texts)} rows")
-            return np.frombuffer(payload, dtype="<f4").reshape(len(texts), DIM).astype(np.float32)
+            if size != rows * DIM * 4:
+                raise EmbeddingError(f"the embedding worker sent {size} bytes for {rows} rows")
+            return np.frombuffer(payload, dtype="<f4").reshape(rows, DIM).astype(np.float32)
         message = payload.decode("utf-8", "replace")
         if tag == b"I":
             raise ImportError(message)
         raise EmbeddingError(f"the embedding worker failed: {message}")
+
+    def request_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], total: int) -> np.ndarray:
+        return self._ask({"op": "spans", "texts": texts, "spans": spans}, total)
 
     def stop(self) -> int | None:
         if self.proc.stdin is not None:
@@ -386,7 +440,13 @@ def serve_worker(idle_s: float | None = None) -> None:
             texts = req["texts"]
             if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
                 raise ValueError("texts must be a list of strings")
-            vecs = _encode(texts, int(req.get("batch_size", 64)))
+            if req.get("op") == "spans":
+                spans = req["spans"]
+                if not isinstance(spans, list) or len(spans) != len(texts):
+                    raise ValueError("spans must be one list of [start, end] pairs per text")
+                vecs = _span_vectors(texts, [[(int(a), int(b)) for a, b in s] for s in spans])
+            else:
+                vecs = _encode(texts, int(req.get("batch_size", 64)))
             reply(b"V", vecs.astype("<f4").tobytes())
         except Exception as exc:  # noqa: BLE001 - an error value for the parent, the worker goes on
             reply(b"E", f"{type(exc).__name__}: {exc}".encode())

@@ -232,8 +232,18 @@ class MiniLM:
 
     def _forward(self, ids: list[list[int]], batch_size: int) -> np.ndarray:
         """Token ids of sentences sorted longest first -> (sentences, dim) mean-pooled, not
-        normalised. The tokens of all sentences are packed into one (tokens, dim) matrix, so
-        the per-token layers compute no padding; only attention looks at sentences."""
+        normalised."""
+        x = self._states(ids, batch_size)
+        # sentence-transformers' mean pooling: the sum over a sentence's tokens / their count.
+        lengths = [len(t) for t in ids]
+        starts = np.cumsum([0, *lengths[:-1]])
+        sums = np.add.reduceat(x, starts, axis=0)
+        return np.asarray(sums / np.asarray(lengths, dtype=np.float32)[:, None], dtype=np.float32)
+
+    def _states(self, ids: list[list[int]], batch_size: int) -> np.ndarray:
+        """Token ids of sentences sorted longest first -> (tokens, dim): the last layer's state of
+        every token, sentence after sentence. The tokens of all sentences are packed into one
+        matrix, so the per-token layers compute no padding; only attention looks at sentences."""
         w = self.w
         lengths = [len(x) for x in ids]
         flat = np.fromiter((i for x in ids for i in x), dtype=np.int64, count=sum(lengths))
@@ -267,10 +277,7 @@ class MiniLM:
                 y += bf
                 y += block
                 block[...] = self._ln_(y, ln2w, ln2b)
-        # sentence-transformers' mean pooling: the sum over a sentence's tokens / their count.
-        starts = np.cumsum([0, *lengths[:-1]])
-        sums = np.add.reduceat(x, starts, axis=0)
-        return np.asarray(sums / np.asarray(lengths, dtype=np.float32)[:, None], dtype=np.float32)
+        return x
 
     def _groups(self, lengths: list[int], batch_size: int) -> list[tuple[int, int, list[int]]]:
         """Attention groups over sentences sorted longest first: (first row, longest, lengths);
@@ -314,3 +321,41 @@ class MiniLM:
                 start = end
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.asarray(out / np.clip(norms, 1e-12, None), dtype=np.float32)
+
+    def span_vectors(self, texts: list[str], spans: list[list[tuple[int, int]]]) -> np.ndarray:
+        """(total spans, dim) float32: for each text's character spans, in order, the mean of the
+        last-layer states of the word pieces inside the span (the special tokens never), a zero
+        row where no piece lies inside (a span past the 256-token cut). Not normalised: the
+        typer (extraction/meaning/typer.py) was trained on these means as they are."""
+        total = sum(len(s) for s in spans)
+        out = np.zeros((total, self.dim), dtype=np.float32)
+        if not total:
+            return out
+        enc = self.tok.encode_batch(texts)
+        lengths = [len(e.ids) for e in enc]
+        order = sorted(range(len(texts)), key=lambda i: -lengths[i])
+        first_row = np.cumsum([0, *(len(s) for s in spans[:-1])])
+        with limited_blas_threads():
+            start = 0
+            while start < len(order):
+                end, tokens = start, 0
+                while end < len(order) and (end == start or tokens + lengths[order[end]] <= TOKENS_PER_PASS):
+                    tokens += lengths[order[end]]
+                    end += 1
+                part = order[start:end]
+                x = self._states([enc[i].ids for i in part], 64)
+                row = 0
+                for i in part:
+                    e = enc[i]
+                    special = set(e.special_tokens_mask and [k for k, m in enumerate(e.special_tokens_mask) if m])
+                    for j, (a, b) in enumerate(spans[i]):
+                        inside = [
+                            k
+                            for k, (s0, s1) in enumerate(e.offsets)
+                            if k not in special and s1 > s0 and s0 >= a and s1 <= b
+                        ]
+                        if inside:
+                            out[first_row[i] + j] = x[row + np.asarray(inside)].mean(0)
+                    row += lengths[i]
+                start = end
+        return out

@@ -307,7 +307,8 @@ def _history(store: Store, person: int, owner: int | None) -> tuple[datetime | N
 
 def organisations_of(store: Store, person: int) -> list[int]:
     """Organisations the person is linked to by a live assertion (works at, left, ...), from
-    the in-memory graph index: what a signal must be about to concern them."""
+    the in-memory graph index, and by one not said as a rumour: what a signal must be about to
+    concern them."""
     import numpy as np
 
     from backchannel.graph.index import IndexCache
@@ -318,7 +319,20 @@ def organisations_of(store: Store, person: int) -> list[int]:
         return []
     pos = idx.keep(idx.incident(nodes), None, entity_edges=True)
     others = np.unique(idx.adj_other[pos])
-    return [int(o) for o in others.tolist() if int(idx.kind[o]) == ORG_KIND]
+    orgs = [int(o) for o in others.tolist() if int(idx.kind[o]) == ORG_KIND]
+    if not orgs:
+        return []
+    # An organisation they are only rumoured to be at or joining ("I heard he might be off to Paystack")
+    # is not theirs: its news is no reason to write to them.
+    marks = ", ".join("?" * len(orgs))
+    vouched = store.con.execute(
+        "SELECT DISTINCT CASE WHEN subject_id = ? THEN object_id ELSE subject_id END FROM assertions"
+        " WHERE superseded_at IS NULL AND coalesce(CAST(stance AS VARCHAR), 'asserted') <> 'rumour'"
+        f" AND ((subject_id = ? AND object_id IN ({marks})) OR (object_id = ? AND subject_id IN ({marks})))",
+        [person, person, *orgs, person, *orgs],
+    ).fetchall()
+    keep = {int(r[0]) for r in vouched}
+    return [o for o in orgs if o in keep]
 
 
 def reconnect(facts: WakeFacts, entity_ids: list[int], evidence: list[dict[str, Any]], signal_of: Any) -> KindView:

@@ -145,3 +145,37 @@ def test_an_unknown_engine_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("BACKCHANNEL_EMBEDDER_ENGINE", "tensorflow")
     with pytest.raises(ValueError, match="BACKCHANNEL_EMBEDDER_ENGINE must be one of numpy, torch"):
         embedding.engine()
+
+
+SPAN_TEXTS = [
+    "So I heard he's headed to Cigna next month, honestly.",
+    "Priya Raman, she's the CFO at Ocado now.",
+    "Zoë's team at Société Générale moved to Nestlé's old floor.",
+]
+# character spans in each text (one-word names, a two-word name, a word cut into pieces, one past the end)
+SPAN_CUTS = [[(26, 31)], [(0, 5), (6, 11), (30, 35)], [(0, 3), (14, 31), (41, 47), (200, 210)]]
+
+
+def test_span_vectors_are_sentence_transformers_token_states_averaged() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(embedding.model_path(), device="cpu")
+    ours = MiniLM(embedding.model_path()).span_vectors(SPAN_TEXTS, SPAN_CUTS)
+    assert ours.shape == (8, embedding.DIM) and ours.dtype == np.float32
+    assert not ours[-1].any()  # a span no token lies in is a zero row
+    row = 0
+    for text, cuts in zip(SPAN_TEXTS, SPAN_CUTS):
+        states = st.encode([text], output_value="token_embeddings", convert_to_numpy=False)[0].numpy()
+        offsets = st.tokenizer(text, return_offsets_mapping=True)["offset_mapping"]
+        for a, b in cuts:
+            inside = [k for k, (s0, s1) in enumerate(offsets) if s1 > s0 and s0 >= a and s1 <= b]
+            if inside:
+                assert np.abs(ours[row] - states[inside].mean(0)).max() < 1e-4, (text, a, b)
+            row += 1
+    # a span's vector depends on its sentence, not on the other sentences of the call
+    alone = MiniLM(embedding.model_path()).span_vectors(SPAN_TEXTS[1:2], SPAN_CUTS[1:2])
+    assert np.abs(alone - ours[1:4]).max() < 1e-5
+    # the same word reads differently in another sentence: context is what the typer reads
+    other = MiniLM(embedding.model_path()).span_vectors(["Cigna."], [[(0, 5)]])
+    assert np.abs(other[0] - ours[0]).max() > 0.1

@@ -62,10 +62,14 @@ def test_worker_vectors_loads_release_and_idle_exit(monkeypatch):
         assert np.allclose(third, first[2:], atol=1e-5)
         assert embedding.stats()["loads"]["worker"] == before + 2
         pid2 = embedding.stats()["worker_pid"]
+        spans = [[(0, 3)], [], [(2, 9), (0, 1)]]  # the typer's op, over the same pipe
+        by_worker = embedding.span_vectors(SENTENCES[:3], spans)
+        assert by_worker.shape == (3, embedding.DIM) and embedding.stats()["worker_pid"] == pid2
         embedding.release()
         assert embedding.stats()["worker_pid"] is None and not _alive(pid2)
         embedding.set_mode("in_process")  # the same vectors from the model in this process
         assert np.allclose(embedding.embed(SENTENCES), first, atol=1e-5)
+        assert np.allclose(embedding.span_vectors(SENTENCES[:3], spans), by_worker, atol=1e-5)
     finally:
         embedding.set_mode("in_process")
 

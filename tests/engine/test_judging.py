@@ -185,6 +185,25 @@ def test_reconnect_needs_a_trigger_and_never_before_a_meeting(store, people):
     assert j.veto["check"] == "meeting_soon"
 
 
+def test_news_of_an_organisation_they_are_only_rumoured_to_join_is_no_reconnect(store, people):
+    me, marc, sophie, acme = people
+    now = utcnow()
+    link = _assertion(store, me, "worked_with", marc, said=now - timedelta(days=250), speaker=me)
+    rumour = _assertion(store, marc, "works_at", acme, said=now - timedelta(days=250))
+    store.con.execute("UPDATE assertions SET stance = 'rumour' WHERE id = ?", [rumour])  # "he might be off to Acme"
+    store.con.execute(
+        "INSERT INTO signals (id, source, title, org_ids, seen_at, published_at) VALUES "
+        "('s', 'drop', 'Acme expands into Egypt', ?, ?, ?)",
+        [[acme], now, now],
+    )
+    ev = _evidence(store, [link])
+    j = judge.offline(store, entity_ids=[marc], evidence=ev, now=now, kind="reconnect")
+    assert j.signals["trigger"] == 0.0 and j.score < 0.6
+    _assertion(store, marc, "left", acme, said=now - timedelta(days=200))  # said plainly: Acme is his again
+    j = judge.offline(store, entity_ids=[marc], evidence=ev, now=now, kind="reconnect")
+    assert j.signals["trigger"] == 1.0
+
+
 def test_calibration_fits_from_real_feedback_and_stats_shows_precision_per_kind(home, store, people):
     from backchannel.ops import OpEnv, invoke
 

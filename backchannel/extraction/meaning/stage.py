@@ -25,6 +25,7 @@ from datetime import date
 
 from backchannel.core.vocabulary import NOT_FACT_STANCES
 from backchannel.extraction.formats.transcript import Transcript
+from backchannel.extraction.meaning import typer
 from backchannel.extraction.meaning.candidate import Candidate
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.fill import HE_SHE, I_AM, RELATION_MIN, corrects_a_name, fill, with_stance
@@ -249,6 +250,7 @@ def read(
     """(the rules' claims with the stance of their sentence applied, the new claims of this stage)."""
     orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
     orgs |= {norm_name(a.object.name) for a in rule_claims if a.object is not None and a.object.kind == "organisation"}
+    orgs |= typed_organisations(transcript, known_people, orgs)
     refs = pronoun_refs(transcript, known_people, orgs)
     cands = _with_sentence_orgs(candidates(transcript, known_people, orgs, refs))
     cores = [core_of(c) for c in cands]
@@ -297,6 +299,21 @@ def read(
     new.extend(employment_of_ties([*kept_rules, *new], texts, speakers, orgs, anchor))
     new.extend(employment_of_titles([*kept_rules, *new], texts, refs, orgs))  # "X, their COO" (possessed.py)
     return kept_rules, new
+
+
+def typed_organisations(transcript: Transcript, known_people: frozenset[str], orgs: set[str]) -> set[str]:
+    """The lone one-word names the typer reads as organisations (typer.py), among the words no evidence
+    has typed: not an organisation already, not a known person, not a word of a full name said here."""
+    texts = [u.text for u in transcript.utterances if u.text]
+    labels = {u.speaker for u in transcript.utterances if u.speaker} | set(transcript.participants or ())
+    at_table = sorted(p for p in (label_person(x) for x in labels) if p)
+    names = mentions.first_names(texts + [p for p in at_table if " " in p], orgs)
+    people_words = {w for p in (*known_people, *(norm_name(x) for x in at_table)) for w in p.split()}
+
+    def excluded(key: str) -> bool:
+        return key in orgs or key in names or key in known_people or key in people_words
+
+    return typer.organisations(texts, excluded=excluded, lowercase=mentions.lowercase_words(texts))
 
 
 def _second_readings(r: Reading) -> list[tuple[str, float]]:

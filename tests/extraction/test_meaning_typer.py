@@ -32,7 +32,7 @@ def _extract(*lines: tuple[str | None, str]):
 def test_a_one_word_name_said_as_a_workplace_is_an_organisation():
     assert _typed("Honestly I think she's gone over to Brightwell, last I heard.") == {"brightwell"}
     assert _typed("He's been with Quorvia since the merger, handles their pricing.") == {"quorvia"}
-    assert _typed("We used to sit together on the Halden onboarding squad, ages ago.") == {"halden"}
+    assert _typed("Last I heard he was headed to Tavora, something in procurement.") == {"tavora"}
 
 
 def test_a_surname_said_alone_is_no_organisation():
@@ -45,6 +45,10 @@ def test_words_whose_capital_says_nothing_are_not_read():
     assert _typed("Speculation grows that the merger is off.", "Hang on, my screen froze.") == set()
     assert _typed("The Harvest team signed off.", "We finished the harvest early this year.") == set()
     assert _typed("I only know him from LinkedIn, to be fair.") == set()
+    # a brand the meeting says as a thing somewhere, after an article, is not typed anywhere in it
+    assert (
+        _typed("Because I'm gonna switch to the Brandle program.", "What bugs me about Brandle is the menus.") == set()
+    )
     # a word of a longer name ("Habitat for Humanity") or of a run of capitals is the mentions stage's
     assert _typed("She chairs the Habitat for Humanity board.", "Ask Priya Venkatesan about it.") == set()
 
@@ -67,7 +71,7 @@ def test_the_typed_organisation_carries_the_fact():
     assert ("Mariam Haddad", "works_at", "Brightwell") in {
         (a.subject.name, a.predicate, a.object.name) for a in out if a.object
     }
-    out = _extract(("Jon Pereira", "Ravi Menon and I were on the same Halden graduate scheme, years back."))
+    out = _extract(("Jon Pereira", "Ravi Menon and I were both on Halden's graduate scheme, years back."))
     ties = [a for a in out if a.predicate == "worked_with"]
     assert [(a.subject.name, a.object.name, a.qualifier) for a in ties] == [("Jon Pereira", "Ravi Menon", "Halden")]
 

@@ -9,7 +9,9 @@ its sentence, scored by a logistic regression trained on the bank's sentences fi
 (typer_train.py; its check on unseen names and sentences is in typer.json).
 
 Which words it reads: capitalised, alone (no capitalised neighbour: a run of capitals is the mentions
-stage's), somewhere other than at a sentence's start (where a capital says nothing), not a word the
+stage's), somewhere other than at a sentence's start (where a capital says nothing), never said after an
+article anywhere in the meeting (a brand said as a thing: "the JavaBayes program", "an Amtrak"), not a
+word the
 meeting also writes in lower case, not a first name of the lexicon or of a
 full name said in the meeting, not a known person, a place, a title, a month, a weekday or a platform
 people use (_MEDIA). A word said
@@ -85,6 +87,18 @@ def _alone(text: str, start: int, end: int) -> bool:
     return True
 
 
+# A brand said as a thing, not as a name: after an article or a determiner ("switch to the JavaBayes
+# program", "been on an Amtrak", "the old Notepad", "the Rivian careers link"). An organisation's name is
+# said bare ("at Deloitte", "headed to Cigna", "Bellco").
+_THING_BEFORE = re.compile(
+    r"\b(?:a|an|the|this|that|these|those|our|my|your|his|its|old|new|same)\s+(?:\w+\s+)?$", re.I
+)
+
+
+def _said_as_a_thing(text: str, start: int) -> bool:
+    return _THING_BEFORE.search(text[max(0, start - 24) : start]) is not None
+
+
 def _opens_sentence(text: str, start: int) -> bool:
     """Whether the word at `start` opens a sentence, where a capital says nothing about a name
     ("Speculation mounts that ...", "Asking for a friend")."""
@@ -100,6 +114,7 @@ def candidates(
 ) -> dict[str, list[tuple[int, int, int]]]:
     """{normalised word: [(text index, start, end), ...]} of the lone capitalised words worth typing."""
     out: dict[str, list[tuple[int, int, int]]] = {}
+    things: set[str] = set()
     for i, text in enumerate(texts):
         for m in _WORD.finditer(text):
             word = m.group(1)
@@ -119,10 +134,13 @@ def candidates(
                 or _opens_sentence(text, m.start(1))
             ):
                 continue
+            if _said_as_a_thing(text, m.start(1)):
+                things.add(key)  # the meeting uses the word for a thing somewhere: not typed anywhere
+                continue
             places = out.setdefault(key, [])
             if len(places) < OCCURRENCES:
                 places.append((i, m.start(1), m.end(1)))
-    return out
+    return {key: places for key, places in out.items() if key not in things}
 
 
 def organisations(

@@ -47,12 +47,12 @@ def bank_lines() -> list[str]:
 
 
 def name_lists() -> tuple[list[str], list[str], list[str]]:
-    from backchannel.extraction.mentions.stage import _FEMALE, _MALE
+    from backchannel.extraction.mentions.stage import first_name_lexicon
 
     def read(name: str) -> list[str]:
         return [x.strip() for x in (LISTS / name).read_text(encoding="utf-8").splitlines() if x.strip()]
 
-    firsts = sorted(n.capitalize() for n in (_FEMALE | _MALE))
+    firsts = sorted(n.capitalize() for n in first_name_lexicon())
     return read("organisations.txt"), read("surnames.txt"), firsts
 
 

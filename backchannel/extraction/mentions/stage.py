@@ -207,6 +207,11 @@ PRONOUN_GENDER = {
 }
 
 
+def first_name_lexicon() -> frozenset[str]:
+    """The first names whose gender the lexicon knows, lower case (the typer's training fills slots with them)."""
+    return frozenset(_FEMALE | _MALE)
+
+
 def gender_of(name: str) -> str | None:
     """'f' or 'm' for a first name in the lexicon, else None (fits either)."""
     first = norm_name(name).split()

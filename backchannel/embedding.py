@@ -218,7 +218,7 @@ def span_vectors(texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]
 
 
 def _span_vectors(texts: list[str], spans: list[list[tuple[int, int]]]) -> np.ndarray:
-    from backchannel.embedding_numpy import MiniLM
+    from backchannel.embedding_numpy import MiniLM, pieces_inside
 
     model = load_model()
     if isinstance(model, MiniLM):
@@ -232,7 +232,7 @@ def _span_vectors(texts: list[str], spans: list[list[tuple[int, int]]]) -> np.nd
         tok = np.asarray(x.detach().cpu().numpy(), dtype=np.float32)
         offsets = enc["offset_mapping"][: len(tok)]
         for a, b in cut:
-            inside = [k for k, (s0, s1) in enumerate(offsets) if s1 > s0 and s0 >= a and s1 <= b]
+            inside = pieces_inside(offsets, a, b)
             if inside:
                 out[row] = tok[inside].mean(0)
             row += 1

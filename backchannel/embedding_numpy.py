@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -306,19 +306,9 @@ class MiniLM:
         if not texts:
             return out
         enc = self.tok.encode_batch(texts)
-        lengths = [len(e.ids) for e in enc]
-        # Longest first, so each attention group pads to its own longest (as sentence-transformers sorts).
-        order = sorted(range(len(texts)), key=lambda i: -lengths[i])
         with limited_blas_threads():
-            start = 0
-            while start < len(order):
-                end, tokens = start, 0
-                while end < len(order) and (end == start or tokens + lengths[order[end]] <= TOKENS_PER_PASS):
-                    tokens += lengths[order[end]]
-                    end += 1
-                part = order[start:end]
+            for part in _passes([len(e.ids) for e in enc]):
                 out[part] = self._forward([enc[i].ids for i in part], batch_size)
-                start = end
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.asarray(out / np.clip(norms, 1e-12, None), dtype=np.float32)
 
@@ -332,30 +322,35 @@ class MiniLM:
         if not total:
             return out
         enc = self.tok.encode_batch(texts)
-        lengths = [len(e.ids) for e in enc]
-        order = sorted(range(len(texts)), key=lambda i: -lengths[i])
         first_row = np.cumsum([0, *(len(s) for s in spans[:-1])])
         with limited_blas_threads():
-            start = 0
-            while start < len(order):
-                end, tokens = start, 0
-                while end < len(order) and (end == start or tokens + lengths[order[end]] <= TOKENS_PER_PASS):
-                    tokens += lengths[order[end]]
-                    end += 1
-                part = order[start:end]
+            for part in _passes([len(e.ids) for e in enc]):
                 x = self._states([enc[i].ids for i in part], 64)
                 row = 0
                 for i in part:
-                    e = enc[i]
-                    special = set(e.special_tokens_mask and [k for k, m in enumerate(e.special_tokens_mask) if m])
                     for j, (a, b) in enumerate(spans[i]):
-                        inside = [
-                            k
-                            for k, (s0, s1) in enumerate(e.offsets)
-                            if k not in special and s1 > s0 and s0 >= a and s1 <= b
-                        ]
+                        inside = pieces_inside(enc[i].offsets, a, b)
                         if inside:
                             out[first_row[i] + j] = x[row + np.asarray(inside)].mean(0)
-                    row += lengths[i]
-                start = end
+                    row += len(enc[i].ids)
         return out
+
+
+def _passes(lengths: list[int]) -> Iterator[list[int]]:
+    """The texts' indices, longest first (so each attention group pads to its own longest, as
+    sentence-transformers sorts), cut into passes of at most TOKENS_PER_PASS tokens (a longer text alone)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    start = 0
+    while start < len(order):
+        end, tokens = start, 0
+        while end < len(order) and (end == start or tokens + lengths[order[end]] <= TOKENS_PER_PASS):
+            tokens += lengths[order[end]]
+            end += 1
+        yield order[start:end]
+        start = end
+
+
+def pieces_inside(offsets: Sequence[tuple[int, int]], start: int, end: int) -> list[int]:
+    """The tokens whose characters lie inside text[start:end]; special tokens ([CLS], [SEP]) have empty
+    offsets and never do."""
+    return [k for k, (s0, s1) in enumerate(offsets) if s1 > s0 and s0 >= start and s1 <= end]

@@ -64,7 +64,7 @@ def _utterance(transcript, seg: dict, quote: str) -> int | None:
 def bucket(transcript, idx: int, row: dict) -> tuple[str, dict]:
     """diagnose.bucket's reading of one labelled fact, on the utterance of a real meeting."""
     known = offline._known_people(transcript, ())
-    orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
+    orgs = stage.meeting_organisations(transcript, known)
     refs = pronoun_refs(transcript, known, orgs)
     cands = [c for c in stage.candidates(transcript, known, orgs, refs) if c.utt_idx == idx]
     if not cands:

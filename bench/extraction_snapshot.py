@@ -97,11 +97,10 @@ def _readings(transcripts: list[tuple[str, Any]]) -> list[list[Any]]:
     from backchannel.extraction.meaning import stage
     from backchannel.extraction.meaning.classifier import classify
     from backchannel.extraction.meaning.slots import fill
-    from backchannel.extraction.mentions import sentence as mentions
 
     out = []
     for ref, t in transcripts:
-        orgs = mentions.organisations_of([u.text for u in t.utterances if u.text])
+        orgs = stage.meeting_organisations(t, frozenset())
         cands = stage.candidates(t, frozenset(), orgs)
         texts = [fill(c.masked) for c in cands]
         for c, text, r in zip(cands, texts, classify(texts)):

@@ -92,7 +92,7 @@ def bucket(item: dict, f: dict) -> tuple[str, dict]:
     if is_japanese(text) or looks_french(text):
         return "stage:not_english", {}
     known = offline._known_people(transcript, ev.OWNER_NAMES)
-    orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
+    orgs = stage.meeting_organisations(transcript, known)
     cands = [c for c in stage.candidates(transcript, known, orgs) if c.utt_idx == target.idx]
     if not cands:
         return "stage:no_candidate", {}

@@ -111,8 +111,7 @@ def candidates(
     texts = [u.text for u in transcript.utterances if u.text]
     # a first name stands for its full name said in the meeting, or for a person in it ("Carlos is being
     # modest": Carlos Mendez is at the table), whose full name only the speaker labels say
-    labels = {u.speaker for u in transcript.utterances if u.speaker} | set(transcript.participants or ())
-    at_table = sorted(p for p in (label_person(x) for x in labels) if p and " " in p)
+    at_table = [p for p in _at_table(transcript) if " " in p]
     names = mentions.first_names(texts + at_table, organisations)
     lowercase = mentions.lowercase_words(texts)
     for u in transcript.utterances:
@@ -248,9 +247,7 @@ def read(
     embed: Embed | None = None,
 ) -> tuple[list[ExtractedAssertion], list[ExtractedAssertion]]:
     """(the rules' claims with the stance of their sentence applied, the new claims of this stage)."""
-    orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
-    orgs |= {norm_name(a.object.name) for a in rule_claims if a.object is not None and a.object.kind == "organisation"}
-    orgs |= typed_organisations(transcript, known_people, orgs)
+    orgs = meeting_organisations(transcript, known_people, rule_claims)
     refs = pronoun_refs(transcript, known_people, orgs)
     cands = _with_sentence_orgs(candidates(transcript, known_people, orgs, refs))
     cores = [core_of(c) for c in cands]
@@ -301,12 +298,27 @@ def read(
     return kept_rules, new
 
 
+def _at_table(transcript: Transcript) -> list[str]:
+    """The people the speaker labels and participants name."""
+    labels = {u.speaker for u in transcript.utterances if u.speaker} | set(transcript.participants or ())
+    return sorted(p for p in (label_person(x) for x in labels) if p)
+
+
+def meeting_organisations(
+    transcript: Transcript, known_people: frozenset[str], rule_claims: Sequence[ExtractedAssertion] = ()
+) -> set[str]:
+    """Normalised names the meeting uses as organisations: by evidence (mentions.organisations_of), by a
+    rule's claim, and by the typer's reading of lone one-word names (typed_organisations)."""
+    orgs = mentions.organisations_of([u.text for u in transcript.utterances if u.text])
+    orgs |= {norm_name(a.object.name) for a in rule_claims if a.object is not None and a.object.kind == "organisation"}
+    return orgs | typed_organisations(transcript, known_people, orgs)
+
+
 def typed_organisations(transcript: Transcript, known_people: frozenset[str], orgs: set[str]) -> set[str]:
     """The lone one-word names the typer reads as organisations (typer.py), among the words no evidence
     has typed: not an organisation already, not a known person, not a word of a full name said here."""
     texts = [u.text for u in transcript.utterances if u.text]
-    labels = {u.speaker for u in transcript.utterances if u.speaker} | set(transcript.participants or ())
-    at_table = sorted(p for p in (label_person(x) for x in labels) if p)
+    at_table = _at_table(transcript)
     names = mentions.first_names(texts + [p for p in at_table if " " in p], orgs)
     people_words = {w for p in (*known_people, *(norm_name(x) for x in at_table)) for w in p.split()}
 

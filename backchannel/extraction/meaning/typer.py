@@ -40,10 +40,10 @@ OCCURRENCES = 3
 MAX_SENTENCES = 120  # per meeting: the words of a long meeting are read in their first sentences
 # A one-word name: capitalised, or with capitals inside ("WeWork", "JPMorgan"), not all capitals (an
 # acronym is the acronym module's: "QBR", "KPI" are words of the trade as often as employers).
-_WORD = re.compile(r"(?<![\w'’&.-])([A-Z][a-z]+(?:[A-Z][a-z]*)*|[A-Z]{1,3}[a-z]+[A-Za-z]*)(?:['’]s)?(?![\w&-])")
-# "Habitat for Humanity", "Bank of England", "Marks and Spencer": the word opens a longer name.
-_LONGER_NAME = re.compile(r"\s+(?:for|of|and|&|de|du|des|la|le|von|van|y|e)\s+[A-Z]")
-_CAPITAL_NEAR = re.compile(r"[A-Z]")
+WORD = re.compile(r"(?<![\w'’&.-])([A-Z][a-z]+(?:[A-Z][a-z]*)*|[A-Z]{1,3}[a-z]+[A-Za-z]*)(?:['’]s)?(?![\w&-])")
+# "Habitat for Humanity", "Bank of England", "Marks and Spencer", "Banco de Chile": a word beside one
+# of these and a capitalised word is a piece of a longer name.
+_NAME_JOINS = frozenset("for of and & de du des la le von van y e".split())
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday tuesday"
     " wednesday thursday friday saturday sunday".split()
@@ -71,20 +71,15 @@ def p_organisation(vectors: np.ndarray) -> np.ndarray:
 
 
 def _alone(text: str, start: int, end: int) -> bool:
-    """No capitalised word right before or after (a run of capitals is a full name or a long one)."""
-    before = text[max(0, start - 2) : start]
-    after = text[end : end + 2]
-    prev = re.search(r"(\S+)\s+$", text[max(0, start - 40) : start])
-    nxt = re.match(r"\s+(\S+)", text[end : end + 40])
-    if prev and prev.group(1)[0].isupper() and not before.endswith((". ", "? ", "! ")):
+    """No capitalised word right before or after (a run of capitals is a full name or a long one), and
+    no piece of a longer name ("Humanity" of "Habitat for Humanity")."""
+    before = text[max(0, start - 40) : start].split() if text[start - 1 : start].isspace() else []
+    after = text[end : end + 40].split() if text[end : end + 1].isspace() else []
+    if before and before[-1][0].isupper() or after and after[0][0].isupper():
         return False
-    if nxt and nxt.group(1)[0].isupper() and after[:1] == " ":
-        return False
-    if _LONGER_NAME.match(text, end) or re.search(
-        r"[A-Z][\w'’-]*\s+(?:for|of|and|&)\s+$", text[max(0, start - 40) : start]
-    ):
-        return False
-    return True
+    joined_before = len(before) > 1 and before[-1] in _NAME_JOINS and before[-2][0].isupper()
+    joined_after = len(after) > 1 and after[0] in _NAME_JOINS and after[1][0].isupper()
+    return not (joined_before or joined_after)
 
 
 # A brand said as a thing, not as a name: after an article or a determiner ("switch to the JavaBayes
@@ -116,7 +111,7 @@ def candidates(
     out: dict[str, list[tuple[int, int, int]]] = {}
     things: set[str] = set()
     for i, text in enumerate(texts):
-        for m in _WORD.finditer(text):
+        for m in WORD.finditer(text):
             word = m.group(1)
             key = norm_name(word)
             low = word.lower()

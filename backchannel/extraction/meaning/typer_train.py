@@ -88,16 +88,15 @@ def fill(
     return out
 
 
-_CAPITALISED = re.compile(r"(?<![\w'’&.-])[A-Z][a-z]+(?:[A-Z][a-z]*)*(?![\w&-])")
-
-
 def literal(piece: str, at: int, spans: list[tuple[int, int, int, str]], orgs: list[str]) -> None:
     """The capitalised words of a sentence's own text, as names that are no organisation ("So", "According",
     "Speculation" opening a sentence; "London", "Monday", "Excel" inside one): the words the typer must
     not take for an organisation because a sentence starts with them or a place is said like a workplace."""
-    for m in _CAPITALISED.finditer(piece):
-        if m.group(0) not in orgs and m.group(0) != "I":
-            spans.append((at + m.start(), at + m.end(), 0, "~" + m.group(0)))
+    from backchannel.extraction.meaning.typer import WORD
+
+    for m in WORD.finditer(piece):
+        if m.group(1) not in orgs:
+            spans.append((at + m.start(1), at + m.end(1), 0, "~" + m.group(1)))
 
 
 def features(data: list[tuple[str, list[tuple[int, int, int, str]]]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -164,6 +163,7 @@ def main() -> None:
     rng = random.Random(a.seed + 1)
     x, y, _ = features(fill(lines, orgs, surnames, firsts, rng, a.lines))
     w, b = fit(x, y)
+    a.out.mkdir(parents=True, exist_ok=True)
     np.savez(a.out / "typer.npz", w=w, b=np.float32(b))
     digest = hashlib.sha256()
     inputs = [Path(p) for p in sorted(glob.glob(str(BANK / "*.txt")))] + [

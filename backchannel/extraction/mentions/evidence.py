@@ -23,6 +23,7 @@ evidence that it is one, and a person only with a name's shape:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -94,6 +95,12 @@ def piece_of_longer_name(text: str, start: int, end: int, lowercase: frozenset[s
 
 def lowercase_words(texts: Iterable[str]) -> frozenset[str]:
     """Every word the meeting writes in lower case somewhere (not at a sentence's start)."""
+    # organisations_of, first_names, the meaning stage's candidates and its typer each ask, of one meeting
+    return _lowercase_words(tuple(texts))
+
+
+@functools.lru_cache(maxsize=4)
+def _lowercase_words(texts: tuple[str, ...]) -> frozenset[str]:
     out: set[str] = set()
     for text in texts:
         out.update(w for w in _WORD.findall(text) if w[0].islower())

@@ -65,6 +65,14 @@ def _erase_configured_withdrawals(run: Run) -> None:
         run.outcome.detail["rewrite"] = True
 
 
+def _without_withdrawn(store: Store, settings: Settings, w: WakeRecord) -> WakeRecord:
+    """The wake as recorded and handled: no one withdrawn in it (memory/consent.py scrub)."""
+    from backchannel.memory import consent
+
+    m = consent.matcher(store, settings.consent.withdrawn)
+    return WakeRecord(w.kind, w.key, consent.scrub(m, w.payload), w.created_at) if m else w
+
+
 def run_wake_once(
     store: Store,
     settings: Settings,
@@ -99,6 +107,7 @@ def run_wake_once(
         from backchannel.triggers.inbox import InboxFolder
 
         inbox = InboxFolder(inbox_dir(settings, paths))
+    w = _without_withdrawn(store, settings, w)
     rid = runs.start(store, w, run_id, clock=when, settings=settings)
     out = RunOutcome(rid, w.kind, "done")
     run = Run(store, settings, paths, rid, w, when, gateway, cancel, inbox, out, abandon)

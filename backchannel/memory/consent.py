@@ -77,6 +77,37 @@ class Matcher:
         return text
 
 
+_PEOPLE_LISTS = ("attendees", "withdrawn")
+
+
+def _attendee_withdrawn(m: Matcher, attendee: Any) -> bool:
+    from backchannel.memory.calendar import attendee_name_email
+
+    name, email = attendee_name_email(attendee)
+    return m.is_withdrawn(name) or (email is not None and m.is_withdrawn(email))
+
+
+def scrub(m: Matcher, value: Any) -> Any:
+    """A wake's payload without the people withdrawn: an attendee (or an invite's opted-out
+    entry) who is one is dropped, their name or address inside any other text is redacted.
+    Applied before a run records its wake, so a calendar read again after the erasure
+    cannot bring the name back into `runs` or `calendar_events`."""
+    if not m:
+        return value
+    if isinstance(value, dict):
+        return {
+            k: [scrub(m, a) for a in v if not _attendee_withdrawn(m, a)]
+            if k in _PEOPLE_LISTS and isinstance(v, list)
+            else scrub(m, v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [scrub(m, v) for v in value]
+    if isinstance(value, str):
+        return m.redact(value)
+    return value
+
+
 def matcher(store: Store, configured: Iterable[str] = ()) -> Matcher:
     """Everyone withdrawn: the hashes in the store plus the names listed in config."""
     m = Matcher()

@@ -6,6 +6,7 @@ files, the real CLI, the real DuckDB file."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -87,8 +88,9 @@ def test_an_attendee_opted_out_in_an_invite_is_withdrawn_and_erased(demo_home): 
     # The other attendee is still a calendar attendee; the opted-out one never is.
     [(attendees,)] = rows(demo_home, "SELECT attendees FROM calendar_events WHERE uid = 'consent-3@test'")
     assert attendees == ["Alex Moreau", "Julie Bernard"]
-    # The same invite again records nothing twice.
+    # The same invite again records nothing twice, and brings no name back.
     bc("wake", "calendar")
+    assert "Marc Dupont" not in all_text(demo_home) and "marc@example.org" not in all_text(demo_home)
     assert len(rows(demo_home, "SELECT * FROM consent_withdrawals WHERE via = 'calendar' AND NOT speaker_only")) == len(
         rows(
             demo_home, "SELECT DISTINCT name_hash FROM consent_withdrawals WHERE via = 'calendar' AND NOT speaker_only"
@@ -124,9 +126,16 @@ def test_the_daemon_erases_a_configured_name_at_start(demo_home):  # noqa: F811
     assert b"Marc Dupont" in raw_db(demo_home)
     add_config(demo_home, '[consent]\nwithdrawn = ["marc@example.org", "Marc Dupont"]')
     proc, log_path = _start_daemon(demo_home)
+    # The calendar is read at start and still invites him: that read must not bring him back.
+    deadline = time.monotonic() + 40
+    while '"wake_kind": "calendar"' not in log_path.read_text() or "run finished" not in log_path.read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-3000:]
+        time.sleep(0.05)
     _stop(proc, log_path)
     raw = raw_db(demo_home)
     assert raw.count(b"Marc Dupont") == 0 and raw.count(b"marc@example.org") == 0
+    [(attendees,)] = rows(demo_home, "SELECT attendees FROM calendar_events WHERE uid = 'demo-coffee-marc@backchannel'")
+    assert attendees == ["Alex Moreau"]
     # Two entries, one person: erased once (the second entry was already recorded with the first).
     assert rows(demo_home, "SELECT count(*) FROM events WHERE kind = 'consent.withdrawn'") == [(1,)]
     assert Path(str(demo_home / "data" / "backchannel.duckdb") + ".rewrite-pending").exists() is False

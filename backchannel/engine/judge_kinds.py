@@ -216,6 +216,18 @@ def commitment(
     owner = facts.owner()
     recipient = p.get("recipient_id")
     subject = p.get("subject_id")
+    if (
+        owner is not None
+        and recipient is not None
+        and subject is not None
+        and owner not in (int(recipient), int(subject))
+    ):
+        # Made by one person to another, the owner only heard it: not theirs to keep or to chase.
+        return KindView(
+            {"due": 0.0, "meeting": 0.0, "recipient": 0.0, "trust": trust_of(p)},
+            [],
+            ("not_owners", "a promise between two others: the owner neither made it nor is owed it"),
+        )
     if recipient is not None:
         s_rec, counterpart = 1.0, int(recipient)
         reasons.append(f"promised to #{recipient}")

@@ -165,6 +165,34 @@ def test_commitment_needs_a_recipient_and_a_deadline_and_is_silent_once_kept(sto
     assert j.veto["check"] == "kept" and "pricing sheet" in j.veto["reason"]
 
 
+def test_a_promise_between_two_others_is_not_the_owners_to_chase(store, people):
+    """Sophie promised Marc, the owner only heard it: no reminder. The same promise made to the
+    owner, or by the owner, is one."""
+    me, marc, sophie, acme = people
+    now = utcnow()
+    due = (now + timedelta(days=2)).date()
+
+    def judged(maker, recipient):
+        pid = _assertion(
+            store,
+            maker,
+            "committed_to",
+            said=now - timedelta(days=2),
+            literal="send the signed NDA",
+            recipient=recipient,
+            valid_to=due,
+        )
+        ev = _evidence(store, [pid])
+        return judge.offline(store, entity_ids=[maker, recipient], evidence=ev, now=now, kind="commitment")
+
+    theirs = judged(sophie, marc)
+    assert theirs.veto is not None and theirs.veto["check"] == "not_owners"
+    to_me = judged(sophie, me)
+    assert to_me.veto is None and to_me.score >= 0.6
+    mine = judged(me, sophie)
+    assert mine.veto is None and mine.score >= 0.6
+
+
 def test_reconnect_needs_a_trigger_and_never_before_a_meeting(store, people):
     me, marc, sophie, acme = people
     now = utcnow()

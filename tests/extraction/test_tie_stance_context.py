@@ -88,3 +88,33 @@ def test_a_denial_bounded_by_a_date_keeps_the_tie_it_follows():
         ("Ines Ferreira", "I worked with Dorota Sikora there for years. We haven't worked together since 2019."),
     )
     assert ("Ines Ferreira", "worked_with", "Dorota Sikora", "asserted") in _with(ties, "Dorota Sikora")
+
+
+@pytest.mark.parametrize(
+    "coda",
+    [
+        "I haven't exchanged a single word with him since the arbitration.",
+        # read mostly as a sentence of talking (none 0.89), surely ended (0.96)
+        "I haven't said a word to him since the court case.",
+    ],
+)
+def test_an_estrangement_said_after_the_tie_ends_it(coda):
+    """A sure `ended` reading ends the tie even where the head reads the sentence as one of talking
+    more than of knowing (tie_context._of_the_tie)."""
+    ties = _ties(
+        ("Alex Moreau", "Didn't you build something with the fellow who runs payments at Allegro?"),
+        ("Ines Ferreira", f"Piotr Nowak. We built the billing platform together, years back. {coda}"),
+    )
+    found = _with(ties, "Piotr Nowak")
+    assert found and all(f[3] == "ended" for f in found), ties
+
+
+def test_a_tie_followed_by_a_short_silence_stays():
+    ties = _ties(
+        ("Alex Moreau", "Who do you know at Allegro?"),
+        (
+            "Ines Ferreira",
+            "Piotr Nowak, I worked with Piotr Nowak for years at Allegro. I haven't seen him since Tuesday.",
+        ),
+    )
+    assert ("Ines Ferreira", "worked_with", "Piotr Nowak", "asserted") in _with(ties, "Piotr Nowak"), ties

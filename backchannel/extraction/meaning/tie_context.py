@@ -21,7 +21,8 @@ people in its ties and no one else named in full from the tie's sentence on, by 
 The head reads that sentence with the tie's people written as the bank's person slot (as the stage
 masks its sentences) and, where the pronoun path holds, its pronouns too (tie_pronouns.py: the
 head is sure of a coda said with the slot, unsure of the same coda said with "we" and "her").
-Where the relation head reads a tie in it (knows or worked_with at TIE_RELATION_MIN together),
+Where the relation head reads a tie in it (knows or worked_with at TIE_RELATION_MIN together, or
+an `ended` reading at ENDED_ALONE_MIN that no other relation claims: `_of_the_tie`),
 `tie_verdict.verdict` decides: an `ended` reading at TAKEN_BACK_MIN ends the tie (tie_stance.as_ended); the
 readings that say there is no live tie (NO_TIE: negated, knows_of, joke) are taken together: at
 NARROWED_MIN, knows_of leading and the relation head sure the sentence is of the tie
@@ -52,7 +53,7 @@ from dataclasses import replace
 from functools import partial
 
 from backchannel.extraction.formats.transcript import Transcript
-from backchannel.extraction.meaning.classifier import Embed, classify
+from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.slots import FILLERS
 from backchannel.extraction.meaning.tie_pronouns import resolve_pronouns
 from backchannel.extraction.meaning.tie_stance import ONGOING, TIES, as_ended, third_person
@@ -65,6 +66,8 @@ from backchannel.memory.text import norm_name
 
 CONTEXT_SENTENCES = 2
 TIE_RELATION_MIN = 0.5
+ENDED_ALONE_MIN = 0.95
+OTHER_RELATION_MAX = 0.2
 _WE = frozenset(("we", "us", "our"))
 _PRONOUNS = frozenset(("he", "him", "his", "she", "her", "hers")) | _WE
 
@@ -135,8 +138,7 @@ def context_stances(
     asks = [x for x in asks if x[0] not in dropped]
     read = classify([mentions.fluent(m) for _, _, m, _ in asks], embed=embed)
     for (i, s, _, again), r in zip(asks, read):
-        tie_p = (r.relation_probs or {}).get("knows", 0.0) + (r.relation_probs or {}).get("worked_with", 0.0)
-        if tie_p < TIE_RELATION_MIN or i in dropped:
+        if not _of_the_tie(r) or i in dropped:
             continue
         for j in (i, *again):  # the tie, and the same tie said again in the sentence that takes it back
             reading = verdict(r, out[j], s, again)
@@ -147,6 +149,19 @@ def context_stances(
             elif reading == "drop":
                 dropped.add(j)
     return [a for i, a in enumerate(out) if i not in dropped]
+
+
+def _of_the_tie(r: Reading) -> bool:
+    """Whether the head reads the context sentence as of the tie: the tie relations at TIE_RELATION_MIN
+    together, or a sure `ended` (ENDED_ALONE_MIN) that no other relation claims (OTHER_RELATION_MAX):
+    "I haven't said one word to him since the lawsuit" reads ended 0.97 and mostly none, as a
+    sentence of talking rather than of knowing, and still says the tie is over."""
+    probs = r.relation_probs or {}
+    tie_p = sum(probs.get(t, 0.0) for t in TIES)
+    if tie_p >= TIE_RELATION_MIN:
+        return True
+    other = sum(v for k, v in probs.items() if k not in TIES and k != "none")
+    return r.stance == "ended" and r.stance_p >= ENDED_ALONE_MIN and other < OTHER_RELATION_MAX
 
 
 def _said_later(

@@ -113,3 +113,25 @@ def test_a_name_closing_the_sentence_before_is_taken_only_when_it_is_one_of_the_
     assert recipients(
         [*THREE, ("Alex Moreau", "I had lunch with their CFO, Dana. I'll send you the notes from it tomorrow.")]
     ) == [("Alex Moreau", None)]
+
+
+def _promised(lines):
+    t = Transcript([Utterance(i, sp, x) for i, (sp, x) in enumerate(lines)], "text", meeting_date=MEETING)
+    return [
+        (a.subject.name, a.recipient.name if a.recipient else None)
+        for a in extract(t, owner_names=["Alex Moreau", "Alex"])
+        if a.predicate == "committed_to"
+    ]
+
+
+def test_a_request_two_turns_back_names_the_addressee_when_the_turn_between_asks_nothing():
+    asked = ("Ruth Adeyemi", "We still have no figures for the depot refit. Can you get us those?")
+    aside = ("Colin Shaw", "And the Leeds depot on its own, ideally, Chair.")
+    answer = ("Alex Moreau", "Understood. I'll send you the refit figures, depot by depot, by next Friday.")
+    assert _promised([asked, aside, answer]) == [("Alex Moreau", "Ruth Adeyemi")]
+    # The turn between asks too: it is the nearest request that is answered.
+    asking_aside = ("Colin Shaw", "Could you split out the Leeds depot as well?")
+    assert _promised([asked, asking_aside, answer]) == [("Alex Moreau", "Colin Shaw")]
+    # The promise's speaker spoke in between: the old request was answered then, "you" stays open.
+    spoke = ("Alex Moreau", "Let me check what we have.")
+    assert _promised([asked, spoke, aside, answer]) == [("Alex Moreau", None)]

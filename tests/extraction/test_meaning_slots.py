@@ -317,6 +317,27 @@ def test_a_promise_said_with_hesitations_keeps_its_deliverable():
     assert {a.valid_to.isoformat() for a in promises if a.valid_to} == {"2026-11-05"}  # the Thursday after
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        # a word said again across a filler: "the, um, the"
+        "I'll get the, um, the tenancy papers back to you by Thursday.",
+        # the Irish and Scottish "em", and a tag after the promise
+        "I'll have the, em, the tenancy papers, with the annex in them, back to you by Thursday, so I will.",
+    ],
+)
+def test_a_promise_with_a_word_said_again_across_a_filler_keeps_its_deliverable(said):
+    t = _meeting(("Alex Moreau", "Hi."), ("Marc Dupont", said))
+    promises = [a for a in offline.extract(t, owner_names=OWNER) if a.predicate == "committed_to"]
+    assert promises and all("tenancy papers" in a.object_literal for a in promises), promises
+    assert {a.valid_to.isoformat() for a in promises if a.valid_to} == {"2026-11-05"}
+
+
+def test_a_lower_case_em_is_a_hesitation_and_a_capitalised_one_a_name():
+    assert mentions.fluent("I'll send the, em, the deck.") == "I'll send the deck."
+    assert mentions.fluent("Em said she would call.") == "Em said she would call."
+
+
 # ---------------------------------------------------------------- who the parties are
 
 

@@ -11,7 +11,7 @@ from datetime import date
 from backchannel.extraction.dates.en import DateRange, can_be_due, find_date_phrases, says_a_start
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.mentions.names import NAME
-from backchannel.extraction.mentions.sentence import fluent
+from backchannel.extraction.mentions.sentence import HESITATION_WORDS, fluent
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx
 from backchannel.extraction.rules.en.commitments import CONDITION_AFTER, DELIVER_VERB, recipient
@@ -58,8 +58,8 @@ _EMPTY_OBJECT = frozenset(
     "uh um er out to you me us him her back up round over it that this them those these a go one some something things stuff there here later "
     "now then too again soon on about with into onto for of at in from".split()
 )
-_HESITATION = re.compile(r",?\s*\b(?:uh|um|er|erm|uhm)\b\s*,?", re.I)
-_FILLERS = frozenset({"uh", "um", "er", "erm", "uhm", "like"})
+_HESITATION = re.compile(rf",?\s*\b{HESITATION_WORDS}\b\s*,?", re.I)
+_FILLERS = frozenset({"uh", "um", "er", "erm", "uhm", "em", "ehm", "like"})
 # Where a promise's clause ends; "and I'll tell you when" starts the next one.
 _PROMISE_END = re.compile(
     r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b"
@@ -116,7 +116,8 @@ def _clause_end(text: str, start: int, end: int) -> int | None:
     for m in _PROMISE_END.finditer(text, start, end):
         if m.group(0) == ",":
             after = text[m.end() : m.end() + 24].split()
-            before = text[start : m.start()].split()
+            # the word before the comma, fillers aside ("the, um, the revised quote": "the" said again)
+            before = [w for w in text[start : m.start()].replace(",", " ").split() if w.lower() not in _FILLERS]
             if after and (
                 after[0].lower().strip(",") in _FILLERS or (before and after[0].lower() == before[-1].lower())
             ):

@@ -9,7 +9,10 @@ in order:
 2. in a meeting of two people, the other one; in a one-speaker recording (a
    voicemail, a memo) with no other participant, the owner it was left for;
 3. the speaker of the turn just before, when that turn asked for something
-   ("Could you send me the quote?", "Please share the deck").
+   ("Could you send me the quote?", "Please share the deck"), or of the one before it when the
+   turn between asks nothing (a committee member's aside between the chair's question and the
+   answer: REQUEST_REACH turns back, never past a turn of the promise's own speaker) and the
+   request shares a content word with what is promised.
 Otherwise "you" stays unknown (several people, no addressee): the recipient is
 dropped rather than guessed.
 
@@ -43,6 +46,7 @@ from backchannel.extraction.rules.en.commitments import ADDRESSEE, NEXT_MEETING
 from backchannel.extraction.rules.en.relations import WE_PARTNER
 from backchannel.extraction.rules.fr.commitments import NEXT_MEETING_FR
 
+REQUEST_REACH = 2
 _OPENERS = (
     r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course"
     r"|oui|merci|bon|alors|parfait|bien\s+sûr|d['’]accord|et|bonjour|salut)\s*,?\s+)?"
@@ -134,10 +138,27 @@ def _addressee(
     if not others and owner_names and not any(same_person(speaker, o) for o in owner_names if o):
         return Mention(name=owner_names[0], kind="person")
     pos = order[u.idx]
-    prev = transcript.utterances[pos - 1] if pos > 0 else None
-    if prev is not None and prev.speaker and not same_person(prev.speaker, speaker) and _REQUEST.search(prev.text):
-        return Mention(name=prev.speaker, kind="person")
+    promised = _topic(a.object_literal or a.quote or "")
+    for back, prev in enumerate(reversed(transcript.utterances[max(0, pos - REQUEST_REACH) : pos])):
+        if not prev.speaker or same_person(prev.speaker, speaker):
+            return None  # the promise's speaker spoke since: an earlier request was answered then
+        if _REQUEST.search(prev.text) and (back == 0 or promised & _topic(prev.text)):
+            # past an aside, only a request for what is promised ("a breakdown by region" ... "the full
+            # breakdown, region by region"), not any request still in the air
+            return Mention(name=prev.speaker, kind="person")
     return None
+
+
+_TOPIC_WORD = re.compile(r"[^\W\d_]{4,}")
+_NOT_TOPIC = frozenset(
+    "that this those these with from have what when will would could should about them they their there your "
+    "yours send sent give share email write forward make made done into onto over just also please thanks".split()
+)
+
+
+def _topic(text: str) -> set[str]:
+    """The content words of a request or a promise, by their first five letters (region, regions)."""
+    return {w.lower()[:5] for w in _TOPIC_WORD.findall(text) if w.lower() not in _NOT_TOPIC}
 
 
 def _we_partner(transcript: Transcript, by_idx: dict, people: list[str], a: ExtractedAssertion) -> Mention | None:

@@ -570,7 +570,10 @@ def _without_asides(piece: str) -> str:
 _CONTRACTION = re.compile(r"['’]s[\s,]+(?:(?=(been|got|left|joined|moved|gone|done|had|taken|worked|quit|started)\b))?")
 
 
-_FILLER = re.compile(r"(?:[,\s]*)\b(?:u+h+|u+m+|uhm|erm|er|ah)\b(?:\s*,)?", re.I)
+# Hesitations, as transcripts write them; "em", "ehm" (Irish, Scottish) only in lower case, since
+# "Em" is also a name ("Em said she'd call").
+HESITATION_WORDS = r"(?:u+h+|u+m+|uhm|erm|er|(?-i:em|ehm))"
+_FILLER = re.compile(rf"(?:[,\s]*)\b(?:{HESITATION_WORDS}|ah)\b(?:\s*,)?", re.I)
 _REPEAT = re.compile(r"\b(\w+(?:['’]\w+)?)(?:(?:\s*,)?\s+\1\b)+", re.I)
 _SPACES = re.compile(r"\s+(?=[,.!?])|(?<=,)\s*,|\s{2,}")
 

@@ -34,6 +34,7 @@ from datetime import date
 
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning import stage as meaning_stage
+from backchannel.extraction.meaning.promise_context import laughed_off
 from backchannel.extraction.meaning.tie_context import context_stances
 from backchannel.extraction.meaning.tie_stance import tie_stances
 from backchannel.extraction.mentions.acronyms import organisation_aliases
@@ -309,6 +310,7 @@ def extract(
         kept, found = meaning_stage.read(transcript, known_people=known, rule_claims=spoken)
         spoken = tie_stances(transcript, kept + found)  # a tie its turn says soured, or a name only (tie_stance.py)
         spoken = context_stances(transcript, spoken)  # a tie the talk after it takes back (tie_context.py)
+        spoken = laughed_off(transcript, spoken)  # a promise the talk after it laughs off (promise_context.py)
     if "qualify_claims" not in off:
         spoken = qualify_claims(transcript, spoken, known)
     # a rule's "we" is resolved to a person only now (addressee.py): the stage may have said the same tie

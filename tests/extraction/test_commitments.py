@@ -274,3 +274,21 @@ Carol: Good.
 def test_an_opener_before_i_is_not_a_name(text):
     (a,) = commitments([("Alex", "Hi."), ("Bob", text)])
     assert a.subject.is_speaker and a.subject.name == "Bob"
+
+
+def test_a_french_condition_in_a_code_switched_promise_makes_it_no_promise():
+    """ "si" before a subject or a determiner is "if": the promise holds only if the board agrees."""
+    conditional = commitments(
+        [
+            ("Chloé Martin", "Et les devis, Alex ?"),
+            ("Alex Moreau", "Bon, si la direction signe jeudi, I'll send you the three quotes by Monday."),
+        ]
+    )
+    assert conditional == []
+    firm = commitments(
+        [
+            ("Chloé Martin", "Et les devis, Alex ?"),
+            ("Alex Moreau", "Oui, c'est noté, I'll send you the three quotes by Monday."),
+        ]
+    )
+    assert [a.object_literal for a in firm] == ["send you the three quotes"]

@@ -14,7 +14,7 @@ from backchannel.extraction.mentions.names import NAME
 from backchannel.extraction.mentions.sentence import HESITATION_WORDS, fluent
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx
-from backchannel.extraction.rules.en.commitments import CONDITION_AFTER, DELIVER_VERB, recipient
+from backchannel.extraction.rules.en.commitments import CONDITION_AFTER, DELIVER_VERB, FRENCH_IF, recipient
 
 PROMISE_CUE = re.compile(
     r"\b[Ww]hat\s+I\s*(?:['’]ll|\s+will|\s+can|\s+propose\s+to|['’]m\s+going\s+to|\s+am\s+going\s+to)\s+do\b"
@@ -31,7 +31,8 @@ _UNSURE = re.compile(
     r"|want|hope)\b|\?"
     # a time clause that doubts its own event ("once I find it giving any positive result", "when I have
     # anything"): "any" asks whether it happens at all, so the act after it is no promise yet
-    r"|\b(?:once|when|as\s+soon\s+as|after)\b[^.;!?]*\bany(?:thing|one|body)?\b",
+    r"|\b(?:once|when|as\s+soon\s+as|after)\b[^.;!?]*\bany(?:thing|one|body)?\b"
+    rf"|{FRENCH_IF}",
     re.I,
 )
 OTHER_PROMISE = re.compile(

@@ -103,9 +103,15 @@ _COMMIT = re.compile(
 )
 # Reported promises are rarer and their pattern dearer: offline.py runs them only after their own triggers.
 _COMMIT_REPORTED = re.compile(rf"(?:{_REPORTED}){_PROMISE}")
+# A French condition in a code-switched promise ("si le board valide le budget, I'll send ..."): "si"
+# before a subject or a determiner is "if" (not the "si" of "si bien", "mais si").
+FRENCH_IF = (
+    r"\bsi\s+(?:le|la|les|l['’]|un|une|des|tu|vous|on|il|elle|ils|elles|je|j['’]|nous|c['’]|ça|ca|ton|ta|tes"
+    r"|mon|ma|mes|notre|votre|leur)\b|\bs['’]ils?\b"
+)
 HEDGE = re.compile(
     r"\b(?:if|maybe|perhaps|probably|might|unless|whether|hopefully|would|could|not|never|say|says|"
-    r"said|wonder|suppose)\b|n['’]t\b",
+    rf"said|wonder|suppose)\b|n['’]t\b|{FRENCH_IF}",
     re.I,
 )
 # A condition said after the promise: the promise holds only if it is met (the evaluation set labels such

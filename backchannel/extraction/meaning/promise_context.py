@@ -1,0 +1,77 @@
+"""A promise the talk right after it laughs off: "- I'll have it rebuilt by Friday, single-handed.
+- Ha! You will, yeah." or "I'll migrate the whole estate by Monday. Kidding, obviously." The
+stance head reads each sentence alone, so the promise's own sentence reads `asserted`; here it
+reads the sentences that follow, as tie_context.py does for ties.
+
+**The context** of an asserted promise is the rest of its turn and the first CONTEXT_SENTENCES of
+each of the next two turns, whoever says them (the listener's laugh counts as much as the maker's
+"only joking"), less sentences that hold a claim of their own other than the promise said again;
+each turn's part is read as one text ("Ha!" and "You will, yeah." are one laugh).
+
+**A joke.** A context sentence the head reads `joke` at JOKE_MIN, with its relation read as a promise
+or as no relation at all (not a joke about a tie or a job said beside it), makes the promise a
+joke: its stance becomes `joke`, which the writer stores as no fact.
+
+Not read here: a promise taken back or waved off in other words ("then forget Friday", "no need,
+I have it"). The head reads those as asserted, and its `negated` is as sure of sentences that
+release nothing ("I haven't got the final figures yet"), so acting on it would drop real promises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from backchannel.extraction.formats.transcript import Transcript
+from backchannel.extraction.meaning.classifier import Embed, Reading, classify
+from backchannel.extraction.mentions.sentence import fluent
+from backchannel.extraction.result import ExtractedAssertion
+from backchannel.extraction.rules.core import sentences
+
+CONTEXT_SENTENCES = 2
+JOKE_MIN = 0.85
+OF_A_PROMISE_MIN = 0.8  # committed_to and none together: the sentence is of the promise, or of nothing else
+
+
+def laughed_off(
+    transcript: Transcript, claims: Sequence[ExtractedAssertion], embed: Embed | None = None
+) -> list[ExtractedAssertion]:
+    """`claims` with each asserted promise that the talk after it laughs off marked `joke`."""
+    utts = [u for u in transcript.utterances if u.text]
+    pos = {u.idx: n for n, u in enumerate(utts)}
+    spans_of = {u.idx: sentences(u.text) or [(0, len(u.text))] for u in utts}
+    claimed: dict[tuple[int, int], list[int]] = {}
+    for j, a in enumerate(claims):
+        if a.utterance_idx in spans_of:
+            claimed.setdefault((a.utterance_idx, _sentence_at(spans_of[a.utterance_idx], a.span_start)), []).append(j)
+    asks: list[tuple[int, str]] = []
+    for i, a in enumerate(claims):
+        if a.predicate != "committed_to" or a.stance != "asserted" or a.utterance_idx not in pos:
+            continue
+        at, k = pos[a.utterance_idx], _sentence_at(spans_of[a.utterance_idx], a.span_start)
+        for n in range(at, min(at + 3, len(utts))):
+            u = utts[n]
+            spans = spans_of[u.idx]
+            picked = range(k + 1, len(spans)) if n == at else range(min(CONTEXT_SENTENCES, len(spans)))
+            # read together: a reply's "Ha!" and its "You will, yeah." are one laugh, not two sentences
+            said = [
+                u.text[slice(*spans[j])]
+                for j in picked
+                if all(claims[c].predicate == "committed_to" for c in claimed.get((u.idx, j), []))
+            ]
+            if said:
+                asks.append((i, fluent(" ".join(said))))
+    if not asks:
+        return list(claims)
+    jokes = {i for (i, _), r in zip(asks, classify([s for _, s in asks], embed=embed)) if _a_joke(r)}
+    return [replace(a, stance="joke") if i in jokes else a for i, a in enumerate(claims)]
+
+
+def _a_joke(r: Reading) -> bool:
+    probs = r.relation_probs or {}
+    of_a_promise = probs.get("committed_to", 0.0) + probs.get("none", 0.0)
+    return r.stance == "joke" and r.stance_p >= JOKE_MIN and of_a_promise >= OF_A_PROMISE_MIN
+
+
+def _sentence_at(spans: list[tuple[int, int]], pos: int) -> int:
+    return next((j for j, (s0, s1) in enumerate(spans) if s0 <= pos < s1), len(spans) - 1)

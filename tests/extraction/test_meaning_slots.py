@@ -392,3 +392,29 @@ def test_who_only_tells_is_no_party_and_a_soured_tie_ends_no_job():
 def test_a_promise_with_no_thing_promised_or_under_a_doubted_event_is_none(text):
     t = _meeting(("Alex Moreau", "Can you?"), ("Marc Dupont", text))
     assert not [f for f in _facts(t) if f[1] == "committed_to"]
+
+
+def test_a_name_opening_its_sentence_before_a_lower_case_title_is_described_not_addressed():
+    t = _meeting(
+        ("Alex Moreau", "Who should we talk to at Ørsted, Tadhg?"),
+        (
+            "Tadhg Byrne",
+            "Oh, I know the one. Saoirse Kelleher, head of offshore contracts, Ørsted. She runs all of it.",
+        ),
+    )
+    assert ("Saoirse Kelleher", "works_at", "Ørsted") in _facts(t)
+    # said to her: no fact of her
+    t = _meeting(
+        ("Alex Moreau", "Hello."),
+        ("Tadhg Byrne", "Morning."),
+        ("Dara Walsh", "Saoirse Kelleher, thanks for joining, Ørsted is keen on this."),
+    )
+    assert not [f for f in _facts(t) if f[0] == "Saoirse Kelleher"]
+
+
+def test_an_organisation_someone_represents_is_not_their_employer():
+    said = "Emer Nolan, head of policy, {} the Irish Farmers Association, will speak first."
+    represents = _facts(_meeting(("Chair", "Welcome."), ("Dara Walsh", said.format("representing"))))
+    assert not [f for f in represents if f[0] == "Emer Nolan" and f[1] == "works_at"], represents
+    works = _facts(_meeting(("Chair", "Welcome."), ("Dara Walsh", said.format("at"))))
+    assert ("Emer Nolan", "works_at", "Irish Farmers Association") in works

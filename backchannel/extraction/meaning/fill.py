@@ -422,6 +422,8 @@ def _fill_into(
                     relation = "works_at"
             if len({norm_name(o.name) for o in orgs}) != 1:
                 return
+            if _REPRESENTING.search(c.text, max(c.w0, orgs[0].start - 24), orgs[0].start):
+                return  # "principal of X College, also representing ColegauCymru": acting for it, not its staff
             org = Mention(name=orgs[0].name, kind="organisation")
             if title is None and _BARE_AT.search(c.text, max(c.w0, orgs[0].start - 16), orgs[0].start):
                 return  # "Elena is at Gatwick": where someone stands, not whom they work for
@@ -487,7 +489,12 @@ def _vocative(c: Candidate, slot: mentions.Slot) -> bool:
         return False  # "Ray Castellano, who runs procurement at Kroger, is the guy": described, not addressed
     if not lead:
         appos = _APPOSED.match(c.text, slot.end, c.s1)
-        return appos is None or not (appos.group("former") or _apposition_of(appos.group("words")))
+        if appos is None:
+            # a title said lower case after the name ("Niamh Gallagher, head of procurement, Vestas."):
+            # described, not addressed; "Suzy, thanks" or "Tom, could you" are said to them
+            title = _TITLE_APPOSED.match(c.text, slot.end, c.s1)
+            return title is None or not _apposition_of(" ".join(title.group("words").split()[:2]))
+        return not (appos.group("former") or _apposition_of(appos.group("words")))
     return lead.endswith(",") and len(lead.split()) <= 3
 
 
@@ -505,6 +512,10 @@ _APPOSED = re.compile(
 )
 
 
+_TITLE_APPOSED = re.compile(
+    r",\s+(?P<words>(?:(?:acting|interim|deputy|senior|new|global|group)\s+)?[a-z][^,.?!;]{1,60})[,.]"
+)
+_REPRESENTING = re.compile(r"\b(?:representing|on\s+behalf\s+of|speaking\s+for)\s+(?:the\s+)?$", re.I)
 _RELATIVE_AFTER = re.compile(r",\s+(?:who|whose)\s")
 
 

@@ -118,3 +118,22 @@ def test_a_tie_followed_by_a_short_silence_stays():
         ),
     )
     assert ("Ines Ferreira", "worked_with", "Piotr Nowak", "asserted") in _with(ties, "Piotr Nowak"), ties
+
+
+def test_a_tie_a_contrast_ends_in_the_same_sentence_is_ended():
+    """ "X I know from ..., but we are not on speaking terms": the whole reads as no relation, its first
+    clause as the tie and its "but" clause as how the tie stands (meaning/stage.py _contrast_parts)."""
+    ties = _ties(
+        ("Alex Moreau", "Hello."),
+        ("Marta Silva", "Tobias Lang I know from the Siemens days, but we are not on speaking terms since the audit."),
+    )
+    found = _with(ties, "Tobias Lang")
+    assert found and all(f[3] == "ended" for f in found), ties
+
+
+def test_a_contrast_that_says_they_never_met_leaves_knowing_of():
+    ties = _ties(
+        ("Alex Moreau", "Hello."),
+        ("Marta Silva", "I have admired Ines Duarte's work for years, but I have never met her."),
+    )
+    assert all(f[3] == "knows_of" for f in _with(ties, "Ines Duarte")), ties

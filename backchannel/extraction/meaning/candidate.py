@@ -25,6 +25,9 @@ class Candidate:
     masked: str
     refs: tuple[PronounRef, ...] = ()  # the pronouns of the window resolved by the mentions stage
     part: bool = False  # one clause of a sentence that is also read whole
+    # a clause of a contrast ("X, but Y"): where its whole sentence starts, and whether it is the "but" side
+    contrast_of: int | None = None
+    after_but: bool = False
     # the organisations the whole sentence names, when it was cut at a semicolon into clauses
     sentence_orgs: tuple[str, ...] = ()
 

@@ -33,7 +33,7 @@ from backchannel.extraction.meaning.heard import as_slots, core_of, heard, tie_a
 from backchannel.extraction.meaning.implied import employment_of_ties
 from backchannel.extraction.meaning.possessed import employment_of_titles
 from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, told_promise
-from backchannel.extraction.meaning.tie_stance import ONGOING
+from backchannel.extraction.meaning.tie_stance import ONGOING, TIES
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.labels import label_person
 from backchannel.extraction.mentions.names import TITLE_HEADS, same_person
@@ -175,7 +175,9 @@ def candidates(
                 )
             )
             if w0 == s0 and w1 == s1 and not sent.rstrip().endswith("?"):
-                for a, b in _parts(text, s0, s1, orgs):
+                org_parts = _parts(text, s0, s1, orgs)
+                contrast = not org_parts
+                for a, b in org_parts or _contrast_parts(text, s0, s1):
                     part_slots = [x for x in slots if a <= x.start and x.end <= b]
                     out.append(
                         Candidate(
@@ -190,6 +192,8 @@ def candidates(
                             mentions.masked(text, a, b, part_slots, as_slots(sent_refs, part_slots, text)),
                             tuple(r for r in sent_refs if a <= r.start < b),
                             part=True,
+                            contrast_of=s0 if contrast else None,
+                            after_but=contrast and a > s0,
                         )
                     )
     return out
@@ -222,6 +226,28 @@ def _parts(text: str, s0: int, s1: int, orgs: Sequence[mentions.Slot]) -> list[t
         start = b
     out.append((start, s1))
     return [(a, b) for a, b in out if text[a:b].strip()]
+
+
+# "X I know from Airtel days, but we are not on talking terms": a contrast says a second thing of the
+# first (the tie, then how it ended); the whole reads as neither (none 0.77), each clause as itself.
+_BUT = re.compile(r"(?:,|\s+[—–-])\s+(?=but\s)")
+_PART_MIN_WORDS = 3
+
+
+def _read(r: Reading) -> bool:
+    """Whether a reading says a relation at its bar (a sentence the stage reads as a claim)."""
+    return r.relation != "none" and r.relation_p >= _MIN.get(r.relation, RELATION_MIN)
+
+
+def _contrast_parts(text: str, s0: int, s1: int) -> list[tuple[int, int]]:
+    """A sentence cut before its one contrasting "but" into the two clauses; [] when it does not cut."""
+    found = list(_BUT.finditer(text, s0, s1))
+    if len(found) != 1:
+        return []
+    a, b = found[0].start(), found[0].end()
+    if len(text[s0:a].split()) < _PART_MIN_WORDS or len(text[b:s1].split()) < _PART_MIN_WORDS + 1:
+        return []
+    return [(s0, a), (b, s1)]
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
@@ -260,8 +286,26 @@ def read(
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
     by_sentence = {(c.utt_idx, c.s0): (c, r) for c, r in zip(cands, readings) if not c.part}
     kept_rules = _apply_stance(rule_claims, by_sentence, transcript, anchor)
+    buts = {
+        (c.utt_idx, c.contrast_of): r.stance if r.stance_p >= STANCE_MIN else "asserted"
+        for c, r in zip(cands, readings)
+        if c.after_but
+    }
     new: list[ExtractedAssertion] = []
     for c, r in zip(cands, readings):
+        if c.contrast_of is not None:
+            whole = by_sentence.get((c.utt_idx, c.contrast_of))
+            if whole is None or _read(whole[1]):
+                continue  # the clauses of a contrast are read only where the whole sentence reads as nothing
+            if (
+                not c.after_but
+                and r.relation in TIES
+                and buts.get((c.utt_idx, c.contrast_of), "asserted") != "asserted"
+            ):
+                # the tie the first clause says takes the stance the "but" gives it ("I have followed her
+                # work since 2019, but I have never met her": knowing of her; "..., but we are not on
+                # talking terms": ended)
+                r = replace(r, stance=buts[(c.utt_idx, c.contrast_of)], stance_p=1.0)
         if _QUESTION.match(c.text, c.s0) and c.text[c.s0 : c.s1].rstrip().endswith("?"):
             continue  # a question asserts nothing ("do you know X?"), whatever the head reads; a statement
             # said with a rising voice ("I think she's the COO at Pellston now?") is a hedge the stance reads

@@ -292,3 +292,18 @@ def test_a_french_condition_in_a_code_switched_promise_makes_it_no_promise():
         ]
     )
     assert [a.object_literal for a in firm] == ["send you the three quotes"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'll level with you: the budget is gone.",
+        "I'll grant you, the numbers look odd.",
+        "I'll bet you the contract slips again.",
+        "I'll warn you now, the deck is long.",
+    ],
+)
+def test_an_ill_that_only_frames_what_is_said_is_no_promise(said):
+    """Saying verbs ("level with", "grant", "bet", "warn") under "I'll" frame the sentence; nothing is
+    promised (rules/en/pledges.py _NOT_ACTIONS)."""
+    assert commitments([("Marta Silva", "How do the figures look?"), ("Alex Moreau", said)]) == []

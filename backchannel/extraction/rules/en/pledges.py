@@ -73,6 +73,7 @@ understand learn notice recall describe summarise summarize clarify elaborate co
 stand use do find lose miss run play try probably also not never just still always already rather soon
 become seem hold face win fail require present focus chat delegate change appeal manage choose
 i you he she they it we me us him her them put raise refer discuss consider appear reflect
+grant concede confess level warn bet wager swear
 """.split()
 )
 # Progressive forms whose stem needs its final e back: "making" -> "make", "providing" -> "provide".

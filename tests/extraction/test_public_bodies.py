@@ -15,6 +15,11 @@ def test_a_name_ending_in_a_nation_is_an_organisation():
     assert not looks_like_org("Canada") and not looks_like_org("Marie Laurent") and not looks_like_org("Wales")
 
 
+def test_a_newspaper_is_an_organisation_not_a_person():
+    assert looks_like_org("Economic Times") and looks_like_org("Irish Examiner Magazine")
+    assert looks_like_org("Yorkshire Post Herald") and not looks_like_org("Nora Times-Bell")
+
+
 def test_a_body_applied_to_is_no_employee_of_the_applicant():
     t = Transcript(
         [

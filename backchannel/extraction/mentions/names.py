@@ -97,6 +97,7 @@ systems solutions technologies technology partners capital ventures industries h
 sa ag sas sarl nv bv co corp agency executive directorate inspectorate regulator trust cymru
 logistics pharma pharmaceuticals biotech robotics dynamics motors airlines airways analytics software
 electronics telecom telecoms insurance brewery studios
+times journal herald tribune gazette chronicle telegraph magazine
 """.split()
 )
 # Single capitalised words that are topics or departments, not employers ("director of Education").

@@ -52,3 +52,8 @@ def test_a_promise_its_maker_calls_a_joke_is_no_fact():
 def test_a_promise_the_reply_takes_as_meant_stays(after):
     found = _promises(ASKED, PROMISED, after)
     assert [(s, stance) for s, _, stance in found] == [("Alex Moreau", "asserted")], found
+
+
+def test_a_listeners_tease_of_the_maker_leaves_the_promise_made():
+    found = _promises(ASKED, PROMISED, ("Maeve Quinn", "Ha, you always say that."))
+    assert [(s, stance) for s, _, stance in found] == [("Alex Moreau", "asserted")], found

@@ -9,8 +9,9 @@ each of the next two turns, whoever says them (the listener's laugh counts as mu
 each turn's part is read as one text ("Ha!" and "You will, yeah." are one laugh).
 
 **A joke.** A context sentence the head reads `joke` at JOKE_MIN, with its relation read as a promise
-or as no relation at all (not a joke about a tie or a job said beside it), makes the promise a
-joke: its stance becomes `joke`, which the writer stores as no fact.
+(or, in the maker's own words, as no relation at all: not a joke about a tie or a job said beside
+it), makes the promise a joke: its stance becomes `joke`, which the writer stores as no fact. The
+listener's tease of the maker ("Ha, you always say that") is no joke of the promise.
 
 Not read here: a promise taken back or waved off in other words ("then forget Friday", "no need,
 I have it"). The head reads those as asserted, and its `negated` is as sure of sentences that
@@ -44,7 +45,7 @@ def laughed_off(
     for j, a in enumerate(claims):
         if a.utterance_idx in spans_of:
             claimed.setdefault((a.utterance_idx, _sentence_at(spans_of[a.utterance_idx], a.span_start)), []).append(j)
-    asks: list[tuple[int, str]] = []
+    asks: list[tuple[int, str, bool]] = []  # (promise, what follows it, said by its maker)
     for i, a in enumerate(claims):
         if a.predicate != "committed_to" or a.stance != "asserted" or a.utterance_idx not in pos:
             continue
@@ -60,16 +61,19 @@ def laughed_off(
                 if all(claims[c].predicate == "committed_to" for c in claimed.get((u.idx, j), []))
             ]
             if said:
-                asks.append((i, fluent(" ".join(said))))
+                asks.append((i, fluent(" ".join(said)), u.speaker == utts[at].speaker))
     if not asks:
         return list(claims)
-    jokes = {i for (i, _), r in zip(asks, classify([s for _, s in asks], embed=embed)) if _a_joke(r)}
+    jokes = {i for (i, _, own), r in zip(asks, classify([s for _, s, _ in asks], embed=embed)) if _a_joke(r, own)}
     return [replace(a, stance="joke") if i in jokes else a for i, a in enumerate(claims)]
 
 
-def _a_joke(r: Reading) -> bool:
+def _a_joke(r: Reading, own: bool) -> bool:
+    """The maker's own words may say it was a joke in any words ("Kidding, obviously": none 0.99); the
+    listener's must be of the promise ("Ha! You will, yeah.": committed_to 1.0), since a tease of the
+    maker ("Ha, you always say that": none 0.84, joke 0.94) leaves the promise made."""
     probs = r.relation_probs or {}
-    of_a_promise = probs.get("committed_to", 0.0) + probs.get("none", 0.0)
+    of_a_promise = probs.get("committed_to", 0.0) + (probs.get("none", 0.0) if own else 0.0)
     return r.stance == "joke" and r.stance_p >= JOKE_MIN and of_a_promise >= OF_A_PROMISE_MIN
 
 

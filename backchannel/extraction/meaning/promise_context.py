@@ -6,7 +6,8 @@ reads the sentences that follow, as tie_context.py does for ties.
 **The context** of an asserted promise is the rest of its turn and the first CONTEXT_SENTENCES of
 each of the next two turns, whoever says them (the listener's laugh counts as much as the maker's
 "only joking"), less sentences that hold a claim of their own other than the promise said again;
-each turn's part is read as one text ("Ha!" and "You will, yeah." are one laugh).
+each turn's part is read as one text ("Ha!" and "You will, yeah." are one laugh), and only when it
+is short (REPLY_MAX characters).
 
 **A joke.** A context sentence the head reads `joke` at JOKE_MIN, with its relation read as a promise
 (or, in the maker's own words, as no relation at all: not a joke about a tie or a job said beside
@@ -32,6 +33,9 @@ from backchannel.extraction.rules.core import sentences
 CONTEXT_SENTENCES = 2
 JOKE_MIN = 0.85
 OF_A_PROMISE_MIN = 0.8  # committed_to and none together: the sentence is of the promise, or of nothing else
+# A laugh-off is short ("Ha! You will, yeah.", "Kidding, obviously."); a longer reply says something of its
+# own, and reading every one would double a long meeting's embedding work.
+REPLY_MAX = 120
 
 
 def laughed_off(
@@ -60,8 +64,9 @@ def laughed_off(
                 for j in picked
                 if all(claims[c].predicate == "committed_to" for c in claimed.get((u.idx, j), []))
             ]
-            if said:
-                asks.append((i, fluent(" ".join(said)), u.speaker == utts[at].speaker))
+            text = fluent(" ".join(said))
+            if said and len(text) <= REPLY_MAX:
+                asks.append((i, text, u.speaker == utts[at].speaker))
     if not asks:
         return list(claims)
     jokes = {i for (i, _, own), r in zip(asks, classify([s for _, s, _ in asks], embed=embed)) if _a_joke(r, own)}

@@ -135,3 +135,22 @@ def test_a_request_two_turns_back_names_the_addressee_when_the_turn_between_asks
     # The promise's speaker spoke in between: the old request was answered then, "you" stays open.
     spoke = ("Alex Moreau", "Let me check what we have.")
     assert _promised([asked, spoke, aside, answer]) == [("Alex Moreau", None)]
+
+
+def test_a_turn_said_to_the_maker_is_not_stepped_over_to_an_older_request():
+    asked = ("Ruth Adeyemi", "Colin, can you get the depot refit figures to Bea?")
+    remark = ("Bea Lindqvist", "Yes, the refit figures would help a lot with the audit.")
+    answer = ("Colin Shaw", "Sure. I'll send you the refit figures by next Friday.")
+    # Bea's turn answers Colin, no vocative to anyone else: Ruth's request is not the one answered
+    assert _promised([asked, remark, answer]) == [("Colin Shaw", None)]
+
+
+def test_a_you_said_to_several_is_the_owner_when_the_owner_is_in_the_meeting():
+    said = [
+        ("Priya Raman", "Where are we on the paperwork, Tom?"),
+        ("Tom Weller", "I'll send you both the signed lease by the end of the week."),
+        ("Alex Moreau", "Great, thanks Tom."),
+    ]
+    assert _promised(said) == [("Tom Weller", "Alex Moreau")]
+    said[1] = ("Tom Weller", "I'll send all of you the signed lease by the end of the week.")
+    assert _promised(said) == [("Tom Weller", "Alex Moreau")]

@@ -307,3 +307,14 @@ def test_an_ill_that_only_frames_what_is_said_is_no_promise(said):
     """Saying verbs ("level with", "grant", "bet", "warn") under "I'll" frame the sentence; nothing is
     promised (rules/en/pledges.py _NOT_ACTIONS)."""
     assert commitments([("Marta Silva", "How do the figures look?"), ("Alex Moreau", said)]) == []
+
+
+def test_a_french_courtesy_before_a_promise_is_no_condition():
+    """ "si tu veux" / "si vous voulez" is "if you like": an offer made, not a condition (FRENCH_IF)."""
+    offered = commitments(
+        [
+            ("Chloé Martin", "Tu as encore les devis ?"),
+            ("Alex Moreau", "Oui. Si tu veux, I'll send you the three quotes by Monday."),
+        ]
+    )
+    assert [a.object_literal for a in offered] == ["send you the three quotes"]

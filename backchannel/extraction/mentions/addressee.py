@@ -10,9 +10,11 @@ in order:
    voicemail, a memo) with no other participant, the owner it was left for;
 3. the speaker of the turn just before, when that turn asked for something
    ("Could you send me the quote?", "Please share the deck"), or of the one before it when the
-   turn between asks nothing (a committee member's aside between the chair's question and the
-   answer: REQUEST_REACH turns back, never past a turn of the promise's own speaker) and the
-   request shares a content word with what is promised.
+   turn between asks nothing and is said to someone else by a vocative (a committee member's aside
+   to the chair between the chair's question and the answer: REQUEST_REACH turns back, never past a
+   turn of the promise's own speaker) and the request shares a content word with what is promised.
+A "you" said to several ("I'll send you both ...", "all of you") is the owner when the owner is in
+the meeting and did not make the promise: they are owed it whoever else is.
 Otherwise "you" stays unknown (several people, no addressee): the recipient is
 dropped rather than guessed.
 
@@ -47,6 +49,8 @@ from backchannel.extraction.rules.en.relations import WE_PARTNER
 from backchannel.extraction.rules.fr.commitments import NEXT_MEETING_FR
 
 REQUEST_REACH = 2
+# "you" said to more than one: "I'll send you both ...", "all of you", "y'all".
+_PLURAL_YOU = re.compile(r"\byou\s+(?:both|two|all|guys)\b|\b(?:both|all)\s+of\s+you\b|\by['’]all\b", re.I)
 _OPENERS = (
     r"(?i:(?:ok|okay|so|sure|right|well|yes|yeah|thanks|thank\s+you|great|and|hi|hey|oh|alright|of\s+course"
     r"|oui|merci|bon|alors|parfait|bien\s+sûr|d['’]accord|et|bonjour|salut)\s*,?\s+)?"
@@ -129,6 +133,9 @@ def _addressee(
     speaker = u.speaker
     if not speaker:
         return None
+    owner = next((p for p in people for o in owner_names if o and same_person(p, o)), None)
+    if owner and not same_person(owner, speaker) and _PLURAL_YOU.search(u.text, a.span_start, a.span_end):
+        return Mention(name=owner, kind="person")  # "I'll send you both ...": the owner, in the room, is owed it
     named = _vocative(u.text, a.span_start, a.span_end, speaker, people)
     if named:
         return _as_mention(named, people, speaker)
@@ -146,7 +153,19 @@ def _addressee(
             # past an aside, only a request for what is promised ("a breakdown by region" ... "the full
             # breakdown, region by region"), not any request still in the air
             return Mention(name=prev.speaker, kind="person")
+        if not _aside(prev.text, speaker):
+            return None  # a turn said to the promise's speaker ("Yes, that would help a lot"): not stepped past
     return None
+
+
+def _aside(text: str, maker: str) -> bool:
+    """Whether a turn is said to someone other than the promise's maker, by a vocative ("Chair, the agency
+    staff too", "And the Leeds depot, ideally, Chair."): an aside the maker's answer steps over."""
+    said = [m.group("v") for rx in (_VOCATIVE_OPEN, _VOCATIVE_CLOSE) for m in rx.finditer(text)]
+    return any((v.lower() in _ROLE_VOCATIVES or person_name(v) is not None) and not same_person(v, maker) for v in said)
+
+
+_ROLE_VOCATIVES = frozenset({"chair", "chairman", "chairwoman", "convenor", "minister", "president", "sir", "madam"})
 
 
 _TOPIC_WORD = re.compile(r"[^\W\d_]{4,}")

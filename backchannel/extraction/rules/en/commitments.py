@@ -106,7 +106,9 @@ _COMMIT_REPORTED = re.compile(rf"(?:{_REPORTED}){_PROMISE}")
 # A French condition in a code-switched promise ("si le board valide le budget, I'll send ..."): "si"
 # before a subject or a determiner is "if" (not the "si" of "si bien", "mais si").
 FRENCH_IF = (
-    r"\bsi\s+(?:le|la|les|l['’]|un|une|des|tu|vous|on|il|elle|ils|elles|je|j['’]|nous|c['’]|ça|ca|ton|ta|tes"
+    # not the courtesies "si tu veux", "si vous voulez", "si vous le souhaitez" ("if you like": an offer)
+    r"\bsi\s+(?!(?:tu|vous)\s+(?:le\s+)?(?:veux|voulez|souhaites|souhaitez|préfères|préférez)\b)"
+    r"(?:le|la|les|l['’]|un|une|des|tu|vous|on|il|elle|ils|elles|je|j['’]|nous|c['’]|ça|ca|ton|ta|tes"
     r"|mon|ma|mes|notre|votre|leur)\b|\bs['’]ils?\b"
 )
 HEDGE = re.compile(

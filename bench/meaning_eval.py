@@ -37,8 +37,8 @@ bench/evalset/stories/<split>/, each on a scratch home.
 
 Only aggregate figures are printed; `--show-errors` lists the items missed and the false
 positives, and is refused on the held-out splits, test, fresh, fresh2, fresh3 and fresh4 (they must not
-be read while tuning). `fresh`, `fresh2`, `fresh3` and `fresh4` have stories only. `dev3` has stories only
-too, but it is a tunable split like dev: per-item output is allowed on it.
+be read while tuning). `fresh`, `fresh2`, `fresh3` and `fresh4` have stories only. `dev3` and `dev4` (promises) have stories only
+too, but they are tunable splits like dev: per-item output is allowed on them.
 """
 
 from __future__ import annotations
@@ -67,8 +67,9 @@ SENTENCE_SPLITS = (*SPLITS, "dev2")
 # Stories only, held out like test: written in a later session, run once before and once after its
 # changes (bench/evalset/README.md, "fresh"); fresh2, fresh3 and fresh4 by helper sessions that read no
 # extraction code. dev3: stories only, to tune on like dev (README, "The third dev stories"), by a helper
-# that read no extraction code.
-STORY_SPLITS = (*SPLITS, "dev3", "fresh", "fresh2", "fresh3", "fresh4")
+# that read no extraction code; dev4 (promises only) likewise, by a helper that read no extraction or
+# judging code (README, "The fourth dev stories").
+STORY_SPLITS = (*SPLITS, "dev3", "dev4", "fresh", "fresh2", "fresh3", "fresh4")
 HELD_OUT = ("test", "fresh", "fresh2", "fresh3", "fresh4")
 PREDICATES = ("worked_with", "knows", "works_at", "has_title", "left", "committed_to")
 PERSON_OBJECT = frozenset({"worked_with", "knows"})

@@ -78,6 +78,9 @@ class Matcher:
 
 
 _PEOPLE_LISTS = ("attendees", "withdrawn")
+# Where a file or a feed is, never redacted: an inbox file named "2025-09-18 Karl Weber call.txt" must
+# still be found to be read (its words are filtered as every meeting's are).
+_LOCATIONS = frozenset({"path", "calendar", "sources", "file", "url"})
 
 
 def _attendee_withdrawn(m: Matcher, attendee: Any) -> bool:
@@ -89,14 +92,17 @@ def _attendee_withdrawn(m: Matcher, attendee: Any) -> bool:
 
 def scrub(m: Matcher, value: Any) -> Any:
     """A wake's payload without the people withdrawn: an attendee (or an invite's opted-out
-    entry) who is one is dropped, their name or address inside any other text is redacted.
+    entry) who is one is dropped, their name or address inside any other text is redacted (not
+    in a file's path or a feed's address: `_LOCATIONS`).
     Applied before a run records its wake, so a calendar read again after the erasure
     cannot bring the name back into `runs` or `calendar_events`."""
     if not m:
         return value
     if isinstance(value, dict):
         return {
-            k: [scrub(m, a) for a in v if not _attendee_withdrawn(m, a)]
+            k: v
+            if k in _LOCATIONS
+            else [scrub(m, a) for a in v if not _attendee_withdrawn(m, a)]
             if k in _PEOPLE_LISTS and isinstance(v, list)
             else scrub(m, v)
             for k, v in value.items()

@@ -228,3 +228,29 @@ def test_the_judges_per_wake_reads_count_only_the_sweeps_scopes(demo_home, tmp_p
         assert acme not in sources_of(GraphAPI(store, now=now, scopes=["default"]))
     finally:
         store.close()
+
+
+def test_an_inbox_file_named_after_a_withdrawn_person_is_still_read(tmp_path, monkeypatch):
+    """The wake's payload is scrubbed of withdrawn people (consent.scrub), never its file's path:
+    a path redacted to "[withdrawn]" would leave the file unread in the inbox for good."""
+    from backchannel.config import Settings, resolve_paths
+    from backchannel.engine.pipeline import run_wake_once
+    from backchannel.memory.store import Store
+
+    monkeypatch.setenv("BACKCHANNEL_HOME", str(tmp_path / "home"))
+    paths = resolve_paths().ensure()
+    settings = Settings()
+    settings.owner = settings.owner.model_copy(update={"name": "Alex Moreau"})
+    settings.consent = settings.consent.model_copy(update={"withdrawn": ["Sophie Martin"]})
+    inbox = paths.data_dir / "inbox"
+    inbox.mkdir(parents=True, exist_ok=True)
+    src = inbox / "2025-09-18 Sophie Martin call.txt"
+    src.write_text("Alex Moreau: I worked with Paul Leroy at Acme.\nPaul Leroy: Yes, for years.\n", encoding="utf-8")
+    store = Store.open(paths.db_file)
+    try:
+        out = run_wake_once(store, settings, paths, {"kind": "inbox", "key": "inbox:s", "payload": {"path": str(src)}})
+        assert out.status == "done" and out.detail["ingest"]["status"] == "ingested", (out.status, out.reason)
+        assert not src.exists()
+        assert "Sophie Martin" not in str(store.query("SELECT title FROM sources"))
+    finally:
+        store.close()

@@ -3,7 +3,8 @@
 stance head reads each sentence alone, so the promise's own sentence reads `asserted`; here it
 reads the sentences that follow, as tie_context.py does for ties.
 
-**The context** of an asserted promise is the rest of its turn and the first CONTEXT_SENTENCES of
+**The context** of an asserted promise is the one a tie is read in (`tie_context.context_after`): the
+rest of its turn and the first CONTEXT_SENTENCES of
 each of the next two turns, whoever says them (the listener's laugh counts as much as the maker's
 "only joking"), less sentences that hold a claim of their own other than the promise said again;
 each turn's part is read as one text ("Ha!" and "You will, yeah." are one laugh), and only when it
@@ -26,11 +27,11 @@ from dataclasses import replace
 
 from backchannel.extraction.formats.transcript import Transcript
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
+from backchannel.extraction.meaning.tie_context import claims_by_sentence, context_after, sentence_spans
+from backchannel.extraction.meaning.tie_stance import sentence_at
 from backchannel.extraction.mentions.sentence import fluent
 from backchannel.extraction.result import ExtractedAssertion
-from backchannel.extraction.rules.core import sentences
 
-CONTEXT_SENTENCES = 2
 JOKE_MIN = 0.85
 OF_A_PROMISE_MIN = 0.8  # committed_to and none together: the sentence is of the promise, or of nothing else
 # A laugh-off is short ("Ha! You will, yeah.", "Kidding, obviously."); a longer reply says something of its
@@ -44,29 +45,24 @@ def laughed_off(
     """`claims` with each asserted promise that the talk after it laughs off marked `joke`."""
     utts = [u for u in transcript.utterances if u.text]
     pos = {u.idx: n for n, u in enumerate(utts)}
-    spans_of = {u.idx: sentences(u.text) or [(0, len(u.text))] for u in utts}
-    claimed: dict[tuple[int, int], list[int]] = {}
-    for j, a in enumerate(claims):
-        if a.utterance_idx in spans_of:
-            claimed.setdefault((a.utterance_idx, _sentence_at(spans_of[a.utterance_idx], a.span_start)), []).append(j)
+    spans_of = sentence_spans(utts)
+    held = claims_by_sentence(claims, spans_of)
     asks: list[tuple[int, str, bool]] = []  # (promise, what follows it, said by its maker)
     for i, a in enumerate(claims):
         if a.predicate != "committed_to" or a.stance != "asserted" or a.utterance_idx not in pos:
             continue
-        at, k = pos[a.utterance_idx], _sentence_at(spans_of[a.utterance_idx], a.span_start)
-        for n in range(at, min(at + 3, len(utts))):
-            u = utts[n]
-            spans = spans_of[u.idx]
-            picked = range(k + 1, len(spans)) if n == at else range(min(CONTEXT_SENTENCES, len(spans)))
+        at = pos[a.utterance_idx]
+        k = sentence_at(spans_of[a.utterance_idx], a.span_start)
+        turns: dict[int, list[str]] = {}
+        for n, _, sentence, _ in context_after(
+            utts, at, k, spans_of, held, lambda j: claims[j].predicate == "committed_to"
+        ):
+            turns.setdefault(n, []).append(sentence)
+        for n, said in turns.items():
             # read together: a reply's "Ha!" and its "You will, yeah." are one laugh, not two sentences
-            said = [
-                u.text[slice(*spans[j])]
-                for j in picked
-                if all(claims[c].predicate == "committed_to" for c in claimed.get((u.idx, j), []))
-            ]
             text = fluent(" ".join(said))
-            if said and len(text) <= REPLY_MAX:
-                asks.append((i, text, u.speaker == utts[at].speaker))
+            if len(text) <= REPLY_MAX:
+                asks.append((i, text, utts[n].speaker == utts[at].speaker))
     if not asks:
         return list(claims)
     jokes = {i for (i, _, own), r in zip(asks, classify([s for _, s, _ in asks], embed=embed)) if _a_joke(r, own)}
@@ -80,7 +76,3 @@ def _a_joke(r: Reading, own: bool) -> bool:
     probs = r.relation_probs or {}
     of_a_promise = probs.get("committed_to", 0.0) + (probs.get("none", 0.0) if own else 0.0)
     return r.stance == "joke" and r.stance_p >= JOKE_MIN and of_a_promise >= OF_A_PROMISE_MIN
-
-
-def _sentence_at(spans: list[tuple[int, int]], pos: int) -> int:
-    return next((j for j, (s0, s1) in enumerate(spans) if s0 <= pos < s1), len(spans) - 1)

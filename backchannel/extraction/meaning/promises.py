@@ -60,7 +60,7 @@ _EMPTY_OBJECT = frozenset(
     "now then too again soon on about with into onto for of at in from".split()
 )
 _HESITATION = re.compile(rf",?\s*\b{HESITATION_WORDS}\b\s*,?", re.I)
-_FILLERS = frozenset({"uh", "um", "er", "erm", "uhm", "em", "ehm", "like"})
+_FILLER_WORD = re.compile(rf"{HESITATION_WORDS}|like", re.I)  # a word said to fill, not to mean
 # Where a promise's clause ends; "and I'll tell you when" starts the next one.
 _PROMISE_END = re.compile(
     r"[,;:.!?—–]|\s+(?:and\s+then|because|but|so\s+that|if|unless|when|once)\b"
@@ -118,9 +118,9 @@ def _clause_end(text: str, start: int, end: int) -> int | None:
         if m.group(0) == ",":
             after = text[m.end() : m.end() + 24].split()
             # the word before the comma, fillers aside ("the, um, the revised quote": "the" said again)
-            before = [w for w in text[start : m.start()].replace(",", " ").split() if w.lower() not in _FILLERS]
+            before = [w for w in text[start : m.start()].replace(",", " ").split() if not _FILLER_WORD.fullmatch(w)]
             if after and (
-                after[0].lower().strip(",") in _FILLERS or (before and after[0].lower() == before[-1].lower())
+                _FILLER_WORD.fullmatch(after[0].strip(",")) or (before and after[0].lower() == before[-1].lower())
             ):
                 continue
         return m.start()

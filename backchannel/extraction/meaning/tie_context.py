@@ -52,11 +52,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 
-from backchannel.extraction.formats.transcript import Transcript
+from backchannel.extraction.formats.transcript import Transcript, Utterance
 from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.slots import FILLERS
 from backchannel.extraction.meaning.tie_pronouns import resolve_pronouns
-from backchannel.extraction.meaning.tie_stance import ONGOING, TIES, as_ended, third_person
+from backchannel.extraction.meaning.tie_stance import ONGOING, TIES, as_ended, sentence_at, third_person
 from backchannel.extraction.meaning.tie_verdict import verdict
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.names import NAME_RX, same_person
@@ -80,11 +80,8 @@ def context_stances(
     utts = [u for u in transcript.utterances if u.text]
     anchor = transcript.meeting_date.date() if transcript.meeting_date else None
     pos = {u.idx: n for n, u in enumerate(utts)}
-    held: dict[tuple[int, int], list[int]] = {}  # (turn, sentence) -> the claims read in it
-    spans_of = {u.idx: sentences(u.text) or [(0, len(u.text))] for u in utts}
-    for j, a in enumerate(claims):
-        if a.utterance_idx in spans_of:
-            held.setdefault((a.utterance_idx, _sentence_at(spans_of[a.utterance_idx], a.span_start)), []).append(j)
+    spans_of = sentence_spans(utts)
+    held = claims_by_sentence(claims, spans_of)
     pairs_in: dict[int, set[frozenset[str]]] = {}
     ties = [i for i, a in enumerate(claims) if _is_tie(a) and a.utterance_idx in pos]
     for i in ties:
@@ -101,8 +98,8 @@ def context_stances(
         other = _other_end(a, u.speaker)
         if other is None:
             continue
-        k = _sentence_at(spans_of[u.idx], a.span_start)
-        said = _context(
+        k = sentence_at(spans_of[u.idx], a.span_start)
+        said = context_after(
             utts,
             pos[a.utterance_idx],
             k,
@@ -110,7 +107,7 @@ def context_stances(
             held,
             partial(_restates, claims, a),
         )
-        if any(ONGOING.search(s) for _, s, _ in said):
+        if any(ONGOING.search(s) for _, _, s, _ in said):
             continue
         later = _said_later(claims, i, utts, pos, spans_of)
         if later == "ended":
@@ -125,7 +122,7 @@ def context_stances(
         # fell out.": which "we" is not said)
         pair = (a.subject.name, end_of(a))
         clear = len(pairs_in[u.idx]) == 1 and not third_person([_sentence_of(u.text, spans_of[u.idx], a)], pair, orgs)
-        for speaker, s, again in said:
+        for _, speaker, s, again in said:
             own = speaker == u.speaker
             clear = clear and not third_person([s], pair, orgs)
             if own and _names_another(s, other):
@@ -174,14 +171,14 @@ def _said_later(
     stands."""
     a = claims[i]
     at, speaker = pos[a.utterance_idx], utts[pos[a.utterance_idx]].speaker
-    k = _sentence_at(spans_of[a.utterance_idx], a.span_start)
+    k = sentence_at(spans_of[a.utterance_idx], a.span_start)
     for b in claims:
         if b.stance not in ("ended", "knows_of") or b.predicate not in TIES or b.object is None:
             continue
         n = pos.get(b.utterance_idx)
         if n is None or not at <= n <= at + 2 or utts[n].speaker != speaker:
             continue
-        if n == at and _sentence_at(spans_of[b.utterance_idx], b.span_start) <= k:
+        if n == at and sentence_at(spans_of[b.utterance_idx], b.span_start) <= k:
             continue
         if _same_pair(a, b):
             return b.stance
@@ -210,18 +207,35 @@ def _restates(claims: Sequence[ExtractedAssertion], a: ExtractedAssertion, j: in
     return _is_tie(claims[j]) and _same_pair(a, claims[j])
 
 
-def _context(
+def sentence_spans(utts: Sequence[Utterance]) -> dict[int, list[tuple[int, int]]]:
+    """{utterance: its sentences' spans} (a turn with no sentence end is one sentence)."""
+    return {u.idx: sentences(u.text) or [(0, len(u.text))] for u in utts}
+
+
+def claims_by_sentence(
+    claims: Sequence[ExtractedAssertion], spans_of: dict[int, list[tuple[int, int]]]
+) -> dict[tuple[int, int], list[int]]:
+    """{(utterance, sentence): the indices of the claims read in it}."""
+    held: dict[tuple[int, int], list[int]] = {}
+    for j, a in enumerate(claims):
+        if a.utterance_idx in spans_of:
+            held.setdefault((a.utterance_idx, sentence_at(spans_of[a.utterance_idx], a.span_start)), []).append(j)
+    return held
+
+
+def context_after(
     utts: list,
     at: int,
     k: int,
     spans_of: dict[int, list[tuple[int, int]]],
     held: dict[tuple[int, int], list[int]],
     restates: Callable[[int], bool],
-) -> list[tuple[str | None, str, list[int]]]:
-    """(speaker, sentence, the claims in it) for the rest of the turn and the next two turns: the
-    sentences with no claim, or whose claims only say the same tie again (`restates`: "I know Sigrid
-    Berg. I've only heard her interviews, we've never met." has a knows of its own)."""
-    out: list[tuple[str | None, str, list[int]]] = []
+) -> list[tuple[int, str | None, str, list[int]]]:
+    """(turn, speaker, sentence, the claims in it) for the rest of turn `at` after its sentence `k`
+    and the first CONTEXT_SENTENCES of the next two turns: the sentences with no claim, or whose claims
+    only say the same thing again (`restates`: "I know Sigrid Berg. I've only heard her interviews,
+    we've never met." has a knows of its own). promise_context.py reads the same context."""
+    out: list[tuple[int, str | None, str, list[int]]] = []
     for n in range(at, min(at + 3, len(utts))):
         u = utts[n]
         spans = spans_of[u.idx]
@@ -229,7 +243,7 @@ def _context(
         picked = [j for j in range(first, len(spans)) if all(map(restates, held.get((u.idx, j), [])))]
         if n != at:
             picked = [j for j in picked if j < CONTEXT_SENTENCES]
-        out.extend((u.speaker, u.text[slice(*spans[j])], held.get((u.idx, j), [])) for j in picked)
+        out.extend((n, u.speaker, u.text[slice(*spans[j])], held.get((u.idx, j), [])) for j in picked)
     return out
 
 
@@ -275,8 +289,4 @@ def end_of(a: ExtractedAssertion) -> str:
 
 
 def _sentence_of(text: str, spans: list[tuple[int, int]], a: ExtractedAssertion) -> str:
-    return text[slice(*spans[_sentence_at(spans, a.span_start)])]
-
-
-def _sentence_at(spans: list[tuple[int, int]], pos: int) -> int:
-    return next((j for j, (s0, s1) in enumerate(spans) if s0 <= pos < s1), len(spans) - 1)
+    return text[slice(*spans[sentence_at(spans, a.span_start)])]

@@ -99,7 +99,7 @@ def known_by_name(texts: dict[int, str], claims: Sequence[ExtractedAssertion]) -
             continue
         text = texts[a.utterance_idx]
         spans = sentences(text) or [(0, len(text))]
-        s0, s1 = spans[_sentence_at(spans, a.span_start)]
+        s0, s1 = spans[sentence_at(spans, a.span_start)]
         if HEARD_OF.search(text, s0, s1):
             out[i] = replace(a, stance="knows_of")
     return out
@@ -115,7 +115,7 @@ def without_codas(texts: dict[int, str], claims: Sequence[ExtractedAssertion]) -
             continue
         text = texts[a.utterance_idx]
         spans = sentences(text) or [(0, len(text))]
-        key = (a.utterance_idx, _sentence_at(spans, a.span_start))
+        key = (a.utterance_idx, sentence_at(spans, a.span_start))
         at.setdefault(key, []).append(a)
         where.append(key)
     out = []
@@ -166,13 +166,13 @@ def soured(
         pair = next(iter(pairs))
         text = texts[utt]
         spans = sentences(text) or [(0, len(text))]
-        held = {_sentence_at(spans, a.span_start) for a in claims if a.utterance_idx == utt}
-        for k in sorted({_sentence_at(spans, claims[i].span_start) for i in ids}):
+        held = {sentence_at(spans, a.span_start) for a in claims if a.utterance_idx == utt}
+        for k in sorted({sentence_at(spans, claims[i].span_start) for i in ids}):
             near = [j for j in (k - 1, k + 1) if 0 <= j < len(spans) and j not in held]
             said = [text[slice(*spans[j])] for j in (k, *near)]
             if any(ONGOING.search(s) for s in said) or third_person(said, pair, orgs):
                 continue
-            mine = [i for i in ids if _sentence_at(spans, claims[i].span_start) == k]
+            mine = [i for i in ids if sentence_at(spans, claims[i].span_start) == k]
             if any(SOURED.search(s) for s in said):
                 for i in mine:
                     out[i] = as_ended(out[i], anchor)
@@ -198,7 +198,8 @@ def third_person(said: list[str], pair: tuple[str, str], orgs: set[str]) -> bool
     return False
 
 
-def _sentence_at(spans: list[tuple[int, int]], pos: int) -> int:
+def sentence_at(spans: list[tuple[int, int]], pos: int) -> int:
+    """The index of the sentence (of `spans`) holding character `pos`; the last one past them."""
     return next((j for j, (s0, s1) in enumerate(spans) if s0 <= pos < s1), len(spans) - 1)
 
 

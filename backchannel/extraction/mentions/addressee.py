@@ -47,6 +47,7 @@ from backchannel.extraction.rules.core import sentences
 from backchannel.extraction.rules.en.commitments import ADDRESSEE, NEXT_MEETING
 from backchannel.extraction.rules.en.relations import WE_PARTNER
 from backchannel.extraction.rules.fr.commitments import NEXT_MEETING_FR
+from backchannel.graph.kept import topic
 
 REQUEST_REACH = 2
 # "you" said to more than one: "I'll send you both ...", "all of you", "y'all".
@@ -145,11 +146,11 @@ def _addressee(
     if not others and owner_names and not any(same_person(speaker, o) for o in owner_names if o):
         return Mention(name=owner_names[0], kind="person")
     pos = order[u.idx]
-    promised = _topic(a.object_literal or a.quote or "")
+    promised = topic(a.object_literal or a.quote or "")
     for back, prev in enumerate(reversed(transcript.utterances[max(0, pos - REQUEST_REACH) : pos])):
         if not prev.speaker or same_person(prev.speaker, speaker):
             return None  # the promise's speaker spoke since: an earlier request was answered then
-        if _REQUEST.search(prev.text) and (back == 0 or promised & _topic(prev.text)):
+        if _REQUEST.search(prev.text) and (back == 0 or promised & topic(prev.text)):
             # past an aside, only a request for what is promised ("a breakdown by region" ... "the full
             # breakdown, region by region"), not any request still in the air
             return Mention(name=prev.speaker, kind="person")
@@ -166,18 +167,6 @@ def _aside(text: str, maker: str) -> bool:
 
 
 _ROLE_VOCATIVES = frozenset({"chair", "chairman", "chairwoman", "convenor", "minister", "president", "sir", "madam"})
-
-
-_TOPIC_WORD = re.compile(r"[^\W\d_]{4,}")
-_NOT_TOPIC = frozenset(
-    "that this those these with from have what when will would could should about them they their there your "
-    "yours send sent give share email write forward make made done into onto over just also please thanks".split()
-)
-
-
-def _topic(text: str) -> set[str]:
-    """The content words of a request or a promise, by their first five letters (region, regions)."""
-    return {w.lower()[:5] for w in _TOPIC_WORD.findall(text) if w.lower() not in _NOT_TOPIC}
 
 
 def _we_partner(transcript: Transcript, by_idx: dict, people: list[str], a: ExtractedAssertion) -> Mention | None:

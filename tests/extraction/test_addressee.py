@@ -141,8 +141,35 @@ def test_a_turn_said_to_the_maker_is_not_stepped_over_to_an_older_request():
     asked = ("Ruth Adeyemi", "Colin, can you get the depot refit figures to Bea?")
     remark = ("Bea Lindqvist", "Yes, the refit figures would help a lot with the audit.")
     answer = ("Colin Shaw", "Sure. I'll send you the refit figures by next Friday.")
-    # Bea's turn answers Colin, no vocative to anyone else: Ruth's request is not the one answered
-    assert _promised([asked, remark, answer]) == [("Colin Shaw", None)]
+    # Ruth asked for Bea, and Bea spoke last: "you" is Bea, never Ruth, whose request was for someone else
+    assert _promised([asked, remark, answer]) == [("Colin Shaw", "Bea Lindqvist")]
+    # Ruth's request names nobody: Bea's turn answers Colin, and "you" stays open
+    unnamed = ("Ruth Adeyemi", "Colin, can you get the depot refit figures sorted?")
+    assert _promised([unnamed, remark, answer]) == [("Colin Shaw", None)]
+
+
+def test_a_request_made_on_someone_s_behalf_is_owed_to_them_when_they_speak_next():
+    answer = ("Dev Malhotra", "Sure thing. I'll get the revised floor plans over to you by Thursday.")
+    for asked in (
+        "Dev, Mona's going to need the revised floor plans before the site visit.",
+        "One more thing, Dev: Mona will be wanting the floor plans for the landlord, please.",
+        "Dev, could you send Mona the revised floor plans?",
+    ):
+        said = [("Pat Okafor", asked), ("Mona Haddad", "That would be a real help, the landlord visits Friday."), answer]
+        assert _promised(said) == [("Dev Malhotra", "Mona Haddad")], asked
+    # what is promised said as a pronoun points back to what was asked for
+    said = [
+        ("Pat Okafor", "Dev, Mona's going to need the revised floor plans before the site visit."),
+        ("Mona Haddad", "Honestly, that would save me a day."),
+        ("Dev Malhotra", "Yep. I'll dig them out tonight and send them across to you."),
+    ]
+    assert _promised(said) == [("Dev Malhotra", "Mona Haddad")]
+    # the one named is not who spoke next: nothing is guessed
+    said = [("Pat Okafor", "Dev, Mona's going to need the revised floor plans."), ("Lee Wong", "Same for me."), answer]
+    assert _promised(said) == [("Dev Malhotra", None)]
+    # asked for something else than what is promised: not this request
+    said = [("Pat Okafor", "Dev, Mona's going to need a parking permit."), ("Mona Haddad", "Yes, that would be handy."), answer]
+    assert _promised(said) == [("Dev Malhotra", None)]
 
 
 def test_a_you_said_to_several_is_the_owner_when_the_owner_is_in_the_meeting():

@@ -155,8 +155,46 @@ def _addressee(
             # breakdown, region by region"), not any request still in the air
             return Mention(name=prev.speaker, kind="person")
         if not _aside(prev.text, speaker):
-            return None  # a turn said to the promise's speaker ("Yes, that would help a lot"): not stepped past
+            # a turn said to the promise's speaker ("Yes, that would help a lot"): not stepped past, unless its
+            # speaker is the one the request before it asked for ("Kwame, Alex will need the logs")
+            return _asked_for(transcript.utterances[max(0, pos - REQUEST_REACH) : pos - back - 1], prev, a, people)
     return None
+
+
+# What is promised said as a pronoun ("I'll pull them this afternoon"): the thing the request named.
+_POINTS_BACK = re.compile(r"^\w+(?:\s+\w+)?\s+(?:it|them|those|these|that)\b", re.I)
+
+
+def _asked_for(earlier: Sequence, prev, a: ExtractedAssertion, people: Sequence[str]) -> Mention | None:
+    """The speaker of `prev` when the turn just before it asks the promise's maker for what is promised on
+    their behalf, naming them ("Kwame, Alex is gonna need the access logs", "can you get the figures to Bea?")
+    and is no turn of the maker's or of theirs: the request answered is made for the one who then spoke."""
+    if not earlier or not prev.speaker:
+        return None
+    req = earlier[-1]
+    maker = a.subject.name
+    if (
+        not req.speaker
+        or same_person(req.speaker, maker)
+        or same_person(req.speaker, prev.speaker)
+        or not (
+            topic(a.object_literal or a.quote or "") & topic(req.text) or _POINTS_BACK.search(a.object_literal or "")
+        )
+    ):
+        return None
+    who = next((p for p in people if same_person(p, prev.speaker)), prev.speaker)
+    alt = "|".join(re.escape(n) for n in sorted({who, who.split()[0]}, key=len, reverse=True))
+    # "Mona's going to need ...", "Alex will be wanting ...": a need said for them is itself the request
+    needs = re.search(
+        rf"\b(?:{alt})(?:['’]s)?\s+(?:(?:is\s+)?(?:going\s+to|gonna)\s+|(?:is|will|would|might|['’]ll)\s+)?(?:be\s+)?"
+        r"(?:need|needs|needing|want|wants|wanting|waiting)\b",
+        req.text,
+    )
+    for_them = re.search(
+        rf"\b(?:to|for)\s+(?:{alt})\b(?!\s*['’]s)|\b(?:send|get|give|forward|email|pass|show)\s+(?:{alt})\b",
+        req.text,
+    )
+    return Mention(name=who, kind="person") if needs or for_them and _REQUEST.search(req.text) else None
 
 
 def _aside(text: str, maker: str) -> bool:

@@ -37,7 +37,7 @@ bench/evalset/stories/<split>/, each on a scratch home.
 
 Only aggregate figures are printed; `--show-errors` lists the items missed and the false
 positives, and is refused on the held-out splits, test, fresh, fresh2, fresh3 and fresh4 (they must not
-be read while tuning). `fresh`, `fresh2`, `fresh3` and `fresh4` have stories only. `dev3` and `dev4` (promises) have stories only
+be read while tuning). `fresh`, `fresh2`, `fresh3` and `fresh4` have stories only. `dev3`, `dev4` (promises) and `dev5` have stories only
 too, but they are tunable splits like dev: per-item output is allowed on them.
 """
 
@@ -68,8 +68,8 @@ SENTENCE_SPLITS = (*SPLITS, "dev2")
 # changes (bench/evalset/README.md, "fresh"); fresh2, fresh3 and fresh4 by helper sessions that read no
 # extraction code. dev3: stories only, to tune on like dev (README, "The third dev stories"), by a helper
 # that read no extraction code; dev4 (promises only) likewise, by a helper that read no extraction or
-# judging code (README, "The fourth dev stories").
-STORY_SPLITS = (*SPLITS, "dev3", "dev4", "fresh", "fresh2", "fresh3", "fresh4")
+# judging code (README, "The fourth dev stories"); dev5 likewise, all four kinds (README, "The fifth dev stories").
+STORY_SPLITS = (*SPLITS, "dev3", "dev4", "dev5", "fresh", "fresh2", "fresh3", "fresh4")
 HELD_OUT = ("test", "fresh", "fresh2", "fresh3", "fresh4")
 PREDICATES = ("worked_with", "knows", "works_at", "has_title", "left", "committed_to")
 PERSON_OBJECT = frozenset({"worked_with", "knows"})

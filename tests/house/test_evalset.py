@@ -90,6 +90,7 @@ def test_stories_load_through_the_harness():
     assert len(stories["fresh"]) >= 16 and len(stories["fresh2"]) >= 16 and len(stories["fresh3"]) >= 16
     assert len(stories["dev3"]) >= 24  # tunable like dev (README, "The third dev stories")
     assert len(stories["dev4"]) >= 16  # tunable, promises (README, "The fourth dev stories")
+    assert len(stories["dev5"]) >= 16  # tunable, all four kinds (README, "The fifth dev stories")
     assert len(stories["fresh4"]) >= 16
     for split, found in stories.items():
         kinds = Counter(e["kind"] for s in found for e in s.expect)

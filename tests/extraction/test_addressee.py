@@ -155,7 +155,11 @@ def test_a_request_made_on_someone_s_behalf_is_owed_to_them_when_they_speak_next
         "One more thing, Dev: Mona will be wanting the floor plans for the landlord, please.",
         "Dev, could you send Mona the revised floor plans?",
     ):
-        said = [("Pat Okafor", asked), ("Mona Haddad", "That would be a real help, the landlord visits Friday."), answer]
+        said = [
+            ("Pat Okafor", asked),
+            ("Mona Haddad", "That would be a real help, the landlord visits Friday."),
+            answer,
+        ]
         assert _promised(said) == [("Dev Malhotra", "Mona Haddad")], asked
     # what is promised said as a pronoun points back to what was asked for
     said = [
@@ -168,7 +172,11 @@ def test_a_request_made_on_someone_s_behalf_is_owed_to_them_when_they_speak_next
     said = [("Pat Okafor", "Dev, Mona's going to need the revised floor plans."), ("Lee Wong", "Same for me."), answer]
     assert _promised(said) == [("Dev Malhotra", None)]
     # asked for something else than what is promised: not this request
-    said = [("Pat Okafor", "Dev, Mona's going to need a parking permit."), ("Mona Haddad", "Yes, that would be handy."), answer]
+    said = [
+        ("Pat Okafor", "Dev, Mona's going to need a parking permit."),
+        ("Mona Haddad", "Yes, that would be handy."),
+        answer,
+    ]
     assert _promised(said) == [("Dev Malhotra", None)]
 
 

@@ -121,3 +121,15 @@ def test_the_release_weights_say_how_they_were_made():
     assert meta["examples"]["lines"] > 300 and check["examples"] > 100 and meta["bar"] == release.BAR
     w, b, _ = release._weights()
     assert np.isfinite(w).all() and np.isfinite(b)
+
+
+def test_a_promise_taken_back_by_its_day_later_in_the_meeting_is_no_fact():
+    found = _promises(
+        ASKED,
+        PROMISED,
+        ("Maeve Quinn", "Lovely. And the reading room?"),
+        ("Alex Moreau", "Open again in May."),
+        ("Maeve Quinn", "Good."),
+        ("Alex Moreau", "Oh, and I have to walk back the Monday thing, sorry."),
+    )
+    assert [(s, stance) for s, _, stance in found] == [("Alex Moreau", "negated")], found

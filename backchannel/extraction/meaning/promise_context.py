@@ -32,6 +32,7 @@ migration work": 0.91). Its check (release.json, a set written apart): precision
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -99,6 +100,19 @@ def laughed_off(
     ]
 
 
+_DAYS = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|weekend|january|february"
+    r"|march|april|may|june|july|august|september|october|november|december)\b",
+    re.I,
+)
+
+
+def _about(text: str) -> set[str]:
+    """What a sentence names of a promise: its topic words (graph/kept.topic), and its day, which a
+    retraction names as often as the thing ("forget Friday", "walk back the Thursday thing")."""
+    return topic(text) | {m.group(0).lower() for m in _DAYS.finditer(text)}
+
+
 def _said_of_it_later(
     utts: list, at: int, k: int, spans_of: dict[int, list[tuple[int, int]]]
 ) -> list[tuple[str, bool]]:
@@ -106,13 +120,13 @@ def _said_of_it_later(
     that name one of its words ("I've gotta walk back the Thursday thing" for "... by Thursday"): a
     promise is often taken back once the talk has moved on and come back to it."""
     u = utts[at]
-    words = topic(u.text[slice(*spans_of[u.idx][k])])
+    words = _about(u.text[slice(*spans_of[u.idx][k])])
     out = []
     for n in range(at + 3, min(at + 1 + LATER_TURNS, len(utts))):
         later = utts[n]
         for a, b in spans_of[later.idx]:
             sentence = later.text[a:b]
-            if len(sentence) <= SENTENCE_MAX and words & topic(sentence):
+            if len(sentence) <= SENTENCE_MAX and words & _about(sentence):
                 out.append((fluent(sentence), later.speaker == u.speaker))
     return out
 
@@ -147,11 +161,11 @@ def _released(
     # meaning ("We need a clearer owner for the migration work" after "I'll send you the pricing": 0.14,
     # read 0.91 release on its own; "Actually, sorry, wait, I take that back": 0.99)
     near = (after * promise).sum(axis=1) >= ABOUT_MIN
-    words = {i: topic(s) for i, s in zip(promised, said)}
+    words = {i: _about(s) for i, s in zip(promised, said)}
     return {
         i
         for (i, s, _), q, close in zip(lets_go, p, near)
-        if q >= SURE_ALONE or q >= release.BAR and (close or words[i] & topic(s))
+        if q >= SURE_ALONE or q >= release.BAR and (close or words[i] & _about(s))
     }
 
 

@@ -38,7 +38,7 @@ from typing import Literal
 
 from backchannel.extraction.dates.en import find_date_phrases, resolve_phrase
 from backchannel.extraction.dates.fr import find_date_phrases_fr
-from backchannel.extraction.formats.transcript import Transcript
+from backchannel.extraction.formats.transcript import Transcript, Utterance
 from backchannel.extraction.mentions.names import NAME, looks_like_org, person_name, same_person
 from backchannel.extraction.mentions.names_fr import FR_STOP
 from backchannel.extraction.mentions.stage import mentions_in, resolve_pronoun
@@ -165,7 +165,9 @@ def _addressee(
 _POINTS_BACK = re.compile(r"^\w+(?:\s+\w+)?\s+(?:it|them|those|these|that)\b", re.I)
 
 
-def _asked_for(earlier: Sequence, prev, a: ExtractedAssertion, people: Sequence[str]) -> Mention | None:
+def _asked_for(
+    earlier: Sequence[Utterance], prev: Utterance, a: ExtractedAssertion, people: Sequence[str]
+) -> Mention | None:
     """The speaker of `prev` when the turn just before it asks the promise's maker for what is promised on
     their behalf, naming them ("Kwame, Alex is gonna need the access logs", "can you get the figures to Bea?")
     and is no turn of the maker's or of theirs: the request answered is made for the one who then spoke."""

@@ -330,3 +330,30 @@ def test_only_a_deadline_still_to_come_can_date_a_promise(phrase, due):
     from backchannel.extraction.dates.en import can_be_due
 
     assert can_be_due(resolve_phrase(phrase, WED), WED) is due
+
+
+@pytest.mark.parametrize(
+    "text, phrase",
+    [
+        ("I'll send them to you Friday, with the updated numbers.", "Friday"),
+        ("I'll call you Tuesday morning.", "Tuesday"),
+        ("Wednesday, then.", "Wednesday"),
+        ("I saw her Thursday.", "Thursday"),
+    ],
+)
+def test_a_weekday_said_alone_ending_its_clause_is_a_date(text, phrase):
+    assert [p for _, _, p in find_date_phrases(text)] == [phrase]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll send you the Friday report.",  # before a noun
+        "Monday's numbers are in.",
+        "Black Friday was a disaster.",  # a day's name
+        "I'll book the room for Thursday.",  # the room's day, not the booking's
+        "I'll get it back to you by, uh, Thursday.",  # "by" read with the hesitation blanked out
+    ],
+)
+def test_a_weekday_that_is_no_date_of_its_own_is_not_read_alone(text):
+    assert [p for _, _, p in find_date_phrases(text) if p in ("Monday", "Thursday", "Friday")] == []

@@ -267,6 +267,14 @@ _FINDER = re.compile(
     rf"|(?:in|within)\s+{_N}\s+{_UNIT}(?:['’]s)?(?:\s+time)?"
     rf"|(?:{_PREP}\s+)?(?:{_alt(_STRONG)})"
     rf"|{_PREP_WEAK}\s+(?:{_alt(_WEAK)})"
+    # a weekday alone, capitalised, that ends its clause or comes before a time of day ("I'll send them to
+    # you Friday, with the numbers", "I saw her Tuesday.", "Monday first thing"); not a day's name ("Black
+    # Friday", "Good Friday") and not before a noun ("the Friday report", "Monday's numbers")
+    # ("book the room for Thursday": the room's day, not when it is booked; "by, uh, Thursday": the
+    # promise's own "by", read with the hesitation blanked out)
+    r"|(?<!Black\s)(?<!Good\s)(?<!Cyber\s)(?<!Easter\s)(?<!Holy\s)(?<!Ash\s)(?<!for\s)(?<!,\s)"
+    r"(?-i:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+    r"(?=\s*(?:[,.;!?—–)]|$)|\s+(?i:morning|afternoon|evening|night|first\s+thing|latest)\b)"
     r")(?![\w])",
     re.I,
 )

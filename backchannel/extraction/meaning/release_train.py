@@ -53,8 +53,12 @@ def meeting_talk() -> list[tuple[int, bool, str, str]]:
     filled). What a meeting mostly says after a promise is about something else, and the release bank
     alone, all of it about a promise, left such talk unread ("We need a clearer owner for the migration
     work" read 0.98 release)."""
-    talk = BANK / "talk.txt"
-    lines = talk.read_text(encoding="utf-8").splitlines() if talk.exists() else []
+    lines = [
+        line
+        for name in ("talk.txt", "acks.txt")
+        if (BANK / name).exists()
+        for line in (BANK / name).read_text(encoding="utf-8").splitlines()
+    ]
     out = [
         (0, n % 2 == 0, "I'll send it over by Friday.", line.strip())
         for n, line in enumerate(lines)
@@ -137,7 +141,13 @@ def main() -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     np.savez(a.out / "release.npz", w=w, b=np.float32(b), with_promise=np.bool_(with_promise))
     digest = hashlib.sha256()
-    for path in (BANK / "bank.txt", BANK / "talk.txt", check_path, *sorted(BANK.parent.glob("none*.txt"))):
+    for path in (
+        BANK / "bank.txt",
+        BANK / "talk.txt",
+        BANK / "acks.txt",
+        check_path,
+        *sorted(BANK.parent.glob("none*.txt")),
+    ):
         if path.exists():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
     meta = {

@@ -50,6 +50,17 @@ HEARSAY_FR = re.compile(
     re.I,
 )
 REPORTIVE_CONDITIONAL_FR = re.compile(r"\b(?:serait|seraient|aurait|auraient)\b", re.I)
+# Hearsay: the speaker passes on what others say of someone, which is a rumour, not a claim of their own
+# ("word is she's off to Glanbia", "the word in Dublin is ...", "rumour has it", "I hear he's leaving",
+# "apparently she's joined Monzo"); "I heard from her last week" is a tie, not hearsay.
+HEARSAY = re.compile(
+    r"\b(?:rumou?rs?\s+(?:has\s+it|is|are|goes)|(?:the\s+)?word\s+(?:(?:on|in|around|at)\s+(?:the\s+)?\w+\s+)?is"
+    r"|I(?:['’]ve)?\s+heard\s+(?:that\s+|it\s+said\s+)?(?!from\b|of\b|about\b|back\b|nothing\b|you\s*[,.!?])"
+    r"|I\s+hear\s+(?:that\s+)?(?!from\b|of\b|about\b|back\b|you\s*[,.!?])|apparently|supposedly|reportedly|allegedly"
+    r"|so\s+I['’]m\s+told|I['’]m\s+told|people\s+(?:are\s+)?say(?:ing)?|they\s+say)\b"
+    rf"|{HEARSAY_FR.pattern}",
+    re.I,
+)
 # Where a comma-clause starts: hypotheticals and negation reach no further back.
 CLAUSE_CUT = re.compile(
     r"[,;:—–()]|\s-\s|\.\.\.|…|\b(?:but|and\s+then|so|because|although|though|whereas"

@@ -42,6 +42,7 @@ from backchannel.extraction.rules.claim_words import (
     EXERCISE_FRAME,
     FIRST_PERSON_NEXT,
     FRAME,
+    HEARSAY,
     HEARSAY_FR,
     HEDGE,
     HYPOTHETICAL,
@@ -112,6 +113,11 @@ def qualify_claims(
             continue
         if HEDGE.search(sent) and "hedged" not in a.trust_reasons:
             a = replace(a, trust_reasons=(*a.trust_reasons, "hedged"))
+        if a.stance == "asserted" and a.predicate != "committed_to" and not a.subject.is_speaker:
+            heard = HEARSAY.search(sent, 0, rel)
+            if heard and not CLAUSE_CUT.search(sent, heard.end(), rel):
+                # "word is she's off to Glanbia": what others say of her, passed on
+                a = replace(a, stance="rumour", trust_reasons=(*a.trust_reasons, "rumour"))
         frame = next(
             (
                 f

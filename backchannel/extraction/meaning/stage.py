@@ -31,6 +31,7 @@ from backchannel.extraction.meaning.classifier import Embed, Reading, classify
 from backchannel.extraction.meaning.fill import HE_SHE, I_AM, RELATION_MIN, corrects_a_name, fill, with_stance
 from backchannel.extraction.meaning.heard import as_slots, core_of, heard, tie_at_a_place, with_core
 from backchannel.extraction.meaning.implied import employment_of_ties
+from backchannel.extraction.meaning.pairs import PAIR_RELATIONS, pair_candidates
 from backchannel.extraction.meaning.possessed import employment_of_titles
 from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, told_promise
 from backchannel.extraction.meaning.tie_stance import ONGOING, TIES
@@ -276,8 +277,14 @@ def read(
     orgs = meeting_organisations(transcript, known_people, rule_claims)
     refs = pronoun_refs(transcript, known_people, orgs)
     cands = _with_sentence_orgs(candidates(transcript, known_people, orgs, refs))
+    pairs = pair_candidates(cands)
     cores = [core_of(c) for c in cands]
-    read_all = classify([heard(c.masked) for c in cands] + [t for t in cores if t is not None], embed=embed)
+    read_all = classify(
+        [heard(c.masked) for c in cands] + [t for t in cores if t is not None] + [heard(c.masked) for c in pairs],
+        embed=embed,
+    )
+    pair_readings = read_all[len(read_all) - len(pairs) :] if pairs else []
+    read_all = read_all[: len(read_all) - len(pairs)] if pairs else read_all
     core_readings = iter(read_all[len(cands) :])
     readings = [
         tie_at_a_place(c, r if core is None else with_core(r, next(core_readings), STANCE_MIN))
@@ -335,6 +342,17 @@ def read(
             # at the BBC"); the runner-up reading is filled like the first, with its own probability
             second = fill(c, relation, stance, replace(r, relation=relation, relation_p=p), anchor, kept_rules + new)
             new.extend(a for a in second if not _contradicts(a, first))
+    for c, r in zip(pairs, pair_readings):
+        # one organisation at a time (pairs.py): only where that one is worked at or left
+        bar = max(_MIN.get(r.relation, RELATION_MIN), RELATION_MIN)
+        if r.relation not in PAIR_RELATIONS or r.relation_p < bar or _QUESTION.match(c.text, c.s0):
+            continue
+        stance = r.stance if r.stance_p >= STANCE_MIN else "asserted"
+        if stance == "reported" and not _REPORTING.search(c.text, c.w0, c.w1):
+            stance = "asserted"
+        if stance in NOT_FACTS:
+            continue
+        new.extend(a for a in fill(c, r.relation, stance, r, anchor, [*kept_rules, *new]) if not _contradicts(a, new))
     texts = {u.idx: u.text for u in transcript.utterances}
     speakers = {u.idx: u.speaker for u in transcript.utterances}
     new.extend(employment_of_ties([*kept_rules, *new], texts, speakers, orgs, anchor))

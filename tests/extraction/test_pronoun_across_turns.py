@@ -162,3 +162,26 @@ def test_she_is_not_the_person_the_turn_speaks_to():
     got = works_at(t)
     assert not [w for w in got if w[1] in ("Vandelay Industries", "Soylent Labs")], got
     assert ("Carla Ruiz", "Cyberdyne Systems") in got
+
+
+def test_his_points_back_to_the_one_named_before_and_not_past_a_person_of_his():
+    from datetime import datetime
+
+    from backchannel.extraction import offline
+    from backchannel.extraction.formats.transcript import Transcript, Utterance
+
+    def ties(line: str) -> set[tuple[str, str, str]]:
+        t = Transcript(
+            [Utterance(0, "Alex Moreau", "Anyone at Brightwell?"), Utterance(1, "Rosa Quint", line)],
+            "text",
+            meeting_date=datetime(2026, 4, 14),
+        )
+        return {
+            (a.subject.name, a.predicate, a.object.name)
+            for a in offline.extract(t, owner_names=["Alex Moreau"])
+            if a.predicate in ("knows", "worked_with") and a.object is not None
+        }
+
+    assert ("Rosa Quint", "knows", "Cormac Lyle") in ties("Cormac Lyle, yes. I was a bridesmaid at his wedding.")
+    # his brother is someone else: no tie with Cormac
+    assert not ties("Cormac Lyle? I shared a flat with his younger brother in Galway.")

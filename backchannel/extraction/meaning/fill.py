@@ -211,7 +211,7 @@ def _resolved(c: Candidate, kind: str, words: tuple[str, ...]) -> str | None:
 
 # The pronouns of one person (a sentence with one of them names someone: stage.candidates), and of an
 # organisation.
-HE_SHE = ("he", "she", "him", "her")
+HE_SHE = ("he", "she", "him", "her", "his")
 _THEY = ("they", "their", "them", "its", "there")
 
 

@@ -12,7 +12,7 @@ from backchannel.memory.text import norm_name
 
 # Pronouns resolved, and the one it resolves them as ("there", "its": the organisation
 # named before, as "their" is).
-_PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Tt]hey|[Tt]heir|[Tt]hem|[Ii]ts|[Tt]here|[Ww]e|[Uu]s)\b")
+_PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]is|[Hh]er|[Tt]hey|[Tt]heir|[Tt]hem|[Ii]ts|[Tt]here|[Ww]e|[Uu]s)\b")
 _AS_THEY = {"its": "their", "there": "their"}
 # "There" that points at no place: the existential "there is", "there's", "there'll be" (written with
 # or without the apostrophe's space), "there seems", "there used to be", and "over there", "out there".
@@ -21,6 +21,15 @@ _THERE_PLACE = re.compile(
     r"|seems?|appears?|used\s+to|being|been|isn['’]t|aren['’]t|wasn['’]t|weren['’]t)\b"
     r"|\s*['’]\s*(?:s|re|ll|d|ve)\b)"
     r"|over\s+there\b(?!\s+since)|out\s+there|there\s+you\s+go)",
+    re.I,
+)
+# A possessive before a person of theirs ("his brother", "her boss") points at the owner, who is not the one
+# the sentence is about ("I worked with his brother at Arup" is no tie with him).
+_OWNED_PERSON = re.compile(
+    r"\s+(?:(?:elder|older|younger|little|big|late|ex|former|new|old)[\s-]+)?(?:brother|sister|wife|husband"
+    r"|partner|son|daughter|kids?|children|father|mother|dad|mum|mom|parents?|cousin|uncle|aunt|nephew|niece"
+    r"|family|fianc[eé]e?|girlfriend|boyfriend|boss|colleague|friend|mate|team|assistant|deputy|manager"
+    r"|predecessor|successor|lawyer|doctor)s?\b",
     re.I,
 )
 _RECENT = 2  # turns before this one whose mentions a pronoun may point back to
@@ -57,6 +66,8 @@ def pronoun_refs(
                 word = pm.group(0).lower()
                 if word == "there" and _THERE_PLACE.match(u.text, pm.start()):
                     continue  # "there is", "out there": no place of work
+                if word in ("his", "her") and _OWNED_PERSON.match(u.text, pm.end()):
+                    continue
                 before = [m for m in (*this_turn, *sm.mentions) if m.end <= pm.start()]
                 plural = _AS_THEY.get(word, word) in _THEY
                 turn_before = recent

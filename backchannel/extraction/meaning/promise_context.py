@@ -100,10 +100,10 @@ def laughed_off(
     ]
 
 
+# (months capitalised only: "may" and "march" are verbs too)
 _DAYS = re.compile(
-    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|weekend|january|february"
-    r"|march|april|may|june|july|august|september|october|november|december)\b",
-    re.I,
+    r"\b(?:(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|weekend)|January|February"
+    r"|March|April|May|June|July|August|September|October|November|December)\b"
 )
 
 

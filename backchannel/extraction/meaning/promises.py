@@ -14,7 +14,7 @@ from backchannel.extraction.mentions.names import NAME
 from backchannel.extraction.mentions.sentence import HESITATION_WORDS, fluent
 from backchannel.extraction.result import ExtractedAssertion, Mention
 from backchannel.extraction.rules.core import Ctx
-from backchannel.extraction.rules.en.commitments import CONDITION_AFTER, DELIVER_VERB, FRENCH_IF, recipient
+from backchannel.extraction.rules.en.commitments import ADDRESSEE, CONDITION_AFTER, DELIVER_VERB, FRENCH_IF, recipient
 
 PROMISE_CUE = re.compile(
     r"\b[Ww]hat\s+I\s*(?:['’]ll|\s+will|\s+can|\s+propose\s+to|['’]m\s+going\s+to|\s+am\s+going\s+to)\s+do\b"
@@ -25,6 +25,19 @@ PROMISE_CUE = re.compile(
     # a promise the speaker made before and tells of: "I promised Fatima to draft the memo", "we agreed to"
     rf"|\b(?:I|[Ww]e)\s+(?:(?:have|had|['’]ve)\s+)?(?P<vow>promised|agreed|offered)(?:\s+(?P<to>you|him|her|{NAME}))?\s+to\s+"
 )
+# A delivery promised as what the listener will have: "You'll have the countersigned MSA by Friday", "you
+# will receive the minutes within a week", "we'll have the audit pack over to you by Friday". The speaker
+# makes it, to the one spoken to. Not an obligation or a prediction of the listener's own ("you'll have to
+# ask Marc", "you'll get used to it", "you'll have seen the report", "you'll have a great time"); a "we"
+# only where the thing goes to the listener ("we'll have a new CEO by March" is news, no promise).
+DELIVERY_CUE = re.compile(
+    r"\b(?:(?P<you>[Yy]ou)|[Ww]e)\s*(?:['’]ll|\s+will|\s+shall)\s+(?:(?:definitely|certainly|also|then)\s+)?"
+    r"(?:have|get|receive)\s+"
+    r"(?!to\b|used\b|been\b|seen\b|heard\b|had\b|got\b|done\b|read\b|known\b|met\b|\w+ed\b"
+    r"|(?:a|an|some)\s+(?:\w+\s+)?(?:time|day|go|look|think|chat|word|feel|sense|idea|laugh|surprise|shock)\b)"
+)
+_DELIVERY_WAY = re.compile(r"\s+(?:(?:over|back|across|round)\s+)?(?:(?:to|with)\s+you|from\s+(?:me|us))\b.*$", re.I)
+_TO_YOU = re.compile(r"\b(?:to|for|with)\s+you\b|\byou\s+(?:the|a|an|our|my)\b", re.I)
 # Words that make a first-person future no promise: a condition, a guess, a question, an obligation.
 _UNSURE = re.compile(
     r"\b(?:if|unless|maybe|perhaps|probably|might|think|guess|suppose|whether|have\s+to|need"
@@ -89,7 +102,8 @@ def told_promise(c: Candidate) -> bool:
 
 def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequence[ExtractedAssertion]) -> None:
     subject: Mention | None = me
-    cues = list(PROMISE_CUE.finditer(c.text, c.w0, c.w1)) if me is not None else []
+    cues = sorted([*PROMISE_CUE.finditer(c.text, c.w0, c.w1), *deliveries(c)], key=lambda m: m.start())
+    cues = cues if me is not None else []
     if not cues:
         other = OTHER_PROMISE.search(c.text, c.w0, c.w1)
         if other is None:
@@ -111,6 +125,16 @@ def promise(ctx: Ctx, c: Candidate, me: Mention | None, conf: float, rules: Sequ
             return
 
 
+def deliveries(c: Candidate) -> list[re.Match]:
+    """The candidate's DELIVERY_CUEs: each "you'll have", and a "we'll have" whose thing goes to the listener."""
+    out = []
+    for m in DELIVERY_CUE.finditer(c.text, c.w0, c.w1):
+        stop = _clause_end(c.text, m.end(), c.w1)
+        if m.group("you") or _TO_YOU.search(c.text, m.end(), c.w1 if stop is None else stop):
+            out.append(m)
+    return out
+
+
 def _clause_end(text: str, start: int, end: int) -> int | None:
     """Where the promise's clause ends: the first _PROMISE_END that is no hesitation ("get the, the signed
     form", "back to you by, uh, Wednesday": a comma before a word said again or a filler goes on)."""
@@ -130,14 +154,15 @@ def _clause_end(text: str, start: int, end: int) -> int | None:
 def _promise_at(
     ctx: Ctx, c: Candidate, m: re.Match, subject: Mention, conf: float, rules: Sequence[ExtractedAssertion]
 ) -> bool:
-    soft = _SOFT.match(c.text, m.end())
+    delivery = m.re is DELIVERY_CUE  # the words after the cue are the thing itself: no verb to read
+    soft = None if delivery else _SOFT.match(c.text, m.end())
     start = soft.end() if soft else m.end()
     v = _VERB.match(c.text, start)
-    if v is None or v.group("verb") in _NOT_DELIVERABLE:
+    if v is None or not delivery and v.group("verb") in _NOT_DELIVERABLE:
         return False
-    if v.group("verb") in _EVERYDAY and not any(start <= d[0] < c.w1 for d in ctx.dates()):
+    if not delivery and v.group("verb") in _EVERYDAY and not any(start <= d[0] < c.w1 for d in ctx.dates()):
         return False  # "I'll review the figures": an everyday verb promises something only with a due date
-    stop = _clause_end(c.text, v.end(), c.w1)
+    stop = _clause_end(c.text, start if delivery else v.end(), c.w1)
     end = stop if stop is not None else c.w1
     if re.search(r"\bcan\b", m.group(0)) and _ABILITY.search(c.text, start, end):
         return False
@@ -153,11 +178,13 @@ def _promise_at(
         return False  # "I'll send her my love": a courtesy, not a deliverable
     if (
         len(words) < 2
-        or all(w.lower() in _EMPTY_OBJECT for w in words[1:])
+        or all(w.lower() in _EMPTY_OBJECT for w in words[0 if delivery else 1 :])
         or (words[0].lower() == "have" and words[1].lower() in ("a", "to"))
     ):
         return False  # "do that", "have a go": no deliverable named
     literal = " ".join(words)
+    if delivery:  # "the audit pack over to you", "the pricing back from me": the thing, not its way
+        literal = _DELIVERY_WAY.sub("", literal) or literal
     if any(
         a.predicate == "committed_to"
         and (a.object_literal or "").casefold() == literal.casefold()
@@ -181,14 +208,18 @@ def _promise_at(
         confidence=conf,
         quote_span=quote(c),
     )
-    to = recipient(
-        ctx,
-        subject,
-        m.start(),
-        v.end(),
-        end,
-        deliver=DELIVER_VERB.fullmatch(v.group("verb")) is not None,
-        told=m.groupdict().get("to") or m.groupdict().get("told"),
+    to = (
+        Mention(name="you", kind=ADDRESSEE)
+        if delivery
+        else recipient(
+            ctx,
+            subject,
+            m.start(),
+            v.end(),
+            end,
+            deliver=DELIVER_VERB.fullmatch(v.group("verb")) is not None,
+            told=m.groupdict().get("to") or m.groupdict().get("told"),
+        )
     )
     ctx.out[-1] = replace(
         ctx.out[-1], recipient=to, trust_reasons=ctx.out[-1].trust_reasons if subject.is_speaker else ("second_hand",)

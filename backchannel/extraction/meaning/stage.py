@@ -33,7 +33,7 @@ from backchannel.extraction.meaning.heard import as_slots, core_of, heard, tie_a
 from backchannel.extraction.meaning.implied import employment_of_ties
 from backchannel.extraction.meaning.pairs import PAIR_RELATIONS, pair_candidates
 from backchannel.extraction.meaning.possessed import employment_of_titles
-from backchannel.extraction.meaning.promises import OTHER_PROMISE, PROMISE_CUE, told_promise
+from backchannel.extraction.meaning.promises import DELIVERY_CUE, OTHER_PROMISE, PROMISE_CUE, told_promise
 from backchannel.extraction.meaning.tie_stance import ONGOING, TIES
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.labels import label_person
@@ -136,8 +136,10 @@ def candidates(
             people = [s for s in slots if s.kind == "person"]
             orgs = [s for s in slots if s.kind == "organisation"]
             first = u.speaker is not None and mentions.FIRST_PERSON.search(sent) is not None
-            promise = (first and PROMISE_CUE.search(sent) is not None) or (
-                bool(people) and OTHER_PROMISE.search(sent) is not None
+            promise = (
+                (first and PROMISE_CUE.search(sent) is not None)
+                or (bool(people) and OTHER_PROMISE.search(sent) is not None)
+                or (u.speaker is not None and DELIVERY_CUE.search(sent) is not None)
             )
             titled = any(w.lower().strip(",.") in TITLE_HEADS for w in sent.split())
             sent_refs = tuple(r for r in refs.get(u.idx, ()) if s0 <= r.start < s1)

@@ -185,3 +185,45 @@ def test_his_points_back_to_the_one_named_before_and_not_past_a_person_of_his():
     assert ("Rosa Quint", "knows", "Cormac Lyle") in ties("Cormac Lyle, yes. I was a bridesmaid at his wedding.")
     # his brother is someone else: no tie with Cormac
     assert not ties("Cormac Lyle? I shared a flat with his younger brother in Galway.")
+
+
+# "their" reaches back further than "he"/"she": an organisation stays the topic for a few turns. New
+# sentences, in no split or bank.
+def _asked_about(org_turn: str) -> list[tuple[str, str]]:
+    return [
+        ("Ruth Okafor", org_turn),
+        ("Dev Malhotra", "Yeah, Tomasz Wierzbicki. We rowed in the same eight at university."),
+        ("Ruth Okafor", "Oh nice. What does he do these days?"),
+        ("Dev Malhotra", "He runs their whole logistics operation."),
+    ]
+
+
+def test_their_points_to_the_one_organisation_asked_about_a_few_turns_before():
+    t = transcript(_asked_about("Random question, do you know anyone inside Hargreaves Logistics?"))
+    assert ("Tomasz Wierzbicki", "Hargreaves Logistics") in works_at(t)
+
+
+def test_their_stays_open_when_two_organisations_were_asked_about():
+    t = transcript(_asked_about("Do you know anyone inside Hargreaves Logistics or Dunmore Bank?"))
+    assert not {o for s, o in works_at(t) if s == "Tomasz Wierzbicki"}
+
+
+def test_he_does_not_reach_as_far_back_as_their():
+    t = transcript(
+        [
+            ("Ruth Okafor", "Marta Quinn introduced us, years ago."),
+            ("Dev Malhotra", "Right, at the conference."),
+            ("Ruth Okafor", "It was a good conference."),
+            ("Dev Malhotra", "The best one in years."),
+            ("Dev Malhotra", "He works at Hargreaves Logistics now."),
+        ]
+    )
+    assert not works_at(t)
+
+
+def test_a_full_name_given_as_the_answer_is_no_one_spoken_to():
+    # "Yeah, NAME." answering a question names the one asked about; "we" then is the speaker and them,
+    # not the speaker and the one asking (a first name alone after "yeah" may still be spoken to)
+    t = transcript(_asked_about("Random question, do you know anyone inside Hargreaves Logistics?"))
+    ties = {(a.subject.name, a.object.name) for a in extract(t) if a.predicate in ("knows", "worked_with")}
+    assert ties == {("Dev Malhotra", "Tomasz Wierzbicki")}

@@ -33,6 +33,7 @@ _OWNED_PERSON = re.compile(
     re.I,
 )
 _RECENT = 2  # turns before this one whose mentions a pronoun may point back to
+_EARLIER = 2  # turns before those whose organisations "they"/"their" may still point back to
 _THEY = frozenset({"they", "them", "their", "theirs"})
 
 
@@ -59,6 +60,7 @@ def pronoun_refs(
     out: dict[int, list[PronounRef]] = {}
     for u in transcript.utterances:
         recent = [m for t in turns[-_RECENT:] for m in t]
+        earlier = [m for t in turns[-(_RECENT + _EARLIER) : -_RECENT] for m in t] if len(turns) > _RECENT else []
         this_turn: list[EntityMention] = []
         for sm in by_utt.get(u.idx, []):
             refs = []
@@ -70,13 +72,14 @@ def pronoun_refs(
                     continue
                 before = [m for m in (*this_turn, *sm.mentions) if m.end <= pm.start()]
                 plural = _AS_THEY.get(word, word) in _THEY
-                turn_before = recent
+                turn_before, earlier_before = recent, earlier
                 if organisations:
                     # "Itaú hired her as their head of ESG": a name this meeting uses as an organisation
                     # (organisations_of: "X hired", "joined X") is one for "their", and no "her", whatever
                     # the words around this mention say
                     before = _as_organisations(before, organisations)
                     turn_before = _as_organisations(recent, organisations)
+                    earlier_before = _as_organisations(earlier, organisations)
                 ref = resolve_pronoun(
                     _AS_THEY.get(word, word),
                     speaker=u.speaker,
@@ -84,6 +87,7 @@ def pronoun_refs(
                     recent=turn_before,
                     people=people,
                     start=pm.start(),
+                    earlier=earlier_before if plural else (),
                 )
                 if (
                     plural

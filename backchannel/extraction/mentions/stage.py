@@ -249,10 +249,12 @@ _NOT_NAME_NOUNS = {
     "nations",
 }
 # A vocative: a name after a greeting or thanks that opens a sentence ("No worries Nadia.",
-# "Thanks, Nadia,"), or a first name alone closing one ("Thanks for coming, Nadia.").
+# "Thanks, Nadia,"), or a first name alone closing one ("Thanks for coming, Nadia."). After a word of
+# answering ("yeah", "sure", "right") only a first name: a full name there is the answer itself ("Do you
+# know anyone inside Woolworths?" - "Yeah, Mick Papadopoulos."), the one "we" and "he" then point to.
 VOCATIVE_OPENING = re.compile(
-    r"(?:^|(?<=[.!?])\s+)(?i:thanks|thank\s+you|cheers|hi|hey|hello|morning|ok|okay|right|yes|yeah|no\s+worries"
-    rf"|sorry|well|sure|great)\s*,?\s+(?P<v>{NAME})\s*[,.!?]"
+    r"(?:^|(?<=[.!?])\s+)(?:(?i:thanks|thank\s+you|cheers|hi|hey|hello|morning|no\s+worries|sorry)\s*,?\s+"
+    rf"|(?i:ok|okay|right|yes|yeah|well|sure|great)\s*,?\s+(?={CAP}\s*[,.!?]))(?P<v>{NAME})\s*[,.!?]"
 )
 VOCATIVE_CLOSING = re.compile(r",\s*(?P<v>" + CAP + r")\s*[.!?]")
 # Before a name, these make it a place of work; the second set only for a one-word name.
@@ -535,15 +537,19 @@ def resolve_pronoun(
     recent: Sequence[EntityMention] = (),
     people: Sequence[str] = (),
     start: int = 0,
+    earlier: Sequence[EntityMention] = (),
 ) -> PronounRef:
-    """Whom `pronoun` means (see the module docstring); None when nothing exact decides."""
+    """Whom `pronoun` means (see the module docstring); None when nothing exact decides. `earlier`, the
+    mentions of a few turns before `recent`, is read for they/their only: an organisation stays the
+    topic longer than a person ("anyone inside Woolworths?" ... two turns on ... "He runs their supply
+    chain")."""
     p = pronoun.lower()
     end = start + len(pronoun)
     if p in _FIRST_SINGULAR:
         return PronounRef(pronoun, start, end, speaker, "person" if speaker else None)
     two = _two_people(tuple(people))
     if p in _THIRD_PLURAL:
-        for scope in (before, recent):
+        for scope in (before, recent, earlier):
             orgs = {norm_name(m.name): m for m in scope if m.kind == "organisation"}
             if orgs:
                 names = tuple(sorted(m.name for m in orgs.values()))

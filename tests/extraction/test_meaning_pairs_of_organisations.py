@@ -27,4 +27,5 @@ def test_the_organisation_the_first_reading_left_out_is_read_on_its_own():
 def test_a_move_between_two_organisations_keeps_both_ends():
     found = jobs("Tamsin Rhee is leaving Quillon Bank for a role at Arden Pay, people familiar with the matter said.")
     assert {("Tamsin Rhee", "left", "Quillon Bank"), ("Tamsin Rhee", "works_at", "Arden Pay")} <= found, found
-    assert ("Tamsin Rhee", "works_at", "Quillon Bank") not in found
+    # a departure under way: she is still at Quillon Bank until it happens (test_departure_to_come.py)
+    assert ("Tamsin Rhee", "works_at", "Quillon Bank") in found

@@ -49,7 +49,7 @@ from datetime import date
 from backchannel.extraction.meaning.candidate import Candidate, covered, quote
 from backchannel.extraction.meaning.classifier import Reading
 from backchannel.extraction.meaning.promises import promise
-from backchannel.extraction.meaning.titles import find_title
+from backchannel.extraction.meaning.titles import find_title, self_title
 from backchannel.extraction.mentions import sentence as mentions
 from backchannel.extraction.mentions.names import TITLE_HEADS, same_person
 from backchannel.extraction.result import ExtractedAssertion, Mention
@@ -71,16 +71,6 @@ _POSSESSOR = re.compile(
     r"|going|in|on|from|very|quite|one|like|always|never|back|done|left|joined|moved)\b)[a-z]"
 )
 I_AM = re.compile(r"\bI(?:['’]m|\s+am)\b")
-# "I'm the acting product owner", "officially I'm platform architect", "I got elevated to principal
-# consultant": the speaker's own title now; the words between are few and no verb of another time
-_SELF_TITLE = re.compile(
-    r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]ve\s+been)\s+(?:elevated|promoted|made"
-    r"|appointed|named))\s+(?:(?:now|only|just|technically|officially|currently|basically"
-    r"|actually|still|really|the|a|an|our|their|your|to|as|well|kind\s+of|sort\s+of)[\s,]+)*"
-    r"(?!(?:going|gonna|not|never|leaving|off|out|in|at|on|from|with|here|there|sure|afraid|happy"
-    r"|glad|sorry|\w+ing)\b)[a-z]",
-    re.I,
-)  # "I am asking the Minister": no title claimed
 # Before an organisation: it is a former employer ("Ex-Goldman banker", "former Airbus engineer", "formerly of IBM
 # Research", "he is ex-Reliance").
 _FORMER_BEFORE = re.compile(
@@ -112,8 +102,55 @@ _BOUND_FOR = re.compile(
 )
 _STILL = re.compile(r"\b(?:still|remains?|remained|stays?|stayed|staying)\b", re.I)
 _WILL_LEAVE = re.compile(
-    r"\b(?:will|['’]ll|shall|is\s+(?:going|set|due|expected|poised|about)\s+to|plans?\s+to"
-    r"|intends?\s+to)\s+(?:\w+\s+)?(?:leave|depart|retire|step\s+down|quit|exit|resign|move)\b",
+    r"\b(?:will|['’]ll|shall|(?:is|are|['’]s|['’]re|am|['’]m)\s+(?:going|set|due|expected|poised|about|preparing"
+    r"|planning|tipped|likely)\s+to|plans?\s+to|intends?\s+to|gonna)\s+(?:\w+\s+)?"
+    r"(?:leave|depart|retire|step\s+down|quit|exit|resign|move)\b",
+    re.I,
+)
+
+
+def _left_object(text: str, w0: int, org_at: int) -> bool:
+    """Whether the organisation at `org_at` is what the departure before it leaves ("leaving Dropbox",
+    "retiring from Persimmon"), not where it goes ("leaving Dropbox for Airbnb")."""
+    before = [m for m in _LEAVING.finditer(text, w0, org_at)]
+    return bool(before) and _FROM_ONLY.fullmatch(text[before[-1].end() : org_at]) is not None
+
+
+def _departure_ahead(
+    ctx: Ctx,
+    rules: Sequence[ExtractedAssertion],
+    c: Candidate,
+    subject: Mention,
+    org: Mention,
+    conf: float,
+    span: tuple[int, int] | None,
+) -> None:
+    """The departure a progressive says ("is leaving X next month"), dated when it is to happen: it closes
+    the employment then, not now (memory/supersede.py); undated, it is the departure the words say."""
+    if covered(rules, c, "left", subject, org):
+        return
+    ahead = ctx.date_for(c.w0, c.w1)
+    ahead = ahead if ahead and ahead.end and (ctx.anchor is None or ahead.end > ctx.anchor) else None
+    ctx.emit(
+        "left",
+        subject,
+        c.w0,
+        c.w1,
+        obj=org,
+        dr=ahead,
+        valid_to=ahead.end if ahead else None,
+        confidence=conf,
+        quote_span=span,
+    )
+
+
+_FROM_ONLY = re.compile(r"\s*(?:from\s+|at\s+)?(?:the\s+)?")
+# The progressive of a departure: one under way, still to be done ("she's retiring from Persimmon in the
+# summer", "X is like ninety percent leaving Dropbox"): the employment holds now, and the departure is said.
+_LEAVING = re.compile(
+    r"\b(?:is|are|['’]s|['’]re|am|['’]m)\s+(?:(?:like|probably|definitely|apparently|actually|now|finally"
+    r"|officially|reportedly|\w+\s+percent)\s+)*(?:leaving|departing|retiring|quitting|stepping\s+down"
+    r"|resigning|exiting)\b",
     re.I,
 )
 # A hiring verb after an organisation: the person after it is the one hired ("Oakridge Foods promotes
@@ -342,6 +379,8 @@ def _fill_into(
             subject = Mention(name=pointed, kind="person")  # "She's at Equinor, I think": the one named before
         elif not people and first and not third and not (orgs and _of_relative(c, orgs[0].start)):
             subject = me  # "I heard she's left Deloitte" is about her, not the speaker
+        elif not people and not orgs and first and relation == "has_title" and self_title(mentions.fluent(window)):
+            subject = me  # "I'm the interim head of finance, just till they hire someone": "they" comes after
         elif stance == "reported" and len(people) == 2:
             subject = _person(people[1])
         else:
@@ -349,6 +388,8 @@ def _fill_into(
         if subject is None:
             return
         title = find_title(c.text, c.w0, c.w1, c.slots)
+        if relation == "has_title" and subject.is_speaker and not orgs:
+            title = self_title(mentions.fluent(window)) or title  # the one said of "I", not of another
         if (
             not orgs
             and not subject.is_speaker
@@ -382,7 +423,8 @@ def _fill_into(
             and _BOUND_FOR.search(c.text, max(c.w0, orgs[0].start - 24), orgs[0].start)
         ):
             relation = "works_at"  # "who left in April and is said to be joining Klarna": Klarna is where they go
-        to_come = relation == "left" and _WILL_LEAVE.search(window) is not None
+        leaving = relation == "left" and _LEAVING.search(window) is not None
+        to_come = relation == "left" and (leaving or _WILL_LEAVE.search(window) is not None)
         if to_come:
             # "X will depart in April": not yet a departure (the news reader's "steps down" is one), but
             # where X works until then; its date is the departure's, no start
@@ -394,7 +436,7 @@ def _fill_into(
             # recall 0.89 on the dev set); read here it added titles said in passing ("I will be the
             # secretary") more than it found. The one kept: a title the speaker gives themself, "I'm
             # (the) TITLE", said as a fact of now (not "I will be", not "I was").
-            if not (subject.is_speaker and title and _SELF_TITLE.search(mentions.fluent(window))) or covered(
+            if not (subject.is_speaker and title and self_title(mentions.fluent(window))) or covered(
                 rules, c, "has_title", subject, None
             ):
                 return
@@ -410,14 +452,20 @@ def _fill_into(
                     and _LEFT_BEFORE.search(c.text, max(c.w0, o.start - 24), o.start)
                 )
             ]
-            if former and len({norm_name(o.name) for o in orgs if o not in former}) == 1:
+            if former and len({norm_name(o.name) for o in orgs if o not in former}) <= 1:
                 # "Ex-HSBC executive Femi Adebayo joins Ravelin Credit", "formerly of IBM Research": the
-                # employer said as former is left; the one left over is where the sentence puts them
+                # employer said as former is left; the one left over, if any, is where the sentence puts them
+                # ("X is leaving Dropbox for Airbnb": a departure to come, Dropbox still where X works)
+                still_there = "works_at" if _WILL_LEAVE.search(window) or _LEAVING.search(window) else "left"
                 for o in former:
                     left = Mention(name=o.name, kind="organisation")
-                    if not covered(rules, c, "left", subject, left):
-                        ctx.emit("left", subject, c.w0, c.w1, obj=left, confidence=conf, quote_span=span)
+                    if not covered(rules, c, still_there, subject, left):
+                        ctx.emit(still_there, subject, c.w0, c.w1, obj=left, confidence=conf, quote_span=span)
+                    if still_there == "works_at" and _left_object(c.text, c.w0, o.start):
+                        _departure_ahead(ctx, rules, c, subject, left, conf, span)
                 orgs = [o for o in orgs if o not in former]
+                if not orgs:
+                    return  # "ex-HSBC Femi Adebayo joins a start-up": the one employer named is a former one
                 if relation == "left":
                     relation = "works_at"
             if len({norm_name(o.name) for o in orgs}) != 1:
@@ -434,6 +482,8 @@ def _fill_into(
             if relation == "left" and covered(rules, c, "works_at", subject, org, current=True):
                 return  # "Laura Chen is the CFO of Initech now, she replaced their old finance director": she is there
             dr = None if to_come else ctx.date_for(c.w0, c.w1, past=True)
+            if leaving and _left_object(c.text, c.w0, orgs[0].start):
+                _departure_ahead(ctx, rules, c, subject, org, conf, span)
             ctx.emit(
                 relation,
                 subject,

@@ -78,3 +78,31 @@ def _clean_title(surface: str) -> bool:
         ):
             return False
     return True
+
+
+# "I'm (now|only|...) (a|the) TITLE": the speaker names their own title, and the title follows at once.
+_I_AM_TITLE = re.compile(
+    r"\bI(?:['’]m|\s+am|\s+(?:got|was|have\s+been|['’]ve\s+been)\s+(?:elevated|promoted|made|appointed|named)"
+    r"(?:\s+(?:to|as))?)\s+(?:(?:now|only|just|technically|officially|currently|basically|actually|still|also"
+    r"|really|kind\s+of|sort\s+of|well|a|an|the|our|their)[\s,]+)*",
+    re.I,
+)
+# where the title ends at the latest: the clause, or a date or place said after it ("head of growth in June")
+_CLAUSE_END = re.compile(
+    r"[,;.!?—–]|\s-\s|\b(?:and|but|which|who|so|because|till|until|just|in|since|from|last|this|next|at)\b", re.I
+)
+
+
+def self_title(fluent_text: str) -> str | None:
+    """The title a speaker gives themself in so many words ("technically I'm the interim head of
+    finance", "I'm only the acting product owner"), the words right after "I'm" making a title of the
+    lexicon up to the clause's end; else None ("I'm a huge fan of our CFO" gives none)."""
+    for m in _I_AM_TITLE.finditer(fluent_text):
+        end = _CLAUSE_END.search(fluent_text, m.end())
+        phrase = fluent_text[m.end() : end.start() if end else len(fluent_text)].strip()
+        words = phrase.split()[:6]
+        for k in range(len(words), 0, -1):  # the longest title the words open with ("... consultant last month")
+            got = parse_title(" ".join(words[:k]))
+            if got and not got[2] and _clean_title(got[0]) and got[0].split()[0].lower() == words[0].lower():
+                return got[1]
+    return None

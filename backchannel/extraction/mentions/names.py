@@ -202,6 +202,18 @@ WEAK_HEADS = {
     "governor",
 }
 _TITLE_DROP_LEAD = {"the", "a", "an", "our", "their", "its", "his", "her", "my", "your", "new", "current", "now"}
+# adverbs said before a title, never part of it ("I'm only the interim treasurer")
+_TITLE_DROP_LEAD |= {
+    "only",
+    "just",
+    "merely",
+    "technically",
+    "officially",
+    "basically",
+    "actually",
+    "currently",
+    "still",
+}
 
 _CANON = {
     "chief executive": "CEO",

@@ -227,3 +227,15 @@ def test_a_full_name_given_as_the_answer_is_no_one_spoken_to():
     t = transcript(_asked_about("Random question, do you know anyone inside Hargreaves Logistics?"))
     ties = {(a.subject.name, a.object.name) for a in extract(t) if a.predicate in ("knows", "worked_with")}
     assert ties == {("Dev Malhotra", "Tomasz Wierzbicki")}
+
+
+def test_its_is_resolved_as_their_and_its_span_is_the_word_said():
+    from backchannel.extraction.mentions.pronouns import pronoun_refs
+
+    line = "Its chief design officer is Maya Goldberg, I think."
+    t = transcript([("Ines Roth", "We pitched Quillon Bank last week."), ("Ben Ortega", line)])
+    refs = pronoun_refs(t, frozenset({"Ines Roth", "Ben Ortega"}), {"quillon bank"})
+    its = [r for r in refs.get(1, []) if line[r.start : r.end].lower() == "its"]
+    # read as "their": the organisation named before; its slot ends where the word does, so masking it
+    # keeps "chief design officer" whole
+    assert [r.refers_to for r in its] == ["Quillon Bank"], refs.get(1)

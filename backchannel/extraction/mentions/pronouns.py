@@ -100,7 +100,9 @@ def pronoun_refs(
                     # organisation to the mentions stage, but this meeting uses it as one (organisations_of)
                     ref = replace(ref, refers_to=ref.candidates[0], kind="organisation")
                 if ref.refers_to is not None:
-                    refs.append(ref)
+                    # read as "their", but the span is the word said ("its" is two letters shorter: its slot
+                    # must not eat the next word, "its chief design officer" -> "{O} chief design officer")
+                    refs.append(replace(ref, end=pm.end()))
             out.setdefault(u.idx, []).extend(refs)
             this_turn.extend(sm.mentions)
         turns.append(this_turn)
